@@ -1,0 +1,74 @@
+/*
+ * cli.h - the kiln command: subcommand registry and the table-driven option parser.
+ *
+ * cli/ is the only module that decides to exit (shared/STYLE.md rule 6). A subcommand parses
+ * its options from a const table into a struct, calls one module function and maps the
+ * kiln_rc to an exit status: 0 success, 1 failure, 2 usage error.
+ */
+#ifndef KILN_CLI_H
+#define KILN_CLI_H
+
+#include "util/util.h"
+
+#define CLI_EXIT_OK 0
+#define CLI_EXIT_FAIL 1
+#define CLI_EXIT_USAGE 2
+
+enum cli_opt_kind {
+	CLI_OPT_FLAG,     /* bool at off: set to true */
+	CLI_OPT_STRING,   /* const char * at off: the argument (borrowed from argv) */
+	CLI_OPT_INT,      /* int at off: the argument parsed as a decimal integer */
+	CLI_OPT_CALLBACK, /* cb(ctx, arg): for repeated or structured options */
+	CLI_OPT_OPTIONAL, /* const char * at off: "--name=VALUE" or "--name" (gets "") */
+};
+
+struct cli_opt {
+	const char *lname; /* long name without "--", or NULL */
+	char sname;        /* short letter, or 0 */
+	enum cli_opt_kind kind;
+	size_t off; /* offset of the destination field in the options struct */
+	/* For CLI_OPT_CALLBACK (arg is NULL for flag-like callbacks without argname). */
+	kiln_rc (*cb)(void *ctx, const char *arg, struct kiln_err *err);
+	const char *argname; /* "DIR"; NULL when the option takes no argument */
+	const char *help;
+};
+
+#define CLI_OPT_END                                                                                \
+	{                                                                                          \
+		NULL, 0, CLI_OPT_FLAG, 0, NULL, NULL, NULL                                         \
+	}
+
+/* Parse argv[1..argc) (argv[0] is the subcommand name) against opts, storing into ctx.
+ * Options and operands may be interleaved; "--" ends options. On success the operands are
+ * moved to the front of argv[1..] in order and *nargs gets their number. Errors name the
+ * option (KILN_EINVAL). */
+KILN_MUST_CHECK kiln_rc cli_opts_parse(const struct cli_opt *opts, void *ctx, int argc, char **argv,
+                                       int *nargs, struct kiln_err *err);
+/* Print the option table as help text. */
+void cli_opts_print(const struct cli_opt *opts, FILE *out);
+
+struct cli_command {
+	const char *name;
+	const char *summary;        /* one line for `kiln help` */
+	const char *usage;          /* "[options] EXPR..." */
+	const char *description;    /* a paragraph for `kiln help CMD`, or NULL */
+	const struct cli_opt *opts; /* may be NULL */
+	int (*run)(int argc, char **argv);
+};
+
+/* The registry (a const table filled at compile time). */
+extern const struct cli_command cli_commands[];
+const struct cli_command *cli_command_find(const char *name);
+
+/* Print "usage: kiln NAME USAGE" and return CLI_EXIT_USAGE. */
+int cli_usage_error(const struct cli_command *cmd, const char *fmt, ...) KILN_PRINTF(2, 3);
+/* Report err on stderr ("error: ...") and return CLI_EXIT_FAIL. */
+int cli_fail(const struct kiln_err *err);
+/* Print the kiln version line. */
+void cli_print_version(FILE *out);
+
+/* Subcommands. */
+int cli_cmd_help(int argc, char **argv);
+int cli_cmd_version(int argc, char **argv);
+
+#endif

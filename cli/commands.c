@@ -1,0 +1,133 @@
+/*
+ * commands.c - the subcommand registry and the help and version commands.
+ */
+#include "util/util.h"
+
+#include "cli/cli.h"
+
+struct version_opts {
+	bool verbose;
+};
+
+static const struct cli_opt version_opts[] = {
+    {"verbose", 'v', CLI_OPT_FLAG, offsetof(struct version_opts, verbose), NULL, NULL,
+     "also print the configuration directory"},
+    CLI_OPT_END,
+};
+
+const struct cli_command cli_commands[] = {
+    {"help", "show help for kiln or one of its commands", "[COMMAND]",
+     "Without COMMAND, list the commands; with one, show its usage and options.", NULL,
+     cli_cmd_help},
+    {"version", "print kiln's version", "", NULL, NULL, cli_cmd_version},
+    {NULL, NULL, NULL, NULL, NULL, NULL},
+};
+
+const struct cli_command *cli_command_find(const char *name)
+{
+	const struct cli_command *c;
+
+	for (c = cli_commands; c->name; c++) {
+		if (!strcmp(c->name, name))
+			return c;
+	}
+	return NULL;
+}
+
+void cli_print_version(FILE *out)
+{
+	fprintf(out, "kiln %s\n", KILN_VERSION);
+}
+
+int cli_usage_error(const struct cli_command *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (fmt) {
+		fputs("kiln: ", stderr);
+		va_start(ap, fmt);
+		vfprintf(stderr, fmt, ap);
+		va_end(ap);
+		fputc('\n', stderr);
+	}
+	if (cmd)
+		fprintf(stderr, "usage: kiln %s %s\n(see 'kiln help %s')\n", cmd->name, cmd->usage,
+		        cmd->name);
+	else
+		fputs("usage: kiln [--version] [--help] COMMAND [ARGS]\n(see 'kiln help')\n",
+		      stderr);
+	return CLI_EXIT_USAGE;
+}
+
+int cli_fail(const struct kiln_err *err)
+{
+	kiln_log_err(KILN_LOG_ERROR, err);
+	return CLI_EXIT_FAIL;
+}
+
+static void help_all(FILE *out)
+{
+	const struct cli_command *c;
+
+	fputs("usage: kiln [--version] [--help] COMMAND [ARGS]\n\n"
+	      "kiln builds, signs, checks and publishes RPM packages reproducibly.\n\n"
+	      "Commands:\n",
+	      out);
+	for (c = cli_commands; c->name; c++)
+		fprintf(out, "  %-12s %s\n", c->name, c->summary);
+	fputs("\nRun 'kiln help COMMAND' for the options of one command.\n", out);
+}
+
+static void help_one(const struct cli_command *c, FILE *out)
+{
+	fprintf(out, "usage: kiln %s %s\n\n%s.\n", c->name, c->usage, c->summary);
+	if (c->description)
+		fprintf(out, "\n%s\n", c->description);
+	if (c->opts && (c->opts->lname || c->opts->sname)) {
+		fputs("\nOptions:\n", out);
+		cli_opts_print(c->opts, out);
+	}
+}
+
+int cli_cmd_help(int argc, char **argv)
+{
+	const struct cli_command *c;
+
+	if (argc < 2) {
+		help_all(stdout);
+		return CLI_EXIT_OK;
+	}
+	if (argc > 2)
+		return cli_usage_error(cli_command_find("help"), "too many arguments");
+	c = cli_command_find(argv[1]);
+	if (!c) {
+		fprintf(stderr, "kiln: '%s' is not a kiln command\n", argv[1]);
+		return cli_usage_error(NULL, NULL);
+	}
+	help_one(c, stdout);
+	return CLI_EXIT_OK;
+}
+
+int cli_cmd_version(int argc, char **argv)
+{
+	const struct cli_command *self = cli_command_find("version");
+	struct kiln_buf dir = KILN_BUF_INIT(KILN_LIMIT_PATH);
+	struct kiln_err err = KILN_ERR_INIT;
+	struct version_opts o = {0};
+	int nargs = 0;
+	int rc = CLI_EXIT_OK;
+
+	if (cli_opts_parse(version_opts, &o, argc, argv, &nargs, &err))
+		return cli_usage_error(self, "%s", err.msg);
+	if (nargs)
+		return cli_usage_error(self, "unexpected argument '%s'", argv[1]);
+	cli_print_version(stdout);
+	if (o.verbose) {
+		if (util_configdir_find(&dir, &err))
+			rc = cli_fail(&err);
+		else
+			printf("configdir: %s\n", dir.ptr);
+	}
+	kiln_buf_release(&dir);
+	return rc;
+}

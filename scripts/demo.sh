@@ -1,0 +1,16 @@
+#!/bin/bash
+# make demo: show kiln working end to end on this machine. Each issue extends it until it
+# runs the whole farm; today it shows the command front.
+set -eu
+cd "$(dirname "$0")/.."
+KILN=${KILN:-build/kiln}
+say() { printf '\n\033[1m$ %s\033[0m\n' "$*"; }
+
+say kiln --version
+"$KILN" --version
+say kiln version -v
+"$KILN" version -v
+say kiln help
+"$KILN" help
+echo
+echo "demo: ok"

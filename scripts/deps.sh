@@ -1,0 +1,44 @@
+#!/bin/sh
+# Install the Debian packages kiln needs to build and test, and nothing else.
+# The one list of packages lives here; `make deps`, `make check` and `make demo` call it.
+# It asks dpkg what is missing and runs apt-get (with one `update`) only when something is.
+set -eu
+
+# Libraries kiln links, and the tools that build it.
+BUILD="build-essential pkg-config git
+ libcurl4-openssl-dev libgit2-dev libssl-dev libzstd-dev liblzma-dev liblua5.4-dev
+ libsqlite3-dev libmicrohttpd-dev libjansson-dev zlib1g-dev"
+
+# Test harnesses and linters.
+TEST="libcmocka-dev python3-pytest clang-format cppcheck clang libclang-rt-14-dev valgrind"
+
+# The real tools kiln is checked against (oracles).
+ORACLES="rpm rpm2cpio sq gnupg createrepo-c dnf diffoscope-minimal python3-rpm
+ python3-libarchive-c cpio libarchive-tools zstd xz-utils iproute2"
+
+# Optional extra packages for a caller (e.g. KILN_DEPS_EXTRA="hyperfine" for benchmarks).
+EXTRA="${KILN_DEPS_EXTRA:-}"
+
+missing=""
+for p in $BUILD $TEST $ORACLES $EXTRA; do
+	if ! dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null | grep -qx installed; then
+		missing="$missing $p"
+	fi
+done
+
+if [ -z "$missing" ]; then
+	exit 0
+fi
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "deps.sh: missing Debian packages:$missing" >&2
+	echo "deps.sh: run as root (or: sudo apt-get install$missing)" >&2
+	exit 1
+fi
+
+echo "deps.sh: installing:$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# --no-install-recommends keeps diffoscope-minimal and dnf small (see shared/ORACLES.md).
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >/dev/null

@@ -1,0 +1,59 @@
+#include "util/util.h"
+
+#include "tests/unit/harness.h"
+
+KILN_TEST(arena_allocates_aligned_zeroed)
+{
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB * 16);
+	struct kiln_err err = KILN_ERR_INIT;
+	unsigned char *p;
+	int i;
+
+	for (i = 0; i < 1000; i++) {
+		p = kiln_arena_alloc(&a, (size_t)i + 1);
+		assert_non_null(p);
+		assert_int_equal((uintptr_t)p % 16, 0);
+		assert_int_equal(p[i], 0);
+		memset(p, 0xff, (size_t)i + 1);
+	}
+	assert_ok(kiln_arena_finish(&a, &err), &err);
+	kiln_arena_release(&a);
+}
+
+KILN_TEST(arena_big_allocation_keeps_current_block)
+{
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB * 16);
+	char *small1 = kiln_arena_strdup(&a, "one");
+	char *big = kiln_arena_alloc(&a, 1000000);
+	char *small2 = kiln_arena_strdup(&a, "two");
+
+	assert_non_null(big);
+	assert_string_equal(small1, "one");
+	assert_string_equal(small2, "two");
+	/* The small allocations share the first block. */
+	assert_true(small2 - small1 > 0 && small2 - small1 < 64);
+	kiln_arena_release(&a);
+}
+
+KILN_TEST(arena_limit_is_an_error)
+{
+	struct kiln_arena a = KILN_ARENA_INIT(100 * 1024);
+	struct kiln_err err = KILN_ERR_INIT;
+
+	assert_non_null(kiln_arena_alloc(&a, 10));
+	assert_null(kiln_arena_alloc(&a, 200 * 1024));
+	assert_null(kiln_arena_alloc(&a, 1));
+	assert_int_equal(kiln_arena_finish(&a, &err), KILN_ELIMIT);
+	assert_null(kiln_arena_array(&a, SIZE_MAX, 2));
+	kiln_arena_release(&a);
+}
+
+KILN_TEST(arena_printf_and_strndup)
+{
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
+
+	assert_string_equal(kiln_arena_printf(&a, "%s-%d", "x", 7), "x-7");
+	assert_string_equal(kiln_arena_strndup(&a, "abcdef", 3), "abc");
+	kiln_arena_release(&a);
+	kiln_arena_release(&a);
+}

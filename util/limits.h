@@ -1,0 +1,51 @@
+/*
+ * limits.h - every input limit kiln enforces, in one place (shared/STYLE.md rule 12).
+ *
+ * Buffers take their maximum from here at init; parsers compare counts and depths against
+ * these. Hitting a limit is a normal KILN_ELIMIT error naming the limit, never a crash.
+ */
+#ifndef KILN_UTIL_LIMITS_H
+#define KILN_UTIL_LIMITS_H
+
+#define KILN_KIB ((size_t)1024)
+#define KILN_MIB (1024 * KILN_KIB)
+#define KILN_GIB (1024 * KILN_MIB)
+
+/* Generic small strings: names, tags, one line of a config file. */
+#define KILN_LIMIT_LINE (64 * KILN_KIB)
+/* A path kiln builds or accepts (PATH_MAX is 4096 on Linux). */
+#define KILN_LIMIT_PATH ((size_t)4096)
+/* A whole text file read into memory (config, macro file, rpmrc). */
+#define KILN_LIMIT_TEXT_FILE (64 * KILN_MIB)
+/* A spec file, after %include. */
+#define KILN_LIMIT_SPEC_BYTES (64 * KILN_MIB)
+/* The output of one macro expansion. */
+#define KILN_LIMIT_MACRO_EXPANSION (256 * KILN_MIB)
+/* Macro nesting depth; rpm's max_macro_depth is 64. */
+#define KILN_LIMIT_MACRO_DEPTH 64
+/* %if nesting depth in a spec. */
+#define KILN_LIMIT_IF_DEPTH 256
+/* Expression parser recursion depth. */
+#define KILN_LIMIT_EXPR_DEPTH 256
+/* Output captured from one %(shell) expansion. */
+#define KILN_LIMIT_SHELL_OUTPUT (64 * KILN_MIB)
+/* Sources and patches in one spec. */
+#define KILN_LIMIT_SOURCES 65536
+/* Index entries in one RPM header; rpm refuses more than 0xffff. */
+#define KILN_LIMIT_HEADER_TAGS 0xffff
+/* Data store of one RPM header; rpm's limit is 256 MiB. */
+#define KILN_LIMIT_HEADER_DATA (256 * KILN_MIB)
+/* Entries in one cpio payload. */
+#define KILN_LIMIT_CPIO_ENTRIES (1024 * 1024)
+/* One OpenPGP packet. */
+#define KILN_LIMIT_PGP_PACKET (1 * KILN_MIB)
+/* One HTTP request body (uploads stream to disk and have their own cap). */
+#define KILN_LIMIT_HTTP_BODY (16 * KILN_MIB)
+/* JSON nesting depth accepted from outside. */
+#define KILN_LIMIT_JSON_DEPTH 64
+/* One arena (per job, per request, per spec). */
+#define KILN_LIMIT_ARENA (1 * KILN_GIB)
+/* One log message. */
+#define KILN_LIMIT_LOG_MSG (16 * KILN_KIB)
+
+#endif
