@@ -59,12 +59,15 @@ UNIT_HARNESS := $(BUILD)/tests/unit/runner.o
 UNIT_BINS := $(UNIT_MODULES:%=$(BUILD)/tests/unit-%)
 CMOCKA_LIBS = $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null || echo -lcmocka)
 
+# Test-only helper programs (tests/helpers/<name>.c -> build/tests/<name>), for pytest.
+HELPER_BINS := $(patsubst tests/helpers/%.c,$(BUILD)/tests/%,$(wildcard tests/helpers/*.c))
+
 # Fuzz targets: fuzz/fuzz_<target>.c; replayed over fuzz/corpus/<target> in make check.
 FUZZ_TARGETS := $(patsubst fuzz/fuzz_%.c,%,$(wildcard fuzz/fuzz_*.c))
 REPLAY_BINS := $(FUZZ_TARGETS:%=$(BUILD)/fuzz/replay-%)
 
 .PHONY: all lib unit-bins unit check check-run demo asan lint format bench fuzz fuzz-bins \
-	fuzz-replay-bins install clean deps
+	fuzz-replay-bins helper-bins install clean deps
 .DEFAULT_GOAL := all
 # Keep intermediate objects (runner.o, fuzz objects) so rebuilds stay incremental.
 .SECONDARY:
@@ -93,11 +96,16 @@ $(BUILD)/tests/unit-%: $$(call unit_objs,$$*) $(UNIT_HARNESS) $(LIBKILN)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $(filter %.o,$^) $(LIBKILN) $(CMOCKA_LIBS) $(LIBS_ALL)
 
+$(HELPER_BINS): $(BUILD)/tests/%: $(BUILD)/tests/helpers/%.o $(LIBKILN)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(LIBKILN) $(LIBS_ALL)
+
 $(BUILD)/fuzz/replay-%: $(BUILD)/fuzz/fuzz_%.o $(BUILD)/fuzz/replay.o $(LIBKILN)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $(filter %.o,$^) $(LIBKILN) $(LIBS_ALL)
 
 unit-bins: $(UNIT_BINS)
+helper-bins: $(HELPER_BINS)
 fuzz-replay-bins: $(REPLAY_BINS)
 
 unit: $(UNIT_BINS)
@@ -112,7 +120,7 @@ check:
 	./scripts/deps.sh
 	$(MAKE) --no-print-directory check-run
 
-check-run: all unit-bins fuzz-replay-bins
+check-run: all unit-bins fuzz-replay-bins helper-bins
 	./scripts/check.sh
 
 demo:

@@ -71,4 +71,12 @@ void cli_print_version(FILE *out);
 int cli_cmd_help(int argc, char **argv);
 int cli_cmd_version(int argc, char **argv);
 
+/* Package commands (cli/cmd_query.c, cli/cmd_payload.c). */
+extern const struct cli_opt cli_query_opts[];
+extern const struct cli_opt cli_archive_opts[];
+int cli_cmd_query(int argc, char **argv);
+int cli_cmd_archive(int argc, char **argv);
+int cli_cmd_cpio(int argc, char **argv);
+int cli_cmd_check(int argc, char **argv);
+
 #endif

@@ -20,6 +20,11 @@ const struct cli_command cli_commands[] = {
      "Without COMMAND, list the commands; with one, show its usage and options.", NULL,
      cli_cmd_help},
     {"version", "print kiln's version", "", NULL, NULL, cli_cmd_version},
+    {"query", "show what is in package files, like rpm -qp", "-p [options] PKG...",
+     "Prints rpm -qp's output byte for byte: the default NVRA line, a query format (--qf), "
+     "-i, -l, --dump, --xml, --json (as rpm 4.20), dependency lists, changelog and "
+     "scriptlets.",
+     cli_query_opts, cli_cmd_query},
     {NULL, NULL, NULL, NULL, NULL, NULL},
 };
 

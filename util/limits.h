@@ -37,6 +37,19 @@
 #define KILN_LIMIT_HEADER_DATA (256 * KILN_MIB)
 /* Entries in one cpio payload. */
 #define KILN_LIMIT_CPIO_ENTRIES (1024 * 1024)
+/* Nesting depth of a query format ([...], %|...|); and the output of one query. */
+#define KILN_LIMIT_QF_DEPTH 64
+#define KILN_LIMIT_QF_OUTPUT (256 * KILN_MIB)
+/* Elements of one header entry (rpm allows 0xffff... entries of 1 MiB of strings each). */
+#define KILN_LIMIT_HEADER_COUNT 0xfffff
+/* Index entries of a signature header; rpm refuses more than 32. */
+#define KILN_LIMIT_SIG_TAGS 32
+/* Data store of a signature header; rpm's limit is 64 MiB. */
+#define KILN_LIMIT_SIG_DATA (64 * KILN_MIB)
+/* Files in one package (rpm has no fixed limit; the header data limit bounds it). */
+#define KILN_LIMIT_PACKAGE_FILES (1024 * 1024)
+/* A name inside a cpio payload (rpm: 4096 with the NUL). */
+#define KILN_LIMIT_CPIO_NAME ((size_t)4096)
 /* One OpenPGP packet. */
 #define KILN_LIMIT_PGP_PACKET (1 * KILN_MIB)
 /* One HTTP request body (uploads stream to disk and have their own cap). */

@@ -1,0 +1,237 @@
+/*
+ * pack.h - RPM packages: the header codec, v4 and v6 readers and writers, cpio payloads,
+ * compressors, digest verification, extraction and queries.
+ *
+ * What pack/ does: turn a header (a set of tags) into rpm's binary header and back, read a
+ * package file (lead, signature header, main header, payload) refusing malformed input with
+ * the structure and file offset in the message, verify every digest rpm verifies, stream the
+ * payload out (cpio, tar, a directory), and write packages deterministically from a header
+ * the caller fills plus a list of files. What it does not do: parse specs, decide file
+ * metadata (%attr, %config, mtime clamping: the build pipeline does), sign (sign/ does, with
+ * pack_sigheader_*), or talk to an rpm database.
+ *
+ * Byte layouts follow shared/rpm-reference.md sections 2-4. Unless noted, functions are
+ * thread-safe on distinct objects; every _release accepts a zeroed object.
+ */
+#ifndef KILN_PACK_H
+#define KILN_PACK_H
+
+#include "util/util.h"
+#include "spec/spec.h"
+
+/* ======================================================================================== */
+/* Headers */
+
+/* Signature-header tag numbers (their own numbering, rpm-reference.md section 2.3). */
+enum pack_sigtag {
+	PACK_SIGTAG_HEADERSIGNATURES = 62,
+	PACK_SIGTAG_DSA = 267,
+	PACK_SIGTAG_RSA = 268,
+	PACK_SIGTAG_SHA1 = 269,
+	PACK_SIGTAG_LONGSIZE = 270,
+	PACK_SIGTAG_LONGARCHIVESIZE = 271,
+	PACK_SIGTAG_SHA256 = 273,
+	PACK_SIGTAG_FILESIGNATURES = 274,
+	PACK_SIGTAG_FILESIGNATURELENGTH = 275,
+	PACK_SIGTAG_VERITYSIGNATURES = 276,
+	PACK_SIGTAG_VERITYSIGNATUREALGO = 277,
+	PACK_SIGTAG_OPENPGP = 278,
+	PACK_SIGTAG_SHA3_256 = 279,
+	PACK_SIGTAG_RESERVED = 999, /* v6 space reservation */
+	PACK_SIGTAG_SIZE = 1000,
+	PACK_SIGTAG_PGP = 1002,
+	PACK_SIGTAG_MD5 = 1004,
+	PACK_SIGTAG_GPG = 1005,
+	PACK_SIGTAG_PAYLOADSIZE = 1007,
+	PACK_SIGTAG_RESERVEDSPACE = 1008, /* v4 space reservation */
+};
+
+/* One tag of an in-memory header. Data layout is spec_qf_value's (host byte order numbers,
+ * arrays of NUL-terminated strings, raw bytes for BIN). */
+struct pack_entry {
+	uint32_t tag;
+	enum spec_tag_type type;
+	uint32_t count; /* elements; bytes for BIN */
+	void *data;     /* borrowed from the header's arena */
+};
+
+/* A header: entries kept sorted by tag, at most one per tag. Values live in the header's
+ * arena, so entries are never freed one by one (replacing a tag leaves the old bytes in the
+ * arena until pack_header_release). */
+struct pack_header {
+	struct kiln_arena arena;    /* owns every entry's data */
+	struct pack_entry *entries; /* owned (heap), sorted by tag */
+	size_t n, cap;
+	uint32_t region; /* region tag read (62/63), 0 for a legacy header without one */
+};
+
+enum pack_header_flags {
+	/* Check entry types against rpm's tag table like rpm does for main headers. */
+	PACK_HDR_F_TYPECHECK = 1 << 0,
+	/* Signature-header limits (32 entries, 64 MiB) instead of main-header limits. */
+	PACK_HDR_F_SIG = 1 << 1,
+};
+
+void pack_header_init(struct pack_header *h);
+void pack_header_release(struct pack_header *h);
+
+/* Parse one header blob (magic, counts, index, data) from data[0..len). region is the
+ * region tag expected first (63 main, 62 signature); a header without any region is
+ * accepted as legacy (h->region = 0). *used gets the blob's size. Offsets in errors are
+ * relative to base_off + the blob start (pass the blob's file offset). Errors:
+ * KILN_EFORMAT (which check failed, entry index, tag, offset), KILN_ELIMIT, KILN_ENOMEM.
+ * h must be freshly initialised. */
+KILN_MUST_CHECK kiln_rc pack_header_from_mem(struct pack_header *h, const void *data, size_t len,
+                                             uint32_t region, unsigned flags, uint64_t base_off,
+                                             size_t *used, struct kiln_err *err);
+/* Encode h as a header blob with an immutable region named region (62 or 63) around all
+ * entries, appending to out: entries sorted, data in index order with rpm's alignment, the
+ * region trailer last. Re-encoding a header read from rpmbuild's output gives its bytes.
+ * A region-tag entry stored in h (none normally) is ignored. KILN_ELIMIT over rpm's limits. */
+KILN_MUST_CHECK kiln_rc pack_header_write(const struct pack_header *h, uint32_t region,
+                                          struct kiln_buf *out, struct kiln_err *err);
+/* The size pack_header_write would produce (without writing). */
+size_t pack_header_size(const struct pack_header *h, uint32_t region);
+
+/* Look a tag up; NULL when absent. The pointer is valid until h changes. */
+const struct pack_entry *pack_header_get(const struct pack_header *h, uint32_t tag);
+/* Convenience readers: the first string of a string-class tag / the first number of a
+ * numeric tag; NULL / false when absent or of another class. */
+const char *pack_header_get_string(const struct pack_header *h, uint32_t tag);
+bool pack_header_get_number(const struct pack_header *h, uint32_t tag, uint64_t *out);
+/* Remove a tag (no-op when absent). */
+void pack_header_del(struct pack_header *h, uint32_t tag);
+
+/* Set a tag, replacing any previous value; data is copied into the header's arena.
+ * KILN_EINVAL for count 0 or a STRING with count != 1; KILN_ENOMEM. */
+KILN_MUST_CHECK kiln_rc pack_header_put(struct pack_header *h, uint32_t tag,
+                                        enum spec_tag_type type, const void *data, uint32_t count,
+                                        struct kiln_err *err);
+KILN_MUST_CHECK kiln_rc pack_header_put_string(struct pack_header *h, uint32_t tag, const char *s,
+                                               struct kiln_err *err);
+/* I18NSTRING with one ("C") element, as rpmbuild stores SUMMARY, DESCRIPTION, GROUP. */
+KILN_MUST_CHECK kiln_rc pack_header_put_i18n(struct pack_header *h, uint32_t tag, const char *s,
+                                             struct kiln_err *err);
+KILN_MUST_CHECK kiln_rc pack_header_put_strings(struct pack_header *h, uint32_t tag,
+                                                const char *const *s, uint32_t count,
+                                                struct kiln_err *err);
+KILN_MUST_CHECK kiln_rc pack_header_put_u32(struct pack_header *h, uint32_t tag, uint32_t v,
+                                            struct kiln_err *err);
+KILN_MUST_CHECK kiln_rc pack_header_put_u64(struct pack_header *h, uint32_t tag, uint64_t v,
+                                            struct kiln_err *err);
+KILN_MUST_CHECK kiln_rc pack_header_put_bin(struct pack_header *h, uint32_t tag, const void *p,
+                                            size_t len, struct kiln_err *err);
+/* Deep-copy every entry of src into dst (replacing tags dst already has). */
+KILN_MUST_CHECK kiln_rc pack_header_copy(struct pack_header *dst, const struct pack_header *src,
+                                         struct kiln_err *err);
+
+/* Dependencies: the NAME/VERSION/FLAGS triples of one kind, kept sorted by name (then
+ * flags, then version) the way rpmbuild writes them; an exact duplicate is not added
+ * twice. */
+enum pack_dep_kind {
+	PACK_DEP_REQUIRE,
+	PACK_DEP_PROVIDE,
+	PACK_DEP_CONFLICT,
+	PACK_DEP_OBSOLETE,
+	PACK_DEP_RECOMMEND,
+	PACK_DEP_SUGGEST,
+	PACK_DEP_SUPPLEMENT,
+	PACK_DEP_ENHANCE,
+	PACK_DEP_ORDER,
+};
+KILN_MUST_CHECK kiln_rc pack_deps_add(struct pack_header *h, enum pack_dep_kind kind,
+                                      const char *name, const char *version, uint32_t flags,
+                                      struct kiln_err *err);
+
+/* ======================================================================================== */
+/* Reading packages */
+
+#define PACK_LEAD_SIZE 96
+
+struct pack_lead {
+	uint8_t major, minor;
+	uint16_t type; /* 0 binary, 1 source */
+	uint16_t archnum, osnum, sigtype;
+	char name[66]; /* NUL-terminated */
+};
+
+/* A package's metadata as read from a file: where everything is and both headers. */
+struct pack_package {
+	struct pack_lead lead;
+	struct pack_header sig;  /* signature header (its own tag numbering) */
+	struct pack_header hdr;  /* main header */
+	struct kiln_buf hdr_raw; /* owned: the main header bytes exactly as on disk (what the
+	                          * header digests and header-only signatures cover) */
+	uint64_t sig_off;        /* file offset of the signature header (96) */
+	size_t sig_size;         /* its blob size, without the padding */
+	size_t sig_pad;          /* zero bytes after it (to a multiple of 8) */
+	uint64_t hdr_off;        /* file offset of the main header */
+	uint64_t payload_off;    /* file offset of the compressed payload */
+	uint64_t file_size;      /* size of the whole file when known (0 for a stream) */
+	int format;              /* 4 or 6 (RPMFORMAT), 3 for a header without region */
+	bool source;             /* a source package (SOURCEPACKAGE / no SOURCERPM) */
+};
+
+/* Read lead, signature header and main header from fd (positioned at the start of the
+ * package); on success fd is positioned at payload_off. name is used in messages. Errors
+ * name the structure and its offset: "lead: bad magic at offset 0", "signature header:
+ * entry 3 (tag 1004): data out of bounds at offset 4412", ... (KILN_EFORMAT, KILN_ELIMIT,
+ * KILN_EIO). p must be zeroed or released. */
+KILN_MUST_CHECK kiln_rc pack_package_read_fd(struct pack_package *p, int fd, const char *name,
+                                             struct kiln_err *err);
+/* Open path and read as above; *fd (optional, may be NULL) gets the open O_CLOEXEC fd
+ * positioned at the payload (caller closes), else it is closed. */
+KILN_MUST_CHECK kiln_rc pack_package_open(struct pack_package *p, const char *path, int *fd,
+                                          struct kiln_err *err);
+/* The same parser over memory (the fuzz entry point); *payload gets the payload offset. */
+KILN_MUST_CHECK kiln_rc pack_package_from_mem(struct pack_package *p, const void *data, size_t len,
+                                              struct kiln_err *err);
+void pack_package_release(struct pack_package *p);
+
+/* The header rpm shows to queries: the main header plus the signature tags rpm merges
+ * into it (SIZE -> SIGSIZE 257, MD5 -> SIGMD5 261, PAYLOADSIZE -> ARCHIVESIZE 1046, ...,
+ * section 2.3), exposed as a spec_qf source. The view borrows p; p must outlive it. */
+struct pack_qf_view {
+	const struct pack_package *pkg;   /* borrowed */
+	const struct pack_entry **merged; /* owned (heap): sorted by main-header number */
+	uint32_t *tags;                   /* owned (heap): merged[i]'s main-header number */
+	size_t n;
+};
+KILN_MUST_CHECK kiln_rc pack_qf_view_init(struct pack_qf_view *v, const struct pack_package *p,
+                                          struct kiln_err *err);
+void pack_qf_view_release(struct pack_qf_view *v);
+/* A source over the view (flags: enum spec_qf_source_flags). Valid while v lives. */
+struct spec_qf_source pack_qf_view_source(struct pack_qf_view *v, unsigned flags);
+
+/* `rpm -qp` output for one package: qf (NULL: rpm's default "%{NVR}%{ARCHSUFFIX}\n" unless a
+ * file listing is asked for), then with list the file names, with dump rpm's --dump lines
+ * ("(contains no files)" when there are none). Appends to out. */
+struct pack_query_opts {
+	const char *qf; /* borrowed; a query format, e.g. spec_qf_alias("info") */
+	bool list;      /* -l */
+	bool dump;      /* --dump */
+	bool verbose;   /* -v: the VERBOSE tag is present for %|VERBOSE?...| */
+};
+KILN_MUST_CHECK kiln_rc pack_query(const struct pack_package *p, const struct pack_query_opts *o,
+                                   struct kiln_buf *out, struct kiln_err *err);
+
+/* ======================================================================================== */
+/* Signature headers, for sign/ */
+
+/* Read the signature header of the package at path into p (the main header too: p->hdr_raw
+ * holds the exact bytes a header-only signature covers). Same as pack_package_open. */
+
+/* Encode sig (signature numbering) so that it takes exactly size bytes including the
+ * padding to 8 that follows it, by resizing its RESERVEDSPACE (1008) or RESERVED (999)
+ * entry; that is how rpm adds and removes signatures without moving the main header.
+ * KILN_ELIMIT when the other tags do not fit in size; KILN_EINVAL without a reservation
+ * tag. The tag's data is zeros. */
+KILN_MUST_CHECK kiln_rc pack_sigheader_fit(struct pack_header *sig, size_t size,
+                                           struct kiln_buf *out, struct kiln_err *err);
+/* Replace the signature header of the package at path by sig (fitted as above to the
+ * size of the old one, so the main header and payload keep their offsets), atomically
+ * (a temporary file renamed over path). Refuses a file that does not parse. */
+KILN_MUST_CHECK kiln_rc pack_sigheader_replace(const char *path, struct pack_header *sig,
+                                               struct kiln_err *err);
+
+#endif

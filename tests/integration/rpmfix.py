@@ -1,0 +1,48 @@
+"""Packages built by Debian's rpmbuild from tests/data/pack/specs, for pack's tests.
+
+Built once per session, reproducibly (SOURCE_DATE_EPOCH, clamped mtimes, fixed build host),
+with a gzip, an xz and a zstd payload for the main demo spec.
+"""
+import os
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SPECS = ROOT / "tests" / "data" / "pack" / "specs"
+HELPERS = Path(os.environ.get("KILN_BIN", ROOT / "build" / "kiln")).parent / "tests"
+
+# rpm and kiln print dates in local time: pin it.
+ENV = dict(os.environ, TZ="UTC", LC_ALL="C")
+
+PAYLOADS = {"gz": "w9.gzdio", "xz": "w2.xzdio", "zst": "w3.zstdio", "none": "w.ufdio"}
+
+
+def rpmbuild(topdir, spec, mode="-bb", payload="w9.gzdio"):
+    cmd = ["rpmbuild", mode, "--nodeps", "--quiet", "--define", f"_topdir {topdir}",
+           "--define", "use_source_date_epoch_as_buildtime 1",
+           "--define", "clamp_mtime_to_source_date_epoch 1",
+           "--define", "_buildhost oracle.example",
+           "--define", f"_binary_payload {payload}", "--define", f"_source_payload {payload}",
+           str(spec)]
+    env = dict(ENV, SOURCE_DATE_EPOCH="1704067200")
+    subprocess.run(cmd, check=True, env=env, capture_output=True)
+
+
+def build_all(base: Path):
+    """Return {label: path} of every package built."""
+    out = {}
+    for label, payload in PAYLOADS.items():
+        top = base / f"top-{label}"
+        rpmbuild(top, SPECS / "demo.spec", "-ba", payload)
+        for p in sorted(top.glob("RPMS/*/*.rpm")) + sorted(top.glob("SRPMS/*.rpm")):
+            out[f"{p.name}:{label}"] = p
+    top = base / "top-misc"
+    for spec in ("i18n.spec", "empty.spec"):
+        rpmbuild(top, SPECS / spec, "-ba")
+    for p in sorted(top.glob("RPMS/*/*.rpm")) + sorted(top.glob("SRPMS/*.rpm")):
+        out[p.name] = p
+    return out
+
+
+def run(cmd, **kw):
+    return subprocess.run([str(c) for c in cmd], capture_output=True, env=ENV, **kw)

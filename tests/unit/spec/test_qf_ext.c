@@ -1,0 +1,45 @@
+#include "util/util.h"
+
+#include "spec/spec.h"
+#include "tests/unit/harness.h"
+#include "tests/unit/spec/qfsrc.h"
+
+static char buf[4096];
+#define R(fmt) qfsrc_render(fmt, buf, sizeof(buf))
+
+KILN_TEST(ext_nevra_family)
+{
+	assert_string_equal(R("%{NEVRA}|%{NVRA}|%{EVR}|%{NEVR}|%{NVR}|%{ARCHSUFFIX}|%{EPOCHNUM}"),
+	                    "demo-2:1.0-3.noarch|demo-1.0-3.noarch|2:1.0-3|demo-2:1.0-3|demo-1.0-3|"
+	                    ".noarch|2");
+}
+
+KILN_TEST(ext_files_and_deps)
+{
+	assert_string_equal(R("[%{FILENAMES},]"), "/etc,/usr/bin/su,/usr/bin/link,");
+	assert_string_equal(R("[%{REQUIRENEVRS},]"), "bash >= 4.0,rpmlib(X) <= 1.0-1,");
+	assert_string_equal(R("[%{FILENLINKS}]"), "111");
+	assert_string_equal(R("%{LONGSIZE}|[%{LONGFILESIZES} ]|%{RPMFORMAT}"),
+	                    "(none)|4096 1500 4 |3");
+	assert_string_equal(R("%{HEADERCOLOR}|%{DBINSTANCE}|%|VERBOSE?{v}:{q}|"), "0|0|q");
+}
+
+KILN_TEST(ext_triggers)
+{
+	const struct qfsrc_tag tags[] = {
+	    QF_STRS(SPEC_TAG_TRIGGERSCRIPTS, 2, "echo a", "echo b"),
+	    QF_STRS(SPEC_TAG_TRIGGERNAME, 3, "bash", "zsh", "ksh"),
+	    QF_STRS(SPEC_TAG_TRIGGERVERSION, 3, "", "5", ""),
+	    QF_U32S(SPEC_TAG_TRIGGERFLAGS, 3, SPEC_DEP_TRIGGERIN, SPEC_DEP_TRIGGERIN | 12,
+	            SPEC_DEP_TRIGGERPOSTUN),
+	    QF_U32S(SPEC_TAG_TRIGGERINDEX, 3, 0, 0, 1),
+	};
+	struct qfsrc s = {tags, KILN_ARRAY_SIZE(tags)};
+	struct spec_qf_source src = {&qfsrc_ops, &s, 0};
+	struct kiln_buf out = KILN_BUF_INIT(KILN_MIB);
+	struct kiln_err err = KILN_ERR_INIT;
+
+	assert_ok(spec_qf_format("[%{TRIGGERTYPE}: %{TRIGGERCONDS}\\n]", &src, &out, &err), &err);
+	assert_string_equal(out.ptr, "in: bash, zsh >= 5\npostun: ksh\n");
+	kiln_buf_release(&out);
+}
