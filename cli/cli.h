@@ -79,4 +79,23 @@ int cli_cmd_archive(int argc, char **argv);
 int cli_cmd_cpio(int argc, char **argv);
 int cli_cmd_check(int argc, char **argv);
 
+/* Signing (cmd_keygen.c, cmd_keys.c, cmd_sign.c, cmd_verify.c). */
+extern const struct cli_opt cli_keygen_opts[];
+extern const struct cli_opt cli_keys_opts[];
+extern const struct cli_opt cli_sign_opts[];
+extern const struct cli_opt cli_verify_opts[];
+int cli_cmd_keygen(int argc, char **argv);
+int cli_cmd_keys(int argc, char **argv);
+int cli_cmd_sign(int argc, char **argv);
+int cli_cmd_verify(int argc, char **argv);
+/* Parse a --time argument: seconds since the epoch, 0 .. 2^32-1. */
+KILN_MUST_CHECK kiln_rc cli_parse_time(const char *s, int64_t *out, struct kiln_err *err);
+/* Read a file, or standard input for "-", into out (at most max bytes). */
+KILN_MUST_CHECK kiln_rc cli_read_input(const char *path, size_t max, struct kiln_buf *out,
+                                       struct kiln_err *err);
+struct sign_keyring;
+/* Open the keyring at dir, or at the default location when dir is NULL. */
+KILN_MUST_CHECK kiln_rc cli_keyring_open(const char *dir, struct sign_keyring **kr,
+                                         struct kiln_err *err);
+
 #endif

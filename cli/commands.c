@@ -25,6 +25,22 @@ const struct cli_command cli_commands[] = {
      "-i, -l, --dump, --xml, --json (as rpm 4.20), dependency lists, changelog and "
      "scriptlets.",
      cli_query_opts, cli_cmd_query},
+    {"keygen", "make an OpenPGP signing key", "--name NAME [--email ADDR] [options]",
+     "Writes the secret key to DIR/KEYID.key (mode 0600) and the armored public key, "
+     "self-signed like gpg's, to DIR/KEYID.asc.",
+     cli_keygen_opts, cli_cmd_keygen},
+    {"keys", "manage the keyring kiln verify trusts",
+     "--import FILE... | --list | --delete KEYID...",
+     "Like rpmkeys --import, --list and --delete. The keyring is a directory of armored "
+     "certificates, by default $XDG_CONFIG_HOME/kiln/keyring or ~/.config/kiln/keyring.",
+     cli_keys_opts, cli_cmd_keys},
+    {"sign", "sign with an OpenPGP key", "--key KEYFILE --detached [options] FILE...",
+     "The signature time is --time, else SOURCE_DATE_EPOCH (raised to the key's creation "
+     "time when older), else now; the same key, data and time give the same signature.",
+     cli_sign_opts, cli_cmd_sign},
+    {"verify", "check OpenPGP signatures against the keyring", "--signature SIG [options] FILE",
+     "Prints each item with OK, BAD or NOKEY, like rpm -K -v; exits 1 on any failure.",
+     cli_verify_opts, cli_cmd_verify},
     {NULL, NULL, NULL, NULL, NULL, NULL},
 };
 

@@ -52,6 +52,12 @@
 #define KILN_LIMIT_CPIO_NAME ((size_t)4096)
 /* One OpenPGP packet. */
 #define KILN_LIMIT_PGP_PACKET (1 * KILN_MIB)
+/* One OpenPGP key or signature file, armored or binary (keys to import, key files). */
+#define KILN_LIMIT_PGP_FILE (16 * KILN_MIB)
+/* Packets in one OpenPGP certificate (keys, user IDs, signatures). */
+#define KILN_LIMIT_PGP_PACKETS 4096
+/* Certificates in one keyring directory, or in one file to import. */
+#define KILN_LIMIT_PGP_KEYS 10000
 /* One HTTP request body (uploads stream to disk and have their own cap). */
 #define KILN_LIMIT_HTTP_BODY (16 * KILN_MIB)
 /* JSON nesting depth accepted from outside. */

@@ -1,0 +1,83 @@
+/*
+ * cmd_verify.c - `kiln verify`: check OpenPGP signatures against the keyring, reporting each
+ * item like `rpm -K -v` (OK, BAD, NOKEY); exit 1 on any failure.
+ */
+#include "util/util.h"
+
+#include "cli/cli.h"
+#include "sign/sign.h"
+
+struct verify_opts {
+	const char *keyring;
+	const char *signature;
+};
+
+const struct cli_opt cli_verify_opts[] = {
+    {"keyring", 'k', CLI_OPT_STRING, offsetof(struct verify_opts, keyring), NULL, "DIR",
+     "the keyring directory (default: ~/.config/kiln/keyring)"},
+    {"signature", 's', CLI_OPT_STRING, offsetof(struct verify_opts, signature), NULL, "SIG",
+     "check the detached signature SIG (binary or armored) over FILE"},
+    CLI_OPT_END,
+};
+
+/* Print "    <what>: OK" or "    <what>: BAD (reason)"; true when OK. */
+static bool report(const struct sign_result *res)
+{
+	char what[128];
+
+	sign_result_describe(res, what, sizeof(what));
+	if (res->status == SIGN_STATUS_BAD && res->reason[0])
+		printf("    %s: %s (%s)\n", what, sign_status_name(res->status), res->reason);
+	else
+		printf("    %s: %s\n", what, sign_status_name(res->status));
+	return res->status == SIGN_STATUS_OK;
+}
+
+static int verify_detached(const struct sign_keyring *kr, const char *sigfile, const char *file)
+{
+	struct kiln_buf sig = KILN_BUF_INIT(2 * KILN_LIMIT_PGP_PACKET);
+	struct kiln_buf data = KILN_BUF_INIT(KILN_LIMIT_TEXT_FILE);
+	struct kiln_err err = KILN_ERR_INIT;
+	struct sign_result res;
+	int rc = CLI_EXIT_FAIL;
+
+	if (cli_read_input(sigfile, 2 * KILN_LIMIT_PGP_PACKET, &sig, &err) ||
+	    util_read_file(file, KILN_LIMIT_TEXT_FILE, &data, &err)) {
+		cli_fail(&err);
+		goto out;
+	}
+	printf("%s:\n", file);
+	kiln_err_clear(&err);
+	if (sign_verify(kr, sig.ptr, sig.len, data.ptr, data.len, &res, &err) == KILN_ENOMEM) {
+		cli_fail(&err);
+		goto out;
+	}
+	if (report(&res))
+		rc = CLI_EXIT_OK;
+out:
+	kiln_buf_release(&data);
+	kiln_buf_release(&sig);
+	return rc;
+}
+
+int cli_cmd_verify(int argc, char **argv)
+{
+	const struct cli_command *self = cli_command_find("verify");
+	struct verify_opts o = {0};
+	struct kiln_err err = KILN_ERR_INIT;
+	struct sign_keyring *kr = NULL;
+	int nargs = 0;
+	int rc;
+
+	if (cli_opts_parse(cli_verify_opts, &o, argc, argv, &nargs, &err))
+		return cli_usage_error(self, "%s", err.msg);
+	if (!o.signature)
+		return cli_usage_error(self, "give --signature SIG");
+	if (nargs != 1)
+		return cli_usage_error(self, "--signature checks exactly one FILE");
+	if (cli_keyring_open(o.keyring, &kr, &err))
+		return cli_fail(&err);
+	rc = verify_detached(kr, o.signature, argv[1]);
+	sign_keyring_free(kr);
+	return rc;
+}
