@@ -19,7 +19,7 @@ struct pub_fields {
 
 static kiln_rc truncated(struct kiln_err *err)
 {
-	return kiln_err_set(err, KILN_EFORMAT, "truncated key packet");
+	return kiln_err_set(err, KILN_EFORMAT, "truncated or malformed key packet");
 }
 
 /* An ECC curve OID: a length octet (1..254) and the OID. */

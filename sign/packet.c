@@ -92,6 +92,13 @@ bool sign_cur_mpi(struct sign_cur *c, const uint8_t **p, size_t *n)
 		c->off = save;
 		return false;
 	}
+	/* The bit count starts at the most significant set bit (RFC 4880 3.2), so an MPI has
+	 * exactly one encoding and no bit of a signature can change without notice. */
+	if (*n && (bits % 8 ? (*p)[0] >> (bits % 8) || !((*p)[0] >> (bits % 8 - 1))
+	                    : !((*p)[0] & 0x80))) {
+		c->off = save;
+		return false;
+	}
 	return true;
 }
 

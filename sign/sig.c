@@ -234,7 +234,7 @@ static kiln_rc sig_material(struct sign_sig *sig, struct sign_cur *c, struct kil
 		                    sig->pk_algo);
 	}
 	if (!ok)
-		return kiln_err_set(err, KILN_EFORMAT, "truncated signature material");
+		return kiln_err_set(err, KILN_EFORMAT, "truncated or malformed signature material");
 	/* rpm 4.18 insists the material fills the packet exactly; so does kiln. */
 	if (sign_cur_left(c))
 		return kiln_err_set(err, KILN_EFORMAT, "%zu stray bytes after the signature",

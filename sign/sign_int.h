@@ -94,8 +94,8 @@ bool sign_cur_u16(struct sign_cur *c, uint16_t *v);
 bool sign_cur_u32(struct sign_cur *c, uint32_t *v);
 /* Borrow n bytes. */
 bool sign_cur_take(struct sign_cur *c, size_t n, const uint8_t **p);
-/* A multiprecision integer: *p and *n get its magnitude octets (borrowed; leading zero octets
- * as stored). */
+/* A multiprecision integer: *p and *n get its magnitude octets (borrowed). False when
+ * truncated or not in its one valid encoding (bit count from the top set bit). */
 bool sign_cur_mpi(struct sign_cur *c, const uint8_t **p, size_t *n);
 
 /* Append an MPI for the big-endian magnitude p[0..n) (leading zeros are stripped). */
