@@ -74,6 +74,7 @@ int cli_cmd_version(int argc, char **argv);
 /* Package commands (cli/cmd_query.c, cli/cmd_payload.c). */
 extern const struct cli_opt cli_query_opts[];
 extern const struct cli_opt cli_archive_opts[];
+extern const struct cli_opt cli_check_opts[];
 int cli_cmd_query(int argc, char **argv);
 int cli_cmd_archive(int argc, char **argv);
 int cli_cmd_cpio(int argc, char **argv);

@@ -41,6 +41,13 @@ const struct cli_command cli_commands[] = {
     {"verify", "check OpenPGP signatures against the keyring", "--signature SIG [options] FILE",
      "Prints each item with OK, BAD or NOKEY, like rpm -K -v; exits 1 on any failure.",
      cli_verify_opts, cli_cmd_verify},
+    {"cpio", "write a package's payload as a cpio archive, like rpm2cpio", "PKG > OUT.cpio",
+     "Stripped (07070X) payloads are converted to plain newc cpio.", NULL, cli_cmd_cpio},
+    {"archive", "write a package's payload as a tar archive, like rpm2archive", "[-o OUT] PKG",
+     NULL, cli_archive_opts, cli_cmd_archive},
+    {"check", "verify a package's digests, like rpm -K --nosignature", "[-v] PKG...",
+     "Prints 'digests OK' or 'DIGESTS NOT OK' per package; exit status 1 if any is bad.",
+     cli_check_opts, cli_cmd_check},
     {NULL, NULL, NULL, NULL, NULL, NULL},
 };
 

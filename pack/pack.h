@@ -216,6 +216,124 @@ KILN_MUST_CHECK kiln_rc pack_query(const struct pack_package *p, const struct pa
                                    struct kiln_buf *out, struct kiln_err *err);
 
 /* ======================================================================================== */
+/* Compression */
+
+enum pack_comp_kind {
+	PACK_COMP_NONE,
+	PACK_COMP_GZIP,
+	PACK_COMP_XZ,
+	PACK_COMP_ZSTD,
+};
+
+/* A payload compression choice, parsed from an rpmio mode string ("w19.zstdio",
+ * "w7T16.xzdio", "w9.gzdio", "w.ufdio"). */
+struct pack_compress {
+	enum pack_comp_kind kind;
+	int level;        /* -1: the library default */
+	int threads;      /* 0: single-threaded; "T" alone or "T0": all CPUs */
+	char flags[32];   /* PAYLOADFLAGS as rpm records it: "19", "7T16", "" */
+	const char *name; /* static: PAYLOADCOMPRESSOR ("zstd"), NULL for none */
+};
+/* Parse mode; KILN_EINVAL for anything rpm would not accept (bzip2 and lzma are refused
+ * with KILN_EUNSUPP: kiln does not write them). */
+KILN_MUST_CHECK kiln_rc pack_compress_parse(const char *mode, struct pack_compress *out,
+                                            struct kiln_err *err);
+
+/* ======================================================================================== */
+/* Payloads */
+
+/* One member of a payload, as the header describes it (the reader maps each cpio entry to
+ * its header file; stripped 07070X entries carry only the file index). */
+struct pack_file_info {
+	uint32_t index;     /* index into the header's file arrays */
+	const char *path;   /* borrowed: "/usr/bin/x" (or "x" in a source package) */
+	uint32_t mode;      /* FILEMODES (with type bits) */
+	const char *user;   /* borrowed: FILEUSERNAME */
+	const char *group;  /* borrowed: FILEGROUPNAME */
+	uint32_t mtime;     /* FILEMTIMES */
+	uint64_t size;      /* FILESIZES / LONGFILESIZES */
+	uint32_t flags;     /* FILEFLAGS */
+	const char *link;   /* borrowed: FILELINKTOS ("" when not a symlink) */
+	const char *digest; /* borrowed: FILEDIGESTS hex ("" for none) */
+	uint32_t rdev;      /* FILERDEVS */
+	uint32_t inode;     /* FILEINODES */
+	uint32_t nlink;     /* members of its hard-link set (1 when none) */
+	bool link_data;     /* the member of its set whose entry carries the data (last) */
+	uint64_t data_size; /* bytes that follow this entry in the payload */
+};
+
+/* Streaming payload reader: decompresses the payload of an open package and walks its
+ * entries in payload order, checking each against the header. */
+struct pack_payload;
+
+/* Start reading the payload of p from fd (positioned at p->payload_off). Payload digests
+ * (compressed and uncompressed) are computed while reading and checked at the end.
+ * *out: caller frees with pack_payload_free(). */
+KILN_MUST_CHECK kiln_rc pack_payload_open(const struct pack_package *p, int fd,
+                                          struct pack_payload **out, struct kiln_err *err);
+/* The same over a compressed payload in memory (the fuzz entry point). */
+KILN_MUST_CHECK kiln_rc pack_payload_from_mem(const struct pack_package *p, const void *data,
+                                              size_t len, struct pack_payload **out,
+                                              struct kiln_err *err);
+/* Next entry: KILN_OK with *fi filled (valid until the next call), KILN_ENOTFOUND after the
+ * trailer, when the digests have been checked too (KILN_EDIGEST when they do not match).
+ * KILN_EFORMAT for a bad archive ("payload: entry 3: bad cpio magic at offset 1204"). */
+KILN_MUST_CHECK kiln_rc pack_payload_next(struct pack_payload *pl, struct pack_file_info *fi,
+                                          struct kiln_err *err);
+/* Read up to len bytes of the current entry's data; *got = 0 at its end. */
+KILN_MUST_CHECK kiln_rc pack_payload_read(struct pack_payload *pl, void *buf, size_t len,
+                                          size_t *got, struct kiln_err *err);
+/* Copy the uncompressed payload as a plain newc cpio archive to fd (rpm2cpio); stripped
+ * payloads are converted to newc with names and metadata from the header. */
+KILN_MUST_CHECK kiln_rc pack_payload_to_cpio(struct pack_payload *pl, int fd, struct kiln_err *err);
+void pack_payload_free(struct pack_payload *pl);
+
+/* Write the payload as a gzip-compressed ustar/pax tar archive (rpm2archive) to fd. */
+KILN_MUST_CHECK kiln_rc pack_payload_to_tar(struct pack_payload *pl, int fd, bool gzip,
+                                            struct kiln_err *err);
+
+/* Extract every payload entry below the directory rootfd: names are checked with
+ * util_path_check_relative and opened with util_path_open_in_root (no "..", no absolute
+ * names, never through a symlink). Modes and mtimes are applied; owners only when
+ * PACK_EXTRACT_F_OWNERS is set (and then by name lookup, falling back to 0). Device nodes
+ * are created only as root. */
+enum pack_extract_flags {
+	PACK_EXTRACT_F_OWNERS = 1 << 0,
+};
+KILN_MUST_CHECK kiln_rc pack_payload_extract(struct pack_payload *pl, int rootfd, unsigned flags,
+                                             struct kiln_err *err);
+
+/* ======================================================================================== */
+/* Verification (rpm -K --nosignature) */
+
+enum pack_check_result {
+	PACK_CHECK_ABSENT = 0,
+	PACK_CHECK_OK,
+	PACK_CHECK_BAD,
+};
+
+struct pack_check_item {
+	const char *what;           /* static: "Header SHA256 digest", "MD5 digest", ... */
+	enum pack_check_result res; /* */
+	char expected[2 * UTIL_DIGEST_MAX + 1];
+	char actual[2 * UTIL_DIGEST_MAX + 1];
+};
+
+#define PACK_CHECK_MAX 12
+
+struct pack_check {
+	struct pack_check_item items[PACK_CHECK_MAX]; /* in rpm -Kv order */
+	size_t n;
+	bool ok; /* no BAD item, a header digest and a payload digest were verified */
+};
+
+/* Verify every digest of the package at path: header SHA1/SHA256/SHA3-256, payload
+ * SHA256 (and ALT, SHA512, SHA3-256 in v6), MD5 over header+payload, sizes. A BAD digest is
+ * not an error: it is reported in out (rc KILN_OK). Structural problems are errors. */
+KILN_MUST_CHECK kiln_rc pack_check_file(const char *path, struct pack_check *out,
+                                        struct kiln_err *err);
+
+/* ======================================================================================== */
 /* Signature headers, for sign/ */
 
 /* Read the signature header of the package at path into p (the main header too: p->hdr_raw

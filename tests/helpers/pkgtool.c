@@ -4,8 +4,12 @@
  *
  *   pkgtool roundtrip PKG...   re-encode both headers of each package and compare with the
  *                              file's bytes; exit 1 on any difference
+ *   pkgtool extract PKG DIR    extract the payload below DIR (which must exist)
  */
 #include "util/util.h"
+
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "pack/pack.h"
 
@@ -67,12 +71,36 @@ out:
 	return rc;
 }
 
+static int extract(const char *pkg, const char *dir)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	struct pack_payload *pl = NULL;
+	struct pack_package p;
+	int fd = -1, root = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	kiln_rc rc = root < 0 ? kiln_err_sys(&err, KILN_EIO, "open %s", dir) : KILN_OK;
+
+	memset(&p, 0, sizeof(p));
+	if (!rc)
+		rc = pack_package_open(&p, pkg, &fd, &err);
+	if (!rc)
+		rc = pack_payload_open(&p, fd, &pl, &err);
+	if (!rc)
+		rc = pack_payload_extract(pl, root, 0, &err);
+	pack_payload_free(pl);
+	pack_package_release(&p);
+	util_close(fd);
+	util_close(root);
+	return rc ? fail(&err) : 0;
+}
+
 int main(int argc, char **argv)
 {
 	int i, rc = 0;
 
+	if (argc == 4 && !strcmp(argv[1], "extract"))
+		return extract(argv[2], argv[3]);
 	if (argc < 3 || strcmp(argv[1], "roundtrip")) {
-		fprintf(stderr, "usage: pkgtool roundtrip PKG...\n");
+		fprintf(stderr, "usage: pkgtool roundtrip PKG... | extract PKG DIR\n");
 		return 2;
 	}
 	for (i = 2; i < argc; i++)
