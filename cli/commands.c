@@ -34,9 +34,13 @@ const struct cli_command cli_commands[] = {
      "Like rpmkeys --import, --list and --delete. The keyring is a directory of armored "
      "certificates, by default $XDG_CONFIG_HOME/kiln/keyring or ~/.config/kiln/keyring.",
      cli_keys_opts, cli_cmd_keys},
-    {"sign", "sign with an OpenPGP key", "--key KEYFILE --detached [options] FILE...",
-     "The signature time is --time, else SOURCE_DATE_EPOCH (raised to the key's creation "
-     "time when older), else now; the same key, data and time give the same signature.",
+    {"sign", "sign packages (or files) with an OpenPGP key",
+     "--key KEYFILE [options] PKG... | --delete PKG... | --key KEYFILE --detached FILE...",
+     "Adds a header-only signature to each package like rpmsign --addsign: RSAHEADER or "
+     "DSAHEADER in v4 packages, OPENPGP in v6 ones, written into the reserved space so the "
+     "header and payload do not move. The signature time is --time, else SOURCE_DATE_EPOCH "
+     "(raised to the key's creation time when older), else now; the same key, package and "
+     "time give the same bytes.",
      cli_sign_opts, cli_cmd_sign},
     {"verify", "check OpenPGP signatures against the keyring", "--signature SIG [options] FILE",
      "Prints each item with OK, BAD or NOKEY, like rpm -K -v; exits 1 on any failure.",

@@ -175,6 +175,48 @@ KILN_MUST_CHECK kiln_rc sign_header(const struct sign_key *key, const void *hdr,
                                     struct kiln_err *err);
 
 /* ---------------------------------------------------------------------------------------- */
+/* Signing packages: header-only signatures in the signature header (needs pack/). */
+
+enum sign_package_flags {
+	SIGN_PKG_RPMV4 = 1 << 0, /* v6 packages: also a legacy RSAHEADER/DSAHEADER copy */
+	SIGN_PKG_RPMV6 = 1 << 1, /* v4 packages: also an OPENPGP (278) signature */
+};
+
+/* Sign the package at path with key's signing key at opts->time. v4 packages get their
+ * RSAHEADER (268, RSA keys) or DSAHEADER (267, EdDSA keys) set, replacing an older
+ * signature in that tag; v6 packages get the signature appended to OPENPGP (278); flags add
+ * the other kind. The signature header is rewritten in the room of its reservation tag
+ * (RESERVEDSPACE 1008 / RESERVED 999) through a temporary file renamed over path, so no
+ * byte of the main header or payload changes. An identical signature already present
+ * leaves the file untouched (*changed = false; changed may be NULL). Refuses v3 packages
+ * (KILN_EUNSUPP) and packages whose header does not match its digests (KILN_EDIGEST);
+ * KILN_ELIMIT when the reservation is too small. Thread-safe for distinct paths. */
+KILN_MUST_CHECK kiln_rc sign_package(const struct sign_key *key, const char *path,
+                                     const struct sign_opts *opts, unsigned flags, bool *changed,
+                                     struct kiln_err *err);
+/* Remove every OpenPGP signature (267, 268, 278 and the header+payload 1002, 1005) from the
+ * package at path, giving the room back to the reservation tag: a package signed by kiln
+ * gets back its unsigned bytes. *changed (may be NULL) says whether there were any. */
+KILN_MUST_CHECK kiln_rc sign_package_delete(const char *path, bool *changed, struct kiln_err *err);
+
+#define SIGN_JOBS_MAX 64
+
+struct sign_batch_result {
+	kiln_rc rc;          /* what sign_package() / sign_package_delete() returned */
+	bool changed;        /* the file was rewritten */
+	struct kiln_err err; /* why, when rc is not KILN_OK */
+};
+
+/* sign_package() (key not NULL) or sign_package_delete() (key NULL) for each of paths[0..n)
+ * with up to jobs threads (1..SIGN_JOBS_MAX, the caller's thread included); res[i] gets the
+ * outcome for paths[i]. Returns KILN_EINVAL for a bad jobs count, else KILN_OK: failures
+ * are per package, in res. The paths must be distinct files. */
+KILN_MUST_CHECK kiln_rc sign_packages(const struct sign_key *key, const char *const *paths,
+                                      size_t n, const struct sign_opts *opts, unsigned flags,
+                                      unsigned jobs, struct sign_batch_result *res,
+                                      struct kiln_err *err);
+
+/* ---------------------------------------------------------------------------------------- */
 /* Keyrings: a set of certificates, optionally backed by a directory with one armored file
  * per certificate, named by lowercase fingerprint: <dir>/<fingerprint>.asc. */
 
