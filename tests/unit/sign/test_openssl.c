@@ -158,8 +158,8 @@ KILN_TEST(rsa_generate_export_import)
 	assert_int_equal(sign_ossl_verify(k, UTIL_DIGEST_SHA256, digest, 32, sig + 1, sl - 1, &err),
 	                 KILN_ESIG);
 	sign_ossl_free(back);
-	/* a damaged secret (u flipped) is caught when loading */
-	((uint8_t *)s.u)[s.u_len - 1] ^= 1;
+	/* a damaged secret (d flipped) is caught when loading */
+	((uint8_t *)s.d)[s.d_len - 1] ^= 2;
 	back = NULL;
 	assert_int_equal(sign_ossl_rsa_new(n, nl, e, el, &s, &back, &err), KILN_ESIG);
 	assert_null(back);
