@@ -1,6 +1,7 @@
 /*
- * cmd_verify.c - `kiln verify`: check OpenPGP signatures against the keyring, reporting each
- * item like `rpm -K -v` (OK, BAD, NOKEY); exit 1 on any failure.
+ * cmd_verify.c - `kiln verify`: check packages (every digest and OpenPGP signature) or a
+ * detached signature against the keyring, reporting each item like `rpm -K -v` (OK, BAD,
+ * NOKEY); exit 1 on any failure.
  */
 #include "util/util.h"
 
@@ -10,11 +11,14 @@
 struct verify_opts {
 	const char *keyring;
 	const char *signature;
+	bool require;
 };
 
 const struct cli_opt cli_verify_opts[] = {
     {"keyring", 'k', CLI_OPT_STRING, offsetof(struct verify_opts, keyring), NULL, "DIR",
      "the keyring directory (default: ~/.config/kiln/keyring)"},
+    {"signed", 0, CLI_OPT_FLAG, offsetof(struct verify_opts, require), NULL, NULL,
+     "fail packages without a good signature (rpm 6's default)"},
     {"signature", 's', CLI_OPT_STRING, offsetof(struct verify_opts, signature), NULL, "SIG",
      "check the detached signature SIG (binary or armored) over FILE"},
     CLI_OPT_END,
@@ -60,6 +64,33 @@ out:
 	return rc;
 }
 
+static int verify_package(const struct sign_keyring *kr, const char *path, unsigned flags)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	struct sign_check *c = kiln_malloc(sizeof(*c));
+	size_t i;
+	int rc;
+
+	if (!c) {
+		kiln_err_set(&err, KILN_ENOMEM, "out of memory");
+		return cli_fail(&err);
+	}
+	if (sign_package_check(kr, path, flags, c, &err)) {
+		free(c);
+		return cli_fail(&err);
+	}
+	printf("%s:\n", path);
+	for (i = 0; i < c->n; i++) {
+		const struct sign_check_item *it = &c->items[i];
+
+		printf("    %s: %s%s%s%s\n", it->what, sign_item_status_name(it->status),
+		       it->detail[0] ? " (" : "", it->detail, it->detail[0] ? ")" : "");
+	}
+	rc = c->ok ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+	free(c);
+	return rc;
+}
+
 int cli_cmd_verify(int argc, char **argv)
 {
 	const struct cli_command *self = cli_command_find("verify");
@@ -67,17 +98,24 @@ int cli_cmd_verify(int argc, char **argv)
 	struct kiln_err err = KILN_ERR_INIT;
 	struct sign_keyring *kr = NULL;
 	int nargs = 0;
-	int rc;
+	int rc = CLI_EXIT_OK;
+	int i;
 
 	if (cli_opts_parse(cli_verify_opts, &o, argc, argv, &nargs, &err))
 		return cli_usage_error(self, "%s", err.msg);
-	if (!o.signature)
-		return cli_usage_error(self, "give --signature SIG");
-	if (nargs != 1)
+	if (!nargs)
+		return cli_usage_error(self, "nothing to verify");
+	if (o.signature && (nargs != 1 || o.require))
 		return cli_usage_error(self, "--signature checks exactly one FILE");
 	if (cli_keyring_open(o.keyring, &kr, &err))
 		return cli_fail(&err);
-	rc = verify_detached(kr, o.signature, argv[1]);
+	if (o.signature)
+		rc = verify_detached(kr, o.signature, argv[1]);
+	for (i = 1; !o.signature && i <= nargs; i++) {
+		if (verify_package(kr, argv[i], o.require ? SIGN_CHECK_REQUIRE_SIGNATURE : 0))
+			rc = CLI_EXIT_FAIL;
+		fflush(stdout);
+	}
 	sign_keyring_free(kr);
 	return rc;
 }

@@ -42,8 +42,10 @@ const struct cli_command cli_commands[] = {
      "(raised to the key's creation time when older), else now; the same key, package and "
      "time give the same bytes.",
      cli_sign_opts, cli_cmd_sign},
-    {"verify", "check OpenPGP signatures against the keyring", "--signature SIG [options] FILE",
-     "Prints each item with OK, BAD or NOKEY, like rpm -K -v; exits 1 on any failure.",
+    {"verify", "check package digests and signatures against the keyring",
+     "[--keyring DIR] [--signed] PKG... | --signature SIG [--keyring DIR] FILE",
+     "Prints every digest and signature with OK, BAD or NOKEY, like rpm -K -v; exits 1 on "
+     "any failure.",
      cli_verify_opts, cli_cmd_verify},
     {"cpio", "write a package's payload as a cpio archive, like rpm2cpio", "PKG > OUT.cpio",
      "Stripped (07070X) payloads are converted to plain newc cpio.", NULL, cli_cmd_cpio},

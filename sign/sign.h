@@ -61,6 +61,7 @@ KILN_MUST_CHECK kiln_rc sign_hash_algo_parse(const char *name, enum sign_hash_al
  * private key material of every key whose secret was present and unprotected. */
 
 struct sign_key;
+struct sign_keyring; /* below */
 
 enum sign_keygen_algo {
 	SIGN_KEYGEN_RSA2048,
@@ -215,6 +216,48 @@ KILN_MUST_CHECK kiln_rc sign_packages(const struct sign_key *key, const char *co
                                       size_t n, const struct sign_opts *opts, unsigned flags,
                                       unsigned jobs, struct sign_batch_result *res,
                                       struct kiln_err *err);
+
+/* Checking packages: every digest (through pack/) and every OpenPGP signature, in the
+ * order rpm -K -v prints them. */
+
+#define SIGN_CHECK_ITEMS_MAX 48
+
+enum sign_item_status {
+	SIGN_ITEM_OK,
+	SIGN_ITEM_BAD,
+	SIGN_ITEM_NOKEY,
+	SIGN_ITEM_NOTFOUND, /* a required signature is missing (SIGN_CHECK_REQUIRE_SIGNATURE) */
+};
+
+struct sign_check_item {
+	char what[128]; /* "Header V4 RSA/SHA256 Signature, key ID 1964c5fc", "MD5 digest" */
+	enum sign_item_status status;
+	char detail[320]; /* "" when OK; "Expected ... != ..." or why a signature is BAD */
+	bool signature;
+};
+
+struct sign_check {
+	struct sign_check_item items[SIGN_CHECK_ITEMS_MAX];
+	size_t n;
+	size_t signatures_ok; /* good signatures */
+	bool ok;              /* no item failed and the digests covered header and payload */
+};
+
+enum sign_check_flags {
+	SIGN_CHECK_REQUIRE_SIGNATURE = 1 << 0, /* no good signature is a failure (rpm 6's level) */
+};
+
+/* "OK", "BAD", "NOKEY", "NOTFOUND". */
+const char *sign_item_status_name(enum sign_item_status st);
+
+/* Check the package at path like rpm -K -v: its header-only signatures (OPENPGP, RSAHEADER,
+ * DSAHEADER) against kr, its digests, its header+payload signatures (PGP 1002, GPG 1005).
+ * A failed item is not an error: it is reported in out (KILN_OK); NOKEY counts as a
+ * failure, as it does for rpm -K. Errors are for packages that do not parse (KILN_EFORMAT),
+ * KILN_ELIMIT beyond SIGN_CHECK_ITEMS_MAX items, KILN_EIO, KILN_ENOMEM. */
+KILN_MUST_CHECK kiln_rc sign_package_check(const struct sign_keyring *kr, const char *path,
+                                           unsigned flags, struct sign_check *out,
+                                           struct kiln_err *err);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Keyrings: a set of certificates, optionally backed by a directory with one armored file

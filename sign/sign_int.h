@@ -324,6 +324,18 @@ KILN_MUST_CHECK kiln_rc sign_sig_make(const struct sign_pubkey *signer,
                                       const struct sign_sig_spec *spec, struct util_digest *d,
                                       struct kiln_buf *out, struct kiln_err *err);
 
+/* Verification over data that a callback feeds into the digest (a file range too big for
+ * memory); fn may be called once per candidate key. fn returns KILN_OK, or KILN_EIO /
+ * KILN_ENOMEM to abort (returned as is). Otherwise as sign_verify(). */
+struct sign_feed {
+	kiln_rc (*fn)(void *ctx, struct util_digest *d, struct kiln_err *err);
+	void *ctx;
+};
+
+KILN_MUST_CHECK kiln_rc sign_verify_feed(const struct sign_keyring *kr, const void *sig,
+                                         size_t siglen, const struct sign_feed *feed,
+                                         struct sign_result *res, struct kiln_err *err);
+
 /* ---------------------------------------------------------------------------------------- */
 /* Armor (sign/armor.c). */
 

@@ -111,9 +111,10 @@ static const struct sign_pubkey *issuer_in(const struct sign_key *key, const str
 	return NULL;
 }
 
-/* Try one candidate key; KILN_OK when it verifies. */
+/* Try one candidate key: KILN_OK when it verifies, KILN_ESIG (why filled) when not,
+ * KILN_ENOMEM / KILN_EIO when the data could not be hashed. */
 static kiln_rc try_key(const struct sign_key *key, const struct sign_pubkey *k,
-                       const struct sign_sig *sig, const void *data, size_t len, char *why,
+                       const struct sign_sig *sig, const struct sign_feed *feed, char *why,
                        size_t why_size, struct kiln_err *err)
 {
 	struct util_digest d = {0};
@@ -129,14 +130,15 @@ static kiln_rc try_key(const struct sign_key *key, const struct sign_pubkey *k,
 	rc = sign_hash_to_util(sig->hash_algo, &algo, &e);
 	if (!rc)
 		rc = util_digest_init(&d, algo, &e);
-	if (rc == KILN_ENOMEM) {
+	if (!rc)
+		rc = feed->fn(feed->ctx, &d, &e);
+	if (rc == KILN_ENOMEM || rc == KILN_EIO) {
 		util_digest_release(&d);
-		return kiln_err_set(err, rc, "out of memory");
+		kiln_err_merge(err, &e);
+		return rc;
 	}
-	if (!rc) {
-		util_digest_update(&d, data, len);
+	if (!rc)
 		rc = sign_sig_check(sig, k, &d, &e);
-	}
 	util_digest_release(&d);
 	if (rc)
 		sign_strlcpy(why, e.msg, why_size);
@@ -159,8 +161,9 @@ static void fill_result(struct sign_result *res, const struct sign_sig *sig)
 	}
 }
 
-kiln_rc sign_verify(const struct sign_keyring *kr, const void *sig, size_t siglen, const void *data,
-                    size_t len, struct sign_result *res, struct kiln_err *err)
+kiln_rc sign_verify_feed(const struct sign_keyring *kr, const void *sig, size_t siglen,
+                         const struct sign_feed *feed, struct sign_result *res,
+                         struct kiln_err *err)
 {
 	struct kiln_buf bin = KILN_BUF_INIT(KILN_LIMIT_PGP_PACKET + 16);
 	struct kiln_err e = KILN_ERR_INIT;
@@ -194,9 +197,12 @@ kiln_rc sign_verify(const struct sign_keyring *kr, const void *sig, size_t sigle
 		if (!k)
 			continue;
 		candidate = true;
-		rc = try_key(key, k, &s, data, len, why, sizeof(why), err);
-		if (rc == KILN_ENOMEM)
+		rc = try_key(key, k, &s, feed, why, sizeof(why), err);
+		if (rc == KILN_ENOMEM || rc == KILN_EIO) {
+			sign_strlcpy(res->reason, err ? err->msg : "cannot read the data",
+			             sizeof(res->reason));
 			goto out;
+		}
 		if (!rc) {
 			res->status = SIGN_STATUS_OK;
 			res->signer = key;
@@ -208,6 +214,29 @@ kiln_rc sign_verify(const struct sign_keyring *kr, const void *sig, size_t sigle
 out:
 	kiln_buf_release(&bin);
 	return rc;
+}
+
+struct mem {
+	const void *data;
+	size_t len;
+};
+
+static kiln_rc feed_mem(void *ctx, struct util_digest *d, struct kiln_err *err)
+{
+	const struct mem *m = ctx;
+
+	(void)err;
+	util_digest_update(d, m->data, m->len);
+	return KILN_OK;
+}
+
+kiln_rc sign_verify(const struct sign_keyring *kr, const void *sig, size_t siglen, const void *data,
+                    size_t len, struct sign_result *res, struct kiln_err *err)
+{
+	struct mem m = {data, len};
+	struct sign_feed feed = {feed_mem, &m};
+
+	return sign_verify_feed(kr, sig, siglen, &feed, res, err);
 }
 
 const char *sign_result_describe(const struct sign_result *res, char *dst, size_t size)
