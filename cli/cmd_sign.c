@@ -43,7 +43,7 @@ const struct cli_opt cli_sign_opts[] = {
     {"digest", 0, CLI_OPT_STRING, offsetof(struct sign_cli_opts, digest), NULL, "ALGO",
      "sha256 (default), sha384 or sha512"},
     {"jobs", 'j', CLI_OPT_INT, offsetof(struct sign_cli_opts, jobs), NULL, "N",
-     "sign N packages at a time (default: 4 per CPU, at most 16)"},
+     "sign N packages at once; default 4 per CPU, at most 16"},
     CLI_OPT_END,
 };
 
