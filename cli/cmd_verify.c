@@ -24,16 +24,28 @@ const struct cli_opt cli_verify_opts[] = {
     CLI_OPT_END,
 };
 
-/* Print "    <what>: OK" or "    <what>: BAD (reason)"; true when OK. */
-static bool report(const struct sign_result *res)
+/* Print the item as rpm -K -v does ("    <what>: BAD"), and why a signature is BAD on
+ * stderr, so stdout stays comparable with rpmkeys' output. */
+static void print_item(const char *file, const char *what, const char *status, const char *detail,
+                       bool signature)
+{
+	if (signature || !detail[0])
+		printf("    %s: %s\n", what, status);
+	else
+		printf("    %s: %s (%s)\n", what, status, detail);
+	if (signature && detail[0]) {
+		fflush(stdout);
+		kiln_warn("%s: %s: %s", file, what, detail);
+	}
+}
+
+static bool report(const char *file, const struct sign_result *res)
 {
 	char what[128];
 
 	sign_result_describe(res, what, sizeof(what));
-	if (res->status == SIGN_STATUS_BAD && res->reason[0])
-		printf("    %s: %s (%s)\n", what, sign_status_name(res->status), res->reason);
-	else
-		printf("    %s: %s\n", what, sign_status_name(res->status));
+	print_item(file, what, sign_status_name(res->status),
+	           res->status == SIGN_STATUS_BAD ? res->reason : "", true);
 	return res->status == SIGN_STATUS_OK;
 }
 
@@ -56,7 +68,7 @@ static int verify_detached(const struct sign_keyring *kr, const char *sigfile, c
 		cli_fail(&err);
 		goto out;
 	}
-	if (report(&res))
+	if (report(file, &res))
 		rc = CLI_EXIT_OK;
 out:
 	kiln_buf_release(&data);
@@ -83,8 +95,8 @@ static int verify_package(const struct sign_keyring *kr, const char *path, unsig
 	for (i = 0; i < c->n; i++) {
 		const struct sign_check_item *it = &c->items[i];
 
-		printf("    %s: %s%s%s%s\n", it->what, sign_item_status_name(it->status),
-		       it->detail[0] ? " (" : "", it->detail, it->detail[0] ? ")" : "");
+		print_item(path, it->what, sign_item_status_name(it->status), it->detail,
+		           it->signature);
 	}
 	rc = c->ok ? CLI_EXIT_OK : CLI_EXIT_FAIL;
 	free(c);

@@ -170,9 +170,57 @@ static kiln_rc add_digests(struct sign_check *out, const struct pack_check *c, c
 	return KILN_OK;
 }
 
+/* Is the payload covered by signature strength? rpm counts payload digests inside a signed
+ * header as that, and a good header+payload signature directly. */
+static bool payload_signed(const struct sign_check *out, bool header_signed)
+{
+	bool digests = false;
+	bool bad = false;
+	size_t i;
+
+	for (i = 0; i < out->n; i++) {
+		const struct sign_check_item *it = &out->items[i];
+
+		if (it->signature && it->status == SIGN_ITEM_OK && strncmp(it->what, "Header ", 7))
+			return true; /* a header+payload signature */
+		if (!strncmp(it->what, "Payload ", 8)) {
+			digests = true;
+			bad = bad || it->status != SIGN_ITEM_OK;
+		}
+	}
+	return header_signed && digests && !bad;
+}
+
+/* rpm 4.x: when a signature was good but does not reach the payload, the header+payload
+ * signature tags that are absent are reported as NOTFOUND, RSA then DSA. */
+static kiln_rc add_notfound(struct pkgcheck *pc, bool header_signed, struct kiln_err *err)
+{
+	static const struct {
+		uint32_t tag;
+		const char *what;
+	} legacy[] = {{PACK_SIGTAG_PGP, "RSA signature"}, {PACK_SIGTAG_GPG, "DSA signature"}};
+	struct sign_check_item *it;
+	size_t i;
+
+	if (!pc->out->signatures_ok || payload_signed(pc->out, header_signed))
+		return KILN_OK;
+	for (i = 0; i < KILN_ARRAY_SIZE(legacy); i++) {
+		if (pack_header_get(&pc->pkg->sig, legacy[i].tag))
+			continue;
+		it = item_add(pc->out, err);
+		if (!it)
+			return KILN_ELIMIT;
+		sign_strlcpy(it->what, legacy[i].what, sizeof(it->what));
+		it->status = SIGN_ITEM_NOTFOUND;
+		it->signature = true;
+	}
+	return KILN_OK;
+}
+
 static kiln_rc check_all(struct pkgcheck *pc, const struct pack_check *dig, unsigned flags,
                          struct kiln_err *err)
 {
+	bool header_signed;
 	struct sign_check *out = pc->out;
 	struct sign_check_item *it;
 	kiln_rc rc;
@@ -187,6 +235,7 @@ static kiln_rc check_all(struct pkgcheck *pc, const struct pack_check *dig, unsi
 		it->status = SIGN_ITEM_NOTFOUND;
 		it->signature = true;
 	}
+	header_signed = out->signatures_ok > 0;
 	if (!rc)
 		rc = add_digests(out, dig, "Header ", err);
 	if (!rc)
@@ -196,6 +245,8 @@ static kiln_rc check_all(struct pkgcheck *pc, const struct pack_check *dig, unsi
 		rc = check_bin_sig(pc, PACK_SIGTAG_PGP, "", true, err);
 		if (!rc)
 			rc = check_bin_sig(pc, PACK_SIGTAG_GPG, "", true, err);
+		if (!rc)
+			rc = add_notfound(pc, header_signed, err);
 	}
 	if (!rc)
 		rc = add_digests(out, dig, NULL, err);

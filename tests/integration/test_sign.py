@@ -174,34 +174,126 @@ def test_sq_and_gpg_verify_kiln_header_signatures(kiln, kiln_keys, package, work
     assert r.returncode != 0
 
 
-@pytest.mark.parametrize("name", ["rsa", "ed25519"])
-def test_rpmkeys_checks_kiln_signatures_in_a_package(kiln_bin, kiln_keys, package, work, name):
-    """rpmsign lays the signature into the package, kiln makes it: rpm 4.18 says OK."""
-    secret, public = kiln_keys[name]
-    pkg = work / f"rpmsign-kiln-{name}.rpm"
-    shutil.copy(package, pkg)
-    run("rpmsign", "--addsign", "--define", "_gpg_name unused", "--define",
-        f"__gpg_sign_cmd {kiln_sign_cmd(kiln_bin, secret)}", pkg)
-    db = work / f"rpmdb-check-{name}"
+def flip(src, dst, offset):
+    data = bytearray(Path(src).read_bytes())
+    data[offset] ^= 1
+    Path(dst).write_bytes(bytes(data))
+
+
+def rpm_db(work, name, *keys):
+    db = work / f"rpmdb-{name}"
     db.mkdir()
-    r = run("rpmkeys", "--dbpath", db, "--checksig", "-v", pkg, check=False)
-    assert "NOKEY" in r.stdout and r.returncode != 0
-    run("rpmkeys", "--dbpath", db, "--import", public)
+    for k in keys:
+        run("rpmkeys", "--dbpath", db, "--import", k)
+    return db
+
+
+@pytest.mark.parametrize("name", ["rsa", "ed25519"])
+def test_rpmkeys_accepts_kiln_signed_packages(kiln, kiln_bin, kiln_keys, package, work, name):
+    secret, public = kiln_keys[name]
+    pkg = work / f"kiln-signed-{name}.rpm"
+    shutil.copy(package, pkg)
+    r = kiln("sign", "--key", secret, pkg, env={"SOURCE_DATE_EPOCH": str(T_SIG)})
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    assert pkg.stat().st_size == package.stat().st_size
+    empty = rpm_db(work, f"nokey-{name}")
+    r = run("rpmkeys", "--dbpath", empty, "--checksig", "-v", pkg, check=False)
+    assert r.returncode != 0 and "NOKEY" in r.stdout
+    db = rpm_db(work, f"signed-{name}", public)
     r = run("rpmkeys", "--dbpath", db, "--checksig", "-v", pkg)
-    lines = r.stdout.strip().splitlines()[1:]
+    lines = r.stdout.splitlines()
     algo = "RSA" if name == "rsa" else "EdDSA"
-    assert lines[0].strip().startswith(f"Header V4 {algo}/SHA256 Signature, key ID ")
-    assert all(line.endswith(": OK") for line in lines), r.stdout
-    # one flipped signature byte: rpm says BAD
-    sigs, _ = rpm_parts(pkg)
-    tag = 268 if name == "rsa" else 267
-    data = bytearray(pkg.read_bytes())
-    at = bytes(data).index(sigs[tag])
-    data[at + len(sigs[tag]) - 3] ^= 1
-    bad = work / f"rpmsign-kiln-{name}-bad.rpm"
-    bad.write_bytes(bytes(data))
+    assert lines[1].startswith(f"    Header V4 {algo}/SHA256 Signature, key ID ")
+    assert len(lines) == 6 and all(line.endswith(": OK") for line in lines[1:]), r.stdout
+    # kiln verify prints exactly what rpmkeys prints
+    ring = work / f"ring-signed-{name}"
+    assert kiln("keys", "--keyring", ring, "--import", public).returncode == 0
+    v = kiln("verify", "--keyring", ring, "--signed", pkg)
+    assert v.returncode == 0 and v.stdout == r.stdout
+    # the signature rpmsign lays out with kiln as its signer is the same file, byte for byte
+    via = work / f"rpmsign-kiln-{name}.rpm"
+    shutil.copy(package, via)
+    run("rpmsign", "--addsign", "--define", "_gpg_name unused", "--define",
+        f"__gpg_sign_cmd {kiln_sign_cmd(kiln_bin, secret)}", via)
+    assert via.read_bytes() == pkg.read_bytes()
+
+
+@pytest.mark.parametrize("part", ["header", "payload", "signature"])
+def test_tampering_is_bad_for_kiln_and_rpm(kiln, kiln_keys, package, work, part):
+    secret, public = kiln_keys["ed25519"]
+    pkg = work / f"tamper-{part}.rpm"
+    shutil.copy(package, pkg)
+    assert kiln("sign", "--key", secret, "--time", T_SIG, pkg).returncode == 0
+    sigs, hdr = rpm_parts(pkg)
+    data = pkg.read_bytes()
+    if part == "header":  # a letter of the Summary, inside the header's data store
+        at = data.index(b"kiln signing test package")
+    elif part == "payload":
+        at = len(data) - 30
+    else:
+        at = data.index(sigs[267]) + len(sigs[267]) - 5
+    bad = work / f"tampered-{part}.rpm"
+    flip(pkg, bad, at)
+    db = rpm_db(work, f"tamper-{part}", public)
     r = run("rpmkeys", "--dbpath", db, "--checksig", "-v", bad, check=False)
-    assert r.returncode != 0 and "BAD" in r.stdout
+    assert r.returncode != 0 and "BAD" in r.stdout, r.stdout
+    ring = work / f"ring-tamper-{part}"
+    kiln("keys", "--keyring", ring, "--import", public)
+    v = kiln("verify", "--keyring", ring, bad)
+    assert v.returncode == 1 and ": BAD" in v.stdout, v.stdout + v.stderr
+    sig_line = v.stdout.splitlines()[1]
+    assert sig_line.endswith(": OK") == (part == "payload"), v.stdout
+    assert v.stdout == r.stdout
+    if part != "payload":
+        assert "warning: " in v.stderr and "Signature, key ID" in v.stderr
+
+
+def test_reproducible_signing_and_delete(kiln, kiln_keys, package, work):
+    secret = kiln_keys["rsa"][0]
+    copies = []
+    for i in range(2):
+        pkg = work / f"repro-{i}.rpm"
+        shutil.copy(package, pkg)
+        r = kiln("sign", "--key", secret, pkg, env={"SOURCE_DATE_EPOCH": str(T_SIG)})
+        assert r.returncode == 0, r.stderr
+        copies.append(pkg.read_bytes())
+    assert copies[0] == copies[1] and copies[0] != package.read_bytes()
+    # re-signing with the same time leaves the file alone
+    before = (work / "repro-0.rpm").stat().st_mtime_ns
+    assert kiln("sign", "--key", secret, "--time", T_SIG, work / "repro-0.rpm").returncode == 0
+    assert (work / "repro-0.rpm").stat().st_mtime_ns == before
+    assert kiln("sign", "--delete", work / "repro-0.rpm").returncode == 0
+    assert (work / "repro-0.rpm").read_bytes() == package.read_bytes()
+
+
+def test_rpmv6_adds_openpgp_that_rpm_418_tolerates(kiln, kiln_keys, package, work):
+    secret, public = kiln_keys["ed25519"]
+    pkg = work / "both.rpm"
+    shutil.copy(package, pkg)
+    assert kiln("sign", "--key", secret, "--time", T_SIG, "--rpmv6", pkg).returncode == 0
+    db = rpm_db(work, "rpmv6", public)
+    r = run("rpmkeys", "--dbpath", db, "--checksig", "-v", pkg)
+    assert all(line.endswith(": OK") for line in r.stdout.splitlines()[1:])
+    ring = work / "ring-rpmv6"
+    kiln("keys", "--keyring", ring, "--import", public)
+    v = kiln("verify", "--keyring", ring, pkg).stdout.splitlines()
+    assert v[1].startswith("    Header OpenPGP V4 EdDSA/SHA256 Signature") and v[1].endswith(": OK")
+    assert v[2].startswith("    Header V4 EdDSA/SHA256 Signature") and v[2].endswith(": OK")
+
+
+def test_sign_many_packages_reports_failures(kiln, kiln_keys, package, work):
+    pkgs = []
+    for i in range(5):
+        pkgs.append(work / f"many-{i}.rpm")
+        shutil.copy(package, pkgs[-1])
+    (work / "not-a-package.rpm").write_text("hello\n")
+    r = kiln("sign", "-j", "3", "--key", kiln_keys["ed25519"][0], "--time", T_SIG, *pkgs[:3],
+             work / "not-a-package.rpm", *pkgs[3:])
+    assert r.returncode == 1 and "not-a-package.rpm" in r.stderr
+    ring = work / "ring-many"
+    kiln("keys", "--keyring", ring, "--import", kiln_keys["ed25519"][1])
+    v = kiln("verify", "--keyring", ring, "--signed", *pkgs)
+    assert v.returncode == 0, v.stdout
 
 
 def test_kiln_verifies_rpmsign_gpg_signatures(kiln, gnupg, package, work):
@@ -233,11 +325,40 @@ def test_kiln_verifies_rpmsign_gpg_signatures(kiln, gnupg, package, work):
         (work / f"{name}.hdr.bad").write_bytes(bytes(bad))
         r = kiln("verify", "--keyring", ring, "--signature", work / f"{name}.sig",
                  work / f"{name}.hdr.bad")
-        assert r.returncode == 1 and ": BAD (" in r.stdout
+        assert r.returncode == 1 and r.stdout.endswith(": BAD\n") and "digest" in r.stderr
         # without the key: NOKEY, exit 1
         r = kiln("verify", "--keyring", work / "empty-ring", "--signature",
                  work / f"{name}.sig", work / f"{name}.hdr")
         assert r.returncode == 1 and r.stdout.endswith(": NOKEY\n")
+
+
+@pytest.mark.parametrize("name", ["rsa", "ed"])
+@pytest.mark.parametrize("v3", [False, True], ids=["header", "rpmv3"])
+def test_kiln_verify_prints_what_rpmkeys_prints(kiln, gnupg, package, work, name, v3):
+    """Packages signed by rpmsign with gpg keys (also with --rpmv3's header+payload
+    signatures): kiln verify's report equals rpmkeys --checksig -v's, line for line."""
+    tag = f"{name}-{'v3' if v3 else 'hdr'}"
+    pub = work / f"gpg-{tag}.asc"
+    pub.write_text(run("gpg", "--export", "--armor", f"{name}@gpg.example", env=gnupg).stdout)
+    pkg = work / f"rpmsign-{tag}.rpm"
+    shutil.copy(package, pkg)
+    run("rpmsign", "--addsign", *(["--rpmv3"] if v3 else []), "--define", "__gpg /usr/bin/gpg",
+        "--define", f"_gpg_name {name}@gpg.example", pkg, env=gnupg)
+    db = rpm_db(work, f"gpg-{tag}", pub)
+    want = run("rpmkeys", "--dbpath", db, "--checksig", "-v", pkg)
+    assert len(want.stdout.splitlines()) == (7 if v3 else 6)
+    ring = work / f"ring-gpg-{tag}"
+    assert kiln("keys", "--keyring", ring, "--import", pub).returncode == 0
+    got = kiln("verify", "--keyring", ring, pkg)
+    assert got.returncode == 0, got.stdout + got.stderr
+    assert got.stdout == want.stdout
+    # the payload changed: both fail, and the v3 signature with it
+    bad = work / f"rpmsign-{tag}-bad.rpm"
+    flip(pkg, bad, pkg.stat().st_size - 30)
+    want = run("rpmkeys", "--dbpath", db, "--checksig", "-v", bad, check=False)
+    got = kiln("verify", "--keyring", ring, bad)
+    assert want.returncode != 0 and got.returncode == 1
+    assert got.stdout == want.stdout
 
 
 def test_gpg_secret_keys_sign_in_kiln(kiln, gnupg, work):
@@ -305,4 +426,7 @@ def test_secret_key_permissions_and_usage_errors(kiln, kiln_keys, work):
     assert kiln("keys", "--list", "--import").returncode == 2
     assert kiln("keygen", "--email", "x@y").returncode == 2
     assert kiln("keygen", "--name", "x", "--algo", "dsa1024").returncode == 2
-    assert kiln("verify", work / "f").returncode == 2
+    assert kiln("verify").returncode == 2
+    assert kiln("verify", "--signature", work / "f", work / "f", work / "f").returncode == 2
+    r = kiln("verify", "--keyring", work / "none", work / "f")
+    assert r.returncode == 1 and "lead: truncated" in r.stderr

@@ -69,3 +69,27 @@ sig data.rsa-text.gpg.sig rsa SHA256 --textmode
 g --faked-system-time "20230102T000000!" --digest-algo SHA256 -u "<expired@kiln.example>" \
 	--detach-sign -o "$out/data.expired.gpg.sig" "$out/data.txt"
 ls -l "$out"
+
+# A small unsigned package made by Debian's rpmbuild (reproducibly).
+top=$(mktemp -d)
+mkdir -p "$top/SPECS"
+cat >"$top/SPECS/kt.spec" <<'SPEC'
+Name: kt
+Version: 1.0
+Release: 1
+Summary: kiln sign test
+License: MIT
+BuildArch: noarch
+%description
+test
+%install
+mkdir -p %{buildroot}/usr/share/kt
+echo hi > %{buildroot}/usr/share/kt/hi
+%files
+/usr/share/kt/hi
+SPEC
+SOURCE_DATE_EPOCH=1704067200 rpmbuild -bb --nodeps --quiet --define "_topdir $top" \
+	--define "use_source_date_epoch_as_buildtime 1" --define "clamp_mtime_to_source_date_epoch 1" \
+	--define "_buildhost kiln.example" "$top/SPECS/kt.spec"
+cp "$top/RPMS/noarch/kt-1.0-1.noarch.rpm" "$out/"
+rm -rf "$top"
