@@ -67,9 +67,98 @@ int cli_fail(const struct kiln_err *err);
 /* Print the kiln version line. */
 void cli_print_version(FILE *out);
 
+/* ---------------------------------------------------------------------------------------- */
+/* Options shared by the commands that read macros (eval, spec, build). Embed a struct
+ * cli_macro_opts as the FIRST member of the command's options struct and put
+ * CLI_MACRO_OPTS(type, member) in its option table. */
+
+struct macro_ctx;
+
+struct cli_macro_op {
+	char kind;       /* 'D' define, 'U' undefine, 'W' --with, 'O' --without */
+	const char *arg; /* borrowed from argv */
+};
+
+struct cli_macro_opts {
+	struct cli_macro_op *ops; /* owned; cli_macro_opts_release() */
+	size_t nops;
+	const char *macros; /* --macros PATHLIST */
+	const char *rcfile; /* --rcfile PATHLIST */
+	const char *target; /* --target CPU-VENDOR-OS */
+	bool verbose;
+};
+
+/* The callbacks receive the command's options struct, whose first member is the
+ * struct cli_macro_opts. */
+#define cli_macro_opts_of(ctx) ((struct cli_macro_opts *)(ctx))
+
+kiln_rc cli_macro_define_cb(void *ctx, const char *arg, struct kiln_err *err);
+kiln_rc cli_macro_undefine_cb(void *ctx, const char *arg, struct kiln_err *err);
+kiln_rc cli_macro_with_cb(void *ctx, const char *arg, struct kiln_err *err);
+kiln_rc cli_macro_without_cb(void *ctx, const char *arg, struct kiln_err *err);
+
+#define CLI_MACRO_OPTS(type, member)                                                               \
+	{"define",                                                                                 \
+	 'D',                                                                                      \
+	 CLI_OPT_CALLBACK,                                                                         \
+	 0,                                                                                        \
+	 cli_macro_define_cb,                                                                      \
+	 "'NAME BODY'",                                                                            \
+	 "define macro NAME with BODY"},                                                           \
+	    {"undefine",           0, CLI_OPT_CALLBACK, 0, cli_macro_undefine_cb, "NAME",          \
+	     "undefine macro NAME"},                                                               \
+	    {"with",                                                                               \
+	     0,                                                                                    \
+	     CLI_OPT_CALLBACK,                                                                     \
+	     0,                                                                                    \
+	     cli_macro_with_cb,                                                                    \
+	     "OPTION",                                                                             \
+	     "enable the build condition OPTION (%_with_OPTION)"},                                 \
+	    {"without",                                                                            \
+	     0,                                                                                    \
+	     CLI_OPT_CALLBACK,                                                                     \
+	     0,                                                                                    \
+	     cli_macro_without_cb,                                                                 \
+	     "OPTION",                                                                             \
+	     "disable the build condition OPTION (%_without_OPTION)"},                             \
+	    {"macros",                                                                             \
+	     0,                                                                                    \
+	     CLI_OPT_STRING,                                                                       \
+	     offsetof(type, member.macros),                                                        \
+	     NULL,                                                                                 \
+	     "PATHLIST",                                                                           \
+	     "read these macro files instead of kiln's (colon-separated, globs)"},                 \
+	    {"rcfile",                                                                             \
+	     0,                                                                                    \
+	     CLI_OPT_STRING,                                                                       \
+	     offsetof(type, member.rcfile),                                                        \
+	     NULL,                                                                                 \
+	     "PATHLIST",                                                                           \
+	     "read these rpmrc files instead of kiln's"},                                          \
+	    {"target",                                                                             \
+	     0,                                                                                    \
+	     CLI_OPT_STRING,                                                                       \
+	     offsetof(type, member.target),                                                        \
+	     NULL,                                                                                 \
+	     "CPU-VENDOR-OS",                                                                      \
+	     "expand for this target platform"},                                                   \
+	{                                                                                          \
+		"verbose", 'v', CLI_OPT_FLAG, offsetof(type, member.verbose), NULL, NULL,          \
+		    "make %verbose true"                                                           \
+	}
+
+/* A macro context configured from the options: kiln's (or the given) rpmrc and macro
+ * files, the target, then the defines in command-line order. OUT: macro_ctx_free(). */
+KILN_MUST_CHECK kiln_rc cli_macro_ctx_open(const struct cli_macro_opts *m, struct macro_ctx **out,
+                                           struct kiln_err *err);
+void cli_macro_opts_release(struct cli_macro_opts *m);
+
 /* Subcommands. */
 int cli_cmd_help(int argc, char **argv);
 int cli_cmd_version(int argc, char **argv);
+int cli_cmd_eval(int argc, char **argv);
+
+extern const struct cli_opt cli_eval_opts[];
 
 /* Package commands (cli/cmd_query.c, cli/cmd_payload.c). */
 extern const struct cli_opt cli_query_opts[];

@@ -19,7 +19,15 @@ const struct cli_command cli_commands[] = {
     {"help", "show help for kiln or one of its commands", "[COMMAND]",
      "Without COMMAND, list the commands; with one, show its usage and options.", NULL,
      cli_cmd_help},
-    {"version", "print kiln's version", "", NULL, NULL, cli_cmd_version},
+    {"eval", "expand rpm macro expressions, like rpm --eval",
+     "[-D 'NAME BODY']... [--undefine NAME]... [--macros PATHLIST] [--rcfile PATHLIST] "
+     "[--target T] EXPR...",
+     "Expands each EXPR in one macro context, in order, and prints each result on a line. "
+     "By default kiln reads its own rpmrc and macro files; --macros and --rcfile pointed at "
+     "/usr/lib/rpm load exactly what rpm loads.",
+     cli_eval_opts, cli_cmd_eval},
+    {"version", "print kiln's version", "[-v]",
+     "With -v, also print where kiln found its configuration.", version_opts, cli_cmd_version},
     {"query", "show what is in package files, like rpm -qp", "-p [options] PKG...",
      "Prints rpm -qp's output byte for byte: the default NVRA line, a query format (--qf), "
      "-i, -l, --dump, --xml, --json (as rpm 4.20), dependency lists, changelog and "

@@ -1,0 +1,138 @@
+/*
+ * macroopts.c - the options every macro-using command shares (--define, --undefine,
+ * --macros, --rcfile, --target, --with, --without, -v), and opening a configured context.
+ */
+#include "util/util.h"
+
+#include "cli/cli.h"
+#include "macro/macro.h"
+
+static kiln_rc macro_op_add(struct cli_macro_opts *m, char kind, const char *arg,
+			    struct kiln_err *err)
+{
+	struct cli_macro_op *p;
+
+	p = kiln_reallocarray(m->ops, m->nops + 1, sizeof(*p));
+	if (!p)
+		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	m->ops = p;
+	m->ops[m->nops].kind = kind;
+	m->ops[m->nops].arg = arg;
+	m->nops++;
+	return KILN_OK;
+}
+
+kiln_rc cli_macro_define_cb(void *ctx, const char *arg, struct kiln_err *err)
+{
+	return macro_op_add(cli_macro_opts_of(ctx), 'D', arg, err);
+}
+
+kiln_rc cli_macro_undefine_cb(void *ctx, const char *arg, struct kiln_err *err)
+{
+	return macro_op_add(cli_macro_opts_of(ctx), 'U', arg, err);
+}
+
+kiln_rc cli_macro_with_cb(void *ctx, const char *arg, struct kiln_err *err)
+{
+	return macro_op_add(cli_macro_opts_of(ctx), 'W', arg, err);
+}
+
+kiln_rc cli_macro_without_cb(void *ctx, const char *arg, struct kiln_err *err)
+{
+	return macro_op_add(cli_macro_opts_of(ctx), 'O', arg, err);
+}
+
+void cli_macro_opts_release(struct cli_macro_opts *m)
+{
+	free(m->ops);
+	m->ops = NULL;
+	m->nops = 0;
+}
+
+/* rpm's --define turns '-' into '_' in the name and drops a leading '%'. */
+static kiln_rc apply_define(struct macro_ctx *ctx, const char *arg, struct kiln_err *err)
+{
+	char *s = kiln_strdup(arg[0] == '%' ? arg + 1 : arg);
+	char *p;
+	kiln_rc rc;
+
+	if (!s)
+		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	for (p = s; *p && *p != ' ' && *p != '\t'; p++) {
+		if (*p == '-')
+			*p = '_';
+	}
+	rc = macro_define_line(ctx, s, MACRO_LEVEL_CMDLINE, err);
+	free(s);
+	return rc;
+}
+
+/* --with X defines %_with_X as "--with-X", like rpmbuild's popt aliases. */
+static kiln_rc apply_with(struct macro_ctx *ctx, const char *what, const char *arg,
+			  struct kiln_err *err)
+{
+	struct kiln_buf line = KILN_BUF_INIT(KILN_LIMIT_LINE);
+	kiln_rc rc;
+
+	kiln_buf_addf(&line, "_%s_%s --%s-%s", what, arg, what, arg);
+	rc = kiln_buf_finish(&line, err);
+	if (!rc)
+		rc = macro_define_line(ctx, line.ptr, MACRO_LEVEL_CMDLINE, err);
+	kiln_buf_release(&line);
+	return rc;
+}
+
+static kiln_rc apply_ops(struct macro_ctx *ctx, const struct cli_macro_opts *m,
+			 struct kiln_err *err)
+{
+	kiln_rc rc = KILN_OK;
+	size_t i;
+
+	for (i = 0; !rc && i < m->nops; i++) {
+		const struct cli_macro_op *op = &m->ops[i];
+
+		if (op->kind == 'D')
+			rc = apply_define(ctx, op->arg, err);
+		else if (op->kind == 'U')
+			rc = macro_undefine(ctx, op->arg, err);
+		else if (op->kind == 'W')
+			rc = apply_with(ctx, "with", op->arg, err);
+		else
+			rc = apply_with(ctx, "without", op->arg, err);
+	}
+	return rc;
+}
+
+kiln_rc cli_macro_ctx_open(const struct cli_macro_opts *m, struct macro_ctx **out,
+			   struct kiln_err *err)
+{
+	struct kiln_buf confdir = KILN_BUF_INIT(KILN_LIMIT_PATH);
+	struct macro_config cfg = {0};
+	struct macro_ctx *ctx = NULL;
+	kiln_rc rc;
+
+	rc = util_configdir_find(&confdir, err);
+	if (rc)
+		goto out;
+	ctx = macro_ctx_new(err);
+	if (!ctx) {
+		rc = err ? err->code : KILN_ENOMEM;
+		goto out;
+	}
+	macro_ctx_set_verbose(ctx, m->verbose);
+	cfg.confdir = confdir.ptr;
+	cfg.rcfiles = m->rcfile;
+	cfg.macrofiles = m->macros;
+	cfg.target = m->target;
+	rc = macro_config_load(ctx, &cfg, err);
+	if (!rc)
+		rc = apply_ops(ctx, m, err);
+out:
+	kiln_buf_release(&confdir);
+	if (rc) {
+		macro_ctx_free(ctx);
+		ctx = NULL;
+	}
+	*out = ctx;
+	return rc;
+}

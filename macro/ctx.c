@@ -1,0 +1,146 @@
+/*
+ * ctx.c - macro contexts: creation, settings, and the definition API.
+ */
+#include "util/util.h"
+
+#include "macro/macro_int.h"
+
+static void diag_default(void *data, enum kiln_log_level level, const char *msg)
+{
+	(void)data;
+	if (level == KILN_LOG_INFO)
+		printf("%s\n", msg);
+	else if (level == KILN_LOG_DEBUG)
+		fprintf(stderr, "%s\n", msg);
+	else
+		kiln_log(level, "%s", msg);
+}
+
+struct macro_ctx *macro_ctx_new(struct kiln_err *err)
+{
+	const struct macro_builtin *bi;
+	struct macro_ctx *ctx;
+	size_t n;
+	size_t i;
+
+	ctx = kiln_calloc(1, sizeof(*ctx));
+	if (!ctx) {
+		kiln_err_set(err, KILN_ENOMEM, "out of memory");
+		return NULL;
+	}
+	ctx->diag = diag_default;
+	ctx->shell = macro_shell_host;
+	kiln_arena_init(&ctx->rc_arena, 64 * KILN_MIB);
+	bi = macro_builtins_table(&n);
+	for (i = 0; i < n; i++) {
+		struct macro_slot *slot;
+
+		if (macro_table_slot(&ctx->table, bi[i].name, strlen(bi[i].name), &slot, err)) {
+			macro_ctx_free(ctx);
+			return NULL;
+		}
+		slot->builtin = &bi[i];
+	}
+	return ctx;
+}
+
+void macro_ctx_free(struct macro_ctx *ctx)
+{
+	if (!ctx)
+		return;
+	macro_lua_free(ctx->lua);
+	macro_graveyard_empty(ctx);
+	macro_table_release(&ctx->table);
+	kiln_arena_release(&ctx->rc_arena);
+	free(ctx->scope);
+	free(ctx->confdir);
+	free(ctx);
+}
+
+void macro_ctx_set_diag(struct macro_ctx *ctx, macro_diag_fn fn, void *data)
+{
+	ctx->diag = fn ? fn : diag_default;
+	ctx->diag_data = data;
+}
+
+void macro_ctx_set_shell(struct macro_ctx *ctx, macro_shell_fn fn, void *data)
+{
+	ctx->shell = fn ? fn : macro_shell_host;
+	ctx->shell_data = data;
+}
+
+void macro_ctx_set_verbose(struct macro_ctx *ctx, bool verbose)
+{
+	ctx->verbose = verbose;
+}
+
+kiln_rc macro_ctx_set_confdir(struct macro_ctx *ctx, const char *dir, struct kiln_err *err)
+{
+	char *copy = kiln_strdup(dir);
+
+	if (!copy)
+		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	free(ctx->confdir);
+	ctx->confdir = copy;
+	return KILN_OK;
+}
+
+kiln_rc macro_define(struct macro_ctx *ctx, const char *name, const char *opts,
+		     const char *body, int level, struct kiln_err *err)
+{
+	size_t len = strlen(name);
+	struct macro_slot *slot;
+
+	if (!macro_name_valid(name, len))
+		return kiln_err_set(err, KILN_ESYNTAX, "Macro %%%s has illegal name", name);
+	slot = macro_table_find(&ctx->table, name, len);
+	if (slot && slot->builtin)
+		return kiln_err_set(err, KILN_EPRIV, "Macro %%%s is a built-in", name);
+	return macro_push(ctx, name, len, opts, body, strlen(body), level, 0, err);
+}
+
+kiln_rc macro_define_line(struct macro_ctx *ctx, const char *line, int level,
+			  struct kiln_err *err)
+{
+	struct kiln_err local = KILN_ERR_INIT;
+	struct mbuf mb = {.ctx = ctx, .err = err ? err : &local};
+	struct kiln_buf sink = KILN_BUF_INIT(KILN_LIMIT_MACRO_EXPANSION);
+
+	mb.out = &sink;
+	ctx->active++;
+	macro_parse_define(&mb, line, strlen(line), level, false, "%define");
+	ctx->active--;
+	if (!ctx->active)
+		macro_graveyard_empty(ctx);
+	kiln_buf_release(&sink);
+	return mb.error ? (mb.err->code ? mb.err->code : KILN_ESYNTAX) : KILN_OK;
+}
+
+kiln_rc macro_undefine(struct macro_ctx *ctx, const char *name, struct kiln_err *err)
+{
+	struct macro_slot *slot = macro_table_find(&ctx->table, name, strlen(name));
+
+	if (!slot)
+		return KILN_OK;
+	if (slot->builtin)
+		return kiln_err_set(err, KILN_EPRIV, "Macro %%%s is a built-in (%%undefine)",
+				    name);
+	macro_pop(ctx, slot);
+	if (!ctx->active)
+		macro_graveyard_empty(ctx);
+	return KILN_OK;
+}
+
+bool macro_is_defined(const struct macro_ctx *ctx, const char *name)
+{
+	struct macro_slot *slot = macro_table_find(&ctx->table, name, strlen(name));
+
+	return slot && (slot->top || slot->builtin);
+}
+
+const char *macro_body_get(const struct macro_ctx *ctx, const char *name)
+{
+	struct macro_slot *slot = macro_table_find(&ctx->table, name, strlen(name));
+
+	return slot && slot->top ? slot->top->body : NULL;
+}

@@ -1,0 +1,217 @@
+/*
+ * define.c - reading a definition "NAME[(OPTS)] BODY" as %define, %global, macro files and
+ * --define do (rpm's doDefine).
+ *
+ * The body runs to the end of the line unless a %{, %( or %[ is still open; a backslash
+ * keeps the next character (so backslash-newline continues the body) and is dropped; a body
+ * wrapped in {...} loses the braces; trailing blanks and newlines are trimmed, and the
+ * newlines after the definition are consumed.
+ */
+#include "util/util.h"
+
+#include "macro/macro_int.h"
+
+static bool is_blank(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+static bool is_eol(char c)
+{
+	return c == '\n' || c == '\r';
+}
+
+static bool is_name_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_';
+}
+
+static const char *match_brace(const char *s, const char *end)
+{
+	int depth = 0;
+
+	for (; s < end; s++) {
+		if (*s == '\\') {
+			if (++s >= end)
+				break;
+			continue;
+		}
+		if (*s == '}') {
+			if (--depth <= 0)
+				return s;
+		} else if (*s == '{') {
+			depth++;
+		}
+	}
+	return NULL;
+}
+
+struct def_parse {
+	const char *name;
+	size_t name_len;
+	struct kiln_buf opts;
+	bool has_opts;
+	struct kiln_buf body;
+	const char *sbody; /* where the body text starts, before blanks */
+};
+
+/* Copy a free-form body from s; returns where it ended, or NULL when a %{ %( %[ is open. */
+static const char *copy_free_body(const char *s, const char *end, struct kiln_buf *body)
+{
+	int bc = 0, pc = 0, xc = 0;
+
+	while (s < end && (bc || pc || xc || !is_eol(*s))) {
+		switch (*s) {
+		case '\\':
+			if (s + 1 < end)
+				s++;
+			break;
+		case '%':
+			if (s + 1 < end) {
+				char n = s[1];
+
+				if (n == '{' || n == '(' || n == '[' || n == '%') {
+					kiln_buf_addch(body, *s++);
+					bc += n == '{';
+					pc += n == '(';
+					xc += n == '[';
+				}
+			}
+			break;
+		case '{':
+			bc += bc > 0;
+			break;
+		case '}':
+			bc -= bc > 0;
+			break;
+		case '(':
+			pc += pc > 0;
+			break;
+		case ')':
+			pc -= pc > 0;
+			break;
+		case '[':
+			xc += xc > 0;
+			break;
+		case ']':
+			xc -= xc > 0;
+			break;
+		default:
+			break;
+		}
+		kiln_buf_addch(body, *s++);
+	}
+	if (bc || pc || xc)
+		return NULL;
+	while (body->len && (is_blank(body->ptr[body->len - 1]) || is_eol(body->ptr[body->len - 1])))
+		kiln_buf_truncate(body, body->len - 1);
+	return s;
+}
+
+/* Parse the pieces; returns the end of the definition or NULL after reporting an error. */
+static const char *parse_pieces(struct mbuf *mb, struct def_parse *p, const char *s,
+				const char *end)
+{
+	const char *close;
+
+	while (s < end && is_blank(*s))
+		s++;
+	p->name = s;
+	while (s < end && is_name_char(*s))
+		s++;
+	p->name_len = (size_t)(s - p->name);
+	if (s < end && *s == '(') {
+		close = memchr(s, ')', (size_t)(end - s));
+		if (!close) {
+			macro_mb_error(mb, KILN_ESYNTAX, "Macro %%%.*s has unterminated opts",
+				       (int)p->name_len, p->name);
+			return NULL;
+		}
+		kiln_buf_add(&p->opts, s + 1, (size_t)(close - s - 1));
+		p->has_opts = true;
+		s = close + 1;
+	}
+	p->sbody = s;
+	while (s < end && is_blank(*s))
+		s++;
+	if (s < end && *s == '{') {
+		close = match_brace(s, end);
+		if (!close) {
+			macro_mb_error(mb, KILN_ESYNTAX, "Macro %%%.*s has unterminated body",
+				       (int)p->name_len, p->name);
+			return NULL;
+		}
+		kiln_buf_add(&p->body, s + 1, (size_t)(close - s - 1));
+		s = close + 1;
+	} else {
+		s = copy_free_body(s, end, &p->body);
+		if (!s) {
+			macro_mb_error(mb, KILN_ESYNTAX, "Macro %%%.*s has unterminated body",
+				       (int)p->name_len, p->name);
+			return NULL;
+		}
+	}
+	while (s < end && is_eol(*s))
+		s++;
+	return s;
+}
+
+static bool check_name(struct mbuf *mb, const struct def_parse *p, const char *what)
+{
+	struct macro_slot *slot;
+
+	if (!macro_name_valid(p->name, p->name_len)) {
+		macro_mb_error(mb, KILN_ESYNTAX, "Macro %%%.*s has illegal name (%s)",
+			       (int)p->name_len, p->name, what);
+		return false;
+	}
+	slot = macro_table_find(&mb->ctx->table, p->name, p->name_len);
+	if (slot && (slot->builtin || (slot->top && (slot->top->flags & MACRO_DEF_AUTO)))) {
+		macro_mb_error(mb, KILN_EPRIV, "Macro %%%.*s is a %s (%s)", (int)p->name_len,
+			       p->name, slot->builtin ? "built-in" : "automatic", what);
+		return false;
+	}
+	return true;
+}
+
+size_t macro_parse_define(struct mbuf *mb, const char *text, size_t len, int level,
+			  bool expand_body, const char *what)
+{
+	struct def_parse p = {.opts = KILN_BUF_INIT(KILN_LIMIT_LINE),
+			      .body = KILN_BUF_INIT(KILN_LIMIT_MACRO_EXPANSION)};
+	struct kiln_buf ebody = KILN_BUF_INIT(KILN_LIMIT_MACRO_EXPANSION);
+	const char *end = text + len;
+	const char *se;
+	struct kiln_buf *body = &p.body;
+
+	se = parse_pieces(mb, &p, text, end);
+	if (!se || !check_name(mb, &p, what))
+		goto out;
+	if (!p.body.len) {
+		macro_mb_error(mb, KILN_ESYNTAX, "Macro %%%.*s has empty body", (int)p.name_len,
+			       p.name);
+		goto out;
+	}
+	if (p.sbody >= end ||
+	    (!is_blank(*p.sbody) && !(*p.sbody == '\\' && p.sbody + 1 < end && is_eol(p.sbody[1]))))
+		macro_mb_warn(mb, "Macro %%%.*s needs whitespace before body", (int)p.name_len,
+			      p.name);
+	if (expand_body) {
+		if (!macro_mb_expand_to(mb, p.body.ptr, p.body.len, &ebody)) {
+			kiln_err_wrap(mb->err, "Macro %%%.*s failed to expand", (int)p.name_len,
+				      p.name);
+			goto out;
+		}
+		body = &ebody;
+	}
+	if (p.opts.err || body->err ||
+	    macro_push(mb->ctx, p.name, p.name_len, p.has_opts ? p.opts.ptr : NULL, body->ptr,
+		       body->len, level, 0, mb->err))
+		macro_mb_error(mb, KILN_ENOMEM, "out of memory");
+out:
+	kiln_buf_release(&p.opts);
+	kiln_buf_release(&p.body);
+	kiln_buf_release(&ebody);
+	return se ? (size_t)(se - text) : len;
+}

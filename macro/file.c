@@ -1,0 +1,210 @@
+/*
+ * file.c - macro files (rpm-macrofile(5)) and macro file path lists.
+ *
+ * A logical line continues while it ends in a backslash or a %{, %( or %[ is open; as in
+ * rpm, an empty physical line always ends it. Lines whose first non-blank character is not
+ * '%' are ignored; the rest are definitions read like %define.
+ */
+#include "util/util.h"
+
+#include <glob.h>
+
+#include "macro/macro_int.h"
+
+struct line_state {
+	int bc, pc, xc;
+};
+
+/* Track open %{ %( %[ over one physical line [p, q). */
+static void scan_brackets(struct line_state *st, const char *p, const char *q)
+{
+	for (; p < q; p++) {
+		switch (*p) {
+		case '\\':
+			if (p + 1 < q)
+				p++;
+			break;
+		case '%':
+			if (p + 1 < q) {
+				char n = p[1];
+
+				if (n == '{' || n == '(' || n == '[' || n == '%') {
+					p++;
+					st->bc += n == '{';
+					st->pc += n == '(';
+					st->xc += n == '[';
+				}
+			}
+			break;
+		case '{':
+			st->bc += st->bc > 0;
+			break;
+		case '}':
+			st->bc -= st->bc > 0;
+			break;
+		case '(':
+			st->pc += st->pc > 0;
+			break;
+		case ')':
+			st->pc -= st->pc > 0;
+			break;
+		case '[':
+			st->xc += st->xc > 0;
+			break;
+		case ']':
+			st->xc -= st->xc > 0;
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+/* Read one logical line from [*pos, end) into line; returns the physical lines used (0 at
+ * end of input). */
+static int read_logical(const char **pos, const char *end, struct kiln_buf *line)
+{
+	struct line_state st = {0, 0, 0};
+	const char *p = *pos;
+	int nlines = 0;
+
+	kiln_buf_reset(line);
+	while (p < end) {
+		const char *start = p;
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *q = nl ? nl : end;
+
+		nlines++;
+		while (q > start && q[-1] == '\r')
+			q--;
+		scan_brackets(&st, start, q);
+		kiln_buf_add(line, start, (size_t)(q - start));
+		p = nl ? nl + 1 : end;
+		if (q == start || (q[-1] != '\\' && !st.bc && !st.pc && !st.xc))
+			break;
+		kiln_buf_addch(line, '\n');
+	}
+	*pos = p;
+	return nlines;
+}
+
+static void load_report(struct macro_ctx *ctx, const struct kiln_err *err)
+{
+	macro_diag(ctx, KILN_LOG_ERROR, "%s", err->msg);
+}
+
+kiln_rc macro_load_file(struct macro_ctx *ctx, const char *path, int level, struct kiln_err *err)
+{
+	struct kiln_buf text = KILN_BUF_INIT(KILN_LIMIT_TEXT_FILE);
+	struct kiln_buf line = KILN_BUF_INIT(KILN_LIMIT_TEXT_FILE);
+	const char *pos;
+	const char *end;
+	int lineno = 0;
+	int failed = 0;
+	int n;
+	kiln_rc rc;
+
+	rc = util_read_file(path, KILN_LIMIT_TEXT_FILE, &text, err);
+	if (rc)
+		goto out;
+	rc = macro_push(ctx, "__file_name", 11, NULL, path, strlen(path), level,
+			MACRO_DEF_LITERAL, err);
+	if (rc)
+		goto out;
+	pos = text.ptr;
+	end = text.ptr + text.len;
+	while ((n = read_logical(&pos, end, &line)) > 0) {
+		struct kiln_err lerr = KILN_ERR_INIT;
+		struct kiln_buf sink = KILN_BUF_INIT(KILN_LIMIT_MACRO_EXPANSION);
+		struct mbuf mb = {.ctx = ctx, .out = &sink, .err = &lerr};
+		const char *s = line.ptr;
+		char num[24];
+
+		lineno += n;
+		while (*s == ' ' || *s == '\t')
+			s++;
+		if (*s != '%')
+			continue;
+		snprintf(num, sizeof(num), "%d", lineno);
+		rc = macro_push(ctx, "__file_lineno", 13, NULL, num, strlen(num), level,
+				MACRO_DEF_LITERAL, err);
+		if (rc)
+			break;
+		ctx->active++;
+		macro_parse_define(&mb, s + 1, line.len - (size_t)(s + 1 - line.ptr), level,
+				   false, "%define");
+		ctx->active--;
+		if (mb.error) {
+			load_report(ctx, &lerr);
+			failed++;
+		}
+		kiln_buf_release(&sink);
+		macro_pop(ctx, macro_table_find(&ctx->table, "__file_lineno", 13));
+	}
+	macro_pop(ctx, macro_table_find(&ctx->table, "__file_name", 11));
+	if (!ctx->active)
+		macro_graveyard_empty(ctx);
+	if (!rc && failed)
+		rc = kiln_err_set(err, KILN_ESYNTAX, "%d definition(s) in '%s' failed", failed,
+				  path);
+out:
+	kiln_buf_release(&text);
+	kiln_buf_release(&line);
+	return rc;
+}
+
+static bool has_suffix(const char *s, const char *suffix)
+{
+	size_t a = strlen(s);
+	size_t b = strlen(suffix);
+
+	return a >= b && !strcmp(s + a - b, suffix);
+}
+
+static void load_one_pattern(struct macro_ctx *ctx, const char *pattern)
+{
+	struct kiln_err ignored = KILN_ERR_INIT;
+	glob_t g = {0};
+	size_t i;
+
+	/* GLOB_NOCHECK keeps a literal path; GLOB_TILDE expands ~ as rpm's rpmGlob does. */
+	if (glob(pattern, GLOB_NOCHECK | GLOB_TILDE | GLOB_BRACE, NULL, &g))
+		return;
+	for (i = 0; i < g.gl_pathc; i++) {
+		const char *p = g.gl_pathv[i];
+
+		if (has_suffix(p, ".rpmnew") || has_suffix(p, ".rpmsave") ||
+		    has_suffix(p, ".rpmorig") || !util_exists(p) || util_is_dir(p))
+			continue;
+		kiln_err_clear(&ignored);
+		/* Errors inside a file were reported line by line already. */
+		(void)!macro_load_file(ctx, p, MACRO_LEVEL_FILE, &ignored);
+	}
+	globfree(&g);
+}
+
+kiln_rc macro_load_path(struct macro_ctx *ctx, const char *pathlist, struct kiln_err *err)
+{
+	struct kiln_buf expanded = KILN_BUF_INIT(KILN_LIMIT_TEXT_FILE);
+	char *p;
+	kiln_rc rc;
+
+	/* The whole list is expanded once, so %{_target} and friends work in it. */
+	rc = macro_expand(ctx, pathlist, strlen(pathlist), &expanded, err);
+	if (rc)
+		goto out;
+	for (p = expanded.ptr; *p;) {
+		char *colon = strchr(p, ':');
+
+		if (colon)
+			*colon = '\0';
+		if (*p)
+			load_one_pattern(ctx, p);
+		if (!colon)
+			break;
+		p = colon + 1;
+	}
+out:
+	kiln_buf_release(&expanded);
+	return rc;
+}

@@ -1,0 +1,1163 @@
+/*
+ * lua.c - the embedded Lua 5.4 interpreter: %{lua:...}, the rpm, macros and posix modules.
+ *
+ * One lua_State per macro context, created on first use, so contexts never share Lua
+ * globals. print() appends to the innermost %{lua:} being expanded (tab-separated, no
+ * newline, as rpm does); outside an expansion it writes a line to stdout.
+ */
+#include "util/util.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+
+#include "macro/macro_int.h"
+
+#define LUA_PRINT_DEPTH 64
+
+struct macro_lua {
+	lua_State *L;
+	struct macro_ctx *ctx;
+	struct mbuf *mb; /* the expansion running Lua now, or NULL */
+	struct kiln_buf *prints[LUA_PRINT_DEPTH];
+	int nprints;
+};
+
+static struct macro_lua *upv(lua_State *L)
+{
+	return lua_touserdata(L, lua_upvalueindex(1));
+}
+
+static struct kiln_err *cur_err(struct macro_lua *ml, struct kiln_err *local)
+{
+	return ml->mb ? ml->mb->err : local;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* print and the rpm module. */
+
+static int l_print(lua_State *L)
+{
+	struct macro_lua *ml = upv(L);
+	struct kiln_buf line = KILN_BUF_INIT(KILN_LIMIT_MACRO_EXPANSION);
+	struct kiln_buf *b = ml->nprints ? ml->prints[ml->nprints - 1] : &line;
+	int n = lua_gettop(L);
+	int i;
+
+	for (i = 1; i <= n; i++) {
+		size_t len;
+		const char *s = luaL_tolstring(L, i, &len);
+
+		if (i > 1)
+			kiln_buf_addch(b, '\t');
+		kiln_buf_add(b, s, len);
+		lua_pop(L, 1);
+	}
+	if (b == &line) {
+		fwrite(line.ptr, 1, line.len, stdout);
+		fputc('\n', stdout);
+	}
+	kiln_buf_release(&line);
+	return 0;
+}
+
+static int l_expand(lua_State *L)
+{
+	struct macro_lua *ml = upv(L);
+	struct kiln_buf out = KILN_BUF_INIT(KILN_LIMIT_MACRO_EXPANSION);
+	struct kiln_err local = KILN_ERR_INIT;
+	size_t len;
+	const char *s = luaL_checklstring(L, 1, &len);
+
+	if (macro_expand(ml->ctx, s, len, &out, cur_err(ml, &local))) {
+		kiln_buf_release(&out);
+		return luaL_error(L, "error expanding macro");
+	}
+	lua_pushlstring(L, out.ptr, out.len);
+	kiln_buf_release(&out);
+	return 1;
+}
+
+static int l_define(lua_State *L)
+{
+	struct macro_lua *ml = upv(L);
+	struct kiln_err local = KILN_ERR_INIT;
+	const char *s = luaL_checkstring(L, 1);
+
+	if (macro_define_line(ml->ctx, s, MACRO_LEVEL_GLOBAL, cur_err(ml, &local)))
+		return luaL_error(L, "error defining macro");
+	return 0;
+}
+
+static int l_undefine(lua_State *L)
+{
+	struct macro_lua *ml = upv(L);
+	struct kiln_err local = KILN_ERR_INIT;
+	const char *s = luaL_checkstring(L, 1);
+
+	if (macro_undefine(ml->ctx, s, &local))
+		return luaL_error(L, "%s", local.msg);
+	return 0;
+}
+
+static int l_isdefined(lua_State *L)
+{
+	struct macro_lua *ml = upv(L);
+	const char *s = luaL_checkstring(L, 1);
+	struct macro_slot *slot = macro_table_find(&ml->ctx->table, s, strlen(s));
+	bool defined = slot && (slot->top || slot->builtin);
+
+	lua_pushboolean(L, defined);
+	lua_pushboolean(L, defined && ((slot->top && slot->top->opts) ||
+				       (slot->builtin && slot->builtin->args != MACRO_BI_NONE)));
+	return 2;
+}
+
+static int l_load(lua_State *L)
+{
+	struct macro_lua *ml = upv(L);
+	struct kiln_err err = KILN_ERR_INIT;
+	const char *s = luaL_checkstring(L, 1);
+
+	if (macro_load_file(ml->ctx, s, MACRO_LEVEL_FILE, &err))
+		return luaL_error(L, "failed to load macro file %s", s);
+	return 0;
+}
+
+static int evr_compare(const char *a, const char *b)
+{
+	struct macro_evr ea;
+	struct macro_evr eb;
+	int rc;
+
+	if (macro_evr_parse(a, &ea, NULL))
+		return 0;
+	if (macro_evr_parse(b, &eb, NULL)) {
+		macro_evr_release(&ea);
+		return 0;
+	}
+	rc = macro_vercmp(ea.epoch ? ea.epoch : "0", eb.epoch ? eb.epoch : "0");
+	if (!rc)
+		rc = macro_vercmp(ea.version, eb.version);
+	/* rpmverCmp: a missing release compares as "". */
+	if (!rc)
+		rc = macro_vercmp(ea.release ? ea.release : "", eb.release ? eb.release : "");
+	macro_evr_release(&ea);
+	macro_evr_release(&eb);
+	return rc;
+}
+
+static int l_vercmp(lua_State *L)
+{
+	lua_pushinteger(L, evr_compare(luaL_checkstring(L, 1), luaL_checkstring(L, 2)));
+	return 1;
+}
+
+/* rpm.ver objects: a table {e, v, r} with comparison and tostring metamethods. */
+static const char *ver_field(lua_State *L, int idx, const char *name)
+{
+	const char *s;
+
+	lua_getfield(L, idx, name);
+	s = lua_tostring(L, -1);
+	lua_pop(L, 1);
+	return s;
+}
+
+static void ver_evr(lua_State *L, int idx, struct kiln_buf *b)
+{
+	const char *e = ver_field(L, idx, "e");
+	const char *v = ver_field(L, idx, "v");
+	const char *r = ver_field(L, idx, "r");
+
+	if (e)
+		kiln_buf_addf(b, "%s:", e);
+	kiln_buf_addstr(b, v ? v : "");
+	if (r)
+		kiln_buf_addf(b, "-%s", r);
+}
+
+static int ver_cmp_idx(lua_State *L)
+{
+	struct kiln_buf a = KILN_BUF_INIT(KILN_LIMIT_LINE);
+	struct kiln_buf b = KILN_BUF_INIT(KILN_LIMIT_LINE);
+	int rc;
+
+	ver_evr(L, 1, &a);
+	ver_evr(L, 2, &b);
+	rc = evr_compare(a.ptr, b.ptr);
+	kiln_buf_release(&a);
+	kiln_buf_release(&b);
+	return rc;
+}
+
+static int ver_tostring(lua_State *L)
+{
+	struct kiln_buf b = KILN_BUF_INIT(KILN_LIMIT_LINE);
+
+	ver_evr(L, 1, &b);
+	lua_pushlstring(L, b.ptr, b.len);
+	kiln_buf_release(&b);
+	return 1;
+}
+
+static int ver_eq(lua_State *L)
+{
+	lua_pushboolean(L, ver_cmp_idx(L) == 0);
+	return 1;
+}
+
+static int ver_lt(lua_State *L)
+{
+	lua_pushboolean(L, ver_cmp_idx(L) < 0);
+	return 1;
+}
+
+static int ver_le(lua_State *L)
+{
+	lua_pushboolean(L, ver_cmp_idx(L) <= 0);
+	return 1;
+}
+
+static int l_ver(lua_State *L)
+{
+	struct macro_evr evr;
+	int nargs = lua_gettop(L);
+
+	lua_newtable(L);
+	if (nargs >= 3) { /* rpm.ver(e, v, r) */
+		if (!lua_isnil(L, 1)) {
+			lua_pushvalue(L, 1);
+			lua_setfield(L, -2, "e");
+		}
+		lua_pushvalue(L, 2);
+		lua_setfield(L, -2, "v");
+		if (!lua_isnil(L, 3)) {
+			lua_pushvalue(L, 3);
+			lua_setfield(L, -2, "r");
+		}
+	} else {
+		if (macro_evr_parse(luaL_checkstring(L, 1), &evr, NULL))
+			return luaL_error(L, "out of memory");
+		if (evr.epoch) {
+			lua_pushstring(L, evr.epoch);
+			lua_setfield(L, -2, "e");
+		}
+		lua_pushstring(L, evr.version);
+		lua_setfield(L, -2, "v");
+		if (evr.release) {
+			lua_pushstring(L, evr.release);
+			lua_setfield(L, -2, "r");
+		}
+		macro_evr_release(&evr);
+	}
+	luaL_getmetatable(L, "rpm.ver");
+	lua_setmetatable(L, -2);
+	return 1;
+}
+
+static int push_status(lua_State *L, int status)
+{
+	if (status == 0) {
+		lua_pushnumber(L, 0);
+		return 1;
+	}
+	lua_pushnil(L);
+	lua_pushstring(L, strerror(status));
+	lua_pushnumber(L, status);
+	return 3;
+}
+
+static int l_execute(lua_State *L)
+{
+	int n = lua_gettop(L);
+	const char **argv;
+	pid_t pid;
+	int status = 0;
+	int i;
+
+	argv = lua_newuserdatauv(L, sizeof(*argv) * (size_t)(n + 1), 0);
+	for (i = 0; i < n; i++)
+		argv[i] = luaL_checkstring(L, i + 1);
+	argv[n] = NULL;
+	if (n < 1)
+		return luaL_error(L, "not enough arguments");
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return push_status(L, errno);
+	if (pid == 0) {
+		execvp(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return push_status(L, status);
+}
+
+static int l_interactive(lua_State *L)
+{
+	if (!isatty(STDIN_FILENO))
+		return luaL_error(L, "not a tty");
+	return luaL_error(L, "interactive mode is not supported by kiln");
+}
+
+static int l_b64encode(lua_State *L)
+{
+	struct kiln_buf raw = KILN_BUF_INIT(KILN_LIMIT_MACRO_EXPANSION);
+	struct kiln_buf out = KILN_BUF_INIT(KILN_LIMIT_MACRO_EXPANSION);
+	size_t len;
+	const char *s = luaL_checklstring(L, 1, &len);
+	lua_Integer linelen = luaL_optinteger(L, 2, 64);
+	size_t i;
+
+	util_base64_encode(s, len, &raw);
+	if (linelen <= 0) {
+		kiln_buf_add(&out, raw.ptr, raw.len);
+	} else {
+		for (i = 0; i < raw.len; i += (size_t)linelen) {
+			size_t n = raw.len - i < (size_t)linelen ? raw.len - i : (size_t)linelen;
+
+			kiln_buf_add(&out, raw.ptr + i, n);
+			kiln_buf_addch(&out, '\n');
+		}
+	}
+	lua_pushlstring(L, out.ptr, out.len);
+	kiln_buf_release(&raw);
+	kiln_buf_release(&out);
+	return 1;
+}
+
+static int l_b64decode(lua_State *L)
+{
+	struct kiln_buf out = KILN_BUF_INIT(KILN_LIMIT_MACRO_EXPANSION);
+	size_t len;
+	const char *s = luaL_checklstring(L, 1, &len);
+
+	if (util_base64_decode(s, len, &out, NULL))
+		lua_pushnil(L);
+	else
+		lua_pushlstring(L, out.ptr, out.len);
+	kiln_buf_release(&out);
+	return 1;
+}
+
+static int l_splitargs(lua_State *L)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	size_t len;
+	const char *s = luaL_checklstring(L, 1, &len);
+	char **argv = NULL;
+	int argc = 0;
+	int i;
+
+	if (macro_split_args(s, len, &argv, &argc, &err)) {
+		macro_argv_free(argv, argc);
+		return luaL_error(L, "%s", err.msg);
+	}
+	lua_createtable(L, argc, 0);
+	for (i = 0; i < argc; i++) {
+		lua_pushstring(L, argv[i]);
+		lua_rawseti(L, -2, i + 1);
+	}
+	macro_argv_free(argv, argc);
+	return 1;
+}
+
+static int l_unsplitargs(lua_State *L)
+{
+	luaL_Buffer b;
+	lua_Integer i;
+	lua_Integer n;
+
+	luaL_checktype(L, 1, LUA_TTABLE);
+	n = (lua_Integer)lua_rawlen(L, 1);
+	luaL_buffinit(L, &b);
+	for (i = 1; i <= n; i++) {
+		if (i > 1)
+			luaL_addchar(&b, ' ');
+		luaL_addchar(&b, '\037');
+		lua_rawgeti(L, 1, i);
+		luaL_addvalue(&b);
+		luaL_addchar(&b, '\037');
+	}
+	luaL_pushresult(&b);
+	return 1;
+}
+
+static int l_glob(lua_State *L)
+{
+	const char *pat = luaL_checkstring(L, 1);
+	const char *flags = luaL_optstring(L, 2, "");
+	glob_t g = {0};
+	size_t i;
+	int rc;
+
+	rc = glob(pat, GLOB_TILDE | (strchr(flags, 'c') ? GLOB_NOCHECK : 0), NULL, &g);
+	if (rc && rc != GLOB_NOMATCH) {
+		globfree(&g);
+		return luaL_error(L, "glob %s failed", pat);
+	}
+	lua_createtable(L, (int)g.gl_pathc, 0);
+	for (i = 0; i < g.gl_pathc; i++) {
+		lua_pushstring(L, g.gl_pathv[i]);
+		lua_rawseti(L, -2, (lua_Integer)i + 1);
+	}
+	globfree(&g);
+	return 1;
+}
+
+static const luaL_Reg rpm_funcs[] = {
+	{"expand", l_expand},
+	{"define", l_define},
+	{"undefine", l_undefine},
+	{"isdefined", l_isdefined},
+	{"load", l_load},
+	{"vercmp", l_vercmp},
+	{"ver", l_ver},
+	{"execute", l_execute},
+	{"interactive", l_interactive},
+	{"b64encode", l_b64encode},
+	{"b64decode", l_b64decode},
+	{"splitargs", l_splitargs},
+	{"unsplitargs", l_unsplitargs},
+	{"glob", l_glob},
+	{NULL, NULL},
+};
+
+/* ---------------------------------------------------------------------------------------- */
+/* The macros table. */
+
+/* Call a macro with arguments from a Lua string (split like a macro call) or table. */
+static int macro_closure(lua_State *L)
+{
+	struct macro_lua *ml = upv(L);
+	const char *name = lua_tostring(L, lua_upvalueindex(2));
+	struct macro_slot *slot = macro_table_find(&ml->ctx->table, name, strlen(name));
+	struct kiln_buf out = KILN_BUF_INIT(KILN_LIMIT_MACRO_EXPANSION);
+	struct kiln_err local = KILN_ERR_INIT;
+	struct mbuf mb = {.ctx = ml->ctx, .out = &out, .err = cur_err(ml, &local)};
+	char **argv = NULL;
+	int argc = 1;
+	int i;
+
+	argv = kiln_calloc(2, sizeof(*argv));
+	if (!argv || !(argv[0] = kiln_strdup(name)))
+		goto oom;
+	if (lua_istable(L, 1)) {
+		int n = (int)lua_rawlen(L, 1);
+		char **p = kiln_reallocarray(argv, (size_t)n + 2, sizeof(*p));
+
+		if (!p)
+			goto oom;
+		argv = p;
+		for (i = 1; i <= n; i++) {
+			lua_rawgeti(L, 1, i);
+			argv[argc++] = kiln_strdup(luaL_tolstring(L, -1, NULL));
+			lua_pop(L, 2);
+		}
+		argv[argc] = NULL;
+	} else if (!lua_isnoneornil(L, 1)) {
+		size_t len;
+		const char *s = luaL_checklstring(L, 1, &len);
+
+		if (macro_split_args(s, len, &argv, &argc, mb.err))
+			goto oom;
+	}
+	if (slot) {
+		ml->ctx->active++;
+		macro_call_with_args(&mb, slot, argc, argv);
+		ml->ctx->active--;
+	}
+	macro_argv_free(argv, argc);
+	if (mb.error) {
+		kiln_buf_release(&out);
+		return luaL_error(L, "error expanding macro");
+	}
+	lua_pushlstring(L, out.ptr, out.len);
+	kiln_buf_release(&out);
+	return 1;
+oom:
+	macro_argv_free(argv, argc);
+	return luaL_error(L, "out of memory");
+}
+
+static int macros_index(lua_State *L)
+{
+	struct macro_lua *ml = upv(L);
+	const char *name = luaL_checkstring(L, 2);
+	struct macro_slot *slot = macro_table_find(&ml->ctx->table, name, strlen(name));
+	struct kiln_buf expr = KILN_BUF_INIT(KILN_LIMIT_LINE);
+	bool callable;
+
+	if (!slot || (!slot->top && !slot->builtin)) {
+		lua_pushnil(L);
+		return 1;
+	}
+	callable = slot->top ? slot->top->opts != NULL
+			     : (slot->builtin->args == MACRO_BI_ONE ||
+				slot->builtin->args == MACRO_BI_MANY);
+	if (callable) {
+		lua_pushlightuserdata(L, ml);
+		lua_pushstring(L, name);
+		lua_pushcclosure(L, macro_closure, 2);
+		return 1;
+	}
+	kiln_buf_addf(&expr, "%%{%s}", name);
+	{
+		struct kiln_buf out = KILN_BUF_INIT(KILN_LIMIT_MACRO_EXPANSION);
+		struct kiln_err local = KILN_ERR_INIT;
+		kiln_rc rc = macro_expand(ml->ctx, expr.ptr, expr.len, &out, cur_err(ml, &local));
+
+		kiln_buf_release(&expr);
+		if (rc) {
+			kiln_buf_release(&out);
+			return luaL_error(L, "error expanding macro");
+		}
+		lua_pushlstring(L, out.ptr, out.len);
+		kiln_buf_release(&out);
+	}
+	return 1;
+}
+
+static int macros_newindex(lua_State *L)
+{
+	struct macro_lua *ml = upv(L);
+	struct kiln_err err = KILN_ERR_INIT;
+	const char *name = luaL_checkstring(L, 2);
+
+	if (lua_isnil(L, 3)) {
+		if (macro_undefine(ml->ctx, name, &err))
+			return luaL_error(L, "%s", err.msg);
+		return 0;
+	}
+	if (macro_define(ml->ctx, name, NULL, luaL_tolstring(L, 3, NULL), MACRO_LEVEL_GLOBAL,
+			 &err))
+		return luaL_error(L, "%s", err.msg);
+	return 0;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* A posix subset, with luaposix's conventions: 0 on success, (nil, message, errno) on
+ * failure; numbers are Lua floats as rpm's bundled module pushes them. */
+
+static int px_result(lua_State *L, int rc, const char *info)
+{
+	int e = errno;
+
+	if (rc != -1) {
+		lua_pushnumber(L, rc);
+		return 1;
+	}
+	lua_pushnil(L);
+	if (info)
+		lua_pushfstring(L, "%s: %s", info, strerror(e));
+	else
+		lua_pushstring(L, strerror(e));
+	lua_pushnumber(L, e);
+	return 3;
+}
+
+static void mode_string(mode_t m, char *s)
+{
+	static const char rwx[] = "rwxrwxrwx";
+	int i;
+
+	for (i = 0; i < 9; i++)
+		s[i] = (m & (1u << (8 - i))) ? rwx[i] : '-';
+	if (m & S_ISUID)
+		s[2] = (m & S_IXUSR) ? 's' : 'S';
+	if (m & S_ISGID)
+		s[5] = (m & S_IXGRP) ? 's' : 'S';
+	if (m & S_ISVTX)
+		s[8] = (m & S_IXOTH) ? 't' : 'T';
+	s[9] = '\0';
+}
+
+static int px_access(lua_State *L)
+{
+	const char *path = luaL_checkstring(L, 1);
+	const char *how = luaL_optstring(L, 2, "f");
+	int mode = 0;
+
+	for (; *how; how++) {
+		if (*how == 'r')
+			mode |= R_OK;
+		else if (*how == 'w')
+			mode |= W_OK;
+		else if (*how == 'x')
+			mode |= X_OK;
+		else if (*how != 'f')
+			return luaL_argerror(L, 2, "unknown mode");
+	}
+	return px_result(L, access(path, mode), path);
+}
+
+static int px_chdir(lua_State *L)
+{
+	const char *path = luaL_checkstring(L, 1);
+
+	return px_result(L, chdir(path), path);
+}
+
+static int px_chmod(lua_State *L)
+{
+	const char *path = luaL_checkstring(L, 1);
+	mode_t mode = (mode_t)luaL_checkinteger(L, 2);
+
+	return px_result(L, chmod(path, mode), path);
+}
+
+static int px_getcwd(lua_State *L)
+{
+	char buf[KILN_LIMIT_PATH];
+
+	if (!getcwd(buf, sizeof(buf)))
+		return px_result(L, -1, ".");
+	lua_pushstring(L, buf);
+	return 1;
+}
+
+static int px_getenv(lua_State *L)
+{
+	const char *v = getenv(luaL_checkstring(L, 1));
+
+	if (v)
+		lua_pushstring(L, v);
+	else
+		lua_pushnil(L);
+	return 1;
+}
+
+static int px_setenv(lua_State *L)
+{
+	const char *name = luaL_checkstring(L, 1);
+	const char *value = luaL_optstring(L, 2, NULL);
+	int overwrite = lua_isnoneornil(L, 3) ? 1 : lua_toboolean(L, 3);
+
+	if (!value)
+		return px_result(L, unsetenv(name), name);
+	return px_result(L, setenv(name, value, overwrite), name);
+}
+
+static int px_unsetenv(lua_State *L)
+{
+	const char *name = luaL_checkstring(L, 1);
+
+	return px_result(L, unsetenv(name), name);
+}
+
+static int px_putenv(lua_State *L)
+{
+	const char *s = luaL_checkstring(L, 1);
+	const char *eq = strchr(s, '=');
+	char name[256];
+
+	if (!eq || (size_t)(eq - s) >= sizeof(name))
+		return luaL_argerror(L, 1, "expected NAME=VALUE");
+	memcpy(name, s, (size_t)(eq - s));
+	name[eq - s] = '\0';
+	return px_result(L, setenv(name, eq + 1, 1), s);
+}
+
+static int px_mkdir(lua_State *L)
+{
+	const char *path = luaL_checkstring(L, 1);
+
+	return px_result(L, mkdir(path, 0777), path);
+}
+
+static int px_rmdir(lua_State *L)
+{
+	const char *path = luaL_checkstring(L, 1);
+
+	return px_result(L, rmdir(path), path);
+}
+
+static int px_link(lua_State *L)
+{
+	const char *a = luaL_checkstring(L, 1);
+	const char *b = luaL_checkstring(L, 2);
+
+	return px_result(L, link(a, b), NULL);
+}
+
+static int px_symlink(lua_State *L)
+{
+	const char *a = luaL_checkstring(L, 1);
+	const char *b = luaL_checkstring(L, 2);
+
+	return px_result(L, symlink(a, b), NULL);
+}
+
+static int px_readlink(lua_State *L)
+{
+	const char *path = luaL_checkstring(L, 1);
+	char buf[KILN_LIMIT_PATH];
+	ssize_t n = readlink(path, buf, sizeof(buf));
+
+	if (n < 0)
+		return px_result(L, -1, path);
+	lua_pushlstring(L, buf, (size_t)n);
+	return 1;
+}
+
+static const char *file_type(mode_t m)
+{
+	if (S_ISREG(m))
+		return "regular";
+	if (S_ISLNK(m))
+		return "link";
+	if (S_ISDIR(m))
+		return "directory";
+	if (S_ISCHR(m))
+		return "character device";
+	if (S_ISBLK(m))
+		return "block device";
+	if (S_ISFIFO(m))
+		return "fifo";
+	if (S_ISSOCK(m))
+		return "socket";
+	return "?";
+}
+
+static void stat_push_field(lua_State *L, const struct stat *st, const char *f)
+{
+	char mode[10];
+
+	if (!strcmp(f, "mode")) {
+		mode_string(st->st_mode, mode);
+		lua_pushstring(L, mode);
+	} else if (!strcmp(f, "type")) {
+		lua_pushstring(L, file_type(st->st_mode));
+	} else if (!strcmp(f, "ino")) {
+		lua_pushnumber(L, (lua_Number)st->st_ino);
+	} else if (!strcmp(f, "dev")) {
+		lua_pushnumber(L, (lua_Number)st->st_dev);
+	} else if (!strcmp(f, "nlink")) {
+		lua_pushnumber(L, (lua_Number)st->st_nlink);
+	} else if (!strcmp(f, "uid")) {
+		lua_pushnumber(L, st->st_uid);
+	} else if (!strcmp(f, "gid")) {
+		lua_pushnumber(L, st->st_gid);
+	} else if (!strcmp(f, "size")) {
+		lua_pushnumber(L, (lua_Number)st->st_size);
+	} else if (!strcmp(f, "atime")) {
+		lua_pushnumber(L, (lua_Number)st->st_atime);
+	} else if (!strcmp(f, "mtime")) {
+		lua_pushnumber(L, (lua_Number)st->st_mtime);
+	} else if (!strcmp(f, "ctime")) {
+		lua_pushnumber(L, (lua_Number)st->st_ctime);
+	} else {
+		lua_pushnil(L);
+	}
+}
+
+static int px_stat(lua_State *L)
+{
+	static const char *const fields[] = {"mode",  "ino",  "dev",   "nlink", "uid",  "gid",
+					     "size",  "atime", "mtime", "ctime", "type"};
+	const char *path = luaL_checkstring(L, 1);
+	struct stat st;
+	size_t i;
+
+	if (stat(path, &st) < 0)
+		return px_result(L, -1, path);
+	if (!lua_isnoneornil(L, 2)) {
+		stat_push_field(L, &st, luaL_checkstring(L, 2));
+		return 1;
+	}
+	lua_newtable(L);
+	for (i = 0; i < KILN_ARRAY_SIZE(fields); i++) {
+		stat_push_field(L, &st, fields[i]);
+		lua_setfield(L, -2, fields[i]);
+	}
+	return 1;
+}
+
+static int px_dir(lua_State *L)
+{
+	const char *path = luaL_optstring(L, 1, ".");
+	struct dirent *de;
+	DIR *d = opendir(path);
+	lua_Integer i = 0;
+
+	if (!d)
+		return px_result(L, -1, path);
+	lua_newtable(L);
+	while ((de = readdir(d))) {
+		lua_pushstring(L, de->d_name);
+		lua_rawseti(L, -2, ++i);
+	}
+	closedir(d);
+	return 1;
+}
+
+static int px_files_iter(lua_State *L)
+{
+	DIR **d = lua_touserdata(L, lua_upvalueindex(1));
+	struct dirent *de;
+
+	if (!*d)
+		return 0;
+	de = readdir(*d);
+	if (!de) {
+		closedir(*d);
+		*d = NULL;
+		return 0;
+	}
+	lua_pushstring(L, de->d_name);
+	return 1;
+}
+
+static int px_files_gc(lua_State *L)
+{
+	DIR **d = lua_touserdata(L, 1);
+
+	if (*d)
+		closedir(*d);
+	*d = NULL;
+	return 0;
+}
+
+static int px_files(lua_State *L)
+{
+	const char *path = luaL_optstring(L, 1, ".");
+	DIR **d = lua_newuserdatauv(L, sizeof(*d), 0);
+
+	*d = opendir(path);
+	if (!*d)
+		return px_result(L, -1, path);
+	if (luaL_newmetatable(L, "kiln.posix.dir")) {
+		lua_pushcfunction(L, px_files_gc);
+		lua_setfield(L, -2, "__gc");
+	}
+	lua_setmetatable(L, -2);
+	lua_pushcclosure(L, px_files_iter, 1);
+	return 1;
+}
+
+static int px_umask(lua_State *L)
+{
+	mode_t old;
+	char mode[10];
+
+	if (lua_isnoneornil(L, 1)) {
+		old = umask(0);
+		umask(old);
+	} else {
+		old = umask((mode_t)luaL_checkinteger(L, 1));
+	}
+	mode_string((~old) & 0777, mode);
+	lua_pushstring(L, mode);
+	return 1;
+}
+
+static int px_uname(lua_State *L)
+{
+	const char *fmt = luaL_optstring(L, 1, "%s %n %r %v %m");
+	struct utsname u;
+	luaL_Buffer b;
+
+	if (uname(&u) < 0)
+		return px_result(L, -1, NULL);
+	luaL_buffinit(L, &b);
+	for (; *fmt; fmt++) {
+		if (*fmt != '%' || !fmt[1]) {
+			luaL_addchar(&b, *fmt);
+			continue;
+		}
+		switch (*++fmt) {
+		case 'm':
+			luaL_addstring(&b, u.machine);
+			break;
+		case 'n':
+			luaL_addstring(&b, u.nodename);
+			break;
+		case 'r':
+			luaL_addstring(&b, u.release);
+			break;
+		case 's':
+			luaL_addstring(&b, u.sysname);
+			break;
+		case 'v':
+			luaL_addstring(&b, u.version);
+			break;
+		default:
+			luaL_addchar(&b, *fmt);
+		}
+	}
+	luaL_pushresult(&b);
+	return 1;
+}
+
+static int px_getprocessid(lua_State *L)
+{
+	const char *what = luaL_optstring(L, 1, "pid");
+
+	if (!strcmp(what, "ppid"))
+		lua_pushnumber(L, getppid());
+	else if (!strcmp(what, "pgrp"))
+		lua_pushnumber(L, getpgrp());
+	else
+		lua_pushnumber(L, getpid());
+	return 1;
+}
+
+static int px_sleep(lua_State *L)
+{
+	lua_pushnumber(L, sleep((unsigned)luaL_checkinteger(L, 1)));
+	return 1;
+}
+
+static int px_errno(lua_State *L)
+{
+	int e = errno;
+
+	lua_pushstring(L, strerror(e));
+	lua_pushnumber(L, e);
+	return 2;
+}
+
+static const luaL_Reg posix_funcs[] = {
+	{"access", px_access},	 {"chdir", px_chdir},
+	{"chmod", px_chmod},	 {"dir", px_dir},
+	{"errno", px_errno},	 {"files", px_files},
+	{"getcwd", px_getcwd},	 {"getenv", px_getenv},
+	{"getprocessid", px_getprocessid}, {"link", px_link},
+	{"mkdir", px_mkdir},	 {"putenv", px_putenv},
+	{"readlink", px_readlink}, {"rmdir", px_rmdir},
+	{"setenv", px_setenv},	 {"sleep", px_sleep},
+	{"stat", px_stat},	 {"symlink", px_symlink},
+	{"umask", px_umask},	 {"uname", px_uname},
+	{"unsetenv", px_unsetenv}, {NULL, NULL},
+};
+
+/* ---------------------------------------------------------------------------------------- */
+/* State. */
+
+static void register_lib(lua_State *L, struct macro_lua *ml, const char *name,
+			 const luaL_Reg *funcs)
+{
+	lua_newtable(L);
+	lua_pushlightuserdata(L, ml);
+	luaL_setfuncs(L, funcs, 1);
+	lua_setglobal(L, name);
+}
+
+static void register_all(lua_State *L, struct macro_lua *ml)
+{
+	static const luaL_Reg ver_meta[] = {
+		{"__tostring", ver_tostring}, {"__eq", ver_eq}, {"__lt", ver_lt},
+		{"__le", ver_le},	      {NULL, NULL},
+	};
+	static const luaL_Reg macros_meta[] = {
+		{"__index", macros_index}, {"__newindex", macros_newindex}, {NULL, NULL}};
+
+	lua_pushlightuserdata(L, ml);
+	lua_pushcclosure(L, l_print, 1);
+	lua_setglobal(L, "print");
+	register_lib(L, ml, "rpm", rpm_funcs);
+	register_lib(L, ml, "posix", posix_funcs);
+	luaL_newmetatable(L, "rpm.ver");
+	luaL_setfuncs(L, ver_meta, 0);
+	lua_pop(L, 1);
+	lua_newtable(L);
+	lua_newtable(L);
+	lua_pushlightuserdata(L, ml);
+	luaL_setfuncs(L, macros_meta, 1);
+	lua_setmetatable(L, -2);
+	lua_setglobal(L, "macros");
+}
+
+static struct macro_lua *lua_get(struct macro_ctx *ctx, struct kiln_err *err)
+{
+	struct macro_lua *ml = ctx->lua;
+
+	if (ml)
+		return ml;
+	ml = kiln_calloc(1, sizeof(*ml));
+	if (!ml || !(ml->L = luaL_newstate())) {
+		free(ml);
+		kiln_err_set(err, KILN_ENOMEM, "cannot create the Lua state");
+		return NULL;
+	}
+	ml->ctx = ctx;
+	luaL_openlibs(ml->L);
+	register_all(ml->L, ml);
+	ctx->lua = ml;
+	return ml;
+}
+
+void macro_lua_free(struct macro_lua *ml)
+{
+	if (!ml)
+		return;
+	lua_close(ml->L);
+	free(ml);
+}
+
+/* opt and arg for a chunk run inside a parametric macro (rpm re-parses the call's
+ * arguments with the macro's options). */
+static void push_opt_arg(lua_State *L, const struct mbuf *mb)
+{
+	const char *opts = mb->call_opts;
+	lua_Integer nargs = 0;
+	int i;
+
+	lua_newtable(L); /* opt */
+	lua_newtable(L); /* arg */
+	if (!mb->call_argv)
+		return;
+	for (i = 1; i < mb->call_argc; i++) {
+		const char *a = mb->call_argv[i];
+		const char *p;
+
+		if (opts && strcmp(opts, "-") && !strcmp(a, "--")) {
+			while (++i < mb->call_argc) {
+				lua_pushstring(L, mb->call_argv[i]);
+				lua_rawseti(L, -2, ++nargs);
+			}
+			break;
+		}
+		if (!opts || !strcmp(opts, "-") || a[0] != '-' || !a[1]) {
+			lua_pushstring(L, a);
+			lua_rawseti(L, -2, ++nargs);
+			continue;
+		}
+		for (p = a + 1; *p; p++) {
+			const char *spec = strchr(opts, *p);
+			char key[2] = {*p, '\0'};
+
+			if (spec && spec[1] == ':') {
+				const char *v = p[1] ? p + 1 : (i + 1 < mb->call_argc ? mb->call_argv[++i] : "");
+
+				lua_pushstring(L, v);
+				lua_setfield(L, -3, key);
+				break;
+			}
+			lua_pushstring(L, "");
+			lua_setfield(L, -3, key);
+		}
+	}
+}
+
+void macro_lua_run(struct mbuf *mb, const char *code, size_t len)
+{
+	static const char prologue[] = "local opt, arg = ... ";
+	struct kiln_buf chunk = KILN_BUF_INIT(KILN_LIMIT_MACRO_EXPANSION);
+	struct kiln_buf printed = KILN_BUF_INIT(KILN_LIMIT_MACRO_EXPANSION);
+	struct macro_lua *ml = lua_get(mb->ctx, mb->err);
+	struct mbuf *saved;
+	lua_State *L;
+	int top;
+	int n;
+	int i;
+
+	if (!ml) {
+		mb->error = true;
+		return;
+	}
+	if (ml->nprints >= LUA_PRINT_DEPTH) {
+		macro_mb_error(mb, KILN_ELIMIT, "lua scripts nested too deeply");
+		return;
+	}
+	L = ml->L;
+	top = lua_gettop(L);
+	kiln_buf_addstr(&chunk, prologue);
+	kiln_buf_add(&chunk, code, len);
+	if (luaL_loadbuffer(L, chunk.ptr, chunk.len, "<lua>") != LUA_OK) {
+		macro_mb_error(mb, KILN_ESYNTAX, "invalid syntax in lua script: %s",
+			       lua_tostring(L, -1));
+		goto out;
+	}
+	push_opt_arg(L, mb);
+	saved = ml->mb;
+	ml->mb = mb;
+	ml->prints[ml->nprints++] = &printed;
+	if (lua_pcall(L, 2, LUA_MULTRET, 0) != LUA_OK) {
+		ml->nprints--;
+		ml->mb = saved;
+		macro_mb_error(mb, KILN_EMACRO, "lua script failed: %s", lua_tostring(L, -1));
+		goto out;
+	}
+	n = lua_gettop(L) - top;
+	for (i = 1; i <= n; i++) {
+		size_t l;
+		const char *s = luaL_tolstring(L, top + i, &l);
+
+		if (i > 1)
+			kiln_buf_addch(&printed, '\t');
+		kiln_buf_add(&printed, s, l);
+		lua_pop(L, 1);
+	}
+	ml->nprints--;
+	ml->mb = saved;
+	kiln_buf_add(mb->out, printed.ptr, printed.len);
+out:
+	lua_settop(L, top);
+	kiln_buf_release(&chunk);
+	kiln_buf_release(&printed);
+}
+
+/* Push the value at a dotted global path ("string.gsub"). */
+static bool push_path(lua_State *L, const char *name)
+{
+	const char *p = name;
+
+	lua_pushglobaltable(L);
+	while (*p) {
+		const char *dot = strchr(p, '.');
+		size_t n = dot ? (size_t)(dot - p) : strlen(p);
+
+		if (!lua_istable(L, -1))
+			return false;
+		lua_pushlstring(L, p, n);
+		lua_gettable(L, -2);
+		lua_remove(L, -2);
+		p += n + (dot ? 1 : 0);
+	}
+	return lua_isfunction(L, -1);
+}
+
+kiln_rc macro_lua_call(struct macro_ctx *ctx, const char *name, int argc,
+		       const char *const *argv, struct kiln_buf *out, struct kiln_err *err)
+{
+	struct macro_lua *ml = lua_get(ctx, err);
+	lua_State *L;
+	kiln_rc rc = KILN_OK;
+	int top;
+	int i;
+
+	if (!ml)
+		return err ? err->code : KILN_ENOMEM;
+	L = ml->L;
+	top = lua_gettop(L);
+	if (!push_path(L, name)) {
+		rc = kiln_err_set(err, KILN_ENOTFOUND, "lua function '%s' not found", name);
+		goto out;
+	}
+	for (i = 0; i < argc; i++)
+		lua_pushstring(L, argv[i]);
+	if (lua_pcall(L, argc, 1, 0) != LUA_OK) {
+		rc = kiln_err_set(err, KILN_EMACRO, "lua script failed: %s", lua_tostring(L, -1));
+		goto out;
+	}
+	if (!lua_isnil(L, -1)) {
+		size_t l;
+		const char *s = luaL_tolstring(L, -1, &l);
+
+		kiln_buf_add(out, s, l);
+	}
+out:
+	lua_settop(L, top);
+	return rc;
+}

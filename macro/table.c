@@ -1,0 +1,255 @@
+/*
+ * table.c - the macro table: names to stacks of definitions, call scopes, the graveyard.
+ */
+#include "util/util.h"
+
+#include "macro/macro_int.h"
+
+#define TABLE_MIN 1024
+
+static uint32_t name_hash(const char *s, size_t len)
+{
+	uint32_t h = 2166136261u;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 16777619u;
+	}
+	return h;
+}
+
+static void def_free_stack(struct macro_def *d)
+{
+	while (d) {
+		struct macro_def *below = d->below;
+
+		free(d);
+		d = below;
+	}
+}
+
+void macro_table_release(struct macro_table *t)
+{
+	size_t i;
+
+	if (!t)
+		return;
+	for (i = 0; i < t->cap; i++) {
+		struct macro_slot *s = t->slots[i];
+
+		if (!s)
+			continue;
+		def_free_stack(s->top);
+		free(s->name);
+		free(s);
+	}
+	free(t->slots);
+	t->slots = NULL;
+	t->cap = t->used = 0;
+}
+
+struct macro_slot *macro_table_find(const struct macro_table *t, const char *name, size_t len)
+{
+	uint32_t h;
+	size_t i;
+
+	if (!t->cap)
+		return NULL;
+	h = name_hash(name, len);
+	for (i = h & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
+		struct macro_slot *s = t->slots[i];
+
+		if (!s)
+			return NULL;
+		if (s->hash == h && s->name_len == len && !memcmp(s->name, name, len))
+			return s;
+	}
+}
+
+static bool table_grow(struct macro_table *t)
+{
+	size_t cap = t->cap ? t->cap * 2 : TABLE_MIN;
+	struct macro_slot **slots = kiln_calloc(cap, sizeof(*slots));
+	size_t i;
+
+	if (!slots)
+		return false;
+	for (i = 0; i < t->cap; i++) {
+		struct macro_slot *s = t->slots[i];
+		size_t j;
+
+		if (!s)
+			continue;
+		for (j = s->hash & (cap - 1); slots[j]; j = (j + 1) & (cap - 1))
+			;
+		slots[j] = s;
+	}
+	free(t->slots);
+	t->slots = slots;
+	t->cap = cap;
+	return true;
+}
+
+kiln_rc macro_table_slot(struct macro_table *t, const char *name, size_t len,
+			 struct macro_slot **out, struct kiln_err *err)
+{
+	struct macro_slot *s = macro_table_find(t, name, len);
+	size_t i;
+
+	if (s) {
+		*out = s;
+		return KILN_OK;
+	}
+	/* Keep the load factor under one half so probes stay short. */
+	if ((t->used + 1) * 2 > t->cap && !table_grow(t))
+		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	s = kiln_calloc(1, sizeof(*s));
+	if (!s || !(s->name = kiln_strndup(name, len))) {
+		free(s);
+		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	}
+	s->name_len = len;
+	s->hash = name_hash(name, len);
+	for (i = s->hash & (t->cap - 1); t->slots[i]; i = (i + 1) & (t->cap - 1))
+		;
+	t->slots[i] = s;
+	t->used++;
+	*out = s;
+	return KILN_OK;
+}
+
+static kiln_rc scope_record(struct macro_ctx *ctx, struct macro_slot *slot,
+			    struct kiln_err *err)
+{
+	if (ctx->nscope == ctx->capscope) {
+		size_t cap = ctx->capscope ? ctx->capscope * 2 : 64;
+		struct macro_slot **p = kiln_reallocarray(ctx->scope, cap, sizeof(*p));
+
+		if (!p)
+			return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+		ctx->scope = p;
+		ctx->capscope = cap;
+	}
+	ctx->scope[ctx->nscope++] = slot;
+	return KILN_OK;
+}
+
+kiln_rc macro_push(struct macro_ctx *ctx, const char *name, size_t name_len, const char *opts,
+		   const char *body, size_t body_len, int level, unsigned flags,
+		   struct kiln_err *err)
+{
+	size_t optlen = opts ? strlen(opts) + 1 : 0;
+	struct macro_slot *slot;
+	struct macro_def *d;
+	size_t total;
+	kiln_rc rc;
+
+	rc = macro_table_slot(&ctx->table, name, name_len, &slot, err);
+	if (rc)
+		return rc;
+	if (!util_add_ok(sizeof(*d) + optlen, body_len + 1, &total))
+		return kiln_err_set(err, KILN_ELIMIT, "macro body too large");
+	d = kiln_malloc(total);
+	if (!d)
+		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	d->grave = NULL;
+	d->body = (char *)(d + 1);
+	memcpy(d->body, body, body_len);
+	d->body[body_len] = '\0';
+	d->body_len = body_len;
+	d->opts = NULL;
+	if (opts) {
+		d->opts = d->body + body_len + 1;
+		memcpy(d->opts, opts, optlen);
+	}
+	d->level = level;
+	d->flags = flags;
+	if (level > 0 && level >= ctx->level && ctx->level > 0) {
+		rc = scope_record(ctx, slot, err);
+		if (rc) {
+			free(d);
+			return rc;
+		}
+	}
+	d->below = slot->top;
+	slot->top = d;
+	return KILN_OK;
+}
+
+void macro_pop(struct macro_ctx *ctx, struct macro_slot *slot)
+{
+	struct macro_def *d = slot->top;
+
+	if (!d)
+		return;
+	slot->top = d->below;
+	d->below = NULL;
+	/* An expansion may still be reading this body (a macro that undefines itself), so
+	 * it is freed only once no expansion runs. */
+	d->grave = ctx->graveyard;
+	ctx->graveyard = d;
+}
+
+void macro_graveyard_empty(struct macro_ctx *ctx)
+{
+	struct macro_def *d = ctx->graveyard;
+
+	while (d) {
+		struct macro_def *next = d->grave;
+
+		free(d);
+		d = next;
+	}
+	ctx->graveyard = NULL;
+}
+
+void macro_scope_unwind(struct mbuf *mb, size_t mark, int level)
+{
+	struct macro_ctx *ctx = mb->ctx;
+
+	while (ctx->nscope > mark) {
+		struct macro_slot *slot = ctx->scope[--ctx->nscope];
+
+		while (slot->top && slot->top->level >= level) {
+			if (!(slot->top->flags & (MACRO_DEF_AUTO | MACRO_DEF_USED))) {
+				macro_mb_warn(mb, "Macro %%%s defined but not used within scope",
+					      slot->name);
+			}
+			macro_pop(ctx, slot);
+		}
+	}
+}
+
+struct macro_def *macro_lookup(struct macro_ctx *ctx, struct macro_slot *slot)
+{
+	struct macro_def *d = slot ? slot->top : NULL;
+
+	if (!d)
+		return NULL;
+	/* Automatic macros (%1, %*, %-f ...) belong to one call; a nested call must not see
+	 * its caller's. */
+	if ((d->flags & MACRO_DEF_AUTO) && ctx->level > d->level)
+		return NULL;
+	d->flags |= MACRO_DEF_USED;
+	return d;
+}
+
+bool macro_name_valid(const char *name, size_t len)
+{
+	size_t i;
+
+	if (!len)
+		return false;
+	if (!((name[0] >= 'a' && name[0] <= 'z') || (name[0] >= 'A' && name[0] <= 'Z') ||
+	      (name[0] == '_' && len > 1)))
+		return false;
+	for (i = 1; i < len; i++) {
+		char c = name[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '_'))
+			return false;
+	}
+	return true;
+}

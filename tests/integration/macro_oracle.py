@@ -1,0 +1,59 @@
+"""Run the same macro expressions through `rpm --eval` and `kiln eval`.
+
+Shared by the differential tests and by bench/macro. Both tools get the same macro files,
+rpmrc and defines, so any difference is kiln's.
+"""
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+CASES = ROOT / "tests" / "data" / "macro" / "diff_cases.txt"
+
+RPM_MACROFILES = ("/usr/lib/rpm/macros:/usr/lib/rpm/macros.d/macros.*:"
+                  "/usr/lib/rpm/platform/%{_target}/macros:/usr/lib/rpm/fileattrs/*.attr")
+RPM_RCFILE = "/usr/lib/rpm/rpmrc"
+
+LUA_OPTS = ('%{lua:local t = {} for k in pairs(opt) do t[#t+1] = k end table.sort(t) '
+            'for _, k in ipairs(t) do print(k .. "=" .. opt[k] .. ";") end '
+            'print(#arg, arg[1])}')
+
+DEFINES = [
+    "a b",
+    "f(x:) [%{-x*}] [%1] [%*] [%#]",
+    "bar B",
+    "pm(ab:) <%{-a}|%{-b*}|%*|%#|%0|%**>",
+    "mb %bar",
+    "foo2() [%1|%2]",
+    "np NP",
+    "two 2",
+    "s abc",
+    "neg -5",
+    "foo3 1 + 2",
+    "lm(ab:) " + LUA_OPTS,
+    # kiln's %getconfdir is its own directory; point rpm's files at rpm's.
+    "_rpmconfigdir /usr/lib/rpm",
+]
+
+
+def load_cases(path=CASES):
+    text = path.read_text()
+    chunks = text.split("\n----\n")
+    # The first chunk is the header comment.
+    return [c for c in chunks[1:]]
+
+
+def common_args(macrofiles=RPM_MACROFILES, rcfile=RPM_RCFILE, defines=DEFINES):
+    args = ["--macros", macrofiles, "--rcfile", rcfile]
+    for d in defines:
+        args += ["--define", d]
+    return args
+
+
+def run_rpm(expr, **kw):
+    return subprocess.run(["rpm", *common_args(**kw), "--eval", expr], capture_output=True,
+                          timeout=60)
+
+
+def run_kiln(kiln, expr, **kw):
+    return subprocess.run([str(kiln), "eval", *common_args(**kw), "--", expr],
+                          capture_output=True, timeout=60)
