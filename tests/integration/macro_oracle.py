@@ -3,6 +3,7 @@
 Shared by the differential tests and by bench/macro. Both tools get the same macro files,
 rpmrc and defines, so any difference is kiln's.
 """
+import os
 import subprocess
 from pathlib import Path
 
@@ -12,6 +13,9 @@ CASES = ROOT / "tests" / "data" / "macro" / "diff_cases.txt"
 RPM_MACROFILES = ("/usr/lib/rpm/macros:/usr/lib/rpm/macros.d/macros.*:"
                   "/usr/lib/rpm/platform/%{_target}/macros:/usr/lib/rpm/fileattrs/*.attr")
 RPM_RCFILE = "/usr/lib/rpm/rpmrc"
+
+# The same environment for both tools, and no user configuration files.
+ENV = dict(os.environ, HOME="/nonexistent-home", LC_ALL="C")
 
 LUA_OPTS = ('%{lua:local t = {} for k in pairs(opt) do t[#t+1] = k end table.sort(t) '
             'for _, k in ipairs(t) do print(k .. "=" .. opt[k] .. ";") end '
@@ -35,6 +39,25 @@ DEFINES = [
 ]
 
 
+KILN_MACROFILES = (f"{ROOT}/configs/macros:{ROOT}/configs/macros.d/macros.*:"
+                   f"{ROOT}/configs/platform/%{{_target}}/macros")
+KILN_RCFILE = f"{ROOT}/configs/rpmrc"
+
+
+def run_rpm_on_kiln_configs(expr):
+    """rpm reading kiln's own configuration files."""
+    return run_rpm(expr, macrofiles=KILN_MACROFILES, rcfile=KILN_RCFILE)
+
+
+def run_kiln_defaults(kiln, expr):
+    """kiln with no --macros/--rcfile: its own configuration."""
+    args = []
+    for d in DEFINES:
+        args += ["--define", d]
+    return subprocess.run([str(kiln), "eval", *args, "--", expr], capture_output=True,
+                          timeout=60, env=ENV)
+
+
 def load_cases(path=CASES):
     text = path.read_text()
     chunks = text.split("\n----\n")
@@ -51,9 +74,9 @@ def common_args(macrofiles=RPM_MACROFILES, rcfile=RPM_RCFILE, defines=DEFINES):
 
 def run_rpm(expr, **kw):
     return subprocess.run(["rpm", *common_args(**kw), "--eval", expr], capture_output=True,
-                          timeout=60)
+                          timeout=60, env=ENV)
 
 
 def run_kiln(kiln, expr, **kw):
     return subprocess.run([str(kiln), "eval", *common_args(**kw), "--", expr],
-                          capture_output=True, timeout=60)
+                          capture_output=True, timeout=60, env=ENV)

@@ -23,3 +23,14 @@ def test_same_as_rpm(kiln_bin, expr):
         f"rpm rc={want.returncode} stderr={want.stderr!r}; "
         f"kiln rc={got.returncode} stderr={got.stderr!r}")
     assert got.stdout == want.stdout, f"kiln stderr: {got.stderr!r}"
+
+
+@pytest.mark.parametrize("expr", CASES, ids=[f"case{i}" for i in range(len(CASES))])
+def test_kiln_configs_same_in_rpm(kiln_bin, expr):
+    """kiln's own configs/ read by rpm give what kiln prints with its defaults."""
+    want = mo.run_rpm_on_kiln_configs(expr)
+    got = mo.run_kiln_defaults(kiln_bin, expr)
+    assert (got.returncode == 0) == (want.returncode == 0), (
+        f"rpm rc={want.returncode} stderr={want.stderr!r}; "
+        f"kiln rc={got.returncode} stderr={got.stderr!r}")
+    assert got.stdout == want.stdout, f"kiln stderr: {got.stderr!r}"
