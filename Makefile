@@ -137,7 +137,8 @@ lint: $(LIBKILN)
 	./scripts/lint.sh $(LIBKILN)
 
 format:
-	clang-format -i $$(git ls-files '*.c' '*.h')
+	clang-format -i $$(git ls-files --cached --others --exclude-standard '*.c' '*.h' | \
+		grep -v '^tests/data/')
 
 bench: all
 	./scripts/bench.sh

@@ -75,7 +75,7 @@ void cli_print_version(FILE *out);
 struct macro_ctx;
 
 struct cli_macro_op {
-	char kind;       /* 'D' define, 'U' undefine, 'W' --with, 'O' --without */
+	char kind;       /* 'D' define, 'U' undefine, 'L' load, 'W' --with, 'O' --without */
 	const char *arg; /* borrowed from argv */
 };
 
@@ -94,58 +94,31 @@ struct cli_macro_opts {
 
 kiln_rc cli_macro_define_cb(void *ctx, const char *arg, struct kiln_err *err);
 kiln_rc cli_macro_undefine_cb(void *ctx, const char *arg, struct kiln_err *err);
+kiln_rc cli_macro_load_cb(void *ctx, const char *arg, struct kiln_err *err);
 kiln_rc cli_macro_with_cb(void *ctx, const char *arg, struct kiln_err *err);
 kiln_rc cli_macro_without_cb(void *ctx, const char *arg, struct kiln_err *err);
 
-#define CLI_MACRO_OPTS(type, member)                                                               \
-	{"define",                                                                                 \
-	 'D',                                                                                      \
-	 CLI_OPT_CALLBACK,                                                                         \
-	 0,                                                                                        \
-	 cli_macro_define_cb,                                                                      \
-	 "'NAME BODY'",                                                                            \
-	 "define macro NAME with BODY"},                                                           \
-	    {"undefine",           0, CLI_OPT_CALLBACK, 0, cli_macro_undefine_cb, "NAME",          \
-	     "undefine macro NAME"},                                                               \
-	    {"with",                                                                               \
-	     0,                                                                                    \
-	     CLI_OPT_CALLBACK,                                                                     \
-	     0,                                                                                    \
-	     cli_macro_with_cb,                                                                    \
-	     "OPTION",                                                                             \
-	     "enable the build condition OPTION (%_with_OPTION)"},                                 \
-	    {"without",                                                                            \
-	     0,                                                                                    \
-	     CLI_OPT_CALLBACK,                                                                     \
-	     0,                                                                                    \
-	     cli_macro_without_cb,                                                                 \
-	     "OPTION",                                                                             \
-	     "disable the build condition OPTION (%_without_OPTION)"},                             \
-	    {"macros",                                                                             \
-	     0,                                                                                    \
-	     CLI_OPT_STRING,                                                                       \
-	     offsetof(type, member.macros),                                                        \
-	     NULL,                                                                                 \
-	     "PATHLIST",                                                                           \
-	     "read these macro files instead of kiln's (colon-separated, globs)"},                 \
-	    {"rcfile",                                                                             \
-	     0,                                                                                    \
-	     CLI_OPT_STRING,                                                                       \
-	     offsetof(type, member.rcfile),                                                        \
-	     NULL,                                                                                 \
-	     "PATHLIST",                                                                           \
-	     "read these rpmrc files instead of kiln's"},                                          \
-	    {"target",                                                                             \
-	     0,                                                                                    \
-	     CLI_OPT_STRING,                                                                       \
-	     offsetof(type, member.target),                                                        \
-	     NULL,                                                                                 \
-	     "CPU-VENDOR-OS",                                                                      \
-	     "expand for this target platform"},                                                   \
-	{                                                                                          \
-		"verbose", 'v', CLI_OPT_FLAG, offsetof(type, member.verbose), NULL, NULL,          \
-		    "make %verbose true"                                                           \
-	}
+/* clang-format off */
+#define CLI_MACRO_OPTS(type, member) \
+	{"define", 'D', CLI_OPT_CALLBACK, 0, cli_macro_define_cb, "'NAME BODY'", \
+	 "define macro NAME with BODY"}, \
+	{"undefine", 0, CLI_OPT_CALLBACK, 0, cli_macro_undefine_cb, "NAME", \
+	 "undefine macro NAME"}, \
+	{"load", 0, CLI_OPT_CALLBACK, 0, cli_macro_load_cb, "FILE", \
+	 "load the macro file FILE"}, \
+	{"with", 0, CLI_OPT_CALLBACK, 0, cli_macro_with_cb, "OPTION", \
+	 "enable the build condition OPTION (%_with_OPTION)"}, \
+	{"without", 0, CLI_OPT_CALLBACK, 0, cli_macro_without_cb, "OPTION", \
+	 "disable the build condition OPTION (%_without_OPTION)"}, \
+	{"macros", 0, CLI_OPT_STRING, offsetof(type, member.macros), NULL, "PATHLIST", \
+	 "read these macro files instead of kiln's (colon-separated, globs)"}, \
+	{"rcfile", 0, CLI_OPT_STRING, offsetof(type, member.rcfile), NULL, "PATHLIST", \
+	 "read these rpmrc files instead of kiln's"}, \
+	{"target", 0, CLI_OPT_STRING, offsetof(type, member.target), NULL, "CPU-VENDOR-OS", \
+	 "expand for this target platform"}, \
+	{"verbose", 'v', CLI_OPT_FLAG, offsetof(type, member.verbose), NULL, NULL, \
+	 "make %verbose true"}
+/* clang-format on */
 
 /* A macro context configured from the options: kiln's (or the given) rpmrc and macro
  * files, the target, then the defines in command-line order. OUT: macro_ctx_free(). */

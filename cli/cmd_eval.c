@@ -23,10 +23,10 @@ static kiln_rc eval_add(void *ctx, const char *arg, struct kiln_err *err)
 }
 
 const struct cli_opt cli_eval_opts[] = {
-	CLI_MACRO_OPTS(struct eval_opts, macros),
-	{"eval", 'E', CLI_OPT_CALLBACK, 0, eval_add, "EXPR",
-	 "expand EXPR (like the operands; kept for rpm compatibility)"},
-	CLI_OPT_END,
+    CLI_MACRO_OPTS(struct eval_opts, macros),
+    {"eval", 'E', CLI_OPT_CALLBACK, 0, eval_add, "EXPR",
+     "expand EXPR (like the operands; kept for rpm compatibility)"},
+    CLI_OPT_END,
 };
 
 static int print_expansion(struct macro_ctx *ctx, const char *expr)

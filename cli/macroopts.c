@@ -8,7 +8,7 @@
 #include "macro/macro.h"
 
 static kiln_rc macro_op_add(struct cli_macro_opts *m, char kind, const char *arg,
-			    struct kiln_err *err)
+                            struct kiln_err *err)
 {
 	struct cli_macro_op *p;
 
@@ -30,6 +30,11 @@ kiln_rc cli_macro_define_cb(void *ctx, const char *arg, struct kiln_err *err)
 kiln_rc cli_macro_undefine_cb(void *ctx, const char *arg, struct kiln_err *err)
 {
 	return macro_op_add(cli_macro_opts_of(ctx), 'U', arg, err);
+}
+
+kiln_rc cli_macro_load_cb(void *ctx, const char *arg, struct kiln_err *err)
+{
+	return macro_op_add(cli_macro_opts_of(ctx), 'L', arg, err);
 }
 
 kiln_rc cli_macro_with_cb(void *ctx, const char *arg, struct kiln_err *err)
@@ -69,7 +74,7 @@ static kiln_rc apply_define(struct macro_ctx *ctx, const char *arg, struct kiln_
 
 /* --with X defines %_with_X as "--with-X", like rpmbuild's popt aliases. */
 static kiln_rc apply_with(struct macro_ctx *ctx, const char *what, const char *arg,
-			  struct kiln_err *err)
+                          struct kiln_err *err)
 {
 	struct kiln_buf line = KILN_BUF_INIT(KILN_LIMIT_LINE);
 	kiln_rc rc;
@@ -83,18 +88,28 @@ static kiln_rc apply_with(struct macro_ctx *ctx, const char *what, const char *a
 }
 
 static kiln_rc apply_ops(struct macro_ctx *ctx, const struct cli_macro_opts *m,
-			 struct kiln_err *err)
+                         struct kiln_err *err)
 {
 	kiln_rc rc = KILN_OK;
 	size_t i;
 
 	for (i = 0; !rc && i < m->nops; i++) {
 		const struct cli_macro_op *op = &m->ops[i];
+		struct kiln_err lerr = KILN_ERR_INIT;
 
+		if (op->kind == 'L') {
+			/* The file's own errors were reported line by line. */
+			if (macro_load_file(ctx, op->arg, MACRO_LEVEL_FILE, &lerr))
+				rc = kiln_err_set(err, lerr.code, "failed to load macro file %s",
+				                  op->arg);
+			continue;
+		}
 		if (op->kind == 'D')
 			rc = apply_define(ctx, op->arg, err);
 		else if (op->kind == 'U')
 			rc = macro_undefine(ctx, op->arg, err);
+		else if (op->kind == 'L')
+			rc = macro_load_file(ctx, op->arg, MACRO_LEVEL_FILE, err);
 		else if (op->kind == 'W')
 			rc = apply_with(ctx, "with", op->arg, err);
 		else
@@ -104,7 +119,7 @@ static kiln_rc apply_ops(struct macro_ctx *ctx, const struct cli_macro_opts *m,
 }
 
 kiln_rc cli_macro_ctx_open(const struct cli_macro_opts *m, struct macro_ctx **out,
-			   struct kiln_err *err)
+                           struct kiln_err *err)
 {
 	struct kiln_buf confdir = KILN_BUF_INIT(KILN_LIMIT_PATH);
 	struct macro_config cfg = {0};

@@ -20,10 +20,9 @@ static void out_str(struct mbuf *mb, const char *s)
 	kiln_buf_addstr(mb->out, s);
 }
 
-static void bi_source_patch(struct mbuf *mb, const struct macro_builtin *bi, int argc,
-			    char **argv)
+static void bi_source_patch(struct mbuf *mb, const struct macro_builtin *bi, int argc, char **argv)
 {
-	struct kiln_buf b = KILN_BUF_INIT(KILN_LIMIT_MACRO_EXPANSION);
+	struct kiln_buf b = KILN_BUF_INIT(mb->ctx->max_expansion);
 
 	(void)argc;
 	kiln_buf_addf(&b, "%%%s%s", bi->name[0] == 'S' ? "SOURCE" : "PATCH", argv[1]);
@@ -97,8 +96,7 @@ static void bi_expr(struct mbuf *mb, const struct macro_builtin *bi, int argc, c
 		mb->error = true;
 }
 
-static void bi_getconfdir(struct mbuf *mb, const struct macro_builtin *bi, int argc,
-			  char **argv)
+static void bi_getconfdir(struct mbuf *mb, const struct macro_builtin *bi, int argc, char **argv)
 {
 	(void)bi;
 	(void)argc;
@@ -165,12 +163,15 @@ static void bi_load(struct mbuf *mb, const struct macro_builtin *bi, int argc, c
 
 	(void)bi;
 	(void)argc;
+	if (mb->ctx->restricted) {
+		macro_mb_error(mb, KILN_EPRIV, "%%{load:} is disabled: %s", argv[1]);
+		return;
+	}
 	if (macro_load_file(mb->ctx, argv[1], MACRO_LEVEL_FILE, &err))
 		macro_mb_error(mb, KILN_ENOTFOUND, "failed to load macro file %s", argv[1]);
 }
 
-static void bi_macrobody(struct mbuf *mb, const struct macro_builtin *bi, int argc,
-			 char **argv)
+static void bi_macrobody(struct mbuf *mb, const struct macro_builtin *bi, int argc, char **argv)
 {
 	struct macro_slot *slot = macro_table_find(&mb->ctx->table, argv[1], strlen(argv[1]));
 
@@ -265,10 +266,9 @@ static void bi_url2path(struct mbuf *mb, const struct macro_builtin *bi, int arg
 	out_str(mb, u);
 }
 
-static void bi_uncompress(struct mbuf *mb, const struct macro_builtin *bi, int argc,
-			  char **argv)
+static void bi_uncompress(struct mbuf *mb, const struct macro_builtin *bi, int argc, char **argv)
 {
-	struct kiln_buf b = KILN_BUF_INIT(KILN_LIMIT_MACRO_EXPANSION);
+	struct kiln_buf b = KILN_BUF_INIT(mb->ctx->max_expansion);
 
 	(void)bi;
 	(void)argc;
@@ -287,7 +287,7 @@ static void bi_undefine(struct mbuf *mb, const struct macro_builtin *bi, int arg
 	(void)argc;
 	if (!macro_name_valid(argv[1], len)) {
 		macro_mb_error(mb, KILN_ESYNTAX, "Macro %%%s has illegal name (%%undefine)",
-			       argv[1]);
+		               argv[1]);
 		return;
 	}
 	slot = macro_table_find(&mb->ctx->table, argv[1], len);
@@ -296,16 +296,14 @@ static void bi_undefine(struct mbuf *mb, const struct macro_builtin *bi, int arg
 		return;
 	}
 	if (slot && slot->top && (slot->top->flags & MACRO_DEF_AUTO)) {
-		macro_mb_error(mb, KILN_EPRIV, "Macro %%%s is an automatic (%%undefine)",
-			       argv[1]);
+		macro_mb_error(mb, KILN_EPRIV, "Macro %%%s is an automatic (%%undefine)", argv[1]);
 		return;
 	}
 	if (slot)
 		macro_pop(mb->ctx, slot);
 }
 
-static void bi_rpmversion(struct mbuf *mb, const struct macro_builtin *bi, int argc,
-			  char **argv)
+static void bi_rpmversion(struct mbuf *mb, const struct macro_builtin *bi, int argc, char **argv)
 {
 	(void)bi;
 	(void)argc;
@@ -325,7 +323,7 @@ static int by_name(const void *a, const void *b)
 static void bi_dump(struct mbuf *mb, const struct macro_builtin *bi, int argc, char **argv)
 {
 	struct macro_table *t = &mb->ctx->table;
-	struct kiln_buf b = KILN_BUF_INIT(KILN_LIMIT_MACRO_EXPANSION);
+	struct kiln_buf b = KILN_BUF_INIT(mb->ctx->max_expansion);
 	struct macro_slot **v = kiln_calloc(t->used + 1, sizeof(*v));
 	size_t n = 0;
 	size_t i;
@@ -349,7 +347,7 @@ static void bi_dump(struct mbuf *mb, const struct macro_builtin *bi, int argc, c
 			continue;
 		}
 		kiln_buf_addf(&b, "%3d%c %s", d->level, (d->flags & MACRO_DEF_USED) ? '=' : ':',
-			      v[i]->name);
+		              v[i]->name);
 		if (d->opts)
 			kiln_buf_addf(&b, "(%s)", d->opts);
 		kiln_buf_addf(&b, "\t%s\n", d->body);
@@ -377,8 +375,7 @@ static void bi_string(struct mbuf *mb, const struct macro_builtin *bi, int argc,
 	char fn[32];
 
 	snprintf(fn, sizeof(fn), "string.%s", bi->name);
-	if (macro_lua_call(mb->ctx, fn, argc - 1, (const char *const *)argv + 1, mb->out,
-			   mb->err))
+	if (macro_lua_call(mb->ctx, fn, argc - 1, (const char *const *)argv + 1, mb->out, mb->err))
 		mb->error = true;
 }
 
@@ -386,7 +383,7 @@ static void bi_string(struct mbuf *mb, const struct macro_builtin *bi, int argc,
 /* Parse-kind built-ins. */
 
 static size_t bp_define(struct mbuf *mb, const struct macro_builtin *bi, const char *text,
-			size_t len, bool braced)
+                        size_t len, bool braced)
 {
 	bool global = bi->name[0] == 'g';
 	size_t used;
@@ -396,12 +393,12 @@ static size_t bp_define(struct mbuf *mb, const struct macro_builtin *bi, const c
 		return 0;
 	}
 	used = macro_parse_define(mb, text, len, global ? MACRO_LEVEL_GLOBAL : mb->ctx->level,
-				  global, global ? "%global" : "%define");
+	                          global, global ? "%global" : "%define");
 	return braced ? len : used;
 }
 
-static size_t bp_dnl(struct mbuf *mb, const struct macro_builtin *bi, const char *text,
-		     size_t len, bool braced)
+static size_t bp_dnl(struct mbuf *mb, const struct macro_builtin *bi, const char *text, size_t len,
+                     bool braced)
 {
 	const char *nl;
 
@@ -413,8 +410,8 @@ static size_t bp_dnl(struct mbuf *mb, const struct macro_builtin *bi, const char
 	return nl ? (size_t)(nl - text) + 1 : len;
 }
 
-static size_t bp_lua(struct mbuf *mb, const struct macro_builtin *bi, const char *text,
-		     size_t len, bool braced)
+static size_t bp_lua(struct mbuf *mb, const struct macro_builtin *bi, const char *text, size_t len,
+                     bool braced)
 {
 	if (!text) {
 		macro_mb_error(mb, KILN_ESYNTAX, "%%%s: argument expected", bi->name);
@@ -431,7 +428,7 @@ static size_t bp_lua(struct mbuf *mb, const struct macro_builtin *bi, const char
 }
 
 static size_t bp_verbose(struct mbuf *mb, const struct macro_builtin *bi, const char *text,
-			 size_t len, bool braced)
+                         size_t len, bool braced)
 {
 	(void)bi;
 	if (!text || !braced) {
@@ -444,44 +441,44 @@ static size_t bp_verbose(struct mbuf *mb, const struct macro_builtin *bi, const 
 }
 
 static const struct macro_builtin builtins[] = {
-	{"P", MACRO_BI_ONE, bi_source_patch, NULL},
-	{"S", MACRO_BI_ONE, bi_source_patch, NULL},
-	{"basename", MACRO_BI_ONE, bi_basename, NULL},
-	{"define", MACRO_BI_ONE, NULL, bp_define},
-	{"dirname", MACRO_BI_ONE, bi_dirname, NULL},
-	{"dnl", MACRO_BI_ONE, NULL, bp_dnl},
-	{"dump", MACRO_BI_NONE, bi_dump, NULL},
-	{"echo", MACRO_BI_ONE, bi_output, NULL},
-	{"error", MACRO_BI_ONE, bi_output, NULL},
-	{"exists", MACRO_BI_ONE, bi_exists, NULL},
-	{"expand", MACRO_BI_ONE, bi_expand, NULL},
-	{"expr", MACRO_BI_ONE, bi_expr, NULL},
-	{"getconfdir", MACRO_BI_NONE, bi_getconfdir, NULL},
-	{"getenv", MACRO_BI_ONE, bi_getenv, NULL},
-	{"getncpus", MACRO_BI_OPTIONAL, bi_getncpus, NULL},
-	{"global", MACRO_BI_ONE, NULL, bp_define},
-	{"gsub", MACRO_BI_MANY, bi_string, NULL},
-	{"len", MACRO_BI_ONE, bi_string, NULL},
-	{"load", MACRO_BI_ONE, bi_load, NULL},
-	{"lower", MACRO_BI_ONE, bi_string, NULL},
-	{"lua", MACRO_BI_ONE, NULL, bp_lua},
-	{"macrobody", MACRO_BI_ONE, bi_macrobody, NULL},
-	{"quote", MACRO_BI_ONE, bi_quote, NULL},
-	{"rep", MACRO_BI_MANY, bi_string, NULL},
-	{"reverse", MACRO_BI_ONE, bi_string, NULL},
-	{"rpmversion", MACRO_BI_NONE, bi_rpmversion, NULL},
-	{"shescape", MACRO_BI_ONE, bi_shescape, NULL},
-	{"shrink", MACRO_BI_ONE, bi_shrink, NULL},
-	{"sub", MACRO_BI_MANY, bi_string, NULL},
-	{"suffix", MACRO_BI_ONE, bi_suffix, NULL},
-	{"trace", MACRO_BI_NONE, bi_trace, NULL},
-	{"u2p", MACRO_BI_ONE, bi_url2path, NULL},
-	{"uncompress", MACRO_BI_ONE, bi_uncompress, NULL},
-	{"undefine", MACRO_BI_ONE, bi_undefine, NULL},
-	{"upper", MACRO_BI_ONE, bi_string, NULL},
-	{"url2path", MACRO_BI_ONE, bi_url2path, NULL},
-	{"verbose", MACRO_BI_OPTIONAL, NULL, bp_verbose},
-	{"warn", MACRO_BI_ONE, bi_output, NULL},
+    {"P", MACRO_BI_ONE, bi_source_patch, NULL},
+    {"S", MACRO_BI_ONE, bi_source_patch, NULL},
+    {"basename", MACRO_BI_ONE, bi_basename, NULL},
+    {"define", MACRO_BI_ONE, NULL, bp_define},
+    {"dirname", MACRO_BI_ONE, bi_dirname, NULL},
+    {"dnl", MACRO_BI_ONE, NULL, bp_dnl},
+    {"dump", MACRO_BI_NONE, bi_dump, NULL},
+    {"echo", MACRO_BI_ONE, bi_output, NULL},
+    {"error", MACRO_BI_ONE, bi_output, NULL},
+    {"exists", MACRO_BI_ONE, bi_exists, NULL},
+    {"expand", MACRO_BI_ONE, bi_expand, NULL},
+    {"expr", MACRO_BI_ONE, bi_expr, NULL},
+    {"getconfdir", MACRO_BI_NONE, bi_getconfdir, NULL},
+    {"getenv", MACRO_BI_ONE, bi_getenv, NULL},
+    {"getncpus", MACRO_BI_OPTIONAL, bi_getncpus, NULL},
+    {"global", MACRO_BI_ONE, NULL, bp_define},
+    {"gsub", MACRO_BI_MANY, bi_string, NULL},
+    {"len", MACRO_BI_ONE, bi_string, NULL},
+    {"load", MACRO_BI_ONE, bi_load, NULL},
+    {"lower", MACRO_BI_ONE, bi_string, NULL},
+    {"lua", MACRO_BI_ONE, NULL, bp_lua},
+    {"macrobody", MACRO_BI_ONE, bi_macrobody, NULL},
+    {"quote", MACRO_BI_ONE, bi_quote, NULL},
+    {"rep", MACRO_BI_MANY, bi_string, NULL},
+    {"reverse", MACRO_BI_ONE, bi_string, NULL},
+    {"rpmversion", MACRO_BI_NONE, bi_rpmversion, NULL},
+    {"shescape", MACRO_BI_ONE, bi_shescape, NULL},
+    {"shrink", MACRO_BI_ONE, bi_shrink, NULL},
+    {"sub", MACRO_BI_MANY, bi_string, NULL},
+    {"suffix", MACRO_BI_ONE, bi_suffix, NULL},
+    {"trace", MACRO_BI_NONE, bi_trace, NULL},
+    {"u2p", MACRO_BI_ONE, bi_url2path, NULL},
+    {"uncompress", MACRO_BI_ONE, bi_uncompress, NULL},
+    {"undefine", MACRO_BI_ONE, bi_undefine, NULL},
+    {"upper", MACRO_BI_ONE, bi_string, NULL},
+    {"url2path", MACRO_BI_ONE, bi_url2path, NULL},
+    {"verbose", MACRO_BI_OPTIONAL, NULL, bp_verbose},
+    {"warn", MACRO_BI_ONE, bi_output, NULL},
 };
 
 const struct macro_builtin *macro_builtins_table(size_t *count)

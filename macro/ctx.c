@@ -30,6 +30,7 @@ struct macro_ctx *macro_ctx_new(struct kiln_err *err)
 	}
 	ctx->diag = diag_default;
 	ctx->shell = macro_shell_host;
+	ctx->max_expansion = KILN_LIMIT_MACRO_EXPANSION;
 	kiln_arena_init(&ctx->rc_arena, 64 * KILN_MIB);
 	bi = macro_builtins_table(&n);
 	for (i = 0; i < n; i++) {
@@ -69,6 +70,16 @@ void macro_ctx_set_shell(struct macro_ctx *ctx, macro_shell_fn fn, void *data)
 	ctx->shell_data = data;
 }
 
+void macro_ctx_set_restricted(struct macro_ctx *ctx, bool restricted)
+{
+	ctx->restricted = restricted;
+}
+
+void macro_ctx_set_limit(struct macro_ctx *ctx, size_t max_expansion)
+{
+	ctx->max_expansion = max_expansion ? max_expansion : KILN_LIMIT_MACRO_EXPANSION;
+}
+
 void macro_ctx_set_verbose(struct macro_ctx *ctx, bool verbose)
 {
 	ctx->verbose = verbose;
@@ -85,8 +96,8 @@ kiln_rc macro_ctx_set_confdir(struct macro_ctx *ctx, const char *dir, struct kil
 	return KILN_OK;
 }
 
-kiln_rc macro_define(struct macro_ctx *ctx, const char *name, const char *opts,
-		     const char *body, int level, struct kiln_err *err)
+kiln_rc macro_define(struct macro_ctx *ctx, const char *name, const char *opts, const char *body,
+                     int level, struct kiln_err *err)
 {
 	size_t len = strlen(name);
 	struct macro_slot *slot;
@@ -99,12 +110,11 @@ kiln_rc macro_define(struct macro_ctx *ctx, const char *name, const char *opts,
 	return macro_push(ctx, name, len, opts, body, strlen(body), level, 0, err);
 }
 
-kiln_rc macro_define_line(struct macro_ctx *ctx, const char *line, int level,
-			  struct kiln_err *err)
+kiln_rc macro_define_line(struct macro_ctx *ctx, const char *line, int level, struct kiln_err *err)
 {
 	struct kiln_err local = KILN_ERR_INIT;
 	struct mbuf mb = {.ctx = ctx, .err = err ? err : &local};
-	struct kiln_buf sink = KILN_BUF_INIT(KILN_LIMIT_MACRO_EXPANSION);
+	struct kiln_buf sink = KILN_BUF_INIT(ctx->max_expansion);
 
 	mb.out = &sink;
 	ctx->active++;
@@ -123,8 +133,7 @@ kiln_rc macro_undefine(struct macro_ctx *ctx, const char *name, struct kiln_err 
 	if (!slot)
 		return KILN_OK;
 	if (slot->builtin)
-		return kiln_err_set(err, KILN_EPRIV, "Macro %%%s is a built-in (%%undefine)",
-				    name);
+		return kiln_err_set(err, KILN_EPRIV, "Macro %%%s is a built-in (%%undefine)", name);
 	macro_pop(ctx, slot);
 	if (!ctx->active)
 		macro_graveyard_empty(ctx);

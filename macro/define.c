@@ -104,14 +104,15 @@ static const char *copy_free_body(const char *s, const char *end, struct kiln_bu
 	}
 	if (bc || pc || xc)
 		return NULL;
-	while (body->len && (is_blank(body->ptr[body->len - 1]) || is_eol(body->ptr[body->len - 1])))
+	while (body->len &&
+	       (is_blank(body->ptr[body->len - 1]) || is_eol(body->ptr[body->len - 1])))
 		kiln_buf_truncate(body, body->len - 1);
 	return s;
 }
 
 /* Parse the pieces; returns the end of the definition or NULL after reporting an error. */
 static const char *parse_pieces(struct mbuf *mb, struct def_parse *p, const char *s,
-				const char *end)
+                                const char *end)
 {
 	const char *close;
 
@@ -125,7 +126,7 @@ static const char *parse_pieces(struct mbuf *mb, struct def_parse *p, const char
 		close = memchr(s, ')', (size_t)(end - s));
 		if (!close) {
 			macro_mb_error(mb, KILN_ESYNTAX, "Macro %%%.*s has unterminated opts",
-				       (int)p->name_len, p->name);
+			               (int)p->name_len, p->name);
 			return NULL;
 		}
 		kiln_buf_add(&p->opts, s + 1, (size_t)(close - s - 1));
@@ -139,7 +140,7 @@ static const char *parse_pieces(struct mbuf *mb, struct def_parse *p, const char
 		close = match_brace(s, end);
 		if (!close) {
 			macro_mb_error(mb, KILN_ESYNTAX, "Macro %%%.*s has unterminated body",
-				       (int)p->name_len, p->name);
+			               (int)p->name_len, p->name);
 			return NULL;
 		}
 		kiln_buf_add(&p->body, s + 1, (size_t)(close - s - 1));
@@ -148,7 +149,7 @@ static const char *parse_pieces(struct mbuf *mb, struct def_parse *p, const char
 		s = copy_free_body(s, end, &p->body);
 		if (!s) {
 			macro_mb_error(mb, KILN_ESYNTAX, "Macro %%%.*s has unterminated body",
-				       (int)p->name_len, p->name);
+			               (int)p->name_len, p->name);
 			return NULL;
 		}
 	}
@@ -163,24 +164,24 @@ static bool check_name(struct mbuf *mb, const struct def_parse *p, const char *w
 
 	if (!macro_name_valid(p->name, p->name_len)) {
 		macro_mb_error(mb, KILN_ESYNTAX, "Macro %%%.*s has illegal name (%s)",
-			       (int)p->name_len, p->name, what);
+		               (int)p->name_len, p->name, what);
 		return false;
 	}
 	slot = macro_table_find(&mb->ctx->table, p->name, p->name_len);
 	if (slot && (slot->builtin || (slot->top && (slot->top->flags & MACRO_DEF_AUTO)))) {
 		macro_mb_error(mb, KILN_EPRIV, "Macro %%%.*s is a %s (%s)", (int)p->name_len,
-			       p->name, slot->builtin ? "built-in" : "automatic", what);
+		               p->name, slot->builtin ? "built-in" : "automatic", what);
 		return false;
 	}
 	return true;
 }
 
 size_t macro_parse_define(struct mbuf *mb, const char *text, size_t len, int level,
-			  bool expand_body, const char *what)
+                          bool expand_body, const char *what)
 {
 	struct def_parse p = {.opts = KILN_BUF_INIT(KILN_LIMIT_LINE),
-			      .body = KILN_BUF_INIT(KILN_LIMIT_MACRO_EXPANSION)};
-	struct kiln_buf ebody = KILN_BUF_INIT(KILN_LIMIT_MACRO_EXPANSION);
+	                      .body = KILN_BUF_INIT(mb->ctx->max_expansion)};
+	struct kiln_buf ebody = KILN_BUF_INIT(mb->ctx->max_expansion);
 	const char *end = text + len;
 	const char *se;
 	struct kiln_buf *body = &p.body;
@@ -190,24 +191,24 @@ size_t macro_parse_define(struct mbuf *mb, const char *text, size_t len, int lev
 		goto out;
 	if (!p.body.len) {
 		macro_mb_error(mb, KILN_ESYNTAX, "Macro %%%.*s has empty body", (int)p.name_len,
-			       p.name);
+		               p.name);
 		goto out;
 	}
 	if (p.sbody >= end ||
 	    (!is_blank(*p.sbody) && !(*p.sbody == '\\' && p.sbody + 1 < end && is_eol(p.sbody[1]))))
 		macro_mb_warn(mb, "Macro %%%.*s needs whitespace before body", (int)p.name_len,
-			      p.name);
+		              p.name);
 	if (expand_body) {
 		if (!macro_mb_expand_to(mb, p.body.ptr, p.body.len, &ebody)) {
 			kiln_err_wrap(mb->err, "Macro %%%.*s failed to expand", (int)p.name_len,
-				      p.name);
+			              p.name);
 			goto out;
 		}
 		body = &ebody;
 	}
 	if (p.opts.err || body->err ||
 	    macro_push(mb->ctx, p.name, p.name_len, p.has_opts ? p.opts.ptr : NULL, body->ptr,
-		       body->len, level, 0, mb->err))
+	               body->len, level, 0, mb->err))
 		macro_mb_error(mb, KILN_ENOMEM, "out of memory");
 out:
 	kiln_buf_release(&p.opts);

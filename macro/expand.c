@@ -153,29 +153,42 @@ void macro_argv_free(char **argv, int argc)
 	free(argv);
 }
 
-static kiln_rc argv_add(char ***argv, int *argc, const char *s, size_t len,
-			struct kiln_err *err)
+/* Room for n pointers, rounded up to a power of two so appends stay linear. */
+static size_t argv_cap(size_t n)
 {
-	char **p;
+	size_t c = 8;
 
-	if (*argc >= 1000000)
-		return kiln_err_set(err, KILN_ELIMIT, "too many macro arguments");
-	p = kiln_reallocarray(*argv, (size_t)*argc + 2, sizeof(*p));
-	if (!p)
+	while (c < n)
+		c *= 2;
+	return c;
+}
+
+kiln_rc macro_argv_add(char ***argv, int *argc, const char *s, size_t len, struct kiln_err *err)
+{
+	size_t n = (size_t)*argc;
+	char **p = *argv;
+
+	if (n >= KILN_LIMIT_MACRO_ARGS)
+		return kiln_err_set(err, KILN_ELIMIT, "too many macro arguments (limit %d)",
+		                    KILN_LIMIT_MACRO_ARGS);
+	/* n args + NULL fit in argv_cap(n + 1); grow when n + 1 args + NULL do not. */
+	if (!p || argv_cap(n + 2) != argv_cap(n + 1)) {
+		p = kiln_reallocarray(p, argv_cap(n + 2), sizeof(*p));
+		if (!p)
+			return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+		*argv = p;
+	}
+	p[n] = kiln_strndup(s, len);
+	if (!p[n])
 		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
-	*argv = p;
-	p[*argc] = kiln_strndup(s, len);
-	if (!p[*argc])
-		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
-	(*argc)++;
-	p[*argc] = NULL;
+	*argc = (int)n + 1;
+	p[n + 1] = NULL;
 	return KILN_OK;
 }
 
 #define QUOTE_MARK '\037'
 
-kiln_rc macro_split_args(const char *s, size_t len, char ***argv, int *argc,
-			 struct kiln_err *err)
+kiln_rc macro_split_args(const char *s, size_t len, char ***argv, int *argc, struct kiln_err *err)
 {
 	struct kiln_buf word = KILN_BUF_INIT(KILN_LIMIT_MACRO_EXPANSION);
 	bool quoted = false;
@@ -194,7 +207,7 @@ kiln_rc macro_split_args(const char *s, size_t len, char ***argv, int *argc,
 		}
 		if (!quoted && (c == ' ' || c == '\t' || c == '\n' || c == '\r' || i == len)) {
 			if (have || word.len)
-				rc = argv_add(argv, argc, word.ptr, word.len, err);
+				rc = macro_argv_add(argv, argc, word.ptr, word.len, err);
 			kiln_buf_reset(&word);
 			have = false;
 			continue;
@@ -222,7 +235,7 @@ static bool push_auto(struct mbuf *mb, const char *name, const char *body)
 	struct macro_ctx *ctx = mb->ctx;
 
 	if (macro_push(ctx, name, strlen(name), NULL, body, strlen(body), ctx->level,
-		       MACRO_DEF_AUTO | MACRO_DEF_LITERAL, mb->err)) {
+	               MACRO_DEF_AUTO | MACRO_DEF_LITERAL, mb->err)) {
 		mb->error = true;
 		return false;
 	}
@@ -231,7 +244,7 @@ static bool push_auto(struct mbuf *mb, const char *name, const char *body)
 
 static bool push_option(struct mbuf *mb, char c, const char *arg)
 {
-	struct kiln_buf body = KILN_BUF_INIT(KILN_LIMIT_MACRO_EXPANSION);
+	struct kiln_buf body = KILN_BUF_INIT(mb->ctx->max_expansion);
 	char name[4] = {'-', c, '\0', '\0'};
 	bool ok;
 
@@ -259,9 +272,9 @@ static bool getopt_cluster(struct call_opts *co, int argc, char **argv, int *i)
 
 		if (!spec) {
 			macro_diag(co->mb->ctx, KILN_LOG_WARN, "%s: invalid option -- '%c'",
-				   co->name, *p);
+			           co->name, *p);
 			macro_mb_error(co->mb, KILN_ESYNTAX, "Unknown option %c in %s(%s)", *p,
-				       co->name, co->opts);
+			               co->name, co->opts);
 			return false;
 		}
 		if (spec[1] == ':') {
@@ -271,11 +284,9 @@ static bool getopt_cluster(struct call_opts *co, int argc, char **argv, int *i)
 				arg = argv[++*i];
 			else {
 				macro_diag(co->mb->ctx, KILN_LOG_WARN,
-					   "%s: option requires an argument -- '%c'", co->name,
-					   *p);
-				macro_mb_error(co->mb, KILN_ESYNTAX,
-					       "Unknown option %c in %s(%s)", *p, co->name,
-					       co->opts);
+				           "%s: option requires an argument -- '%c'", co->name, *p);
+				macro_mb_error(co->mb, KILN_ESYNTAX, "Unknown option %c in %s(%s)",
+				               *p, co->name, co->opts);
 				return false;
 			}
 			return push_option(co->mb, *p, arg);
@@ -298,10 +309,9 @@ static void join_args(struct kiln_buf *b, int argc, char **argv)
 }
 
 /* Define %0 %** %-x %-x* %# %1.. %* for a call of name with argv[1..argc). */
-static bool setup_args(struct mbuf *mb, const char *name, const char *opts, int argc,
-		       char **argv)
+static bool setup_args(struct mbuf *mb, const char *name, const char *opts, int argc, char **argv)
 {
-	struct kiln_buf b = KILN_BUF_INIT(KILN_LIMIT_MACRO_EXPANSION);
+	struct kiln_buf b = KILN_BUF_INIT(mb->ctx->max_expansion);
 	struct call_opts co = {mb, name, opts};
 	char **operands = NULL;
 	int noperands = 0;
@@ -359,8 +369,8 @@ static void expand_def_body(struct mbuf *mb, const struct macro_def *d)
 		macro_mb_expand(mb, d->body, d->body_len);
 }
 
-static void call_parametric(struct mbuf *mb, struct macro_slot *slot, struct macro_def *d,
-			    int argc, char **argv)
+static void call_parametric(struct mbuf *mb, struct macro_slot *slot, struct macro_def *d, int argc,
+                            char **argv)
 {
 	struct macro_ctx *ctx = mb->ctx;
 	struct mbuf saved = *mb;
@@ -393,8 +403,7 @@ static void expand_plain(struct mbuf *mb, struct macro_slot *slot, struct macro_
 	mb->call_opts = opts;
 }
 
-static void call_builtin(struct mbuf *mb, const struct macro_builtin *bi, int argc,
-			 char **argv)
+static void call_builtin(struct mbuf *mb, const struct macro_builtin *bi, int argc, char **argv)
 {
 	if (bi->args == MACRO_BI_NONE && argc > 1) {
 		macro_mb_error(mb, KILN_ESYNTAX, "%%%s: unexpected argument", bi->name);
@@ -528,14 +537,14 @@ static void expand_flag(struct mbuf *mb, const struct mref *r, struct macro_def 
 /* Collect the argument vector of a call: %{name:text} gives one argument, the rest of the
  * line or of the braces is expanded and split on blanks. */
 static bool collect_args(struct mbuf *mb, const struct mref *r, const char *name, char ***argv,
-			 int *argc)
+                         int *argc)
 {
-	struct kiln_buf tmp = KILN_BUF_INIT(KILN_LIMIT_MACRO_EXPANSION);
+	struct kiln_buf tmp = KILN_BUF_INIT(mb->ctx->max_expansion);
 	kiln_rc rc = KILN_OK;
 
 	*argv = NULL;
 	*argc = 0;
-	rc = argv_add(argv, argc, name, strlen(name), mb->err);
+	rc = macro_argv_add(argv, argc, name, strlen(name), mb->err);
 	if (!rc && (r->g || r->args)) {
 		const char *src = r->g ? r->g : r->args;
 		size_t n = r->g ? r->gn : r->argsn;
@@ -543,7 +552,7 @@ static bool collect_args(struct mbuf *mb, const struct mref *r, const char *name
 		if (!macro_mb_expand_to(mb, src, n, &tmp))
 			goto out;
 		if (r->g)
-			rc = argv_add(argv, argc, tmp.ptr, tmp.len, mb->err);
+			rc = macro_argv_add(argv, argc, tmp.ptr, tmp.len, mb->err);
 		else
 			rc = macro_split_args(tmp.ptr, tmp.len, argv, argc, mb->err);
 	}
@@ -555,7 +564,7 @@ out:
 }
 
 static const char *expand_builtin(struct mbuf *mb, const struct mref *r,
-				  const struct macro_builtin *bi, const char *end)
+                                  const struct macro_builtin *bi, const char *end)
 {
 	char **argv = NULL;
 	int argc = 0;
@@ -578,7 +587,7 @@ static const char *expand_builtin(struct mbuf *mb, const struct mref *r,
 }
 
 static const char *expand_user(struct mbuf *mb, const struct mref *r, struct macro_slot *slot,
-			       struct macro_def *d)
+                               struct macro_def *d)
 {
 	char **argv = NULL;
 	int argc = 0;
@@ -586,7 +595,7 @@ static const char *expand_user(struct mbuf *mb, const struct mref *r, struct mac
 	if (!d->opts) {
 		if (r->braced && (r->g || r->args))
 			macro_mb_warn(mb, "unexpected argument to non-parametric macro %%%s",
-				      slot->name);
+			              slot->name);
 		expand_plain(mb, slot, d);
 		return r->se;
 	}
@@ -609,7 +618,7 @@ static const char *expand_one(struct mbuf *mb, const char *s, const char *end)
 	r.se = macro_end(s, end);
 	if (!r.se) {
 		macro_mb_error(mb, KILN_ESYNTAX, "Unterminated %c: %.*s", *s,
-			       (int)(end - s > 200 ? 200 : end - s), s);
+		               (int)(end - s > 200 ? 200 : end - s), s);
 		return end;
 	}
 	if (*s == '(') {
@@ -667,8 +676,8 @@ void macro_mb_expand(struct mbuf *mb, const char *src, size_t len)
 		return;
 	if (++ctx->depth > KILN_LIMIT_MACRO_DEPTH) {
 		macro_mb_error(mb, KILN_ELIMIT,
-			       "Too many levels of recursion in macro expansion. It is likely "
-			       "caused by recursive macro declaration.");
+		               "Too many levels of recursion in macro expansion. It is likely "
+		               "caused by recursive macro declaration.");
 		ctx->depth--;
 		return;
 	}
@@ -702,13 +711,17 @@ void macro_mb_expand(struct mbuf *mb, const char *src, size_t len)
 
 static void expand_shell(struct mbuf *mb, const char *cmd, size_t len)
 {
-	struct kiln_buf ecmd = KILN_BUF_INIT(KILN_LIMIT_MACRO_EXPANSION);
+	struct kiln_buf ecmd = KILN_BUF_INIT(mb->ctx->max_expansion);
 	struct kiln_buf out = KILN_BUF_INIT(KILN_LIMIT_SHELL_OUTPUT);
 	struct macro_ctx *ctx = mb->ctx;
 	kiln_rc rc;
 
 	if (!macro_mb_expand_to(mb, cmd, len, &ecmd))
 		goto out;
+	if (ctx->restricted) {
+		macro_mb_error(mb, KILN_EPRIV, "shell expansion is disabled: %%(%s)", ecmd.ptr);
+		goto out;
+	}
 	rc = ctx->shell(ctx->shell_data, ecmd.ptr, &out, mb->err);
 	if (rc) {
 		mb->error = true;
@@ -732,7 +745,7 @@ static void expand_expr(struct mbuf *mb, const char *expr, size_t len)
 /* Entry points. */
 
 kiln_rc macro_expand(struct macro_ctx *ctx, const char *src, size_t len, struct kiln_buf *out,
-		     struct kiln_err *err)
+                     struct kiln_err *err)
 {
 	struct kiln_err local = KILN_ERR_INIT;
 	struct mbuf mb = {.ctx = ctx, .out = out, .err = err ? err : &local};
@@ -750,10 +763,9 @@ kiln_rc macro_expand(struct macro_ctx *ctx, const char *src, size_t len, struct 
 	return KILN_OK;
 }
 
-kiln_rc macro_expand_str(struct macro_ctx *ctx, const char *src, char **out,
-			 struct kiln_err *err)
+kiln_rc macro_expand_str(struct macro_ctx *ctx, const char *src, char **out, struct kiln_err *err)
 {
-	struct kiln_buf b = KILN_BUF_INIT(KILN_LIMIT_MACRO_EXPANSION);
+	struct kiln_buf b = KILN_BUF_INIT(ctx->max_expansion);
 	kiln_rc rc;
 
 	rc = macro_expand(ctx, src, strlen(src), &b, err);

@@ -155,7 +155,7 @@ static const char *skip_macro(const char *q, const char *end)
  * whole run is expanded and must give an integer; an empty expansion counts as 0. */
 static bool lex_number(struct parser *ps)
 {
-	struct kiln_buf out = KILN_BUF_INIT(KILN_LIMIT_MACRO_EXPANSION);
+	struct kiln_buf out = KILN_BUF_INIT(ps->ctx->max_expansion);
 	const char *start = ps->p;
 	const char *q = start;
 	bool has_macro = false;
@@ -199,7 +199,7 @@ static bool lex_number(struct parser *ps)
 		for (i = 0; i < out.len; i++)
 			word = word && is_word(out.ptr[i]);
 		fail(ps, word ? "macro expansion returned a bare word, please use \"...\""
-			      : "macro expansion did not return an integer");
+		              : "macro expansion did not return an integer");
 	}
 	kiln_buf_release(&out);
 	return ok;
@@ -276,9 +276,8 @@ static bool lex_op(struct parser *ps)
 	char c = *ps->p;
 	char n = ps->p + 1 < ps->end ? ps->p[1] : '\0';
 	static const char singles[] = "+-*/()?:,";
-	static const enum tok single_toks[] = {TOK_PLUS,  TOK_MINUS, TOK_MUL,
-					       TOK_DIV,   TOK_OPEN,  TOK_CLOSE,
-					       TOK_QUEST, TOK_COLON, TOK_COMMA};
+	static const enum tok single_toks[] = {TOK_PLUS,  TOK_MINUS, TOK_MUL,   TOK_DIV,  TOK_OPEN,
+	                                       TOK_CLOSE, TOK_QUEST, TOK_COLON, TOK_COMMA};
 	const char *pos = strchr(singles, c);
 
 	if (c && pos) {
@@ -455,7 +454,7 @@ static bool same_type(struct parser *ps, const struct value *a, const struct val
 	if (!ps->failed) {
 		ps->failed = true;
 		kiln_err_set(ps->err, KILN_ESYNTAX, "types must match: %.*s",
-			     (int)(ps->end - ps->str), ps->str);
+		             (int)(ps->end - ps->str), ps->str);
 	}
 	return false;
 }
@@ -579,8 +578,12 @@ static bool parse_relational(struct parser *ps, struct value *out)
 			return false;
 		kiln_buf_reset(&out->s);
 		out->type = VAL_INT;
-		out->i = op == TOK_EQ ? c == 0 : op == TOK_NE ? c != 0 : op == TOK_LT ? c < 0
-			 : op == TOK_LE ? c <= 0 : op == TOK_GT ? c > 0 : c >= 0;
+		out->i = op == TOK_EQ   ? c == 0
+		         : op == TOK_NE ? c != 0
+		         : op == TOK_LT ? c < 0
+		         : op == TOK_LE ? c <= 0
+		         : op == TOK_GT ? c > 0
+		                        : c >= 0;
 	}
 	return true;
 }
@@ -638,7 +641,7 @@ static bool parse_ternary(struct parser *ps, struct value *out)
 		ps->discard--;
 	if (ok && ps->tok != TOK_COLON) {
 		fail(ps, ps->tok == TOK_EOF ? "unexpected end of expression"
-					    : "syntax error in expression");
+		                            : "syntax error in expression");
 		ok = false;
 	}
 	if (cond)
@@ -656,36 +659,36 @@ static bool parse_ternary(struct parser *ps, struct value *out)
 }
 
 static kiln_rc evaluate(struct macro_ctx *ctx, const char *expr, size_t len, unsigned flags,
-			struct value *out, struct kiln_err *err)
+                        struct value *out, struct kiln_err *err)
 {
 	struct kiln_err local = KILN_ERR_INIT;
 	struct parser ps = {.ctx = ctx,
-			    .err = err ? err : &local,
-			    .str = expr,
-			    .p = expr,
-			    .end = expr + len,
-			    .flags = flags};
+	                    .err = err ? err : &local,
+	                    .str = expr,
+	                    .p = expr,
+	                    .end = expr + len,
+	                    .flags = flags};
 	bool ok;
 
 	val_init(&ps.tokval);
 	ok = next(&ps) && parse_ternary(&ps, out);
 	if (ok && ps.tok != TOK_EOF) {
 		fail(&ps, ps.tok == TOK_CLOSE ? "syntax error in expression"
-					      : "syntax error in expression");
+		                              : "syntax error in expression");
 		ok = false;
 	}
 	val_release(&ps.tokval);
 	if (!ok || out->s.err) {
 		if (!ps.err->code)
 			kiln_err_set(ps.err, KILN_ESYNTAX, "syntax error in expression: %.*s",
-				     (int)len, expr);
+			             (int)len, expr);
 		return ps.err->code;
 	}
 	return KILN_OK;
 }
 
 kiln_rc macro_expr_eval(struct macro_ctx *ctx, const char *expr, size_t len, unsigned flags,
-			struct kiln_buf *out, struct kiln_err *err)
+                        struct kiln_buf *out, struct kiln_err *err)
 {
 	struct value v;
 	kiln_rc rc;
@@ -704,7 +707,7 @@ kiln_rc macro_expr_eval(struct macro_ctx *ctx, const char *expr, size_t len, uns
 }
 
 kiln_rc macro_expr_bool(struct macro_ctx *ctx, const char *expr, size_t len, unsigned flags,
-			bool *result, struct kiln_err *err)
+                        bool *result, struct kiln_err *err)
 {
 	struct value v;
 	kiln_rc rc;

@@ -1,8 +1,8 @@
 /*
  * file.c - macro files (rpm-macrofile(5)) and macro file path lists.
  *
- * A logical line continues while it ends in a backslash or a %{, %( or %[ is open; as in
- * rpm, an empty physical line always ends it. Lines whose first non-blank character is not
+ * A logical line continues while it ends in a backslash or a %{, %( or %[ is open (an
+ * empty line ends it only when no bracket is open). Lines whose first non-blank character is not
  * '%' are ignored; the rest are definitions read like %define.
  */
 #include "util/util.h"
@@ -80,7 +80,9 @@ static int read_logical(const char **pos, const char *end, struct kiln_buf *line
 		scan_brackets(&st, start, q);
 		kiln_buf_add(line, start, (size_t)(q - start));
 		p = nl ? nl + 1 : end;
-		if (q == start || (q[-1] != '\\' && !st.bc && !st.pc && !st.xc))
+		/* An open %{ %( %[ keeps reading, even across empty lines; otherwise a line
+		 * ends unless its last character is a backslash. */
+		if ((q == start || q[-1] != '\\') && !st.bc && !st.pc && !st.xc)
 			break;
 		kiln_buf_addch(line, '\n');
 	}
@@ -107,15 +109,15 @@ kiln_rc macro_load_file(struct macro_ctx *ctx, const char *path, int level, stru
 	rc = util_read_file(path, KILN_LIMIT_TEXT_FILE, &text, err);
 	if (rc)
 		goto out;
-	rc = macro_push(ctx, "__file_name", 11, NULL, path, strlen(path), level,
-			MACRO_DEF_LITERAL, err);
+	rc = macro_push(ctx, "__file_name", 11, NULL, path, strlen(path), level, MACRO_DEF_LITERAL,
+	                err);
 	if (rc)
 		goto out;
 	pos = text.ptr;
 	end = text.ptr + text.len;
 	while ((n = read_logical(&pos, end, &line)) > 0) {
 		struct kiln_err lerr = KILN_ERR_INIT;
-		struct kiln_buf sink = KILN_BUF_INIT(KILN_LIMIT_MACRO_EXPANSION);
+		struct kiln_buf sink = KILN_BUF_INIT(ctx->max_expansion);
 		struct mbuf mb = {.ctx = ctx, .out = &sink, .err = &lerr};
 		const char *s = line.ptr;
 		char num[24];
@@ -127,26 +129,26 @@ kiln_rc macro_load_file(struct macro_ctx *ctx, const char *path, int level, stru
 			continue;
 		snprintf(num, sizeof(num), "%d", lineno);
 		rc = macro_push(ctx, "__file_lineno", 13, NULL, num, strlen(num), level,
-				MACRO_DEF_LITERAL, err);
+		                MACRO_DEF_LITERAL, err);
 		if (rc)
 			break;
 		ctx->active++;
-		macro_parse_define(&mb, s + 1, line.len - (size_t)(s + 1 - line.ptr), level,
-				   false, "%define");
+		macro_parse_define(&mb, s + 1, line.len - (size_t)(s + 1 - line.ptr), level, false,
+		                   "%define");
 		ctx->active--;
 		if (mb.error) {
 			load_report(ctx, &lerr);
 			failed++;
 		}
 		kiln_buf_release(&sink);
-		macro_pop(ctx, macro_table_find(&ctx->table, "__file_lineno", 13));
+		macro_pop_free(macro_table_find(&ctx->table, "__file_lineno", 13));
 	}
 	macro_pop(ctx, macro_table_find(&ctx->table, "__file_name", 11));
 	if (!ctx->active)
 		macro_graveyard_empty(ctx);
 	if (!rc && failed)
 		rc = kiln_err_set(err, KILN_ESYNTAX, "%d definition(s) in '%s' failed", failed,
-				  path);
+		                  path);
 out:
 	kiln_buf_release(&text);
 	kiln_buf_release(&line);

@@ -47,32 +47,42 @@ static struct kiln_err *cur_err(struct macro_lua *ml, struct kiln_err *local)
 static int l_print(lua_State *L)
 {
 	struct macro_lua *ml = upv(L);
-	struct kiln_buf line = KILN_BUF_INIT(KILN_LIMIT_MACRO_EXPANSION);
-	struct kiln_buf *b = ml->nprints ? ml->prints[ml->nprints - 1] : &line;
+	struct kiln_buf *b = ml->nprints ? ml->prints[ml->nprints - 1] : NULL;
 	int n = lua_gettop(L);
+	luaL_Buffer line;
 	int i;
 
+	/* The caller owns b and releases it even when a __tostring raises an error here;
+	 * without a buffer the line is built in Lua's memory for the same reason. */
+	if (!b)
+		luaL_buffinit(L, &line);
 	for (i = 1; i <= n; i++) {
 		size_t len;
 		const char *s = luaL_tolstring(L, i, &len);
 
-		if (i > 1)
-			kiln_buf_addch(b, '\t');
-		kiln_buf_add(b, s, len);
-		lua_pop(L, 1);
+		if (b) {
+			if (i > 1)
+				kiln_buf_addch(b, '\t');
+			kiln_buf_add(b, s, len);
+			lua_pop(L, 1);
+		} else {
+			if (i > 1)
+				luaL_addchar(&line, '\t');
+			luaL_addvalue(&line);
+		}
 	}
-	if (b == &line) {
-		fwrite(line.ptr, 1, line.len, stdout);
+	if (!b) {
+		luaL_pushresult(&line);
+		fwrite(lua_tostring(L, -1), 1, lua_rawlen(L, -1), stdout);
 		fputc('\n', stdout);
 	}
-	kiln_buf_release(&line);
 	return 0;
 }
 
 static int l_expand(lua_State *L)
 {
 	struct macro_lua *ml = upv(L);
-	struct kiln_buf out = KILN_BUF_INIT(KILN_LIMIT_MACRO_EXPANSION);
+	struct kiln_buf out = KILN_BUF_INIT(ml->ctx->max_expansion);
 	struct kiln_err local = KILN_ERR_INIT;
 	size_t len;
 	const char *s = luaL_checklstring(L, 1, &len);
@@ -117,7 +127,7 @@ static int l_isdefined(lua_State *L)
 
 	lua_pushboolean(L, defined);
 	lua_pushboolean(L, defined && ((slot->top && slot->top->opts) ||
-				       (slot->builtin && slot->builtin->args != MACRO_BI_NONE)));
+	                               (slot->builtin && slot->builtin->args != MACRO_BI_NONE)));
 	return 2;
 }
 
@@ -162,12 +172,14 @@ static int l_vercmp(lua_State *L)
 }
 
 /* rpm.ver objects: a table {e, v, r} with comparison and tostring metamethods. */
+/* Raw access only: no metamethod may run (and raise) while a buffer is held. */
 static const char *ver_field(lua_State *L, int idx, const char *name)
 {
 	const char *s;
 
-	lua_getfield(L, idx, name);
-	s = lua_tostring(L, -1);
+	lua_pushstring(L, name);
+	lua_rawget(L, idx);
+	s = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
 	lua_pop(L, 1);
 	return s;
 }
@@ -191,6 +203,8 @@ static int ver_cmp_idx(lua_State *L)
 	struct kiln_buf b = KILN_BUF_INIT(KILN_LIMIT_LINE);
 	int rc;
 
+	luaL_checktype(L, 1, LUA_TTABLE);
+	luaL_checktype(L, 2, LUA_TTABLE);
 	ver_evr(L, 1, &a);
 	ver_evr(L, 2, &b);
 	rc = evr_compare(a.ptr, b.ptr);
@@ -203,6 +217,7 @@ static int ver_tostring(lua_State *L)
 {
 	struct kiln_buf b = KILN_BUF_INIT(KILN_LIMIT_LINE);
 
+	luaL_checktype(L, 1, LUA_TTABLE);
 	ver_evr(L, 1, &b);
 	lua_pushlstring(L, b.ptr, b.len);
 	kiln_buf_release(&b);
@@ -416,21 +431,36 @@ static int l_glob(lua_State *L)
 }
 
 static const luaL_Reg rpm_funcs[] = {
-	{"expand", l_expand},
-	{"define", l_define},
-	{"undefine", l_undefine},
-	{"isdefined", l_isdefined},
-	{"load", l_load},
-	{"vercmp", l_vercmp},
-	{"ver", l_ver},
-	{"execute", l_execute},
-	{"interactive", l_interactive},
-	{"b64encode", l_b64encode},
-	{"b64decode", l_b64decode},
-	{"splitargs", l_splitargs},
-	{"unsplitargs", l_unsplitargs},
-	{"glob", l_glob},
-	{NULL, NULL},
+    {"expand", l_expand},
+    {"define", l_define},
+    {"undefine", l_undefine},
+    {"isdefined", l_isdefined},
+    {"load", l_load},
+    {"vercmp", l_vercmp},
+    {"ver", l_ver},
+    {"execute", l_execute},
+    {"interactive", l_interactive},
+    {"b64encode", l_b64encode},
+    {"b64decode", l_b64decode},
+    {"splitargs", l_splitargs},
+    {"unsplitargs", l_unsplitargs},
+    {"glob", l_glob},
+    {NULL, NULL},
+};
+
+/* What restricted contexts get: no process execution, no file access. */
+static const luaL_Reg rpm_pure_funcs[] = {
+    {"expand", l_expand},
+    {"define", l_define},
+    {"undefine", l_undefine},
+    {"isdefined", l_isdefined},
+    {"vercmp", l_vercmp},
+    {"ver", l_ver},
+    {"b64encode", l_b64encode},
+    {"b64decode", l_b64decode},
+    {"splitargs", l_splitargs},
+    {"unsplitargs", l_unsplitargs},
+    {NULL, NULL},
 };
 
 /* ---------------------------------------------------------------------------------------- */
@@ -442,32 +472,33 @@ static int macro_closure(lua_State *L)
 	struct macro_lua *ml = upv(L);
 	const char *name = lua_tostring(L, lua_upvalueindex(2));
 	struct macro_slot *slot = macro_table_find(&ml->ctx->table, name, strlen(name));
-	struct kiln_buf out = KILN_BUF_INIT(KILN_LIMIT_MACRO_EXPANSION);
+	struct kiln_buf out = KILN_BUF_INIT(ml->ctx->max_expansion);
 	struct kiln_err local = KILN_ERR_INIT;
 	struct mbuf mb = {.ctx = ml->ctx, .out = &out, .err = cur_err(ml, &local)};
 	char **argv = NULL;
-	int argc = 1;
+	int argc = 0;
 	int i;
 
-	argv = kiln_calloc(2, sizeof(*argv));
-	if (!argv || !(argv[0] = kiln_strdup(name)))
+	if (macro_argv_add(&argv, &argc, name, strlen(name), mb.err))
 		goto oom;
 	if (lua_istable(L, 1)) {
 		int n = (int)lua_rawlen(L, 1);
-		char **p = kiln_reallocarray(argv, (size_t)n + 2, sizeof(*p));
 
-		if (!p)
-			goto oom;
-		argv = p;
 		for (i = 1; i <= n; i++) {
+			size_t len;
+			const char *a;
+
 			lua_rawgeti(L, 1, i);
-			argv[argc++] = kiln_strdup(luaL_tolstring(L, -1, NULL));
-			lua_pop(L, 2);
+			a = lua_tolstring(L, -1, &len);
+			if (macro_argv_add(&argv, &argc, a, len, mb.err)) {
+				lua_pop(L, 1);
+				goto oom;
+			}
+			lua_pop(L, 1);
 		}
-		argv[argc] = NULL;
 	} else if (!lua_isnoneornil(L, 1)) {
 		size_t len;
-		const char *s = luaL_checklstring(L, 1, &len);
+		const char *s = lua_tolstring(L, 1, &len);
 
 		if (macro_split_args(s, len, &argv, &argc, mb.err))
 			goto oom;
@@ -503,8 +534,8 @@ static int macros_index(lua_State *L)
 		return 1;
 	}
 	callable = slot->top ? slot->top->opts != NULL
-			     : (slot->builtin->args == MACRO_BI_ONE ||
-				slot->builtin->args == MACRO_BI_MANY);
+	                     : (slot->builtin->args == MACRO_BI_ONE ||
+	                        slot->builtin->args == MACRO_BI_MANY);
 	if (callable) {
 		lua_pushlightuserdata(L, ml);
 		lua_pushstring(L, name);
@@ -513,7 +544,7 @@ static int macros_index(lua_State *L)
 	}
 	kiln_buf_addf(&expr, "%%{%s}", name);
 	{
-		struct kiln_buf out = KILN_BUF_INIT(KILN_LIMIT_MACRO_EXPANSION);
+		struct kiln_buf out = KILN_BUF_INIT(ml->ctx->max_expansion);
 		struct kiln_err local = KILN_ERR_INIT;
 		kiln_rc rc = macro_expand(ml->ctx, expr.ptr, expr.len, &out, cur_err(ml, &local));
 
@@ -539,8 +570,7 @@ static int macros_newindex(lua_State *L)
 			return luaL_error(L, "%s", err.msg);
 		return 0;
 	}
-	if (macro_define(ml->ctx, name, NULL, luaL_tolstring(L, 3, NULL), MACRO_LEVEL_GLOBAL,
-			 &err))
+	if (macro_define(ml->ctx, name, NULL, luaL_tolstring(L, 3, NULL), MACRO_LEVEL_GLOBAL, &err))
 		return luaL_error(L, "%s", err.msg);
 	return 0;
 }
@@ -763,8 +793,8 @@ static void stat_push_field(lua_State *L, const struct stat *st, const char *f)
 
 static int px_stat(lua_State *L)
 {
-	static const char *const fields[] = {"mode",  "ino",  "dev",   "nlink", "uid",  "gid",
-					     "size",  "atime", "mtime", "ctime", "type"};
+	static const char *const fields[] = {"mode", "ino",   "dev",   "nlink", "uid", "gid",
+	                                     "size", "atime", "mtime", "ctime", "type"};
 	const char *path = luaL_checkstring(L, 1);
 	struct stat st;
 	size_t i;
@@ -928,24 +958,35 @@ static int px_errno(lua_State *L)
 }
 
 static const luaL_Reg posix_funcs[] = {
-	{"access", px_access},	 {"chdir", px_chdir},
-	{"chmod", px_chmod},	 {"dir", px_dir},
-	{"errno", px_errno},	 {"files", px_files},
-	{"getcwd", px_getcwd},	 {"getenv", px_getenv},
-	{"getprocessid", px_getprocessid}, {"link", px_link},
-	{"mkdir", px_mkdir},	 {"putenv", px_putenv},
-	{"readlink", px_readlink}, {"rmdir", px_rmdir},
-	{"setenv", px_setenv},	 {"sleep", px_sleep},
-	{"stat", px_stat},	 {"symlink", px_symlink},
-	{"umask", px_umask},	 {"uname", px_uname},
-	{"unsetenv", px_unsetenv}, {NULL, NULL},
+    {"access", px_access},
+    {"chdir", px_chdir},
+    {"chmod", px_chmod},
+    {"dir", px_dir},
+    {"errno", px_errno},
+    {"files", px_files},
+    {"getcwd", px_getcwd},
+    {"getenv", px_getenv},
+    {"getprocessid", px_getprocessid},
+    {"link", px_link},
+    {"mkdir", px_mkdir},
+    {"putenv", px_putenv},
+    {"readlink", px_readlink},
+    {"rmdir", px_rmdir},
+    {"setenv", px_setenv},
+    {"sleep", px_sleep},
+    {"stat", px_stat},
+    {"symlink", px_symlink},
+    {"umask", px_umask},
+    {"uname", px_uname},
+    {"unsetenv", px_unsetenv},
+    {NULL, NULL},
 };
 
 /* ---------------------------------------------------------------------------------------- */
 /* State. */
 
 static void register_lib(lua_State *L, struct macro_lua *ml, const char *name,
-			 const luaL_Reg *funcs)
+                         const luaL_Reg *funcs)
 {
 	lua_newtable(L);
 	lua_pushlightuserdata(L, ml);
@@ -956,17 +997,21 @@ static void register_lib(lua_State *L, struct macro_lua *ml, const char *name,
 static void register_all(lua_State *L, struct macro_lua *ml)
 {
 	static const luaL_Reg ver_meta[] = {
-		{"__tostring", ver_tostring}, {"__eq", ver_eq}, {"__lt", ver_lt},
-		{"__le", ver_le},	      {NULL, NULL},
+	    {"__tostring", ver_tostring},
+	    {"__eq", ver_eq},
+	    {"__lt", ver_lt},
+	    {"__le", ver_le},
+	    {NULL, NULL},
 	};
 	static const luaL_Reg macros_meta[] = {
-		{"__index", macros_index}, {"__newindex", macros_newindex}, {NULL, NULL}};
+	    {"__index", macros_index}, {"__newindex", macros_newindex}, {NULL, NULL}};
 
 	lua_pushlightuserdata(L, ml);
 	lua_pushcclosure(L, l_print, 1);
 	lua_setglobal(L, "print");
-	register_lib(L, ml, "rpm", rpm_funcs);
-	register_lib(L, ml, "posix", posix_funcs);
+	register_lib(L, ml, "rpm", ml->ctx->restricted ? rpm_pure_funcs : rpm_funcs);
+	if (!ml->ctx->restricted)
+		register_lib(L, ml, "posix", posix_funcs);
 	luaL_newmetatable(L, "rpm.ver");
 	luaL_setfuncs(L, ver_meta, 0);
 	lua_pop(L, 1);
@@ -976,6 +1021,28 @@ static void register_all(lua_State *L, struct macro_lua *ml)
 	luaL_setfuncs(L, macros_meta, 1);
 	lua_setmetatable(L, -2);
 	lua_setglobal(L, "macros");
+}
+
+/* Only the libraries without side effects on the host, for restricted contexts. */
+static void open_pure_libs(lua_State *L)
+{
+	static const luaL_Reg libs[] = {
+	    {LUA_GNAME, luaopen_base},        {LUA_TABLIBNAME, luaopen_table},
+	    {LUA_STRLIBNAME, luaopen_string}, {LUA_MATHLIBNAME, luaopen_math},
+	    {LUA_UTF8LIBNAME, luaopen_utf8},  {NULL, NULL},
+	};
+	static const char *const unsafe[] = {"dofile", "loadfile", "require", "collectgarbage"};
+	const luaL_Reg *l;
+	size_t i;
+
+	for (l = libs; l->func; l++) {
+		luaL_requiref(L, l->name, l->func, 1);
+		lua_pop(L, 1);
+	}
+	for (i = 0; i < KILN_ARRAY_SIZE(unsafe); i++) {
+		lua_pushnil(L);
+		lua_setglobal(L, unsafe[i]);
+	}
 }
 
 static struct macro_lua *lua_get(struct macro_ctx *ctx, struct kiln_err *err)
@@ -991,7 +1058,10 @@ static struct macro_lua *lua_get(struct macro_ctx *ctx, struct kiln_err *err)
 		return NULL;
 	}
 	ml->ctx = ctx;
-	luaL_openlibs(ml->L);
+	if (ctx->restricted)
+		open_pure_libs(ml->L);
+	else
+		luaL_openlibs(ml->L);
 	register_all(ml->L, ml);
 	ctx->lua = ml;
 	return ml;
@@ -1038,7 +1108,9 @@ static void push_opt_arg(lua_State *L, const struct mbuf *mb)
 			char key[2] = {*p, '\0'};
 
 			if (spec && spec[1] == ':') {
-				const char *v = p[1] ? p + 1 : (i + 1 < mb->call_argc ? mb->call_argv[++i] : "");
+				const char *v =
+				    p[1] ? p + 1
+				         : (i + 1 < mb->call_argc ? mb->call_argv[++i] : "");
 
 				lua_pushstring(L, v);
 				lua_setfield(L, -3, key);
@@ -1053,8 +1125,8 @@ static void push_opt_arg(lua_State *L, const struct mbuf *mb)
 void macro_lua_run(struct mbuf *mb, const char *code, size_t len)
 {
 	static const char prologue[] = "local opt, arg = ... ";
-	struct kiln_buf chunk = KILN_BUF_INIT(KILN_LIMIT_MACRO_EXPANSION);
-	struct kiln_buf printed = KILN_BUF_INIT(KILN_LIMIT_MACRO_EXPANSION);
+	struct kiln_buf chunk = KILN_BUF_INIT(mb->ctx->max_expansion);
+	struct kiln_buf printed = KILN_BUF_INIT(mb->ctx->max_expansion);
 	struct macro_lua *ml = lua_get(mb->ctx, mb->err);
 	struct mbuf *saved;
 	lua_State *L;
@@ -1076,7 +1148,7 @@ void macro_lua_run(struct mbuf *mb, const char *code, size_t len)
 	kiln_buf_add(&chunk, code, len);
 	if (luaL_loadbuffer(L, chunk.ptr, chunk.len, "<lua>") != LUA_OK) {
 		macro_mb_error(mb, KILN_ESYNTAX, "invalid syntax in lua script: %s",
-			       lua_tostring(L, -1));
+		               lua_tostring(L, -1));
 		goto out;
 	}
 	push_opt_arg(L, mb);
@@ -1108,10 +1180,13 @@ out:
 	kiln_buf_release(&printed);
 }
 
-/* Push the value at a dotted global path ("string.gsub"). */
-static bool push_path(lua_State *L, const char *name)
+/* Protected part of macro_lua_call: look the dotted name up (which may run metamethods
+ * and raise) and call it. Stack: name, args...; leaves the result as a string or nil. */
+static int call_path(lua_State *L)
 {
+	const char *name = lua_tostring(L, 1);
 	const char *p = name;
+	int nargs = lua_gettop(L) - 1;
 
 	lua_pushglobaltable(L);
 	while (*p) {
@@ -1119,17 +1194,23 @@ static bool push_path(lua_State *L, const char *name)
 		size_t n = dot ? (size_t)(dot - p) : strlen(p);
 
 		if (!lua_istable(L, -1))
-			return false;
+			return luaL_error(L, "lua function '%s' not found", name);
 		lua_pushlstring(L, p, n);
 		lua_gettable(L, -2);
 		lua_remove(L, -2);
 		p += n + (dot ? 1 : 0);
 	}
-	return lua_isfunction(L, -1);
+	if (!lua_isfunction(L, -1))
+		return luaL_error(L, "lua function '%s' not found", name);
+	lua_insert(L, 2);
+	lua_call(L, nargs, 1);
+	if (!lua_isnil(L, -1))
+		luaL_tolstring(L, -1, NULL);
+	return 1;
 }
 
-kiln_rc macro_lua_call(struct macro_ctx *ctx, const char *name, int argc,
-		       const char *const *argv, struct kiln_buf *out, struct kiln_err *err)
+kiln_rc macro_lua_call(struct macro_ctx *ctx, const char *name, int argc, const char *const *argv,
+                       struct kiln_buf *out, struct kiln_err *err)
 {
 	struct macro_lua *ml = lua_get(ctx, err);
 	lua_State *L;
@@ -1141,22 +1222,21 @@ kiln_rc macro_lua_call(struct macro_ctx *ctx, const char *name, int argc,
 		return err ? err->code : KILN_ENOMEM;
 	L = ml->L;
 	top = lua_gettop(L);
-	if (!push_path(L, name)) {
-		rc = kiln_err_set(err, KILN_ENOTFOUND, "lua function '%s' not found", name);
+	if (!lua_checkstack(L, argc + 4)) {
+		rc = kiln_err_set(err, KILN_ELIMIT, "too many arguments for lua function '%s'",
+		                  name);
 		goto out;
 	}
+	lua_pushcfunction(L, call_path);
+	lua_pushstring(L, name);
 	for (i = 0; i < argc; i++)
 		lua_pushstring(L, argv[i]);
-	if (lua_pcall(L, argc, 1, 0) != LUA_OK) {
+	if (lua_pcall(L, argc + 1, 1, 0) != LUA_OK) {
 		rc = kiln_err_set(err, KILN_EMACRO, "lua script failed: %s", lua_tostring(L, -1));
 		goto out;
 	}
-	if (!lua_isnil(L, -1)) {
-		size_t l;
-		const char *s = luaL_tolstring(L, -1, &l);
-
-		kiln_buf_add(out, s, l);
-	}
+	if (lua_type(L, -1) == LUA_TSTRING)
+		kiln_buf_add(out, lua_tostring(L, -1), lua_rawlen(L, -1));
 out:
 	lua_settop(L, top);
 	return rc;

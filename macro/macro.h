@@ -43,7 +43,7 @@ typedef void (*macro_diag_fn)(void *data, enum kiln_log_level level, const char 
  * caller). Return KILN_OK, or an error with err filled. The default runs /bin/sh -c on the
  * host; the build sandbox installs its own. */
 typedef kiln_rc (*macro_shell_fn)(void *data, const char *cmd, struct kiln_buf *out,
-				  struct kiln_err *err);
+                                  struct kiln_err *err);
 
 /* A new, empty context holding only the built-ins. OUT: free with macro_ctx_free(). */
 struct macro_ctx *macro_ctx_new(struct kiln_err *err);
@@ -51,11 +51,18 @@ void macro_ctx_free(struct macro_ctx *ctx);
 
 void macro_ctx_set_diag(struct macro_ctx *ctx, macro_diag_fn fn, void *data);
 void macro_ctx_set_shell(struct macro_ctx *ctx, macro_shell_fn fn, void *data);
+/* For untrusted input (the scheduler reading submitted specs, the fuzzers): %(...) fails,
+ * %{load:} fails, and Lua gets only its pure libraries (no io, os, posix, rpm.execute,
+ * rpm.load, rpm.glob). Set before the first %{lua:}. */
+void macro_ctx_set_restricted(struct macro_ctx *ctx, bool restricted);
+/* The most bytes one expansion (and each of its intermediate buffers) may produce;
+ * 0 restores the default KILN_LIMIT_MACRO_EXPANSION. */
+void macro_ctx_set_limit(struct macro_ctx *ctx, size_t max_expansion);
 /* %verbose and %{verbose:...} report this. */
 void macro_ctx_set_verbose(struct macro_ctx *ctx, bool verbose);
 /* What %getconfdir returns (kiln's configuration directory). Copied. */
 KILN_MUST_CHECK kiln_rc macro_ctx_set_confdir(struct macro_ctx *ctx, const char *dir,
-					      struct kiln_err *err);
+                                              struct kiln_err *err);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Definitions. */
@@ -65,13 +72,13 @@ KILN_MUST_CHECK kiln_rc macro_ctx_set_confdir(struct macro_ctx *ctx, const char 
  * expanded). KILN_ESYNTAX for an illegal name, KILN_EPRIV for a built-in or automatic
  * macro. */
 KILN_MUST_CHECK kiln_rc macro_define(struct macro_ctx *ctx, const char *name, const char *opts,
-				     const char *body, int level, struct kiln_err *err);
+                                     const char *body, int level, struct kiln_err *err);
 /* Define from one "NAME[(OPTS)] BODY" string, the way rpm --define and %define read it. */
 KILN_MUST_CHECK kiln_rc macro_define_line(struct macro_ctx *ctx, const char *line, int level,
-					  struct kiln_err *err);
+                                          struct kiln_err *err);
 /* Pop one definition; a name with none is fine. KILN_EPRIV for built-ins. */
 KILN_MUST_CHECK kiln_rc macro_undefine(struct macro_ctx *ctx, const char *name,
-				       struct kiln_err *err);
+                                       struct kiln_err *err);
 bool macro_is_defined(const struct macro_ctx *ctx, const char *name);
 /* The body of the topmost definition, or NULL when undefined or a built-in. Borrowed:
  * valid until the macro is redefined or undefined. */
@@ -84,10 +91,10 @@ const char *macro_body_get(const struct macro_ctx *ctx, const char *name);
  * error is in err (KILN_EMACRO for a %{error:}, KILN_ESYNTAX for malformed input,
  * KILN_ELIMIT for the recursion and size limits). */
 KILN_MUST_CHECK kiln_rc macro_expand(struct macro_ctx *ctx, const char *src, size_t len,
-				     struct kiln_buf *out, struct kiln_err *err);
+                                     struct kiln_buf *out, struct kiln_err *err);
 /* Convenience: expand a C string into a new malloc'ed string (OUT: caller frees). */
 KILN_MUST_CHECK kiln_rc macro_expand_str(struct macro_ctx *ctx, const char *src, char **out,
-					 struct kiln_err *err);
+                                         struct kiln_err *err);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Expressions (%[...], %{expr:...}, and %if in specs). */
@@ -99,12 +106,11 @@ enum macro_expr_flags {
 /* Evaluate and append the value as text (integer in decimal, string as is, version as
  * EVR). Errors carry rpm's messages. */
 KILN_MUST_CHECK kiln_rc macro_expr_eval(struct macro_ctx *ctx, const char *expr, size_t len,
-					unsigned flags, struct kiln_buf *out,
-					struct kiln_err *err);
+                                        unsigned flags, struct kiln_buf *out, struct kiln_err *err);
 /* Evaluate for truth (what %if does): *result is true for a non-zero integer or a
  * non-empty string. */
 KILN_MUST_CHECK kiln_rc macro_expr_bool(struct macro_ctx *ctx, const char *expr, size_t len,
-					unsigned flags, bool *result, struct kiln_err *err);
+                                        unsigned flags, bool *result, struct kiln_err *err);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Versions, exactly as rpm compares them. */
@@ -122,7 +128,7 @@ struct macro_evr {
 };
 
 KILN_MUST_CHECK kiln_rc macro_evr_parse(const char *evr, struct macro_evr *out,
-					struct kiln_err *err);
+                                        struct kiln_err *err);
 void macro_evr_release(struct macro_evr *evr);
 /* Compare as rpm does for dependencies: a missing epoch is 0, a missing release on either
  * side matches any release. */
@@ -134,12 +140,12 @@ int macro_evr_cmp(const struct macro_evr *a, const struct macro_evr *b);
 /* Load one macro file (rpm-macrofile(5) syntax). Lines that fail to parse are reported and
  * skipped, as rpm does; KILN_ENOTFOUND/KILN_EIO when the file cannot be read. */
 KILN_MUST_CHECK kiln_rc macro_load_file(struct macro_ctx *ctx, const char *path, int level,
-					struct kiln_err *err);
+                                        struct kiln_err *err);
 /* Load a colon-separated list of macro files: each entry is macro-expanded (so
  * %{_target} works) and globbed; missing files are skipped; later files override earlier
  * ones. */
 KILN_MUST_CHECK kiln_rc macro_load_path(struct macro_ctx *ctx, const char *pathlist,
-					struct kiln_err *err);
+                                        struct kiln_err *err);
 
 /* What to read, the way rpm's --rcfile, --macros and --target select it. NULL fields take
  * kiln's defaults (the configuration directory's rpmrc and macros, the host target). */
@@ -153,7 +159,7 @@ struct macro_config {
 /* Read rpmrc files, pick the target, define the rpmrc and target macros, then load the
  * macro files: the same sequence as rpm's rpmReadConfigFiles(). */
 KILN_MUST_CHECK kiln_rc macro_config_load(struct macro_ctx *ctx, const struct macro_config *cfg,
-					  struct kiln_err *err);
+                                          struct kiln_err *err);
 
 /* kiln's default list of macro files under confdir (for docs and `kiln eval --showrc`). */
 void macro_default_macrofiles(const char *confdir, struct kiln_buf *out);

@@ -32,11 +32,11 @@ struct macro_builtin;
 /* A built-in receives its arguments as argv (argv[0] is its name) after expansion, or the
  * raw text for the "parse" kind. It appends to mb's output and reports errors through mb. */
 typedef void (*macro_builtin_fn)(struct mbuf *mb, const struct macro_builtin *bi, int argc,
-				 char **argv);
+                                 char **argv);
 /* Parse-kind built-ins read their own syntax from raw text and return how many bytes of it
  * they consumed (only meaningful in the unbraced "%define ..." form). */
-typedef size_t (*macro_parse_fn)(struct mbuf *mb, const struct macro_builtin *bi,
-				 const char *text, size_t len, bool braced);
+typedef size_t (*macro_parse_fn)(struct mbuf *mb, const struct macro_builtin *bi, const char *text,
+                                 size_t len, bool braced);
 
 enum macro_builtin_args {
 	MACRO_BI_NONE,     /* takes no argument */
@@ -48,8 +48,8 @@ enum macro_builtin_args {
 struct macro_builtin {
 	const char *name;
 	enum macro_builtin_args args;
-	macro_builtin_fn fn;    /* NULL for parse-kind */
-	macro_parse_fn parse;   /* NULL for ordinary built-ins */
+	macro_builtin_fn fn;  /* NULL for parse-kind */
+	macro_parse_fn parse; /* NULL for ordinary built-ins */
 };
 
 /* A name in the table: the stack of its definitions, or a built-in. */
@@ -76,18 +76,20 @@ struct macro_ctx {
 	struct macro_def *graveyard; /* popped definitions freed when no expansion runs */
 	struct macro_slot **scope;   /* owned: slots that got a call-local definition */
 	size_t nscope, capscope;
-	int depth;   /* expansion nesting, for the recursion limit */
-	int level;   /* parametric call depth */
-	int active;  /* expansions in progress (graveyard is emptied at 0) */
+	int depth;  /* expansion nesting, for the recursion limit */
+	int level;  /* parametric call depth */
+	int active; /* expansions in progress (graveyard is emptied at 0) */
 	bool verbose;
-	char *confdir; /* owned */
+	bool restricted;      /* no shell, no Lua I/O, no file loading (untrusted input) */
+	size_t max_expansion; /* limit of every buffer an expansion fills */
+	char *confdir;        /* owned */
 	macro_diag_fn diag;
 	void *diag_data;
 	macro_shell_fn shell;
 	void *shell_data;
-	struct macro_lua *lua; /* owned; created on first use */
+	struct macro_lua *lua;      /* owned; created on first use */
 	struct kiln_arena rc_arena; /* rpmrc tables */
-	struct macro_rpmrc *rpmrc; /* in rc_arena, NULL before config load */
+	struct macro_rpmrc *rpmrc;  /* in rc_arena, NULL before config load */
 };
 
 /* The state of one expansion (rpm's MacroBuf). */
@@ -109,13 +111,15 @@ struct mbuf {
 void macro_table_release(struct macro_table *t);
 struct macro_slot *macro_table_find(const struct macro_table *t, const char *name, size_t len);
 KILN_MUST_CHECK kiln_rc macro_table_slot(struct macro_table *t, const char *name, size_t len,
-					 struct macro_slot **out, struct kiln_err *err);
+                                         struct macro_slot **out, struct kiln_err *err);
 /* Push a definition; records call-local ones on the scope stack. */
 KILN_MUST_CHECK kiln_rc macro_push(struct macro_ctx *ctx, const char *name, size_t name_len,
-				   const char *opts, const char *body, size_t body_len, int level,
-				   unsigned flags, struct kiln_err *err);
+                                   const char *opts, const char *body, size_t body_len, int level,
+                                   unsigned flags, struct kiln_err *err);
 /* Pop the top definition of slot (parked on the graveyard). */
 void macro_pop(struct macro_ctx *ctx, struct macro_slot *slot);
+/* Pop and free at once: only when no expansion can be reading the body. */
+void macro_pop_free(struct macro_slot *slot);
 /* Pop every definition at level >= level recorded since mark; warns about unused locals. */
 void macro_scope_unwind(struct mbuf *mb, size_t mark, int level);
 void macro_graveyard_empty(struct macro_ctx *ctx);
@@ -132,14 +136,17 @@ bool macro_mb_expand_to(struct mbuf *mb, const char *src, size_t len, struct kil
 void macro_mb_error(struct mbuf *mb, kiln_rc rc, const char *fmt, ...) KILN_PRINTF(3, 4);
 void macro_mb_warn(struct mbuf *mb, const char *fmt, ...) KILN_PRINTF(2, 3);
 void macro_diag(struct macro_ctx *ctx, enum kiln_log_level level, const char *fmt, ...)
-	KILN_PRINTF(3, 4);
+    KILN_PRINTF(3, 4);
 /* Define from "NAME[(OPTS)] BODY" text (rpm's doDefine); returns bytes consumed. */
 size_t macro_parse_define(struct mbuf *mb, const char *text, size_t len, int level,
-			  bool expand_body, const char *what);
+                          bool expand_body, const char *what);
 /* Split on blanks, honouring the \037 quote marks of %{quote:} (which are removed). */
 KILN_MUST_CHECK kiln_rc macro_split_args(const char *s, size_t len, char ***argv, int *argc,
-					 struct kiln_err *err);
+                                         struct kiln_err *err);
 void macro_argv_free(char **argv, int argc);
+/* Append a copy of [s, s+len) to a NULL-terminated argv built only by this function. */
+KILN_MUST_CHECK kiln_rc macro_argv_add(char ***argv, int *argc, const char *s, size_t len,
+                                       struct kiln_err *err);
 
 /* Built-ins. */
 const struct macro_builtin *macro_builtins_table(size_t *count);
@@ -147,8 +154,7 @@ const struct macro_builtin *macro_builtins_table(size_t *count);
 void macro_call_with_args(struct mbuf *mb, struct macro_slot *slot, int argc, char **argv);
 
 /* Shell. */
-kiln_rc macro_shell_host(void *data, const char *cmd, struct kiln_buf *out,
-			 struct kiln_err *err);
+kiln_rc macro_shell_host(void *data, const char *cmd, struct kiln_buf *out, struct kiln_err *err);
 
 /* Lua (macro/lua.c). */
 void macro_lua_free(struct macro_lua *lua);
@@ -158,8 +164,8 @@ void macro_lua_run(struct mbuf *mb, const char *code, size_t len);
 /* Call global Lua function name with string arguments, result appended to out (for
  * expressions' lua:NAME(...)). */
 KILN_MUST_CHECK kiln_rc macro_lua_call(struct macro_ctx *ctx, const char *name, int argc,
-				       const char *const *argv, struct kiln_buf *out,
-				       struct kiln_err *err);
+                                       const char *const *argv, struct kiln_buf *out,
+                                       struct kiln_err *err);
 
 /* Expressions share the value type with Lua's rpm.ver. */
 int macro_rpmvercmp_n(const char *a, size_t alen, const char *b, size_t blen);

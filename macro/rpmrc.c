@@ -29,8 +29,8 @@ struct macro_rpmrc {
 };
 
 static const char *const machine_tables[] = {
-	"arch_canon",	    "os_canon",		"buildarchtranslate", "buildostranslate",
-	"arch_compat",	    "os_compat",	"buildarch_compat",   "buildos_compat",
+    "arch_canon",  "os_canon",  "buildarchtranslate", "buildostranslate",
+    "arch_compat", "os_compat", "buildarch_compat",   "buildos_compat",
 };
 
 static const char *const per_arch_options[] = {"optflags", "archcolor"};
@@ -58,8 +58,8 @@ static const char *rc_lookup(const struct macro_rpmrc *rc, const char *table, co
 	return NULL;
 }
 
-static kiln_rc rc_add(struct macro_ctx *ctx, const char *table, const char *key,
-		      const char *value, struct kiln_err *err)
+static kiln_rc rc_add(struct macro_ctx *ctx, const char *table, const char *key, const char *value,
+                      struct kiln_err *err)
 {
 	struct macro_rpmrc *rc = ctx->rpmrc;
 	struct kiln_arena *a = &ctx->rc_arena;
@@ -108,7 +108,7 @@ static char *split_key(char *s, char sep)
 }
 
 static kiln_rc rc_read_line(struct macro_ctx *ctx, char *line, const char *path, int lineno,
-			    struct kiln_err *err)
+                            struct kiln_err *err)
 {
 	char *name = trim(line);
 	char *rest;
@@ -131,14 +131,14 @@ static kiln_rc rc_read_line(struct macro_ctx *ctx, char *line, const char *path,
 		value = trim(value);
 		if (!*rest || !*value)
 			return kiln_err_set(err, KILN_ESYNTAX, "missing argument for %s at %s:%d",
-					    name, path, lineno);
+			                    name, path, lineno);
 		return rc_add(ctx, name, rest, value, err);
 	}
 	if (in_list(name, machine_tables, KILN_ARRAY_SIZE(machine_tables))) {
 		value = split_key(rest, ':');
 		if (!value)
 			return kiln_err_set(err, KILN_ESYNTAX, "missing second ':' at %s:%d", path,
-					    lineno);
+			                    lineno);
 		return rc_add(ctx, name, trim(rest), value, err);
 	}
 	return kiln_err_set(err, KILN_ESYNTAX, "bad option '%s' at %s:%d", name, path, lineno);
@@ -186,8 +186,8 @@ static kiln_rc rc_read_list(struct macro_ctx *ctx, const char *list, struct kiln
 				if (!util_exists(g.gl_pathv[i])) {
 					if (first)
 						rc = kiln_err_set(err, KILN_ENOTFOUND,
-								  "Unable to open %s for reading",
-								  g.gl_pathv[i]);
+						                  "Unable to open %s for reading",
+						                  g.gl_pathv[i]);
 					continue;
 				}
 				rc = rc_read_file(ctx, g.gl_pathv[i], err);
@@ -241,8 +241,8 @@ static void host_machine(struct macro_rpmrc *rc)
 }
 
 /* The canonical short name from arch_canon/os_canon ("x86_64: x86_64 1"), or name. */
-static void canon_name(const struct macro_rpmrc *rc, const char *table, const char *name,
-		       char *dst, size_t size)
+static void canon_name(const struct macro_rpmrc *rc, const char *table, const char *name, char *dst,
+                       size_t size)
 {
 	const char *c = rc_lookup(rc, table, name);
 
@@ -276,18 +276,17 @@ static void split_target(const char *target, char *cpu, size_t cs, char *os, siz
 }
 
 static kiln_rc repush(struct macro_ctx *ctx, const char *name, const char *value,
-		      struct kiln_err *err)
+                      struct kiln_err *err)
 {
 	struct macro_slot *slot = macro_table_find(&ctx->table, name, strlen(name));
 
 	if (slot)
 		macro_pop(ctx, slot);
-	return macro_push(ctx, name, strlen(name), NULL, value, strlen(value),
-			  MACRO_LEVEL_RPMRC, 0, err);
+	return macro_push(ctx, name, strlen(name), NULL, value, strlen(value), MACRO_LEVEL_RPMRC, 0,
+	                  err);
 }
 
-static kiln_rc rebuild_target_vars(struct macro_ctx *ctx, const char *target,
-				   struct kiln_err *err)
+static kiln_rc rebuild_target_vars(struct macro_ctx *ctx, const char *target, struct kiln_err *err)
 {
 	struct macro_rpmrc *rc = ctx->rpmrc;
 	char cpu[128];
@@ -324,10 +323,10 @@ static kiln_rc rebuild_target_vars(struct macro_ctx *ctx, const char *target,
 void macro_default_macrofiles(const char *confdir, struct kiln_buf *out)
 {
 	kiln_buf_addf(out,
-		      "%s/macros:%s/macros.d/macros.*:%s/platform/%%{_target}/macros:"
-		      "/etc/kiln/macros.*:/etc/kiln/macros:/etc/kiln/%%{_target}/macros:"
-		      "~/.config/kiln/macros",
-		      confdir, confdir, confdir);
+	              "%s/macros:%s/macros.d/macros.*:%s/platform/%%{_target}/macros:"
+	              "/etc/kiln/macros.*:/etc/kiln/macros:/etc/kiln/%%{_target}/macros:"
+	              "~/.config/kiln/macros",
+	              confdir, confdir, confdir);
 }
 
 void macro_default_rcfiles(const char *confdir, struct kiln_buf *out)
@@ -336,8 +335,8 @@ void macro_default_rcfiles(const char *confdir, struct kiln_buf *out)
 }
 
 static kiln_rc config_defaults(struct macro_ctx *ctx, const struct macro_config *cfg,
-			       struct kiln_buf *rcfiles, struct kiln_buf *macrofiles,
-			       struct kiln_err *err)
+                               struct kiln_buf *rcfiles, struct kiln_buf *macrofiles,
+                               struct kiln_err *err)
 {
 	if (cfg->confdir && macro_ctx_set_confdir(ctx, cfg->confdir, err))
 		return err ? err->code : KILN_ENOMEM;
@@ -366,7 +365,7 @@ static kiln_rc macroize_host(struct macro_ctx *ctx, struct kiln_err *err)
 }
 
 kiln_rc macro_config_load(struct macro_ctx *ctx, const struct macro_config *cfg,
-			  struct kiln_err *err)
+                          struct kiln_err *err)
 {
 	struct kiln_buf rcfiles = KILN_BUF_INIT(KILN_LIMIT_TEXT_FILE);
 	struct kiln_buf macrofiles = KILN_BUF_INIT(KILN_LIMIT_TEXT_FILE);

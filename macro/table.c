@@ -92,7 +92,7 @@ static bool table_grow(struct macro_table *t)
 }
 
 kiln_rc macro_table_slot(struct macro_table *t, const char *name, size_t len,
-			 struct macro_slot **out, struct kiln_err *err)
+                         struct macro_slot **out, struct kiln_err *err)
 {
 	struct macro_slot *s = macro_table_find(t, name, len);
 	size_t i;
@@ -119,8 +119,7 @@ kiln_rc macro_table_slot(struct macro_table *t, const char *name, size_t len,
 	return KILN_OK;
 }
 
-static kiln_rc scope_record(struct macro_ctx *ctx, struct macro_slot *slot,
-			    struct kiln_err *err)
+static kiln_rc scope_record(struct macro_ctx *ctx, struct macro_slot *slot, struct kiln_err *err)
 {
 	if (ctx->nscope == ctx->capscope) {
 		size_t cap = ctx->capscope ? ctx->capscope * 2 : 64;
@@ -136,8 +135,8 @@ static kiln_rc scope_record(struct macro_ctx *ctx, struct macro_slot *slot,
 }
 
 kiln_rc macro_push(struct macro_ctx *ctx, const char *name, size_t name_len, const char *opts,
-		   const char *body, size_t body_len, int level, unsigned flags,
-		   struct kiln_err *err)
+                   const char *body, size_t body_len, int level, unsigned flags,
+                   struct kiln_err *err)
 {
 	size_t optlen = opts ? strlen(opts) + 1 : 0;
 	struct macro_slot *slot;
@@ -191,6 +190,16 @@ void macro_pop(struct macro_ctx *ctx, struct macro_slot *slot)
 	ctx->graveyard = d;
 }
 
+void macro_pop_free(struct macro_slot *slot)
+{
+	struct macro_def *d = slot ? slot->top : NULL;
+
+	if (!d)
+		return;
+	slot->top = d->below;
+	free(d);
+}
+
 void macro_graveyard_empty(struct macro_ctx *ctx)
 {
 	struct macro_def *d = ctx->graveyard;
@@ -214,9 +223,10 @@ void macro_scope_unwind(struct mbuf *mb, size_t mark, int level)
 		while (slot->top && slot->top->level >= level) {
 			if (!(slot->top->flags & (MACRO_DEF_AUTO | MACRO_DEF_USED))) {
 				macro_mb_warn(mb, "Macro %%%s defined but not used within scope",
-					      slot->name);
+				              slot->name);
 			}
-			macro_pop(ctx, slot);
+			/* The call is over, so nothing still reads these bodies. */
+			macro_pop_free(slot);
 		}
 	}
 }
@@ -247,8 +257,8 @@ bool macro_name_valid(const char *name, size_t len)
 	for (i = 1; i < len; i++) {
 		char c = name[i];
 
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		      (c >= '0' && c <= '9') || c == '_'))
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '_'))
 			return false;
 	}
 	return true;

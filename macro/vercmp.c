@@ -26,8 +26,7 @@ static int sign(int v)
 }
 
 /* Compare one digit run or letter run each; *done when the caller must return *result. */
-static int cmp_segment(const char **pa, const char *ea, const char **pb, const char *eb,
-		       bool *done)
+static int cmp_segment(const char **pa, const char *ea, const char **pb, const char *eb, bool *done)
 {
 	const char *a = *pa;
 	const char *b = *pb;

@@ -12,5 +12,9 @@ say kiln version -v
 "$KILN" version -v
 say kiln help
 "$KILN" help
+say "kiln eval '%{_libdir}' '%[1 + 2 * 3]' '%{lua: print(rpm.expand(\"%{_target}\"))}'"
+"$KILN" eval '%{_libdir}' '%[1 + 2 * 3]' '%{lua: print(rpm.expand("%{_target}"))}'
+say "kiln eval --define 'f(x:) [%{-x*}|%*]' '%{f -x value one two}' '%{shescape:it'\''s}'"
+"$KILN" eval --define 'f(x:) [%{-x*}|%*]' '%{f -x value one two}' "%{shescape:it's}"
 echo
 echo "demo: ok"

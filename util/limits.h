@@ -23,6 +23,8 @@
 #define KILN_LIMIT_MACRO_EXPANSION (256 * KILN_MIB)
 /* Macro nesting depth; rpm's max_macro_depth is 64. */
 #define KILN_LIMIT_MACRO_DEPTH 64
+/* Arguments of one macro call. */
+#define KILN_LIMIT_MACRO_ARGS 65536
 /* %if nesting depth in a spec. */
 #define KILN_LIMIT_IF_DEPTH 256
 /* Expression parser recursion depth. */

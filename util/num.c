@@ -13,8 +13,8 @@ static kiln_rc num_copy(const char *s, size_t len, char *tmp, size_t size, struc
 		return kiln_err_set(err, KILN_ESYNTAX, "NUL byte in number");
 	memcpy(tmp, s, len);
 	tmp[len] = '\0';
-	/* strto* accept leading space and '+'; kiln does not. */
-	if (tmp[0] == ' ' || tmp[0] == '\t' || tmp[0] == '+' || tmp[0] == '\n')
+	/* strto* accept leading white space and '+'; kiln does not. */
+	if (tmp[0] == '+' || tmp[0] == ' ' || (tmp[0] >= '\t' && tmp[0] <= '\r'))
 		return kiln_err_set(err, KILN_ESYNTAX, "not a number: '%s'", tmp);
 	return KILN_OK;
 }

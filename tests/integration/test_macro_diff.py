@@ -34,3 +34,24 @@ def test_kiln_configs_same_in_rpm(kiln_bin, expr):
         f"rpm rc={want.returncode} stderr={want.stderr!r}; "
         f"kiln rc={got.returncode} stderr={got.stderr!r}")
     assert got.stdout == want.stdout, f"kiln stderr: {got.stderr!r}"
+
+
+FILES = sorted((mo.ROOT / "tests" / "data" / "macro" / "files").glob("*.macros"))
+FILE_EXPRS = [
+    "[%{?t1}][%{?t2}][%{?t3}][%{?t4}][%{?t5}][%{t6 -a q}][%{?t8}][%{?t9}][%{?t10}][%{?t11}]",
+    "[%{?e1}][%{?e2}][%{?e3}][%{?e4}][%{?l1}][%{?l2}][%{?ok1}][%{?ok2}][%{?ok4}]",
+]
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+def test_macro_file_reading_same_as_rpm(kiln_bin, path):
+    """Continuation lines, brackets across lines, comments and bad lines in macro files."""
+    import subprocess
+
+    args = mo.common_args()
+    want = subprocess.run(["rpm", *args, "--load", str(path), *sum((["--eval", e] for e in
+                          FILE_EXPRS), [])], capture_output=True, env=mo.ENV)
+    got = subprocess.run([str(kiln_bin), "eval", *args, "--load", str(path), "--",
+                          *FILE_EXPRS], capture_output=True, env=mo.ENV)
+    assert (got.returncode == 0) == (want.returncode == 0), got.stderr
+    assert got.stdout == want.stdout

@@ -32,6 +32,9 @@ KILN_TEST(num_rejects_junk_and_range)
 	assert_int_equal(util_parse_i64("12x", 3, 10, 0, 99, &v, NULL), KILN_ESYNTAX);
 	assert_int_equal(util_parse_i64(" 1", 2, 10, 0, 99, &v, NULL), KILN_ESYNTAX);
 	assert_int_equal(util_parse_i64("+1", 2, 10, 0, 99, &v, NULL), KILN_ESYNTAX);
+	/* Found by fuzzing: strtoll skips any leading white space, not just blanks. */
+	assert_int_equal(util_parse_i64("\r 9", 3, 10, 0, 99, &v, NULL), KILN_ESYNTAX);
+	assert_int_equal(util_parse_i64("\v9", 2, 10, 0, 99, &v, NULL), KILN_ESYNTAX);
 	assert_int_equal(util_parse_i64("100", 3, 10, 0, 99, &v, NULL), KILN_ELIMIT);
 	assert_int_equal(
 	    util_parse_i64("99999999999999999999", 20, 10, INT64_MIN, INT64_MAX, &v, NULL),

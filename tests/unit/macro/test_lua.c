@@ -1,0 +1,101 @@
+#include "util/util.h"
+
+#include "tests/unit/macro/macro_test.h"
+
+KILN_TEST(lua_print_and_return)
+{
+	struct macro_ctx *ctx = ctx_new(NULL);
+
+	expect(ctx, "[%{lua:print(1)}]", "[1]");
+	expect(ctx, "[%{lua:print(1) print(2)}]", "[12]");
+	expect(ctx, "[%{lua:print(1, 2)}]", "[1\t2]");
+	expect(ctx, "[%{lua:return 1, 'a'}]", "[1\ta]");
+	expect(ctx, "%{lua:x = 5}%{lua:print(x)}", "5");
+	macro_ctx_free(ctx);
+}
+
+KILN_TEST(lua_rpm_module)
+{
+	struct macro_ctx *ctx = ctx_new(NULL);
+
+	define(ctx, "two 2");
+	expect(ctx, "%{lua:print(rpm.expand('%two'))}", "2");
+	expect(ctx, "%{lua:rpm.define('zz 5')}%zz", "5");
+	expect(ctx, "%{lua:rpm.undefine('zz')}%zz", "%zz");
+	expect(ctx, "%{lua:print(rpm.isdefined('two'))}", "true\tfalse");
+	expect(ctx, "%{lua:print(rpm.vercmp('1.0', '1.1'), rpm.vercmp('1.0-2', '1.0'))}", "-1\t1");
+	expect(ctx, "%{lua:local v = rpm.ver('1:2-3') print(v, v.e, v.v, v.r)}", "1:2-3\t1\t2\t3");
+	expect(ctx, "%{lua:print(rpm.ver('1.0') < rpm.ver('1.1'))}", "true");
+	expect(ctx, "%{lua:print(rpm.execute('true'))}", "0.0");
+	expect(ctx, "%{lua:print(rpm.b64encode('hi'))}", "aGk=\n");
+	expect(ctx, "%{lua:print(rpm.b64decode('aGk='))}", "hi");
+	expect(ctx, "%{lua:print(#rpm.splitargs('a b  c'))}", "3");
+	macro_ctx_free(ctx);
+}
+
+KILN_TEST(lua_macros_table)
+{
+	struct macro_ctx *ctx = ctx_new(NULL);
+
+	define(ctx, "two 2");
+	define(ctx, "pm(ab:) <%{-a}|%*>");
+	expect(ctx, "%{lua:print(macros.two, macros.nosuch)}", "2\tnil");
+	expect(ctx, "%{lua:macros.q = 'Q'}%q%{lua:macros.q = nil}[%{?q}]", "Q[]");
+	expect(ctx, "%{lua:print(macros.pm({'-a', 'q'}), macros.pm('-a r s'))}",
+	       "<-a|q>\t<-a|r s>");
+	expect(ctx, "%{lua:print(macros.shescape({'a b'}))}", "'a b'");
+	macro_ctx_free(ctx);
+}
+
+KILN_TEST(lua_opt_and_arg_in_parametric_macros)
+{
+	struct macro_ctx *ctx = ctx_new(NULL);
+
+	define(ctx, "lm(ab:) %{lua:print(opt.a, opt.b, #arg, arg[1], arg[2])}");
+	expect(ctx, "%lm -a -b x y z", "\tx\t2\ty\tz");
+	expect(ctx, "%{lua:print(#arg, type(opt))}", "0\ttable");
+	macro_ctx_free(ctx);
+}
+
+KILN_TEST(lua_posix_subset)
+{
+	struct macro_ctx *ctx = ctx_new(NULL);
+	char src[512];
+	char want[512];
+	const char *dir = kiln_test_tmpdir();
+
+	expect(ctx, "%{lua:print(posix.access('/'))}", "0.0");
+	expect(ctx, "%{lua:print(posix.stat('/', 'type'))}", "directory");
+	snprintf(src, sizeof(src), "%%{lua:print(posix.mkdir('%s/d'), posix.stat('%s/d').type)}",
+	         dir, dir);
+	expect(ctx, src, "0.0\tdirectory");
+	snprintf(src, sizeof(src), "%%{lua:print(posix.mkdir('%s/d'))}", dir);
+	snprintf(want, sizeof(want), "nil\t%s/d: File exists\t17.0", dir);
+	expect(ctx, src, want);
+	setenv("KILN_LUA_T", "yes", 1);
+	expect(ctx, "%{lua:print(posix.getenv('KILN_LUA_T'))}", "yes");
+	macro_ctx_free(ctx);
+}
+
+KILN_TEST(lua_errors_become_macro_errors)
+{
+	struct macro_ctx *ctx = ctx_new(NULL);
+
+	expect_error(ctx, "%{lua:x=}", KILN_ESYNTAX, "invalid syntax in lua script:");
+	expect_error(ctx, "%{lua:error('boom')}", KILN_EMACRO, "lua script failed:");
+	expect_error(ctx, "%{lua:error('boom')}", KILN_EMACRO, "boom");
+	/* The first error wins: the inner macro error is what is reported. */
+	expect_error(ctx, "%{lua:rpm.expand('%{error:inner}')}", KILN_EMACRO, "inner");
+	macro_ctx_free(ctx);
+}
+
+KILN_TEST(lua_states_are_per_context)
+{
+	struct macro_ctx *a = ctx_new(NULL);
+	struct macro_ctx *b = ctx_new(NULL);
+
+	expect(a, "%{lua:shared = 1}", "");
+	expect(b, "%{lua:print(shared)}", "nil");
+	macro_ctx_free(a);
+	macro_ctx_free(b);
+}
