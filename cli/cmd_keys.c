@@ -83,8 +83,8 @@ static void list_keys(const struct sign_keyring *kr)
 
 	for (i = 0; i < sign_keyring_count(kr); i++) {
 		sign_key_info_get(sign_keyring_get(kr, i), &info);
-		printf("%s-%08" PRIx64 ": %s public key%s\n", info.short_id, info.created, info.uid,
-		       info.revoked ? " (revoked)" : "");
+		printf("%s-%08" PRIx64 ": %s public key%s\n", info.short_id, (uint64_t)info.created,
+		       info.uid, info.revoked ? " (revoked)" : "");
 	}
 }
 

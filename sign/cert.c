@@ -312,7 +312,8 @@ struct secrets {
 
 /* Copy one packet into the public certificate; a secret key packet becomes its public
  * form (the same body up to the end of the public material). */
-static kiln_rc copy_public(struct sign_key *key, const struct sign_pkt *pkt, struct kiln_err *err)
+static kiln_rc copy_public(struct sign_key *key, const struct sign_pkt *pkt, bool *dropping,
+                           struct kiln_err *err)
 {
 	struct sign_pubkey tmp;
 	size_t pub_len = 0;
@@ -320,6 +321,10 @@ static kiln_rc copy_public(struct sign_key *key, const struct sign_pkt *pkt, str
 
 	if (pkt->tag == SIGN_TAG_TRUST || pkt->tag == SIGN_TAG_MARKER)
 		return KILN_OK;
+	/* The signatures that follow a dropped subkey are its bindings: drop them too. */
+	if (pkt->tag == SIGN_TAG_SIGNATURE && *dropping)
+		return KILN_OK;
+	*dropping = false;
 	if (pkt->tag != SIGN_TAG_SECRET_KEY && pkt->tag != SIGN_TAG_SECRET_SUBKEY) {
 		kiln_buf_add(&key->cert, pkt->raw, pkt->raw_len);
 		return KILN_OK;
@@ -329,8 +334,10 @@ static kiln_rc copy_public(struct sign_key *key, const struct sign_pkt *pkt, str
 	sign_pubkey_release(&tmp);
 	if (rc == KILN_EFORMAT && pub_len)
 		rc = KILN_OK; /* "stray bytes": the secret part */
-	if (rc == KILN_EUNSUPP && pkt->tag == SIGN_TAG_SECRET_SUBKEY)
-		return KILN_OK; /* cannot even find its public part: drop the subkey */
+	if (rc == KILN_EUNSUPP && pkt->tag == SIGN_TAG_SECRET_SUBKEY) {
+		*dropping = true; /* cannot even find its public part: drop the subkey */
+		return KILN_OK;
+	}
 	if (rc)
 		return sign_pubkey_parse(pkt->body, pkt->len, true, &tmp, &pub_len, err);
 	sign_pkt_write(&key->cert,
@@ -398,6 +405,7 @@ static kiln_rc key_build(const struct sign_pkt *pkts, size_t n, struct sign_key 
 	struct sign_key *key = sign_key_alloc();
 	struct sign_pkt *sec = NULL;
 	struct secrets s = {0};
+	bool dropping = false;
 	size_t i;
 	kiln_rc rc = KILN_OK;
 
@@ -406,7 +414,7 @@ static kiln_rc key_build(const struct sign_pkt *pkts, size_t n, struct sign_key 
 		goto out;
 	}
 	for (i = 0; !rc && i < n; i++) {
-		rc = copy_public(key, &pkts[i], err);
+		rc = copy_public(key, &pkts[i], &dropping, err);
 		if (pkts[i].tag == SIGN_TAG_SECRET_KEY || pkts[i].tag == SIGN_TAG_SECRET_SUBKEY)
 			sec[s.n++] = pkts[i];
 	}

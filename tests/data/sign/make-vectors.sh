@@ -9,7 +9,7 @@
 set -eu
 out=$(cd "$(dirname "$0")" && pwd)
 export GNUPGHOME=$(mktemp -d)
-trap 'rm -rf "$GNUPGHOME"' EXIT
+trap 'gpgconf --kill gpg-agent; rm -rf "$GNUPGHOME"' EXIT
 T0=20230101T000000   # keys are made "at" 2023-01-01 (1672531200)
 T1=20240101T000000   # signatures "at" 2024-01-01 (1704067200)
 g() { gpg --batch --quiet "$@"; }

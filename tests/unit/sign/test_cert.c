@@ -176,3 +176,35 @@ KILN_TEST(cert_walk_stops_when_asked)
 	assert_int_equal(sign_keys_from_mem(a.ptr, a.len, stop_at_first, NULL, &err), KILN_ECANCEL);
 	kiln_buf_release(&a);
 }
+
+/* A secret subkey of an algorithm kiln cannot even walk is dropped with its binding
+ * signature, so nothing is left dangling in the public certificate. */
+KILN_TEST(cert_unknown_secret_subkey_dropped_with_its_binding)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	struct sign_key *key = NULL;
+	struct sign_pkt_reader r;
+	struct sign_pkt pkt;
+	struct kiln_buf bin;
+	unsigned tags[8];
+	size_t n = 0;
+
+	decode_all("ed.sec.asc", &bin);
+	sign_pkt_reader_init(&r, bin.ptr, bin.len);
+	while (sign_pkt_next(&r, &pkt, &err) == KILN_OK) {
+		if (pkt.tag == SIGN_TAG_SECRET_SUBKEY)
+			((uint8_t *)pkt.body)[5] = 100; /* a private/experimental algorithm */
+	}
+	assert_ok(sign_key_from_mem(bin.ptr, bin.len, &key, &err), &err);
+	assert_int_equal(key->nsubkeys, 0);
+	sign_pkt_reader_init(&r, key->cert.ptr, key->cert.len);
+	while (n < 8 && sign_pkt_next(&r, &pkt, &err) == KILN_OK)
+		tags[n++] = pkt.tag;
+	assert_int_equal(n, 3);
+	assert_int_equal(tags[0], SIGN_TAG_PUBLIC_KEY);
+	assert_int_equal(tags[1], SIGN_TAG_USER_ID);
+	assert_int_equal(tags[2], SIGN_TAG_SIGNATURE);
+	assert_non_null(sign_key_signer(key));
+	sign_key_free(key);
+	kiln_buf_release(&bin);
+}
