@@ -352,4 +352,54 @@ KILN_MUST_CHECK kiln_rc pack_sigheader_fit(struct pack_header *sig, size_t size,
 KILN_MUST_CHECK kiln_rc pack_sigheader_replace(const char *path, struct pack_header *sig,
                                                struct kiln_err *err);
 
+/* ======================================================================================== */
+/* Writing packages */
+
+/* One file of a package. The build pipeline decides every field; the writer only reads
+ * contents (regular files) and checks consistency. Strings are borrowed for the call. */
+struct pack_file {
+	const char *path;   /* in-package path: "/usr/bin/x" (binary) or "x.spec" (source) */
+	const char *src;    /* where to read contents of a regular file, NULL for ghosts */
+	uint32_t mode;      /* st_mode with type bits (S_IFREG, S_IFDIR, S_IFLNK, S_IFCHR, ...) */
+	const char *user;   /* NULL: "root" */
+	const char *group;  /* NULL: "root" */
+	uint32_t mtime;     /* already clamped by the caller */
+	uint32_t flags;     /* SPEC_FILE_* (%config, %doc, %ghost, %license, %artifact, ...) */
+	uint32_t verify;    /* SPEC_VERIFY_* bits; use SPEC_VERIFY_ALL by default */
+	const char *lang;   /* %lang, "" or NULL for none */
+	const char *caps;   /* %caps text, NULL for none */
+	const char *link;   /* symlink target (S_IFLNK) */
+	uint32_t rdev;      /* device nodes: (major << 8) | minor */
+	uint64_t size;      /* non-regular files and ghosts: the size to record (dirs: 0) */
+	uint32_t hardlink;  /* non-zero: files with the same value are one hard-link set */
+	uint32_t color;     /* FILECOLORS: 1 ELF32, 2 ELF64, 0 other */
+	const char *fclass; /* v4 FILECLASS text ("ASCII text", "directory", ""); NULL = "" */
+	const char *mime;   /* v6 MIME type ("text/plain"); NULL = "" */
+};
+
+struct pack_write_opts {
+	int format;                    /* 4 or 6 */
+	struct pack_compress comp;     /* payload compression */
+	enum util_digest_algo fdigest; /* file digests (SHA256 by default; v6 requires >= it) */
+	bool source;                   /* a source package (lead type 1, bare payload names) */
+	uint16_t archnum, osnum;       /* v4 lead; ignored for v6 (zero) */
+	bool rpmlib_deps;              /* add the payload/file rpmlib() requires (section 2.7) */
+	size_t reserved_space;         /* signature-header reservation, 0 = 4128 like rpm */
+};
+
+/* Write a package to path atomically. hdr holds the caller's tags (NAME, VERSION, RELEASE,
+ * SUMMARY, DESCRIPTION, BUILDTIME, BUILDHOST, LICENSE, GROUP, OS, ARCH, SOURCERPM or
+ * SOURCEPACKAGE, RPMVERSION, dependencies, scriptlets, triggers, changelog, ...); it is
+ * copied, never changed. files (n of them, any order) are sorted by path; the writer adds
+ * every file tag, SIZE/LONGSIZE, PAYLOADFORMAT/COMPRESSOR/FLAGS, FILEDIGESTALGO, payload
+ * digests and sizes, v6's RPMFORMAT, then the signature header. Same input, same bytes.
+ * Errors: KILN_EINVAL for inconsistent input (duplicate paths, a hard-link set mixing
+ * types, missing NAME/VERSION/RELEASE), KILN_EIO, KILN_ELIMIT. */
+KILN_MUST_CHECK kiln_rc pack_write(const char *path, const struct pack_header *hdr,
+                                   const struct pack_file *files, size_t n,
+                                   const struct pack_write_opts *opts, struct kiln_err *err);
+/* Defaults: v4, w9.gzdio, SHA256 file digests, binary, archnum/osnum 1 (x86_64, Linux),
+ * rpmlib_deps on. */
+void pack_write_opts_init(struct pack_write_opts *o);
+
 #endif

@@ -46,3 +46,15 @@ def build_all(base: Path):
 
 def run(cmd, **kw):
     return subprocess.run([str(c) for c in cmd], capture_output=True, env=ENV, **kw)
+
+
+# rpm 4.20 renamed these tags; kiln's --xml follows 4.20 (rpm-reference.md Appendix A), so
+# rpm 4.18's names are mapped before comparing.
+RENAMED = {"Payloaddigest": "Payloadsha256", "Payloaddigestalgo": "Payloadsha256algo",
+           "Payloaddigestalt": "Payloadsha256alt", "Sourcepkgid": "Sourcesigmd5"}
+
+
+def rpm_xml_as_420(text):
+    for old, new in RENAMED.items():
+        text = text.replace(f'<rpmTag name="{old}">', f'<rpmTag name="{new}">')
+    return text
