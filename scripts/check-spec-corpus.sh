@@ -41,6 +41,7 @@ else
 fi
 
 for spec in "${specs[@]}"; do
+	[ "${spec%.spec}" != "$spec" ] || continue
 	spec=$(realpath "$spec")
 	dir=${spec%/*}
 	base=${spec##*/}
