@@ -151,6 +151,9 @@ int cli_cmd_keygen(int argc, char **argv);
 int cli_cmd_keys(int argc, char **argv);
 int cli_cmd_sign(int argc, char **argv);
 int cli_cmd_verify(int argc, char **argv);
+/* The sandbox (cmd_sandbox.c). */
+extern const struct cli_opt cli_sandbox_opts[];
+int cli_cmd_sandbox(int argc, char **argv);
 /* Parse a --time argument: seconds since the epoch, 0 .. 2^32-1. */
 KILN_MUST_CHECK kiln_rc cli_parse_time(const char *s, int64_t *out, struct kiln_err *err);
 /* Read a file, or standard input for "-", into out (at most max bytes). */

@@ -62,6 +62,16 @@ const struct cli_command cli_commands[] = {
     {"check", "verify a package's digests, like rpm -K --nosignature", "[-v] PKG...",
      "Prints 'digests OK' or 'DIGESTS NOT OK' per package; exit status 1 if any is bad.",
      cli_check_opts, cli_cmd_check},
+    {"sandbox", "run a command in the build sandbox, like mock --shell or bwrap",
+     "[--root host|dir:PATH|tar:FILE] [--bind HOST:INSIDE[:ro]]... [--tmpfs PATH]... "
+     "[--hostname H] [--enable-network] [--timeout S] [--memory BYTES] [--pids N] "
+     "[--env K=V]... -- CMD [ARGS...]",
+     "Runs CMD in new mount, PID, UTS, IPC and network namespaces (a user namespace when not "
+     "root) on a read-only root, with private /tmp, /var/tmp and /home, a fresh /proc and a "
+     "minimal /dev, and exits with CMD's status (128+N for signal N; 124 when the time "
+     "limit killed it, 125 when the sandbox could not be set up, 127 when CMD was not "
+     "found). Put -- before CMD when it has options. See docs/sandbox.md.",
+     cli_sandbox_opts, cli_cmd_sandbox},
     {NULL, NULL, NULL, NULL, NULL, NULL},
 };
 

@@ -1,0 +1,36 @@
+/*
+ * shell.c - %(...) through an executor, with macro/macro.h's macro_shell_fn signature, so a
+ * build's shell expansions see the same root, environment and limits as its stages.
+ */
+#include "util/util.h"
+
+#include "chroot/chroot_int.h"
+#include "macro/macro.h"
+
+/* The signature must stay the macro engine's: a mismatch fails here, at compile time. */
+static const macro_shell_fn chroot_shell_is_a_macro_shell KILN_UNUSED = chroot_shell_run;
+
+kiln_rc chroot_shell_run(void *data, const char *cmd, struct kiln_buf *out, struct kiln_err *err)
+{
+	const struct chroot_shell *sh = data;
+	const char *argv[] = {"/bin/sh", "-c", cmd, NULL};
+	struct chroot_result res;
+	struct chroot_run run;
+	kiln_rc rc;
+
+	if (!sh || !sh->exec)
+		return kiln_err_set(err, KILN_EINVAL, "shell expansion without an executor");
+	memset(&run, 0, sizeof(run));
+	run.argv = argv;
+	run.env = sh->env;
+	run.cwd = sh->cwd;
+	run.stdin_fd = -1;
+	run.stdout_fd = -1;
+	run.stderr_fd = sh->stderr_fd;
+	run.capture = out;
+	rc = chroot_exec_run(sh->exec, &run, &res, err);
+	if (rc)
+		kiln_err_wrap(err, "%%(%.100s)", cmd);
+	/* rpm ignores the exit status of %(...): the output is what counts. */
+	return rc;
+}
