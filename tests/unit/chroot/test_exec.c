@@ -167,7 +167,8 @@ KILN_TEST(exec_streams_fds_sink_and_merge)
 	struct chroot_exec *ex = new_exec(CHROOT_EXEC_HOST, NULL);
 	struct kiln_err err = KILN_ERR_INIT;
 	struct kiln_buf file = KILN_BUF_INIT(KILN_MIB);
-	struct sinkbuf s = {{KILN_BUF_INIT(KILN_MIB), KILN_BUF_INIT(KILN_MIB), KILN_BUF_INIT(KILN_MIB)}};
+	struct sinkbuf s = {
+	    {KILN_BUF_INIT(KILN_MIB), KILN_BUF_INIT(KILN_MIB), KILN_BUF_INIT(KILN_MIB)}};
 	struct chroot_result res;
 	const char *env[] = {NULL};
 	const char *argv[] = {"sh", "-c", "echo out; echo err >&2; echo out2", NULL};
@@ -315,7 +316,8 @@ KILN_TEST(exec_sandbox_binds_and_dir_root)
 	const char *env[] = {NULL};
 	const char *t = kiln_test_tmpdir();
 	char build[600], path[700];
-	struct chroot_bind b[] = {{build, "/builddir/build", false}, {"/usr", "/usr", true},
+	struct chroot_bind b[] = {{build, "/builddir/build", false},
+	                          {"/usr", "/usr", true},
 	                          {"/etc/alternatives", "/etc/alternatives", true}};
 	const char *argv[] = {"/usr/bin/sh", "-c",
 	                      "echo made > /builddir/build/out; echo up > /etc/new; cat /etc/new",

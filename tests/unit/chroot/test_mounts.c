@@ -36,8 +36,8 @@ static int check_tmpfs_root(void *arg)
 	op.kind = CHROOT_OP_SYMLINK;
 	snprintf(op.src, sizeof(op.src), "a");
 	snprintf(op.dst, sizeof(op.dst), "/link");
-	if (chroot_op_apply(root, &op, NULL) || fstatat(root, "link", &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-	    !S_ISLNK(st.st_mode))
+	if (chroot_op_apply(root, &op, NULL) ||
+	    fstatat(root, "link", &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISLNK(st.st_mode))
 		return 4;
 	/* A mount through a symlink is refused. */
 	if (chroot_mkdir_at(root, "link/c", 0755, &fd, NULL) != KILN_EPRIV)

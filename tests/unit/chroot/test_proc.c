@@ -100,8 +100,7 @@ static int caps_drop(void *arg)
 		return 3;
 	if (prctl(PR_CAPBSET_READ, CAP_CHOWN, 0, 0, 0) != 1)
 		return 4;
-	if (mount("none", "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) == 0 ||
-	    errno != EPERM)
+	if (mount("none", "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) == 0 || errno != EPERM)
 		return 5;
 	return 0;
 }
