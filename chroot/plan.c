@@ -156,11 +156,11 @@ static int path_cmp(const char *a, const char *b)
 	return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
 }
 
-void chroot_plan_sort(struct chroot_plan *p)
+static void slow_sort(struct chroot_plan *p)
 {
 	size_t i, j;
 
-	/* Insertion sort: stable, and plans are short (tens of entries). */
+	/* Out of memory for the index: sort in place (same order, more copying). */
 	for (i = 1; i < p->n; i++) {
 		struct chroot_op tmp = p->ops[i];
 
@@ -168,6 +168,39 @@ void chroot_plan_sort(struct chroot_plan *p)
 			p->ops[j] = p->ops[j - 1];
 		p->ops[j] = tmp;
 	}
+}
+
+void chroot_plan_sort(struct chroot_plan *p)
+{
+	struct chroot_op *sorted;
+	size_t *idx;
+	size_t i, j;
+
+	if (p->n < 2)
+		return;
+	/* Sort indices, not the 8 KiB operations themselves: each op is copied once. */
+	idx = kiln_calloc(p->n, sizeof(*idx));
+	sorted = kiln_calloc(p->n, sizeof(*sorted));
+	if (!idx || !sorted) {
+		free(idx);
+		free(sorted);
+		slow_sort(p);
+		return;
+	}
+	for (i = 0; i < p->n; i++) {
+		size_t k = i;
+
+		/* Insertion sort: stable, and plans are short (tens of entries). */
+		for (j = i; j > 0 && path_cmp(p->ops[idx[j - 1]].dst, p->ops[k].dst) > 0; j--)
+			idx[j] = idx[j - 1];
+		idx[j] = k;
+	}
+	for (i = 0; i < p->n; i++)
+		memcpy(&sorted[i], &p->ops[idx[i]], sizeof(*sorted));
+	free(p->ops);
+	p->ops = sorted;
+	p->cap = p->n;
+	free(idx);
 }
 
 static kiln_rc add_host_top(struct chroot_plan *p, struct kiln_err *err)
