@@ -109,13 +109,16 @@ def test_private_tmp_and_home(sb, tmp_path):
         for f in host_files:
             f.write_text("secret\n")
         script = "; ".join(f"test -e {f} && echo visible:{f}" for f in host_files)
-        r = sb(*sh(script + "; touch /tmp/x /var/tmp/x /home/x && echo writable"))
+        inside = f"{marker}-inside"
+        r = sb(*sh(script + f"; touch /tmp/{inside} /var/tmp/{inside} /home/{inside} "
+                   "&& echo writable"))
         assert r.stdout.strip() == "writable", r.stdout + r.stderr
     finally:
         for f in host_files:
             f.unlink(missing_ok=True)
-    # The sandbox's /tmp did not write through to the host.
-    assert not Path("/tmp/x").exists() or Path("/tmp/x").stat().st_mtime < 0
+    # What the sandbox wrote to its private paths did not reach the host's.
+    for d in ("/tmp", "/var/tmp", "/home"):
+        assert not (Path(d) / inside).exists()
 
 
 def test_root_and_usr_are_read_only(sb):
