@@ -50,19 +50,23 @@ kiln_rc pack_file_list_init(struct pack_file_list *fl, const struct pack_header 
 	kiln_arena_init(&fl->arena, KILN_LIMIT_ARENA);
 	if (!sz)
 		sz = pack_header_get(h, SPEC_TAG_FILESIZES);
-	if (bn && !spec_type_is_string(bn->type))
-		return bad(err, "BASENAMES is not a string array");
-	if (!bn && old && !spec_type_is_string(old->type))
-		return bad(err, "OLDFILENAMES is not a string array");
 	n = bn ? bn->count : old ? old->count : 0;
-	if (n > KILN_LIMIT_PACKAGE_FILES)
-		return kiln_err_set(err, KILN_ELIMIT, "header: %" PRIu32 " files exceed %d", n,
-		                    (int)KILN_LIMIT_PACKAGE_FILES);
+	if (bn && !spec_type_is_string(bn->type))
+		rc = bad(err, "BASENAMES is not a string array");
+	else if (!bn && old && !spec_type_is_string(old->type))
+		rc = bad(err, "OLDFILENAMES is not a string array");
+	else if (n > KILN_LIMIT_PACKAGE_FILES)
+		rc = kiln_err_set(err, KILN_ELIMIT, "header: %" PRIu32 " files exceed %d", n,
+		                  (int)KILN_LIMIT_PACKAGE_FILES);
+	if (rc)
+		return rc;
 	fl->names = kiln_arena_array(&fl->arena, n ? n : 1, sizeof(*fl->names));
 	fl->sizes = kiln_arena_array(&fl->arena, n ? n : 1, sizeof(*fl->sizes));
 	rc = kiln_arena_finish(&fl->arena, err);
-	if (rc)
+	if (rc) {
+		pack_file_list_release(fl);
 		return rc;
+	}
 	fl->n = n;
 	if (bn)
 		rc = names_from_dirs(fl, bn, h, err);
@@ -72,6 +76,8 @@ kiln_rc pack_file_list_init(struct pack_file_list *fl, const struct pack_header 
 		rc = bad(err, "FILESIZES not one per file");
 	for (i = 0; !rc && sz && i < n; i++)
 		fl->sizes[i] = pack_entry_num(sz, i);
+	if (rc)
+		pack_file_list_release(fl);
 	return rc;
 }
 
