@@ -127,6 +127,32 @@ static kiln_rc stat_file(struct wfile *w, struct kiln_err *err)
 	return KILN_OK;
 }
 
+/* Binary packages: absolute, normalised paths ("/usr/bin/x": no "//", ".", ".." and no
+ * trailing "/"). Source packages: bare file names. */
+static kiln_rc check_path(const char *p, bool source, struct kiln_err *err)
+{
+	const char *c;
+
+	if (!p || !*p)
+		return kiln_err_set(err, KILN_EINVAL, "a file has no path");
+	if (source) {
+		if (strchr(p, '/') || !strcmp(p, ".") || !strcmp(p, ".."))
+			return kiln_err_set(err, KILN_EINVAL,
+			                    "%s: source package files are bare names", p);
+		return KILN_OK;
+	}
+	if (p[0] != '/' || !p[1])
+		return kiln_err_set(err, KILN_EINVAL, "%s: package paths are absolute", p);
+	for (c = p; *c; c++) {
+		if (c[0] != '/')
+			continue;
+		if (c[1] == '/' || c[1] == '\0' || (c[1] == '.' && (c[2] == '/' || !c[2])) ||
+		    (c[1] == '.' && c[2] == '.' && (c[3] == '/' || !c[3])))
+			return kiln_err_set(err, KILN_EINVAL, "%s: path is not normalised", p);
+	}
+	return KILN_OK;
+}
+
 static kiln_rc prepare_files(struct writer *wr, const struct pack_file *files, size_t n,
                              struct kiln_err *err)
 {
@@ -141,8 +167,9 @@ static kiln_rc prepare_files(struct writer *wr, const struct pack_file *files, s
 		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
 	wr->n = n;
 	for (i = 0; i < n; i++) {
-		if (!files[i].path || !*files[i].path)
-			return kiln_err_set(err, KILN_EINVAL, "file %zu has no path", i);
+		rc = check_path(files[i].path, wr->o->source, err);
+		if (rc)
+			return rc;
 		wr->files[i].f = &files[i];
 	}
 	qsort(wr->files, n, sizeof(*wr->files), cmp_files);

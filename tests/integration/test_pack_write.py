@@ -312,3 +312,58 @@ def test_bad_writer_input(tmp_path):
     (tmp_path / "e.desc").write_text(desc)
     r = run([PKGTOOL, "build", tmp_path / "e.desc", tmp_path / "e.rpm"], text=True)
     assert r.returncode == 1 and "/nonexistent/file" in r.stderr
+
+
+def test_writer_refuses_escaping_paths(tmp_path):
+    src = make_tree(tmp_path)
+    for bad in ("/usr/../etc/x", "usr/x", "/usr//x", "/usr/./x", "/usr/x/"):
+        desc = description(src) + f"file\tpath={bad}\tmode=0100644\tsrc={src}/conf\n"
+        (tmp_path / "b.desc").write_text(desc)
+        r = run([PKGTOOL, "build", tmp_path / "b.desc", tmp_path / "b.rpm"], text=True)
+        assert r.returncode == 1 and bad in r.stderr, bad
+
+
+def test_extract_never_leaves_the_root(tmp_path):
+    """A package that plants a symlink to outside and then a file below it."""
+    src = make_tree(tmp_path)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    desc = "\n".join([
+        "format\t4", "payload\tw.ufdio", "tag\t1000\ts\tevil", "tag\t1001\ts\t1",
+        "tag\t1002\ts\t1", "tag\t1044\ts\tevil-1-1.src.rpm",
+        f"file\tpath=/a\tmode=0120777\tlink={outside}",
+        f"file\tpath=/a/passwd\tmode=0100644\tsrc={src}/conf",
+    ]) + "\n"
+    (tmp_path / "evil.desc").write_text(desc)
+    pkg = tmp_path / "evil.rpm"
+    assert run([PKGTOOL, "build", tmp_path / "evil.desc", pkg]).returncode == 0
+    root = tmp_path / "root"
+    root.mkdir()
+    r = run([PKGTOOL, "extract", pkg, root], text=True)
+    assert r.returncode == 1 and "a is not a directory (or a symlink)" in r.stderr, r.stderr
+    assert list(outside.iterdir()) == []
+    # A symlink already in the target tree is not followed either.
+    root2 = tmp_path / "root2"
+    root2.mkdir()
+    os.symlink(outside, root2 / "usr")
+    pkg2 = build(tmp_path, "plain")
+    r = run([PKGTOOL, "extract", pkg2, root2], text=True)
+    assert r.returncode == 1 and "usr exists and is not a directory" in r.stderr
+    assert list(outside.iterdir()) == []
+
+
+def test_escaping_payload_names_are_refused(kiln_bin, tmp_path):
+    pkg = build(tmp_path, "names", payload="w.ufdio")
+    data = pkg.read_bytes()
+    assert data.count(b"./usr/bin/tool\0") == 1
+    hostile = data.replace(b"./usr/bin/tool\0", b"./../../../bi\0\0")
+    bad = tmp_path / "hostile.rpm"
+    bad.write_bytes(hostile)
+    root = tmp_path / "r"
+    root.mkdir()
+    r = run([PKGTOOL, "extract", bad, root], text=True)
+    assert r.returncode == 1 and "payload: entry at offset" in r.stderr, r.stderr
+    for cmd in (["cpio"], ["archive", "-o", tmp_path / "x.tgz"]):
+        r = run([kiln_bin, *cmd, bad])
+        assert r.returncode == 1 and b"error:" in r.stderr, cmd
+    assert not (tmp_path / "x.tgz").exists()
