@@ -391,8 +391,18 @@ static bool ext_filedeps(struct spec_qf_render *r, uint32_t tag, struct spec_qf_
 	if (!raw(r, SPEC_TAG_FILEDEPENDSX, &fx) || !raw(r, SPEC_TAG_FILEDEPENDSN, &fn) ||
 	    !raw(r, SPEC_TAG_DEPENDSDICT, &dict) || fx.count != fn.count ||
 	    !spec_type_is_number(fx.type) || !spec_type_is_number(fn.type) ||
-	    !spec_type_is_number(dict.type))
-		return false;
+	    !spec_type_is_number(dict.type)) {
+		/* No per-file dependencies recorded: every file has none. */
+		struct spec_qf_value bn;
+		uint32_t k;
+
+		if (!raw(r, SPEC_TAG_BASENAMES, &bn))
+			return false;
+		arr = str_array(r, bn.count, v);
+		for (k = 0; arr && k < bn.count; k++)
+			arr[k] = "";
+		return arr != NULL;
+	}
 	if (!deps_get(r, kind, &d))
 		d.name.count = 0;
 	arr = str_array(r, fx.count, v);

@@ -28,6 +28,23 @@ def rpmbuild(topdir, spec, mode="-bb", payload="w9.gzdio"):
     subprocess.run(cmd, check=True, env=env, capture_output=True)
 
 
+HELLO_C = '#include <stdio.h>\nint main(void) { printf("Hello, world!\\n"); return 0; }\n'
+HELLO_MK = ("CC ?= cc\nCFLAGS ?= -O2\nPREFIX ?= /usr\nall: hello\nhello: hello.c\n"
+            "\t$(CC) $(CFLAGS) -o $@ $<\ninstall: hello\n"
+            "\tinstall -D -m 0755 hello $(DESTDIR)$(PREFIX)/bin/hello\n")
+
+
+def hello_source(sources: Path):
+    """hello-1.0.tar.gz for hello.spec: a compiled binary gives ELF colors and file deps."""
+    src = sources.parent / "hello-src" / "hello-1.0"
+    src.mkdir(parents=True)
+    (src / "hello.c").write_text(HELLO_C)
+    (src / "Makefile").write_text(HELLO_MK)
+    sources.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["tar", "-czf", str(sources / "hello-1.0.tar.gz"), "-C", str(src.parent),
+                    "hello-1.0"], check=True)
+
+
 def build_all(base: Path):
     """Return {label: path} of every package built."""
     out = {}
@@ -37,7 +54,8 @@ def build_all(base: Path):
         for p in sorted(top.glob("RPMS/*/*.rpm")) + sorted(top.glob("SRPMS/*.rpm")):
             out[f"{p.name}:{label}"] = p
     top = base / "top-misc"
-    for spec in ("i18n.spec", "empty.spec"):
+    hello_source(top / "SOURCES")
+    for spec in ("i18n.spec", "empty.spec", "hello.spec"):
         rpmbuild(top, SPECS / spec, "-ba")
     for p in sorted(top.glob("RPMS/*/*.rpm")) + sorted(top.glob("SRPMS/*.rpm")):
         out[p.name] = p

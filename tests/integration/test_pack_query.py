@@ -31,6 +31,8 @@ QF_FORMATS = [
     "%{HEADERCOLOR} %{DBINSTANCE} %|VERBOSE?{v}:{q}|\\n",
     "[%{CHANGELOGTIME} %{CHANGELOGNAME}\\n]",
     "[%{DIRNAMES} ][%{DIRINDEXES} ][%{BASENAMES} ]\\n",
+    "[%{FILECOLORS} %{FILECLASS} %{FILEPROVIDE} %{FILEREQUIRE}\\n]",
+    "%{POSTINPROG} %{POSTIN}|%{SOURCEPKGID}|%{HEADERCOLOR}\\n",
 ]
 
 MODES = [[], ["-i"], ["-l"], ["--dump"], ["--requires"], ["--provides"], ["--scripts"],
