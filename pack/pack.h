@@ -183,7 +183,8 @@ KILN_MUST_CHECK kiln_rc pack_package_read_fd(struct pack_package *p, int fd, con
  * positioned at the payload (caller closes), else it is closed. */
 KILN_MUST_CHECK kiln_rc pack_package_open(struct pack_package *p, const char *path, int *fd,
                                           struct kiln_err *err);
-/* The same parser over memory (the fuzz entry point); *payload gets the payload offset. */
+/* The same parser over memory (the fuzz entry point); p->payload_off is where the
+ * payload starts in data. */
 KILN_MUST_CHECK kiln_rc pack_package_from_mem(struct pack_package *p, const void *data, size_t len,
                                               struct kiln_err *err);
 void pack_package_release(struct pack_package *p);
@@ -336,8 +337,12 @@ KILN_MUST_CHECK kiln_rc pack_check_file(const char *path, struct pack_check *out
 /* ======================================================================================== */
 /* Signature headers, for sign/ */
 
-/* Read the signature header of the package at path into p (the main header too: p->hdr_raw
- * holds the exact bytes a header-only signature covers). Same as pack_package_open. */
+/* How sign/ adds a signature: pack_package_open() gives the signature header in p.sig and
+ * the exact bytes a header-only signature covers in p.hdr_raw (from the 8e ad e8 magic to
+ * the end of the main header's data); sign those, add RSA (268) / DSA (267) blobs or an
+ * OPENPGP (278) string array to p.sig with pack_header_put*, then call
+ * pack_sigheader_replace(path, &p.sig). Removing the tags again and replacing restores the
+ * original bytes exactly. */
 
 /* Encode sig (signature numbering) so that it takes exactly size bytes including the
  * padding to 8 that follows it, by resizing its RESERVEDSPACE (1008) or RESERVED (999)
