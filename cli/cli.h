@@ -133,6 +133,10 @@ int cli_cmd_eval(int argc, char **argv);
 
 extern const struct cli_opt cli_eval_opts[];
 
+/* Spec files (cli/cmd_spec.c). */
+extern const struct cli_opt cli_spec_opts[];
+int cli_cmd_spec(int argc, char **argv);
+
 /* Package commands (cli/cmd_query.c, cli/cmd_payload.c). */
 extern const struct cli_opt cli_query_opts[];
 extern const struct cli_opt cli_archive_opts[];

@@ -26,6 +26,14 @@ const struct cli_command cli_commands[] = {
      "By default kiln reads its own rpmrc and macro files; --macros and --rcfile pointed at "
      "/usr/lib/rpm load exactly what rpm loads.",
      cli_eval_opts, cli_cmd_eval},
+    {"spec", "parse spec files like rpmspec: -P, -q, or the model as JSON",
+     "[--parse | -q [--qf FMT] [--srpm|--rpms|--builtrpms] | --json] [macro options] SPEC...",
+     "Parses each SPEC the way rpmbuild 4.20 does (conditionals, %include, BuildSystem, "
+     "-a/-p section hooks) in a fresh macro context. --parse prints the expanded spec like "
+     "rpmspec -P; -q prints each package with a query format like rpmspec -q; --json dumps "
+     "packages, tags, dependencies, sections, sources and %files entries. Errors name the "
+     "file and line and exit 1.",
+     cli_spec_opts, cli_cmd_spec},
     {"version", "print kiln's version", "[-v]",
      "With -v, also print where kiln found its configuration.", version_opts, cli_cmd_version},
     {"query", "show what is in package files, like rpm -qp", "-p [options] PKG...",

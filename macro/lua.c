@@ -1241,3 +1241,62 @@ out:
 	lua_settop(L, top);
 	return rc;
 }
+
+/* ---------------------------------------------------------------------------------------- */
+/* Global arrays for the spec parser. */
+
+static kiln_rc table_push(struct macro_ctx *ctx, const char *name, struct kiln_err *err,
+			  lua_State **L)
+{
+	struct macro_lua *ml = lua_get(ctx, err);
+
+	if (!ml)
+		return err ? err->code : KILN_ENOMEM;
+	*L = ml->L;
+	if (lua_getglobal(*L, name) != LUA_TTABLE) {
+		lua_pop(*L, 1);
+		lua_newtable(*L);
+		lua_pushvalue(*L, -1);
+		lua_setglobal(*L, name);
+	}
+	return KILN_OK;
+}
+
+kiln_rc macro_lua_append_str(struct macro_ctx *ctx, const char *name, const char *value,
+			     struct kiln_err *err)
+{
+	lua_State *L;
+	kiln_rc rc = table_push(ctx, name, err, &L);
+
+	if (rc)
+		return rc;
+	lua_pushstring(L, value);
+	lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+	lua_pop(L, 1);
+	return KILN_OK;
+}
+
+kiln_rc macro_lua_append_num(struct macro_ctx *ctx, const char *name, long long value,
+			     struct kiln_err *err)
+{
+	lua_State *L;
+	kiln_rc rc = table_push(ctx, name, err, &L);
+
+	if (rc)
+		return rc;
+	lua_pushinteger(L, (lua_Integer)value);
+	lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+	lua_pop(L, 1);
+	return KILN_OK;
+}
+
+kiln_rc macro_lua_reset(struct macro_ctx *ctx, const char *name, struct kiln_err *err)
+{
+	struct macro_lua *ml = lua_get(ctx, err);
+
+	if (!ml)
+		return err ? err->code : KILN_ENOMEM;
+	lua_newtable(ml->L);
+	lua_setglobal(ml->L, name);
+	return KILN_OK;
+}

@@ -112,6 +112,16 @@ KILN_MUST_CHECK kiln_rc macro_expr_eval(struct macro_ctx *ctx, const char *expr,
 KILN_MUST_CHECK kiln_rc macro_expr_bool(struct macro_ctx *ctx, const char *expr, size_t len,
                                         unsigned flags, bool *result, struct kiln_err *err);
 
+/* Lua tables the spec parser keeps (sources, source_nums, patches, patch_nums): append a
+ * string or a number to the global array NAME, creating it; macro_lua_reset() sets it to an
+ * empty table. */
+KILN_MUST_CHECK kiln_rc macro_lua_append_str(struct macro_ctx *ctx, const char *name,
+					     const char *value, struct kiln_err *err);
+KILN_MUST_CHECK kiln_rc macro_lua_append_num(struct macro_ctx *ctx, const char *name,
+					     long long value, struct kiln_err *err);
+KILN_MUST_CHECK kiln_rc macro_lua_reset(struct macro_ctx *ctx, const char *name,
+					struct kiln_err *err);
+
 /* ---------------------------------------------------------------------------------------- */
 /* Versions, exactly as rpm compares them. */
 
@@ -160,6 +170,11 @@ struct macro_config {
  * macro files: the same sequence as rpm's rpmReadConfigFiles(). */
 KILN_MUST_CHECK kiln_rc macro_config_load(struct macro_ctx *ctx, const struct macro_config *cfg,
                                           struct kiln_err *err);
+
+/* Can this host build packages for arch (a BuildArch: value)? noarch and %_target_cpu
+ * always can; otherwise arch must be reachable from the host arch through rpmrc's
+ * buildarch_compat table, as rpm's machine score requires. */
+bool macro_arch_buildable(struct macro_ctx *ctx, const char *arch);
 
 /* kiln's default list of macro files under confdir (for docs and `kiln eval --showrc`). */
 void macro_default_macrofiles(const char *confdir, struct kiln_buf *out);

@@ -400,3 +400,44 @@ out:
 	kiln_buf_release(&macrofiles);
 	return rc;
 }
+
+/* ---------------------------------------------------------------------------------------- */
+/* Build architecture compatibility (rpm's machine score for the buildarch table). */
+
+static bool compat_reaches(const struct macro_rpmrc *rc, const char *from, const char *arch,
+                           int depth)
+{
+	const char *v;
+	char word[65];
+
+	if (!strcmp(from, arch))
+		return true;
+	/* The tables are a short DAG; the bound only guards against a cycle in a bad rpmrc. */
+	if (depth > 32 || !(v = rc_lookup(rc, "buildarch_compat", from)))
+		return false;
+	while (*v) {
+		size_t n;
+
+		v += strspn(v, " \t");
+		n = strcspn(v, " \t");
+		if (!n)
+			break;
+		copy_word(word, sizeof(word), v, n);
+		if (compat_reaches(rc, word, arch, depth + 1))
+			return true;
+		v += n;
+	}
+	return false;
+}
+
+bool macro_arch_buildable(struct macro_ctx *ctx, const char *arch)
+{
+	struct macro_slot *slot;
+
+	if (!strcmp(arch, "noarch"))
+		return true;
+	slot = macro_table_find(&ctx->table, "_target_cpu", strlen("_target_cpu"));
+	if (slot && slot->top && !strcmp(slot->top->body, arch))
+		return true;
+	return ctx->rpmrc && compat_reaches(ctx->rpmrc, ctx->rpmrc->host_arch, arch, 0);
+}

@@ -1,3 +1,3 @@
 # spec/: spec parser, conditionals, %files, BuildSystem, -a/-p, query format over specs.
 spec_SRCS := $(wildcard spec/*.c)
-spec_PKGS :=
+spec_PKGS := jansson

@@ -393,4 +393,260 @@ KILN_MUST_CHECK kiln_rc spec_qf_format(const char *fmt, const struct spec_qf_sou
  * "--" ("info", "requires", "xml", "json", "scripts", "triggers", "changelog", ...). */
 const char *spec_qf_alias(const char *name);
 
+/* ======================================================================================== */
+/* Spec files                                                                               */
+/* ======================================================================================== */
+
+/* The parser reads a spec the way rpmbuild 4.20 does: line by line, each logical line
+ * macro-expanded once in the caller's macro context (which the parse changes: tags define
+ * %name and friends, %define/%global persist), with conditionals, %include, sections,
+ * BuildSystem synthesis and -a/-p hooks. The result is a model of the spec plus the
+ * "parsed" text `rpmspec -P` prints. Everything hangs off one struct spec and lives in its
+ * arena until spec_free(). */
+
+struct macro_ctx;
+
+enum spec_parse_flags {
+	SPEC_PARSE_ANYARCH = 1 << 0, /* do not fail on ExclusiveArch/ExcludeArch (rpmspec) */
+	SPEC_PARSE_FORCE = 1 << 1,   /* keep going after %prep errors (rpmspec -P does) */
+};
+
+/* Build-time sections, in the order rpmbuild runs them. */
+enum spec_section {
+	SPEC_SEC_PREP,
+	SPEC_SEC_BUILDREQUIRES, /* %generate_buildrequires */
+	SPEC_SEC_CONF,
+	SPEC_SEC_BUILD,
+	SPEC_SEC_INSTALL,
+	SPEC_SEC_CHECK,
+	SPEC_SEC_CLEAN,
+	SPEC_SEC_COUNT,
+};
+
+/* Runtime scriptlets and triggers. */
+enum spec_script_kind {
+	SPEC_SCRIPT_PRE,
+	SPEC_SCRIPT_POST,
+	SPEC_SCRIPT_PREUN,
+	SPEC_SCRIPT_POSTUN,
+	SPEC_SCRIPT_PRETRANS,
+	SPEC_SCRIPT_POSTTRANS,
+	SPEC_SCRIPT_PREUNTRANS,
+	SPEC_SCRIPT_POSTUNTRANS,
+	SPEC_SCRIPT_VERIFY,
+	SPEC_SCRIPT_TRIGGERPREIN,
+	SPEC_SCRIPT_TRIGGERIN,
+	SPEC_SCRIPT_TRIGGERUN,
+	SPEC_SCRIPT_TRIGGERPOSTUN,
+	SPEC_SCRIPT_FILETRIGGERIN,
+	SPEC_SCRIPT_FILETRIGGERUN,
+	SPEC_SCRIPT_FILETRIGGERPOSTUN,
+	SPEC_SCRIPT_TRANSFILETRIGGERIN,
+	SPEC_SCRIPT_TRANSFILETRIGGERUN,
+	SPEC_SCRIPT_TRANSFILETRIGGERPOSTUN,
+	SPEC_SCRIPT_COUNT,
+};
+
+/* Dependency kinds of a package (and the build dependencies of the spec). */
+enum spec_dep_kind {
+	SPEC_DEPS_REQUIRES,
+	SPEC_DEPS_PROVIDES,
+	SPEC_DEPS_CONFLICTS,
+	SPEC_DEPS_OBSOLETES,
+	SPEC_DEPS_RECOMMENDS,
+	SPEC_DEPS_SUGGESTS,
+	SPEC_DEPS_SUPPLEMENTS,
+	SPEC_DEPS_ENHANCES,
+	SPEC_DEPS_ORDER,
+	SPEC_DEPS_COUNT,
+};
+
+/* Script flags as rpm stores them (the *FLAGS tags). */
+enum spec_script_flags {
+	SPEC_SCRIPT_F_EXPAND = 1 << 0,  /* -e: macro-expand at install time */
+	SPEC_SCRIPT_F_QFORMAT = 1 << 1, /* -q: query-format-expand */
+	SPEC_SCRIPT_F_CRITICAL = 1 << 2,
+};
+
+/* All strings below are borrowed from the spec's arena. */
+
+struct spec_dep {
+	const char *name;
+	const char *evr; /* "" when unversioned */
+	uint32_t flags;  /* enum spec_dep_flags: comparison and qualifiers */
+};
+
+struct spec_deps {
+	struct spec_dep *v;
+	size_t n, cap;
+};
+
+struct spec_script {
+	enum spec_script_kind kind;
+	const char *body;    /* "" when empty */
+	const char **prog;   /* interpreter argv; NULL when the default /bin/sh */
+	size_t nprog;
+	unsigned flags;      /* enum spec_script_flags */
+	uint32_t priority;   /* file triggers: -P, default 1000000 */
+	struct spec_deps conds; /* triggers: the conditions after "--" */
+	const char *file;    /* -f FILE, or NULL */
+	int line;
+};
+
+/* One %files line's worth of metadata for its paths. */
+enum spec_attr_fields {
+	SPEC_ATTR_MODE = 1 << 0,
+	SPEC_ATTR_USER = 1 << 1,
+	SPEC_ATTR_GROUP = 1 << 2,
+	SPEC_ATTR_DIRMODE = 1 << 3,
+};
+
+struct spec_attr {
+	unsigned set; /* enum spec_attr_fields: which are given (not "-") */
+	uint32_t mode, dirmode;
+	const char *user, *group;
+};
+
+enum spec_entry_flags {
+	SPEC_ENTRY_DIR = 1 << 0,     /* %dir */
+	SPEC_ENTRY_DOCDIR = 1 << 1,  /* %docdir */
+	SPEC_ENTRY_EXCLUDE = 1 << 2, /* %exclude */
+	SPEC_ENTRY_SPECIAL = 1 << 3, /* relative %doc/%license: copied from the build dir */
+	SPEC_ENTRY_DEV = 1 << 4,     /* %dev(...) */
+};
+
+struct spec_files_entry {
+	const char **paths; /* the names or globs on the line, unquoted */
+	size_t npaths;
+	uint32_t fileflags;   /* enum spec_file_flags (CONFIG, DOC, GHOST, LICENSE, ...) */
+	uint32_t verifyflags; /* enum spec_verify_flags */
+	unsigned flags;       /* enum spec_entry_flags */
+	struct spec_attr attr;    /* %attr on this line */
+	struct spec_attr defattr; /* the %defattr in force */
+	const char *lang;     /* %lang(...) or NULL */
+	const char *caps;     /* %caps(...) or NULL */
+	char dev_type;        /* %dev: 'b' or 'c' */
+	uint32_t dev_major, dev_minor;
+	const char *error;    /* what is wrong with the line (reported when packaging), or NULL */
+	int line;
+};
+
+struct spec_changelog {
+	int64_t time; /* 12:00 UTC of the date for date-only entries */
+	const char *name;
+	const char *text;
+};
+
+struct spec_package {
+	const char *name;
+	bool is_main;
+	bool has_files;     /* a %files section exists (only those are built) */
+	bool has_description;
+	struct spec_deps deps[SPEC_DEPS_COUNT];
+	struct spec_script *scripts; /* every scriptlet and trigger, in spec order */
+	size_t nscripts, capscripts;
+	struct spec_files_entry *files; /* %files entries in order */
+	size_t nfiles, capfiles;
+	const char **file_lists; /* %files -f FILE names */
+	size_t nfile_lists;
+	bool autoreq, autoprov;
+	struct spec_tagset *tags; /* the header tags the parser set (qf source, JSON, pack) */
+	int line; /* where %package was, 0 for the main package */
+};
+
+struct spec_source {
+	uint32_t num;
+	bool is_patch;
+	bool nosource;    /* NoSource/NoPatch */
+	const char *url;  /* the value as written (after expansion) */
+	const char *file; /* its last path component */
+	const char *path; /* %{_sourcedir}/file */
+};
+
+/* What BuildOption lines gave for each build section. */
+struct spec_buildopts {
+	const char **v;
+	size_t n, cap;
+};
+
+struct spec {
+	const char *path;      /* the spec file as given */
+	struct spec_package **packages; /* [0] is the main package */
+	size_t npackages, cappackages;
+	struct spec_source *sources; /* sources and patches in declaration order */
+	size_t nsources, capsources;
+	const char *sections[SPEC_SEC_COUNT]; /* final script text (after BuildSystem and
+					       * -a/-p), NULL when the section is absent */
+	struct spec_deps buildrequires;
+	struct spec_deps buildconflicts;
+	const char *buildsystem; /* BuildSystem: name or NULL */
+	struct spec_buildopts buildopts[SPEC_SEC_COUNT];
+	const char **buildarchs; /* BuildArch: of the main package */
+	size_t nbuildarchs;
+	const char **exclusivearch, **excludearch, **exclusiveos, **excludeos;
+	size_t nexclusivearch, nexcludearch, nexclusiveos, nexcludeos;
+	struct spec_changelog *changelog; /* newest first, as written */
+	size_t nchangelog, capchangelog;
+	struct kiln_buf parsed; /* what `rpmspec -P` prints (rpm 4.20 form) */
+	struct spec_tagset *srctags; /* the source package's header tags */
+	struct macro_ctx *macros; /* borrowed from the caller */
+	struct kiln_arena arena;  /* owns everything above */
+	struct spec_parse_priv *priv; /* parser state, freed with the spec */
+};
+
+/* Parse path in macro context ctx (configured by the caller; the parse defines macros in
+ * it). On error the message uses rpm's wording ("line 12: Unknown tag: Foo: bar") and
+ * err->input/err->line name the file and line. OUT: *out, free with spec_free(). */
+KILN_MUST_CHECK kiln_rc spec_parse_file(const char *path, struct macro_ctx *ctx, unsigned flags,
+                                        struct spec **out, struct kiln_err *err);
+/* The same from memory; name is used in messages and %__file_name. */
+KILN_MUST_CHECK kiln_rc spec_parse_mem(const char *name, const char *text, size_t len,
+                                       struct macro_ctx *ctx, unsigned flags, struct spec **out,
+                                       struct kiln_err *err);
+void spec_free(struct spec *spec);
+
+/* rpm's section names ("prep", "generate_buildrequires", ...) and scriptlet names ("pre",
+ * "triggerin", ...). */
+const char *spec_section_name(enum spec_section sec);
+const char *spec_script_name(enum spec_script_kind kind);
+/* The header tags of a scriptlet kind: body, program and flags tags. */
+void spec_script_tags(enum spec_script_kind kind, uint32_t *body, uint32_t *prog,
+                      uint32_t *flags);
+
+/* A query-format source over tags (a package's, or spec->srctags for the source package),
+ * with :expand in the spec's macro context. The source borrows from spec (its context is
+ * allocated in spec's arena); valid while spec lives. */
+KILN_MUST_CHECK kiln_rc spec_qf_source_make(struct spec *spec, const struct spec_tagset *tags,
+                                            struct spec_qf_source *src, struct kiln_err *err);
+/* Append the JSON model (packages, tags, dependencies, sections, sources, build system,
+ * files entries, changelog) to out. */
+KILN_MUST_CHECK kiln_rc spec_json_write(const struct spec *spec, struct kiln_buf *out,
+                                        struct kiln_err *err);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Tag sets: typed header tags in memory (a spec package's header before pack/ writes it). */
+
+struct spec_tagset;
+
+/* New empty set in arena a (all memory from a). NULL on ENOMEM (a's sticky error). */
+struct spec_tagset *spec_tagset_new(struct kiln_arena *a);
+/* Replace tag with count elements of type copied from data (layout as in spec_qf_value). */
+KILN_MUST_CHECK kiln_rc spec_tagset_put(struct spec_tagset *ts, uint32_t tag, enum spec_tag_type type,
+                                        const void *data, uint32_t count, struct kiln_err *err);
+/* Append elements to an array tag (created when absent; type must match). */
+KILN_MUST_CHECK kiln_rc spec_tagset_append(struct spec_tagset *ts, uint32_t tag, enum spec_tag_type type,
+                                           const void *data, uint32_t count, struct kiln_err *err);
+KILN_MUST_CHECK kiln_rc spec_tagset_put_str(struct spec_tagset *ts, uint32_t tag, const char *s,
+                                            struct kiln_err *err);
+KILN_MUST_CHECK kiln_rc spec_tagset_put_u32(struct spec_tagset *ts, uint32_t tag, uint32_t v,
+                                            struct kiln_err *err);
+bool spec_tagset_get(const struct spec_tagset *ts, uint32_t tag, struct spec_qf_value *v);
+const char *spec_tagset_get_str(const struct spec_tagset *ts, uint32_t tag);
+void spec_tagset_del(struct spec_tagset *ts, uint32_t tag);
+/* Tags in insertion order, or in tag number order after spec_tagset_sort() (the parser
+ * sorts every set it returns). */
+void spec_tagset_sort(struct spec_tagset *ts);
+size_t spec_tagset_count(const struct spec_tagset *ts);
+uint32_t spec_tagset_tag_at(const struct spec_tagset *ts, size_t i);
+
 #endif

@@ -78,3 +78,152 @@ kiln_rc spec_qf_fmt_apply(struct spec_qf_render *r, enum spec_qf_fmt fmt, uint32
 void spec_qf_base64(const void *data, size_t len, bool wrap, struct kiln_buf *out);
 
 #endif
+
+/* ======================================================================================== */
+/* The spec parser's private state.                                                          */
+
+enum spec_strip {
+	SPEC_STRIP_NOTHING = 0,
+	SPEC_STRIP_TRAILINGSPACE = 1 << 0,
+	SPEC_STRIP_COMMENTS = 1 << 1,
+};
+
+/* The parts (sections) of a spec, as the section dispatcher knows them. */
+enum spec_part {
+	SPEC_PART_NONE = 0, /* end of file */
+	SPEC_PART_ERROR,
+	SPEC_PART_PREAMBLE, /* %package */
+	SPEC_PART_PREP,
+	SPEC_PART_BUILDREQUIRES,
+	SPEC_PART_CONF,
+	SPEC_PART_BUILD,
+	SPEC_PART_INSTALL,
+	SPEC_PART_CHECK,
+	SPEC_PART_CLEAN,
+	SPEC_PART_SCRIPT, /* kind in spec_parse_priv.script_kind */
+	SPEC_PART_FILES,
+	SPEC_PART_CHANGELOG,
+	SPEC_PART_DESCRIPTION,
+	SPEC_PART_POLICIES,
+	SPEC_PART_PATCHLIST,
+	SPEC_PART_SOURCELIST,
+	SPEC_PART_END,
+	SPEC_PART_BUILDARCHS, /* BuildArch: seen in the main package: parse again */
+};
+
+struct spec_cond {
+	bool reading;  /* lines of this branch are used */
+	bool taken;    /* some branch of this %if was true */
+	bool seen_else;
+	int line;
+};
+
+struct spec_file_frame {
+	const char *name;      /* in the spec's arena */
+	struct kiln_buf text;  /* owned: the whole file */
+	size_t pos;
+	int lineno;            /* physical lines read */
+	struct spec_file_frame *up;
+};
+
+/* A -a / -p fragment of a build section, in spec order. */
+struct spec_fragment {
+	enum spec_section sec;
+	bool prepend;
+	const char *text;
+};
+
+struct spec_parse_priv {
+	struct spec *spec;
+	struct macro_ctx *ctx;  /* borrowed */
+	struct kiln_err *err;   /* borrowed */
+	unsigned flags;         /* enum spec_parse_flags */
+	/* Reader. */
+	struct spec_file_frame *file;
+	struct kiln_buf lbuf;   /* the current logical line, expanded when reading */
+	size_t next;            /* where the next line of lbuf starts */
+	bool pending;           /* lbuf holds lines not yet returned */
+	bool lbuf_reading;      /* lbuf was read while reading (and so expanded) */
+	struct spec_cond conds[KILN_LIMIT_IF_DEPTH];
+	int nconds;
+	struct kiln_buf line;   /* the current line, stripped, without its newline */
+	bool line_nl;           /* the current line ended with a newline */
+	int lineno;             /* line number of the current line */
+	/* Sections. */
+	enum spec_script_kind script_kind;
+	struct spec_package *pkg;  /* package of the section being parsed */
+	bool have_section[SPEC_SEC_COUNT];
+	struct kiln_buf secbuf[SPEC_SEC_COUNT]; /* main section texts */
+	struct spec_fragment *frags;
+	size_t nfrags, capfrags;
+	bool have_changelog;
+	uint32_t next_source, next_patch; /* auto numbering */
+	bool any_source, any_patch;
+	uint32_t dup_tag;          /* a single-valued tag given twice in this package */
+	bool buildarch_restarted;  /* this is the second pass after BuildArch: */
+	bool prep_done;            /* %prep was parsed (rpm 4.18 then drops a line) */
+};
+
+/* Reader (read.c). */
+KILN_MUST_CHECK kiln_rc spec_read_open(struct spec_parse_priv *p, const char *name, const char *text,
+                                       size_t len);
+/* Read the next line into p->line with the strip mode, appending it to the parsed text.
+ * Returns 0 with a line, 1 at end of input, -1 on error (p->err set). */
+/* Read text (generated spec, e.g. BuildSystem sections) next, before the rest of the
+ * current input; name is used in messages. */
+KILN_MUST_CHECK kiln_rc spec_read_push(struct spec_parse_priv *p, const char *name, const char *text,
+                                       size_t len);
+int spec_read_line(struct spec_parse_priv *p, unsigned strip);
+void spec_read_close(struct spec_parse_priv *p);
+/* The part a line starts, SPEC_PART_NONE when it is not a section header. */
+enum spec_part spec_is_part(struct spec_parse_priv *p, const char *line);
+
+/* Errors with rpm's "line N: " prefix. */
+kiln_rc spec_error(struct spec_parse_priv *p, kiln_rc rc, const char *fmt, ...) KILN_PRINTF(3, 4);
+void spec_warn(struct spec_parse_priv *p, const char *fmt, ...) KILN_PRINTF(2, 3);
+/* Append raw text to the parsed output. */
+void spec_parsed_add(struct spec_parse_priv *p, const char *s, size_t len);
+
+/* Sections (one file each). */
+enum spec_part spec_parse_preamble(struct spec_parse_priv *p, bool initial);
+enum spec_part spec_parse_prep(struct spec_parse_priv *p);
+enum spec_part spec_parse_build_section(struct spec_parse_priv *p, enum spec_part part);
+enum spec_part spec_parse_description(struct spec_parse_priv *p);
+enum spec_part spec_parse_script(struct spec_parse_priv *p);
+enum spec_part spec_parse_files(struct spec_parse_priv *p);
+enum spec_part spec_parse_changelog(struct spec_parse_priv *p);
+enum spec_part spec_parse_list(struct spec_parse_priv *p, bool patches);
+enum spec_part spec_parse_skip(struct spec_parse_priv *p); /* %sepolicy */
+
+/* Final steps (final.c). */
+KILN_MUST_CHECK kiln_rc spec_preamble_done(struct spec_parse_priv *p, struct spec_package *pkg);
+KILN_MUST_CHECK kiln_rc spec_buildsystem_check(struct spec_parse_priv *p, const char *name);
+KILN_MUST_CHECK kiln_rc spec_finish(struct spec_parse_priv *p);
+/* Parse the section that starts at the current line and those after it (parse.c). */
+enum spec_part spec_dispatch_part(struct spec_parse_priv *p, enum spec_part part);
+/* %prep post-processing: %setup and %patch lines into shell (prep.c). */
+KILN_MUST_CHECK kiln_rc spec_prep_process(struct spec_parse_priv *p, const struct kiln_buf *raw,
+                                          struct kiln_buf *out);
+KILN_MUST_CHECK kiln_rc spec_lua_add_source(struct spec_parse_priv *p, const struct spec_source *src);
+/* Resolve "[-n] NAME" from argv[from..] to a package; *used gets the argv entries
+ * consumed. NULL name = main package. */
+KILN_MUST_CHECK kiln_rc spec_lookup_package(struct spec_parse_priv *p, const char *name, bool full,
+                                            struct spec_package **out);
+
+/* Shared helpers. */
+struct spec_package *spec_package_find(struct spec *spec, const char *name);
+KILN_MUST_CHECK kiln_rc spec_package_add(struct spec_parse_priv *p, const char *name,
+                                         struct spec_package **out);
+/* "[-n] NAME" options of %package/%description/%files/scripts: resolve the package. */
+KILN_MUST_CHECK kiln_rc spec_dep_parse(struct spec_parse_priv *p, const char *text,
+                                       uint32_t base_flags, bool allow_rich, struct spec_deps *out,
+                                       const char *what);
+KILN_MUST_CHECK kiln_rc spec_deps_add(struct spec *spec, struct spec_deps *d, const char *name,
+                                      const char *evr, uint32_t flags, struct kiln_err *err);
+KILN_MUST_CHECK kiln_rc spec_add_source(struct spec_parse_priv *p, const char *value, bool is_patch,
+                                        bool numbered, uint32_t num);
+/* Split a section header's options into argv (shell-like quotes allowed, as popt does). */
+KILN_MUST_CHECK kiln_rc spec_split_options(struct spec_parse_priv *p, const char *s, char ***argv,
+                                           int *argc);
+void spec_argv_free(char **argv, int argc);
+char *spec_strdup(struct spec_parse_priv *p, const char *s, size_t len);
