@@ -57,16 +57,11 @@ static const char *query_format(const struct spec_opts *o, int *many)
 		bool set;
 		const char *name;
 	} a[] = {
-	    {o->info, "info"},
-	    {o->xml, "xml"},
-	    {o->qjson, "json"},
-	    {o->requires || o->buildrequires, "requires"},
-	    {o->provides, "provides"},
-	    {o->conflicts, "conflicts"},
-	    {o->obsoletes, "obsoletes"},
-	    {o->recommends, "recommends"},
-	    {o->suggests, "suggests"},
-	    {o->supplements, "supplements"},
+	    {o->info, "info"},           {o->xml, "xml"},
+	    {o->qjson, "json"},          {o->requires || o->buildrequires, "requires"},
+	    {o->provides, "provides"},   {o->conflicts, "conflicts"},
+	    {o->obsoletes, "obsoletes"}, {o->recommends, "recommends"},
+	    {o->suggests, "suggests"},   {o->supplements, "supplements"},
 	    {o->enhances, "enhances"},
 	};
 	const char *fmt = o->qf;
@@ -84,7 +79,7 @@ static const char *query_format(const struct spec_opts *o, int *many)
 }
 
 static kiln_rc render(struct spec *spec, const struct spec_qf *qf, const struct spec_tagset *tags,
-		      struct kiln_buf *out, struct kiln_err *err)
+                      struct kiln_buf *out, struct kiln_err *err)
 {
 	struct spec_qf_source src;
 	kiln_rc rc = spec_qf_source_make(spec, tags, &src, err);
@@ -95,7 +90,7 @@ static kiln_rc render(struct spec *spec, const struct spec_qf *qf, const struct 
 }
 
 static kiln_rc query_spec(struct spec *spec, const struct spec_opts *o, const char *fmt,
-			  struct kiln_buf *out, struct kiln_err *err)
+                          struct kiln_buf *out, struct kiln_err *err)
 {
 	struct spec_qf *qf = NULL;
 	kiln_rc rc = spec_qf_compile(fmt, strlen(fmt), &qf, err);
@@ -117,7 +112,7 @@ static kiln_rc query_spec(struct spec *spec, const struct spec_opts *o, const ch
 }
 
 static kiln_rc one_spec(const char *path, const struct spec_opts *o, const char *fmt,
-			struct kiln_err *err)
+                        struct kiln_err *err)
 {
 	struct kiln_buf out = KILN_BUF_INIT(KILN_LIMIT_QF_OUTPUT);
 	struct macro_ctx *ctx = NULL;

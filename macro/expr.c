@@ -307,8 +307,9 @@ static bool lex_op(struct parser *ps)
 		else if (c == '>')
 			ps->tok = TOK_GT;
 		else {
+			/* A character no token starts with: rpm's lexer words it so. */
 			ps->p--;
-			fail(ps, "syntax error in expression");
+			fail(ps, "parse error in expression");
 			return false;
 		}
 	}

@@ -474,7 +474,9 @@ static int macro_closure(lua_State *L)
 	struct macro_slot *slot = macro_table_find(&ml->ctx->table, name, strlen(name));
 	struct kiln_buf out = KILN_BUF_INIT(ml->ctx->max_expansion);
 	struct kiln_err local = KILN_ERR_INIT;
-	struct mbuf mb = {.ctx = ml->ctx, .out = &out, .err = cur_err(ml, &local)};
+	/* A failure here does not fail the caller (see below), so it is not reported
+	 * into the caller's error either. */
+	struct mbuf mb = {.ctx = ml->ctx, .out = &out, .err = &local};
 	char **argv = NULL;
 	int argc = 0;
 	int i;
@@ -509,9 +511,13 @@ static int macro_closure(lua_State *L)
 		ml->ctx->active--;
 	}
 	macro_argv_free(argv, argc);
+	/* rpm's macros.NAME() returns nothing when the call fails, and the failure stays
+	 * inside the call: the message is out, the enclosing expansion goes on. */
 	if (mb.error) {
+		if (local.code)
+			kiln_log_err(KILN_LOG_ERROR, &local);
 		kiln_buf_release(&out);
-		return luaL_error(L, "error expanding macro");
+		return 0;
 	}
 	lua_pushlstring(L, out.ptr, out.len);
 	kiln_buf_release(&out);
@@ -1246,7 +1252,7 @@ out:
 /* Global arrays for the spec parser. */
 
 static kiln_rc table_push(struct macro_ctx *ctx, const char *name, struct kiln_err *err,
-			  lua_State **L)
+                          lua_State **L)
 {
 	struct macro_lua *ml = lua_get(ctx, err);
 
@@ -1263,7 +1269,7 @@ static kiln_rc table_push(struct macro_ctx *ctx, const char *name, struct kiln_e
 }
 
 kiln_rc macro_lua_append_str(struct macro_ctx *ctx, const char *name, const char *value,
-			     struct kiln_err *err)
+                             struct kiln_err *err)
 {
 	lua_State *L;
 	kiln_rc rc = table_push(ctx, name, err, &L);
@@ -1277,7 +1283,7 @@ kiln_rc macro_lua_append_str(struct macro_ctx *ctx, const char *name, const char
 }
 
 kiln_rc macro_lua_append_num(struct macro_ctx *ctx, const char *name, long long value,
-			     struct kiln_err *err)
+                             struct kiln_err *err)
 {
 	lua_State *L;
 	kiln_rc rc = table_push(ctx, name, err, &L);

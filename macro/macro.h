@@ -116,11 +116,11 @@ KILN_MUST_CHECK kiln_rc macro_expr_bool(struct macro_ctx *ctx, const char *expr,
  * string or a number to the global array NAME, creating it; macro_lua_reset() sets it to an
  * empty table. */
 KILN_MUST_CHECK kiln_rc macro_lua_append_str(struct macro_ctx *ctx, const char *name,
-					     const char *value, struct kiln_err *err);
+                                             const char *value, struct kiln_err *err);
 KILN_MUST_CHECK kiln_rc macro_lua_append_num(struct macro_ctx *ctx, const char *name,
-					     long long value, struct kiln_err *err);
+                                             long long value, struct kiln_err *err);
 KILN_MUST_CHECK kiln_rc macro_lua_reset(struct macro_ctx *ctx, const char *name,
-					struct kiln_err *err);
+                                        struct kiln_err *err);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Versions, exactly as rpm compares them. */

@@ -148,7 +148,9 @@ done
 if [ $# = 0 ]; then
 	for out in "$CORPUS"/*.expected "$CORPUS"/*.stderr "$CORPUS"/lenient/*.expected \
 		"$CORPUS"/lenient/*.stderr "$CORPUS"/bad/*.err; do
-		[ -f "${out%.*}.spec" ] || fail "${out#"$CORPUS"/}: no matching .spec"
+		stem=${out%.*}
+		stem=${stem%.kiln} # NNN.kiln.expected: kiln's output pinned for rpm 4.20
+		[ -f "$stem.spec" ] || fail "${out#"$CORPUS"/}: no matching .spec"
 	done
 fi
 

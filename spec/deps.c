@@ -31,7 +31,7 @@ static int dep_cmp(const struct spec_dep *a, const char *name, const char *evr, 
 }
 
 kiln_rc spec_deps_add(struct spec *spec, struct spec_deps *d, const char *name, const char *evr,
-		      uint32_t flags, struct kiln_err *err)
+                      uint32_t flags, struct kiln_err *err)
 {
 	size_t lo = 0;
 	size_t hi = d->n;
@@ -75,6 +75,7 @@ struct rich {
 	struct spec_parse_priv *p;
 	const char *start;
 	int depth;
+	const char *top_op; /* the operator of the outermost expression */
 };
 
 static const char *skip_space(const char *s)
@@ -102,6 +103,21 @@ static const char *rich_op(const char *s, size_t *len)
 
 static bool rich_term(struct rich *r, const char **ps, const char *what);
 
+/* The end of a name or version inside a rich dependency: blanks end it, and so does a ')'
+ * that closes no '(' of the token itself ("foo(x86-64)" is one name). */
+static const char *rich_token_end(const char *s)
+{
+	int nest = 0;
+
+	for (; *s && !is_space(*s); s++) {
+		if (*s == '(')
+			nest++;
+		else if (*s == ')' && nest-- == 0)
+			break;
+	}
+	return s;
+}
+
 /* A parenthesised expression starting at *ps ('('). */
 static bool rich_expr(struct rich *r, const char **ps, const char *what)
 {
@@ -111,7 +127,7 @@ static bool rich_expr(struct rich *r, const char **ps, const char *what)
 
 	if (++r->depth > 64) {
 		spec_error(r->p, KILN_ELIMIT, "line %d: %s: rich dependency nested too deeply",
-			   r->p->lineno, what);
+		           r->p->lineno, what);
 		return false;
 	}
 	if (!rich_term(r, &s, what))
@@ -127,19 +143,22 @@ static bool rich_expr(struct rich *r, const char **ps, const char *what)
 		}
 		op = rich_op(s, &oplen);
 		if (!op) {
-			spec_error(r->p, KILN_ESYNTAX,
-				   "line %d: Invalid dependency: %s", r->p->lineno, what);
+			spec_error(r->p, KILN_ESYNTAX, "line %d: Invalid dependency: %s",
+			           r->p->lineno, what);
 			return false;
 		}
-		if (first_op && strcmp(first_op, op) && !(!strcmp(first_op, "if") &&
-							  !strcmp(op, "else")) &&
+		if (first_op && strcmp(first_op, op) &&
+		    !(!strcmp(first_op, "if") && !strcmp(op, "else")) &&
 		    !(!strcmp(first_op, "unless") && !strcmp(op, "else"))) {
-			spec_error(r->p, KILN_ESYNTAX,
-				   "line %d: Cannot chain different ops: %s", r->p->lineno, what);
+			spec_error(r->p, KILN_ESYNTAX, "line %d: Cannot chain different ops: %s",
+			           r->p->lineno, what);
 			return false;
 		}
-		if (!first_op)
+		if (!first_op) {
 			first_op = op;
+			if (r->depth == 1)
+				r->top_op = op;
+		}
 		s += oplen;
 		if (!rich_term(r, &s, what))
 			return false;
@@ -155,8 +174,7 @@ static bool rich_term(struct rich *r, const char **ps, const char *what)
 	if (*s == '(')
 		return rich_expr(r, &s, what) && (*ps = s, true);
 	b = s;
-	while (*s && !is_space(*s) && *s != ')' && *s != '(')
-		s++;
+	s = rich_token_end(s);
 	if (s == b) {
 		spec_error(r->p, KILN_ESYNTAX, "line %d: Name required: %s", r->p->lineno, what);
 		return false;
@@ -167,11 +185,10 @@ static bool rich_term(struct rich *r, const char **ps, const char *what)
 			s++;
 		s = skip_space(s);
 		b = s;
-		while (*s && !is_space(*s) && *s != ')' && *s != '(')
-			s++;
+		s = rich_token_end(s);
 		if (s == b) {
 			spec_error(r->p, KILN_ESYNTAX, "line %d: Version required: %s",
-				   r->p->lineno, what);
+			           r->p->lineno, what);
 			return false;
 		}
 	}
@@ -182,27 +199,29 @@ static bool rich_term(struct rich *r, const char **ps, const char *what)
 /* ---------------------------------------------------------------------------------------- */
 /* Plain items. */
 
+/* rpm's comparison tokens ("=<" and "=>" are accepted spellings too). */
 static uint32_t parse_op(const char *s, size_t len)
 {
-	uint32_t f = 0;
+	static const struct {
+		const char *tok;
+		uint32_t flags;
+	} ops[] = {
+	    {"<=", SPEC_DEP_LESS | SPEC_DEP_EQUAL},
+	    {"=<", SPEC_DEP_LESS | SPEC_DEP_EQUAL},
+	    {"<", SPEC_DEP_LESS},
+	    {"==", SPEC_DEP_EQUAL},
+	    {"=", SPEC_DEP_EQUAL},
+	    {">=", SPEC_DEP_GREATER | SPEC_DEP_EQUAL},
+	    {"=>", SPEC_DEP_GREATER | SPEC_DEP_EQUAL},
+	    {">", SPEC_DEP_GREATER},
+	};
 	size_t i;
 
-	for (i = 0; i < len; i++) {
-		if (s[i] == '<')
-			f |= SPEC_DEP_LESS;
-		else if (s[i] == '>')
-			f |= SPEC_DEP_GREATER;
-		else if (s[i] == '=')
-			f |= SPEC_DEP_EQUAL;
+	for (i = 0; i < KILN_ARRAY_SIZE(ops); i++) {
+		if (strlen(ops[i].tok) == len && !memcmp(ops[i].tok, s, len))
+			return ops[i].flags;
 	}
-	/* "==" is EQUAL, "=<" and "=>" are not operators rpm accepts. */
-	if (!((len == 1) || (len == 2 && (f == (SPEC_DEP_LESS | SPEC_DEP_EQUAL) ||
-					   f == (SPEC_DEP_GREATER | SPEC_DEP_EQUAL) ||
-					   (s[0] == '=' && s[1] == '=')))))
-		return 0;
-	if (len == 2 && s[0] == '=' && s[1] != '=')
-		return 0;
-	return f;
+	return 0;
 }
 
 static bool is_op_char(char c)
@@ -217,8 +236,9 @@ static bool valid_evr(struct spec_parse_priv *p, const char *evr, const char *wh
 
 	for (s = evr; *s; s++) {
 		if (!(is_alnum(*s) || strchr("._+%{}~^-:", *s))) {
-			spec_error(p, KILN_ESYNTAX, "line %d: Invalid version (illegal char '%c'): %s",
-				   p->lineno, *s, what);
+			spec_error(p, KILN_ESYNTAX,
+			           "line %d: Invalid version (illegal char '%c'): %s", p->lineno,
+			           *s, what);
 			return false;
 		}
 		if (*s == ':')
@@ -226,16 +246,36 @@ static bool valid_evr(struct spec_parse_priv *p, const char *evr, const char *wh
 	}
 	if (colons > 1) {
 		spec_error(p, KILN_ESYNTAX, "line %d: Invalid version (double separator ':'): %s",
-			   p->lineno, what);
+		           p->lineno, what);
 		return false;
 	}
 	return true;
 }
 
+/* Does a version inside a rich dependency (the token after a comparison) hold a '%'? */
+static bool rich_has_macro_version(const char *s)
+{
+	for (; *s; s++) {
+		if (!is_op_char(*s))
+			continue;
+		while (is_op_char(*s))
+			s++;
+		s = skip_space(s);
+		for (; *s && !is_space(*s) && *s != ')'; s++) {
+			if (*s == '%')
+				return true;
+		}
+		if (!*s)
+			break;
+	}
+	return false;
+}
+
 kiln_rc spec_dep_parse(struct spec_parse_priv *p, const char *text, uint32_t base_flags,
-		       bool allow_rich, struct spec_deps *out, const char *what)
+                       enum spec_rich_ctx rich, struct spec_deps *out, const char *what)
 {
 	const char *s = text;
+	bool unexpanded = false;
 	kiln_rc rc = KILN_OK;
 
 	while (!rc) {
@@ -249,20 +289,34 @@ kiln_rc spec_dep_parse(struct spec_parse_priv *p, const char *text, uint32_t bas
 		if (!*s)
 			break;
 		if (*s == '(') {
-			struct rich r = {p, s, 0};
+			struct rich r = {p, s, 0, NULL};
 			const char *e = s;
 
-			if (!allow_rich)
+			if (rich == SPEC_RICH_NONE)
 				return spec_error(p, KILN_ESYNTAX,
-						  "line %d: No rich dependencies allowed for this "
-						  "type: %s",
-						  p->lineno, what);
+				                  "line %d: No rich dependencies allowed for this "
+				                  "type: %s",
+				                  p->lineno, what);
 			if (!rich_expr(&r, &e, what))
 				return p->err->code;
+			if (rich == SPEC_RICH_POSITIVE && r.top_op && !strcmp(r.top_op, "unless"))
+				return spec_error(
+				    p, KILN_ESYNTAX,
+				    "line %d: Illegal context for 'unless', please use "
+				    "'or' instead: %s",
+				    p->lineno, what);
+			if (rich == SPEC_RICH_NEGATIVE && r.top_op && !strcmp(r.top_op, "if"))
+				return spec_error(
+				    p, KILN_ESYNTAX,
+				    "line %d: Illegal context for 'if', please use 'and' "
+				    "instead: %s",
+				    p->lineno, what);
 			name = spec_strdup(p, s, (size_t)(e - s));
 			if (!name)
 				return KILN_ENOMEM;
 			rc = spec_deps_add(p->spec, out, name, "", flags, p->err);
+			/* rpm checks the versions inside; a '%' in a name does not count. */
+			unexpanded |= rich_has_macro_version(name);
 			s = e;
 			continue;
 		}
@@ -270,11 +324,12 @@ kiln_rc spec_dep_parse(struct spec_parse_priv *p, const char *text, uint32_t bas
 		while (*s && !is_space(*s) && *s != ',')
 			s++;
 		ne = s;
-		if (!(is_alnum(*nb) || *nb == '_' || *nb == '/' || *nb == '%'))
-			return spec_error(p, KILN_ESYNTAX,
-					  "line %d: Dependency tokens must begin with alpha-numeric, "
-					  "'_' or '/': %s",
-					  p->lineno, what);
+		if (!(is_alnum(*nb) || *nb == '_' || *nb == '/'))
+			return spec_error(
+			    p, KILN_ESYNTAX,
+			    "line %d: Dependency tokens must begin with alpha-numeric, "
+			    "'_' or '/': %s",
+			    p->lineno, what);
 		/* An operator may follow after blanks; a comma ends the item. */
 		while (*s && is_space(*s))
 			s++;
@@ -292,16 +347,16 @@ kiln_rc spec_dep_parse(struct spec_parse_priv *p, const char *text, uint32_t bas
 			ve = s;
 			if (vb == ve)
 				return spec_error(p, KILN_ESYNTAX, "line %d: Version required: %s",
-						  p->lineno, what);
+				                  p->lineno, what);
 			flags |= parse_op(ob, (size_t)(oe - ob));
 			if (!(flags & (SPEC_DEP_LESS | SPEC_DEP_GREATER | SPEC_DEP_EQUAL)))
 				return spec_error(p, KILN_ESYNTAX,
-						  "line %d: Invalid dependency operator: %s",
-						  p->lineno, what);
+				                  "line %d: Invalid dependency operator: %s",
+				                  p->lineno, what);
 			if (*nb == '/')
 				return spec_error(p, KILN_ESYNTAX,
-						  "line %d: Versioned file name not permitted: %s",
-						  p->lineno, what);
+				                  "line %d: Versioned file name not permitted: %s",
+				                  p->lineno, what);
 		}
 		name = spec_strdup(p, nb, (size_t)(ne - nb));
 		evr = vb ? spec_strdup(p, vb, (size_t)(ve - vb)) : spec_strdup(p, "", 0);
@@ -309,7 +364,11 @@ kiln_rc spec_dep_parse(struct spec_parse_priv *p, const char *text, uint32_t bas
 			return KILN_ENOMEM;
 		if (vb && !valid_evr(p, evr, what))
 			return p->err->code;
+		if (strchr(evr, '%'))
+			unexpanded = true;
 		rc = spec_deps_add(p->spec, out, name, evr, flags, p->err);
 	}
+	if (!rc && unexpanded)
+		spec_warn(p, "line %d: Possible unexpanded macro in: %s", p->lineno, what);
 	return rc;
 }

@@ -7,6 +7,7 @@
  */
 #include "util/util.h"
 
+#include "macro/macro.h"
 #include "spec/spec.h"
 #include "spec/spec_int.h"
 
@@ -95,7 +96,7 @@ static bool parse_mode(const char *s, uint32_t *mode)
 }
 
 static void parse_attr(struct spec_parse_priv *p, struct entry_build *b, char *arg,
-		       struct spec_attr *a, bool def)
+                       struct spec_attr *a, bool def)
 {
 	char *f[4];
 	size_t n = fields(arg, f, 4);
@@ -131,12 +132,12 @@ static uint32_t parse_verify(struct entry_build *b, char *arg, const char *what)
 		const char *name;
 		uint32_t bit;
 	} names[] = {
-		{"md5", SPEC_VERIFY_FILEDIGEST},  {"filedigest", SPEC_VERIFY_FILEDIGEST},
-		{"size", SPEC_VERIFY_FILESIZE},   {"link", SPEC_VERIFY_LINKTO},
-		{"user", SPEC_VERIFY_USER},	  {"owner", SPEC_VERIFY_USER},
-		{"group", SPEC_VERIFY_GROUP},	  {"mtime", SPEC_VERIFY_MTIME},
-		{"mode", SPEC_VERIFY_MODE},	  {"rdev", SPEC_VERIFY_RDEV},
-		{"caps", SPEC_VERIFY_CAPS},
+	    {"md5", SPEC_VERIFY_FILEDIGEST}, {"filedigest", SPEC_VERIFY_FILEDIGEST},
+	    {"size", SPEC_VERIFY_FILESIZE},  {"link", SPEC_VERIFY_LINKTO},
+	    {"user", SPEC_VERIFY_USER},      {"owner", SPEC_VERIFY_USER},
+	    {"group", SPEC_VERIFY_GROUP},    {"mtime", SPEC_VERIFY_MTIME},
+	    {"mode", SPEC_VERIFY_MODE},      {"rdev", SPEC_VERIFY_RDEV},
+	    {"caps", SPEC_VERIFY_CAPS},
 	};
 	uint32_t bits = 0;
 	bool negate = false;
@@ -155,7 +156,8 @@ static uint32_t parse_verify(struct entry_build *b, char *arg, const char *what)
 			negate = true;
 		} else {
 			for (i = 0; i < KILN_ARRAY_SIZE(names); i++) {
-				if (strlen(names[i].name) == len && !strncmp(tok, names[i].name, len))
+				if (strlen(names[i].name) == len &&
+				    !strncmp(tok, names[i].name, len))
 					break;
 			}
 			if (i == KILN_ARRAY_SIZE(names))
@@ -215,21 +217,21 @@ struct flag_word {
 };
 
 static const struct flag_word flag_words[] = {
-	{"%dir", 0, SPEC_ENTRY_DIR},
-	{"%docdir", 0, SPEC_ENTRY_DOCDIR},
-	{"%doc", SPEC_FILE_DOC, 0},
-	{"%ghost", SPEC_FILE_GHOST, 0},
-	{"%exclude", 0, SPEC_ENTRY_EXCLUDE},
-	{"%readme", SPEC_FILE_README, 0},
-	{"%license", SPEC_FILE_LICENSE, 0},
-	{"%pubkey", SPEC_FILE_PUBKEY, 0},
-	{"%missingok", SPEC_FILE_MISSINGOK, 0},
-	{"%artifact", SPEC_FILE_ARTIFACT, 0},
+    {"%dir", 0, SPEC_ENTRY_DIR},
+    {"%docdir", 0, SPEC_ENTRY_DOCDIR},
+    {"%doc", SPEC_FILE_DOC, 0},
+    {"%ghost", SPEC_FILE_GHOST, 0},
+    {"%exclude", 0, SPEC_ENTRY_EXCLUDE},
+    {"%readme", SPEC_FILE_README, 0},
+    {"%license", SPEC_FILE_LICENSE, 0},
+    {"%pubkey", SPEC_FILE_PUBKEY, 0},
+    {"%missingok", SPEC_FILE_MISSINGOK, 0},
+    {"%artifact", SPEC_FILE_ARTIFACT, 0},
 };
 
 /* One directive starting at *s ('%'); false when it is not one (then it is a file name). */
 static bool directive(struct files_state *st, struct entry_build *b, const char **s,
-		      bool *defattr_seen)
+                      bool *defattr_seen)
 {
 	char arg[1024];
 	const char *q = *s;
@@ -245,8 +247,8 @@ static bool directive(struct files_state *st, struct entry_build *b, const char 
 		}
 	}
 #define IS(w) (wl == sizeof(w) - 1 && !strncmp(q, w, wl))
-	if (!(IS("%attr") || IS("%defattr") || IS("%config") || IS("%verify") ||
-	      IS("%defverify") || IS("%lang") || IS("%caps") || IS("%dev")))
+	if (!(IS("%attr") || IS("%defattr") || IS("%config") || IS("%verify") || IS("%defverify") ||
+	      IS("%lang") || IS("%caps") || IS("%dev")))
 		return false;
 	q += wl;
 	arg[0] = '\0';
@@ -394,6 +396,35 @@ static kiln_rc parse_line(struct files_state *st, const char *line)
 	return rc;
 }
 
+/* The lines of a %files section. The License: tag defines %license, which here must stay
+ * the directive: rpm hides the tag's macro for the section. */
+static enum spec_part files_body(struct files_state *st)
+{
+	struct spec_parse_priv *p = st->p;
+	struct kiln_err ignored = KILN_ERR_INIT;
+	enum spec_part next = SPEC_PART_ERROR;
+
+	if (macro_define(p->ctx, "license", NULL, "%%license", MACRO_LEVEL_SPEC, p->err))
+		return SPEC_PART_ERROR;
+	for (;;) {
+		int r = spec_read_line(p, SPEC_STRIP_COMMENTS);
+
+		if (r) {
+			next = r > 0 ? SPEC_PART_NONE : SPEC_PART_ERROR;
+			break;
+		}
+		next = spec_is_part(p, p->line.ptr);
+		if (next != SPEC_PART_NONE)
+			break;
+		if (parse_line(st, p->line.ptr)) {
+			next = SPEC_PART_ERROR;
+			break;
+		}
+	}
+	(void)!macro_undefine(p->ctx, "license", &ignored);
+	return next;
+}
+
 enum spec_part spec_parse_files(struct spec_parse_priv *p)
 {
 	struct files_state st;
@@ -428,9 +459,13 @@ enum spec_part spec_parse_files(struct spec_parse_priv *p)
 			nlists++;
 		} else if (argv[i][0] != '-' && !name) {
 			name = argv[i];
+		} else if (argv[i][0] != '-') {
+			spec_error(p, KILN_ESYNTAX, "line %d: Too many names: %s", p->lineno,
+			           p->line.ptr);
+			goto fail;
 		} else {
 			spec_error(p, KILN_ESYNTAX, "line %d: Bad %%files option: %s", p->lineno,
-				   p->line.ptr);
+			           p->line.ptr);
 			goto fail;
 		}
 	}
@@ -439,8 +474,9 @@ enum spec_part spec_parse_files(struct spec_parse_priv *p)
 
 		if (p->line.len && l[p->line.len - 1] == '\n')
 			kiln_buf_truncate(&p->line, p->line.len - 1);
-		spec_error(p, KILN_ENOTFOUND, "line %d: %s: package %s does not exist", p->lineno,
-			   p->line.ptr, name);
+		spec_error(p, KILN_ENOTFOUND, "line %d: %s: package %s%s%s does not exist",
+		           p->lineno, p->line.ptr, full ? "" : p->spec->packages[0]->name,
+		           full ? "" : "-", name);
 		goto fail;
 	}
 	if (pkg->has_files) {
@@ -453,20 +489,7 @@ enum spec_part spec_parse_files(struct spec_parse_priv *p)
 	pkg->nfile_lists = nlists;
 	st.pkg = pkg;
 	spec_argv_free(argv, argc);
-	for (;;) {
-		enum spec_part next;
-		int r = spec_read_line(p, SPEC_STRIP_COMMENTS);
-
-		if (r > 0)
-			return SPEC_PART_NONE;
-		if (r < 0)
-			return SPEC_PART_ERROR;
-		next = spec_is_part(p, p->line.ptr);
-		if (next != SPEC_PART_NONE)
-			return next;
-		if (parse_line(&st, p->line.ptr))
-			return SPEC_PART_ERROR;
-	}
+	return files_body(&st);
 fail:
 	spec_argv_free(argv, argc);
 	return SPEC_PART_ERROR;

@@ -13,15 +13,27 @@
 /* Per package, at the end of its preamble. */
 
 static const uint32_t inherited[] = {
-	SPEC_TAG_EPOCH,	  SPEC_TAG_VERSION,	  SPEC_TAG_RELEASE, SPEC_TAG_LICENSE,
-	SPEC_TAG_PACKAGER, SPEC_TAG_DISTRIBUTION, 1123 /* DISTURL */, SPEC_TAG_VENDOR,
-	SPEC_TAG_URL,	  5034 /* VCS */,	  SPEC_TAG_PREFIXES, SPEC_TAG_DISTTAG,
-	SPEC_TAG_BUGURL,  5100,			  5101,		    SPEC_TAG_GROUP,
-	5096 /* MODULARITYLABEL */,
+    SPEC_TAG_EPOCH,
+    SPEC_TAG_VERSION,
+    SPEC_TAG_RELEASE,
+    SPEC_TAG_LICENSE,
+    SPEC_TAG_PACKAGER,
+    SPEC_TAG_DISTRIBUTION,
+    1123 /* DISTURL */,
+    SPEC_TAG_VENDOR,
+    SPEC_TAG_URL,
+    5034 /* VCS */,
+    SPEC_TAG_PREFIXES,
+    SPEC_TAG_DISTTAG,
+    SPEC_TAG_BUGURL,
+    5100,
+    5101,
+    SPEC_TAG_GROUP,
+    5096 /* MODULARITYLABEL */,
 };
 
 static kiln_rc copy_tag(struct spec_tagset *to, const struct spec_tagset *from, uint32_t tag,
-			struct kiln_err *err)
+                        struct kiln_err *err)
 {
 	struct spec_qf_value v;
 
@@ -37,11 +49,15 @@ static kiln_rc fill_main(struct spec_parse_priv *p, struct spec_package *pkg)
 		uint32_t tag;
 		const char *expr;
 	} defaults[] = {
-		{SPEC_TAG_VENDOR, "%{?vendor}"},	   {SPEC_TAG_PACKAGER, "%{?packager}"},
-		{SPEC_TAG_DISTRIBUTION, "%{?distribution}"}, {1123, "%{?disturl}"},
-		{SPEC_TAG_DISTTAG, "%{?disttag}"},	   {SPEC_TAG_BUGURL, "%{?bugurl}"},
-		{5100, "%{?translationurl}"},		   {5101, "%{?upstreamreleases}"},
-		{5096, "%{?modularitylabel}"},
+	    {SPEC_TAG_VENDOR, "%{?vendor}"},
+	    {SPEC_TAG_PACKAGER, "%{?packager}"},
+	    {SPEC_TAG_DISTRIBUTION, "%{?distribution}"},
+	    {1123, "%{?disturl}"},
+	    {SPEC_TAG_DISTTAG, "%{?disttag}"},
+	    {SPEC_TAG_BUGURL, "%{?bugurl}"},
+	    {5100, "%{?translationurl}"},
+	    {5101, "%{?upstreamreleases}"},
+	    {5096, "%{?modularitylabel}"},
 	};
 	struct spec_qf_value v;
 	kiln_rc rc = KILN_OK;
@@ -65,7 +81,7 @@ static kiln_rc fill_main(struct spec_parse_priv *p, struct spec_package *pkg)
 kiln_rc spec_preamble_done(struct spec_parse_priv *p, struct spec_package *pkg)
 {
 	static const uint32_t required[] = {SPEC_TAG_NAME, SPEC_TAG_VERSION, SPEC_TAG_RELEASE,
-					    SPEC_TAG_SUMMARY, SPEC_TAG_LICENSE};
+	                                    SPEC_TAG_SUMMARY, SPEC_TAG_LICENSE};
 	const char *nvr = pkg->is_main ? "(main package)" : pkg->name;
 	struct spec_qf_value v;
 	char tn[64];
@@ -76,7 +92,7 @@ kiln_rc spec_preamble_done(struct spec_parse_priv *p, struct spec_package *pkg)
 		rc = fill_main(p, pkg);
 	if (!rc && p->dup_tag)
 		rc = spec_error(p, KILN_ESYNTAX, "Duplicate %s entries in package: %s",
-				spec_tag_shortname(p->dup_tag, tn, sizeof(tn)), nvr);
+		                spec_tag_shortname(p->dup_tag, tn, sizeof(tn)), nvr);
 	p->dup_tag = 0;
 	for (i = 0; !rc && !pkg->is_main && i < KILN_ARRAY_SIZE(inherited); i++) {
 		if (!spec_tagset_get(pkg->tags, inherited[i], &v))
@@ -85,7 +101,7 @@ kiln_rc spec_preamble_done(struct spec_parse_priv *p, struct spec_package *pkg)
 	for (i = 0; !rc && i < KILN_ARRAY_SIZE(required); i++) {
 		if (!spec_tagset_get(pkg->tags, required[i], &v))
 			rc = spec_error(p, KILN_ESYNTAX, "%s field must be present in package: %s",
-					spec_tag_shortname(required[i], tn, sizeof(tn)), nvr);
+			                spec_tag_shortname(required[i], tn, sizeof(tn)), nvr);
 	}
 	return rc;
 }
@@ -93,9 +109,8 @@ kiln_rc spec_preamble_done(struct spec_parse_priv *p, struct spec_package *pkg)
 /* ---------------------------------------------------------------------------------------- */
 /* BuildSystem. */
 
-static const char *const bs_sections[] = {"prep",  "conf",    "generate_buildrequires",
-					  "build", "install", "check",
-					  "clean"};
+static const char *const bs_sections[] = {
+    "prep", "conf", "generate_buildrequires", "build", "install", "check", "clean"};
 
 static bool parametric(struct spec_parse_priv *p, const char *name)
 {
@@ -125,27 +140,26 @@ kiln_rc spec_buildsystem_check(struct spec_parse_priv *p, const char *name)
 	}
 	if (!any)
 		return spec_error(p, KILN_ENOTFOUND, "line %d: Unknown buildsystem: %s", p->lineno,
-				  name);
+		                  name);
 	for (i = 3; i <= 4; i++) {
 		snprintf(m, sizeof(m), "buildsystem_%s_%s", name, bs_sections[i]);
 		if (!parametric(p, m))
 			return spec_error(p, KILN_ENOTFOUND,
-					  "line %d: Required parametric macro %%%s not defined for "
-					  "buildsystem %s",
-					  p->lineno, m, name);
+			                  "line %d: Required parametric macro %%%s not defined for "
+			                  "buildsystem %s",
+			                  p->lineno, m, name);
 	}
 	return KILN_OK;
 }
 
 /* The section order of bs_sections mapped to enum spec_section. */
-static const enum spec_section bs_order[] = {SPEC_SEC_PREP,  SPEC_SEC_CONF,
-					     SPEC_SEC_BUILDREQUIRES, SPEC_SEC_BUILD,
-					     SPEC_SEC_INSTALL, SPEC_SEC_CHECK,
-					     SPEC_SEC_CLEAN};
+static const enum spec_section bs_order[] = {
+    SPEC_SEC_PREP,    SPEC_SEC_CONF,  SPEC_SEC_BUILDREQUIRES, SPEC_SEC_BUILD,
+    SPEC_SEC_INSTALL, SPEC_SEC_CHECK, SPEC_SEC_CLEAN};
 
 /* Parse generated text as more spec (rpm's PARSE_BUILDSYS stage). */
 static kiln_rc parse_fragment_text(struct spec_parse_priv *p, const char *name,
-				   const struct kiln_buf *text)
+                                   const struct kiln_buf *text)
 {
 	enum spec_part part;
 	int r;
@@ -212,7 +226,8 @@ static kiln_rc combine_sections(struct spec_parse_priv *p)
 				continue;
 			present = true;
 			if (p->frags[i].prepend)
-				kiln_buf_insert(&text, 0, p->frags[i].text, strlen(p->frags[i].text));
+				kiln_buf_insert(&text, 0, p->frags[i].text,
+				                strlen(p->frags[i].text));
 			else
 				kiln_buf_addstr(&text, p->frags[i].text);
 		}
@@ -233,53 +248,52 @@ static kiln_rc combine_sections(struct spec_parse_priv *p)
 static const struct {
 	uint32_t name, flags, version;
 } dep_tags[SPEC_DEPS_COUNT] = {
-	[SPEC_DEPS_REQUIRES] = {SPEC_TAG_REQUIRENAME, SPEC_TAG_REQUIREFLAGS, SPEC_TAG_REQUIREVERSION},
-	[SPEC_DEPS_PROVIDES] = {SPEC_TAG_PROVIDENAME, SPEC_TAG_PROVIDEFLAGS, SPEC_TAG_PROVIDEVERSION},
-	[SPEC_DEPS_CONFLICTS] = {SPEC_TAG_CONFLICTNAME, SPEC_TAG_CONFLICTFLAGS,
-				 SPEC_TAG_CONFLICTVERSION},
-	[SPEC_DEPS_OBSOLETES] = {SPEC_TAG_OBSOLETENAME, SPEC_TAG_OBSOLETEFLAGS,
-				 SPEC_TAG_OBSOLETEVERSION},
-	[SPEC_DEPS_RECOMMENDS] = {SPEC_TAG_RECOMMENDNAME, SPEC_TAG_RECOMMENDFLAGS,
-				  SPEC_TAG_RECOMMENDVERSION},
-	[SPEC_DEPS_SUGGESTS] = {SPEC_TAG_SUGGESTNAME, SPEC_TAG_SUGGESTFLAGS,
-				SPEC_TAG_SUGGESTVERSION},
-	[SPEC_DEPS_SUPPLEMENTS] = {SPEC_TAG_SUPPLEMENTNAME, SPEC_TAG_SUPPLEMENTFLAGS,
-				   SPEC_TAG_SUPPLEMENTVERSION},
-	[SPEC_DEPS_ENHANCES] = {SPEC_TAG_ENHANCENAME, SPEC_TAG_ENHANCEFLAGS,
-				SPEC_TAG_ENHANCEVERSION},
-	[SPEC_DEPS_ORDER] = {5035, 5037, 5036},
+    [SPEC_DEPS_REQUIRES] = {SPEC_TAG_REQUIRENAME, SPEC_TAG_REQUIREFLAGS, SPEC_TAG_REQUIREVERSION},
+    [SPEC_DEPS_PROVIDES] = {SPEC_TAG_PROVIDENAME, SPEC_TAG_PROVIDEFLAGS, SPEC_TAG_PROVIDEVERSION},
+    [SPEC_DEPS_CONFLICTS] = {SPEC_TAG_CONFLICTNAME, SPEC_TAG_CONFLICTFLAGS,
+                             SPEC_TAG_CONFLICTVERSION},
+    [SPEC_DEPS_OBSOLETES] = {SPEC_TAG_OBSOLETENAME, SPEC_TAG_OBSOLETEFLAGS,
+                             SPEC_TAG_OBSOLETEVERSION},
+    [SPEC_DEPS_RECOMMENDS] = {SPEC_TAG_RECOMMENDNAME, SPEC_TAG_RECOMMENDFLAGS,
+                              SPEC_TAG_RECOMMENDVERSION},
+    [SPEC_DEPS_SUGGESTS] = {SPEC_TAG_SUGGESTNAME, SPEC_TAG_SUGGESTFLAGS, SPEC_TAG_SUGGESTVERSION},
+    [SPEC_DEPS_SUPPLEMENTS] = {SPEC_TAG_SUPPLEMENTNAME, SPEC_TAG_SUPPLEMENTFLAGS,
+                               SPEC_TAG_SUPPLEMENTVERSION},
+    [SPEC_DEPS_ENHANCES] = {SPEC_TAG_ENHANCENAME, SPEC_TAG_ENHANCEFLAGS, SPEC_TAG_ENHANCEVERSION},
+    [SPEC_DEPS_ORDER] = {5035, 5037, 5036},
 };
 
 static kiln_rc put_deps(struct spec_tagset *ts, const struct spec_deps *d, uint32_t name_tag,
-			uint32_t flags_tag, uint32_t version_tag, struct kiln_err *err)
+                        uint32_t flags_tag, uint32_t version_tag, struct kiln_err *err)
 {
 	kiln_rc rc = KILN_OK;
 	size_t i;
 
 	for (i = 0; !rc && i < d->n; i++) {
-		rc = spec_tagset_append(ts, name_tag, SPEC_TYPE_STRING_ARRAY, &d->v[i].name, 1, err);
+		rc =
+		    spec_tagset_append(ts, name_tag, SPEC_TYPE_STRING_ARRAY, &d->v[i].name, 1, err);
 		if (!rc)
-			rc = spec_tagset_append(ts, flags_tag, SPEC_TYPE_INT32, &d->v[i].flags, 1, err);
+			rc = spec_tagset_append(ts, flags_tag, SPEC_TYPE_INT32, &d->v[i].flags, 1,
+			                        err);
 		if (!rc)
-			rc = spec_tagset_append(ts, version_tag, SPEC_TYPE_STRING_ARRAY, &d->v[i].evr, 1,
-						err);
+			rc = spec_tagset_append(ts, version_tag, SPEC_TYPE_STRING_ARRAY,
+			                        &d->v[i].evr, 1, err);
 	}
 	return rc;
 }
 
-void spec_script_tags(enum spec_script_kind kind, uint32_t *body, uint32_t *prog,
-		      uint32_t *flags)
+void spec_script_tags(enum spec_script_kind kind, uint32_t *body, uint32_t *prog, uint32_t *flags)
 {
 	static const uint32_t t[][3] = {
-		[SPEC_SCRIPT_PRE] = {1023, 1085, 5020},
-		[SPEC_SCRIPT_POST] = {1024, 1086, 5021},
-		[SPEC_SCRIPT_PREUN] = {1025, 1087, 5022},
-		[SPEC_SCRIPT_POSTUN] = {1026, 1088, 5023},
-		[SPEC_SCRIPT_PRETRANS] = {1151, 1153, 5024},
-		[SPEC_SCRIPT_POSTTRANS] = {1152, 1154, 5025},
-		[SPEC_SCRIPT_PREUNTRANS] = {5103, 5105, 5107},
-		[SPEC_SCRIPT_POSTUNTRANS] = {5104, 5106, 5108},
-		[SPEC_SCRIPT_VERIFY] = {1079, 1091, 5026},
+	    [SPEC_SCRIPT_PRE] = {1023, 1085, 5020},
+	    [SPEC_SCRIPT_POST] = {1024, 1086, 5021},
+	    [SPEC_SCRIPT_PREUN] = {1025, 1087, 5022},
+	    [SPEC_SCRIPT_POSTUN] = {1026, 1088, 5023},
+	    [SPEC_SCRIPT_PRETRANS] = {1151, 1153, 5024},
+	    [SPEC_SCRIPT_POSTTRANS] = {1152, 1154, 5025},
+	    [SPEC_SCRIPT_PREUNTRANS] = {5103, 5105, 5107},
+	    [SPEC_SCRIPT_POSTUNTRANS] = {5104, 5106, 5108},
+	    [SPEC_SCRIPT_VERIFY] = {1079, 1091, 5026},
 	};
 
 	if ((size_t)kind < KILN_ARRAY_SIZE(t) && t[kind][0]) {
@@ -318,19 +332,19 @@ static uint32_t script_sense(enum spec_script_kind k)
 }
 
 static kiln_rc put_prog(struct spec_tagset *ts, uint32_t tag, const struct spec_script *s,
-			struct kiln_err *err)
+                        struct kiln_err *err)
 {
 	static const char *const sh[] = {"/bin/sh"};
 
 	if (!s->nprog)
 		return spec_tagset_put(ts, tag, SPEC_TYPE_STRING, sh, 1, err);
 	return spec_tagset_put(ts, tag, s->nprog > 1 ? SPEC_TYPE_STRING_ARRAY : SPEC_TYPE_STRING,
-			       s->prog, (uint32_t)s->nprog, err);
+	                       s->prog, (uint32_t)s->nprog, err);
 }
 
 /* Ordinary scriptlets: body, program, flags; and the interpreter as a requirement. */
-static kiln_rc script_tags(struct spec *spec, struct spec_package *pkg,
-			   const struct spec_script *s, struct kiln_err *err)
+static kiln_rc script_tags(struct spec *spec, struct spec_package *pkg, const struct spec_script *s,
+                           struct kiln_err *err)
 {
 	uint32_t body, prog, flags;
 	const char *interp = s->nprog ? s->prog[0] : "/bin/sh";
@@ -345,7 +359,7 @@ static kiln_rc script_tags(struct spec *spec, struct spec_package *pkg,
 		rc = spec_tagset_put_u32(pkg->tags, flags, s->flags, err);
 	if (!rc && strcmp(interp, "<lua>"))
 		rc = spec_deps_add(spec, &pkg->deps[SPEC_DEPS_REQUIRES], interp, "",
-				   SPEC_DEP_INTERP | script_sense(s->kind), err);
+		                   SPEC_DEP_INTERP | script_sense(s->kind), err);
 	return rc;
 }
 
@@ -371,9 +385,8 @@ static int trig_cmp(const void *a, const void *b)
 
 /* Triggers of one family (plain, file, transaction file): scripts in order, conditions
  * sorted like rpm's dependency sets, each pointing at its script. */
-static kiln_rc trigger_family(struct spec *spec, struct spec_package *pkg,
-			      enum spec_script_kind lo, enum spec_script_kind hi, uint32_t base,
-			      struct kiln_err *err)
+static kiln_rc trigger_family(struct spec *spec, struct spec_package *pkg, enum spec_script_kind lo,
+                              enum spec_script_kind hi, uint32_t base, struct kiln_err *err)
 {
 	struct trig_cond *conds = NULL;
 	size_t nconds = 0;
@@ -395,19 +408,19 @@ static kiln_rc trigger_family(struct spec *spec, struct spec_package *pkg,
 		if (s->kind < lo || s->kind > hi)
 			continue;
 		rc = spec_tagset_append(pkg->tags, t_scripts, SPEC_TYPE_STRING_ARRAY, &s->body, 1,
-					err);
+		                        err);
 		if (!rc)
 			rc = spec_tagset_append(pkg->tags, t_prog, SPEC_TYPE_STRING_ARRAY, &prog, 1,
-						err);
+			                        err);
 		if (!rc)
 			rc = spec_tagset_append(pkg->tags, t_flags, SPEC_TYPE_INT32, &s->flags, 1,
-						err);
+			                        err);
 		if (!rc && base)
 			rc = spec_tagset_append(pkg->tags, t_prio, SPEC_TYPE_INT32, &s->priority, 1,
-						err);
+			                        err);
 		if (!rc && strcmp(prog, "<lua>"))
 			rc = spec_deps_add(spec, &pkg->deps[SPEC_DEPS_REQUIRES], prog, "",
-					   SPEC_DEP_INTERP, err);
+			                   SPEC_DEP_INTERP, err);
 		v = kiln_reallocarray(conds, nconds + s->conds.n + 1, sizeof(*v));
 		if (!v) {
 			rc = kiln_err_set(err, KILN_ENOMEM, "out of memory");
@@ -425,17 +438,17 @@ static kiln_rc trigger_family(struct spec *spec, struct spec_package *pkg,
 	if (nconds)
 		qsort(conds, nconds, sizeof(*conds), trig_cmp);
 	for (i = 0; !rc && i < nconds; i++) {
-		rc = spec_tagset_append(pkg->tags, t_name, SPEC_TYPE_STRING_ARRAY, &conds[i].d->name, 1,
-					err);
+		rc = spec_tagset_append(pkg->tags, t_name, SPEC_TYPE_STRING_ARRAY,
+		                        &conds[i].d->name, 1, err);
 		if (!rc)
 			rc = spec_tagset_append(pkg->tags, t_ver, SPEC_TYPE_STRING_ARRAY,
-						&conds[i].d->evr, 1, err);
+			                        &conds[i].d->evr, 1, err);
 		if (!rc)
 			rc = spec_tagset_append(pkg->tags, t_cflags, SPEC_TYPE_INT32,
-						&conds[i].d->flags, 1, err);
+			                        &conds[i].d->flags, 1, err);
 		if (!rc)
-			rc = spec_tagset_append(pkg->tags, t_index, SPEC_TYPE_INT32, &conds[i].index, 1,
-						err);
+			rc = spec_tagset_append(pkg->tags, t_index, SPEC_TYPE_INT32,
+			                        &conds[i].index, 1, err);
 	}
 	free(conds);
 	return rc;
@@ -469,14 +482,14 @@ static kiln_rc package_tags(struct spec_parse_priv *p, struct spec_package *pkg)
 			rc = script_tags(spec, pkg, &pkg->scripts[i], err);
 	}
 	if (!rc)
-		rc = trigger_family(spec, pkg, SPEC_SCRIPT_TRIGGERPREIN, SPEC_SCRIPT_TRIGGERPOSTUN, 0,
-				    err);
+		rc = trigger_family(spec, pkg, SPEC_SCRIPT_TRIGGERPREIN, SPEC_SCRIPT_TRIGGERPOSTUN,
+		                    0, err);
 	if (!rc)
 		rc = trigger_family(spec, pkg, SPEC_SCRIPT_FILETRIGGERIN,
-				    SPEC_SCRIPT_FILETRIGGERPOSTUN, 5066, err);
+		                    SPEC_SCRIPT_FILETRIGGERPOSTUN, 5066, err);
 	if (!rc)
 		rc = trigger_family(spec, pkg, SPEC_SCRIPT_TRANSFILETRIGGERIN,
-				    SPEC_SCRIPT_TRANSFILETRIGGERPOSTUN, 5076, err);
+		                    SPEC_SCRIPT_TRANSFILETRIGGERPOSTUN, 5076, err);
 	free(arch);
 	free(os);
 	free(platform);
@@ -497,19 +510,19 @@ static kiln_rc self_provides(struct spec_parse_priv *p, struct spec_package *pkg
 	if (spec_tagset_get(pkg->tags, SPEC_TAG_EPOCH, &v))
 		kiln_buf_addf(&evr, "%u:", ((const uint32_t *)v.data)[0]);
 	kiln_buf_addf(&evr, "%s-%s", spec_tagset_get_str(pkg->tags, SPEC_TAG_VERSION),
-		      spec_tagset_get_str(pkg->tags, SPEC_TAG_RELEASE));
+	              spec_tagset_get_str(pkg->tags, SPEC_TAG_RELEASE));
 	rc = kiln_buf_finish(&evr, p->err);
 	if (!rc)
 		rc = spec_deps_add(p->spec, &pkg->deps[SPEC_DEPS_PROVIDES], pkg->name, evr.ptr,
-				   SPEC_DEP_EQUAL, p->err);
+		                   SPEC_DEP_EQUAL, p->err);
 	if (!rc && arch && strcmp(arch, "noarch"))
 		rc = macro_expand_str(p->ctx, "%{?_isa}", &isaname, p->err);
 	if (!rc && isaname && *isaname) {
 		kiln_buf_addf(&isa, "%s%s", pkg->name, isaname);
 		rc = kiln_buf_finish(&isa, p->err);
 		if (!rc)
-			rc = spec_deps_add(p->spec, &pkg->deps[SPEC_DEPS_PROVIDES], isa.ptr, evr.ptr,
-					   SPEC_DEP_EQUAL, p->err);
+			rc = spec_deps_add(p->spec, &pkg->deps[SPEC_DEPS_PROVIDES], isa.ptr,
+			                   evr.ptr, SPEC_DEP_EQUAL, p->err);
 	}
 	free(isaname);
 	kiln_buf_release(&evr);
@@ -528,16 +541,16 @@ static kiln_rc changelog_tags(struct spec *spec, struct spec_tagset *ts, struct 
 		rc = spec_tagset_append(ts, SPEC_TAG_CHANGELOGTIME, SPEC_TYPE_INT32, &t, 1, err);
 		if (!rc)
 			rc = spec_tagset_append(ts, SPEC_TAG_CHANGELOGNAME, SPEC_TYPE_STRING_ARRAY,
-						&spec->changelog[i].name, 1, err);
+			                        &spec->changelog[i].name, 1, err);
 		if (!rc)
 			rc = spec_tagset_append(ts, SPEC_TAG_CHANGELOGTEXT, SPEC_TYPE_STRING_ARRAY,
-						&spec->changelog[i].text, 1, err);
+			                        &spec->changelog[i].text, 1, err);
 	}
 	return rc;
 }
 
 static kiln_rc put_list(struct spec_tagset *ts, uint32_t tag, const char **v, size_t n,
-			struct kiln_err *err)
+                        struct kiln_err *err)
 {
 	return n ? spec_tagset_put(ts, tag, SPEC_TYPE_STRING_ARRAY, v, (uint32_t)n, err) : KILN_OK;
 }
@@ -558,14 +571,15 @@ static kiln_rc source_provides(struct spec_parse_priv *p)
 		if (!pkg->has_files)
 			continue;
 		for (k = 0; !rc && k < prov->n; k++) {
-			if (!strcmp(prov->v[k].name, pkg->name) && prov->v[k].flags == SPEC_DEP_EQUAL)
+			if (!strcmp(prov->v[k].name, pkg->name) &&
+			    prov->v[k].flags == SPEC_DEP_EQUAL)
 				rc = spec_deps_add(spec, &deps, prov->v[k].name, prov->v[k].evr,
-						   SPEC_DEP_EQUAL, p->err);
+				                   SPEC_DEP_EQUAL, p->err);
 		}
 	}
 	if (!rc)
 		rc = put_deps(spec->srctags, &deps, SPEC_TAG_PROVIDENAME, SPEC_TAG_PROVIDEFLAGS,
-			      SPEC_TAG_PROVIDEVERSION, p->err);
+		              SPEC_TAG_PROVIDEVERSION, p->err);
 	return rc;
 }
 
@@ -573,11 +587,26 @@ static kiln_rc source_provides(struct spec_parse_priv *p)
 static kiln_rc source_tags(struct spec_parse_priv *p)
 {
 	static const uint32_t copied[] = {
-		SPEC_TAG_HEADERI18NTABLE, SPEC_TAG_NAME,	  SPEC_TAG_VERSION,	 SPEC_TAG_RELEASE, SPEC_TAG_EPOCH,
-		SPEC_TAG_SUMMARY, SPEC_TAG_DESCRIPTION, SPEC_TAG_PACKAGER, SPEC_TAG_DISTRIBUTION,
-		1123,		  SPEC_TAG_VENDOR,	 SPEC_TAG_LICENSE, SPEC_TAG_GROUP,
-		SPEC_TAG_OS,	  SPEC_TAG_ARCH,	 SPEC_TAG_CHANGELOGTIME,
-		SPEC_TAG_CHANGELOGNAME, SPEC_TAG_CHANGELOGTEXT, SPEC_TAG_URL, SPEC_TAG_BUGURL,
+	    SPEC_TAG_HEADERI18NTABLE,
+	    SPEC_TAG_NAME,
+	    SPEC_TAG_VERSION,
+	    SPEC_TAG_RELEASE,
+	    SPEC_TAG_EPOCH,
+	    SPEC_TAG_SUMMARY,
+	    SPEC_TAG_DESCRIPTION,
+	    SPEC_TAG_PACKAGER,
+	    SPEC_TAG_DISTRIBUTION,
+	    1123,
+	    SPEC_TAG_VENDOR,
+	    SPEC_TAG_LICENSE,
+	    SPEC_TAG_GROUP,
+	    SPEC_TAG_OS,
+	    SPEC_TAG_ARCH,
+	    SPEC_TAG_CHANGELOGTIME,
+	    SPEC_TAG_CHANGELOGNAME,
+	    SPEC_TAG_CHANGELOGTEXT,
+	    SPEC_TAG_URL,
+	    SPEC_TAG_BUGURL,
 	};
 	struct spec *spec = p->spec;
 	const struct spec_tagset *main_tags = spec->packages[0]->tags;
@@ -588,27 +617,29 @@ static kiln_rc source_tags(struct spec_parse_priv *p)
 		rc = copy_tag(spec->srctags, main_tags, copied[i], p->err);
 	if (!rc && spec->nbuildarchs)
 		rc = spec_tagset_put(spec->srctags, SPEC_TAG_BUILDARCHS, SPEC_TYPE_STRING_ARRAY,
-				     spec->buildarchs, (uint32_t)spec->nbuildarchs, p->err);
+		                     spec->buildarchs, (uint32_t)spec->nbuildarchs, p->err);
 	/* rpm lists sources and patches newest first. */
 	for (i = spec->nsources; !rc && i-- > 0;) {
 		const struct spec_source *s = &spec->sources[i];
 
-		rc = spec_tagset_append(spec->srctags, s->is_patch ? SPEC_TAG_PATCH : SPEC_TAG_SOURCE,
-					SPEC_TYPE_STRING_ARRAY, &s->file, 1, p->err);
+		rc = spec_tagset_append(spec->srctags,
+		                        s->is_patch ? SPEC_TAG_PATCH : SPEC_TAG_SOURCE,
+		                        SPEC_TYPE_STRING_ARRAY, &s->file, 1, p->err);
 		if (!rc && s->nosource)
 			rc = spec_tagset_append(spec->srctags, s->is_patch ? 1052 : 1051,
-						SPEC_TYPE_INT32, &s->num, 1, p->err);
+			                        SPEC_TYPE_INT32, &s->num, 1, p->err);
 	}
 	if (!rc)
 		rc = put_deps(spec->srctags, &spec->buildrequires, SPEC_TAG_REQUIRENAME,
-			      SPEC_TAG_REQUIREFLAGS, SPEC_TAG_REQUIREVERSION, p->err);
+		              SPEC_TAG_REQUIREFLAGS, SPEC_TAG_REQUIREVERSION, p->err);
 	if (!rc)
 		rc = put_deps(spec->srctags, &spec->buildconflicts, SPEC_TAG_CONFLICTNAME,
-			      SPEC_TAG_CONFLICTFLAGS, SPEC_TAG_CONFLICTVERSION, p->err);
+		              SPEC_TAG_CONFLICTFLAGS, SPEC_TAG_CONFLICTVERSION, p->err);
 	if (!rc)
 		rc = put_list(spec->srctags, 1059, spec->excludearch, spec->nexcludearch, p->err);
 	if (!rc)
-		rc = put_list(spec->srctags, 1061, spec->exclusivearch, spec->nexclusivearch, p->err);
+		rc = put_list(spec->srctags, 1061, spec->exclusivearch, spec->nexclusivearch,
+		              p->err);
 	if (!rc)
 		rc = put_list(spec->srctags, 1060, spec->excludeos, spec->nexcludeos, p->err);
 	if (!rc)
@@ -620,12 +651,12 @@ static kiln_rc source_tags(struct spec_parse_priv *p)
 
 kiln_rc spec_lua_add_source(struct spec_parse_priv *p, const struct spec_source *src)
 {
-	kiln_rc rc = macro_lua_append_str(p->ctx, src->is_patch ? "patches" : "sources", src->path,
-					  p->err);
+	kiln_rc rc =
+	    macro_lua_append_str(p->ctx, src->is_patch ? "patches" : "sources", src->path, p->err);
 
 	if (!rc)
 		rc = macro_lua_append_num(p->ctx, src->is_patch ? "patch_nums" : "source_nums",
-					  src->num, p->err);
+		                          src->num, p->err);
 	return rc;
 }
 
@@ -644,7 +675,7 @@ kiln_rc spec_finish(struct spec_parse_priv *p)
 
 		if (!pkg->has_description && pkg->has_files)
 			rc = spec_error(p, KILN_ESYNTAX, "Package has no %%description: %s",
-					pkg->name);
+			                pkg->name);
 		if (!rc)
 			rc = package_tags(p, pkg);
 		if (!rc)
@@ -660,7 +691,7 @@ kiln_rc spec_finish(struct spec_parse_priv *p)
 
 		for (k = 0; !rc && k < SPEC_DEPS_COUNT; k++)
 			rc = put_deps(pkg->tags, &pkg->deps[k], dep_tags[k].name, dep_tags[k].flags,
-				      dep_tags[k].version, p->err);
+			              dep_tags[k].version, p->err);
 	}
 	if (!rc)
 		rc = source_tags(p);

@@ -105,9 +105,9 @@ static json_t *tag_elem(struct jdoc *d, const struct spec_qf_value *v, uint32_t 
 static json_t *tag_value(struct jdoc *d, uint32_t tag, const struct spec_qf_value *v)
 {
 	const struct spec_tag_info *t = spec_tag_by_num(tag);
-	bool array = v->count != 1 || (t && (t->flags & SPEC_TAG_F_ARRAY) &&
-				       v->type != SPEC_TYPE_STRING &&
-				       v->type != SPEC_TYPE_I18NSTRING);
+	bool array =
+	    v->count != 1 || (t && (t->flags & SPEC_TAG_F_ARRAY) && v->type != SPEC_TYPE_STRING &&
+	                      v->type != SPEC_TYPE_I18NSTRING);
 	json_t *a;
 	uint32_t i;
 
@@ -176,13 +176,20 @@ static const struct {
 	uint32_t flag;
 	const char *name;
 } dep_qualifiers[] = {
-    {SPEC_DEP_SCRIPT_PRE, "pre"},	  {SPEC_DEP_SCRIPT_POST, "post"},
-    {SPEC_DEP_SCRIPT_PREUN, "preun"},	  {SPEC_DEP_SCRIPT_POSTUN, "postun"},
-    {SPEC_DEP_PRETRANS, "pretrans"},	  {SPEC_DEP_POSTTRANS, "posttrans"},
-    {SPEC_DEP_PREUNTRANS, "preuntrans"}, {SPEC_DEP_POSTUNTRANS, "postuntrans"},
-    {SPEC_DEP_SCRIPT_VERIFY, "verify"},  {SPEC_DEP_INTERP, "interp"},
-    {SPEC_DEP_META, "meta"},		  {SPEC_DEP_RPMLIB, "rpmlib"},
-    {SPEC_DEP_MISSINGOK, "missingok"},	  {SPEC_DEP_CONFIG, "config"},
+    {SPEC_DEP_SCRIPT_PRE, "pre"},
+    {SPEC_DEP_SCRIPT_POST, "post"},
+    {SPEC_DEP_SCRIPT_PREUN, "preun"},
+    {SPEC_DEP_SCRIPT_POSTUN, "postun"},
+    {SPEC_DEP_PRETRANS, "pretrans"},
+    {SPEC_DEP_POSTTRANS, "posttrans"},
+    {SPEC_DEP_PREUNTRANS, "preuntrans"},
+    {SPEC_DEP_POSTUNTRANS, "postuntrans"},
+    {SPEC_DEP_SCRIPT_VERIFY, "verify"},
+    {SPEC_DEP_INTERP, "interp"},
+    {SPEC_DEP_META, "meta"},
+    {SPEC_DEP_RPMLIB, "rpmlib"},
+    {SPEC_DEP_MISSINGOK, "missingok"},
+    {SPEC_DEP_CONFIG, "config"},
 };
 
 static json_t *deps_json(struct jdoc *d, const struct spec_deps *deps)
@@ -223,7 +230,7 @@ static json_t *deps_json(struct jdoc *d, const struct spec_deps *deps)
 }
 
 static const char *const dep_kind_names[SPEC_DEPS_COUNT] = {
-    [SPEC_DEPS_REQUIRES] = "requires",	     [SPEC_DEPS_PROVIDES] = "provides",
+    [SPEC_DEPS_REQUIRES] = "requires",       [SPEC_DEPS_PROVIDES] = "provides",
     [SPEC_DEPS_CONFLICTS] = "conflicts",     [SPEC_DEPS_OBSOLETES] = "obsoletes",
     [SPEC_DEPS_RECOMMENDS] = "recommends",   [SPEC_DEPS_SUGGESTS] = "suggests",
     [SPEC_DEPS_SUPPLEMENTS] = "supplements", [SPEC_DEPS_ENHANCES] = "enhances",
@@ -288,11 +295,11 @@ static const struct {
 	uint32_t flag;
 	const char *name;
 } file_flag_names[] = {
-    {SPEC_FILE_CONFIG, "config"},	  {SPEC_FILE_DOC, "doc"},
-    {SPEC_FILE_ICON, "icon"},		  {SPEC_FILE_MISSINGOK, "missingok"},
+    {SPEC_FILE_CONFIG, "config"},       {SPEC_FILE_DOC, "doc"},
+    {SPEC_FILE_ICON, "icon"},           {SPEC_FILE_MISSINGOK, "missingok"},
     {SPEC_FILE_NOREPLACE, "noreplace"}, {SPEC_FILE_SPECFILE, "specfile"},
-    {SPEC_FILE_GHOST, "ghost"},	  {SPEC_FILE_LICENSE, "license"},
-    {SPEC_FILE_README, "readme"},	  {SPEC_FILE_PUBKEY, "pubkey"},
+    {SPEC_FILE_GHOST, "ghost"},         {SPEC_FILE_LICENSE, "license"},
+    {SPEC_FILE_README, "readme"},       {SPEC_FILE_PUBKEY, "pubkey"},
     {SPEC_FILE_ARTIFACT, "artifact"},
 };
 
@@ -300,10 +307,14 @@ static const struct {
 	uint32_t flag;
 	const char *name;
 } verify_names[] = {
-    {SPEC_VERIFY_FILEDIGEST, "filedigest"}, {SPEC_VERIFY_FILESIZE, "size"},
-    {SPEC_VERIFY_LINKTO, "link"},	     {SPEC_VERIFY_USER, "user"},
-    {SPEC_VERIFY_GROUP, "group"},	     {SPEC_VERIFY_MTIME, "mtime"},
-    {SPEC_VERIFY_MODE, "mode"},	     {SPEC_VERIFY_RDEV, "rdev"},
+    {SPEC_VERIFY_FILEDIGEST, "filedigest"},
+    {SPEC_VERIFY_FILESIZE, "size"},
+    {SPEC_VERIFY_LINKTO, "link"},
+    {SPEC_VERIFY_USER, "user"},
+    {SPEC_VERIFY_GROUP, "group"},
+    {SPEC_VERIFY_MTIME, "mtime"},
+    {SPEC_VERIFY_MODE, "mode"},
+    {SPEC_VERIFY_RDEV, "rdev"},
     {SPEC_VERIFY_CAPS, "caps"},
 };
 
@@ -520,7 +531,7 @@ kiln_rc spec_json_write(const struct spec *spec, struct kiln_buf *out, struct ki
 		rc = kiln_err_set(err, KILN_ENOMEM, "out of memory building the JSON model");
 	else if (json_dump_callback(root, dump_cb, out, JSON_INDENT(2) | JSON_ENSURE_ASCII))
 		rc = out->err ? kiln_buf_finish(out, err)
-			      : kiln_err_set(err, KILN_EIO, "cannot write the JSON model");
+		              : kiln_err_set(err, KILN_EIO, "cannot write the JSON model");
 	else
 		kiln_buf_addch(out, '\n');
 	json_decref(root);

@@ -48,7 +48,7 @@ kiln_rc spec_package_add(struct spec_parse_priv *p, const char *name, struct spe
 		return kiln_arena_finish(&spec->arena, p->err);
 	/* rpm's headers carry the locale table once they hold an i18n string (Summary). */
 	if (spec_tagset_put(pkg->tags, SPEC_TAG_HEADERI18NTABLE, SPEC_TYPE_STRING_ARRAY,
-			    (const char *const[]){"C"}, 1, p->err))
+	                    (const char *const[]){"C"}, 1, p->err))
 		return p->err->code;
 	pkg->name = name ? kiln_arena_strdup(&spec->arena, name) : NULL;
 	pkg->is_main = spec->npackages == 0;
@@ -124,8 +124,8 @@ kiln_rc spec_split_options(struct spec_parse_priv *p, const char *s, char ***arg
 			kiln_buf_addch(&word, c);
 	}
 	if (!rc && quote)
-		rc = spec_error(p, KILN_ESYNTAX, "line %d: unterminated quote in: %s", p->lineno,
-				s);
+		rc =
+		    spec_error(p, KILN_ESYNTAX, "line %d: unterminated quote in: %s", p->lineno, s);
 	if (!rc && in_word)
 		rc = argv_push(argv, argc, &word, p->err);
 	if (!rc)
@@ -167,7 +167,7 @@ enum spec_part spec_dispatch_part(struct spec_parse_priv *p, enum spec_part part
 		return spec_parse_list(p, false);
 	case SPEC_PART_END:
 		spec_error(p, KILN_ESYNTAX, "line %d: %%end not expected here, no section to close",
-			   p->lineno);
+		           p->lineno);
 		return SPEC_PART_ERROR;
 	case SPEC_PART_NONE:
 	case SPEC_PART_ERROR:
@@ -208,8 +208,8 @@ static kiln_rc reset_lua_tables(struct macro_ctx *ctx, struct kiln_err *err)
 }
 
 static kiln_rc parse_once(const char *name, const char *text, size_t len, struct macro_ctx *ctx,
-			  unsigned flags, bool second_pass, bool *restart, struct spec **out,
-			  struct kiln_err *err)
+                          unsigned flags, bool second_pass, bool *restart, struct spec **out,
+                          struct kiln_err *err)
 {
 	struct spec_parse_priv *p = NULL;
 	struct spec *spec;
@@ -243,6 +243,9 @@ static kiln_rc parse_once(const char *name, const char *text, size_t len, struct
 	/* rpm sets %_docdir per spec so a DocDir: tag can change it. */
 	if (!rc)
 		rc = macro_define(ctx, "_docdir", NULL, "%{_defaultdocdir}", MACRO_LEVEL_SPEC, err);
+	if (!rc)
+		rc = macro_define(ctx, "_licensedir", NULL, "%{_defaultlicensedir}",
+		                  MACRO_LEVEL_SPEC, err);
 	if (!rc)
 		rc = spec_read_open(p, name, text, len);
 	if (!rc)
@@ -280,9 +283,9 @@ static char **copy_archs(const struct spec *spec, size_t *n)
 
 /* rpm re-parses the spec for every buildable BuildArch: with %_target_cpu set to it and
  * keeps the first result (all must parse). */
-static kiln_rc parse_per_arch(const char *name, const char *text, size_t len,
-			      struct macro_ctx *ctx, unsigned flags, char **archs, size_t narchs,
-			      struct spec **out, struct kiln_err *err)
+static kiln_rc parse_per_arch(const char *name, const char *text, size_t len, struct macro_ctx *ctx,
+                              unsigned flags, char **archs, size_t narchs, struct spec **out,
+                              struct kiln_err *err)
 {
 	struct spec *first = NULL;
 	kiln_rc rc = KILN_OK;
@@ -317,9 +320,8 @@ static kiln_rc parse_per_arch(const char *name, const char *text, size_t len,
 	return KILN_OK;
 }
 
-static kiln_rc parse_common(const char *name, const char *text, size_t len,
-			    struct macro_ctx *ctx, unsigned flags, struct spec **out,
-			    struct kiln_err *err)
+static kiln_rc parse_common(const char *name, const char *text, size_t len, struct macro_ctx *ctx,
+                            unsigned flags, struct spec **out, struct kiln_err *err)
 {
 	struct kiln_err local = KILN_ERR_INIT;
 	struct spec *spec = NULL;
@@ -345,14 +347,14 @@ static kiln_rc parse_common(const char *name, const char *text, size_t len,
 	return rc;
 }
 
-kiln_rc spec_parse_file(const char *path, struct macro_ctx *ctx, unsigned flags,
-			struct spec **out, struct kiln_err *err)
+kiln_rc spec_parse_file(const char *path, struct macro_ctx *ctx, unsigned flags, struct spec **out,
+                        struct kiln_err *err)
 {
 	return parse_common(path, NULL, 0, ctx, flags, out, err);
 }
 
 kiln_rc spec_parse_mem(const char *name, const char *text, size_t len, struct macro_ctx *ctx,
-		       unsigned flags, struct spec **out, struct kiln_err *err)
+                       unsigned flags, struct spec **out, struct kiln_err *err)
 {
 	return parse_common(name, text ? text : "", len, ctx, flags, out, err);
 }
@@ -375,10 +377,10 @@ void spec_free(struct spec *spec)
 }
 
 static const char *const section_names[] = {
-	[SPEC_SEC_PREP] = "prep",     [SPEC_SEC_BUILDREQUIRES] = "generate_buildrequires",
-	[SPEC_SEC_CONF] = "conf",     [SPEC_SEC_BUILD] = "build",
-	[SPEC_SEC_INSTALL] = "install", [SPEC_SEC_CHECK] = "check",
-	[SPEC_SEC_CLEAN] = "clean",
+    [SPEC_SEC_PREP] = "prep",       [SPEC_SEC_BUILDREQUIRES] = "generate_buildrequires",
+    [SPEC_SEC_CONF] = "conf",       [SPEC_SEC_BUILD] = "build",
+    [SPEC_SEC_INSTALL] = "install", [SPEC_SEC_CHECK] = "check",
+    [SPEC_SEC_CLEAN] = "clean",
 };
 
 const char *spec_section_name(enum spec_section sec)

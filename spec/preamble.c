@@ -46,67 +46,67 @@ enum tag_paren {
 struct tag_def {
 	const char *token; /* lower case, as rpm's table spells it */
 	enum tag_kind kind;
-	uint32_t tag;      /* header tag (name tag for dependencies) */
+	uint32_t tag; /* header tag (name tag for dependencies) */
 	enum tag_paren paren;
-	bool macro;        /* defines %token (and %TOKEN in the main package) */
+	bool macro; /* defines %token (and %TOKEN in the main package) */
 	bool deprecated;
 };
 
 /* rpm matches tokens as prefixes in this order, so longer names come first. */
 static const struct tag_def tag_defs[] = {
-	{"name", T_NAME, SPEC_TAG_NAME, P_NONE, true, false},
-	{"version", T_VERSION, SPEC_TAG_VERSION, P_NONE, true, false},
-	{"release", T_RELEASE, SPEC_TAG_RELEASE, P_NONE, true, false},
-	{"epoch", T_EPOCH, SPEC_TAG_EPOCH, P_NONE, true, false},
-	{"summary", T_I18N, SPEC_TAG_SUMMARY, P_LANG, true, false},
-	{"license", T_TEXT, SPEC_TAG_LICENSE, P_NONE, true, false},
-	{"sourcelicense", T_TEXT, 5102, P_NONE, true, false},
-	{"distribution", T_TEXT, SPEC_TAG_DISTRIBUTION, P_NONE, true, false},
-	{"disturl", T_TEXT, 1123, P_NONE, true, false},
-	{"vendor", T_TEXT, SPEC_TAG_VENDOR, P_NONE, true, false},
-	{"group", T_I18N, SPEC_TAG_GROUP, P_LANG, true, false},
-	{"packager", T_TEXT, SPEC_TAG_PACKAGER, P_NONE, true, false},
-	{"url", T_SINGLE, SPEC_TAG_URL, P_NONE, true, false},
-	{"vcs", T_SINGLE, 5034, P_NONE, true, false},
-	{"source", T_SOURCE, SPEC_TAG_SOURCE, P_NONE, false, false},
-	{"patch", T_PATCH, SPEC_TAG_PATCH, P_NONE, false, false},
-	{"nosource", T_NOSOURCE, 1051, P_NONE, false, false},
-	{"nopatch", T_NOPATCH, 1052, P_NONE, false, false},
-	{"excludearch", T_ARCHLIST, 1059, P_NONE, false, false},
-	{"exclusivearch", T_ARCHLIST, 1061, P_NONE, false, false},
-	{"excludeos", T_ARCHLIST, 1060, P_NONE, false, false},
-	{"exclusiveos", T_ARCHLIST, 1062, P_NONE, false, false},
-	{"icon", T_ICON, 1043, P_NONE, false, false},
-	{"provides", T_DEPS, SPEC_TAG_PROVIDENAME, P_NONE, false, false},
-	{"requires", T_DEPS, SPEC_TAG_REQUIRENAME, P_QUAL, false, false},
-	{"recommends", T_DEPS, SPEC_TAG_RECOMMENDNAME, P_QUAL, false, false},
-	{"suggests", T_DEPS, SPEC_TAG_SUGGESTNAME, P_QUAL, false, false},
-	{"supplements", T_DEPS, SPEC_TAG_SUPPLEMENTNAME, P_QUAL, false, false},
-	{"enhances", T_DEPS, SPEC_TAG_ENHANCENAME, P_QUAL, false, false},
-	{"prereq", T_DEPS, 1049 /* as Requires(pre,preun) */, P_QUAL, false, true},
-	{"conflicts", T_DEPS, SPEC_TAG_CONFLICTNAME, P_NONE, false, false},
-	{"obsoletes", T_DEPS, SPEC_TAG_OBSOLETENAME, P_NONE, false, false},
-	{"prefixes", T_PREFIXES, SPEC_TAG_PREFIXES, P_NONE, true, false},
-	{"prefix", T_PREFIXES, SPEC_TAG_PREFIXES, P_NONE, true, false},
-	{"buildroot", T_BUILDROOT, 0, P_NONE, false, false},
-	{"buildarchitectures", T_BUILDARCH, SPEC_TAG_BUILDARCHS, P_NONE, false, false},
-	{"buildarch", T_BUILDARCH, SPEC_TAG_BUILDARCHS, P_NONE, false, false},
-	{"buildconflicts", T_BUILDDEPS, SPEC_TAG_CONFLICTNAME, P_NONE, false, false},
-	{"buildoption", T_BUILDOPTION, 0, P_SECT, false, false},
-	{"buildprereq", T_BUILDDEPS, SPEC_TAG_REQUIRENAME, P_NONE, false, true},
-	{"buildrequires", T_BUILDDEPS, SPEC_TAG_REQUIRENAME, P_NONE, false, false},
-	{"buildsystem", T_BUILDSYSTEM, 0, P_NONE, true, false},
-	{"autoreqprov", T_AUTOREQPROV, 0, P_NONE, false, false},
-	{"autoreq", T_AUTOREQ, 0, P_NONE, false, false},
-	{"autoprov", T_AUTOPROV, 0, P_NONE, false, false},
-	{"docdir", T_DOCDIR, 0, P_NONE, false, false},
-	{"disttag", T_SINGLE, SPEC_TAG_DISTTAG, P_NONE, true, false},
-	{"bugurl", T_SINGLE, SPEC_TAG_BUGURL, P_NONE, true, false},
-	{"translationurl", T_TEXT, 5100, P_NONE, true, false},
-	{"upstreamreleases", T_TEXT, 5101, P_NONE, true, false},
-	{"orderwithrequires", T_DEPS, 5035, P_QUAL, false, false},
-	{"removepathpostfixes", T_REMOVEPOSTFIX, 0, P_NONE, true, false},
-	{"modularitylabel", T_SINGLE, 5096, P_NONE, true, false},
+    {"name", T_NAME, SPEC_TAG_NAME, P_NONE, true, false},
+    {"version", T_VERSION, SPEC_TAG_VERSION, P_NONE, true, false},
+    {"release", T_RELEASE, SPEC_TAG_RELEASE, P_NONE, true, false},
+    {"epoch", T_EPOCH, SPEC_TAG_EPOCH, P_NONE, true, false},
+    {"summary", T_I18N, SPEC_TAG_SUMMARY, P_LANG, true, false},
+    {"license", T_TEXT, SPEC_TAG_LICENSE, P_NONE, true, false},
+    {"sourcelicense", T_TEXT, 5102, P_NONE, true, false},
+    {"distribution", T_TEXT, SPEC_TAG_DISTRIBUTION, P_NONE, true, false},
+    {"disturl", T_TEXT, 1123, P_NONE, true, false},
+    {"vendor", T_TEXT, SPEC_TAG_VENDOR, P_NONE, true, false},
+    {"group", T_I18N, SPEC_TAG_GROUP, P_LANG, true, false},
+    {"packager", T_TEXT, SPEC_TAG_PACKAGER, P_NONE, true, false},
+    {"url", T_SINGLE, SPEC_TAG_URL, P_NONE, true, false},
+    {"vcs", T_SINGLE, 5034, P_NONE, true, false},
+    {"source", T_SOURCE, SPEC_TAG_SOURCE, P_NONE, false, false},
+    {"patch", T_PATCH, SPEC_TAG_PATCH, P_NONE, false, false},
+    {"nosource", T_NOSOURCE, 1051, P_NONE, false, false},
+    {"nopatch", T_NOPATCH, 1052, P_NONE, false, false},
+    {"excludearch", T_ARCHLIST, 1059, P_NONE, false, false},
+    {"exclusivearch", T_ARCHLIST, 1061, P_NONE, false, false},
+    {"excludeos", T_ARCHLIST, 1060, P_NONE, false, false},
+    {"exclusiveos", T_ARCHLIST, 1062, P_NONE, false, false},
+    {"icon", T_ICON, 1043, P_NONE, false, false},
+    {"provides", T_DEPS, SPEC_TAG_PROVIDENAME, P_NONE, false, false},
+    {"requires", T_DEPS, SPEC_TAG_REQUIRENAME, P_QUAL, false, false},
+    {"recommends", T_DEPS, SPEC_TAG_RECOMMENDNAME, P_QUAL, false, false},
+    {"suggests", T_DEPS, SPEC_TAG_SUGGESTNAME, P_QUAL, false, false},
+    {"supplements", T_DEPS, SPEC_TAG_SUPPLEMENTNAME, P_QUAL, false, false},
+    {"enhances", T_DEPS, SPEC_TAG_ENHANCENAME, P_QUAL, false, false},
+    {"prereq", T_DEPS, 1049 /* as Requires(pre,preun) */, P_QUAL, false, true},
+    {"conflicts", T_DEPS, SPEC_TAG_CONFLICTNAME, P_NONE, false, false},
+    {"obsoletes", T_DEPS, SPEC_TAG_OBSOLETENAME, P_NONE, false, false},
+    {"prefixes", T_PREFIXES, SPEC_TAG_PREFIXES, P_NONE, true, false},
+    {"prefix", T_PREFIXES, SPEC_TAG_PREFIXES, P_NONE, true, false},
+    {"buildroot", T_BUILDROOT, 0, P_NONE, false, false},
+    {"buildarchitectures", T_BUILDARCH, SPEC_TAG_BUILDARCHS, P_NONE, false, false},
+    {"buildarch", T_BUILDARCH, SPEC_TAG_BUILDARCHS, P_NONE, false, false},
+    {"buildconflicts", T_BUILDDEPS, SPEC_TAG_CONFLICTNAME, P_NONE, false, false},
+    {"buildoption", T_BUILDOPTION, 0, P_SECT, false, false},
+    {"buildprereq", T_BUILDDEPS, SPEC_TAG_REQUIRENAME, P_NONE, false, true},
+    {"buildrequires", T_BUILDDEPS, SPEC_TAG_REQUIRENAME, P_NONE, false, false},
+    {"buildsystem", T_BUILDSYSTEM, 0, P_NONE, true, false},
+    {"autoreqprov", T_AUTOREQPROV, 0, P_NONE, false, false},
+    {"autoreq", T_AUTOREQ, 0, P_NONE, false, false},
+    {"autoprov", T_AUTOPROV, 0, P_NONE, false, false},
+    {"docdir", T_DOCDIR, 0, P_NONE, false, false},
+    {"disttag", T_SINGLE, SPEC_TAG_DISTTAG, P_NONE, true, false},
+    {"bugurl", T_SINGLE, SPEC_TAG_BUGURL, P_NONE, true, false},
+    {"translationurl", T_TEXT, 5100, P_NONE, true, false},
+    {"upstreamreleases", T_TEXT, 5101, P_NONE, true, false},
+    {"orderwithrequires", T_DEPS, 5035, P_QUAL, false, false},
+    {"removepathpostfixes", T_REMOVEPOSTFIX, 0, P_NONE, true, false},
+    {"modularitylabel", T_SINGLE, 5096, P_NONE, true, false},
 };
 
 static bool is_space(char c)
@@ -199,7 +199,7 @@ static bool single_token(const char *v)
 
 /* rpmCharCheck: allowed characters, no "..". */
 static kiln_rc char_check(struct spec_parse_priv *p, const char *v, const char *allowed,
-			  const char *first_allowed)
+                          const char *first_allowed)
 {
 	const char *s;
 
@@ -208,39 +208,49 @@ static kiln_rc char_check(struct spec_parse_priv *p, const char *v, const char *
 
 		if (s == v && first_allowed && !(is_alnum(*s) || strchr(first_allowed, *s)))
 			ok = false;
+		if (!ok && (unsigned char)*s >= 0x80) {
+			/* rpm 4.18 steps over a UTF-8 sequence and reports its last byte, as a
+			 * sign-extended char, shown as '?'. */
+			while ((s[1] & 0xc0) == 0x80 && (s[0] & 0x80))
+				s++;
+			return spec_error(p, KILN_ESYNTAX,
+			                  "line %d: Illegal char '?' (0x%x) in: %s", p->lineno,
+			                  (unsigned)(int)(signed char)*s, line_text(p));
+		}
 		if (!ok)
-			return spec_error(p, KILN_ESYNTAX, "line %d: Illegal char '%c' (0x%x) in: %s",
-					  p->lineno, *s, (unsigned char)*s, line_text(p));
+			return spec_error(p, KILN_ESYNTAX,
+			                  "line %d: Illegal char '%c' (0x%x) in: %s", p->lineno, *s,
+			                  (unsigned char)*s, line_text(p));
 		if (s[0] == '.' && s[1] == '.')
 			return spec_error(p, KILN_ESYNTAX,
-					  "line %d: Illegal sequence \"..\" in: %s", p->lineno,
-					  line_text(p));
+			                  "line %d: Illegal sequence \"..\" in: %s", p->lineno,
+			                  line_text(p));
 	}
 	return KILN_OK;
 }
 
 /* Requires(...) qualifiers. */
 static kiln_rc parse_qualifiers(struct spec_parse_priv *p, const struct tag_line *tl,
-				uint32_t *flags)
+                                uint32_t *flags)
 {
 	static const struct {
 		const char *name;
 		uint32_t bits;
 	} quals[] = {
-		{"interp", SPEC_DEP_INTERP},
-		{"preun", SPEC_DEP_SCRIPT_PREUN},
-		{"pre", SPEC_DEP_SCRIPT_PRE},
-		{"postun", SPEC_DEP_SCRIPT_POSTUN},
-		{"post", SPEC_DEP_SCRIPT_POST},
-		{"rpmlib", SPEC_DEP_RPMLIB},
-		{"verify", SPEC_DEP_SCRIPT_VERIFY},
-		{"pretrans", SPEC_DEP_PRETRANS},
-		{"posttrans", SPEC_DEP_POSTTRANS},
-		{"preuntrans", SPEC_DEP_PREUNTRANS},
-		{"postuntrans", SPEC_DEP_POSTUNTRANS},
-		{"hint", SPEC_DEP_MISSINGOK},
-		{"strong", 1u << 27},
-		{"meta", SPEC_DEP_META},
+	    {"interp", SPEC_DEP_INTERP},
+	    {"preun", SPEC_DEP_SCRIPT_PREUN},
+	    {"pre", SPEC_DEP_SCRIPT_PRE},
+	    {"postun", SPEC_DEP_SCRIPT_POSTUN},
+	    {"post", SPEC_DEP_SCRIPT_POST},
+	    {"rpmlib", SPEC_DEP_RPMLIB},
+	    {"verify", SPEC_DEP_SCRIPT_VERIFY},
+	    {"pretrans", SPEC_DEP_PRETRANS},
+	    {"posttrans", SPEC_DEP_POSTTRANS},
+	    {"preuntrans", SPEC_DEP_PREUNTRANS},
+	    {"postuntrans", SPEC_DEP_POSTUNTRANS},
+	    {"hint", SPEC_DEP_MISSINGOK},
+	    {"strong", 1u << 27},
+	    {"meta", SPEC_DEP_META},
 	};
 	const char *s = tl->paren;
 	char name[32];
@@ -266,12 +276,12 @@ static kiln_rc parse_qualifiers(struct spec_parse_priv *p, const struct tag_line
 			s++;
 	}
 	return KILN_OK;
-bad: {
+bad : {
 	char tn[64];
 
 	spec_tag_shortname(tl->def->tag, tn, sizeof(tn));
 	return spec_error(p, KILN_ESYNTAX, "line %d: Bad %s: qualifiers: %s", p->lineno, tn,
-			  line_text(p));
+	                  line_text(p));
 }
 }
 
@@ -303,8 +313,8 @@ static const char *url_basename(const char *v)
 	return slash ? slash + 1 : v;
 }
 
-kiln_rc spec_add_source(struct spec_parse_priv *p, const char *value, bool is_patch,
-			bool numbered, uint32_t num)
+kiln_rc spec_add_source(struct spec_parse_priv *p, const char *value, bool is_patch, bool numbered,
+                        uint32_t num)
 {
 	struct spec *spec = p->spec;
 	struct spec_source *src;
@@ -315,11 +325,11 @@ kiln_rc spec_add_source(struct spec_parse_priv *p, const char *value, bool is_pa
 
 	if (!numbered)
 		num = is_patch ? (p->any_patch ? p->next_patch : 0)
-			       : (p->any_source ? p->next_source : 0);
+		               : (p->any_source ? p->next_source : 0);
 	for (i = 0; i < spec->nsources; i++) {
 		if (spec->sources[i].is_patch == is_patch && spec->sources[i].num == num)
 			return spec_error(p, KILN_ESYNTAX, "%s %u defined multiple times",
-					  is_patch ? "patch" : "source", num);
+			                  is_patch ? "patch" : "source", num);
 	}
 	if (is_patch) {
 		p->any_patch = true;
@@ -381,10 +391,8 @@ static kiln_rc tag_source(struct spec_parse_priv *p, const struct tag_line *tl, 
 
 	if (tl->numlen && util_parse_u64(tl->numtext, tl->numlen, 10, UINT32_MAX, &num, NULL))
 		return spec_error(p, KILN_ESYNTAX, "line %d: Bad %s number: %s", p->lineno,
-				  is_patch ? "patch" : "source", line_text(p));
-	if (!single_token(tl->value))
-		return spec_error(p, KILN_ESYNTAX, "line %d: Tag takes single token only: %s",
-				  p->lineno, line_text(p));
+		                  is_patch ? "patch" : "source", line_text(p));
+	/* No single-token rule here: rpm takes source names with spaces. */
 	return spec_add_source(p, tl->value, is_patch, tl->numlen > 0, (uint32_t)num);
 }
 
@@ -405,7 +413,7 @@ static kiln_rc tag_nosource(struct spec_parse_priv *p, const struct tag_line *tl
 		n = strcspn(s, " \t,");
 		if (util_parse_u64(s, n, 10, UINT32_MAX, &num, NULL))
 			return spec_error(p, KILN_ESYNTAX, "line %d: Bad number: %s", p->lineno,
-					  line_text(p));
+			                  line_text(p));
 		for (i = 0; i < p->spec->nsources; i++) {
 			struct spec_source *src = &p->spec->sources[i];
 
@@ -416,7 +424,7 @@ static kiln_rc tag_nosource(struct spec_parse_priv *p, const struct tag_line *tl
 		}
 		if (!found)
 			return spec_error(p, KILN_ESYNTAX, "line %d: Bad no%s number: %u",
-					  p->lineno, patch ? "patch" : "source", (unsigned)num);
+			                  p->lineno, patch ? "patch" : "source", (unsigned)num);
 		s += n;
 	}
 	return KILN_OK;
@@ -425,8 +433,7 @@ static kiln_rc tag_nosource(struct spec_parse_priv *p, const struct tag_line *tl
 /* ---------------------------------------------------------------------------------------- */
 /* Lists. */
 
-static kiln_rc split_list(struct spec_parse_priv *p, const char *v, const char ***out,
-			  size_t *n)
+static kiln_rc split_list(struct spec_parse_priv *p, const char *v, const char ***out, size_t *n)
 {
 	const char *s = v;
 
@@ -483,13 +490,13 @@ static kiln_rc tag_buildarch(struct spec_parse_priv *p, const struct tag_line *t
 	if (!p->pkg->is_main) {
 		if (n != 1 || strcmp(v[0], "noarch"))
 			return spec_error(p, KILN_ESYNTAX,
-					  "line %d: Only noarch subpackages are supported: %s",
-					  p->lineno, line_text(p));
+			                  "line %d: Only noarch subpackages are supported: %s",
+			                  p->lineno, line_text(p));
 		return spec_tagset_put_str(p->pkg->tags, SPEC_TAG_ARCH, "noarch", p->err);
 	}
 	if (spec->nbuildarchs)
 		return spec_error(p, KILN_ESYNTAX, "line %d: Duplicate BuildArch entry: %s",
-				  p->lineno, line_text(p));
+		                  p->lineno, line_text(p));
 	spec->buildarchs = v;
 	spec->nbuildarchs = n;
 	return KILN_OK;
@@ -508,10 +515,10 @@ static kiln_rc tag_prefixes(struct spec_parse_priv *p, const struct tag_line *tl
 
 		if (len > 1 && v[i][len - 1] == '/')
 			return spec_error(p, KILN_ESYNTAX,
-					  "line %d: Prefixes must not end with \"/\": %s",
-					  p->lineno, line_text(p));
+			                  "line %d: Prefixes must not end with \"/\": %s",
+			                  p->lineno, line_text(p));
 		rc = spec_tagset_append(p->pkg->tags, SPEC_TAG_PREFIXES, SPEC_TYPE_STRING_ARRAY,
-					&v[i], 1, p->err);
+		                        &v[i], 1, p->err);
 	}
 	return rc;
 }
@@ -520,7 +527,85 @@ static kiln_rc tag_prefixes(struct spec_parse_priv *p, const struct tag_line *tl
 static bool yes_no(const char *v)
 {
 	return !(v[0] == 'n' || v[0] == 'N' || v[0] == '0' || !strcasecmp(v, "false") ||
-		 !strcasecmp(v, "off"));
+	         !strcasecmp(v, "off"));
+}
+
+/* Icon: FILE is read from %{_sourcedir} when the spec is parsed and stored in the GIF
+ * or XPM tag, as rpm does. */
+static kiln_rc tag_icon(struct spec_parse_priv *p, const char *value)
+{
+	struct kiln_buf data = KILN_BUF_INIT(KILN_LIMIT_ICON);
+	struct kiln_err ignored = KILN_ERR_INIT;
+	const char *base = strrchr(value, '/');
+	char *dir = NULL;
+	const char *path = NULL;
+	uint32_t tag = 0;
+	kiln_rc rc;
+
+	base = base ? base + 1 : value;
+	rc = macro_expand_str(p->ctx, "%{_sourcedir}", &dir, p->err);
+	if (!rc && !(path = kiln_arena_printf(&p->spec->arena, "%s/%s", dir, base)))
+		rc = kiln_arena_finish(&p->spec->arena, p->err);
+	if (!rc && util_read_file(path, KILN_LIMIT_ICON, &data, &ignored)) {
+		rc = spec_error(p, ignored.code, "Unable to open icon %s: %s", path,
+		                ignored.code == KILN_ENOTFOUND ? "No such file or directory"
+		                : ignored.code == KILN_ELIMIT  ? "File too large"
+		                                               : "cannot read");
+	}
+	if (!rc) {
+		if (data.len >= 3 && !memcmp(data.ptr, "GIF", 3))
+			tag = 1012;
+		else if (data.len >= 6 && !memcmp(data.ptr, "/* XPM", 6))
+			tag = 1013;
+		else
+			rc = spec_error(p, KILN_ESYNTAX, "Unknown icon type: %s", base);
+	}
+	if (!rc)
+		rc = spec_tagset_put(p->pkg->tags, tag, SPEC_TYPE_BIN, data.ptr, (uint32_t)data.len,
+		                     p->err);
+	kiln_buf_release(&data);
+	free(dir);
+	return rc;
+}
+
+static enum spec_rich_ctx rich_context(enum spec_dep_kind kind)
+{
+	switch (kind) {
+	case SPEC_DEPS_REQUIRES:
+	case SPEC_DEPS_RECOMMENDS:
+	case SPEC_DEPS_SUGGESTS:
+		return SPEC_RICH_POSITIVE;
+	case SPEC_DEPS_CONFLICTS:
+	case SPEC_DEPS_SUPPLEMENTS:
+	case SPEC_DEPS_ENHANCES:
+		return SPEC_RICH_NEGATIVE;
+	default:
+		return SPEC_RICH_NONE;
+	}
+}
+
+/* Obsoletes take package names only (rpm checks them like Name:), and rpm warns about an
+ * unversioned one (it obsoletes every version, forever). */
+static kiln_rc tag_obsoletes(struct spec_parse_priv *p, const struct tag_line *tl)
+{
+	struct spec_deps line = {0};
+	struct spec_deps *all = &p->pkg->deps[SPEC_DEPS_OBSOLETES];
+	bool unversioned = false;
+	kiln_rc rc = spec_dep_parse(p, tl->value, 0, SPEC_RICH_NONE, &line, line_text(p));
+	size_t i;
+
+	for (i = 0; !rc && i < line.n; i++) {
+		rc = char_check(p, line.v[i].name, ".-_+%{}", "_%");
+		if (rc)
+			return rc;
+		unversioned |= !line.v[i].evr[0];
+		rc = spec_deps_add(p->spec, all, line.v[i].name, line.v[i].evr, line.v[i].flags,
+		                   p->err);
+	}
+	if (!rc && unversioned)
+		spec_warn(p, "line %d: It's not recommended to have unversioned Obsoletes: %s",
+		          p->lineno, line_text(p));
+	return rc;
 }
 
 static kiln_rc tag_deps(struct spec_parse_priv *p, const struct tag_line *tl)
@@ -565,18 +650,19 @@ static kiln_rc tag_deps(struct spec_parse_priv *p, const struct tag_line *tl)
 	}
 	if (!strcmp(tl->def->token, "prereq"))
 		qual |= SPEC_DEP_SCRIPT_PRE | SPEC_DEP_SCRIPT_PREUN;
-	return spec_dep_parse(p, tl->value, qual,
-			      kind != SPEC_DEPS_PROVIDES && kind != SPEC_DEPS_OBSOLETES,
-			      &p->pkg->deps[kind], line_text(p));
+	if (kind == SPEC_DEPS_OBSOLETES)
+		return tag_obsoletes(p, tl);
+	return spec_dep_parse(p, tl->value, qual, rich_context(kind), &p->pkg->deps[kind],
+	                      line_text(p));
 }
 
 static kiln_rc tag_builddeps(struct spec_parse_priv *p, const struct tag_line *tl)
 {
 	bool conflicts = tl->def->tag == SPEC_TAG_CONFLICTNAME;
 
-	return spec_dep_parse(p, tl->value, 0, true,
-			      conflicts ? &p->spec->buildconflicts : &p->spec->buildrequires,
-			      line_text(p));
+	return spec_dep_parse(p, tl->value, 0, conflicts ? SPEC_RICH_NEGATIVE : SPEC_RICH_POSITIVE,
+	                      conflicts ? &p->spec->buildconflicts : &p->spec->buildrequires,
+	                      line_text(p));
 }
 
 static kiln_rc tag_buildoption(struct spec_parse_priv *p, const struct tag_line *tl)
@@ -592,7 +678,7 @@ static kiln_rc tag_buildoption(struct spec_parse_priv *p, const struct tag_line 
 		}
 		if (i == SPEC_SEC_COUNT)
 			return spec_error(p, KILN_ESYNTAX, "line %d: Unknown section %s: %s",
-					  p->lineno, tl->paren, line_text(p));
+			                  p->lineno, tl->paren, line_text(p));
 		sec = (enum spec_section)i;
 	}
 	o = &p->spec->buildopts[sec];
@@ -640,11 +726,14 @@ static kiln_rc handle_tag(struct spec_parse_priv *p, const struct tag_line *tl)
 		spec_warn(p, "line %d: %s is deprecated: %s", p->lineno, d->token, line_text(p));
 	if (!*v && d->kind != T_BUILDROOT)
 		return spec_error(p, KILN_ESYNTAX, "line %d: Empty tag: %s", p->lineno,
-				  line_text(p));
+		                  line_text(p));
 	switch (d->kind) {
 	case T_NAME:
 		if (!single_token(v))
 			goto single;
+		if (strchr(v, '%'))
+			spec_warn(p, "line %d: Possible unexpanded macro in: %s", p->lineno,
+			          line_text(p));
 		rc = char_check(p, v, ".-_+%{}", "_%");
 		if (!rc)
 			rc = put_text(p, d->tag, v, false);
@@ -655,6 +744,9 @@ static kiln_rc handle_tag(struct spec_parse_priv *p, const struct tag_line *tl)
 	case T_RELEASE:
 		if (!single_token(v))
 			goto single;
+		if (strchr(v, '%'))
+			spec_warn(p, "line %d: Possible unexpanded macro in: %s", p->lineno,
+			          line_text(p));
 		rc = char_check(p, v, "._+%{}~^", "._+%{}~^");
 		if (!rc)
 			rc = put_text(p, d->tag, v, false);
@@ -666,8 +758,8 @@ static kiln_rc handle_tag(struct spec_parse_priv *p, const struct tag_line *tl)
 			goto single;
 		if (util_parse_u64(v, strlen(v), 10, UINT32_MAX, &e, NULL))
 			return spec_error(p, KILN_ESYNTAX,
-					  "line %d: Epoch field must be an unsigned number: %s",
-					  p->lineno, line_text(p));
+			                  "line %d: Epoch field must be an unsigned number: %s",
+			                  p->lineno, line_text(p));
 		if (has_tag(p, d->tag))
 			p->dup_tag = d->tag;
 		rc = spec_tagset_put_u32(p->pkg->tags, d->tag, (uint32_t)e, p->err);
@@ -679,7 +771,7 @@ static kiln_rc handle_tag(struct spec_parse_priv *p, const struct tag_line *tl)
 			break; /* other languages are not stored */
 		if (has_tag(p, d->tag))
 			spec_warn(p, "line %d: second %s", p->lineno,
-				  spec_tag_shortname(d->tag, tn, sizeof(tn)));
+			          spec_tag_shortname(d->tag, tn, sizeof(tn)));
 		rc = put_text(p, d->tag, v, d->kind == T_I18N);
 		break;
 	case T_SINGLE:
@@ -698,8 +790,7 @@ static kiln_rc handle_tag(struct spec_parse_priv *p, const struct tag_line *tl)
 	case T_ICON:
 		if (!single_token(v))
 			goto single;
-		return spec_error(p, KILN_EUNSUPP, "line %d: Icon: tags are not supported: %s",
-				  p->lineno, line_text(p));
+		return tag_icon(p, v);
 	case T_DEPS:
 		return tag_deps(p, tl);
 	case T_BUILDDEPS:
@@ -727,8 +818,8 @@ static kiln_rc handle_tag(struct spec_parse_priv *p, const struct tag_line *tl)
 			goto single;
 		if (v[0] != '/')
 			return spec_error(p, KILN_ESYNTAX,
-					  "line %d: Docdir must begin with '/': %s", p->lineno,
-					  line_text(p));
+			                  "line %d: Docdir must begin with '/': %s", p->lineno,
+			                  line_text(p));
 		(void)!macro_undefine(p->ctx, "_docdir", &ignored);
 		return macro_define(p->ctx, "_docdir", NULL, v, MACRO_LEVEL_SPEC, p->err);
 	}
@@ -750,7 +841,7 @@ static kiln_rc handle_tag(struct spec_parse_priv *p, const struct tag_line *tl)
 	return rc;
 single:
 	return spec_error(p, KILN_ESYNTAX, "line %d: Tag takes single token only: %s", p->lineno,
-			  line_text(p));
+	                  line_text(p));
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -810,9 +901,9 @@ static kiln_rc tag_line(struct spec_parse_priv *p)
 		if (p->lineno == 1 && (unsigned char)p->line.ptr[0] == 0xed &&
 		    (unsigned char)p->line.ptr[1] == 0xab)
 			return spec_error(p, KILN_ESYNTAX,
-					  "Binary rpm package found. Expected spec file!");
+			                  "Binary rpm package found. Expected spec file!");
 		return spec_error(p, KILN_ESYNTAX, "line %d: Unknown tag: %s", p->lineno,
-				  line_text(p));
+		                  line_text(p));
 	}
 	return handle_tag(p, &tl);
 }

@@ -49,7 +49,11 @@ static bool is_compressed(const char *path)
 		return false;
 	}
 	return (m[0] == 0x1f && (m[1] == 0x8b || m[1] == 0x9d || m[1] == 0x1e || m[1] == 0xa0)) ||
-	       !memcmp(m, "BZh", 3) || !memcmp(m, "\xfd" "7zXZ", 6) ||
+	       !memcmp(m, "BZh", 3) ||
+	       !memcmp(m,
+	               "\xfd"
+	               "7zXZ",
+	               6) ||
 	       !memcmp(m, "\x28\xb5\x2f\xfd", 4) || !memcmp(m, "LZIP", 4) ||
 	       !memcmp(m, "PK\003\004", 4) || !memcmp(m, "7z\xbc\xaf\x27\x1c", 6) ||
 	       !memcmp(m, "LRZI", 4) || (m[0] == 0x5d && m[1] == 0 && m[2] == 0);
@@ -66,20 +70,19 @@ struct setup_opts {
 };
 
 static kiln_rc setup_num(struct spec_parse_priv *p, const char *s, uint32_t *v, size_t *n,
-			 const char *opt)
+                         const char *opt)
 {
 	uint64_t num;
 
 	if (*n >= 64 || util_parse_u64(s, strlen(s), 10, UINT32_MAX, &num, NULL))
 		return spec_error(p, KILN_ESYNTAX, "line %d: Bad arg to %%setup %s: %s", p->lineno,
-				  opt, s);
+		                  opt, s);
 	v[(*n)++] = (uint32_t)num;
 	return KILN_OK;
 }
 
 /* popt-style short options: clusters ("-qcT"), attached or separate arguments. */
-static kiln_rc setup_parse(struct spec_parse_priv *p, char **argv, int argc,
-			   struct setup_opts *o)
+static kiln_rc setup_parse(struct spec_parse_priv *p, char **argv, int argc, struct setup_opts *o)
 {
 	int i;
 
@@ -89,7 +92,7 @@ static kiln_rc setup_parse(struct spec_parse_priv *p, char **argv, int argc,
 
 		if (s[0] != '-' || !s[1])
 			return spec_error(p, KILN_ESYNTAX, "line %d: Bad arg to %%setup: %s",
-					  p->lineno, s);
+			                  p->lineno, s);
 		for (s++; *s; s++) {
 			const char *arg;
 			char opt[3] = {'-', *s, '\0'};
@@ -117,14 +120,15 @@ static kiln_rc setup_parse(struct spec_parse_priv *p, char **argv, int argc,
 				break;
 			default:
 				return spec_error(p, KILN_ESYNTAX,
-						  "line %d: Bad %%setup option %s: unknown option",
-						  p->lineno, argv[i]);
+				                  "line %d: Bad %%setup option %s: unknown option",
+				                  p->lineno, argv[i]);
 			}
 			arg = s[1] ? s + 1 : (i + 1 < argc ? argv[++i] : NULL);
 			if (!arg)
-				return spec_error(p, KILN_ESYNTAX,
-						  "line %d: Bad %%setup option %s: missing argument",
-						  p->lineno, opt);
+				return spec_error(
+				    p, KILN_ESYNTAX,
+				    "line %d: Bad %%setup option %s: missing argument", p->lineno,
+				    opt);
 			if (*s == 'n')
 				o->dir = arg;
 			else if (*s == 'a')
@@ -140,7 +144,7 @@ static kiln_rc setup_parse(struct spec_parse_priv *p, char **argv, int argc,
 }
 
 static kiln_rc unpack(struct spec_parse_priv *p, uint32_t num, bool quiet, const char *into,
-		      struct kiln_buf *out)
+                      struct kiln_buf *out)
 {
 	const struct spec_source *src = find_source(p->spec, false, num);
 	char *tool = NULL;
@@ -154,9 +158,8 @@ static kiln_rc unpack(struct spec_parse_priv *p, uint32_t num, bool quiet, const
 	kiln_buf_addf(out, "%s -x%s", tool, quiet ? "" : " -v");
 	if (into)
 		kiln_buf_addf(out, " -C '%s'", into);
-	kiln_buf_addf(out,
-		      " %s\nSTATUS=$?\nif [ $STATUS -ne 0 ]; then\n  exit $STATUS\nfi\n",
-		      src->path);
+	kiln_buf_addf(out, " %s\nSTATUS=$?\nif [ $STATUS -ne 0 ]; then\n  exit $STATUS\nfi\n",
+	              src->path);
 	free(tool);
 	return KILN_OK;
 }
@@ -169,6 +172,8 @@ static kiln_rc do_setup(struct spec_parse_priv *p, const char *line, struct kiln
 	char *mkdir = NULL;
 	char *fixperms = NULL;
 	char *defdir = NULL;
+	struct kiln_buf before = KILN_BUF_INIT(KILN_LIMIT_MACRO_EXPANSION);
+	struct kiln_buf after = KILN_BUF_INIT(KILN_LIMIT_MACRO_EXPANSION);
 	const char *dir;
 	int argc = 0;
 	kiln_rc rc;
@@ -188,12 +193,20 @@ static kiln_rc do_setup(struct spec_parse_priv *p, const char *line, struct kiln
 	if (rc)
 		goto out;
 	dir = o.dir ? o.dir : defdir;
-	rc = macro_define(p->ctx, "buildsubdir", NULL, dir, MACRO_LEVEL_SPEC, p->err);
+	/* rpm looks the -b and -a sources up while reading the options: a missing one
+	 * fails the line before it prints anything. */
+	for (i = 0; !rc && i < o.nbefore; i++)
+		rc = unpack(p, o.before[i], o.quiet, NULL, &before);
+	for (i = 0; !rc && i < o.nafter; i++)
+		rc = unpack(p, o.after[i], o.quiet, NULL, &after);
+	if (!rc)
+		rc = macro_define(p->ctx, "buildsubdir", NULL, dir, MACRO_LEVEL_SPEC, p->err);
+	if (rc)
+		goto out;
 	kiln_buf_addf(out, "cd '%s'\n", builddir);
 	if (!o.keep)
 		kiln_buf_addf(out, "rm -rf '%s'\n", dir);
-	for (i = 0; !rc && i < o.nbefore; i++)
-		rc = unpack(p, o.before[i], o.quiet, NULL, out);
+	kiln_buf_add(out, before.ptr, before.len);
 	if (!rc && (o.create || o.create_strip))
 		kiln_buf_addf(out, "%s '%s'\n", mkdir, dir);
 	if (!rc && o.create)
@@ -202,11 +215,13 @@ static kiln_rc do_setup(struct spec_parse_priv *p, const char *line, struct kiln
 		rc = unpack(p, 0, o.quiet, o.create_strip ? dir : NULL, out);
 	if (!rc && !o.create)
 		kiln_buf_addf(out, "cd '%s'\n", dir);
-	for (i = 0; !rc && i < o.nafter; i++)
-		rc = unpack(p, o.after[i], o.quiet, NULL, out);
+	if (!rc)
+		kiln_buf_add(out, after.ptr, after.len);
 	if (!rc)
 		kiln_buf_addf(out, "%s .\n", fixperms);
 out:
+	kiln_buf_release(&before);
+	kiln_buf_release(&after);
 	spec_argv_free(argv, argc);
 	free(builddir);
 	free(mkdir);
@@ -232,13 +247,14 @@ static kiln_rc patch_num(struct spec_parse_priv *p, const char *s, struct patch_
 	if (o->nnums >= KILN_ARRAY_SIZE(o->nums) ||
 	    util_parse_u64(s, strlen(s), 10, UINT32_MAX, &n, NULL))
 		return spec_error(p, KILN_ESYNTAX, "line %d: Invalid patch number %s", p->lineno,
-				  s);
+		                  s);
 	o->nums[o->nnums++] = (uint32_t)n;
 	return KILN_OK;
 }
 
-static kiln_rc patch_parse(struct spec_parse_priv *p, char **argv, int argc,
-			   struct patch_opts *o)
+/* Errors as rpm 4.18 words them (popt's message, the option, the line). */
+static kiln_rc patch_parse(struct spec_parse_priv *p, char **argv, int argc, const char *line,
+                           struct patch_opts *o)
 {
 	int i;
 
@@ -262,14 +278,12 @@ static kiln_rc patch_parse(struct spec_parse_priv *p, char **argv, int argc,
 				continue;
 			}
 			if (!strchr("PpbzFdo", *s))
-				return spec_error(p, KILN_ESYNTAX,
-						  "line %d: Bad %%patch option %s: unknown option",
-						  p->lineno, argv[i]);
+				return spec_error(p, KILN_ESYNTAX, "unknown option: %s: %s",
+				                  argv[i], line);
 			arg = s[1] ? s + 1 : (i + 1 < argc ? argv[++i] : NULL);
 			if (!arg)
-				return spec_error(p, KILN_ESYNTAX,
-						  "line %d: Bad %%patch option -%c: missing argument",
-						  p->lineno, *s);
+				return spec_error(p, KILN_ESYNTAX, "missing argument: %s: %s",
+				                  argv[i], line);
 			switch (*s) {
 			case 'P':
 				rc = patch_num(p, arg, o);
@@ -300,7 +314,7 @@ static kiln_rc patch_parse(struct spec_parse_priv *p, char **argv, int argc,
 }
 
 static kiln_rc patch_one(struct spec_parse_priv *p, const struct patch_opts *o, uint32_t num,
-			 struct kiln_buf *out)
+                         struct kiln_buf *out)
 {
 	const struct spec_source *src = find_source(p->spec, true, num);
 	struct kiln_buf args = KILN_BUF_INIT(KILN_LIMIT_LINE);
@@ -335,7 +349,7 @@ static kiln_rc patch_one(struct spec_parse_priv *p, const struct patch_opts *o, 
 	kiln_buf_addf(out, "echo \"Patch #%u (%s):\"\n", num, src->file);
 	if (is_compressed(src->path))
 		kiln_buf_addf(out, "{ %s %s || echo patch_fail ; } | %s\n\n", uncompress, src->path,
-			      args.ptr);
+		              args.ptr);
 	else
 		kiln_buf_addf(out, "%s < %s\n\n", args.ptr, src->path);
 	rc = kiln_buf_finish(&args, p->err);
@@ -357,17 +371,18 @@ static kiln_rc do_patch(struct spec_parse_priv *p, const char *line, struct kiln
 
 	/* rpm 4.20: the old %patchN form is gone. */
 	if (line[6] >= '0' && line[6] <= '9')
-		return spec_error(p, KILN_ESYNTAX,
-				  "line %d: %%patchN is obsolete, use %%patch N (or %%patch -P N): %s",
-				  p->lineno, line);
+		return spec_error(
+		    p, KILN_ESYNTAX,
+		    "line %d: %%patchN is obsolete, use %%patch N (or %%patch -P N): %s", p->lineno,
+		    line);
 	rc = spec_split_options(p, line, &argv, &argc);
 	if (!rc)
-		rc = patch_parse(p, argv, argc, &o);
+		rc = patch_parse(p, argv, argc, line, &o);
 	if (!rc && !o.nnums)
 		rc = spec_error(p, KILN_ESYNTAX,
-				"line %d: %%patch without a patch number (use %%patch N or %%patch "
-				"-P N): %s",
-				p->lineno, line);
+		                "line %d: %%patch without a patch number (use %%patch N or %%patch "
+		                "-P N): %s",
+		                p->lineno, line);
 	for (i = 0; !rc && i < o.nnums; i++)
 		rc = patch_one(p, &o, o.nums[i], out);
 	spec_argv_free(argv, argc);
@@ -375,7 +390,7 @@ static kiln_rc do_patch(struct spec_parse_priv *p, const char *line, struct kiln
 }
 
 kiln_rc spec_prep_process(struct spec_parse_priv *p, const struct kiln_buf *raw,
-			  struct kiln_buf *out)
+                          struct kiln_buf *out)
 {
 	const char *s = raw->ptr;
 	const char *end = raw->ptr + raw->len;
@@ -396,7 +411,13 @@ kiln_rc spec_prep_process(struct spec_parse_priv *p, const struct kiln_buf *raw,
 			kiln_buf_add(out, s, n);
 		free(line);
 		s += n;
-		/* rpm stops at the first bad line; what was generated so far stays. */
+		/* What the bad line generated before the error stays. rpmspec (FORCE) reports
+		 * the error and goes on with the next line; a build stops. */
+		if (rc && (p->flags & SPEC_PARSE_FORCE) && rc != KILN_ENOMEM) {
+			kiln_log_err(KILN_LOG_ERROR, p->err);
+			kiln_err_clear(p->err);
+			rc = KILN_OK;
+		}
 		if (rc)
 			break;
 	}

@@ -60,7 +60,7 @@ static void source_init(struct spec_qf_ctx *c, struct spec_qf_source *src)
 }
 
 kiln_rc spec_qf_source_make(struct spec *spec, const struct spec_tagset *tags,
-			    struct spec_qf_source *src, struct kiln_err *err)
+                            struct spec_qf_source *src, struct kiln_err *err)
 {
 	struct spec_qf_ctx *c = kiln_arena_alloc(&spec->arena, sizeof(*c));
 

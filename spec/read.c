@@ -66,6 +66,19 @@ static const char *strip_location(const char *msg, const char *file)
 	return !strncmp(s, ": ", 2) ? s + 2 : msg;
 }
 
+/* A macro error from a spec line: the macro engine names the position the way rpm does
+ * ("FILE: line N: "); carry it in the error's location instead. */
+static void relocate_error(struct spec_parse_priv *p)
+{
+	char msg[KILN_ERR_MSG_MAX];
+	kiln_rc rc = p->err->code;
+
+	snprintf(msg, sizeof(msg), "%s", strip_location(p->err->msg, p->file->name));
+	kiln_err_clear(p->err);
+	kiln_err_set(p->err, rc, "%s", msg);
+	kiln_err_locate(p->err, p->file->name, p->lineno, 0);
+}
+
 kiln_rc spec_error(struct spec_parse_priv *p, kiln_rc rc, const char *fmt, ...)
 {
 	const char *file = p->file ? p->file->name : p->spec->path;
@@ -102,8 +115,8 @@ void spec_parsed_add(struct spec_parse_priv *p, const char *s, size_t len)
 /* ---------------------------------------------------------------------------------------- */
 /* Files. */
 
-static kiln_rc push_file(struct spec_parse_priv *p, const char *name, const char *text,
-			 size_t len, bool from_disk)
+static kiln_rc push_file(struct spec_parse_priv *p, const char *name, const char *text, size_t len,
+                         bool from_disk)
 {
 	struct spec_file_frame *f = kiln_arena_alloc(&p->spec->arena, sizeof(*f));
 	kiln_rc rc;
@@ -120,8 +133,8 @@ static kiln_rc push_file(struct spec_parse_priv *p, const char *name, const char
 			kiln_buf_release(&f->text);
 			kiln_err_clear(p->err);
 			return spec_error(p, rc, "Unable to open %s: %s", name,
-					  rc == KILN_ENOTFOUND ? "No such file or directory"
-							       : "cannot read");
+			                  rc == KILN_ENOTFOUND ? "No such file or directory"
+			                                       : "cannot read");
 		}
 	} else {
 		kiln_buf_add(&f->text, text, len);
@@ -261,24 +274,59 @@ static kiln_rc set_lineno_macro(struct spec_parse_priv *p)
 
 /* Read and expand the next logical line into lbuf. 1 at the end of all input, -1 on
  * error. */
-static int read_logical(struct spec_parse_priv *p)
+/* rpm warns when a comment line changed under expansion (other than %% becoming %):
+ * the author likely meant the macro to stay inert. */
+static void comment_check(struct spec_parse_priv *p, const struct kiln_buf *raw,
+                          const struct kiln_buf *expanded)
+{
+	const char *a = raw->ptr, *b = expanded->ptr;
+	const char *ae = a + raw->len, *be = b + expanded->len;
+
+	while (a < ae && is_space(*a))
+		a++;
+	if (a >= ae || *a != '#')
+		return;
+	a = raw->ptr;
+	while (a < ae && b < be) {
+		if (a[0] == '%' && a + 1 < ae && a[1] == '%')
+			a++;
+		if (*a != *b)
+			break;
+		a++;
+		b++;
+	}
+	/* rpm prints the line from its first '%'. */
+	if (a < ae || b < be) {
+		const char *pct = memchr(raw->ptr, '%', raw->len);
+		size_t off = pct ? (size_t)(pct - raw->ptr) : 0;
+
+		spec_warn(p, "Macro expanded in comment on line %d: %.*s", p->lineno,
+		          (int)(raw->len - off), raw->ptr + off);
+	}
+}
+
+static int read_logical(struct spec_parse_priv *p, unsigned strip)
 {
 	struct kiln_buf expanded = KILN_BUF_INIT(KILN_LIMIT_MACRO_EXPANSION);
 	bool reading = p->conds[p->nconds - 1].reading;
+	int first = 0; /* where the logical line starts */
 
 	kiln_buf_reset(&p->lbuf);
 	for (;;) {
+		if (!p->lbuf.len)
+			first = p->file->lineno + 1;
 		if (!read_physical(p)) {
 			if (p->lbuf.len) {
+				p->lineno = first;
 				spec_error(p, KILN_ESYNTAX,
-					   "line %d: unclosed macro or bad line continuation",
-					   p->lineno);
+				           "line %d: unclosed macro or bad line continuation",
+				           p->lineno);
 				return -1;
 			}
 			if (p->nconds > 1) {
 				p->lineno = p->conds[p->nconds - 1].line;
 				spec_error(p, KILN_ESYNTAX, "line %d: Unclosed %%if",
-					   p->conds[p->nconds - 1].line);
+				           p->conds[p->nconds - 1].line);
 				return -1;
 			}
 			if (!p->file->up)
@@ -296,9 +344,11 @@ static int read_logical(struct spec_parse_priv *p)
 		if (set_lineno_macro(p) ||
 		    macro_expand(p->ctx, p->lbuf.ptr, p->lbuf.len, &expanded, p->err)) {
 			kiln_buf_release(&expanded);
-			kiln_err_locate(p->err, p->file->name, p->lineno, 0);
+			relocate_error(p);
 			return -1;
 		}
+		if (strip & SPEC_STRIP_COMMENTS)
+			comment_check(p, &p->lbuf, &expanded);
 		kiln_buf_reset(&p->lbuf);
 		kiln_buf_add(&p->lbuf, expanded.ptr, expanded.len);
 		kiln_buf_release(&expanded);
@@ -306,9 +356,24 @@ static int read_logical(struct spec_parse_priv *p)
 			return -1;
 	}
 	p->next = 0;
-	p->pending = p->lbuf.len > 0;
+	/* A line that expands to nothing (%global ...) is still one, empty, line to rpm. */
+	p->pending = true;
 	p->lbuf_reading = reading;
 	return 0;
+}
+
+/* Does the line s[0..n) start an %if or %elif (whose expression may span lines)? */
+static bool is_conditional_expr(const char *s, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n && is_blank(s[i]))
+		i++;
+	s += i;
+	n -= i;
+	if (n >= 4 && !strncmp(s, "%if", 3) && is_blank(s[3]))
+		return true;
+	return n >= 6 && !strncmp(s, "%elif", 5) && is_blank(s[5]);
 }
 
 /* Take the next line of lbuf into p->line, stripped (rpm's copyNextLineFinish). Returns
@@ -323,6 +388,14 @@ static bool take_line(struct spec_parse_priv *p, unsigned strip)
 	size_t cut = n;
 	size_t i;
 
+	/* An %if or %elif expression continues over lines that end in a backslash. */
+	if (is_conditional_expr(s, n)) {
+		while (n >= 2 && s[n - 1] == '\n' && s[n - 2] == '\\' && s + n < end) {
+			nl = memchr(s + n, '\n', (size_t)(end - s - n));
+			n = nl ? (size_t)(nl - s) + 1 : (size_t)(end - s);
+		}
+		cut = n;
+	}
 	p->next += n;
 	if (p->next >= p->lbuf.len)
 		p->pending = false;
@@ -361,7 +434,7 @@ static bool is_macro_arg(const char *s, const char *m)
 
 /* Does any blank-separated word of s equal the expansion of token (case-insensitively)? */
 static int arg_match(struct spec_parse_priv *p, const char *s, const char *token,
-		     const char *directive)
+                     const char *directive)
 {
 	char *want = NULL;
 	int match = 0;
@@ -372,7 +445,7 @@ static int arg_match(struct spec_parse_priv *p, const char *s, const char *token
 		s++;
 	if (!*s || *s == '\n') {
 		spec_error(p, KILN_ESYNTAX, "%s:%d: Argument expected for %s", p->file->name,
-			   p->lineno, directive);
+		           p->lineno, directive);
 		return -1;
 	}
 	if (macro_expand_str(p->ctx, token, &want, p->err))
@@ -396,21 +469,32 @@ static int arg_match(struct spec_parse_priv *p, const char *s, const char *token
 	return match;
 }
 
-static int eval_if(struct spec_parse_priv *p, const char *expr)
+static int eval_if(struct spec_parse_priv *p, const char *text)
 {
 	bool result = false;
+	char *expr = kiln_strdup(text);
+	char *c;
+	int ret = -1;
 
+	if (!expr) {
+		kiln_err_set(p->err, KILN_ENOMEM, "out of memory");
+		return -1;
+	}
+	/* Continuation lines: the backslash-newline is blank space to the expression. */
+	for (c = expr; (c = strstr(c, "\\\n")); c += 2)
+		c[0] = c[1] = ' ';
 	if (macro_expr_bool(p->ctx, expr, strlen(expr), 0, &result, p->err)) {
 		size_t n = strlen(expr);
 
 		while (n && is_space(expr[n - 1]))
 			n--;
-		kiln_err_wrap(p->err, "bad %%if condition: %.*s",
-			      (int)n, expr);
+		kiln_err_wrap(p->err, "bad %%if condition: %.*s", (int)n, expr);
 		kiln_err_locate(p->err, p->file->name, p->lineno, 0);
-		return -1;
+	} else {
+		ret = result;
 	}
-	return result;
+	free(expr);
+	return ret;
 }
 
 static bool extra_tokens(const char *s, size_t kwlen)
@@ -418,7 +502,7 @@ static bool extra_tokens(const char *s, size_t kwlen)
 	s += kwlen;
 	while (*s && is_space(*s))
 		s++;
-	return *s && *s != '#';
+	return *s != '\0';
 }
 
 static kiln_rc cond_push(struct spec_parse_priv *p, bool match)
@@ -427,7 +511,7 @@ static kiln_rc cond_push(struct spec_parse_priv *p, bool match)
 
 	if (p->nconds >= KILN_LIMIT_IF_DEPTH)
 		return spec_error(p, KILN_ELIMIT, "line %d: %%if nested more than %d levels",
-				  p->lineno, KILN_LIMIT_IF_DEPTH);
+		                  p->lineno, KILN_LIMIT_IF_DEPTH);
 	p->conds[p->nconds].reading = top->reading && match;
 	p->conds[p->nconds].taken = match;
 	p->conds[p->nconds].seen_else = false;
@@ -441,21 +525,29 @@ static kiln_rc cond_elif(struct spec_parse_priv *p, const char *s, const char *k
 {
 	struct spec_cond *top = &p->conds[p->nconds - 1];
 	bool parent = p->nconds > 1 && p->conds[p->nconds - 2].reading;
+	char *expanded = NULL;
 	int match = 0;
 
 	if (p->nconds == 1)
 		return spec_error(p, KILN_ESYNTAX, "%s: line %d: %s with no %%if", p->file->name,
-				  p->lineno, kw);
+		                  p->lineno, kw);
 	if (top->seen_else)
 		return spec_error(p, KILN_ESYNTAX, "%s: line %d: %s after %%else", p->file->name,
-				  p->lineno, kw);
+		                  p->lineno, kw);
 	if (parent && !top->taken) {
+		/* The branch before was not read, so neither was this line expanded. */
+		if (!p->lbuf_reading) {
+			if (macro_expand_str(p->ctx, s, &expanded, p->err))
+				return p->err->code;
+			s = expanded;
+		}
 		if (!strcmp(kw, "%elifarch"))
 			match = arg_match(p, s, "%{_target_cpu}", kw);
 		else if (!strcmp(kw, "%elifos"))
 			match = arg_match(p, s, "%{_target_os}", kw);
 		else
 			match = eval_if(p, s + 5);
+		free(expanded);
 		if (match < 0)
 			return p->err->code ? p->err->code : KILN_ESYNTAX;
 	}
@@ -480,7 +572,7 @@ static kiln_rc do_include(struct spec_parse_priv *p, const char *s)
 		;
 	if (*rest || e == b)
 		return spec_error(p, KILN_ESYNTAX, "line %d: malformed %%include statement",
-				  p->lineno);
+		                  p->lineno);
 	kiln_buf_add(&path, b, (size_t)(e - b));
 	/* rpm resolves against the current directory; a path that is not there is tried
 	 * beside the including file, which is what spec authors mean. */
@@ -508,8 +600,8 @@ static int negate(int match)
 	return match < 0 ? match : !match;
 }
 
-/* Handle a conditional or %include line: 1 when it was one (the line is then consumed),
- * 0 when it is an ordinary line, -1 on error. */
+/* Handle a conditional or %include line: 1 for a conditional, 2 for %include (the line
+ * is then consumed), 0 when it is an ordinary line, -1 on error. */
 static int directive(struct spec_parse_priv *p)
 {
 	const char *s = p->line.ptr;
@@ -544,14 +636,14 @@ static int directive(struct spec_parse_priv *p)
 
 		if (extra_tokens(s, 5))
 			spec_warn(p, "extra tokens at the end of %%else directive in line %d:  %s",
-				  p->lineno, s);
+			          p->lineno, s);
 		if (p->nconds == 1)
 			return spec_error(p, KILN_ESYNTAX, "%s: line %d: %%else with no %%if",
-					  p->file->name, p->lineno),
+			                  p->file->name, p->lineno),
 			       -1;
 		if (top->seen_else)
 			return spec_error(p, KILN_ESYNTAX, "%s: line %d: %%else after %%else",
-					  p->file->name, p->lineno),
+			                  p->file->name, p->lineno),
 			       -1;
 		top->seen_else = true;
 		top->reading = p->conds[p->nconds - 2].reading && !top->taken;
@@ -560,16 +652,16 @@ static int directive(struct spec_parse_priv *p)
 	} else if (is_macro(s, "%endif")) {
 		if (extra_tokens(s, 6))
 			spec_warn(p, "extra tokens at the end of %%endif directive in line %d:  %s",
-				  p->lineno, s);
+			          p->lineno, s);
 		if (p->nconds == 1)
 			return spec_error(p, KILN_ESYNTAX, "%s: line %d: %%endif with no %%if",
-					  p->file->name, p->lineno),
+			                  p->file->name, p->lineno),
 			       -1;
 		p->nconds--;
 		return 1;
 	} else if (reading && is_macro_arg(s, "%include")) {
 		rc = do_include(p, s);
-		return rc ? -1 : 1;
+		return rc ? -1 : 2;
 	} else {
 		return 0;
 	}
@@ -594,7 +686,7 @@ int spec_read_line(struct spec_parse_priv *p, unsigned strip)
 		int d;
 
 		if (!p->pending) {
-			int r = read_logical(p);
+			int r = read_logical(p, strip);
 
 			if (r)
 				return r;
@@ -612,7 +704,9 @@ int spec_read_line(struct spec_parse_priv *p, unsigned strip)
 		if (d > 0 || !p->conds[p->nconds - 1].reading) {
 			kiln_buf_reset(&p->line);
 			p->line_nl = false;
-			add_parsed_line(p, stripped);
+			/* rpm prints nothing at all for an %include line. */
+			if (d != 2)
+				add_parsed_line(p, stripped);
 			continue;
 		}
 		add_parsed_line(p, stripped);
@@ -630,43 +724,43 @@ struct part_rec {
 };
 
 static const struct part_rec parts[] = {
-	{"%package", SPEC_PART_PREAMBLE, -1},
-	{"%prep", SPEC_PART_PREP, -1},
-	{"%generate_buildrequires", SPEC_PART_BUILDREQUIRES, -1},
-	{"%conf", SPEC_PART_CONF, -1},
-	{"%build", SPEC_PART_BUILD, -1},
-	{"%install", SPEC_PART_INSTALL, -1},
-	{"%check", SPEC_PART_CHECK, -1},
-	{"%clean", SPEC_PART_CLEAN, -1},
-	{"%preuntrans", SPEC_PART_SCRIPT, SPEC_SCRIPT_PREUNTRANS},
-	{"%postuntrans", SPEC_PART_SCRIPT, SPEC_SCRIPT_POSTUNTRANS},
-	{"%preun", SPEC_PART_SCRIPT, SPEC_SCRIPT_PREUN},
-	{"%postun", SPEC_PART_SCRIPT, SPEC_SCRIPT_POSTUN},
-	{"%pretrans", SPEC_PART_SCRIPT, SPEC_SCRIPT_PRETRANS},
-	{"%posttrans", SPEC_PART_SCRIPT, SPEC_SCRIPT_POSTTRANS},
-	{"%pre", SPEC_PART_SCRIPT, SPEC_SCRIPT_PRE},
-	{"%post", SPEC_PART_SCRIPT, SPEC_SCRIPT_POST},
-	{"%files", SPEC_PART_FILES, -1},
-	{"%changelog", SPEC_PART_CHANGELOG, -1},
-	{"%description", SPEC_PART_DESCRIPTION, -1},
-	{"%triggerpostun", SPEC_PART_SCRIPT, SPEC_SCRIPT_TRIGGERPOSTUN},
-	{"%triggerprein", SPEC_PART_SCRIPT, SPEC_SCRIPT_TRIGGERPREIN},
-	{"%triggerun", SPEC_PART_SCRIPT, SPEC_SCRIPT_TRIGGERUN},
-	{"%triggerin", SPEC_PART_SCRIPT, SPEC_SCRIPT_TRIGGERIN},
-	{"%trigger", SPEC_PART_SCRIPT, SPEC_SCRIPT_TRIGGERIN},
-	{"%verifyscript", SPEC_PART_SCRIPT, SPEC_SCRIPT_VERIFY},
-	{"%sepolicy", SPEC_PART_POLICIES, -1},
-	{"%filetriggerin", SPEC_PART_SCRIPT, SPEC_SCRIPT_FILETRIGGERIN},
-	{"%filetrigger", SPEC_PART_SCRIPT, SPEC_SCRIPT_FILETRIGGERIN},
-	{"%filetriggerun", SPEC_PART_SCRIPT, SPEC_SCRIPT_FILETRIGGERUN},
-	{"%filetriggerpostun", SPEC_PART_SCRIPT, SPEC_SCRIPT_FILETRIGGERPOSTUN},
-	{"%transfiletriggerin", SPEC_PART_SCRIPT, SPEC_SCRIPT_TRANSFILETRIGGERIN},
-	{"%transfiletrigger", SPEC_PART_SCRIPT, SPEC_SCRIPT_TRANSFILETRIGGERIN},
-	{"%transfiletriggerun", SPEC_PART_SCRIPT, SPEC_SCRIPT_TRANSFILETRIGGERUN},
-	{"%transfiletriggerpostun", SPEC_PART_SCRIPT, SPEC_SCRIPT_TRANSFILETRIGGERPOSTUN},
-	{"%end", SPEC_PART_END, -1},
-	{"%patchlist", SPEC_PART_PATCHLIST, -1},
-	{"%sourcelist", SPEC_PART_SOURCELIST, -1},
+    {"%package", SPEC_PART_PREAMBLE, -1},
+    {"%prep", SPEC_PART_PREP, -1},
+    {"%generate_buildrequires", SPEC_PART_BUILDREQUIRES, -1},
+    {"%conf", SPEC_PART_CONF, -1},
+    {"%build", SPEC_PART_BUILD, -1},
+    {"%install", SPEC_PART_INSTALL, -1},
+    {"%check", SPEC_PART_CHECK, -1},
+    {"%clean", SPEC_PART_CLEAN, -1},
+    {"%preuntrans", SPEC_PART_SCRIPT, SPEC_SCRIPT_PREUNTRANS},
+    {"%postuntrans", SPEC_PART_SCRIPT, SPEC_SCRIPT_POSTUNTRANS},
+    {"%preun", SPEC_PART_SCRIPT, SPEC_SCRIPT_PREUN},
+    {"%postun", SPEC_PART_SCRIPT, SPEC_SCRIPT_POSTUN},
+    {"%pretrans", SPEC_PART_SCRIPT, SPEC_SCRIPT_PRETRANS},
+    {"%posttrans", SPEC_PART_SCRIPT, SPEC_SCRIPT_POSTTRANS},
+    {"%pre", SPEC_PART_SCRIPT, SPEC_SCRIPT_PRE},
+    {"%post", SPEC_PART_SCRIPT, SPEC_SCRIPT_POST},
+    {"%files", SPEC_PART_FILES, -1},
+    {"%changelog", SPEC_PART_CHANGELOG, -1},
+    {"%description", SPEC_PART_DESCRIPTION, -1},
+    {"%triggerpostun", SPEC_PART_SCRIPT, SPEC_SCRIPT_TRIGGERPOSTUN},
+    {"%triggerprein", SPEC_PART_SCRIPT, SPEC_SCRIPT_TRIGGERPREIN},
+    {"%triggerun", SPEC_PART_SCRIPT, SPEC_SCRIPT_TRIGGERUN},
+    {"%triggerin", SPEC_PART_SCRIPT, SPEC_SCRIPT_TRIGGERIN},
+    {"%trigger", SPEC_PART_SCRIPT, SPEC_SCRIPT_TRIGGERIN},
+    {"%verifyscript", SPEC_PART_SCRIPT, SPEC_SCRIPT_VERIFY},
+    {"%sepolicy", SPEC_PART_POLICIES, -1},
+    {"%filetriggerin", SPEC_PART_SCRIPT, SPEC_SCRIPT_FILETRIGGERIN},
+    {"%filetrigger", SPEC_PART_SCRIPT, SPEC_SCRIPT_FILETRIGGERIN},
+    {"%filetriggerun", SPEC_PART_SCRIPT, SPEC_SCRIPT_FILETRIGGERUN},
+    {"%filetriggerpostun", SPEC_PART_SCRIPT, SPEC_SCRIPT_FILETRIGGERPOSTUN},
+    {"%transfiletriggerin", SPEC_PART_SCRIPT, SPEC_SCRIPT_TRANSFILETRIGGERIN},
+    {"%transfiletrigger", SPEC_PART_SCRIPT, SPEC_SCRIPT_TRANSFILETRIGGERIN},
+    {"%transfiletriggerun", SPEC_PART_SCRIPT, SPEC_SCRIPT_TRANSFILETRIGGERUN},
+    {"%transfiletriggerpostun", SPEC_PART_SCRIPT, SPEC_SCRIPT_TRANSFILETRIGGERPOSTUN},
+    {"%end", SPEC_PART_END, -1},
+    {"%patchlist", SPEC_PART_PATCHLIST, -1},
+    {"%sourcelist", SPEC_PART_SOURCELIST, -1},
 };
 
 enum spec_part spec_is_part(struct spec_parse_priv *p, const char *line)

@@ -45,7 +45,7 @@ static enum spec_part read_body(struct spec_parse_priv *p, unsigned strip, struc
 }
 
 kiln_rc spec_lookup_package(struct spec_parse_priv *p, const char *name, bool full,
-			    struct spec_package **out)
+                            struct spec_package **out)
 {
 	struct kiln_buf nvr = KILN_BUF_INIT(KILN_LIMIT_LINE);
 	kiln_rc rc = KILN_OK;
@@ -106,12 +106,12 @@ static int section_mode(struct spec_parse_priv *p, enum spec_section sec)
 			mode = 2;
 		else if (!strcmp(argv[i], "-a") || !strcmp(argv[i], "-p")) {
 			spec_error(p, KILN_ESYNTAX, "line %d: append and prepend specified: %s",
-				   p->lineno, line_text(p));
+			           p->lineno, line_text(p));
 			mode = -1;
 			break;
 		} else {
 			spec_error(p, KILN_ESYNTAX, "line %d: Bad %%%s option %s: %s", p->lineno,
-				   spec_section_name(sec), argv[i], line_text(p));
+			           spec_section_name(sec), argv[i], line_text(p));
 			mode = -1;
 			break;
 		}
@@ -121,7 +121,7 @@ static int section_mode(struct spec_parse_priv *p, enum spec_section sec)
 }
 
 static kiln_rc add_fragment(struct spec_parse_priv *p, enum spec_section sec, bool prepend,
-			    const struct kiln_buf *text)
+                            const struct kiln_buf *text)
 {
 	struct spec_fragment *f;
 
@@ -146,7 +146,7 @@ static kiln_rc add_fragment(struct spec_parse_priv *p, enum spec_section sec, bo
 
 /* Store a section's text: the main body or a fragment. */
 static kiln_rc store_section(struct spec_parse_priv *p, enum spec_section sec, int mode,
-			     const struct kiln_buf *text)
+                             const struct kiln_buf *text)
 {
 	if (mode)
 		return add_fragment(p, sec, mode == 2, text);
@@ -161,7 +161,7 @@ static int section_begin(struct spec_parse_priv *p, enum spec_section sec)
 
 	if (mode == 0 && p->have_section[sec]) {
 		spec_error(p, KILN_ESYNTAX, "line %d: second %%%s", p->lineno,
-			   spec_section_name(sec));
+		           spec_section_name(sec));
 		return -1;
 	}
 	return mode;
@@ -177,8 +177,8 @@ enum spec_part spec_parse_build_section(struct spec_parse_priv *p, enum spec_par
 	if (mode < 0)
 		return SPEC_PART_ERROR;
 	next = read_body(p, SPEC_STRIP_NOTHING, &body);
-	if (next != SPEC_PART_ERROR && (kiln_buf_finish(&body, p->err) ||
-					store_section(p, sec, mode, &body)))
+	if (next != SPEC_PART_ERROR &&
+	    (kiln_buf_finish(&body, p->err) || store_section(p, sec, mode, &body)))
 		next = SPEC_PART_ERROR;
 	kiln_buf_release(&body);
 	return next;
@@ -199,16 +199,8 @@ enum spec_part spec_parse_prep(struct spec_parse_priv *p)
 	if (next == SPEC_PART_ERROR || kiln_buf_finish(&raw, p->err))
 		goto fail;
 	rc = spec_prep_process(p, &raw, &done);
-	if (rc && !(p->flags & SPEC_PARSE_FORCE))
+	if (rc)
 		goto fail;
-	if (rc) {
-		/* rpmspec -P goes on after a %prep error; the message still shows. */
-		char msg[KILN_ERR_MSG_MAX + 16];
-
-		kiln_log(KILN_LOG_ERROR, "%s", p->err->msg);
-		(void)msg;
-		kiln_err_clear(p->err);
-	}
 	/* The parsed text shows the commands, not the %setup/%patch lines. The next
 	 * section's header line read above follows them (rpm 4.18 loses it; 4.20 not). */
 	kiln_buf_truncate(&p->spec->parsed, mark);
@@ -240,13 +232,13 @@ struct header_args {
 	bool expand, qformat; /* -e, -q */
 	const char **lists;   /* %files -f, repeatable */
 	size_t nlists;
-	int conds_at;         /* index of the argument after "--", or -1 */
+	int conds_at; /* index of the argument after "--", or -1 */
 };
 
 /* Parse a section header's options. allowed lists the option letters the section takes;
  * prog_opt says whether -p takes an argument. */
 static kiln_rc header_args(struct spec_parse_priv *p, char **argv, int argc, const char *allowed,
-			   struct header_args *a, const char *what)
+                           struct header_args *a, const char *what)
 {
 	int i;
 
@@ -263,13 +255,13 @@ static kiln_rc header_args(struct spec_parse_priv *p, char **argv, int argc, con
 		if (s[0] != '-' || !s[1]) {
 			if (a->name)
 				return spec_error(p, KILN_ESYNTAX, "line %d: Too many names: %s",
-						  p->lineno, line_text(p));
+				                  p->lineno, line_text(p));
 			a->name = s;
 			continue;
 		}
 		if (s[2] || !strchr(allowed, s[1]))
-			return spec_error(p, KILN_ESYNTAX, "line %d: Bad option %s: %s", p->lineno, s,
-					  line_text(p));
+			return spec_error(p, KILN_ESYNTAX, "line %d: Bad option %s: %s", p->lineno,
+			                  s, line_text(p));
 		switch (s[1]) {
 		case 'n':
 			dst = &a->name;
@@ -297,11 +289,11 @@ static kiln_rc header_args(struct spec_parse_priv *p, char **argv, int argc, con
 			break;
 		}
 		if (i + 1 >= argc)
-			return spec_error(p, KILN_ESYNTAX, "line %d: Bad option %s: %s", p->lineno, s,
-					  line_text(p));
+			return spec_error(p, KILN_ESYNTAX, "line %d: Bad option %s: %s", p->lineno,
+			                  s, line_text(p));
 		if (s[1] == 'f' && !strcmp(what, "%files")) {
-			const char **v = kiln_arena_array(&p->spec->arena, a->nlists + 1,
-							  sizeof(*v));
+			const char **v =
+			    kiln_arena_array(&p->spec->arena, a->nlists + 1, sizeof(*v));
 
 			if (!v)
 				return kiln_arena_finish(&p->spec->arena, p->err);
@@ -318,14 +310,16 @@ static kiln_rc header_args(struct spec_parse_priv *p, char **argv, int argc, con
 }
 
 static kiln_rc header_package(struct spec_parse_priv *p, const struct header_args *a,
-			      const char *what, struct spec_package **out)
+                              const char *what, struct spec_package **out)
 {
 	kiln_rc rc = spec_lookup_package(p, a->name, a->full, out);
 
 	(void)what;
 	if (rc == KILN_ENOTFOUND)
-		return spec_error(p, KILN_ENOTFOUND, "line %d: %s: package %s does not exist",
-				  p->lineno, line_text(p), a->name);
+		return spec_error(p, KILN_ENOTFOUND, "line %d: %s: package %s%s%s does not exist",
+		                  p->lineno, line_text(p),
+		                  a->full ? "" : p->spec->packages[0]->name, a->full ? "" : "-",
+		                  a->name);
 	return rc;
 }
 
@@ -351,11 +345,12 @@ enum spec_part spec_parse_description(struct spec_parse_priv *p)
 	    header_args(p, argv, argc, "nl", &a, "%description") ||
 	    header_package(p, &a, "%description", &pkg))
 		goto out;
-	if (pkg->has_description && (!a.lang || !strcmp(a.lang, "C")))
-		spec_warn(p, "line %d: second Description", p->lineno);
 	next = read_body(p, SPEC_STRIP_TRAILINGSPACE | SPEC_STRIP_COMMENTS, &body);
 	if (next == SPEC_PART_ERROR)
 		goto out;
+	/* rpm notices when it stores the text, at the end of the section. */
+	if (pkg->has_description && (!a.lang || !strcmp(a.lang, "C")))
+		spec_warn(p, "line %d: second Description", p->lineno);
 	trim_trailing_newlines(&body);
 	if (kiln_buf_finish(&body, p->err)) {
 		next = SPEC_PART_ERROR;
@@ -386,11 +381,25 @@ static bool is_file_trigger(enum spec_script_kind k)
 }
 
 static const char *const script_names[] = {
-	"pre",		   "post",		 "preun",	      "postun",
-	"pretrans",	   "posttrans",		 "preuntrans",	      "postuntrans",
-	"verifyscript",	   "triggerprein",	 "triggerin",	      "triggerun",
-	"triggerpostun",   "filetriggerin",	 "filetriggerun",     "filetriggerpostun",
-	"transfiletriggerin", "transfiletriggerun", "transfiletriggerpostun",
+    "pre",
+    "post",
+    "preun",
+    "postun",
+    "pretrans",
+    "posttrans",
+    "preuntrans",
+    "postuntrans",
+    "verifyscript",
+    "triggerprein",
+    "triggerin",
+    "triggerun",
+    "triggerpostun",
+    "filetriggerin",
+    "filetriggerun",
+    "filetriggerpostun",
+    "transfiletriggerin",
+    "transfiletriggerun",
+    "transfiletriggerpostun",
 };
 
 const char *spec_script_name(enum spec_script_kind kind)
@@ -424,8 +433,9 @@ static kiln_rc script_prog(struct spec_parse_priv *p, struct spec_script *s, con
 	kiln_rc rc;
 
 	if (prog[0] != '/' && strcmp(prog, "<lua>"))
-		return spec_error(p, KILN_ESYNTAX, "line %d: script program must begin with '/': %s",
-				  p->lineno, prog);
+		return spec_error(p, KILN_ESYNTAX,
+		                  "line %d: script program must begin with '/': %s", p->lineno,
+		                  prog);
 	rc = spec_split_options(p, prog, &argv, &argc);
 	if (rc)
 		return rc;
@@ -438,7 +448,7 @@ static kiln_rc script_prog(struct spec_parse_priv *p, struct spec_script *s, con
 }
 
 static kiln_rc script_add(struct spec_package *pkg, struct spec *spec, struct spec_script **out,
-			  struct kiln_err *err)
+                          struct kiln_err *err)
 {
 	if (pkg->nscripts == pkg->capscripts) {
 		size_t cap = pkg->capscripts ? pkg->capscripts * 2 : 4;
@@ -456,8 +466,8 @@ static kiln_rc script_add(struct spec_package *pkg, struct spec *spec, struct sp
 	return KILN_OK;
 }
 
-static kiln_rc script_conds(struct spec_parse_priv *p, struct spec_script *s, char **argv,
-			    int argc, const struct header_args *a)
+static kiln_rc script_conds(struct spec_parse_priv *p, struct spec_script *s, char **argv, int argc,
+                            const struct header_args *a)
 {
 	struct kiln_buf conds = KILN_BUF_INIT(KILN_LIMIT_LINE);
 	const char *line = line_text(p);
@@ -472,13 +482,13 @@ static kiln_rc script_conds(struct spec_parse_priv *p, struct spec_script *s, ch
 	dd = strstr(line, " -- ");
 	if (!dd)
 		return spec_error(p, KILN_ESYNTAX, "line %d: triggers must have --: %s", p->lineno,
-				  line);
+		                  line);
 	kiln_buf_addstr(&conds, dd + 4);
 	if (!*kiln_str_trim(kiln_str_from(conds.ptr)).ptr ||
 	    !kiln_str_trim(kiln_str_from(conds.ptr)).len) {
 		kiln_buf_release(&conds);
 		return spec_error(p, KILN_ESYNTAX, "line %d: missing trigger condition: %s",
-				  p->lineno, line);
+		                  p->lineno, line);
 	}
 	if (is_file_trigger(s->kind)) {
 		/* File trigger conditions are path prefixes; each must be absolute. */
@@ -489,16 +499,17 @@ static kiln_rc script_conds(struct spec_parse_priv *p, struct spec_script *s, ch
 		for (i = 0; !rc && i < n; i++) {
 			if (paths[i][0] != '/')
 				rc = spec_error(p, KILN_ESYNTAX,
-						"line %d: file trigger condition must begin with "
-						"'/': %s",
-						p->lineno, paths[i]);
+				                "line %d: file trigger condition must begin with "
+				                "'/': %s",
+				                p->lineno, paths[i]);
 			else
 				rc = spec_deps_add(p->spec, &s->conds, paths[i], "",
-						   trigger_flag(s->kind), p->err);
+				                   trigger_flag(s->kind), p->err);
 		}
 		spec_argv_free(paths, n);
 	} else {
-		rc = spec_dep_parse(p, conds.ptr, trigger_flag(s->kind), false, &s->conds, line);
+		rc = spec_dep_parse(p, conds.ptr, trigger_flag(s->kind), SPEC_RICH_NONE, &s->conds,
+		                    line);
 	}
 	kiln_buf_release(&conds);
 	return rc;
@@ -516,16 +527,20 @@ enum spec_part spec_parse_script(struct spec_parse_priv *p)
 	int argc = 0;
 	size_t i;
 
+	if (is_trigger(kind) && !strstr(p->line.ptr, "--")) {
+		spec_error(p, KILN_ESYNTAX, "line %d: triggers must have --: %s", p->lineno,
+		           line_text(p));
+		goto out;
+	}
 	if (spec_split_options(p, p->line.ptr, &argv, &argc) ||
-	    header_args(p, argv, argc, is_file_trigger(kind) ? "npfeqP" : "npfeq", &a,
-			"%script") ||
+	    header_args(p, argv, argc, is_file_trigger(kind) ? "npfeqP" : "npfeq", &a, "%script") ||
 	    header_package(p, &a, "%script", &pkg))
 		goto out;
 	if (!is_trigger(kind)) {
 		for (i = 0; i < pkg->nscripts; i++) {
 			if (pkg->scripts[i].kind == kind) {
 				spec_error(p, KILN_ESYNTAX, "line %d: Second %%%s", p->lineno,
-					   spec_script_name(kind));
+				           spec_script_name(kind));
 				goto out;
 			}
 		}
@@ -540,7 +555,8 @@ enum spec_part spec_parse_script(struct spec_parse_priv *p)
 		uint64_t prio;
 
 		if (util_parse_u64(a.priority, strlen(a.priority), 10, UINT32_MAX, &prio, NULL)) {
-			spec_error(p, KILN_ESYNTAX, "line %d: Bad priority: %s", p->lineno, a.priority);
+			spec_error(p, KILN_ESYNTAX, "line %d: Bad priority: %s", p->lineno,
+			           a.priority);
 			goto out;
 		}
 		s->priority = (uint32_t)prio;
@@ -573,7 +589,7 @@ out:
 
 static const char *const weekdays[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
 static const char *const months[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
-				     "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+                                     "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
 
 static int find_word(const char *const *list, size_t n, const char *w, size_t len)
 {
@@ -601,8 +617,15 @@ static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
 
 /* "Dow Mon DD YYYY" or "Dow Mon DD HH:MM:SS [TZ] YYYY" at s; *rest gets the text after it.
  * The short form means 12:00 UTC that day. */
+static const char *skip_blanks(const char *s)
+{
+	while (*s && is_space(*s))
+		s++;
+	return s;
+}
+
 static kiln_rc changelog_date(struct spec_parse_priv *p, const char *s, int64_t *t,
-			      const char **rest)
+                              const char **rest)
 {
 	const char *w[6];
 	size_t wl[6];
@@ -636,18 +659,18 @@ static kiln_rc changelog_date(struct spec_parse_priv *p, const char *s, int64_t 
 	}
 	if (util_parse_i64(w[nw - 1], wl[nw - 1], 10, 1990, 2999, &year, NULL))
 		goto bad;
-	*t = days_from_civil(year, (unsigned)mon + 1, (unsigned)day) * 86400 + hh * 3600 +
-	     mm * 60 + ss;
+	*t = days_from_civil(year, (unsigned)mon + 1, (unsigned)day) * 86400 + hh * 3600 + mm * 60 +
+	     ss;
 	if (((*t / 86400) + 4) % 7 != dow)
-		spec_warn(p, "bogus date in %%changelog: %.*s", (int)(q - s), s);
+		spec_warn(p, "bogus date in %%changelog: %s", skip_blanks(s));
 	*rest = q;
 	return KILN_OK;
 bad:
-	return spec_error(p, KILN_ESYNTAX, "bad date in %%changelog: %s", s);
+	return spec_error(p, KILN_ESYNTAX, "bad date in %%changelog: %s", skip_blanks(s));
 }
 
 static kiln_rc changelog_add(struct spec_parse_priv *p, int64_t t, const char *name,
-			     struct kiln_buf *text)
+                             struct kiln_buf *text)
 {
 	struct spec *spec = p->spec;
 	struct spec_changelog *c;
@@ -668,9 +691,12 @@ static kiln_rc changelog_add(struct spec_parse_priv *p, int64_t t, const char *n
 	c->time = t;
 	c->name = spec_strdup(p, name, strlen(name));
 	c->text = spec_strdup(p, text->ptr, text->len);
+	if (!c->name || !c->text)
+		return KILN_ENOMEM;
 	if (spec->nchangelog > 1 && t > spec->changelog[spec->nchangelog - 2].time)
-		spec_warn(p, "%%changelog not in descending chronological order");
-	return c->name && c->text ? KILN_OK : KILN_ENOMEM;
+		return spec_error(p, KILN_ESYNTAX,
+		                  "%%changelog not in descending chronological order");
+	return KILN_OK;
 }
 
 /* Parse the collected %changelog text into entries. */
@@ -705,7 +731,7 @@ static kiln_rc changelog_parse(struct spec_parse_priv *p, const char *s)
 					rest++;
 				if (!*rest)
 					rc = spec_error(p, KILN_ESYNTAX,
-							"missing name in %%changelog");
+					                "missing name in %%changelog");
 				free(namebuf);
 				namebuf = kiln_strdup(rest);
 				name = namebuf;
@@ -744,8 +770,8 @@ enum spec_part spec_parse_changelog(struct spec_parse_priv *p)
 	}
 	p->have_changelog = true;
 	next = read_body(p, SPEC_STRIP_COMMENTS, &body);
-	if (next != SPEC_PART_ERROR && (kiln_buf_finish(&body, p->err) ||
-					changelog_parse(p, body.ptr))) {
+	if (next != SPEC_PART_ERROR &&
+	    (kiln_buf_finish(&body, p->err) || changelog_parse(p, body.ptr))) {
 		if (p->flags & SPEC_PARSE_FORCE) {
 			/* rpmspec reports changelog errors and carries on. */
 			kiln_log(KILN_LOG_ERROR, "%s", p->err->msg);

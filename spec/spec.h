@@ -483,13 +483,13 @@ struct spec_deps {
 
 struct spec_script {
 	enum spec_script_kind kind;
-	const char *body;    /* "" when empty */
-	const char **prog;   /* interpreter argv; NULL when the default /bin/sh */
+	const char *body;  /* "" when empty */
+	const char **prog; /* interpreter argv; NULL when the default /bin/sh */
 	size_t nprog;
-	unsigned flags;      /* enum spec_script_flags */
-	uint32_t priority;   /* file triggers: -P, default 1000000 */
+	unsigned flags;         /* enum spec_script_flags */
+	uint32_t priority;      /* file triggers: -P, default 1000000 */
 	struct spec_deps conds; /* triggers: the conditions after "--" */
-	const char *file;    /* -f FILE, or NULL */
+	const char *file;       /* -f FILE, or NULL */
 	int line;
 };
 
@@ -518,16 +518,16 @@ enum spec_entry_flags {
 struct spec_files_entry {
 	const char **paths; /* the names or globs on the line, unquoted */
 	size_t npaths;
-	uint32_t fileflags;   /* enum spec_file_flags (CONFIG, DOC, GHOST, LICENSE, ...) */
-	uint32_t verifyflags; /* enum spec_verify_flags */
-	unsigned flags;       /* enum spec_entry_flags */
+	uint32_t fileflags;       /* enum spec_file_flags (CONFIG, DOC, GHOST, LICENSE, ...) */
+	uint32_t verifyflags;     /* enum spec_verify_flags */
+	unsigned flags;           /* enum spec_entry_flags */
 	struct spec_attr attr;    /* %attr on this line */
 	struct spec_attr defattr; /* the %defattr in force */
-	const char *lang;     /* %lang(...) or NULL */
-	const char *caps;     /* %caps(...) or NULL */
-	char dev_type;        /* %dev: 'b' or 'c' */
+	const char *lang;         /* %lang(...) or NULL */
+	const char *caps;         /* %caps(...) or NULL */
+	char dev_type;            /* %dev: 'b' or 'c' */
 	uint32_t dev_major, dev_minor;
-	const char *error;    /* what is wrong with the line (reported when packaging), or NULL */
+	const char *error; /* what is wrong with the line (reported when packaging), or NULL */
 	int line;
 };
 
@@ -540,7 +540,7 @@ struct spec_changelog {
 struct spec_package {
 	const char *name;
 	bool is_main;
-	bool has_files;     /* a %files section exists (only those are built) */
+	bool has_files; /* a %files section exists (only those are built) */
 	bool has_description;
 	struct spec_deps deps[SPEC_DEPS_COUNT];
 	struct spec_script *scripts; /* every scriptlet and trigger, in spec order */
@@ -551,7 +551,7 @@ struct spec_package {
 	size_t nfile_lists;
 	bool autoreq, autoprov;
 	struct spec_tagset *tags; /* the header tags the parser set (qf source, JSON, pack) */
-	int line; /* where %package was, 0 for the main package */
+	int line;                 /* where %package was, 0 for the main package */
 };
 
 struct spec_source {
@@ -570,7 +570,7 @@ struct spec_buildopts {
 };
 
 struct spec {
-	const char *path;      /* the spec file as given */
+	const char *path;               /* the spec file as given */
 	struct spec_package **packages; /* [0] is the main package */
 	size_t npackages, cappackages;
 	struct spec_source *sources; /* sources and patches in declaration order */
@@ -587,10 +587,10 @@ struct spec {
 	size_t nexclusivearch, nexcludearch, nexclusiveos, nexcludeos;
 	struct spec_changelog *changelog; /* newest first, as written */
 	size_t nchangelog, capchangelog;
-	struct kiln_buf parsed; /* what `rpmspec -P` prints (rpm 4.20 form) */
-	struct spec_tagset *srctags; /* the source package's header tags */
-	struct macro_ctx *macros; /* borrowed from the caller */
-	struct kiln_arena arena;  /* owns everything above */
+	struct kiln_buf parsed;       /* what `rpmspec -P` prints (rpm 4.20 form) */
+	struct spec_tagset *srctags;  /* the source package's header tags */
+	struct macro_ctx *macros;     /* borrowed from the caller */
+	struct kiln_arena arena;      /* owns everything above */
 	struct spec_parse_priv *priv; /* parser state, freed with the spec */
 };
 
@@ -610,8 +610,7 @@ void spec_free(struct spec *spec);
 const char *spec_section_name(enum spec_section sec);
 const char *spec_script_name(enum spec_script_kind kind);
 /* The header tags of a scriptlet kind: body, program and flags tags. */
-void spec_script_tags(enum spec_script_kind kind, uint32_t *body, uint32_t *prog,
-                      uint32_t *flags);
+void spec_script_tags(enum spec_script_kind kind, uint32_t *body, uint32_t *prog, uint32_t *flags);
 
 /* A query-format source over tags (a package's, or spec->srctags for the source package),
  * with :expand in the spec's macro context. The source borrows from spec (its context is
@@ -631,11 +630,13 @@ struct spec_tagset;
 /* New empty set in arena a (all memory from a). NULL on ENOMEM (a's sticky error). */
 struct spec_tagset *spec_tagset_new(struct kiln_arena *a);
 /* Replace tag with count elements of type copied from data (layout as in spec_qf_value). */
-KILN_MUST_CHECK kiln_rc spec_tagset_put(struct spec_tagset *ts, uint32_t tag, enum spec_tag_type type,
-                                        const void *data, uint32_t count, struct kiln_err *err);
+KILN_MUST_CHECK kiln_rc spec_tagset_put(struct spec_tagset *ts, uint32_t tag,
+                                        enum spec_tag_type type, const void *data, uint32_t count,
+                                        struct kiln_err *err);
 /* Append elements to an array tag (created when absent; type must match). */
-KILN_MUST_CHECK kiln_rc spec_tagset_append(struct spec_tagset *ts, uint32_t tag, enum spec_tag_type type,
-                                           const void *data, uint32_t count, struct kiln_err *err);
+KILN_MUST_CHECK kiln_rc spec_tagset_append(struct spec_tagset *ts, uint32_t tag,
+                                           enum spec_tag_type type, const void *data,
+                                           uint32_t count, struct kiln_err *err);
 KILN_MUST_CHECK kiln_rc spec_tagset_put_str(struct spec_tagset *ts, uint32_t tag, const char *s,
                                             struct kiln_err *err);
 KILN_MUST_CHECK kiln_rc spec_tagset_put_u32(struct spec_tagset *ts, uint32_t tag, uint32_t v,

@@ -112,17 +112,17 @@ enum spec_part {
 };
 
 struct spec_cond {
-	bool reading;  /* lines of this branch are used */
-	bool taken;    /* some branch of this %if was true */
+	bool reading; /* lines of this branch are used */
+	bool taken;   /* some branch of this %if was true */
 	bool seen_else;
 	int line;
 };
 
 struct spec_file_frame {
-	const char *name;      /* in the spec's arena */
-	struct kiln_buf text;  /* owned: the whole file */
+	const char *name;     /* in the spec's arena */
+	struct kiln_buf text; /* owned: the whole file */
 	size_t pos;
-	int lineno;            /* physical lines read */
+	int lineno; /* physical lines read */
 	struct spec_file_frame *up;
 };
 
@@ -135,23 +135,23 @@ struct spec_fragment {
 
 struct spec_parse_priv {
 	struct spec *spec;
-	struct macro_ctx *ctx;  /* borrowed */
-	struct kiln_err *err;   /* borrowed */
-	unsigned flags;         /* enum spec_parse_flags */
+	struct macro_ctx *ctx; /* borrowed */
+	struct kiln_err *err;  /* borrowed */
+	unsigned flags;        /* enum spec_parse_flags */
 	/* Reader. */
 	struct spec_file_frame *file;
-	struct kiln_buf lbuf;   /* the current logical line, expanded when reading */
-	size_t next;            /* where the next line of lbuf starts */
-	bool pending;           /* lbuf holds lines not yet returned */
-	bool lbuf_reading;      /* lbuf was read while reading (and so expanded) */
+	struct kiln_buf lbuf; /* the current logical line, expanded when reading */
+	size_t next;          /* where the next line of lbuf starts */
+	bool pending;         /* lbuf holds lines not yet returned */
+	bool lbuf_reading;    /* lbuf was read while reading (and so expanded) */
 	struct spec_cond conds[KILN_LIMIT_IF_DEPTH];
 	int nconds;
-	struct kiln_buf line;   /* the current line, stripped, without its newline */
-	bool line_nl;           /* the current line ended with a newline */
-	int lineno;             /* line number of the current line */
+	struct kiln_buf line; /* the current line, stripped, without its newline */
+	bool line_nl;         /* the current line ended with a newline */
+	int lineno;           /* line number of the current line */
 	/* Sections. */
 	enum spec_script_kind script_kind;
-	struct spec_package *pkg;  /* package of the section being parsed */
+	struct spec_package *pkg; /* package of the section being parsed */
 	bool have_section[SPEC_SEC_COUNT];
 	struct kiln_buf secbuf[SPEC_SEC_COUNT]; /* main section texts */
 	struct spec_fragment *frags;
@@ -159,20 +159,20 @@ struct spec_parse_priv {
 	bool have_changelog;
 	uint32_t next_source, next_patch; /* auto numbering */
 	bool any_source, any_patch;
-	uint32_t dup_tag;          /* a single-valued tag given twice in this package */
-	bool buildarch_restarted;  /* this is the second pass after BuildArch: */
-	bool prep_done;            /* %prep was parsed (rpm 4.18 then drops a line) */
+	uint32_t dup_tag;         /* a single-valued tag given twice in this package */
+	bool buildarch_restarted; /* this is the second pass after BuildArch: */
+	bool prep_done;           /* %prep was parsed (rpm 4.18 then drops a line) */
 };
 
 /* Reader (read.c). */
-KILN_MUST_CHECK kiln_rc spec_read_open(struct spec_parse_priv *p, const char *name, const char *text,
-                                       size_t len);
+KILN_MUST_CHECK kiln_rc spec_read_open(struct spec_parse_priv *p, const char *name,
+                                       const char *text, size_t len);
 /* Read the next line into p->line with the strip mode, appending it to the parsed text.
  * Returns 0 with a line, 1 at end of input, -1 on error (p->err set). */
 /* Read text (generated spec, e.g. BuildSystem sections) next, before the rest of the
  * current input; name is used in messages. */
-KILN_MUST_CHECK kiln_rc spec_read_push(struct spec_parse_priv *p, const char *name, const char *text,
-                                       size_t len);
+KILN_MUST_CHECK kiln_rc spec_read_push(struct spec_parse_priv *p, const char *name,
+                                       const char *text, size_t len);
 int spec_read_line(struct spec_parse_priv *p, unsigned strip);
 void spec_read_close(struct spec_parse_priv *p);
 /* The part a line starts, SPEC_PART_NONE when it is not a section header. */
@@ -204,7 +204,8 @@ enum spec_part spec_dispatch_part(struct spec_parse_priv *p, enum spec_part part
 /* %prep post-processing: %setup and %patch lines into shell (prep.c). */
 KILN_MUST_CHECK kiln_rc spec_prep_process(struct spec_parse_priv *p, const struct kiln_buf *raw,
                                           struct kiln_buf *out);
-KILN_MUST_CHECK kiln_rc spec_lua_add_source(struct spec_parse_priv *p, const struct spec_source *src);
+KILN_MUST_CHECK kiln_rc spec_lua_add_source(struct spec_parse_priv *p,
+                                            const struct spec_source *src);
 /* Resolve "[-n] NAME" from argv[from..] to a package; *used gets the argv entries
  * consumed. NULL name = main package. */
 KILN_MUST_CHECK kiln_rc spec_lookup_package(struct spec_parse_priv *p, const char *name, bool full,
@@ -215,9 +216,16 @@ struct spec_package *spec_package_find(struct spec *spec, const char *name);
 KILN_MUST_CHECK kiln_rc spec_package_add(struct spec_parse_priv *p, const char *name,
                                          struct spec_package **out);
 /* "[-n] NAME" options of %package/%description/%files/scripts: resolve the package. */
+/* Where rich dependencies may appear: rpm refuses a top-level "unless" in requirement-like
+ * tags and a top-level "if" in conflict-like ones. */
+enum spec_rich_ctx {
+	SPEC_RICH_NONE,     /* Provides, Obsoletes, OrderWithRequires, trigger conditions */
+	SPEC_RICH_POSITIVE, /* Requires, Recommends, Suggests, BuildRequires */
+	SPEC_RICH_NEGATIVE, /* Conflicts, BuildConflicts, Supplements, Enhances */
+};
 KILN_MUST_CHECK kiln_rc spec_dep_parse(struct spec_parse_priv *p, const char *text,
-                                       uint32_t base_flags, bool allow_rich, struct spec_deps *out,
-                                       const char *what);
+                                       uint32_t base_flags, enum spec_rich_ctx rich,
+                                       struct spec_deps *out, const char *what);
 KILN_MUST_CHECK kiln_rc spec_deps_add(struct spec *spec, struct spec_deps *d, const char *name,
                                       const char *evr, uint32_t flags, struct kiln_err *err);
 KILN_MUST_CHECK kiln_rc spec_add_source(struct spec_parse_priv *p, const char *value, bool is_patch,

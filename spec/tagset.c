@@ -75,7 +75,7 @@ static kiln_rc oom(struct spec_tagset *ts, struct kiln_err *err)
 
 /* Store count elements from data at element offset at, growing the entry as needed. */
 static kiln_rc ent_store(struct spec_tagset *ts, struct tag_ent *e, uint32_t at, const void *data,
-			 uint32_t count, struct kiln_err *err)
+                         uint32_t count, struct kiln_err *err)
 {
 	size_t es = elem_size(e->type);
 	size_t need = (size_t)at + count;
@@ -134,7 +134,7 @@ static struct tag_ent *ent_new(struct spec_tagset *ts, uint32_t tag, enum spec_t
 }
 
 kiln_rc spec_tagset_put(struct spec_tagset *ts, uint32_t tag, enum spec_tag_type type,
-			const void *data, uint32_t count, struct kiln_err *err)
+                        const void *data, uint32_t count, struct kiln_err *err)
 {
 	struct tag_ent *e = find(ts, tag);
 
@@ -151,7 +151,7 @@ kiln_rc spec_tagset_put(struct spec_tagset *ts, uint32_t tag, enum spec_tag_type
 }
 
 kiln_rc spec_tagset_append(struct spec_tagset *ts, uint32_t tag, enum spec_tag_type type,
-			   const void *data, uint32_t count, struct kiln_err *err)
+                           const void *data, uint32_t count, struct kiln_err *err)
 {
 	struct tag_ent *e = find(ts, tag);
 
@@ -161,19 +161,18 @@ kiln_rc spec_tagset_append(struct spec_tagset *ts, uint32_t tag, enum spec_tag_t
 			return oom(ts, err);
 	} else if (e->type != type) {
 		return kiln_err_set(err, KILN_EINVAL, "tag %u: type %d does not match %d", tag,
-				    (int)type, (int)e->type);
+		                    (int)type, (int)e->type);
 	}
 	return ent_store(ts, e, e->count, data, count, err);
 }
 
 kiln_rc spec_tagset_put_str(struct spec_tagset *ts, uint32_t tag, const char *s,
-			    struct kiln_err *err)
+                            struct kiln_err *err)
 {
 	return spec_tagset_put(ts, tag, SPEC_TYPE_STRING, &s, 1, err);
 }
 
-kiln_rc spec_tagset_put_u32(struct spec_tagset *ts, uint32_t tag, uint32_t v,
-			    struct kiln_err *err)
+kiln_rc spec_tagset_put_u32(struct spec_tagset *ts, uint32_t tag, uint32_t v, struct kiln_err *err)
 {
 	return spec_tagset_put(ts, tag, SPEC_TYPE_INT32, &v, 1, err);
 }

@@ -31,6 +31,8 @@
 #define KILN_LIMIT_EXPR_DEPTH 256
 /* Output captured from one %(shell) expansion. */
 #define KILN_LIMIT_SHELL_OUTPUT (64 * KILN_MIB)
+/* An Icon: file read into a spec's header. */
+#define KILN_LIMIT_ICON (16 * KILN_MIB)
 /* Sources and patches in one spec. */
 #define KILN_LIMIT_SOURCES 65536
 /* Index entries in one RPM header; rpm refuses more than 0xffff. */
