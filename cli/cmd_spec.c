@@ -29,7 +29,7 @@ const struct cli_opt cli_spec_opts[] = {
     SFLAG("query", 'q', query, "print each package with a query format (rpmspec -q)"),
     SFLAG("json", 0, json, "print the parsed model as JSON (docs/spec-json.md)"),
     {"qf", 0, CLI_OPT_STRING, offsetof(struct spec_opts, qf), NULL, "FORMAT",
-     "query format (default \"%{nvra}\\n\")"},
+     "query format (default %{_query_all_fmt}, as rpm)"},
     {"queryformat", 0, CLI_OPT_STRING, offsetof(struct spec_opts, qf), NULL, "FORMAT",
      "same as --qf"},
     SFLAG("srpm", 0, srpm, "query the source package"),
@@ -74,8 +74,35 @@ static const char *query_format(const struct spec_opts *o, int *many)
 			(*many)++;
 		}
 	}
-	/* rpm 4.18 and 4.20 rpmspec -q print %{nvra} without a format. */
-	return fmt ? fmt : "%{nvra}\n";
+	return fmt; /* NULL: rpm's default, %{_query_all_fmt} (see default_format) */
+}
+
+/* rpm queries without a format with "%{?_query_all_fmt}\n" (rpm's is %{nvr}%{archsuffix},
+ * so rpmspec -q shows every package as .src: its headers have no SOURCERPM). */
+static char *default_format(struct macro_ctx *ctx, struct kiln_err *err)
+{
+	char *fmt = NULL;
+
+	if (macro_expand_str(ctx, "%{?_query_all_fmt}", &fmt, err))
+		return NULL;
+	if (!*fmt) {
+		free(fmt);
+		fmt = kiln_strdup("%{nvr}%{archsuffix}");
+	}
+	if (fmt) {
+		size_t n = strlen(fmt);
+		char *full = kiln_malloc(n + 2);
+
+		if (full) {
+			memcpy(full, fmt, n);
+			memcpy(full + n, "\n", 2);
+		}
+		free(fmt);
+		fmt = full;
+	}
+	if (!fmt)
+		kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	return fmt;
 }
 
 static kiln_rc render(struct spec *spec, const struct spec_qf *qf, const struct spec_tagset *tags,
@@ -125,9 +152,14 @@ static kiln_rc one_spec(const char *path, const struct spec_opts *o, const char 
 		rc = spec_parse_file(path, ctx, SPEC_PARSE_ANYARCH | SPEC_PARSE_FORCE, &spec, err);
 	if (!rc && o->json)
 		rc = spec_json_write(spec, &out, err);
-	else if (!rc && o->query)
+	else if (!rc && o->query && fmt)
 		rc = query_spec(spec, o, fmt, &out, err);
-	else if (!rc)
+	else if (!rc && o->query) {
+		char *def = default_format(ctx, err);
+
+		rc = def ? query_spec(spec, o, def, &out, err) : err->code;
+		free(def);
+	} else if (!rc)
 		kiln_buf_add(&out, spec->parsed.ptr, spec->parsed.len);
 	if (!rc)
 		rc = kiln_buf_finish(&out, err);
@@ -152,7 +184,7 @@ int cli_cmd_spec(int argc, char **argv)
 		goto out;
 	}
 	fmt = query_format(&o, &many);
-	if (many)
+	if (many || o.srpm || o.rpms || o.builtrpms)
 		o.query = true;
 	if ((int)o.parse + (int)o.query + (int)o.json > 1) {
 		status = cli_usage_error(self, "give only one of --parse, -q and --json");

@@ -342,6 +342,24 @@ static kiln_rc put_prog(struct spec_tagset *ts, uint32_t tag, const struct spec_
 	                       s->prog, (uint32_t)s->nprog, err);
 }
 
+/* The rpmlib() features a scriptlet needs from the installing rpm. */
+static kiln_rc script_rpmlib(struct spec *spec, struct spec_package *pkg,
+                             const struct spec_script *s, struct kiln_err *err)
+{
+	struct spec_deps *req = &pkg->deps[SPEC_DEPS_REQUIRES];
+	const uint32_t f = SPEC_DEP_RPMLIB | SPEC_DEP_LESS | SPEC_DEP_EQUAL;
+	kiln_rc rc = KILN_OK;
+
+	if (s->nprog && !strcmp(s->prog[0], "<lua>"))
+		rc = spec_deps_add(spec, req, "rpmlib(BuiltinLuaScripts)", "4.2.2-1", f, err);
+	if (!rc && s->nprog > 1)
+		rc =
+		    spec_deps_add(spec, req, "rpmlib(ScriptletInterpreterArgs)", "4.0.3-1", f, err);
+	if (!rc && (s->flags & (SPEC_SCRIPT_F_EXPAND | SPEC_SCRIPT_F_QFORMAT)))
+		rc = spec_deps_add(spec, req, "rpmlib(ScriptletExpansion)", "4.9.0-1", f, err);
+	return rc;
+}
+
 /* Ordinary scriptlets: body, program, flags; and the interpreter as a requirement. */
 static kiln_rc script_tags(struct spec *spec, struct spec_package *pkg, const struct spec_script *s,
                            struct kiln_err *err)
@@ -360,6 +378,8 @@ static kiln_rc script_tags(struct spec *spec, struct spec_package *pkg, const st
 	if (!rc && strcmp(interp, "<lua>"))
 		rc = spec_deps_add(spec, &pkg->deps[SPEC_DEPS_REQUIRES], interp, "",
 		                   SPEC_DEP_INTERP | script_sense(s->kind), err);
+	if (!rc)
+		rc = script_rpmlib(spec, pkg, s, err);
 	return rc;
 }
 
@@ -393,12 +413,10 @@ static kiln_rc trigger_family(struct spec *spec, struct spec_package *pkg, enum 
 	uint32_t index = 0;
 	kiln_rc rc = KILN_OK;
 	size_t i, j;
-	/* tag layout: scripts, prog, flags, name, index, version, condflags, priorities */
-	uint32_t t_scripts = base == 0 ? 1065 : base, t_prog = base == 0 ? 1092 : base + 1;
-	uint32_t t_flags = base == 0 ? 5027 : base + 2, t_name = base == 0 ? 1066 : base + 3;
+	/* tag layout: scripts, prog, flags, name, index, version, condflags */
+	uint32_t t_name = base == 0 ? 1066 : base + 3;
 	uint32_t t_index = base == 0 ? 1069 : base + 4, t_ver = base == 0 ? 1067 : base + 5;
 	uint32_t t_cflags = base == 0 ? 1068 : base + 6;
-	uint32_t t_prio = base == 5066 ? 5084 : 5085;
 
 	for (i = 0; i < pkg->nscripts; i++) {
 		const struct spec_script *s = &pkg->scripts[i];
@@ -407,20 +425,11 @@ static kiln_rc trigger_family(struct spec *spec, struct spec_package *pkg, enum 
 
 		if (s->kind < lo || s->kind > hi)
 			continue;
-		rc = spec_tagset_append(pkg->tags, t_scripts, SPEC_TYPE_STRING_ARRAY, &s->body, 1,
-		                        err);
-		if (!rc)
-			rc = spec_tagset_append(pkg->tags, t_prog, SPEC_TYPE_STRING_ARRAY, &prog, 1,
-			                        err);
-		if (!rc)
-			rc = spec_tagset_append(pkg->tags, t_flags, SPEC_TYPE_INT32, &s->flags, 1,
-			                        err);
-		if (!rc && base)
-			rc = spec_tagset_append(pkg->tags, t_prio, SPEC_TYPE_INT32, &s->priority, 1,
-			                        err);
-		if (!rc && strcmp(prog, "<lua>"))
+		if (strcmp(prog, "<lua>"))
 			rc = spec_deps_add(spec, &pkg->deps[SPEC_DEPS_REQUIRES], prog, "",
 			                   SPEC_DEP_INTERP, err);
+		if (!rc)
+			rc = script_rpmlib(spec, pkg, s, err);
 		v = kiln_reallocarray(conds, nconds + s->conds.n + 1, sizeof(*v));
 		if (!v) {
 			rc = kiln_err_set(err, KILN_ENOMEM, "out of memory");
@@ -560,10 +569,11 @@ static kiln_rc put_list(struct spec_tagset *ts, uint32_t tag, const char **v, si
 static kiln_rc source_provides(struct spec_parse_priv *p)
 {
 	struct spec *spec = p->spec;
-	struct spec_deps deps = {0};
+	const uint32_t eq = SPEC_DEP_EQUAL;
 	kiln_rc rc = KILN_OK;
 	size_t i, k;
 
+	/* In package order, not sorted like a dependency set. */
 	for (i = 0; !rc && i < spec->npackages; i++) {
 		const struct spec_package *pkg = spec->packages[i];
 		const struct spec_deps *prov = &pkg->deps[SPEC_DEPS_PROVIDES];
@@ -571,15 +581,70 @@ static kiln_rc source_provides(struct spec_parse_priv *p)
 		if (!pkg->has_files)
 			continue;
 		for (k = 0; !rc && k < prov->n; k++) {
-			if (!strcmp(prov->v[k].name, pkg->name) &&
-			    prov->v[k].flags == SPEC_DEP_EQUAL)
-				rc = spec_deps_add(spec, &deps, prov->v[k].name, prov->v[k].evr,
-				                   SPEC_DEP_EQUAL, p->err);
+			const struct spec_dep *d = &prov->v[k];
+
+			if (strcmp(d->name, pkg->name) || d->flags != SPEC_DEP_EQUAL)
+				continue;
+			rc = spec_tagset_append(spec->srctags, SPEC_TAG_PROVIDENAME,
+			                        SPEC_TYPE_STRING_ARRAY, &d->name, 1, p->err);
+			if (!rc)
+				rc = spec_tagset_append(spec->srctags, SPEC_TAG_PROVIDEFLAGS,
+				                        SPEC_TYPE_INT32, &eq, 1, p->err);
+			if (!rc)
+				rc = spec_tagset_append(spec->srctags, SPEC_TAG_PROVIDEVERSION,
+				                        SPEC_TYPE_STRING_ARRAY, &d->evr, 1, p->err);
+			break;
 		}
 	}
+	return rc;
+}
+
+/* The scripts of one trigger family, in spec order (the order TRIGGERINDEX counts). */
+static kiln_rc trigger_scripts(struct spec_package *pkg, enum spec_script_kind lo,
+                               enum spec_script_kind hi, uint32_t base, struct kiln_err *err)
+{
+	uint32_t t_scripts = base == 0 ? 1065 : base, t_prog = base == 0 ? 1092 : base + 1;
+	uint32_t t_flags = base == 0 ? 5027 : base + 2;
+	uint32_t t_prio = base == 5066 ? 5084 : 5085;
+	kiln_rc rc = KILN_OK;
+	size_t i;
+
+	for (i = 0; !rc && i < pkg->nscripts; i++) {
+		const struct spec_script *s = &pkg->scripts[i];
+		const char *prog = s->nprog ? s->prog[0] : "/bin/sh";
+
+		if (s->kind < lo || s->kind > hi)
+			continue;
+		rc = spec_tagset_append(pkg->tags, t_scripts, SPEC_TYPE_STRING_ARRAY, &s->body, 1,
+		                        err);
+		if (!rc)
+			rc = spec_tagset_append(pkg->tags, t_prog, SPEC_TYPE_STRING_ARRAY, &prog, 1,
+			                        err);
+		if (!rc)
+			rc = spec_tagset_append(pkg->tags, t_flags, SPEC_TYPE_INT32, &s->flags, 1,
+			                        err);
+		if (!rc && base)
+			rc = spec_tagset_append(pkg->tags, t_prio, SPEC_TYPE_INT32, &s->priority, 1,
+			                        err);
+	}
+	return rc;
+}
+
+kiln_rc spec_package_build_tags(struct spec *spec, struct spec_package *pkg, struct kiln_err *err)
+{
+	kiln_rc rc =
+	    trigger_scripts(pkg, SPEC_SCRIPT_TRIGGERPREIN, SPEC_SCRIPT_TRIGGERPOSTUN, 0, err);
+
 	if (!rc)
-		rc = put_deps(spec->srctags, &deps, SPEC_TAG_PROVIDENAME, SPEC_TAG_PROVIDEFLAGS,
-		              SPEC_TAG_PROVIDEVERSION, p->err);
+		rc = trigger_scripts(pkg, SPEC_SCRIPT_FILETRIGGERIN, SPEC_SCRIPT_FILETRIGGERPOSTUN,
+		                     5066, err);
+	if (!rc)
+		rc = trigger_scripts(pkg, SPEC_SCRIPT_TRANSFILETRIGGERIN,
+		                     SPEC_SCRIPT_TRANSFILETRIGGERPOSTUN, 5076, err);
+	if (!rc && !pkg->is_main)
+		rc = changelog_tags(spec, pkg->tags, err);
+	if (!rc)
+		spec_tagset_sort(pkg->tags);
 	return rc;
 }
 
@@ -607,6 +672,9 @@ static kiln_rc source_tags(struct spec_parse_priv *p)
 	    SPEC_TAG_CHANGELOGTEXT,
 	    SPEC_TAG_URL,
 	    SPEC_TAG_BUGURL,
+	    5034, /* VCS */
+	    SPEC_TAG_DISTTAG,
+	    5096, /* MODULARITYLABEL */
 	};
 	struct spec *spec = p->spec;
 	const struct spec_tagset *main_tags = spec->packages[0]->tags;

@@ -387,3 +387,57 @@ const char *spec_section_name(enum spec_section sec)
 {
 	return (size_t)sec < KILN_ARRAY_SIZE(section_names) ? section_names[sec] : "?";
 }
+
+/* rpm's headerAddI18NString(): the locale goes into HEADERI18NTABLE (added at its end when
+ * new) and the value into the tag's element of the same index; missing elements are "". */
+kiln_rc spec_put_i18n(struct spec_parse_priv *p, struct spec_tagset *ts, uint32_t tag,
+                      const char *lang, const char *value)
+{
+	struct spec_qf_value tv, sv;
+	const char **strs;
+	uint32_t idx, n, i;
+	kiln_rc rc;
+
+	if (!lang || !*lang)
+		lang = "C";
+	if (!spec_tagset_get(ts, SPEC_TAG_HEADERI18NTABLE, &tv))
+		return spec_error(p, KILN_EINVAL, "no locale table for %s", lang);
+	for (idx = 0; idx < tv.count; idx++) {
+		if (!strcmp(((const char *const *)tv.data)[idx], lang))
+			break;
+	}
+	if (idx == tv.count) {
+		rc = spec_tagset_append(ts, SPEC_TAG_HEADERI18NTABLE, SPEC_TYPE_STRING_ARRAY, &lang,
+		                        1, p->err);
+		if (rc)
+			return rc;
+	}
+	if (!spec_tagset_get(ts, tag, &sv))
+		sv.count = 0;
+	n = idx >= sv.count ? idx + 1 : sv.count;
+	strs = kiln_arena_array(&p->spec->arena, n, sizeof(*strs));
+	if (!strs)
+		return kiln_arena_finish(&p->spec->arena, p->err);
+	/* The old strings stay in the arena while the set is rewritten. */
+	for (i = 0; i < n; i++)
+		strs[i] = i < sv.count ? ((const char *const *)sv.data)[i] : "";
+	strs[idx] = value;
+	return spec_tagset_put(ts, tag, SPEC_TYPE_I18NSTRING, strs, n, p->err);
+}
+
+/* Is the tag's element for lang set (non-empty)? */
+bool spec_has_i18n(const struct spec_tagset *ts, uint32_t tag, const char *lang)
+{
+	struct spec_qf_value tv, sv;
+	uint32_t idx;
+
+	if (!lang || !*lang)
+		lang = "C";
+	if (!spec_tagset_get(ts, SPEC_TAG_HEADERI18NTABLE, &tv) || !spec_tagset_get(ts, tag, &sv))
+		return false;
+	for (idx = 0; idx < tv.count && idx < sv.count; idx++) {
+		if (!strcmp(((const char *const *)tv.data)[idx], lang))
+			return *((const char *const *)sv.data)[idx] != '\0';
+	}
+	return false;
+}

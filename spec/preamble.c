@@ -568,6 +568,37 @@ static kiln_rc tag_icon(struct spec_parse_priv *p, const char *value)
 	return rc;
 }
 
+/* RemovePathPostfixes: a colon list, added to what earlier lines gave (rpm keeps it out
+ * of the header; packaging strips the suffixes from file names). */
+static kiln_rc add_postfixes(struct spec_parse_priv *p, const char *v)
+{
+	struct spec_package *pkg = p->pkg;
+
+	while (*v) {
+		size_t n = strcspn(v, ":");
+		const char **nv;
+
+		if (n) {
+			nv = kiln_arena_array(&p->spec->arena, pkg->nremove_postfixes + 1,
+			                      sizeof(*nv));
+			if (!nv)
+				return kiln_arena_finish(&p->spec->arena, p->err);
+			if (pkg->nremove_postfixes)
+				memcpy(nv, pkg->remove_postfixes,
+				       pkg->nremove_postfixes * sizeof(*nv));
+			nv[pkg->nremove_postfixes] = spec_strdup(p, v, n);
+			if (!nv[pkg->nremove_postfixes])
+				return KILN_ENOMEM;
+			pkg->remove_postfixes = nv;
+			pkg->nremove_postfixes++;
+		}
+		v += n;
+		if (*v == ':')
+			v++;
+	}
+	return KILN_OK;
+}
+
 static enum spec_rich_ctx rich_context(enum spec_dep_kind kind)
 {
 	switch (kind) {
@@ -766,13 +797,16 @@ static kiln_rc handle_tag(struct spec_parse_priv *p, const struct tag_line *tl)
 		break;
 	}
 	case T_I18N:
+		if (spec_has_i18n(p->pkg->tags, d->tag, tl->has_paren ? tl->paren : NULL))
+			spec_warn(p, "line %d: second %s", p->lineno,
+			          spec_tag_shortname(d->tag, tn, sizeof(tn)));
+		rc = spec_put_i18n(p, p->pkg->tags, d->tag, tl->has_paren ? tl->paren : NULL, v);
+		break;
 	case T_TEXT:
-		if (tl->has_paren && strcmp(tl->paren, "C"))
-			break; /* other languages are not stored */
 		if (has_tag(p, d->tag))
 			spec_warn(p, "line %d: second %s", p->lineno,
 			          spec_tag_shortname(d->tag, tn, sizeof(tn)));
-		rc = put_text(p, d->tag, v, d->kind == T_I18N);
+		rc = put_text(p, d->tag, v, false);
 		break;
 	case T_SINGLE:
 		if (!single_token(v))
@@ -824,7 +858,7 @@ static kiln_rc handle_tag(struct spec_parse_priv *p, const struct tag_line *tl)
 		return macro_define(p->ctx, "_docdir", NULL, v, MACRO_LEVEL_SPEC, p->err);
 	}
 	case T_REMOVEPOSTFIX:
-		rc = put_text(p, 5083, v, true);
+		rc = add_postfixes(p, v);
 		break;
 	case T_BUILDSYSTEM:
 		if (!single_token(v))

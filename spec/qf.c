@@ -390,8 +390,12 @@ static kiln_rc render_tag(struct spec_qf_render *r, const struct tok *t, uint32_
 	size_t start = out->len;
 	kiln_rc rc = KILN_OK;
 
-	if (t->star)
-		return KILN_OK; /* %{*} means something only as the first token of [...] */
+	/* %{*} means something only as the first token of [...]; elsewhere rpm finds no
+	 * value for it. */
+	if (t->star) {
+		kiln_buf_addstr(out, "(none)");
+		return KILN_OK;
+	}
 	if (t->locked)
 		elem = 0;
 	if (!spec_qf_get(r, t->tag, &v))
@@ -456,6 +460,35 @@ static kiln_rc render_star(struct spec_qf_render *r, const struct tok *star, str
 	return rc;
 }
 
+/* [%{*:FMT}...] with any other format: the rest of the body once per element of every
+ * stored tag, in header order. */
+static kiln_rc render_star_plain(struct spec_qf_render *r, const struct tok *star,
+                                 struct kiln_buf *out)
+{
+	const struct spec_qf_source *src = r->src;
+	size_t i, n = src->ops->tag_count(src->ctx);
+	kiln_rc rc = KILN_OK;
+
+	for (i = 0; !rc && i < n; i++) {
+		uint32_t tag = src->ops->tag_at(src->ctx, i);
+		struct spec_qf_value v;
+		uint32_t e;
+
+		if (is_region_tag(tag) || !spec_qf_get_raw(r, tag, &v))
+			continue;
+		for (e = 0; !rc && e < elems(&v); e++) {
+			size_t start = out->len;
+
+			rc = spec_qf_fmt_apply(r, star->fmt, tag, &v, e, out);
+			if (!rc && star->width)
+				pad_to(out, start, star);
+			if (!rc)
+				rc = render_seq(r, star->next, e, out);
+		}
+	}
+	return rc;
+}
+
 static kiln_rc render_array(struct spec_qf_render *r, const struct tok *a, struct kiln_buf *out)
 {
 	const struct tok *t;
@@ -467,6 +500,8 @@ static kiln_rc render_array(struct spec_qf_render *r, const struct tok *a, struc
 	if (a->body && a->body->kind == TOK_TAG && a->body->star &&
 	    (a->body->fmt == SPEC_QF_FMT_XML || a->body->fmt == SPEC_QF_FMT_JSON))
 		return render_star(r, a->body, out);
+	if (a->body && a->body->kind == TOK_TAG && a->body->star)
+		return render_star_plain(r, a->body, out);
 	/* Only placeholders at the top of the iterator decide its length (rpm ignores tags
 	 * inside conditionals there); absent tags are skipped. */
 	for (t = a->body; t; t = t->next) {

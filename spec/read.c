@@ -701,13 +701,16 @@ int spec_read_line(struct spec_parse_priv *p, unsigned strip)
 		d = directive(p);
 		if (d < 0)
 			return -1;
+		/* rpm prints nothing at all for an %include line and reads on. */
+		if (d == 2)
+			continue;
+		/* A conditional or a line of a branch not taken reaches the section as an
+		 * empty line: in a %description that is a blank line of the text. */
 		if (d > 0 || !p->conds[p->nconds - 1].reading) {
 			kiln_buf_reset(&p->line);
 			p->line_nl = false;
-			/* rpm prints nothing at all for an %include line. */
-			if (d != 2)
-				add_parsed_line(p, stripped);
-			continue;
+			if (kiln_buf_finish(&p->line, p->err))
+				return -1;
 		}
 		add_parsed_line(p, stripped);
 		return 0;

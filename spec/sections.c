@@ -349,18 +349,17 @@ enum spec_part spec_parse_description(struct spec_parse_priv *p)
 	if (next == SPEC_PART_ERROR)
 		goto out;
 	/* rpm notices when it stores the text, at the end of the section. */
-	if (pkg->has_description && (!a.lang || !strcmp(a.lang, "C")))
+	if (spec_has_i18n(pkg->tags, SPEC_TAG_DESCRIPTION, a.lang))
 		spec_warn(p, "line %d: second Description", p->lineno);
 	trim_trailing_newlines(&body);
 	if (kiln_buf_finish(&body, p->err)) {
 		next = SPEC_PART_ERROR;
 		goto out;
 	}
-	if (!a.lang || !strcmp(a.lang, "C")) {
+	if (!a.lang || !strcmp(a.lang, "C"))
 		pkg->has_description = true;
-		if (spec_tagset_put_str(pkg->tags, SPEC_TAG_DESCRIPTION, body.ptr, p->err))
-			next = SPEC_PART_ERROR;
-	}
+	if (spec_put_i18n(p, pkg->tags, SPEC_TAG_DESCRIPTION, a.lang, body.ptr))
+		next = SPEC_PART_ERROR;
 out:
 	spec_argv_free(argv, argc);
 	kiln_buf_release(&body);

@@ -550,6 +550,8 @@ struct spec_package {
 	const char **file_lists; /* %files -f FILE names */
 	size_t nfile_lists;
 	bool autoreq, autoprov;
+	const char **remove_postfixes; /* RemovePathPostfixes: entries, in order */
+	size_t nremove_postfixes;
 	struct spec_tagset *tags; /* the header tags the parser set (qf source, JSON, pack) */
 	int line;                 /* where %package was, 0 for the main package */
 };
@@ -604,6 +606,13 @@ KILN_MUST_CHECK kiln_rc spec_parse_mem(const char *name, const char *text, size_
                                        struct macro_ctx *ctx, unsigned flags, struct spec **out,
                                        struct kiln_err *err);
 void spec_free(struct spec *spec);
+
+/* Add the tags rpm adds only when it packages (rpmbuild, not rpmspec -q): the trigger and
+ * file trigger scripts with their programs, flags and priorities, and the changelog in
+ * subpackages. Call once per package that gets built, before writing it. Scriptlets read
+ * with -f FILE are the build's business (the file exists only after %install). */
+KILN_MUST_CHECK kiln_rc spec_package_build_tags(struct spec *spec, struct spec_package *pkg,
+                                                struct kiln_err *err);
 
 /* rpm's section names ("prep", "generate_buildrequires", ...) and scriptlet names ("pre",
  * "triggerin", ...). */

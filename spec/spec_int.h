@@ -235,3 +235,8 @@ KILN_MUST_CHECK kiln_rc spec_split_options(struct spec_parse_priv *p, const char
                                            int *argc);
 void spec_argv_free(char **argv, int argc);
 char *spec_strdup(struct spec_parse_priv *p, const char *s, size_t len);
+/* Translated strings (Summary(de), %description -l de): set tag's element for lang (NULL
+ * or "" = "C"), growing the locale table. value must outlive the tag set. */
+KILN_MUST_CHECK kiln_rc spec_put_i18n(struct spec_parse_priv *p, struct spec_tagset *ts,
+                                      uint32_t tag, const char *lang, const char *value);
+bool spec_has_i18n(const struct spec_tagset *ts, uint32_t tag, const char *lang);
