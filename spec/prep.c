@@ -166,7 +166,7 @@ static kiln_rc unpack(struct spec_parse_priv *p, uint32_t num, bool quiet, const
 
 static kiln_rc do_setup(struct spec_parse_priv *p, const char *line, struct kiln_buf *out)
 {
-	struct setup_opts o;
+	struct setup_opts o = {0};
 	char **argv = NULL;
 	char *builddir = NULL;
 	char *mkdir = NULL;
