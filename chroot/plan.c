@@ -64,13 +64,11 @@ kiln_rc chroot_op_check(const struct chroot_op *op, struct kiln_err *err)
 		return kiln_err_set(err, KILN_EINVAL,
 		                    "sandbox path '%s' must be absolute, normalised and not '/'",
 		                    op->dst);
+	if (op->kind == CHROOT_OP_BIND && (op->src[0] != '/' || !path_is_normal(op->src)))
+		return kiln_err_set(err, KILN_EINVAL,
+		                    "bind source '%s' must be an absolute, normalised path", op->src);
 	switch (op->kind) {
 	case CHROOT_OP_BIND:
-		if (op->src[0] != '/' || !path_is_normal(op->src))
-			return kiln_err_set(err, KILN_EINVAL,
-			                    "bind source '%s' must be an absolute, normalised path",
-			                    op->src);
-		/* fallthrough */
 	case CHROOT_OP_TMPFS:
 	case CHROOT_OP_MKDIR:
 	case CHROOT_OP_SYMLINK:

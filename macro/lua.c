@@ -514,8 +514,12 @@ static int macro_closure(lua_State *L)
 	/* rpm's macros.NAME() returns nothing when the call fails, and the failure stays
 	 * inside the call: the message is out, the enclosing expansion goes on. */
 	if (mb.error) {
-		if (local.code)
-			kiln_log_err(KILN_LOG_ERROR, &local);
+		if (local.code) {
+			char msg[KILN_ERR_MSG_MAX + KILN_ERR_INPUT_MAX + 32];
+
+			macro_diag(ml->ctx, KILN_LOG_ERROR, "%s",
+			           kiln_err_format(&local, msg, sizeof(msg)));
+		}
 		kiln_buf_release(&out);
 		return 0;
 	}

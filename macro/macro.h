@@ -50,6 +50,10 @@ struct macro_ctx *macro_ctx_new(struct kiln_err *err);
 void macro_ctx_free(struct macro_ctx *ctx);
 
 void macro_ctx_set_diag(struct macro_ctx *ctx, macro_diag_fn fn, void *data);
+/* Send a diagnostic to the context's sink (the log when none is set). Layers above (the
+ * spec parser) use it so all of a parse's messages reach one place in order. */
+void macro_diag(struct macro_ctx *ctx, enum kiln_log_level level, const char *fmt, ...)
+    KILN_PRINTF(3, 4);
 void macro_ctx_set_shell(struct macro_ctx *ctx, macro_shell_fn fn, void *data);
 /* For untrusted input (the scheduler reading submitted specs, the fuzzers): %(...) fails,
  * %{load:} fails, and Lua gets only its pure libraries (no io, os, posix, rpm.execute,

@@ -135,8 +135,6 @@ bool macro_mb_expand_to(struct mbuf *mb, const char *src, size_t len, struct kil
 /* Report an error (stops the expansion) or a warning, rpm-style. */
 void macro_mb_error(struct mbuf *mb, kiln_rc rc, const char *fmt, ...) KILN_PRINTF(3, 4);
 void macro_mb_warn(struct mbuf *mb, const char *fmt, ...) KILN_PRINTF(2, 3);
-void macro_diag(struct macro_ctx *ctx, enum kiln_log_level level, const char *fmt, ...)
-    KILN_PRINTF(3, 4);
 /* Define from "NAME[(OPTS)] BODY" text (rpm's doDefine); returns bytes consumed. */
 size_t macro_parse_define(struct mbuf *mb, const char *text, size_t len, int level,
                           bool expand_body, const char *what);

@@ -131,6 +131,11 @@ kiln_rc spec_split_options(struct spec_parse_priv *p, const char *s, char ***arg
 	if (!rc)
 		rc = kiln_buf_finish(&word, p->err);
 	kiln_buf_release(&word);
+	if (rc) {
+		spec_argv_free(*argv, *argc);
+		*argv = NULL;
+		*argc = 0;
+	}
 	return rc;
 }
 

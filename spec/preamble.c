@@ -534,6 +534,9 @@ static bool yes_no(const char *v)
  * or XPM tag, as rpm does. */
 static kiln_rc tag_icon(struct spec_parse_priv *p, const char *value)
 {
+	if (p->flags & SPEC_PARSE_NO_FILES)
+		return spec_error(p, KILN_EPRIV, "line %d: Icon: is not allowed here: %s",
+		                  p->lineno, value);
 	struct kiln_buf data = KILN_BUF_INIT(KILN_LIMIT_ICON);
 	struct kiln_err ignored = KILN_ERR_INIT;
 	const char *base = strrchr(value, '/');

@@ -32,7 +32,7 @@ static kiln_rc expand_str(struct spec_parse_priv *p, const char *expr, char **ou
 
 /* rpm's rpmFileIsCompressed: by magic; a file that cannot be read counts as compressed
  * (so the command pipes it through the uncompressor, which then reports the problem). */
-static bool is_compressed(const char *path)
+static bool is_compressed(struct spec_parse_priv *p, const char *path)
 {
 	unsigned char m[13];
 	size_t got = 0;
@@ -45,7 +45,8 @@ static bool is_compressed(const char *path)
 		got = 0;
 	util_close(fd);
 	if (got < sizeof(m)) {
-		kiln_log(KILN_LOG_ERROR, "File %s is smaller than %zu bytes", path, sizeof(m));
+		macro_diag(p->ctx, KILN_LOG_ERROR, "File %s is smaller than %zu bytes", path,
+		           sizeof(m));
 		return false;
 	}
 	return (m[0] == 0x1f && (m[1] == 0x8b || m[1] == 0x9d || m[1] == 0x1e || m[1] == 0xa0)) ||
@@ -347,7 +348,7 @@ static kiln_rc patch_one(struct spec_parse_priv *p, const struct patch_opts *o, 
 	if (o->timestamps)
 		kiln_buf_addstr(&args, " -Z");
 	kiln_buf_addf(out, "echo \"Patch #%u (%s):\"\n", num, src->file);
-	if (is_compressed(src->path))
+	if (is_compressed(p, src->path))
 		kiln_buf_addf(out, "{ %s %s || echo patch_fail ; } | %s\n\n", uncompress, src->path,
 		              args.ptr);
 	else
@@ -414,7 +415,7 @@ kiln_rc spec_prep_process(struct spec_parse_priv *p, const struct kiln_buf *raw,
 		/* What the bad line generated before the error stays. rpmspec (FORCE) reports
 		 * the error and goes on with the next line; a build stops. */
 		if (rc && (p->flags & SPEC_PARSE_FORCE) && rc != KILN_ENOMEM) {
-			kiln_log_err(KILN_LOG_ERROR, p->err);
+			spec_report(p);
 			kiln_err_clear(p->err);
 			rc = KILN_OK;
 		}

@@ -103,8 +103,16 @@ void spec_warn(struct spec_parse_priv *p, const char *fmt, ...)
 	if (vsnprintf(msg, sizeof(msg), fmt, ap) < 0)
 		msg[0] = '\0';
 	va_end(ap);
-	(void)p; /* messages carry rpm's own "line N:" wording */
-	kiln_warn("%s", msg);
+	/* Messages carry rpm's own "line N:" wording. */
+	macro_diag(p->ctx, KILN_LOG_WARN, "%s", msg);
+}
+
+void spec_report(struct spec_parse_priv *p)
+{
+	char msg[KILN_ERR_MSG_MAX + KILN_ERR_INPUT_MAX + 32];
+
+	macro_diag(p->ctx, KILN_LOG_ERROR, "%s", kiln_err_format(p->err, msg, sizeof(msg)));
+	kiln_err_clear(p->err);
 }
 
 void spec_parsed_add(struct spec_parse_priv *p, const char *s, size_t len)
@@ -558,6 +566,9 @@ static kiln_rc cond_elif(struct spec_parse_priv *p, const char *s, const char *k
 
 static kiln_rc do_include(struct spec_parse_priv *p, const char *s)
 {
+	if (p->flags & SPEC_PARSE_NO_FILES)
+		return spec_error(p, KILN_EPRIV, "line %d: %%include is not allowed here: %s",
+		                  p->lineno, s);
 	struct kiln_buf path = KILN_BUF_INIT(KILN_LIMIT_PATH);
 	const char *b = s + 8;
 	const char *e;

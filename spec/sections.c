@@ -773,8 +773,7 @@ enum spec_part spec_parse_changelog(struct spec_parse_priv *p)
 	    (kiln_buf_finish(&body, p->err) || changelog_parse(p, body.ptr))) {
 		if (p->flags & SPEC_PARSE_FORCE) {
 			/* rpmspec reports changelog errors and carries on. */
-			kiln_log(KILN_LOG_ERROR, "%s", p->err->msg);
-			kiln_err_clear(p->err);
+			spec_report(p);
 		} else {
 			next = SPEC_PART_ERROR;
 		}

@@ -409,6 +409,9 @@ struct macro_ctx;
 enum spec_parse_flags {
 	SPEC_PARSE_ANYARCH = 1 << 0, /* do not fail on ExclusiveArch/ExcludeArch (rpmspec) */
 	SPEC_PARSE_FORCE = 1 << 1,   /* keep going after %prep errors (rpmspec -P does) */
+	/* Read nothing but the spec text: %include and Icon: are errors. For specs from
+	 * outside (the API, fuzzing), together with a restricted macro context. */
+	SPEC_PARSE_NO_FILES = 1 << 2,
 };
 
 /* Build-time sections, in the order rpmbuild runs them. */

@@ -181,6 +181,9 @@ enum spec_part spec_is_part(struct spec_parse_priv *p, const char *line);
 /* Errors with rpm's "line N: " prefix. */
 kiln_rc spec_error(struct spec_parse_priv *p, kiln_rc rc, const char *fmt, ...) KILN_PRINTF(3, 4);
 void spec_warn(struct spec_parse_priv *p, const char *fmt, ...) KILN_PRINTF(2, 3);
+/* An error the forced parse (rpmspec) reports and goes on after: send it, with its
+ * location, to the macro context's diagnostic sink and clear p->err. */
+void spec_report(struct spec_parse_priv *p);
 /* Append raw text to the parsed output. */
 void spec_parsed_add(struct spec_parse_priv *p, const char *s, size_t len);
 
