@@ -66,7 +66,8 @@ kiln_rc chroot_op_check(const struct chroot_op *op, struct kiln_err *err)
 		                    op->dst);
 	if (op->kind == CHROOT_OP_BIND && (op->src[0] != '/' || !path_is_normal(op->src)))
 		return kiln_err_set(err, KILN_EINVAL,
-		                    "bind source '%s' must be an absolute, normalised path", op->src);
+		                    "bind source '%s' must be an absolute, normalised path",
+		                    op->src);
 	switch (op->kind) {
 	case CHROOT_OP_BIND:
 	case CHROOT_OP_TMPFS:

@@ -139,15 +139,17 @@ static kiln_rc query_spec(struct spec *spec, const struct spec_opts *o, const ch
 }
 
 static kiln_rc one_spec(const char *path, const struct spec_opts *o, const char *fmt,
-                        struct kiln_err *err)
+                        const struct macro_ctx *base, struct kiln_err *err)
 {
 	struct kiln_buf out = KILN_BUF_INIT(KILN_LIMIT_QF_OUTPUT);
-	struct macro_ctx *ctx = NULL;
 	struct spec *spec = NULL;
-	kiln_rc rc;
+	kiln_rc rc = KILN_OK;
+	/* A fresh copy of the configuration per spec: one spec's %global must not leak into
+	 * the next (rpmspec lets it). */
+	struct macro_ctx *ctx = macro_ctx_dup(base, err);
 
-	/* A fresh context per spec: one spec's %global must not leak into the next. */
-	rc = cli_macro_ctx_open(&o->macros, &ctx, err);
+	if (!ctx)
+		rc = err->code;
 	if (!rc)
 		rc = spec_parse_file(path, ctx, SPEC_PARSE_ANYARCH | SPEC_PARSE_FORCE, &spec, err);
 	if (!rc && o->json)
@@ -176,6 +178,7 @@ int cli_cmd_spec(int argc, char **argv)
 	const struct cli_command *self = cli_command_find("spec");
 	struct kiln_err err = KILN_ERR_INIT;
 	struct spec_opts o = {0};
+	struct macro_ctx *base = NULL;
 	const char *fmt;
 	int nargs = 0, many = 0, i, status = CLI_EXIT_OK;
 
@@ -198,12 +201,17 @@ int cli_cmd_spec(int argc, char **argv)
 		status = cli_usage_error(self, "no spec file given");
 		goto out;
 	}
+	if (cli_macro_ctx_open(&o.macros, &base, &err)) {
+		status = cli_fail(&err);
+		goto out;
+	}
 	for (i = 1; i <= nargs && status == CLI_EXIT_OK; i++) {
 		kiln_err_clear(&err);
-		if (one_spec(argv[i], &o, fmt, &err))
+		if (one_spec(argv[i], &o, fmt, base, &err))
 			status = cli_fail(&err);
 	}
 out:
+	macro_ctx_free(base);
 	cli_macro_opts_release(&o.macros);
 	return status;
 }

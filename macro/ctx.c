@@ -45,6 +45,34 @@ struct macro_ctx *macro_ctx_new(struct kiln_err *err)
 	return ctx;
 }
 
+struct macro_ctx *macro_ctx_dup(const struct macro_ctx *src, struct kiln_err *err)
+{
+	struct macro_ctx *ctx = kiln_calloc(1, sizeof(*ctx));
+
+	if (!ctx) {
+		kiln_err_set(err, KILN_ENOMEM, "out of memory");
+		return NULL;
+	}
+	ctx->verbose = src->verbose;
+	ctx->restricted = src->restricted;
+	ctx->max_expansion = src->max_expansion;
+	ctx->diag = src->diag;
+	ctx->diag_data = src->diag_data;
+	ctx->shell = src->shell;
+	ctx->shell_data = src->shell_data;
+	kiln_arena_init(&ctx->rc_arena, 64 * KILN_MIB);
+	if (src->confdir && !(ctx->confdir = kiln_strdup(src->confdir))) {
+		kiln_err_set(err, KILN_ENOMEM, "out of memory");
+		goto fail;
+	}
+	if (macro_table_copy(&ctx->table, &src->table, err) || macro_rpmrc_copy(ctx, src, err))
+		goto fail;
+	return ctx;
+fail:
+	macro_ctx_free(ctx);
+	return NULL;
+}
+
 void macro_ctx_free(struct macro_ctx *ctx)
 {
 	if (!ctx)

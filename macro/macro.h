@@ -48,6 +48,11 @@ typedef kiln_rc (*macro_shell_fn)(void *data, const char *cmd, struct kiln_buf *
 /* A new, empty context holding only the built-ins. OUT: free with macro_ctx_free(). */
 struct macro_ctx *macro_ctx_new(struct kiln_err *err);
 void macro_ctx_free(struct macro_ctx *ctx);
+/* A copy of src with every definition, the rpmrc tables and the settings, so one loaded
+ * configuration serves many parses (each spec changes its own copy). The Lua state is not
+ * copied: the copy starts a fresh one. Call it while no expansion runs in src. OUT: free
+ * with macro_ctx_free(). */
+struct macro_ctx *macro_ctx_dup(const struct macro_ctx *src, struct kiln_err *err);
 
 void macro_ctx_set_diag(struct macro_ctx *ctx, macro_diag_fn fn, void *data);
 /* Send a diagnostic to the context's sink (the log when none is set). Layers above (the

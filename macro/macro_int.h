@@ -109,6 +109,12 @@ struct mbuf {
 
 /* Table. */
 void macro_table_release(struct macro_table *t);
+/* Deep copy of src into the empty dst (definition stacks included). */
+KILN_MUST_CHECK kiln_rc macro_table_copy(struct macro_table *dst, const struct macro_table *src,
+                                         struct kiln_err *err);
+/* Copy src's rpmrc tables into dst (whose rpmrc is unset). */
+KILN_MUST_CHECK kiln_rc macro_rpmrc_copy(struct macro_ctx *dst, const struct macro_ctx *src,
+                                         struct kiln_err *err);
 struct macro_slot *macro_table_find(const struct macro_table *t, const char *name, size_t len);
 KILN_MUST_CHECK kiln_rc macro_table_slot(struct macro_table *t, const char *name, size_t len,
                                          struct macro_slot **out, struct kiln_err *err);

@@ -441,3 +441,30 @@ bool macro_arch_buildable(struct macro_ctx *ctx, const char *arch)
 		return true;
 	return ctx->rpmrc && compat_reaches(ctx->rpmrc, ctx->rpmrc->host_arch, arch, 0);
 }
+
+kiln_rc macro_rpmrc_copy(struct macro_ctx *dst, const struct macro_ctx *src, struct kiln_err *err)
+{
+	const struct macro_rpmrc *from = src->rpmrc;
+	struct kiln_arena *a = &dst->rc_arena;
+	struct macro_rpmrc *rc;
+	size_t i;
+
+	if (!from)
+		return KILN_OK;
+	rc = kiln_arena_alloc(a, sizeof(*rc));
+	if (!rc)
+		return kiln_arena_finish(a, err);
+	*rc = *from;
+	rc->entries = from->n ? kiln_arena_array(a, from->n, sizeof(*rc->entries)) : NULL;
+	rc->cap = from->n;
+	rc->macrofiles = from->macrofiles ? kiln_arena_strdup(a, from->macrofiles) : NULL;
+	for (i = 0; rc->entries && i < from->n; i++) {
+		rc->entries[i].table = kiln_arena_strdup(a, from->entries[i].table);
+		rc->entries[i].key = kiln_arena_strdup(a, from->entries[i].key);
+		rc->entries[i].value = kiln_arena_strdup(a, from->entries[i].value);
+	}
+	if ((from->n && !rc->entries) || kiln_arena_finish(a, err))
+		return err && err->code ? err->code : KILN_ENOMEM;
+	dst->rpmrc = rc;
+	return KILN_OK;
+}

@@ -4,6 +4,7 @@
 #include "util/util.h"
 
 #include <fcntl.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,29 +12,34 @@
 
 kiln_rc macro_shell_host(void *data, const char *cmd, struct kiln_buf *out, struct kiln_err *err)
 {
+	static char sh[] = "sh", dash_c[] = "-c";
+	char *const argv[] = {sh, dash_c, (char *)cmd, NULL};
+	posix_spawn_file_actions_t fa;
 	int fds[2] = {-1, -1};
 	kiln_rc rc;
 	pid_t pid;
 	int status;
+	int e;
 
 	(void)data;
 	fflush(NULL);
 	if (pipe2(fds, O_CLOEXEC) < 0)
 		return kiln_err_sys(err, KILN_EIO, "cannot run shell command: pipe");
-	pid = fork();
-	if (pid < 0) {
-		util_close(fds[0]);
-		util_close(fds[1]);
-		return kiln_err_sys(err, KILN_EIO, "cannot run shell command: fork");
-	}
-	if (pid == 0) {
-		/* Child: stdout into the pipe; stdin and stderr are the caller's, as popen. */
-		if (dup2(fds[1], STDOUT_FILENO) < 0)
-			_exit(127);
-		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-		_exit(127);
-	}
+	/* posix_spawn (vfork underneath) does not copy the parent's page tables: %(...) runs
+	 * often while a spec is read. stdout goes into the pipe; stdin and stderr are the
+	 * caller's, as with popen. */
+	e = posix_spawn_file_actions_init(&fa);
+	if (!e)
+		e = posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
+	if (!e)
+		e = posix_spawn(&pid, "/bin/sh", &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
 	util_close(fds[1]);
+	if (e) {
+		util_close(fds[0]);
+		errno = e;
+		return kiln_err_sys(err, KILN_EIO, "cannot run shell command: /bin/sh");
+	}
 	rc = util_read_fd(fds[0], out, err);
 	util_close(fds[0]);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)

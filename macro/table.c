@@ -263,3 +263,76 @@ bool macro_name_valid(const char *name, size_t len)
 	}
 	return true;
 }
+
+static struct macro_def *def_copy(const struct macro_def *d)
+{
+	size_t optlen = d->opts ? strlen(d->opts) + 1 : 0;
+	struct macro_def *c = kiln_malloc(sizeof(*c) + d->body_len + 1 + optlen);
+
+	if (!c)
+		return NULL;
+	*c = *d;
+	c->below = NULL;
+	c->grave = NULL;
+	c->body = (char *)(c + 1);
+	memcpy(c->body, d->body, d->body_len + 1);
+	c->opts = NULL;
+	if (d->opts) {
+		c->opts = c->body + d->body_len + 1;
+		memcpy(c->opts, d->opts, optlen);
+	}
+	return c;
+}
+
+static struct macro_slot *slot_copy(const struct macro_slot *s)
+{
+	struct macro_slot *c = kiln_calloc(1, sizeof(*c));
+	const struct macro_def *d;
+	struct macro_def **tail;
+
+	if (!c || !(c->name = kiln_strndup(s->name, s->name_len))) {
+		free(c);
+		return NULL;
+	}
+	c->name_len = s->name_len;
+	c->hash = s->hash;
+	c->builtin = s->builtin;
+	tail = &c->top;
+	for (d = s->top; d; d = d->below) {
+		*tail = def_copy(d);
+		if (!*tail) {
+			def_free_stack(c->top);
+			free(c->name);
+			free(c);
+			return NULL;
+		}
+		tail = &(*tail)->below;
+	}
+	return c;
+}
+
+kiln_rc macro_table_copy(struct macro_table *dst, const struct macro_table *src,
+                         struct kiln_err *err)
+{
+	size_t i;
+
+	memset(dst, 0, sizeof(*dst));
+	if (!src->cap)
+		return KILN_OK;
+	dst->slots = kiln_calloc(src->cap, sizeof(*dst->slots));
+	if (!dst->slots)
+		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	dst->cap = src->cap;
+	/* Same capacity, same hash: every slot keeps its position. */
+	for (i = 0; i < src->cap; i++) {
+		if (!src->slots[i])
+			continue;
+		dst->slots[i] = slot_copy(src->slots[i]);
+		if (!dst->slots[i]) {
+			macro_table_release(dst);
+			return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+		}
+		dst->used++;
+	}
+	return KILN_OK;
+}

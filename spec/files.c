@@ -246,7 +246,7 @@ static bool directive(struct files_state *st, struct entry_build *b, const char 
 			return true;
 		}
 	}
-#define IS(w) (wl == sizeof(w) - 1 && !strncmp(q, w, wl))
+#define IS(w) (wl == sizeof(w) - 1 && !strncmp(*s, w, wl))
 	if (!(IS("%attr") || IS("%defattr") || IS("%config") || IS("%verify") || IS("%defverify") ||
 	      IS("%lang") || IS("%caps") || IS("%dev")))
 		return false;
