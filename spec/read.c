@@ -451,7 +451,9 @@ static int arg_match(struct spec_parse_priv *p, const char *s, const char *token
 		s++;
 	while (*s && is_blank(*s))
 		s++;
-	if (!*s || *s == '\n') {
+	/* Only the end of the line counts: in a script "%ifarch \n" has an argument (the
+	 * newline), which matches nothing. */
+	if (!*s) {
 		spec_error(p, KILN_ESYNTAX, "%s:%d: Argument expected for %s", p->file->name,
 		           p->lineno, directive);
 		return -1;
