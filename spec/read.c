@@ -479,7 +479,8 @@ static int arg_match(struct spec_parse_priv *p, const char *s, const char *token
 	return match;
 }
 
-static int eval_if(struct spec_parse_priv *p, const char *text)
+/* Evaluate the expression text of directive kw ("%if" or "%elif"). */
+static int eval_if(struct spec_parse_priv *p, const char *text, const char *kw)
 {
 	bool result = false;
 	char *expr = kiln_strdup(text);
@@ -498,7 +499,7 @@ static int eval_if(struct spec_parse_priv *p, const char *text)
 
 		while (n && is_space(expr[n - 1]))
 			n--;
-		kiln_err_wrap(p->err, "bad %%if condition: %.*s", (int)n, expr);
+		kiln_err_wrap(p->err, "bad %s condition: %.*s", kw, (int)n, expr);
 		kiln_err_locate(p->err, p->file->name, p->lineno, 0);
 	} else {
 		ret = result;
@@ -556,7 +557,7 @@ static kiln_rc cond_elif(struct spec_parse_priv *p, const char *s, const char *k
 		else if (!strcmp(kw, "%elifos"))
 			match = arg_match(p, s, "%{_target_os}", kw);
 		else
-			match = eval_if(p, s + 5);
+			match = eval_if(p, s + 5, kw);
 		free(expanded);
 		if (match < 0)
 			return p->err->code ? p->err->code : KILN_ESYNTAX;
@@ -637,7 +638,7 @@ static int directive(struct spec_parse_priv *p)
 	else if (is_macro_arg(s, "%ifnos"))
 		match = negate(arg_match(p, s, "%{_target_os}", "%ifnos"));
 	else if (is_macro_arg(s, "%if"))
-		match = eval_if(p, s + 3);
+		match = eval_if(p, s + 3, "%if");
 	else if (is_macro_arg(s, "%elifarch"))
 		rc = cond_elif(p, s, "%elifarch");
 	else if (is_macro_arg(s, "%elifos"))
