@@ -575,16 +575,15 @@ static kiln_rc do_include(struct spec_parse_priv *p, const char *s)
 	struct kiln_buf path = KILN_BUF_INIT(KILN_LIMIT_PATH);
 	const char *b = s + 8;
 	const char *e;
-	const char *rest;
 	kiln_rc rc;
 
 	while (*b && is_space(*b))
 		b++;
-	for (e = b; *e && !is_space(*e); e++)
-		;
-	for (rest = e; *rest && is_space(*rest); rest++)
-		;
-	if (*rest || e == b)
+	/* The name runs to the last non-blank: rpm opens "a b" for "%include a b". */
+	e = b + strlen(b);
+	while (e > b && is_space(e[-1]))
+		e--;
+	if (e == b)
 		return spec_error(p, KILN_ESYNTAX, "line %d: malformed %%include statement",
 		                  p->lineno);
 	kiln_buf_add(&path, b, (size_t)(e - b));
