@@ -741,7 +741,7 @@ kiln_rc spec_finish(struct spec_parse_priv *p)
 	for (i = 0; !rc && i < spec->npackages; i++) {
 		struct spec_package *pkg = spec->packages[i];
 
-		if (!pkg->has_description && pkg->has_files)
+		if (!pkg->has_description)
 			rc = spec_error(p, KILN_ESYNTAX, "Package has no %%description: %s",
 			                pkg->name);
 		if (!rc)
