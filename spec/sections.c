@@ -356,8 +356,8 @@ enum spec_part spec_parse_description(struct spec_parse_priv *p)
 		next = SPEC_PART_ERROR;
 		goto out;
 	}
-	if (!a.lang || !strcmp(a.lang, "C"))
-		pkg->has_description = true;
+	/* rpm only asks for the DESCRIPTION tag: a translated text alone is enough. */
+	pkg->has_description = true;
 	if (spec_put_i18n(p, pkg->tags, SPEC_TAG_DESCRIPTION, a.lang, body.ptr))
 		next = SPEC_PART_ERROR;
 out:
