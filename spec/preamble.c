@@ -331,12 +331,16 @@ kiln_rc spec_add_source(struct spec_parse_priv *p, const char *value, bool is_pa
 			return spec_error(p, KILN_ESYNTAX, "%s %u defined multiple times",
 			                  is_patch ? "patch" : "source", num);
 	}
+	/* Unnumbered entries continue after the highest number so far, as rpm's autonum
+	 * does ("Source5:", "Source2:", "Source:" is 6). */
 	if (is_patch) {
+		if (!p->any_patch || (num >= p->next_patch && num < UINT32_MAX))
+			p->next_patch = num + 1;
 		p->any_patch = true;
-		p->next_patch = num + 1;
 	} else {
+		if (!p->any_source || (num >= p->next_source && num < UINT32_MAX))
+			p->next_source = num + 1;
 		p->any_source = true;
-		p->next_source = num + 1;
 	}
 	if (spec->nsources == spec->capsources) {
 		size_t cap = spec->capsources ? spec->capsources * 2 : 8;

@@ -157,7 +157,7 @@ struct spec_parse_priv {
 	struct spec_fragment *frags;
 	size_t nfrags, capfrags;
 	bool have_changelog;
-	uint32_t next_source, next_patch; /* auto numbering */
+	uint32_t next_source, next_patch; /* auto numbering: highest number + 1 */
 	bool any_source, any_patch;
 	uint32_t dup_tag;         /* a single-valued tag given twice in this package */
 	bool buildarch_restarted; /* this is the second pass after BuildArch: */
