@@ -306,11 +306,17 @@ static kiln_rc define_tag_macro(struct spec_parse_priv *p, const char *token, co
 /* ---------------------------------------------------------------------------------------- */
 /* Sources and patches. */
 
+/* The file name of a Source/Patch value: what follows the last '/', or the last '=' after
+ * it ("https://host/get.php?file=a.tgz" is a.tgz), as rpm's newSource() takes it. */
 static const char *url_basename(const char *v)
 {
 	const char *slash = strrchr(v, '/');
+	const char *eq;
 
-	return slash ? slash + 1 : v;
+	if (!slash)
+		return v;
+	eq = strrchr(slash, '=');
+	return (eq ? eq : slash) + 1;
 }
 
 kiln_rc spec_add_source(struct spec_parse_priv *p, const char *value, bool is_patch, bool numbered,
