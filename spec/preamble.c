@@ -927,7 +927,8 @@ static kiln_rc new_package(struct spec_parse_priv *p)
 			snprintf(nvr, n, "%s-%s", p->spec->packages[0]->name, name);
 	}
 	if (!rc && spec_package_find(p->spec, nvr))
-		rc = spec_error(p, KILN_EEXIST, "Package already exists: %s", line_text(p));
+		rc = spec_error(p, KILN_EEXIST, "line %d: %s: package %s already exists", p->lineno,
+		                line_text(p), nvr);
 	if (!rc)
 		rc = spec_package_add(p, nvr, &p->pkg);
 	if (!rc)
