@@ -894,27 +894,50 @@ single:
 /* ---------------------------------------------------------------------------------------- */
 /* The section. */
 
+/* %package splits its line at blanks only, as rpm's strtok() does: no quotes, no escapes.
+ * Puts up to 4 words of buf (changed in place) into w; returns how many it found. */
+static int package_words(char *buf, char **w)
+{
+	int n = 0;
+	char *s = buf;
+
+	while (*s && n < 4) {
+		while (*s == ' ' || *s == '\t' || *s == '\n')
+			s++;
+		if (!*s)
+			break;
+		w[n++] = s;
+		while (*s && *s != ' ' && *s != '\t' && *s != '\n')
+			s++;
+		if (*s)
+			*s++ = '\0';
+	}
+	return n;
+}
+
 static kiln_rc new_package(struct spec_parse_priv *p)
 {
-	char **argv = NULL;
-	int argc = 0;
+	char *words = kiln_strdup(p->line.ptr);
+	char *argv[4];
+	int argc;
 	const char *name = NULL;
 	bool full = false;
 	char *nvr = NULL;
 	kiln_rc rc;
 
-	rc = spec_split_options(p, p->line.ptr, &argv, &argc);
-	if (rc)
-		return rc;
+	if (!words)
+		return kiln_err_set(p->err, KILN_ENOMEM, "out of memory");
+	argc = package_words(words, argv);
 	if (argc == 2 && strcmp(argv[1], "-n"))
 		name = argv[1];
 	else if (argc == 3 && !strcmp(argv[1], "-n"))
 		name = argv[2], full = true;
 	if (!name) {
-		spec_argv_free(argv, argc);
+		free(words);
 		return spec_error(p, KILN_ESYNTAX, "Bad package specification: %s", line_text(p));
 	}
-	rc = char_check(p, name, ".-_+%{}", "_%");
+	/* Only a full name (-n) has rules for its first character. */
+	rc = char_check(p, name, ".-_+%{}", full ? "_%" : NULL);
 	if (!rc) {
 		size_t n = strlen(p->spec->packages[0]->name) + strlen(name) + 2;
 
@@ -934,7 +957,7 @@ static kiln_rc new_package(struct spec_parse_priv *p)
 	if (!rc)
 		rc = spec_tagset_put_str(p->pkg->tags, SPEC_TAG_NAME, nvr, p->err);
 	free(nvr);
-	spec_argv_free(argv, argc);
+	free(words);
 	return rc;
 }
 
