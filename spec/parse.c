@@ -142,7 +142,50 @@ kiln_rc spec_split_options(struct spec_parse_priv *p, const char *s, char ***arg
 /* ---------------------------------------------------------------------------------------- */
 /* The dispatcher. */
 
-enum spec_part spec_dispatch_part(struct spec_parse_priv *p, enum spec_part part)
+static bool is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+/* %end (rpm 6.0) closes the section before it; up to the next section header only blank
+ * lines and comments may follow. A second %end has nothing to close. */
+static enum spec_part parse_end(struct spec_parse_priv *p)
+{
+	const char *s = p->line.ptr + 4;
+
+	while (*s && is_space(*s))
+		s++;
+	if (*s) {
+		spec_error(p, KILN_ESYNTAX, "line %d: %%end doesn't take any arguments: %s",
+		           p->lineno, p->line.ptr);
+		return SPEC_PART_ERROR;
+	}
+	if (p->last_part == SPEC_PART_END) {
+		spec_error(p, KILN_ESYNTAX,
+		           "line %d: %%end not expected here, no section to close: %s", p->lineno,
+		           p->line.ptr);
+		return SPEC_PART_ERROR;
+	}
+	for (;;) {
+		enum spec_part next;
+		int r = spec_read_line(p, SPEC_STRIP_TRAILINGSPACE | SPEC_STRIP_COMMENTS);
+
+		if (r)
+			return r > 0 ? SPEC_PART_NONE : SPEC_PART_ERROR;
+		next = spec_is_part(p, p->line.ptr);
+		if (next != SPEC_PART_NONE)
+			return next;
+		for (s = p->line.ptr; *s && is_space(*s); s++)
+			;
+		if (*s) {
+			spec_error(p, KILN_ESYNTAX, "line %d doesn't belong to any section: %s",
+			           p->lineno, p->line.ptr);
+			return SPEC_PART_ERROR;
+		}
+	}
+}
+
+static enum spec_part dispatch_one(struct spec_parse_priv *p, enum spec_part part)
 {
 	switch (part) {
 	case SPEC_PART_PREAMBLE:
@@ -171,9 +214,7 @@ enum spec_part spec_dispatch_part(struct spec_parse_priv *p, enum spec_part part
 	case SPEC_PART_SOURCELIST:
 		return spec_parse_list(p, false);
 	case SPEC_PART_END:
-		spec_error(p, KILN_ESYNTAX, "line %d: %%end not expected here, no section to close",
-		           p->lineno);
-		return SPEC_PART_ERROR;
+		return parse_end(p);
 	case SPEC_PART_NONE:
 	case SPEC_PART_ERROR:
 	case SPEC_PART_BUILDARCHS:
@@ -182,12 +223,21 @@ enum spec_part spec_dispatch_part(struct spec_parse_priv *p, enum spec_part part
 	return SPEC_PART_ERROR;
 }
 
+enum spec_part spec_dispatch_part(struct spec_parse_priv *p, enum spec_part part)
+{
+	enum spec_part next = dispatch_one(p, part);
+
+	p->last_part = part;
+	return next;
+}
+
 /* Parse the whole input. *restart is set when the main package named BuildArch: on the
  * first pass: rpm then parses the spec again once per build architecture. */
 static kiln_rc parse_all(struct spec_parse_priv *p, bool *restart)
 {
 	enum spec_part part = spec_parse_preamble(p, true);
 
+	p->last_part = SPEC_PART_PREAMBLE;
 	*restart = false;
 	if (part == SPEC_PART_BUILDARCHS) {
 		*restart = true;

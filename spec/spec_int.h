@@ -162,6 +162,7 @@ struct spec_parse_priv {
 	uint32_t dup_tag;         /* a single-valued tag given twice in this package */
 	bool buildarch_restarted; /* this is the second pass after BuildArch: */
 	bool prep_done;           /* %prep was parsed (rpm 4.18 then drops a line) */
+	enum spec_part last_part; /* the section parsed before the current one (for %end) */
 };
 
 /* Reader (read.c). */
