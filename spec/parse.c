@@ -7,6 +7,11 @@
 #include "spec/spec.h"
 #include "spec/spec_int.h"
 
+static bool is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
 char *spec_strdup(struct spec_parse_priv *p, const char *s, size_t len)
 {
 	char *d = kiln_arena_strndup(&p->spec->arena, s, len);
@@ -86,12 +91,24 @@ static kiln_rc argv_push(char ***argv, int *argc, struct kiln_buf *word, struct 
 	return KILN_OK;
 }
 
-/* Split like popt's poptParseArgvString: blanks separate, '...' and "..." group, a
- * backslash escapes the next character. */
+/* The section word ("%files", "%setup") for a quoting error: the first word of s, or of
+ * the current line when s is an option's value (the -p program). */
+static void option_owner(struct spec_parse_priv *p, const char *s, char *dst, size_t size)
+{
+	const char *w = s[0] == '%' ? s : p->line.ptr;
+	size_t n = strcspn(w, " \t\n");
+
+	snprintf(dst, size, "%.*s", (int)(n < size ? n : size - 1), w);
+}
+
+/* Split like popt's poptParseArgvString: blanks separate, '...' and "..." group (an
+ * unterminated quote just runs to the end), a backslash escapes the next character -
+ * inside quotes only the quote character, elsewhere it stays - and empty words vanish. A
+ * backslash at the very end is popt's "error in parameter quoting". */
 kiln_rc spec_split_options(struct spec_parse_priv *p, const char *s, char ***argv, int *argc)
 {
 	struct kiln_buf word = KILN_BUF_INIT(KILN_LIMIT_LINE);
-	bool in_word = false;
+	const char *start = s;
 	char quote = 0;
 	kiln_rc rc = KILN_OK;
 
@@ -100,33 +117,29 @@ kiln_rc spec_split_options(struct spec_parse_priv *p, const char *s, char ***arg
 	for (; *s && !rc; s++) {
 		char c = *s;
 
-		if (quote) {
-			if (c == quote)
-				quote = 0;
-			else if (c == '\\' && s[1] && quote == '"')
-				kiln_buf_addch(&word, *++s);
-			else
-				kiln_buf_addch(&word, c);
-			continue;
-		}
-		if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
-			if (in_word)
+		if (c == '\\' && !s[1]) {
+			char owner[64];
+
+			option_owner(p, start, owner, sizeof(owner));
+			rc = spec_error(p, KILN_ESYNTAX,
+			                "line %d: Error parsing %s: error in parameter quoting",
+			                p->lineno, owner);
+		} else if (quote && c == quote) {
+			quote = 0;
+		} else if (quote) {
+			if (c == '\\' && *++s != quote)
+				kiln_buf_addch(&word, '\\');
+			kiln_buf_addch(&word, *s);
+		} else if (is_space(c)) {
+			if (word.len)
 				rc = argv_push(argv, argc, &word, p->err);
-			in_word = false;
-			continue;
-		}
-		in_word = true;
-		if (c == '"' || c == '\'')
+		} else if (c == '"' || c == '\'') {
 			quote = c;
-		else if (c == '\\' && s[1])
-			kiln_buf_addch(&word, *++s);
-		else
-			kiln_buf_addch(&word, c);
+		} else {
+			kiln_buf_addch(&word, c == '\\' ? *++s : c);
+		}
 	}
-	if (!rc && quote)
-		rc =
-		    spec_error(p, KILN_ESYNTAX, "line %d: unterminated quote in: %s", p->lineno, s);
-	if (!rc && in_word)
+	if (!rc && word.len)
 		rc = argv_push(argv, argc, &word, p->err);
 	if (!rc)
 		rc = kiln_buf_finish(&word, p->err);
@@ -141,11 +154,6 @@ kiln_rc spec_split_options(struct spec_parse_priv *p, const char *s, char ***arg
 
 /* ---------------------------------------------------------------------------------------- */
 /* The dispatcher. */
-
-static bool is_space(char c)
-{
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
-}
 
 /* %end (rpm 6.0) closes the section before it; up to the next section header only blank
  * lines and comments may follow. A second %end has nothing to close. */
