@@ -160,10 +160,15 @@ static bool find_tag(const char *line, struct tag_line *tl)
 	tl->def = &tag_defs[i];
 	s = line + strlen(tl->def->token);
 	if (tl->def->kind == T_SOURCE || tl->def->kind == T_PATCH) {
+		/* rpm's parseTagNumber: the number runs up to a ':' or a blank, and the value
+		 * starts after the line's first ':' ("Source 3 x: a" is an unnumbered source;
+		 * a line without ':' is a malformed tag, value NULL). */
+		const char *colon = strchr(s, ':');
+
 		tl->numtext = s;
-		while (*s >= '0' && *s <= '9')
-			s++;
-		tl->numlen = (size_t)(s - tl->numtext);
+		tl->numlen = strcspn(s, ": \t");
+		tl->value = colon ? skip_space(colon + 1) : NULL;
+		return true;
 	}
 	s = skip_space(s);
 	if (tl->def->paren != P_NONE && *s == '(') {
@@ -768,6 +773,9 @@ static kiln_rc handle_tag(struct spec_parse_priv *p, const struct tag_line *tl)
 
 	if (d->deprecated)
 		spec_warn(p, "line %d: %s is deprecated: %s", p->lineno, d->token, line_text(p));
+	if (!v)
+		return spec_error(p, KILN_ESYNTAX, "line %d: Malformed tag: %s", p->lineno,
+		                  line_text(p));
 	if (!*v && d->kind != T_BUILDROOT)
 		return spec_error(p, KILN_ESYNTAX, "line %d: Empty tag: %s", p->lineno,
 		                  line_text(p));
