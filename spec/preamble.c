@@ -411,37 +411,33 @@ static kiln_rc tag_source(struct spec_parse_priv *p, const struct tag_line *tl, 
 	return spec_add_source(p, tl->value, is_patch, tl->numlen > 0, (uint32_t)num);
 }
 
+/* NoSource/NoPatch: rpm skips blanks and commas, then wants the rest to be one number
+ * (its parseUnsignedNum sees the whole remainder, so "NoSource: 0 1" is "Bad number: 0
+ * 1"); kiln keeps that, a spec rpmbuild refuses must not build here. */
 static kiln_rc tag_nosource(struct spec_parse_priv *p, const struct tag_line *tl, bool patch)
 {
 	const char *s = tl->value;
+	bool found = false;
+	uint64_t num;
+	size_t i;
 
-	while (*s) {
-		uint64_t num;
-		size_t i;
-		size_t n;
-		bool found = false;
+	while (*s && (is_space(*s) || *s == ','))
+		s++;
+	if (!*s)
+		return KILN_OK;
+	if (util_parse_u64(s, strlen(s), 10, UINT32_MAX, &num, NULL))
+		return spec_error(p, KILN_ESYNTAX, "line %d: Bad number: %s", p->lineno, s);
+	for (i = 0; i < p->spec->nsources; i++) {
+		struct spec_source *src = &p->spec->sources[i];
 
-		while (*s && (is_space(*s) || *s == ','))
-			s++;
-		if (!*s)
-			break;
-		n = strcspn(s, " \t,");
-		if (util_parse_u64(s, n, 10, UINT32_MAX, &num, NULL))
-			return spec_error(p, KILN_ESYNTAX, "line %d: Bad number: %s", p->lineno,
-			                  line_text(p));
-		for (i = 0; i < p->spec->nsources; i++) {
-			struct spec_source *src = &p->spec->sources[i];
-
-			if (src->is_patch == patch && src->num == num) {
-				src->nosource = true;
-				found = true;
-			}
+		if (src->is_patch == patch && src->num == num) {
+			src->nosource = true;
+			found = true;
 		}
-		if (!found)
-			return spec_error(p, KILN_ESYNTAX, "line %d: Bad no%s number: %u",
-			                  p->lineno, patch ? "patch" : "source", (unsigned)num);
-		s += n;
 	}
+	if (!found)
+		return spec_error(p, KILN_ESYNTAX, "line %d: Bad no%s number: %u", p->lineno,
+		                  patch ? "patch" : "source", (unsigned)num);
 	return KILN_OK;
 }
 
