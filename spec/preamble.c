@@ -629,13 +629,40 @@ static enum spec_rich_ctx rich_context(enum spec_dep_kind kind)
 	}
 }
 
-/* Obsoletes take package names only (rpm checks them like Name:), and rpm warns about an
- * unversioned one (it obsoletes every version, forever). */
+/* rpm warns once per Obsoletes: line, about the last item that deserves it: no version
+ * (it obsoletes every version, forever) or a '>' comparison. s is a valid list. */
+static const char *obsoletes_warning(const char *s)
+{
+	const char *warn = NULL;
+
+	for (;;) {
+		size_t n;
+
+		while (*s && (is_space(*s) || *s == ','))
+			s++;
+		if (!*s)
+			return warn;
+		s += strcspn(s, " \t\n\r\v\f,");
+		while (*s && is_space(*s))
+			s++;
+		if (*s != '<' && *s != '>' && *s != '=') {
+			warn = "It's not recommended to have unversioned Obsoletes";
+			continue;
+		}
+		n = strspn(s, "<>=");
+		if (memchr(s, '>', n))
+			warn = "It's not recommended to use '>' in Obsoletes";
+		s = skip_space(s + n);
+		s += strcspn(s, " \t\n\r\v\f,");
+	}
+}
+
+/* Obsoletes take package names only (rpm checks them like Name:). */
 static kiln_rc tag_obsoletes(struct spec_parse_priv *p, const struct tag_line *tl)
 {
 	struct spec_deps line = {0};
 	struct spec_deps *all = &p->pkg->deps[SPEC_DEPS_OBSOLETES];
-	bool unversioned = false;
+	const char *warn;
 	kiln_rc rc = spec_dep_parse(p, tl->value, 0, SPEC_RICH_NONE, &line, line_text(p));
 	size_t i;
 
@@ -643,13 +670,12 @@ static kiln_rc tag_obsoletes(struct spec_parse_priv *p, const struct tag_line *t
 		rc = char_check(p, line.v[i].name, ".-_+%{}", "_%");
 		if (rc)
 			return rc;
-		unversioned |= !line.v[i].evr[0];
 		rc = spec_deps_add(p->spec, all, line.v[i].name, line.v[i].evr, line.v[i].flags,
 		                   p->err);
 	}
-	if (!rc && unversioned)
-		spec_warn(p, "line %d: It's not recommended to have unversioned Obsoletes: %s",
-		          p->lineno, line_text(p));
+	warn = rc ? NULL : obsoletes_warning(tl->value);
+	if (warn)
+		spec_warn(p, "line %d: %s: %s", p->lineno, warn, line_text(p));
 	return rc;
 }
 
