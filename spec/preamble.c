@@ -444,32 +444,47 @@ static kiln_rc tag_nosource(struct spec_parse_priv *p, const struct tag_line *tl
 /* ---------------------------------------------------------------------------------------- */
 /* Lists. */
 
-static kiln_rc split_list(struct spec_parse_priv *p, const char *v, const char ***out, size_t *n)
+/* A list tag's value split the way rpm's poptParseArgvString() does it: at blanks only
+ * (a comma stays in its word, "x86_64," is no arch), quotes group. The words are appended
+ * to *out. A quoting error is rpm's "Error parsing tag field", or for BuildArch (archs)
+ * "Bad BuildArchitecture format". */
+static kiln_rc split_list(struct spec_parse_priv *p, const char *v, const char ***out, size_t *n,
+                          bool archs)
 {
-	const char *s = v;
+	const char **nv;
+	char **argv = NULL;
+	int argc = 0;
+	int i;
+	kiln_rc rc = spec_split_options(p, v, &argv, &argc);
 
-	while (*s) {
-		const char **nv;
-		size_t len;
-
-		while (*s && (is_space(*s) || *s == ','))
-			s++;
-		if (!*s)
-			break;
-		len = strcspn(s, " \t\n,");
-		nv = kiln_arena_array(&p->spec->arena, *n + 1, sizeof(*nv));
-		if (!nv)
-			return kiln_arena_finish(&p->spec->arena, p->err);
-		if (*n)
-			memcpy(nv, *out, *n * sizeof(*nv));
-		nv[*n] = spec_strdup(p, s, len);
-		if (!nv[*n])
-			return KILN_ENOMEM;
-		*out = nv;
-		(*n)++;
-		s += len;
+	if (rc == KILN_ESYNTAX) {
+		kiln_err_clear(p->err);
+		if (archs)
+			return spec_error(p, rc, "line %d: Bad BuildArchitecture format: %s",
+			                  p->lineno, line_text(p));
+		return spec_error(p, rc, "Error parsing tag field: error in parameter quoting");
 	}
-	return KILN_OK;
+	if (rc || !argc)
+		goto out;
+	nv = kiln_arena_array(&p->spec->arena, *n + (size_t)argc, sizeof(*nv));
+	if (!nv) {
+		rc = kiln_arena_finish(&p->spec->arena, p->err);
+		goto out;
+	}
+	if (*n)
+		memcpy(nv, *out, *n * sizeof(*nv));
+	for (i = 0; !rc && i < argc; i++) {
+		nv[*n + (size_t)i] = spec_strdup(p, argv[i], strlen(argv[i]));
+		if (!nv[*n + (size_t)i])
+			rc = KILN_ENOMEM;
+	}
+	if (!rc) {
+		*out = nv;
+		*n += (size_t)argc;
+	}
+out:
+	spec_argv_free(argv, argc);
+	return rc;
 }
 
 static kiln_rc tag_archlist(struct spec_parse_priv *p, const struct tag_line *tl)
@@ -478,13 +493,14 @@ static kiln_rc tag_archlist(struct spec_parse_priv *p, const struct tag_line *tl
 
 	switch (tl->def->tag) {
 	case 1059:
-		return split_list(p, tl->value, &spec->excludearch, &spec->nexcludearch);
+		return split_list(p, tl->value, &spec->excludearch, &spec->nexcludearch, false);
 	case 1061:
-		return split_list(p, tl->value, &spec->exclusivearch, &spec->nexclusivearch);
+		return split_list(p, tl->value, &spec->exclusivearch, &spec->nexclusivearch,
+		                  false);
 	case 1060:
-		return split_list(p, tl->value, &spec->excludeos, &spec->nexcludeos);
+		return split_list(p, tl->value, &spec->excludeos, &spec->nexcludeos, false);
 	default:
-		return split_list(p, tl->value, &spec->exclusiveos, &spec->nexclusiveos);
+		return split_list(p, tl->value, &spec->exclusiveos, &spec->nexclusiveos, false);
 	}
 }
 
@@ -495,7 +511,7 @@ static kiln_rc tag_buildarch(struct spec_parse_priv *p, const struct tag_line *t
 	size_t n = 0;
 	kiln_rc rc;
 
-	rc = split_list(p, tl->value, &v, &n);
+	rc = split_list(p, tl->value, &v, &n, true);
 	if (rc)
 		return rc;
 	if (!p->pkg->is_main) {
@@ -520,7 +536,7 @@ static kiln_rc tag_prefixes(struct spec_parse_priv *p, const struct tag_line *tl
 	size_t i;
 	kiln_rc rc;
 
-	rc = split_list(p, tl->value, &v, &n);
+	rc = split_list(p, tl->value, &v, &n, false);
 	for (i = 0; !rc && i < n; i++) {
 		size_t len = strlen(v[i]);
 
