@@ -794,11 +794,18 @@ static bool has_tag(struct spec_parse_priv *p, uint32_t tag)
 	return spec_tagset_get(p->pkg->tags, tag, &v);
 }
 
-/* Mark a second occurrence of a single-valued tag for the duplicate check. */
+/* Mark a second occurrence of a single-valued tag for the duplicate check. rpm reports
+ * every duplicate in tag number order; kiln's one error is rpm's first. */
+static void mark_dup(struct spec_parse_priv *p, uint32_t tag)
+{
+	if (has_tag(p, tag) && (!p->dup_tag || tag < p->dup_tag))
+		p->dup_tag = tag;
+}
+
 static kiln_rc put_text(struct spec_parse_priv *p, uint32_t tag, const char *value, bool dup_ok)
 {
-	if (has_tag(p, tag) && !dup_ok)
-		p->dup_tag = tag;
+	if (!dup_ok)
+		mark_dup(p, tag);
 	return spec_tagset_put_str(p->pkg->tags, tag, value, p->err);
 }
 
@@ -850,8 +857,7 @@ static kiln_rc handle_tag(struct spec_parse_priv *p, const struct tag_line *tl)
 			return spec_error(p, KILN_ESYNTAX,
 			                  "line %d: Epoch field must be an unsigned number: %s",
 			                  p->lineno, line_text(p));
-		if (has_tag(p, d->tag))
-			p->dup_tag = d->tag;
+		mark_dup(p, d->tag);
 		rc = spec_tagset_put_u32(p->pkg->tags, d->tag, (uint32_t)e, p->err);
 		break;
 	}
