@@ -728,13 +728,58 @@ kiln_rc spec_lua_add_source(struct spec_parse_priv *p, const struct spec_source 
 	return rc;
 }
 
+static bool list_has(const char *const *v, size_t n, const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (!strcasecmp(v[i], s))
+			return true;
+	}
+	return false;
+}
+
+/* rpmbuild refuses a target the spec excludes (rpm's checkForValidArchitectures; rpmspec
+ * parses with SPEC_PARSE_ANYARCH). A noarch build is checked with the build machine's cpu. */
+static kiln_rc check_architectures(struct spec_parse_priv *p)
+{
+	struct spec *spec = p->spec;
+	char *arch = NULL;
+	char *os = NULL;
+	kiln_rc rc = macro_expand_str(p->ctx, "%{_target_cpu}", &arch, p->err);
+
+	if (!rc && !strcmp(arch, "noarch")) {
+		free(arch);
+		arch = NULL;
+		rc = macro_expand_str(p->ctx, "%{_build_cpu}", &arch, p->err);
+	}
+	if (!rc)
+		rc = macro_expand_str(p->ctx, "%{_target_os}", &os, p->err);
+	if (rc)
+		goto out;
+	if (list_has(spec->excludearch, spec->nexcludearch, arch))
+		rc = kiln_err_set(p->err, KILN_EUNSUPP, "Architecture is excluded: %s", arch);
+	else if (spec->nexclusivearch && !list_has(spec->exclusivearch, spec->nexclusivearch, arch))
+		rc = kiln_err_set(p->err, KILN_EUNSUPP, "Architecture is not included: %s", arch);
+	else if (list_has(spec->excludeos, spec->nexcludeos, os))
+		rc = kiln_err_set(p->err, KILN_EUNSUPP, "OS is excluded: %s", os);
+	else if (spec->nexclusiveos && !list_has(spec->exclusiveos, spec->nexclusiveos, os))
+		rc = kiln_err_set(p->err, KILN_EUNSUPP, "OS is not included: %s", os);
+out:
+	free(arch);
+	free(os);
+	return rc;
+}
+
 kiln_rc spec_finish(struct spec_parse_priv *p)
 {
 	struct spec *spec = p->spec;
 	kiln_rc rc = KILN_OK;
 	size_t i;
 
-	if (spec->buildsystem)
+	if (!(p->flags & SPEC_PARSE_ANYARCH))
+		rc = check_architectures(p);
+	if (!rc && spec->buildsystem)
 		rc = synthesize_buildsystem(p);
 	if (!rc)
 		rc = combine_sections(p);

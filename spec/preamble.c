@@ -495,8 +495,7 @@ static kiln_rc tag_archlist(struct spec_parse_priv *p, const struct tag_line *tl
 	case 1059:
 		return split_list(p, tl->value, &spec->excludearch, &spec->nexcludearch, false);
 	case 1061:
-		return split_list(p, tl->value, &spec->exclusivearch, &spec->nexclusivearch,
-		                  false);
+		return split_list(p, tl->value, &spec->exclusivearch, &spec->nexclusivearch, false);
 	case 1060:
 		return split_list(p, tl->value, &spec->excludeos, &spec->nexcludeos, false);
 	default:
