@@ -242,20 +242,12 @@ static kiln_rc parse_qualifiers(struct spec_parse_priv *p, const struct tag_line
 		const char *name;
 		uint32_t bits;
 	} quals[] = {
-	    {"interp", SPEC_DEP_INTERP},
-	    {"preun", SPEC_DEP_SCRIPT_PREUN},
-	    {"pre", SPEC_DEP_SCRIPT_PRE},
-	    {"postun", SPEC_DEP_SCRIPT_POSTUN},
-	    {"post", SPEC_DEP_SCRIPT_POST},
-	    {"rpmlib", SPEC_DEP_RPMLIB},
-	    {"verify", SPEC_DEP_SCRIPT_VERIFY},
-	    {"pretrans", SPEC_DEP_PRETRANS},
-	    {"posttrans", SPEC_DEP_POSTTRANS},
-	    {"preuntrans", SPEC_DEP_PREUNTRANS},
-	    {"postuntrans", SPEC_DEP_POSTUNTRANS},
-	    {"hint", SPEC_DEP_MISSINGOK},
-	    {"strong", 1u << 27},
-	    {"meta", SPEC_DEP_META},
+	    {"interp", SPEC_DEP_INTERP},           {"preun", SPEC_DEP_SCRIPT_PREUN},
+	    {"pre", SPEC_DEP_SCRIPT_PRE},          {"postun", SPEC_DEP_SCRIPT_POSTUN},
+	    {"post", SPEC_DEP_SCRIPT_POST},        {"rpmlib", SPEC_DEP_RPMLIB},
+	    {"verify", SPEC_DEP_SCRIPT_VERIFY},    {"pretrans", SPEC_DEP_PRETRANS},
+	    {"posttrans", SPEC_DEP_POSTTRANS},     {"preuntrans", SPEC_DEP_PREUNTRANS},
+	    {"postuntrans", SPEC_DEP_POSTUNTRANS}, {"meta", SPEC_DEP_META},
 	};
 	const char *s = tl->paren;
 	char name[32];
@@ -277,8 +269,9 @@ static kiln_rc parse_qualifiers(struct spec_parse_priv *p, const struct tag_line
 			goto bad;
 		*flags |= quals[i].bits;
 		s += n;
-		if (*s == ',')
-			s++;
+		/* A comma must be followed by another qualifier ("pre," is bad). */
+		if (*s == ',' && !*++s)
+			goto bad;
 	}
 	return KILN_OK;
 bad : {
