@@ -813,7 +813,7 @@ static kiln_rc handle_tag(struct spec_parse_priv *p, const struct tag_line *tl)
 	if (!v)
 		return spec_error(p, KILN_ESYNTAX, "line %d: Malformed tag: %s", p->lineno,
 		                  line_text(p));
-	if (!*v && d->kind != T_BUILDROOT)
+	if (!*v)
 		return spec_error(p, KILN_ESYNTAX, "line %d: Empty tag: %s", p->lineno,
 		                  line_text(p));
 	switch (d->kind) {
