@@ -155,6 +155,9 @@ int cli_cmd_keygen(int argc, char **argv);
 int cli_cmd_keys(int argc, char **argv);
 int cli_cmd_sign(int argc, char **argv);
 int cli_cmd_verify(int argc, char **argv);
+/* Builds (cmd_build.c). */
+extern const struct cli_opt cli_build_opts[];
+int cli_cmd_build(int argc, char **argv);
 /* The sandbox (cmd_sandbox.c). */
 extern const struct cli_opt cli_sandbox_opts[];
 int cli_cmd_sandbox(int argc, char **argv);

@@ -34,6 +34,16 @@ const struct cli_command cli_commands[] = {
      "packages, tags, dependencies, sections, sources and %files entries. Errors name the "
      "file and line and exit 1.",
      cli_spec_opts, cli_cmd_spec},
+    {"build", "build packages from a spec like rpmbuild (-ba, -bb, -bs, ...)",
+     "-bSTAGE|-rSTAGE|-tSTAGE [--rebuild SRPM] [options] SPEC|SRPM|TARBALL",
+     "Runs a spec's build stages and writes its binary and source packages the way "
+     "rpmbuild does: -b from a spec, -r from a source package, -t from a tarball holding "
+     "the spec; STAGE is p (prep), f (conf), c (build), i (install), l (file check), b "
+     "(binary packages), s (source package), a (both) or r (buildrequires). Builds are "
+     "reproducible by default (SOURCE_DATE_EPOCH from the changelog, clamped mtimes, a "
+     "fixed build host). --json prints every output with its sha256, the stage times and "
+     "the warnings.",
+     cli_build_opts, cli_cmd_build},
     {"version", "print kiln's version", "[-v]",
      "With -v, also print where kiln found its configuration.", version_opts, cli_cmd_version},
     {"query", "show what is in package files, like rpm -qp", "-p [options] PKG...",

@@ -387,7 +387,9 @@ static kiln_rc file_tags(struct writer *wr, struct kiln_err *err)
 		rc = put_u32s(&wr->h, SPEC_TAG_FILEDEVICES, u32[4], n, err);
 	if (!rc)
 		rc = put_u32s(&wr->h, SPEC_TAG_FILEINODES, u32[5], n, err);
-	if (!rc)
+	/* rpmbuild classifies only binary packages' files (no colors, classes or MIME types
+	 * in a source package). */
+	if (!rc && !wr->o->source)
 		rc = put_u32s(&wr->h, SPEC_TAG_FILECOLORS, u32[6], n, err);
 	if (!rc)
 		rc = pack_header_put_strings(&wr->h, SPEC_TAG_FILELINKTOS, s[1], (uint32_t)n, err);
@@ -402,9 +404,9 @@ static kiln_rc file_tags(struct writer *wr, struct kiln_err *err)
 		rc = pack_header_put_strings(&wr->h, SPEC_TAG_FILECAPS, s[5], (uint32_t)n, err);
 	if (!rc)
 		rc = name_tags(wr, err);
-	if (!rc && wr->o->format == 6)
+	if (!rc && !wr->o->source && wr->o->format == 6)
 		rc = dict_tags(wr, SPEC_TAG_FILEMIMEINDEX, SPEC_TAG_MIMEDICT, true, err);
-	else if (!rc)
+	else if (!rc && !wr->o->source)
 		rc = dict_tags(wr, SPEC_TAG_FILECLASS, SPEC_TAG_CLASSDICT, false, err);
 	if (!rc && (wr->o->format == 6 || wr->o->fdigest != UTIL_DIGEST_MD5))
 		rc = pack_header_put_u32(&wr->h, SPEC_TAG_FILEDIGESTALGO,

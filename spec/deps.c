@@ -372,3 +372,19 @@ kiln_rc spec_dep_parse(struct spec_parse_priv *p, const char *text, uint32_t bas
 		spec_warn(p, "line %d: Possible unexpanded macro in: %s", p->lineno, what);
 	return rc;
 }
+
+kiln_rc spec_deps_add_text(struct spec *spec, struct spec_deps *out, const char *text,
+                           struct kiln_err *err)
+{
+	struct spec_parse_priv *p = spec->priv;
+	struct kiln_err *saved = p->err;
+	int lineno = p->lineno;
+	kiln_rc rc;
+
+	p->err = err;
+	p->lineno = 0;
+	rc = spec_dep_parse(p, text, 0, SPEC_RICH_POSITIVE, out, "BuildRequires");
+	p->err = saved;
+	p->lineno = lineno;
+	return rc;
+}

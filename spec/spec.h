@@ -620,6 +620,12 @@ void spec_free(struct spec *spec);
 KILN_MUST_CHECK kiln_rc spec_package_build_tags(struct spec *spec, struct spec_package *pkg,
                                                 struct kiln_err *err);
 
+/* Parse dependency text ("a >= 1, b, (c or d)") the way BuildRequires: reads it and append
+ * the result to out (memory from the spec's arena). For what %generate_buildrequires
+ * prints. Errors use rpm's wording for BuildRequires. */
+KILN_MUST_CHECK kiln_rc spec_deps_add_text(struct spec *spec, struct spec_deps *out,
+                                           const char *text, struct kiln_err *err);
+
 /* rpm's section names ("prep", "generate_buildrequires", ...) and scriptlet names ("pre",
  * "triggerin", ...). */
 const char *spec_section_name(enum spec_section sec);

@@ -44,6 +44,8 @@ struct worker_filelist_opts {
  * files, the "Installed (but unpackaged)" check over all packages). */
 
 void worker_filelist_release(struct worker_filelist *fl);
+KILN_MUST_CHECK kiln_rc worker_filelist_collect(struct worker_filelist *out, struct spec *spec, struct spec_package *pkg, const struct worker_filelist_opts *o, struct kiln_err *err); /* TMP */
+KILN_MUST_CHECK kiln_rc worker_filelist_check_unpackaged(const struct worker_filelist_opts *o, const struct worker_filelist *l, size_t n, struct kiln_err *err); /* TMP */
 
 /* ======================================================================================== */
 /* 2. Automatic dependencies                                                                */
@@ -64,6 +66,7 @@ struct worker_deps {
 };
 
 /* PLACEHOLDER: the autodeps helper defines the functions here. */
+KILN_MUST_CHECK kiln_rc worker_autodeps_collect(const struct pack_file *files, size_t n, struct macro_ctx *mc, struct worker_deps *p, struct worker_deps *r, struct kiln_err *err); /* TMP */
 
 void worker_deps_release(struct worker_deps *d);
 
@@ -77,6 +80,104 @@ void worker_deps_release(struct worker_deps *d);
 /* 4. The build pipeline                                                                    */
 /* ======================================================================================== */
 
-/* PLACEHOLDER: the lead defines worker_build() and friends here. */
+/* What to run, as rpmbuild's -b/-r/-t letters: a bit per step. */
+enum worker_build_steps {
+	WORKER_STEP_PREP = 1 << 0,      /* %prep */
+	WORKER_STEP_CONF = 1 << 1,      /* %conf (rpm 4.20) and %generate_buildrequires */
+	WORKER_STEP_BUILD = 1 << 2,     /* %build */
+	WORKER_STEP_INSTALL = 1 << 3,   /* %install */
+	WORKER_STEP_CHECK = 1 << 4,     /* %check */
+	WORKER_STEP_FILECHECK = 1 << 5, /* -bl: %files against the buildroot, nothing written */
+	WORKER_STEP_BINARY = 1 << 6,    /* write the binary packages */
+	WORKER_STEP_SOURCE = 1 << 7,    /* write the source package */
+	WORKER_STEP_CLEAN = 1 << 8,     /* %clean and remove the buildroot afterwards */
+	WORKER_STEP_RMBUILD = 1 << 9,   /* --clean: remove the build directory afterwards */
+	WORKER_STEP_RMSOURCE = 1 << 10, /* --rmsource */
+	WORKER_STEP_RMSPEC = 1 << 11,   /* --rmspec */
+	WORKER_STEP_BUILDREQS = 1 << 12 /* -br: stop after %generate_buildrequires */
+};
+
+/* rpmbuild's -bX letters. */
+#define WORKER_STEPS_P (WORKER_STEP_PREP)
+#define WORKER_STEPS_F (WORKER_STEPS_P | WORKER_STEP_CONF)
+#define WORKER_STEPS_C (WORKER_STEPS_F | WORKER_STEP_BUILD)
+#define WORKER_STEPS_I (WORKER_STEPS_C | WORKER_STEP_INSTALL | WORKER_STEP_CHECK)
+#define WORKER_STEPS_L (WORKER_STEP_FILECHECK)
+#define WORKER_STEPS_B (WORKER_STEPS_I | WORKER_STEP_BINARY | WORKER_STEP_CLEAN)
+#define WORKER_STEPS_A (WORKER_STEPS_B | WORKER_STEP_SOURCE)
+#define WORKER_STEPS_S (WORKER_STEP_SOURCE)
+#define WORKER_STEPS_R (WORKER_STEPS_P | WORKER_STEP_CONF | WORKER_STEP_BUILDREQS)
+
+/* Options of one build. Strings are borrowed for the call. */
+struct worker_build_opts {
+	const char *spec_path;
+	unsigned steps;     /* enum worker_build_steps */
+	bool short_circuit; /* only the last stage of steps (-bc --short-circuit ...) */
+	bool nodeps;        /* skip the BuildRequires check */
+	bool nocheck;       /* skip %check */
+	bool noprep;        /* skip %prep (rpm 4.18's --noprep) */
+	bool noclean;       /* keep the buildroot (no %clean) */
+	bool quiet;         /* stage output only in the build log */
+	bool anyarch;       /* -bs: build the source package on any architecture */
+	/* How stages run: NULL runs them as plain host processes. Borrowed. */
+	const struct chroot_config *exec;
+	int out_fd; /* where stage output streams (besides the log); -1 = none */
+	/* Sign every written package with this key (sign/), NULL for none. Borrowed. */
+	const struct sign_key *sign_key;
+};
+void worker_build_opts_init(struct worker_build_opts *o);
+
+struct worker_build_output {
+	const char *path;     /* written package */
+	const char *kind;     /* "binary" or "source" */
+	const char *name;     /* package name */
+	const char *arch;     /* "x86_64", "noarch", "src" */
+	char sha256[65];
+};
+
+struct worker_build_stage {
+	const char *name; /* "prep", "build", ..., "package" */
+	int64_t ms;
+	int exit_code;
+};
+
+/* The result of worker_build(), filled also on failure as far as the build got. Release
+ * with worker_build_result_release(). */
+struct worker_build_result {
+	struct worker_build_output *outputs;
+	size_t noutputs, capoutputs;
+	struct worker_build_stage *stages;
+	size_t nstages, capstages;
+	const char **warnings;
+	size_t nwarnings, capwarnings;
+	const char *log_path;       /* the build log, NULL before the build dir exists */
+	int64_t source_date_epoch;  /* -1 when none */
+	int64_t buildtime;
+	bool buildreqs_unmet;       /* -br: %generate_buildrequires asked for missing ones */
+	struct kiln_arena arena;
+};
+
+/* Run the steps of o on o->spec_path with macro context mc (configured by the caller:
+ * rpmrc, macro files, --define...; the build adds its own definitions). On failure err has
+ * rpm's message ("Bad exit status from /.../BUILD/.kiln-build.sh (%build)") and nothing is
+ * left half-written in the output directories. */
+KILN_MUST_CHECK kiln_rc worker_build(const struct worker_build_opts *o, struct macro_ctx *mc,
+                                     struct worker_build_result *res, struct kiln_err *err);
+void worker_build_result_release(struct worker_build_result *res);
+/* Append the result as JSON ({"outputs":[{path,kind,name,arch,sha256}],"stages":[...],
+ * "warnings":[...],"log":...,"source_date_epoch":...}) to out. */
+void worker_build_result_json(const struct worker_build_result *res, bool ok,
+                              const struct kiln_err *err, struct kiln_buf *out);
+
+/* -r: install a source package's files into %{_sourcedir} and its spec into %{_specdir}
+ * (as rpm -i of a .src.rpm does); *spec_path gets the spec's path (in arena a). */
+KILN_MUST_CHECK kiln_rc worker_srpm_install(const char *srpm, struct macro_ctx *mc,
+                                            struct kiln_arena *a, const char **spec_path,
+                                            struct kiln_err *err);
+/* -t: unpack the tarball's spec file (the first *.spec of the archive) into %{_specdir}
+ * and copy the tarball to %{_sourcedir}; *spec_path as above. */
+KILN_MUST_CHECK kiln_rc worker_tarball_spec(const char *tarball, struct macro_ctx *mc,
+                                            struct kiln_arena *a, const char **spec_path,
+                                            struct kiln_err *err);
 
 #endif

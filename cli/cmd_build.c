@@ -1,0 +1,230 @@
+/*
+ * cmd_build.c - `kiln build`: rpmbuild's command line over the build pipeline (worker/).
+ */
+#include "util/util.h"
+
+#include <stdio.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "macro/macro.h"
+#include "worker/worker.h"
+
+struct build_cli_opts {
+	struct cli_macro_opts macros; /* first member: CLI_MACRO_OPTS */
+	const char *b, *r, *t;        /* -bX, -rX, -tX: the stage letter */
+	const char *rebuild, *recompile;
+	bool nodeps, noclean, nocheck, noprep, short_circuit, clean, rmsource, rmspec, quiet;
+	bool json, sandbox, network;
+	const char *buildroot, *topdir, *sign, *rpm_format, *root;
+};
+
+#define BFLAG(l, field, help)                                                                      \
+	{                                                                                          \
+		l, 0, CLI_OPT_FLAG, offsetof(struct build_cli_opts, field), NULL, NULL, help       \
+	}
+#define BSTR(l, s, field, arg, help)                                                               \
+	{                                                                                          \
+		l, s, CLI_OPT_STRING, offsetof(struct build_cli_opts, field), NULL, arg, help      \
+	}
+
+const struct cli_opt cli_build_opts[] = {
+    CLI_MACRO_OPTS(struct build_cli_opts, macros),
+    BSTR(NULL, 'b', b, "STAGE",
+         "build from SPEC through STAGE: p prep, f conf, c build, i install, l file check, "
+         "b binary, s source, a all, r buildrequires"),
+    BSTR(NULL, 'r', r, "STAGE", "the same from a source package (-ra, -rb, -rs, ...)"),
+    BSTR(NULL, 't', t, "STAGE", "the same from a tarball holding the spec (-ta, -tb, ...)"),
+    BSTR("rebuild", 0, rebuild, "SRPM", "rebuild the binary packages of SRPM (-rb)"),
+    BSTR("recompile", 0, recompile, "SRPM", "build SRPM through %install (-ri)"),
+    BFLAG("nodeps", nodeps, "do not check build dependencies"),
+    BFLAG("noclean", noclean, "do not run %clean (keep the buildroot)"),
+    BFLAG("nocheck", nocheck, "do not run %check"),
+    BFLAG("noprep", noprep, "do not run %prep"),
+    BFLAG("short-circuit", short_circuit, "run only the named stage"),
+    BFLAG("clean", clean, "remove the build directory afterwards"),
+    BFLAG("rmsource", rmsource, "remove the sources afterwards"),
+    BFLAG("rmspec", rmspec, "remove the spec file afterwards"),
+    BFLAG("quiet", quiet, "print stage output only when a stage fails"),
+    BFLAG("json", json, "print a JSON summary (outputs with sha256, stages, warnings)"),
+    BFLAG("sandbox", sandbox, "run the stages in kiln's namespace sandbox"),
+    BFLAG("enable-network", network, "with --sandbox: keep the host network"),
+    BSTR("root", 0, root, "ROOT", "with --sandbox: host, dir:PATH or tar:FILE"),
+    BSTR("buildroot", 0, buildroot, "DIR", "override %{buildroot}"),
+    BSTR("topdir", 0, topdir, "DIR", "override %{_topdir}"),
+    BSTR("sign", 0, sign, "KEYFILE", "sign every package with this secret key"),
+    BSTR("rpm-format", 0, rpm_format, "4|6", "package format (%_rpmformat)"),
+    CLI_OPT_END,
+};
+
+/* The steps of a stage letter (rpmbuild's -bX), with --short-circuit only the last. */
+static kiln_rc build_steps(char c, bool sc, unsigned *steps, bool *anyarch,
+                           struct kiln_err *err)
+{
+	*anyarch = false;
+	switch (c) {
+	case 'p':
+		*steps = WORKER_STEPS_P;
+		return KILN_OK;
+	case 'f':
+		*steps = sc ? WORKER_STEP_CONF : WORKER_STEPS_F;
+		return KILN_OK;
+	case 'c':
+		*steps = sc ? WORKER_STEP_BUILD : WORKER_STEPS_C;
+		return KILN_OK;
+	case 'i':
+		*steps = sc ? WORKER_STEP_INSTALL | WORKER_STEP_CHECK : WORKER_STEPS_I;
+		return KILN_OK;
+	case 'l':
+		*steps = WORKER_STEPS_L;
+		return KILN_OK;
+	case 'b':
+		*steps = sc ? WORKER_STEP_BINARY | WORKER_STEP_CLEAN : WORKER_STEPS_B;
+		return KILN_OK;
+	case 'a':
+		*steps = sc ? WORKER_STEP_BINARY | WORKER_STEP_SOURCE | WORKER_STEP_CLEAN
+		            : WORKER_STEPS_A;
+		return KILN_OK;
+	case 's':
+		*steps = WORKER_STEPS_S;
+		*anyarch = true;
+		return KILN_OK;
+	case 'r':
+		*steps = WORKER_STEPS_R;
+		return KILN_OK;
+	default:
+		return kiln_err_set(err, KILN_EINVAL, "unknown stage '%c' (use one of pfcilbasr)", c);
+	}
+}
+
+static kiln_rc build_define(struct macro_ctx *mc, const char *name, const char *value,
+                            struct kiln_err *err)
+{
+	return macro_define(mc, name, NULL, value, MACRO_LEVEL_CMDLINE, err);
+}
+
+static void build_print_json(const struct worker_build_result *res, bool ok,
+                             const struct kiln_err *err)
+{
+	struct kiln_buf out = KILN_BUF_INIT(KILN_LIMIT_TEXT_FILE);
+
+	worker_build_result_json(res, ok, err, &out);
+	kiln_buf_addch(&out, '\n');
+	if (!kiln_buf_finish(&out, NULL))
+		fwrite(out.ptr, 1, out.len, stdout);
+	kiln_buf_release(&out);
+}
+
+/* Which stage letter and where the spec comes from. */
+struct build_source {
+	char kind; /* 'b' spec, 'r' source package, 't' tarball */
+	char stage;
+};
+
+static int build_pick(const struct cli_command *cmd, const struct build_cli_opts *o, int nargs,
+                      char **argv, struct build_source *s)
+{
+	int given = !!o->b + !!o->r + !!o->t + !!o->rebuild + !!o->recompile;
+	const char *letter = o->b ? o->b : o->r ? o->r : o->t;
+
+	if (given > 1)
+		return cli_usage_error(cmd, "give one of -b, -r, -t, --rebuild, --recompile");
+	s->kind = o->r || o->rebuild || o->recompile ? 'r' : o->t ? 't' : 'b';
+	s->stage = o->rebuild ? 'b' : o->recompile ? 'i' : letter ? letter[0] : 'a';
+	if (letter && letter[1])
+		return cli_usage_error(cmd, "one stage letter after -%c, not '%s'", s->kind, letter);
+	if ((o->rebuild || o->recompile) ? nargs != 0 : nargs != 1)
+		return cli_usage_error(cmd, "%s", o->rebuild || o->recompile
+		                                      ? "no operand after --rebuild SRPM"
+		                                      : "exactly one SPEC, SRPM or TARBALL");
+	(void)argv;
+	return 0;
+}
+
+int cli_cmd_build(int argc, char **argv)
+{
+	const struct cli_command *cmd = cli_command_find("build");
+	struct build_cli_opts o = {0};
+	struct worker_build_opts bo;
+	struct worker_build_result res = {0};
+	struct chroot_config cc;
+	struct kiln_err err = KILN_ERR_INIT;
+	struct macro_ctx *mc = NULL;
+	struct sign_key *key = NULL;
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_LIMIT_ARENA);
+	struct build_source src = {0};
+	const char *input;
+	int nargs, status;
+	kiln_rc rc;
+
+	if (cli_opts_parse(cli_build_opts, &o, argc, argv, &nargs, &err)) {
+		status = cli_usage_error(cmd, "%s", err.msg);
+		goto out;
+	}
+	status = build_pick(cmd, &o, nargs, argv, &src);
+	if (status)
+		goto out;
+	input = o.rebuild ? o.rebuild : o.recompile ? o.recompile : argv[1];
+	worker_build_opts_init(&bo);
+	rc = build_steps(src.stage, o.short_circuit, &bo.steps, &bo.anyarch, &err);
+	if (rc) {
+		status = cli_usage_error(cmd, "%s", err.msg);
+		goto out;
+	}
+	rc = cli_macro_ctx_open(&o.macros, &mc, &err);
+	if (!rc && o.topdir)
+		rc = build_define(mc, "_topdir", o.topdir, &err);
+	if (!rc && o.buildroot)
+		rc = build_define(mc, "buildroot", o.buildroot, &err);
+	if (!rc && o.rpm_format)
+		rc = build_define(mc, "_rpmformat", o.rpm_format, &err);
+	if (!rc && o.sign)
+		rc = sign_key_load_secret(o.sign, &key, &err);
+	if (!rc && src.kind == 'r')
+		rc = worker_srpm_install(input, mc, &a, &bo.spec_path, &err);
+	else if (!rc && src.kind == 't')
+		rc = worker_tarball_spec(input, mc, &a, &bo.spec_path, &err);
+	else
+		bo.spec_path = input;
+	if (rc) {
+		status = o.json ? (build_print_json(&res, false, &err), CLI_EXIT_FAIL) : cli_fail(&err);
+		goto out;
+	}
+	if (src.kind == 'r')
+		bo.steps |= WORKER_STEP_RMSOURCE | WORKER_STEP_RMSPEC; /* as rpmbuild -r does */
+	bo.steps |= (o.clean ? WORKER_STEP_RMBUILD : 0) | (o.rmsource ? WORKER_STEP_RMSOURCE : 0) |
+	            (o.rmspec ? WORKER_STEP_RMSPEC : 0);
+	bo.nodeps = o.nodeps;
+	bo.noclean = o.noclean;
+	bo.nocheck = o.nocheck;
+	bo.noprep = o.noprep;
+	bo.quiet = o.quiet;
+	bo.sign_key = key;
+	bo.out_fd = o.json ? STDERR_FILENO : STDOUT_FILENO;
+	if (o.sandbox) {
+		chroot_config_init(&cc);
+		cc.kind = CHROOT_EXEC_SANDBOX;
+		cc.network = o.network;
+		if (o.root && chroot_config_root_parse(&cc, o.root, &err)) {
+			status = cli_fail(&err);
+			goto out;
+		}
+		bo.exec = &cc;
+	}
+	rc = worker_build(&bo, mc, &res, &err);
+	if (o.json)
+		build_print_json(&res, rc == KILN_OK, &err);
+	if (rc)
+		status = o.json ? CLI_EXIT_FAIL : cli_fail(&err);
+	else if (res.buildreqs_unmet)
+		status = 11; /* rpmbuild -br: missing build dependencies */
+	else
+		status = CLI_EXIT_OK;
+out:
+	worker_build_result_release(&res);
+	sign_key_free(key);
+	macro_ctx_free(mc);
+	kiln_arena_release(&a);
+	cli_macro_opts_release(&o.macros);
+	return status;
+}

@@ -1,0 +1,311 @@
+"""kiln build against Debian's rpmbuild 4.18: the same specs give the same packages.
+
+rpmbuild runs with Debian's configuration, --nodeps (its rpm database is empty) and the
+reproducibility switches; kiln with its own configuration, the same payload (gzip) and
+build host. Tags that legitimately differ are not compared (see DIFFERENT below).
+"""
+import gzip
+import json
+import os
+import shutil
+import subprocess
+import tarfile
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "tests" / "data" / "build"
+FAIL = DATA / "fail"
+EPOCH = "1796126400"  # 2026-12-01 12:00 UTC: hello.spec's changelog date
+ENV = dict(os.environ, TZ="UTC", LC_ALL="C", SOURCE_DATE_EPOCH=EPOCH)
+
+# Tags whose values differ between rpmbuild and kiln by design:
+#  RPMVERSION, COOKIE - the tool's version string and its build host/time cookie;
+#  OPTFLAGS, PLATFORM - Debian's rpmrc flags vs kiln's (-O2 -g... vs kiln's defaults);
+#  PAYLOADFLAGS is compared (both gzip 9); SPEC of rpm 4.18 lacks the %build line (its -P bug).
+SRPM_QF = (
+    "%{NAME} %{VERSION} %{RELEASE} %{EPOCH} %{ARCH} %{OS} %{LICENSE} %{URL}\n"
+    "%{SUMMARY}\n%{DESCRIPTION}\n%{BUILDTIME} %{BUILDHOST} %{SOURCEPACKAGE}\n"
+    "%{PAYLOADFORMAT} %{PAYLOADCOMPRESSOR} %{PAYLOADFLAGS} %{FILEDIGESTALGO}\n"
+    "[%{SOURCE}\n][%{PATCH}\n]"
+    "[R %{REQUIRENAME} %{REQUIREFLAGS} %{REQUIREVERSION}\n]"
+    "[P %{PROVIDENAME} %{PROVIDEFLAGS} %{PROVIDEVERSION}\n]"
+    "[F %{FILENAMES} %{FILEMODES:octal} %{FILEUSERNAME} %{FILEGROUPNAME} %{FILEFLAGS} "
+    "%{FILESIZES} %{FILEDIGESTS} %{FILEMTIMES} %{FILEVERIFYFLAGS}\n]"
+    "[C %{CHANGELOGTIME} %{CHANGELOGNAME} %{CHANGELOGTEXT}\n]"
+)
+
+
+def make_tarball(dest: Path):
+    """hello-1.0.tar.gz from tests/data/build/hello-1.0, byte-stable."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+
+    def norm(ti):
+        ti.uid = ti.gid = 0
+        ti.uname = ti.gname = "root"
+        ti.mtime = int(EPOCH)
+        return ti
+
+    with gzip.GzipFile(dest, "wb", mtime=int(EPOCH)) as gz:
+        with tarfile.open(fileobj=gz, mode="w", format=tarfile.GNU_FORMAT) as tf:
+            tf.add(DATA / "hello-1.0", arcname="hello-1.0", filter=norm)
+    os.utime(dest, (int(EPOCH), int(EPOCH)))
+
+
+def topdir_with_sources(base: Path) -> Path:
+    top = base / "rpmbuild"
+    src = top / "SOURCES"
+    src.mkdir(parents=True)
+    make_tarball(src / "hello-1.0.tar.gz")
+    for f in ("hello.conf", "hello-greeting.patch"):
+        shutil.copy2(DATA / f, src / f)
+        os.utime(src / f, (int(EPOCH), int(EPOCH)))
+    return top
+
+
+def rpmbuild(top: Path, mode: str, spec: Path):
+    cmd = ["rpmbuild", mode, "--nodeps", "--quiet", "--define", f"_topdir {top}",
+           "--define", "use_source_date_epoch_as_buildtime 1",
+           "--define", "clamp_mtime_to_source_date_epoch 1",
+           "--define", "_buildhost oracle.example", "--define", "_binary_payload w9.gzdio",
+           "--define", "_source_payload w9.gzdio", str(spec)]
+    return subprocess.run(cmd, env=ENV, capture_output=True, text=True)
+
+
+def kiln_build(kiln_bin, top: Path, *args, env=None):
+    cmd = [str(kiln_bin), "build", "--define", f"_topdir {top}",
+           "--define", "_buildhost oracle.example", "--define", "_binary_payload w9.gzdio",
+           "--define", "_source_payload w9.gzdio", *map(str, args)]
+    return subprocess.run(cmd, env=env or ENV, capture_output=True, text=True, timeout=300)
+
+
+def qf(pkg: Path, fmt: str) -> str:
+    return subprocess.run(["rpm", "-qp", "--qf", fmt, str(pkg)], env=ENV, check=True,
+                          capture_output=True, text=True).stdout
+
+
+def rpm_k(pkg: Path) -> str:
+    r = subprocess.run(["rpm", "-K", str(pkg)], env=ENV, capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r.stdout
+
+
+def outputs(top: Path):
+    return sorted(p.relative_to(top) for p in top.glob("*RPMS/**/*.rpm"))
+
+
+# ---------------------------------------------------------------------------------------
+# The source package
+
+
+def test_source_package_matches_rpmbuild(kiln_bin, tmp_path):
+    rtop = topdir_with_sources(tmp_path / "r")
+    ktop = topdir_with_sources(tmp_path / "k")
+    spec = DATA / "hello.spec"
+    r = rpmbuild(rtop, "-bs", spec)
+    assert r.returncode == 0, r.stderr
+    k = kiln_build(kiln_bin, ktop, "-bs", spec)
+    assert k.returncode == 0, k.stderr
+    assert outputs(ktop) == outputs(rtop) == [Path("SRPMS/hello-1.0-1.src.rpm")]
+    rs, ks = rtop / outputs(rtop)[0], ktop / outputs(ktop)[0]
+    assert qf(ks, SRPM_QF) == qf(rs, SRPM_QF)
+    assert "digests OK" in rpm_k(ks)
+    assert f"Wrote: {ks}" in k.stdout
+
+
+def test_source_package_carries_the_parsed_spec(kiln, kiln_bin, tmp_path):
+    ktop = topdir_with_sources(tmp_path / "k")
+    spec = DATA / "hello.spec"
+    assert kiln_build(kiln_bin, ktop, "-bs", spec).returncode == 0
+    parsed = kiln("spec", "--parse", "--define", f"_topdir {ktop}", spec)
+    assert parsed.returncode == 0, parsed.stderr
+    stored = qf(ktop / "SRPMS/hello-1.0-1.src.rpm", "%{SPEC}")
+    # kiln writes the top directory as %{_topdir} (reproducible across top directories).
+    assert stored == parsed.stdout.replace(str(ktop), "%{_topdir}")
+    assert str(ktop) not in stored
+
+
+def test_source_package_is_reproducible(kiln_bin, tmp_path):
+    """Different topdirs, different wall-clock times: the same bytes."""
+    spec = DATA / "hello.spec"
+    tops = []
+    for name in ("one", "two"):
+        top = topdir_with_sources(tmp_path / name)
+        shutil.copy2(spec, top / "hello.spec")
+        k = kiln_build(kiln_bin, top, "-bs", top / "hello.spec")
+        assert k.returncode == 0, k.stderr
+        tops.append(top)
+        time.sleep(1.1)
+    a, b = (t / "SRPMS/hello-1.0-1.src.rpm" for t in tops)
+    assert a.read_bytes() == b.read_bytes()
+
+
+def test_nosource_makes_a_nosrc_package(kiln_bin, tmp_path):
+    top = topdir_with_sources(tmp_path / "k")
+    spec = tmp_path / "hello.spec"
+    spec.write_text((DATA / "hello.spec").read_text().replace(
+        "Patch0:", "NoSource:       0\nPatch0:"))
+    k = kiln_build(kiln_bin, top, "-bs", spec)
+    assert k.returncode == 0, k.stderr
+    pkg = top / "SRPMS/hello-1.0-1.nosrc.rpm"
+    names = qf(pkg, "[%{FILENAMES}\n]").split()
+    assert "hello-1.0.tar.gz" not in names and "hello.spec" in names
+    assert qf(pkg, "[%{NOSOURCE}\n]").split() == ["0"]
+
+
+def test_missing_source_is_a_clear_error(kiln_bin, tmp_path):
+    top = tmp_path / "t"
+    k = kiln_build(kiln_bin, top, "-bs", FAIL / "missing-source.spec")
+    assert k.returncode == 1
+    assert f"Bad file: {top}/SOURCES/missing-source-1.tar.gz: No such file or directory" \
+        in k.stderr
+    assert outputs(top) == [] if top.exists() else True
+
+
+# ---------------------------------------------------------------------------------------
+# Stages and their failures
+
+
+def test_failing_build_stage(kiln_bin, tmp_path):
+    top = tmp_path / "t"
+    k = kiln_build(kiln_bin, top, "-ba", FAIL / "fail-build.spec")
+    assert k.returncode == 1
+    assert "Bad exit status from" in k.stderr and "(%build)" in k.stderr
+    assert "about to fail" in k.stdout
+    assert outputs(top) == []
+    log = top / "BUILD" / "fail-build-1-1.build.log"
+    assert "about to fail" in log.read_text()
+
+
+def test_failing_stage_with_quiet_shows_the_tail(kiln_bin, tmp_path):
+    top = tmp_path / "t"
+    k = kiln_build(kiln_bin, top, "-bb", "--quiet", FAIL / "fail-build.spec")
+    assert k.returncode == 1
+    assert "about to fail" in k.stdout  # only the tail, because the stage failed
+    assert "Executing" not in k.stdout
+
+
+def test_bad_buildrequires(kiln_bin, tmp_path):
+    top = tmp_path / "t"
+    k = kiln_build(kiln_bin, top, "-bb", FAIL / "bad-buildrequires.spec")
+    assert k.returncode == 1
+    assert "Failed build dependencies:" in k.stderr
+    assert "/nonexistent/kiln-tool is needed by bad-buildrequires-1-1" in k.stderr
+    assert "pkgconfig(kiln-nonexistent-module) >= 1.0 is needed by" in k.stderr
+    assert "/bin/sh is needed" not in k.stderr
+    assert outputs(top) == []
+    # --nodeps skips the check, as rpmbuild's.
+    k = kiln_build(kiln_bin, top, "-bc", "--nodeps", FAIL / "bad-buildrequires.spec")
+    assert k.returncode == 0, k.stderr
+
+
+def test_generate_buildrequires(kiln_bin, tmp_path):
+    top = tmp_path / "t"
+    spec = FAIL / "genreqs.spec"
+    k = kiln_build(kiln_bin, top, "-br", spec)
+    assert k.returncode == 11, k.stderr  # rpmbuild -br: missing dynamic build deps
+    assert "/nonexistent/generated-tool is needed by genreqs-1-1" in k.stderr
+    k = kiln_build(kiln_bin, top, "-bc", spec)
+    assert k.returncode == 1
+    assert "/nonexistent/generated-tool is needed by genreqs-1-1" in k.stderr
+
+
+def test_prep_runs_uncompress_and_patches(kiln_bin, tmp_path):
+    top = topdir_with_sources(tmp_path / "k")
+    k = kiln_build(kiln_bin, top, "-bp", DATA / "hello.spec")
+    assert k.returncode == 0, k.stderr
+    src = (top / "BUILD/hello-1.0/hello.c").read_text()
+    assert "Hello, kiln!" in src  # Patch0 applied by %autosetup -p1
+    assert "Executing(%prep)" in k.stdout
+
+
+def test_short_circuit_runs_only_the_named_stage(kiln_bin, tmp_path):
+    top = topdir_with_sources(tmp_path / "k")
+    spec = DATA / "hello.spec"
+    assert kiln_build(kiln_bin, top, "-bp", spec).returncode == 0
+    (top / "BUILD/hello-1.0/marker").write_text("kept")
+    k = kiln_build(kiln_bin, top, "-bc", "--short-circuit", spec)
+    assert k.returncode == 0, k.stderr
+    assert "Executing(%prep)" not in k.stdout and "Executing(%build)" in k.stdout
+    assert (top / "BUILD/hello-1.0/marker").exists()  # %prep would have removed it
+    assert (top / "BUILD/hello-1.0/hello").exists()
+
+
+def test_stage_environment(kiln_bin, tmp_path):
+    spec = tmp_path / "env.spec"
+    spec.write_text("Name: env\nVersion: 2\nRelease: 3\nSummary: s\nLicense: MIT\n"
+                    "%description\nd\n%build\nenv | sort > $RPM_BUILD_DIR/env.txt\n"
+                    "%install\n%files\n")
+    top = tmp_path / "t"
+    env = dict(ENV, KILN_TEST_NOISE="leaks?")
+    k = kiln_build(kiln_bin, top, "-bc", spec, env=env)
+    assert k.returncode == 0, k.stderr
+    got = dict(l.split("=", 1) for l in (top / "BUILD/env.txt").read_text().splitlines()
+               if "=" in l)
+    assert got["RPM_PACKAGE_NAME"] == "env" and got["RPM_PACKAGE_VERSION"] == "2"
+    assert got["RPM_PACKAGE_RELEASE"] == "3" and got["RPM_BUILD_DIR"] == f"{top}/BUILD"
+    assert got["RPM_SOURCE_DIR"] == f"{top}/SOURCES" and got["RPM_ARCH"] == "x86_64"
+    assert got["SOURCE_DATE_EPOCH"] == EPOCH and got["TZ"] == "UTC"
+    assert got["RPM_BUILD_ROOT"].startswith(f"{top}/BUILDROOT/env-2-3")
+    assert "RPM_OPT_FLAGS" in got and "RPM_BUILD_NCPUS" in got
+    assert "KILN_TEST_NOISE" not in got  # the caller's environment does not leak in
+
+
+def test_json_summary(kiln_bin, tmp_path):
+    top = topdir_with_sources(tmp_path / "k")
+    k = kiln_build(kiln_bin, top, "-bs", "--json", DATA / "hello.spec")
+    assert k.returncode == 0, k.stderr
+    doc = json.loads(k.stdout)
+    assert doc["ok"] is True and doc["error"] is None
+    (out,) = doc["outputs"]
+    assert out["kind"] == "source" and out["arch"] == "src" and out["name"] == "hello"
+    import hashlib
+    assert out["sha256"] == hashlib.sha256(Path(out["path"]).read_bytes()).hexdigest()
+    assert doc["source_date_epoch"] == int(EPOCH)
+    assert [s["name"] for s in doc["stages"]] == ["package"]
+    k = kiln_build(kiln_bin, tmp_path / "f", "-bc", "--json", FAIL / "fail-build.spec")
+    assert k.returncode == 1
+    doc = json.loads(k.stdout)
+    assert doc["ok"] is False and "Bad exit status" in doc["error"]
+    assert doc["stages"][-1]["name"] == "build" and doc["stages"][-1]["exit_code"] == 3
+
+
+def test_rebuild_from_source_package(kiln_bin, tmp_path):
+    top = topdir_with_sources(tmp_path / "k")
+    assert kiln_build(kiln_bin, top, "-bs", DATA / "hello.spec").returncode == 0
+    srpm = top / "SRPMS/hello-1.0-1.src.rpm"
+    other = tmp_path / "other"
+    k = kiln_build(kiln_bin, other, "-rp", srpm)
+    assert k.returncode == 0, k.stderr
+    assert "Hello, kiln!" in (other / "BUILD/hello-1.0/hello.c").read_text()
+
+
+def test_spec_from_tarball(kiln_bin, tmp_path):
+    # A tarball holding its own spec at the top directory (rpmbuild -t).
+    tree = tmp_path / "tree" / "hello-1.0"
+    shutil.copytree(DATA / "hello-1.0", tree)
+    spec = (DATA / "hello.spec").read_text()
+    spec = spec.replace("Source1:        hello.conf\n", "").replace(
+        "Patch0:         hello-greeting.patch\n", "").replace(
+        "install -D -m 0644 %{SOURCE1} %{buildroot}/etc/hello.conf\n", "")
+    (tree / "hello.spec").write_text(spec)
+    tarball = tmp_path / "hello-1.0.tar.gz"
+    with tarfile.open(tarball, "w:gz") as tf:
+        tf.add(tree, arcname="hello-1.0")
+    top = tmp_path / "t"
+    k = kiln_build(kiln_bin, top, "-ts", tarball)
+    assert k.returncode == 0, k.stderr
+    assert (top / "SRPMS/hello-1.0-1.src.rpm").exists()
+    assert (top / "SPECS/hello.spec").exists()
+
+
+def test_usage_errors(kiln_bin, tmp_path):
+    k = subprocess.run([str(kiln_bin), "build", "-bz", "x.spec"], capture_output=True,
+                       text=True)
+    assert k.returncode == 2 and "unknown stage 'z'" in k.stderr
+    k = subprocess.run([str(kiln_bin), "build", "-ba"], capture_output=True, text=True)
+    assert k.returncode == 2
+    k = kiln_build(kiln_bin, tmp_path, "-ba", tmp_path / "nope.spec")
+    assert k.returncode == 1 and "nope.spec" in k.stderr

@@ -1,0 +1,454 @@
+/*
+ * package.c - from a built tree to packages: the header rpmbuild writes for each binary
+ * package (the spec's tags, build time and host, automatic dependencies, config()
+ * dependencies, the source package's name) and for the source package (spec, sources and
+ * patches but NoSource ones), written with pack_write() and signed when asked.
+ *
+ * File names come from %{_rpmfilename} rendered as a query format over the package's own
+ * tags, as rpmbuild does. Every list is collected and checked before the first package is
+ * written, so a %files error never leaves some packages of a build behind.
+ */
+#include "util/util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "worker/build_int.h"
+
+/* rpm's file digest algorithm numbers (%_binary_filedigest_algorithm). */
+static kiln_rc pkg_fdigest(struct build *b, const char *macro, enum util_digest_algo *out,
+                           struct kiln_err *err)
+{
+	const char *v = build_expand(b, macro, err);
+	int n;
+
+	if (!v)
+		return KILN_ENOMEM;
+	if (!*v) {
+		*out = UTIL_DIGEST_SHA256;
+		return KILN_OK;
+	}
+	if (util_parse_int(v, 0, 255, &n, err))
+		return kiln_err_set(err, KILN_EINVAL, "%s: not a digest algorithm number: %s", macro,
+		                    v);
+	switch (n) {
+	case 1:
+		*out = UTIL_DIGEST_MD5;
+		return KILN_OK;
+	case 2:
+		*out = UTIL_DIGEST_SHA1;
+		return KILN_OK;
+	case 8:
+		*out = UTIL_DIGEST_SHA256;
+		return KILN_OK;
+	case 10:
+		*out = UTIL_DIGEST_SHA512;
+		return KILN_OK;
+	default:
+		return kiln_err_set(err, KILN_EUNSUPP, "%s: unsupported digest algorithm %d", macro,
+		                    n);
+	}
+}
+
+static kiln_rc pkg_write_opts(struct build *b, bool source, struct pack_write_opts *wo,
+                              struct kiln_err *err)
+{
+	const char *fmt = build_expand(b, "%{?_rpmformat}", err);
+	const char *comp = build_expand(b, source ? "%{?_source_payload}" : "%{?_binary_payload}",
+	                                err);
+	kiln_rc rc;
+
+	if (!fmt || !comp)
+		return KILN_ENOMEM;
+	pack_write_opts_init(wo);
+	wo->source = source;
+	if (*fmt) {
+		if (strcmp(fmt, "4") && strcmp(fmt, "6"))
+			return kiln_err_set(err, KILN_EINVAL, "%%_rpmformat: 4 or 6, not %s", fmt);
+		wo->format = fmt[0] - '0';
+	}
+	if (*comp) {
+		rc = pack_compress_parse(comp, &wo->comp, err);
+		if (rc) {
+			kiln_err_wrap(err, "%s", source ? "%_source_payload" : "%_binary_payload");
+			return rc;
+		}
+	}
+	rc = pkg_fdigest(b,
+	                 source ? "%{?_source_filedigest_algorithm}"
+	                        : "%{?_binary_filedigest_algorithm}",
+	                 &wo->fdigest, err);
+	return rc;
+}
+
+/* Copy a tag set into a pack header. */
+static kiln_rc pkg_tags_copy(struct pack_header *h, const struct spec_tagset *ts,
+                             struct kiln_err *err)
+{
+	size_t i, n = spec_tagset_count(ts);
+	kiln_rc rc = KILN_OK;
+
+	for (i = 0; i < n && !rc; i++) {
+		uint32_t tag = spec_tagset_tag_at(ts, i);
+		struct spec_qf_value v;
+
+		if (tag == SPEC_TAG_HEADERI18NTABLE || !spec_tagset_get(ts, tag, &v))
+			continue;
+		rc = pack_header_put(h, tag, v.type, v.data, v.count, err);
+	}
+	return rc;
+}
+
+/* The tags rpmbuild adds to every package it writes. */
+static kiln_rc pkg_build_tags(struct build *b, struct pack_header *h, struct kiln_err *err)
+{
+	const char *host = build_expand(b, "%{?_buildhost}", err);
+	const char *ver = host ? build_expand(b, "%{rpmversion}", err) : NULL;
+	char hostname[256];
+	const char *cookie;
+	kiln_rc rc;
+
+	if (!ver)
+		return KILN_ENOMEM;
+	if (!*host) {
+		if (gethostname(hostname, sizeof(hostname)))
+			snprintf(hostname, sizeof(hostname), "localhost");
+		hostname[sizeof(hostname) - 1] = '\0';
+		host = hostname;
+	}
+	cookie = kiln_arena_printf(&b->arena, "%s %lld", host, (long long)b->res->buildtime);
+	rc = pack_header_put_u32(h, SPEC_TAG_BUILDTIME, (uint32_t)b->res->buildtime, err);
+	if (!rc)
+		rc = pack_header_put_string(h, SPEC_TAG_BUILDHOST, host, err);
+	if (!rc)
+		rc = pack_header_put_string(h, SPEC_TAG_RPMVERSION, ver, err);
+	if (!rc)
+		rc = pack_header_put_string(h, SPEC_TAG_COOKIE, cookie ? cookie : "", err);
+	if (!rc && !pack_header_get(h, SPEC_TAG_ENCODING))
+		rc = pack_header_put_string(h, SPEC_TAG_ENCODING, "utf-8", err);
+	return rc;
+}
+
+/* "E:V-R" of a package's tags. */
+static const char *pkg_evr(struct build *b, const struct spec_tagset *ts)
+{
+	struct spec_qf_value ev;
+	const char *v = spec_tagset_get_str(ts, SPEC_TAG_VERSION);
+	const char *r = spec_tagset_get_str(ts, SPEC_TAG_RELEASE);
+
+	if (spec_tagset_get(ts, SPEC_TAG_EPOCH, &ev) && ev.count)
+		return kiln_arena_printf(&b->arena, "%u:%s-%s", *(const uint32_t *)ev.data, v, r);
+	return kiln_arena_printf(&b->arena, "%s-%s", v, r);
+}
+
+static bool pkg_has_nosource(const struct spec *spec)
+{
+	size_t i;
+
+	for (i = 0; i < spec->nsources; i++) {
+		if (spec->sources[i].nosource)
+			return true;
+	}
+	return false;
+}
+
+static const char *pkg_srpm_name(struct build *b)
+{
+	const struct spec_tagset *ts = b->spec->packages[0]->tags;
+
+	return kiln_arena_printf(&b->arena, "%s-%s-%s.%s.rpm",
+	                         spec_tagset_get_str(ts, SPEC_TAG_NAME),
+	                         spec_tagset_get_str(ts, SPEC_TAG_VERSION),
+	                         spec_tagset_get_str(ts, SPEC_TAG_RELEASE),
+	                         pkg_has_nosource(b->spec) ? "nosrc" : "src");
+}
+
+/* %{_rpmfilename} rendered over the package's tags. */
+static const char *pkg_filename(struct build *b, const struct spec_tagset *ts,
+                                struct kiln_err *err)
+{
+	const char *fmt = build_expand(b, "%{_rpmfilename}", err);
+	struct kiln_buf out = KILN_BUF_INIT(4096);
+	struct spec_qf_source src;
+	const char *name = NULL;
+	kiln_rc rc;
+
+	if (!fmt)
+		return NULL;
+	rc = spec_qf_source_make(b->spec, ts, &src, err);
+	if (!rc)
+		rc = spec_qf_format(fmt, &src, &out, err);
+	if (!rc)
+		rc = kiln_buf_finish(&out, err);
+	if (!rc) {
+		if (!out.len || out.ptr[0] == '/' || strstr(out.ptr, "../") ||
+		    !strcmp(out.ptr, ".."))
+			kiln_err_set(err, KILN_EINVAL, "%%_rpmfilename gives a bad file name: %s",
+			             out.ptr);
+		else
+			name = kiln_arena_printf(&b->arena, "%s/%s", b->rpmdir, out.ptr);
+	}
+	kiln_buf_release(&out);
+	return name;
+}
+
+/* Write one package and record it; the directory of path is made when missing. */
+static kiln_rc pkg_write(struct build *b, const char *path, const struct pack_header *h,
+                         const struct pack_file *files, size_t n,
+                         const struct pack_write_opts *wo, const char *kind, const char *name,
+                         const char *arch, struct kiln_err *err)
+{
+	struct kiln_buf dir = KILN_BUF_INIT(KILN_LIMIT_TEXT_FILE);
+	kiln_rc rc;
+
+	util_path_dirname(path, &dir);
+	rc = kiln_buf_finish(&dir, err);
+	if (!rc)
+		rc = util_mkdir_p(dir.ptr, 0755, err);
+	kiln_buf_release(&dir);
+	if (!rc)
+		rc = pack_write(path, h, files, n, wo, err);
+	if (!rc && b->o->sign_key) {
+		struct sign_opts so = {0};
+
+		rc = sign_time_pick(b->o->sign_key, -1, &so.time, err);
+		if (!rc)
+			rc = sign_package(b->o->sign_key, path, &so, 0, NULL, err);
+		if (rc)
+			(void)unlink(path);
+	}
+	if (!rc)
+		rc = build_output_add(b, path, kind, name, arch, err);
+	else if (!err->input[0])
+		kiln_err_locate(err, path, 0, 0);
+	return rc;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Binary packages. */
+
+/* Automatic and config() dependencies of one package, added to its header. */
+static kiln_rc pkg_deps(struct build *b, struct spec_package *pkg, struct pack_header *h,
+                        const struct worker_filelist *fl, struct kiln_err *err)
+{
+	struct worker_deps prov = {0}, req = {0};
+	const char *evr = pkg_evr(b, pkg->tags);
+	const char *name = spec_tagset_get_str(pkg->tags, SPEC_TAG_NAME);
+	bool config = false;
+	kiln_rc rc = KILN_OK;
+	size_t i;
+
+	if (!evr)
+		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	for (i = 0; i < fl->n; i++)
+		config |= (fl->files[i].flags & SPEC_FILE_CONFIG) != 0;
+	if (config) {
+		const char *cname = kiln_arena_printf(&b->arena, "config(%s)", name);
+		uint32_t f = SPEC_DEP_EQUAL | SPEC_DEP_CONFIG;
+
+		rc = pack_deps_add(h, PACK_DEP_PROVIDE, cname, evr, f, err);
+		if (!rc)
+			rc = pack_deps_add(h, PACK_DEP_REQUIRE, cname, evr, f, err);
+	}
+	if (!rc && (pkg->autoreq || pkg->autoprov))
+		rc = worker_autodeps_collect(fl->files, fl->n, b->mc, pkg->autoprov ? &prov : NULL,
+		                             pkg->autoreq ? &req : NULL, err);
+	for (i = 0; !rc && i < prov.n; i++)
+		rc = pack_deps_add(h, PACK_DEP_PROVIDE, prov.v[i].name, prov.v[i].version,
+		                   prov.v[i].flags, err);
+	for (i = 0; !rc && i < req.n; i++)
+		rc = pack_deps_add(h, PACK_DEP_REQUIRE, req.v[i].name, req.v[i].version,
+		                   req.v[i].flags | SPEC_DEP_FIND_REQUIRES, err);
+	worker_deps_release(&prov);
+	worker_deps_release(&req);
+	return rc;
+}
+
+static kiln_rc pkg_binary_write(struct build *b, struct spec_package *pkg,
+                                const struct worker_filelist *fl, struct kiln_err *err)
+{
+	struct pack_header h;
+	struct pack_write_opts wo;
+	const char *path, *srpm, *arch;
+	kiln_rc rc;
+
+	pack_header_init(&h);
+	rc = pkg_write_opts(b, false, &wo, err);
+	if (!rc)
+		rc = pkg_tags_copy(&h, pkg->tags, err);
+	if (!rc)
+		rc = pkg_build_tags(b, &h, err);
+	srpm = pkg_srpm_name(b);
+	if (!rc)
+		rc = srpm ? pack_header_put_string(&h, SPEC_TAG_SOURCERPM, srpm, err) : KILN_ENOMEM;
+	if (!rc)
+		rc = pkg_deps(b, pkg, &h, fl, err);
+	path = rc ? NULL : pkg_filename(b, pkg->tags, err);
+	if (!rc && !path)
+		rc = err->code ? err->code : KILN_ENOMEM;
+	arch = spec_tagset_get_str(pkg->tags, SPEC_TAG_ARCH);
+	if (!rc)
+		rc = pkg_write(b, path, &h, fl->files, fl->n, &wo, "binary",
+		               spec_tagset_get_str(pkg->tags, SPEC_TAG_NAME), arch ? arch : "", err);
+	pack_header_release(&h);
+	return rc;
+}
+
+kiln_rc build_binaries(struct build *b, bool write, struct kiln_err *err)
+{
+	struct spec *spec = b->spec;
+	struct worker_filelist *lists;
+	struct worker_filelist_opts fo;
+	size_t i, n = spec->npackages;
+	kiln_rc rc = KILN_OK;
+
+	lists = kiln_calloc(n, sizeof(*lists));
+	if (!lists)
+		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	memset(&fo, 0, sizeof(fo));
+	fo.buildroot = b->buildroot;
+	fo.builddir = b->subdir ? kiln_arena_printf(&b->arena, "%s/%s", b->builddir, b->subdir)
+	                        : b->builddir;
+	fo.macros = b->mc;
+	rc = build_mtime_clamp(b, &fo.clamp_mtime, &fo.clamp_to, err);
+	if (!rc && !util_is_dir(b->buildroot))
+		rc = kiln_err_set(err, KILN_ENOTFOUND, "the buildroot %s does not exist (run %%install first)",
+		                  b->buildroot);
+	for (i = 0; i < n && !rc; i++) {
+		struct spec_package *pkg = spec->packages[i];
+
+		kiln_arena_init(&lists[i].arena, KILN_LIMIT_ARENA);
+		if (!pkg->has_files)
+			continue;
+		rc = spec_package_build_tags(spec, pkg, err);
+		if (!rc)
+			rc = worker_filelist_collect(&lists[i], spec, pkg, &fo, err);
+	}
+	if (!rc)
+		rc = worker_filelist_check_unpackaged(&fo, lists, n, err);
+	for (i = 0; i < n && !rc && write; i++) {
+		if (spec->packages[i]->has_files)
+			rc = pkg_binary_write(b, spec->packages[i], &lists[i], err);
+	}
+	for (i = 0; i < n; i++)
+		worker_filelist_release(&lists[i]);
+	free(lists);
+	return rc;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* The source package. */
+
+static kiln_rc pkg_source_file(struct build *b, struct pack_file *f, const char *src,
+                               const char *name, uint32_t flags, bool clamp, uint32_t to,
+                               struct kiln_err *err)
+{
+	struct stat st;
+
+	if (stat(src, &st))
+		return kiln_err_set(err, KILN_ENOTFOUND, "Bad file: %s: No such file or directory",
+		                    src);
+	if (!S_ISREG(st.st_mode))
+		return kiln_err_set(err, KILN_EINVAL, "Bad file: %s: not a regular file", src);
+	memset(f, 0, sizeof(*f));
+	f->path = name;
+	f->src = src;
+	f->mode = S_IFREG | (st.st_mode & 07777);
+	f->mtime = (uint32_t)st.st_mtime;
+	if (clamp && f->mtime > to)
+		f->mtime = to;
+	f->flags = flags;
+	f->verify = (uint32_t)SPEC_VERIFY_ALL;
+	(void)b;
+	return KILN_OK;
+}
+
+/* The SPEC tag: the parsed spec with the build's top directory written as "%{_topdir}",
+ * so that a source package does not depend on where it was built (rpm stores the absolute
+ * paths, which makes its source packages differ between top directories). */
+static kiln_rc pkg_spec_tag(struct build *b, struct pack_header *h, struct kiln_err *err)
+{
+	const char *text = b->spec->parsed.ptr;
+	size_t tlen = strlen(b->topdir);
+	struct kiln_buf out = KILN_BUF_INIT(KILN_LIMIT_SPEC_BYTES);
+	const char *p = text, *hit;
+	kiln_rc rc;
+
+	while (tlen > 1 && (hit = strstr(p, b->topdir)) != NULL) {
+		char next = hit[tlen];
+
+		kiln_buf_add(&out, p, (size_t)(hit - p));
+		if (next == '/' || next == '\0' || next == '\'' || next == '"' || next == ' ' ||
+		    next == '\n')
+			kiln_buf_addstr(&out, "%{_topdir}");
+		else
+			kiln_buf_add(&out, hit, tlen);
+		p = hit + tlen;
+	}
+	kiln_buf_addstr(&out, p);
+	rc = kiln_buf_finish(&out, err);
+	if (!rc)
+		rc = pack_header_put_string(h, SPEC_TAG_SPEC, out.ptr, err);
+	kiln_buf_release(&out);
+	return rc;
+}
+
+kiln_rc build_source(struct build *b, struct kiln_err *err)
+{
+	struct spec *spec = b->spec;
+	struct pack_file *files;
+	struct pack_header h;
+	struct pack_write_opts wo;
+	size_t i, n = 0;
+	bool clamp;
+	uint32_t to;
+	const char *name, *path;
+	kiln_rc rc;
+
+	files = kiln_calloc(spec->nsources + 1, sizeof(*files));
+	if (!files)
+		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	pack_header_init(&h);
+	rc = build_mtime_clamp(b, &clamp, &to, err);
+	if (!rc)
+		rc = pkg_source_file(b, &files[n++], b->o->spec_path,
+		                     util_path_basename(b->o->spec_path), SPEC_FILE_SPECFILE, clamp,
+		                     to, err);
+	for (i = 0; i < spec->nsources && !rc; i++) {
+		const struct spec_source *s = &spec->sources[i];
+		size_t j;
+		bool dup = false;
+
+		if (s->nosource)
+			continue;
+		for (j = 0; j < n; j++)
+			dup |= !strcmp(files[j].path, s->file);
+		if (!dup)
+			rc = pkg_source_file(b, &files[n++], s->path, s->file, 0, clamp, to, err);
+	}
+	if (!rc)
+		rc = pkg_write_opts(b, true, &wo, err);
+	if (!rc)
+		rc = pkg_tags_copy(&h, spec->srctags, err);
+	if (!rc)
+		rc = pkg_build_tags(b, &h, err);
+	if (!rc)
+		rc = pack_header_put_u32(&h, SPEC_TAG_SOURCEPACKAGE, 1, err);
+	/* rpm stores the parsed spec (what rpmspec -P prints) in the source package. */
+	if (!rc)
+		rc = pkg_spec_tag(b, &h, err);
+	name = pkg_srpm_name(b);
+	path = name ? kiln_arena_printf(&b->arena, "%s/%s", b->srcrpmdir, name) : NULL;
+	if (!rc && !path)
+		rc = kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	if (!rc)
+		rc = pkg_write(b, path, &h, files, n, &wo, "source",
+		               spec_tagset_get_str(spec->srctags, SPEC_TAG_NAME), "src", err);
+	pack_header_release(&h);
+	free(files);
+	return rc;
+}

@@ -1,0 +1,74 @@
+/*
+ * result.c - a build's result as JSON, for CI (kiln build --json) and for the worker daemon.
+ */
+#include "util/util.h"
+
+#include <jansson.h>
+
+#include "worker/worker.h"
+
+static json_t *result_str(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+static json_t *result_outputs(const struct worker_build_result *res)
+{
+	json_t *a = json_array();
+	size_t i;
+
+	for (i = 0; a && i < res->noutputs; i++) {
+		const struct worker_build_output *o = &res->outputs[i];
+
+		json_array_append_new(a, json_pack("{s:o,s:s,s:o,s:o,s:s}", "path", result_str(o->path),
+		                                   "kind", o->kind, "name", result_str(o->name),
+		                                   "arch", result_str(o->arch), "sha256",
+		                                   o->sha256));
+	}
+	return a;
+}
+
+static json_t *result_stages(const struct worker_build_result *res)
+{
+	json_t *a = json_array();
+	size_t i;
+
+	for (i = 0; a && i < res->nstages; i++) {
+		const struct worker_build_stage *s = &res->stages[i];
+
+		json_array_append_new(a, json_pack("{s:s,s:I,s:i}", "name", s->name, "ms", (json_int_t)s->ms,
+		                                   "exit_code", s->exit_code));
+	}
+	return a;
+}
+
+void worker_build_result_json(const struct worker_build_result *res, bool ok,
+                              const struct kiln_err *err, struct kiln_buf *out)
+{
+	json_t *root = json_object(), *warn = json_array();
+	char msg[KILN_ERR_MSG_MAX + KILN_ERR_INPUT_MAX + 64];
+	char *text;
+	size_t i;
+
+	for (i = 0; warn && i < res->nwarnings; i++)
+		json_array_append_new(warn, json_string(res->warnings[i]));
+	json_object_set_new(root, "ok", json_boolean(ok));
+	json_object_set_new(root, "outputs", result_outputs(res));
+	json_object_set_new(root, "stages", result_stages(res));
+	json_object_set_new(root, "warnings", warn);
+	json_object_set_new(root, "log", result_str(res->log_path));
+	json_object_set_new(root, "source_date_epoch",
+	                    res->source_date_epoch >= 0 ? json_integer(res->source_date_epoch)
+	                                                : json_null());
+	json_object_set_new(root, "buildtime", json_integer(res->buildtime));
+	json_object_set_new(root, "error",
+	                    ok || !err ? json_null()
+	                               : json_string(kiln_err_format(err, msg, sizeof(msg))));
+	text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	if (text)
+		kiln_buf_addstr(out, text);
+	else
+		kiln_buf_addstr(out, "{\"ok\":false,\"error\":\"out of memory\"}");
+	free(text);
+	json_decref(root);
+}
