@@ -58,8 +58,7 @@ const struct cli_opt cli_build_opts[] = {
 };
 
 /* The steps of a stage letter (rpmbuild's -bX), with --short-circuit only the last. */
-static kiln_rc build_steps(char c, bool sc, unsigned *steps, bool *anyarch,
-                           struct kiln_err *err)
+static kiln_rc build_steps(char c, bool sc, unsigned *steps, bool *anyarch, struct kiln_err *err)
 {
 	*anyarch = false;
 	switch (c) {
@@ -93,7 +92,8 @@ static kiln_rc build_steps(char c, bool sc, unsigned *steps, bool *anyarch,
 		*steps = WORKER_STEPS_R;
 		return KILN_OK;
 	default:
-		return kiln_err_set(err, KILN_EINVAL, "unknown stage '%c' (use one of pfcilbasr)", c);
+		return kiln_err_set(err, KILN_EINVAL, "unknown stage '%c' (use one of pfcilbasr)",
+		                    c);
 	}
 }
 
@@ -132,11 +132,13 @@ static int build_pick(const struct cli_command *cmd, const struct build_cli_opts
 	s->kind = o->r || o->rebuild || o->recompile ? 'r' : o->t ? 't' : 'b';
 	s->stage = o->rebuild ? 'b' : o->recompile ? 'i' : letter ? letter[0] : 'a';
 	if (letter && letter[1])
-		return cli_usage_error(cmd, "one stage letter after -%c, not '%s'", s->kind, letter);
+		return cli_usage_error(cmd, "one stage letter after -%c, not '%s'", s->kind,
+		                       letter);
 	if ((o->rebuild || o->recompile) ? nargs != 0 : nargs != 1)
-		return cli_usage_error(cmd, "%s", o->rebuild || o->recompile
-		                                      ? "no operand after --rebuild SRPM"
-		                                      : "exactly one SPEC, SRPM or TARBALL");
+		return cli_usage_error(cmd, "%s",
+		                       o->rebuild || o->recompile
+		                           ? "no operand after --rebuild SRPM"
+		                           : "exactly one SPEC, SRPM or TARBALL");
 	(void)argv;
 	return 0;
 }
@@ -187,7 +189,8 @@ int cli_cmd_build(int argc, char **argv)
 	else
 		bo.spec_path = input;
 	if (rc) {
-		status = o.json ? (build_print_json(&res, false, &err), CLI_EXIT_FAIL) : cli_fail(&err);
+		status =
+		    o.json ? (build_print_json(&res, false, &err), CLI_EXIT_FAIL) : cli_fail(&err);
 		goto out;
 	}
 	if (src.kind == 'r')

@@ -37,7 +37,7 @@ void worker_build_opts_init(struct worker_build_opts *o)
 	o->out_fd = STDOUT_FILENO;
 }
 
-const char *build_expand(struct build *b, const char *s, struct kiln_err *err)
+const char *worker_build_expand(struct build *b, const char *s, struct kiln_err *err)
 {
 	char *out = NULL;
 	const char *r;
@@ -95,7 +95,7 @@ static void build_out_write(struct build *b, const char *s, size_t len)
 		(void)!write(b->o->out_fd, s, len);
 }
 
-void build_log(struct build *b, const char *fmt, ...)
+void worker_build_log(struct build *b, const char *fmt, ...)
 {
 	char line[1024];
 	va_list ap;
@@ -109,7 +109,7 @@ void build_log(struct build *b, const char *fmt, ...)
 	build_out_write(b, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 }
 
-void build_warn(struct build *b, const char *fmt, ...)
+void worker_build_warn(struct build *b, const char *fmt, ...)
 {
 	struct worker_build_result *r = b->res;
 	char msg[1024];
@@ -119,7 +119,7 @@ void build_warn(struct build *b, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "warning: %s\n", msg);
+	kiln_log(KILN_LOG_WARN, "%s", msg);
 	if (b->log_fd >= 0)
 		dprintf(b->log_fd, "warning: %s\n", msg);
 	s = kiln_arena_strdup(&r->arena, msg);
@@ -138,8 +138,8 @@ void build_warn(struct build *b, const char *fmt, ...)
 		r->warnings[r->nwarnings++] = s;
 }
 
-kiln_rc build_output_add(struct build *b, const char *path, const char *kind, const char *name,
-                         const char *arch, struct kiln_err *err)
+kiln_rc worker_build_output_add(struct build *b, const char *path, const char *kind,
+                                const char *name, const char *arch, struct kiln_err *err)
 {
 	struct worker_build_result *r = b->res;
 	struct worker_build_output *o;
@@ -172,7 +172,7 @@ kiln_rc build_output_add(struct build *b, const char *path, const char *kind, co
 	if (rc)
 		return rc;
 	r->noutputs++;
-	build_log(b, "Wrote: %s\n", path);
+	worker_build_log(b, "Wrote: %s\n", path);
 	return KILN_OK;
 }
 
@@ -225,7 +225,7 @@ static kiln_rc build_times(struct build *b, struct kiln_err *err)
 	/* rpm 4.20's %_buildtime overrides both. */
 	bt = macro_body_get(b->mc, "_buildtime");
 	if (bt) {
-		const char *x = build_expand(b, bt, err);
+		const char *x = worker_build_expand(b, bt, err);
 
 		if (!x)
 			return KILN_ENOMEM;
@@ -238,10 +238,10 @@ static kiln_rc build_times(struct build *b, struct kiln_err *err)
 
 /* %build_mtime_policy (rpm 4.20): clamp_to_buildtime, clamp_to_source_date_epoch, or
  * nothing; without it, rpm 4.18's %clamp_mtime_to_source_date_epoch. */
-kiln_rc build_mtime_clamp(struct build *b, bool *clamp, uint32_t *to, struct kiln_err *err)
+kiln_rc worker_build_mtime_clamp(struct build *b, bool *clamp, uint32_t *to, struct kiln_err *err)
 {
 	const struct worker_build_result *r = b->res;
-	const char *policy = build_expand(b, "%{?build_mtime_policy}", err);
+	const char *policy = worker_build_expand(b, "%{?build_mtime_policy}", err);
 
 	*clamp = false;
 	*to = 0;
@@ -257,7 +257,8 @@ kiln_rc build_mtime_clamp(struct build *b, bool *clamp, uint32_t *to, struct kil
 			*to = (uint32_t)r->source_date_epoch;
 		}
 	} else if (*policy) {
-		build_warn(b, "unknown %%build_mtime_policy: %s (mtimes are not clamped)", policy);
+		worker_build_warn(b, "unknown %%build_mtime_policy: %s (mtimes are not clamped)",
+		                  policy);
 	}
 	return KILN_OK;
 }
@@ -357,8 +358,8 @@ static kiln_rc build_argv_split(struct build *b, const char *cmd, const char *sc
 		len = strcspn(p, " \t\n");
 		if (!len)
 			break;
-		rc = build_strv_add(&b->arena, argv, &n, &cap, kiln_arena_strndup(&b->arena, p, len),
-		                    err);
+		rc = build_strv_add(&b->arena, argv, &n, &cap,
+		                    kiln_arena_strndup(&b->arena, p, len), err);
 		p += len;
 	}
 	if (!rc && !n)
@@ -393,11 +394,13 @@ static kiln_rc build_stage_run(struct build *b, enum spec_section sec, const cha
 	int64_t t0 = util_clock_mono_ns();
 	kiln_rc rc;
 
-	tmpl = build_expand(b, kiln_arena_printf(&b->arena, "%%{__spec_%s_template}", mname), err);
-	post = tmpl ? build_expand(b, kiln_arena_printf(&b->arena, "%%{__spec_%s_post}", mname),
-	                           err)
+	tmpl = worker_build_expand(b, kiln_arena_printf(&b->arena, "%%{__spec_%s_template}", mname),
+	                           err);
+	post = tmpl ? worker_build_expand(
+	                  b, kiln_arena_printf(&b->arena, "%%{__spec_%s_post}", mname), err)
 	            : NULL;
-	cmd = post ? build_expand(b, kiln_arena_printf(&b->arena, "%%{__spec_%s_cmd}", mname), err)
+	cmd = post ? worker_build_expand(
+	                 b, kiln_arena_printf(&b->arena, "%%{__spec_%s_cmd}", mname), err)
 	           : NULL;
 	if (!cmd)
 		return err->code ? err->code : KILN_ENOMEM;
@@ -411,9 +414,9 @@ static kiln_rc build_stage_run(struct build *b, enum spec_section sec, const cha
 	rc = kiln_buf_finish(&text, err);
 	if (rc)
 		goto out;
-	script = kiln_arena_printf(&b->arena, "%s/.kiln-%s-%s.sh", b->builddir,
-	                           spec_tagset_get_str(b->spec->packages[0]->tags, SPEC_TAG_NAME),
-	                           name);
+	script =
+	    kiln_arena_printf(&b->arena, "%s/.kiln-%s-%s.sh", b->builddir,
+	                      spec_tagset_get_str(b->spec->packages[0]->tags, SPEC_TAG_NAME), name);
 	if (!script) {
 		rc = kiln_err_set(err, KILN_ENOMEM, "out of memory");
 		goto out;
@@ -423,7 +426,7 @@ static kiln_rc build_stage_run(struct build *b, enum spec_section sec, const cha
 		rc = build_argv_split(b, cmd, script, &argv, err);
 	if (rc)
 		goto out;
-	build_log(b, "Executing(%%%s): %s %s\n", name, cmd, script);
+	worker_build_log(b, "Executing(%%%s): %s %s\n", name, cmd, script);
 	memset(&run, 0, sizeof(run));
 	run.argv = argv;
 	run.env = b->env;
@@ -450,8 +453,8 @@ static kiln_rc build_stage_run(struct build *b, enum spec_section sec, const cha
 			rc = kiln_err_set(err, KILN_ETIMEOUT, "Stage timed out: %s (%%%s)", script,
 			                  name);
 		else
-			rc = kiln_err_set(err, KILN_EBUILD, "Bad exit status from %s (%%%s)", script,
-			                  name);
+			rc = kiln_err_set(err, KILN_EBUILD, "Bad exit status from %s (%%%s)",
+			                  script, name);
 		goto out;
 	}
 	(void)unlink(script);
@@ -548,8 +551,7 @@ static void build_dep_test(struct kiln_buf *s, const char *what, const struct sp
 /* Check deps (BuildRequires, or what %generate_buildrequires printed) and conflicts in
  * the build root. *unmet counts the missing ones (reported as rpm does). */
 static kiln_rc build_deps_check(struct build *b, const struct spec_deps *req,
-                                const struct spec_deps *conf, size_t *unmet,
-                                struct kiln_err *err)
+                                const struct spec_deps *conf, size_t *unmet, struct kiln_err *err)
 {
 	struct kiln_buf s = KILN_BUF_INIT(KILN_LIMIT_TEXT_FILE), out = KILN_BUF_INIT(1 << 20);
 	struct kiln_buf report = KILN_BUF_INIT(KILN_LIMIT_TEXT_FILE);
@@ -564,7 +566,7 @@ static kiln_rc build_deps_check(struct build *b, const struct spec_deps *req,
 	*unmet = 0;
 	if (!req->n && !conf->n)
 		return KILN_OK;
-	nvr = build_expand(b, "%{NAME}-%{VERSION}-%{RELEASE}", err);
+	nvr = worker_build_expand(b, "%{NAME}-%{VERSION}-%{RELEASE}", err);
 	if (!nvr)
 		return KILN_ENOMEM;
 	kiln_buf_addstr(&s, "rpmdb=; if command -v rpm >/dev/null && { [ -e "
@@ -592,7 +594,8 @@ static kiln_rc build_deps_check(struct build *b, const struct spec_deps *req,
 	if (rc)
 		goto out;
 	for (rest = out.ptr; (line = build_line_next(&rest)) != NULL;) {
-		bool conflict = !strncmp(line, "present C ", 10) || !strncmp(line, "missing C ", 10);
+		bool conflict =
+		    !strncmp(line, "present C ", 10) || !strncmp(line, "missing C ", 10);
 		const char *dep = line + 10;
 
 		if (strlen(line) < 10)
@@ -604,10 +607,11 @@ static kiln_rc build_deps_check(struct build *b, const struct spec_deps *req,
 			kiln_buf_addf(&report, "\n\t%s conflicts with %s", dep, nvr);
 			(*unmet)++;
 		} else if (!strncmp(line, "unchecked ", 10)) {
-			build_warn(b,
-			           "build dependency not checked (no rpm database in the build "
-			           "root): %s",
-			           line + 12);
+			worker_build_warn(
+			    b,
+			    "build dependency not checked (no rpm database in the build "
+			    "root): %s",
+			    line + 12);
 		}
 		(void)conflict;
 	}
@@ -663,7 +667,7 @@ static kiln_rc build_dirs(struct build *b, struct kiln_err *err)
 	size_t i;
 
 	for (i = 0; i < KILN_ARRAY_SIZE(d); i++) {
-		*d[i].dst = build_expand(b, d[i].expr, err);
+		*d[i].dst = worker_build_expand(b, d[i].expr, err);
 		if (!*d[i].dst)
 			return err->code ? err->code : KILN_ENOMEM;
 		if ((*d[i].dst)[0] != '/')
@@ -671,7 +675,7 @@ static kiln_rc build_dirs(struct build *b, struct kiln_err *err)
 			                    d[i].expr, *d[i].dst);
 	}
 	sub = macro_body_get(b->mc, "buildsubdir");
-	b->subdir = sub ? build_expand(b, sub, err) : NULL;
+	b->subdir = sub ? worker_build_expand(b, sub, err) : NULL;
 	if (sub && !b->subdir)
 		return KILN_ENOMEM;
 	return KILN_OK;
@@ -684,7 +688,7 @@ static kiln_rc build_log_open(struct build *b, struct kiln_err *err)
 
 	if (rc)
 		return rc;
-	path = build_expand(b, "%{_builddir}/%{NAME}-%{VERSION}-%{RELEASE}.build.log", err);
+	path = worker_build_expand(b, "%{_builddir}/%{NAME}-%{VERSION}-%{RELEASE}.build.log", err);
 	if (!path)
 		return KILN_ENOMEM;
 	b->log_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -763,9 +767,9 @@ static kiln_rc build_stages(struct build *b, struct kiln_err *err)
 	const char *const *sec = (const char *const *)b->spec->sections;
 	kiln_rc rc = KILN_OK;
 
-	if ((o->steps & WORKER_STEP_PREP) && !o->noprep)
-		rc = build_stage_run(b, SPEC_SEC_PREP, sec[SPEC_SEC_PREP] ? sec[SPEC_SEC_PREP] : "",
-		                     NULL, err);
+	/* Absent sections do not run, as in rpmbuild. */
+	if ((o->steps & WORKER_STEP_PREP) && !o->noprep && sec[SPEC_SEC_PREP])
+		rc = build_stage_run(b, SPEC_SEC_PREP, sec[SPEC_SEC_PREP], NULL, err);
 	if (!rc && (o->steps & (WORKER_STEP_CONF | WORKER_STEP_BUILDREQS)) &&
 	    sec[SPEC_SEC_BUILDREQUIRES])
 		rc = build_buildreqs(b, err);
@@ -773,12 +777,10 @@ static kiln_rc build_stages(struct build *b, struct kiln_err *err)
 		return rc;
 	if ((o->steps & WORKER_STEP_CONF) && sec[SPEC_SEC_CONF])
 		rc = build_stage_run(b, SPEC_SEC_CONF, sec[SPEC_SEC_CONF], NULL, err);
-	if (!rc && (o->steps & WORKER_STEP_BUILD))
-		rc = build_stage_run(b, SPEC_SEC_BUILD,
-		                     sec[SPEC_SEC_BUILD] ? sec[SPEC_SEC_BUILD] : "", NULL, err);
-	if (!rc && (o->steps & WORKER_STEP_INSTALL))
-		rc = build_stage_run(b, SPEC_SEC_INSTALL,
-		                     sec[SPEC_SEC_INSTALL] ? sec[SPEC_SEC_INSTALL] : "", NULL, err);
+	if (!rc && (o->steps & WORKER_STEP_BUILD) && sec[SPEC_SEC_BUILD])
+		rc = build_stage_run(b, SPEC_SEC_BUILD, sec[SPEC_SEC_BUILD], NULL, err);
+	if (!rc && (o->steps & WORKER_STEP_INSTALL) && sec[SPEC_SEC_INSTALL])
+		rc = build_stage_run(b, SPEC_SEC_INSTALL, sec[SPEC_SEC_INSTALL], NULL, err);
 	if (!rc && (o->steps & WORKER_STEP_CHECK) && !o->nocheck && sec[SPEC_SEC_CHECK])
 		rc = build_stage_run(b, SPEC_SEC_CHECK, sec[SPEC_SEC_CHECK], NULL, err);
 	return rc;
@@ -814,9 +816,9 @@ static kiln_rc build_run(struct build *b, struct kiln_err *err)
 		return rc;
 	t0 = util_clock_mono_ns();
 	if (o->steps & WORKER_STEP_SOURCE)
-		rc = build_source(b, err);
+		rc = worker_build_source(b, err);
 	if (!rc && (o->steps & (WORKER_STEP_BINARY | WORKER_STEP_FILECHECK)))
-		rc = build_binaries(b, (o->steps & WORKER_STEP_BINARY) != 0, err);
+		rc = worker_build_binaries(b, (o->steps & WORKER_STEP_BINARY) != 0, err);
 	if (o->steps & (WORKER_STEP_SOURCE | WORKER_STEP_BINARY | WORKER_STEP_FILECHECK))
 		build_stage_record(b, "package", (util_clock_mono_ns() - t0) / 1000000, rc ? 1 : 0);
 	if (!rc && (o->steps & WORKER_STEP_CLEAN) && !o->noclean)

@@ -13,19 +13,19 @@
 #define BUILD_TAIL_MAX 4096
 
 struct build {
-	const struct worker_build_opts *o;    /* borrowed */
-	struct macro_ctx *mc;                 /* borrowed: the caller's configured context */
-	struct worker_build_result *res;      /* borrowed: where outputs and warnings go */
-	struct spec *spec;                    /* owned: spec_free() */
-	struct chroot_exec *ex;               /* owned: chroot_exec_free() */
-	struct kiln_arena arena;              /* owns the strings below */
-	const char **env;                     /* NULL-terminated stage environment */
+	const struct worker_build_opts *o; /* borrowed */
+	struct macro_ctx *mc;              /* borrowed: the caller's configured context */
+	struct worker_build_result *res;   /* borrowed: where outputs and warnings go */
+	struct spec *spec;                 /* owned: spec_free() */
+	struct chroot_exec *ex;            /* owned: chroot_exec_free() */
+	struct kiln_arena arena;           /* owns the strings below */
+	const char **env;                  /* NULL-terminated stage environment */
 	const char *topdir, *builddir, *buildroot, *sourcedir, *specdir, *rpmdir, *srcrpmdir;
-	const char *subdir;                   /* %{buildsubdir} or NULL */
-	int log_fd;                           /* the build log, -1 before it is open */
-	char tail[BUILD_TAIL_MAX];            /* ring of the last stage output */
+	const char *subdir;        /* %{buildsubdir} or NULL */
+	int log_fd;                /* the build log, -1 before it is open */
+	char tail[BUILD_TAIL_MAX]; /* ring of the last stage output */
 	size_t tail_len, tail_pos;
-	const char **written;                 /* packages written so far (removed on failure) */
+	const char **written; /* packages written so far (removed on failure) */
 	size_t nwritten, capwritten;
 };
 
@@ -50,24 +50,24 @@ static inline char *build_line_next(char **rest)
 }
 
 /* Expand s in the build's macro context into the build's arena; NULL on failure (err set). */
-const char *build_expand(struct build *b, const char *s, struct kiln_err *err);
+const char *worker_build_expand(struct build *b, const char *s, struct kiln_err *err);
 /* A warning: printed on stderr as "warning: ..." and recorded in the result. */
-void build_warn(struct build *b, const char *fmt, ...) KILN_PRINTF(2, 3);
+void worker_build_warn(struct build *b, const char *fmt, ...) KILN_PRINTF(2, 3);
 /* Append to the build log (and, unless quiet, the output fd). */
-void build_log(struct build *b, const char *fmt, ...) KILN_PRINTF(2, 3);
+void worker_build_log(struct build *b, const char *fmt, ...) KILN_PRINTF(2, 3);
 /* Record a package written to path (kind "binary"/"source"), for the result and so that a
  * later failure removes it. */
-KILN_MUST_CHECK kiln_rc build_output_add(struct build *b, const char *path, const char *kind,
-                                         const char *name, const char *arch,
-                                         struct kiln_err *err);
+KILN_MUST_CHECK kiln_rc worker_build_output_add(struct build *b, const char *path, const char *kind,
+                                                const char *name, const char *arch,
+                                                struct kiln_err *err);
 
 /* Whether and to what file mtimes are clamped (%build_mtime_policy). */
-KILN_MUST_CHECK kiln_rc build_mtime_clamp(struct build *b, bool *clamp, uint32_t *to,
-                                          struct kiln_err *err);
+KILN_MUST_CHECK kiln_rc worker_build_mtime_clamp(struct build *b, bool *clamp, uint32_t *to,
+                                                 struct kiln_err *err);
 
 /* package.c: the binary packages of every package with %files (steps BINARY, or only the
  * checks for FILECHECK), and the source package. */
-KILN_MUST_CHECK kiln_rc build_binaries(struct build *b, bool write, struct kiln_err *err);
-KILN_MUST_CHECK kiln_rc build_source(struct build *b, struct kiln_err *err);
+KILN_MUST_CHECK kiln_rc worker_build_binaries(struct build *b, bool write, struct kiln_err *err);
+KILN_MUST_CHECK kiln_rc worker_build_source(struct build *b, struct kiln_err *err);
 
 #endif

@@ -23,7 +23,7 @@
 static kiln_rc pkg_fdigest(struct build *b, const char *macro, enum util_digest_algo *out,
                            struct kiln_err *err)
 {
-	const char *v = build_expand(b, macro, err);
+	const char *v = worker_build_expand(b, macro, err);
 	int n;
 
 	if (!v)
@@ -33,8 +33,8 @@ static kiln_rc pkg_fdigest(struct build *b, const char *macro, enum util_digest_
 		return KILN_OK;
 	}
 	if (util_parse_int(v, 0, 255, &n, err))
-		return kiln_err_set(err, KILN_EINVAL, "%s: not a digest algorithm number: %s", macro,
-		                    v);
+		return kiln_err_set(err, KILN_EINVAL, "%s: not a digest algorithm number: %s",
+		                    macro, v);
 	switch (n) {
 	case 1:
 		*out = UTIL_DIGEST_MD5;
@@ -57,9 +57,9 @@ static kiln_rc pkg_fdigest(struct build *b, const char *macro, enum util_digest_
 static kiln_rc pkg_write_opts(struct build *b, bool source, struct pack_write_opts *wo,
                               struct kiln_err *err)
 {
-	const char *fmt = build_expand(b, "%{?_rpmformat}", err);
-	const char *comp = build_expand(b, source ? "%{?_source_payload}" : "%{?_binary_payload}",
-	                                err);
+	const char *fmt = worker_build_expand(b, "%{?_rpmformat}", err);
+	const char *comp =
+	    worker_build_expand(b, source ? "%{?_source_payload}" : "%{?_binary_payload}", err);
 	kiln_rc rc;
 
 	if (!fmt || !comp)
@@ -78,10 +78,9 @@ static kiln_rc pkg_write_opts(struct build *b, bool source, struct pack_write_op
 			return rc;
 		}
 	}
-	rc = pkg_fdigest(b,
-	                 source ? "%{?_source_filedigest_algorithm}"
-	                        : "%{?_binary_filedigest_algorithm}",
-	                 &wo->fdigest, err);
+	rc = pkg_fdigest(
+	    b, source ? "%{?_source_filedigest_algorithm}" : "%{?_binary_filedigest_algorithm}",
+	    &wo->fdigest, err);
 	return rc;
 }
 
@@ -106,8 +105,8 @@ static kiln_rc pkg_tags_copy(struct pack_header *h, const struct spec_tagset *ts
 /* The tags rpmbuild adds to every package it writes. */
 static kiln_rc pkg_build_tags(struct build *b, struct pack_header *h, struct kiln_err *err)
 {
-	const char *host = build_expand(b, "%{?_buildhost}", err);
-	const char *ver = host ? build_expand(b, "%{rpmversion}", err) : NULL;
+	const char *host = worker_build_expand(b, "%{?_buildhost}", err);
+	const char *ver = host ? worker_build_expand(b, "%{rpmversion}", err) : NULL;
 	char hostname[256];
 	const char *cookie;
 	kiln_rc rc;
@@ -160,18 +159,16 @@ static const char *pkg_srpm_name(struct build *b)
 {
 	const struct spec_tagset *ts = b->spec->packages[0]->tags;
 
-	return kiln_arena_printf(&b->arena, "%s-%s-%s.%s.rpm",
-	                         spec_tagset_get_str(ts, SPEC_TAG_NAME),
-	                         spec_tagset_get_str(ts, SPEC_TAG_VERSION),
-	                         spec_tagset_get_str(ts, SPEC_TAG_RELEASE),
-	                         pkg_has_nosource(b->spec) ? "nosrc" : "src");
+	return kiln_arena_printf(
+	    &b->arena, "%s-%s-%s.%s.rpm", spec_tagset_get_str(ts, SPEC_TAG_NAME),
+	    spec_tagset_get_str(ts, SPEC_TAG_VERSION), spec_tagset_get_str(ts, SPEC_TAG_RELEASE),
+	    pkg_has_nosource(b->spec) ? "nosrc" : "src");
 }
 
 /* %{_rpmfilename} rendered over the package's tags. */
-static const char *pkg_filename(struct build *b, const struct spec_tagset *ts,
-                                struct kiln_err *err)
+static const char *pkg_filename(struct build *b, const struct spec_tagset *ts, struct kiln_err *err)
 {
-	const char *fmt = build_expand(b, "%{_rpmfilename}", err);
+	const char *fmt = worker_build_expand(b, "%{_rpmfilename}", err);
 	struct kiln_buf out = KILN_BUF_INIT(4096);
 	struct spec_qf_source src;
 	const char *name = NULL;
@@ -198,9 +195,8 @@ static const char *pkg_filename(struct build *b, const struct spec_tagset *ts,
 
 /* Write one package and record it; the directory of path is made when missing. */
 static kiln_rc pkg_write(struct build *b, const char *path, const struct pack_header *h,
-                         const struct pack_file *files, size_t n,
-                         const struct pack_write_opts *wo, const char *kind, const char *name,
-                         const char *arch, struct kiln_err *err)
+                         const struct pack_file *files, size_t n, const struct pack_write_opts *wo,
+                         const char *kind, const char *name, const char *arch, struct kiln_err *err)
 {
 	struct kiln_buf dir = KILN_BUF_INIT(KILN_LIMIT_TEXT_FILE);
 	kiln_rc rc;
@@ -222,7 +218,7 @@ static kiln_rc pkg_write(struct build *b, const char *path, const struct pack_he
 			(void)unlink(path);
 	}
 	if (!rc)
-		rc = build_output_add(b, path, kind, name, arch, err);
+		rc = worker_build_output_add(b, path, kind, name, arch, err);
 	else if (!err->input[0])
 		kiln_err_locate(err, path, 0, 0);
 	return rc;
@@ -292,13 +288,14 @@ static kiln_rc pkg_binary_write(struct build *b, struct spec_package *pkg,
 		rc = err->code ? err->code : KILN_ENOMEM;
 	arch = spec_tagset_get_str(pkg->tags, SPEC_TAG_ARCH);
 	if (!rc)
-		rc = pkg_write(b, path, &h, fl->files, fl->n, &wo, "binary",
-		               spec_tagset_get_str(pkg->tags, SPEC_TAG_NAME), arch ? arch : "", err);
+		rc =
+		    pkg_write(b, path, &h, fl->files, fl->n, &wo, "binary",
+		              spec_tagset_get_str(pkg->tags, SPEC_TAG_NAME), arch ? arch : "", err);
 	pack_header_release(&h);
 	return rc;
 }
 
-kiln_rc build_binaries(struct build *b, bool write, struct kiln_err *err)
+kiln_rc worker_build_binaries(struct build *b, bool write, struct kiln_err *err)
 {
 	struct spec *spec = b->spec;
 	struct worker_filelist *lists;
@@ -311,12 +308,16 @@ kiln_rc build_binaries(struct build *b, bool write, struct kiln_err *err)
 		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
 	memset(&fo, 0, sizeof(fo));
 	fo.buildroot = b->buildroot;
-	fo.builddir = b->subdir ? kiln_arena_printf(&b->arena, "%s/%s", b->builddir, b->subdir)
-	                        : b->builddir;
+	fo.builddir =
+	    b->subdir ? kiln_arena_printf(&b->arena, "%s/%s", b->builddir, b->subdir) : b->builddir;
 	fo.macros = b->mc;
-	rc = build_mtime_clamp(b, &fo.clamp_mtime, &fo.clamp_to, err);
+	rc = worker_build_mtime_clamp(b, &fo.clamp_mtime, &fo.clamp_to, err);
+	/* A spec without %install still has a (then empty) buildroot. */
+	if (!rc && !util_is_dir(b->buildroot) && (b->o->steps & WORKER_STEP_INSTALL))
+		rc = util_mkdir_p(b->buildroot, 0755, err);
 	if (!rc && !util_is_dir(b->buildroot))
-		rc = kiln_err_set(err, KILN_ENOTFOUND, "the buildroot %s does not exist (run %%install first)",
+		rc = kiln_err_set(err, KILN_ENOTFOUND,
+		                  "the buildroot %s does not exist (run %%install first)",
 		                  b->buildroot);
 	for (i = 0; i < n && !rc; i++) {
 		struct spec_package *pkg = spec->packages[i];
@@ -397,7 +398,7 @@ static kiln_rc pkg_spec_tag(struct build *b, struct pack_header *h, struct kiln_
 	return rc;
 }
 
-kiln_rc build_source(struct build *b, struct kiln_err *err)
+kiln_rc worker_build_source(struct build *b, struct kiln_err *err)
 {
 	struct spec *spec = b->spec;
 	struct pack_file *files;
@@ -413,7 +414,7 @@ kiln_rc build_source(struct build *b, struct kiln_err *err)
 	if (!files)
 		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
 	pack_header_init(&h);
-	rc = build_mtime_clamp(b, &clamp, &to, err);
+	rc = worker_build_mtime_clamp(b, &clamp, &to, err);
 	if (!rc)
 		rc = pkg_source_file(b, &files[n++], b->o->spec_path,
 		                     util_path_basename(b->o->spec_path), SPEC_FILE_SPECFILE, clamp,

@@ -20,10 +20,10 @@ static json_t *result_outputs(const struct worker_build_result *res)
 	for (i = 0; a && i < res->noutputs; i++) {
 		const struct worker_build_output *o = &res->outputs[i];
 
-		json_array_append_new(a, json_pack("{s:o,s:s,s:o,s:o,s:s}", "path", result_str(o->path),
-		                                   "kind", o->kind, "name", result_str(o->name),
-		                                   "arch", result_str(o->arch), "sha256",
-		                                   o->sha256));
+		json_array_append_new(a, json_pack("{s:o,s:s,s:o,s:o,s:s}", "path",
+		                                   result_str(o->path), "kind", o->kind, "name",
+		                                   result_str(o->name), "arch", result_str(o->arch),
+		                                   "sha256", o->sha256));
 	}
 	return a;
 }
@@ -36,8 +36,8 @@ static json_t *result_stages(const struct worker_build_result *res)
 	for (i = 0; a && i < res->nstages; i++) {
 		const struct worker_build_stage *s = &res->stages[i];
 
-		json_array_append_new(a, json_pack("{s:s,s:I,s:i}", "name", s->name, "ms", (json_int_t)s->ms,
-		                                   "exit_code", s->exit_code));
+		json_array_append_new(a, json_pack("{s:s,s:I,s:i}", "name", s->name, "ms",
+		                                   (json_int_t)s->ms, "exit_code", s->exit_code));
 	}
 	return a;
 }

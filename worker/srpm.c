@@ -85,8 +85,9 @@ kiln_rc worker_srpm_install(const char *srpm, struct macro_ctx *mc, struct kiln_
 			continue;
 		if (!fi.path[0] || strchr(fi.path, '/') || !strcmp(fi.path, "..") ||
 		    !strcmp(fi.path, ".")) {
-			rc = kiln_err_set(err, KILN_EFORMAT, "%s: bad file name in a source package: %s",
-			                  srpm, fi.path);
+			rc = kiln_err_set(err, KILN_EFORMAT,
+			                  "%s: bad file name in a source package: %s", srpm,
+			                  fi.path);
 			break;
 		}
 		dst = kiln_arena_printf(a, "%s/%s", spec ? specdir : srcdir, fi.path);

@@ -32,8 +32,8 @@ struct worker_filelist {
 };
 
 struct worker_filelist_opts {
-	const char *buildroot; /* absolute host path of %{buildroot} */
-	const char *builddir;  /* absolute host path where relative %doc/%license are read
+	const char *buildroot;    /* absolute host path of %{buildroot} */
+	const char *builddir;     /* absolute host path where relative %doc/%license are read
 	                        * (the build subdirectory, %{_builddir}/%{buildsubdir}) */
 	struct macro_ctx *macros; /* %_docdir, %_licensedir, %_docdir_fmt, %_*_terminate_build */
 	bool clamp_mtime;         /* clamp mtimes to clamp_to (%build_mtime_policy) */
@@ -44,8 +44,13 @@ struct worker_filelist_opts {
  * files, the "Installed (but unpackaged)" check over all packages). */
 
 void worker_filelist_release(struct worker_filelist *fl);
-KILN_MUST_CHECK kiln_rc worker_filelist_collect(struct worker_filelist *out, struct spec *spec, struct spec_package *pkg, const struct worker_filelist_opts *o, struct kiln_err *err); /* TMP */
-KILN_MUST_CHECK kiln_rc worker_filelist_check_unpackaged(const struct worker_filelist_opts *o, const struct worker_filelist *l, size_t n, struct kiln_err *err); /* TMP */
+KILN_MUST_CHECK kiln_rc worker_filelist_collect(struct worker_filelist *out, struct spec *spec,
+                                                struct spec_package *pkg,
+                                                const struct worker_filelist_opts *o,
+                                                struct kiln_err *err); /* TMP */
+KILN_MUST_CHECK kiln_rc worker_filelist_check_unpackaged(const struct worker_filelist_opts *o,
+                                                         const struct worker_filelist *l, size_t n,
+                                                         struct kiln_err *err); /* TMP */
 
 /* ======================================================================================== */
 /* 2. Automatic dependencies                                                                */
@@ -66,7 +71,10 @@ struct worker_deps {
 };
 
 /* PLACEHOLDER: the autodeps helper defines the functions here. */
-KILN_MUST_CHECK kiln_rc worker_autodeps_collect(const struct pack_file *files, size_t n, struct macro_ctx *mc, struct worker_deps *p, struct worker_deps *r, struct kiln_err *err); /* TMP */
+KILN_MUST_CHECK kiln_rc worker_autodeps_collect(const struct pack_file *files, size_t n,
+                                                struct macro_ctx *mc, struct worker_deps *p,
+                                                struct worker_deps *r,
+                                                struct kiln_err *err); /* TMP */
 
 void worker_deps_release(struct worker_deps *d);
 
@@ -128,10 +136,10 @@ struct worker_build_opts {
 void worker_build_opts_init(struct worker_build_opts *o);
 
 struct worker_build_output {
-	const char *path;     /* written package */
-	const char *kind;     /* "binary" or "source" */
-	const char *name;     /* package name */
-	const char *arch;     /* "x86_64", "noarch", "src" */
+	const char *path; /* written package */
+	const char *kind; /* "binary" or "source" */
+	const char *name; /* package name */
+	const char *arch; /* "x86_64", "noarch", "src" */
 	char sha256[65];
 };
 
@@ -150,10 +158,10 @@ struct worker_build_result {
 	size_t nstages, capstages;
 	const char **warnings;
 	size_t nwarnings, capwarnings;
-	const char *log_path;       /* the build log, NULL before the build dir exists */
-	int64_t source_date_epoch;  /* -1 when none */
+	const char *log_path;      /* the build log, NULL before the build dir exists */
+	int64_t source_date_epoch; /* -1 when none */
 	int64_t buildtime;
-	bool buildreqs_unmet;       /* -br: %generate_buildrequires asked for missing ones */
+	bool buildreqs_unmet; /* -br: %generate_buildrequires asked for missing ones */
 	struct kiln_arena arena;
 };
 
