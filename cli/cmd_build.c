@@ -15,7 +15,8 @@ struct build_cli_opts {
 	const char *b, *r, *t;        /* -bX, -rX, -tX: the stage letter */
 	const char *rebuild, *recompile;
 	bool nodeps, noclean, nocheck, noprep, short_circuit, clean, rmsource, rmspec, quiet;
-	bool json, sandbox, network;
+	bool json, sandbox, no_sandbox, network;
+	int cpus, timeout;
 	const char *buildroot, *topdir, *sign, *rpm_format, *root;
 };
 
@@ -47,7 +48,13 @@ const struct cli_opt cli_build_opts[] = {
     BFLAG("rmspec", rmspec, "remove the spec file afterwards"),
     BFLAG("quiet", quiet, "print stage output only when a stage fails"),
     BFLAG("json", json, "print a JSON summary (outputs with sha256, stages, warnings)"),
-    BFLAG("sandbox", sandbox, "run the stages in kiln's namespace sandbox"),
+    BFLAG("sandbox", sandbox,
+          "run the stages in kiln's namespace sandbox (the default; an error if it cannot)"),
+    BFLAG("no-sandbox", no_sandbox, "run the stages as plain host processes, like rpmbuild"),
+    {"cpus", 0, CLI_OPT_INT, offsetof(struct build_cli_opts, cpus), NULL, "N",
+     "in the sandbox: the build sees N CPUs (for reproducible %{_smp_build_ncpus})"},
+    {"timeout", 0, CLI_OPT_INT, offsetof(struct build_cli_opts, timeout), NULL, "SECONDS",
+     "in the sandbox: kill a stage after SECONDS"},
     BFLAG("enable-network", network, "with --sandbox: keep the host network"),
     BSTR("root", 0, root, "ROOT", "with --sandbox: host, dir:PATH or tar:FILE"),
     BSTR("buildroot", 0, buildroot, "DIR", "override %{buildroot}"),
@@ -204,15 +211,34 @@ int cli_cmd_build(int argc, char **argv)
 	bo.quiet = o.quiet;
 	bo.sign_key = key;
 	bo.out_fd = o.json ? STDERR_FILENO : STDOUT_FILENO;
-	if (o.sandbox) {
+	if (o.sandbox && o.no_sandbox) {
+		status = cli_usage_error(cmd, "--sandbox and --no-sandbox exclude each other");
+		goto out;
+	}
+	if (!o.no_sandbox) {
 		chroot_config_init(&cc);
 		cc.kind = CHROOT_EXEC_SANDBOX;
 		cc.network = o.network;
+		cc.limits.cpus = o.cpus > 0 ? (unsigned)o.cpus : 0;
+		cc.limits.timeout_ms = o.timeout > 0 ? (int64_t)o.timeout * 1000 : 0;
 		if (o.root && chroot_config_root_parse(&cc, o.root, &err)) {
 			status = cli_fail(&err);
 			goto out;
 		}
 		bo.exec = &cc;
+		/* Without the privileges for namespaces, a local build falls back to the host
+		 * (as rpmbuild runs) unless the sandbox was asked for explicitly. */
+		if (chroot_sandbox_probe(&cc, &err)) {
+			if (o.sandbox) {
+				status = cli_fail(&err);
+				goto out;
+			}
+			kiln_log(KILN_LOG_WARN,
+			         "the sandbox is not available (%s): building on the host",
+			         err.msg);
+			kiln_err_clear(&err);
+			bo.exec = NULL;
+		}
 	}
 	rc = worker_build(&bo, mc, &res, &err);
 	if (o.json)

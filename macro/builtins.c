@@ -78,7 +78,10 @@ static void bi_exists(struct mbuf *mb, const struct macro_builtin *bi, int argc,
 {
 	(void)bi;
 	(void)argc;
-	out_str(mb, access(argv[1], F_OK) == 0 ? "1" : "0");
+	struct kiln_buf scratch = KILN_BUF_INIT(KILN_LIMIT_PATH);
+
+	out_str(mb, access(macro_path_host(mb->ctx, argv[1], &scratch), F_OK) == 0 ? "1" : "0");
+	kiln_buf_release(&scratch);
 }
 
 static void bi_expand(struct mbuf *mb, const struct macro_builtin *bi, int argc, char **argv)

@@ -83,7 +83,39 @@ void macro_ctx_free(struct macro_ctx *ctx)
 	kiln_arena_release(&ctx->rc_arena);
 	free(ctx->scope);
 	free(ctx->confdir);
+	free(ctx->map_inside);
+	free(ctx->map_host);
 	free(ctx);
+}
+
+kiln_rc macro_ctx_set_path_map(struct macro_ctx *ctx, const char *inside, const char *host,
+                               struct kiln_err *err)
+{
+	free(ctx->map_inside);
+	free(ctx->map_host);
+	ctx->map_inside = ctx->map_host = NULL;
+	if (!inside || !host)
+		return KILN_OK;
+	ctx->map_inside = kiln_strdup(inside);
+	ctx->map_host = kiln_strdup(host);
+	if (!ctx->map_inside || !ctx->map_host)
+		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	return KILN_OK;
+}
+
+const char *macro_path_host(const struct macro_ctx *ctx, const char *path, struct kiln_buf *scratch)
+{
+	size_t n;
+
+	if (!ctx->map_inside || !path)
+		return path;
+	n = strlen(ctx->map_inside);
+	if (strncmp(path, ctx->map_inside, n) != 0 || (path[n] != '/' && path[n] != '\0'))
+		return path;
+	kiln_buf_reset(scratch);
+	kiln_buf_addstr(scratch, ctx->map_host);
+	kiln_buf_addstr(scratch, path + n);
+	return scratch->err ? path : scratch->ptr;
 }
 
 void macro_ctx_set_diag(struct macro_ctx *ctx, macro_diag_fn fn, void *data)

@@ -638,7 +638,13 @@ static int px_access(lua_State *L)
 		else if (*how != 'f')
 			return luaL_argerror(L, 2, "unknown mode");
 	}
-	return px_result(L, access(path, mode), path);
+	{
+		struct kiln_buf scratch = KILN_BUF_INIT(KILN_LIMIT_PATH);
+		int r = access(macro_path_host(upv(L)->ctx, path, &scratch), mode);
+
+		kiln_buf_release(&scratch);
+		return px_result(L, r, path);
+	}
 }
 
 static int px_chdir(lua_State *L)
@@ -809,7 +815,11 @@ static int px_stat(lua_State *L)
 	struct stat st;
 	size_t i;
 
-	if (stat(path, &st) < 0)
+	struct kiln_buf scratch = KILN_BUF_INIT(KILN_LIMIT_PATH);
+	int r = stat(macro_path_host(upv(L)->ctx, path, &scratch), &st);
+
+	kiln_buf_release(&scratch);
+	if (r < 0)
 		return px_result(L, -1, path);
 	if (!lua_isnoneornil(L, 2)) {
 		stat_push_field(L, &st, luaL_checkstring(L, 2));

@@ -60,6 +60,14 @@ void macro_ctx_set_diag(struct macro_ctx *ctx, macro_diag_fn fn, void *data);
 void macro_diag(struct macro_ctx *ctx, enum kiln_log_level level, const char *fmt, ...)
     KILN_PRINTF(3, 4);
 void macro_ctx_set_shell(struct macro_ctx *ctx, macro_shell_fn fn, void *data);
+/* Paths under inside (a build sandbox's fixed top directory) are read by kiln on the host
+ * under host: %{exists:}, Lua's posix.access/posix.stat and the spec parser's file checks
+ * ask macro_path_host(). Both strings are copied; NULL clears the map. */
+KILN_MUST_CHECK kiln_rc macro_ctx_set_path_map(struct macro_ctx *ctx, const char *inside,
+                                               const char *host, struct kiln_err *err);
+/* path as the host sees it: scratch's text when the map applies, else path itself. */
+const char *macro_path_host(const struct macro_ctx *ctx, const char *path,
+                            struct kiln_buf *scratch);
 /* For untrusted input (the scheduler reading submitted specs, the fuzzers): %(...) fails,
  * %{load:} fails, and Lua gets only its pure libraries (no io, os, posix, rpm.execute,
  * rpm.load, rpm.glob). Set before the first %{lua:}. */

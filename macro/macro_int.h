@@ -87,9 +87,10 @@ struct macro_ctx {
 	void *diag_data;
 	macro_shell_fn shell;
 	void *shell_data;
-	struct macro_lua *lua;      /* owned; created on first use */
-	struct kiln_arena rc_arena; /* rpmrc tables */
-	struct macro_rpmrc *rpmrc;  /* in rc_arena, NULL before config load */
+	char *map_inside, *map_host; /* owned: macro_ctx_set_path_map(), NULL when unset */
+	struct macro_lua *lua;       /* owned; created on first use */
+	struct kiln_arena rc_arena;  /* rpmrc tables */
+	struct macro_rpmrc *rpmrc;   /* in rc_arena, NULL before config load */
 };
 
 /* The state of one expansion (rpm's MacroBuf). */

@@ -558,6 +558,7 @@ static kiln_rc tag_icon(struct spec_parse_priv *p, const char *value)
 		                  p->lineno, value);
 	struct kiln_buf data = KILN_BUF_INIT(KILN_LIMIT_ICON);
 	struct kiln_err ignored = KILN_ERR_INIT;
+	struct kiln_buf scratch = KILN_BUF_INIT(KILN_LIMIT_PATH);
 	const char *base = strrchr(value, '/');
 	char *dir = NULL;
 	const char *path = NULL;
@@ -568,7 +569,8 @@ static kiln_rc tag_icon(struct spec_parse_priv *p, const char *value)
 	rc = macro_expand_str(p->ctx, "%{_sourcedir}", &dir, p->err);
 	if (!rc && !(path = kiln_arena_printf(&p->spec->arena, "%s/%s", dir, base)))
 		rc = kiln_arena_finish(&p->spec->arena, p->err);
-	if (!rc && util_read_file(path, KILN_LIMIT_ICON, &data, &ignored)) {
+	if (!rc && util_read_file(macro_path_host(p->ctx, path, &scratch), KILN_LIMIT_ICON, &data,
+	                          &ignored)) {
 		rc = spec_error(p, ignored.code, "Unable to open icon %s: %s", path,
 		                ignored.code == KILN_ENOTFOUND ? "No such file or directory"
 		                : ignored.code == KILN_ELIMIT  ? "File too large"
@@ -586,6 +588,7 @@ static kiln_rc tag_icon(struct spec_parse_priv *p, const char *value)
 		rc = spec_tagset_put(p->pkg->tags, tag, SPEC_TYPE_BIN, data.ptr, (uint32_t)data.len,
 		                     p->err);
 	kiln_buf_release(&data);
+	kiln_buf_release(&scratch);
 	free(dir);
 	return rc;
 }

@@ -37,8 +37,10 @@ static bool is_compressed(struct spec_parse_priv *p, const char *path)
 	unsigned char m[13];
 	size_t got = 0;
 	struct kiln_err ignored = KILN_ERR_INIT;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct kiln_buf scratch = KILN_BUF_INIT(KILN_LIMIT_PATH);
+	int fd = open(macro_path_host(p->ctx, path, &scratch), O_RDONLY | O_CLOEXEC);
 
+	kiln_buf_release(&scratch);
 	if (fd < 0)
 		return true;
 	if (util_read_full(fd, m, sizeof(m), &got, &ignored))

@@ -51,6 +51,18 @@ const char *worker_build_expand(struct build *b, const char *s, struct kiln_err 
 	return r;
 }
 
+const char *worker_build_host_path(struct build *b, const char *path)
+{
+	size_t n;
+
+	if (!b->in_top)
+		return path;
+	n = strlen(b->in_top);
+	if (strncmp(path, b->in_top, n) != 0 || (path[n] != '/' && path[n] != '\0'))
+		return path;
+	return kiln_arena_printf(&b->arena, "%s%s", b->topdir, path + n);
+}
+
 /* The macro as a boolean the way rpm reads %{?name} flags: set, non-empty, not "0". */
 static bool build_macro_true(struct build *b, const char *name)
 {
@@ -295,35 +307,53 @@ static kiln_rc build_env_make(struct build *b, struct kiln_err *err)
 	return rc;
 }
 
-/* The sandbox sees the top directory (and the sources, wherever they are) at the same
- * paths as the host, writable, so macros need no translation. */
+/* The sandbox sees the host's top directory at BUILD_SANDBOX_TOPDIR, writable, and gets
+ * its host name, private paths and network from the build's macros. */
 static kiln_rc build_exec_open(struct build *b, struct kiln_err *err)
 {
 	struct chroot_config cfg;
 	struct chroot_bind *binds;
-	size_t n = 0;
+	const char *host, *paths, *nonet, *confdir;
+	kiln_rc rc;
 
-	if (!b->o->exec) {
+	if (!b->o->exec || b->o->exec->kind != CHROOT_EXEC_SANDBOX) {
 		chroot_config_init(&cfg);
+		if (b->o->exec)
+			cfg = *b->o->exec;
 		return chroot_exec_new(&cfg, &b->ex, err);
 	}
 	cfg = *b->o->exec;
-	if (cfg.kind != CHROOT_EXEC_SANDBOX)
-		return chroot_exec_new(&cfg, &b->ex, err);
-	binds = kiln_arena_array(&b->arena, cfg.nbinds + 3, sizeof(*binds));
-	if (!binds)
-		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	binds = kiln_arena_array(&b->arena, cfg.nbinds + 2, sizeof(*binds));
+	host = worker_build_expand(b, "%{?_buildhost}", err);
+	paths = host ? worker_build_expand(b, "%{?_build_unshare_paths}", err) : NULL;
+	nonet = paths ? worker_build_expand(b, "%{?_build_unshare_nonet}", err) : NULL;
+	if (!binds || !nonet)
+		return err->code ? err->code : kiln_err_set(err, KILN_ENOMEM, "out of memory");
 	if (cfg.nbinds)
 		memcpy(binds, cfg.binds, cfg.nbinds * sizeof(*binds));
-	n = cfg.nbinds;
-	binds[n++] = (struct chroot_bind){b->topdir, b->topdir, false};
-	if (strncmp(b->sourcedir, b->topdir, strlen(b->topdir)) != 0)
-		binds[n++] = (struct chroot_bind){b->sourcedir, b->sourcedir, true};
-	if (strncmp(b->builddir, b->topdir, strlen(b->topdir)) != 0)
-		binds[n++] = (struct chroot_bind){b->builddir, b->builddir, false};
+	binds[cfg.nbinds++] = (struct chroot_bind){b->topdir, BUILD_SANDBOX_TOPDIR, false};
+	/* kiln's helper scripts (rpmuncompress, find-lang.sh) are where the macros say. */
+	confdir = worker_build_expand(b, "%{?_rpmconfigdir}", err);
+	if (!confdir)
+		return KILN_ENOMEM;
+	if (confdir[0] == '/' && util_is_dir(confdir) && strncmp(confdir, "/usr/", 5) != 0)
+		binds[cfg.nbinds++] = (struct chroot_bind){confdir, confdir, true};
 	cfg.binds = binds;
-	cfg.nbinds = n;
-	return chroot_exec_new(&cfg, &b->ex, err);
+	if (*host && !cfg.hostname)
+		cfg.hostname = host;
+	if (*paths && !cfg.tmpfs) {
+		rc = chroot_config_tmpfs_parse(&cfg, paths, &b->arena, err);
+		if (rc)
+			return rc;
+	}
+	if (!strcmp(nonet, "0"))
+		cfg.network = true;
+	rc = chroot_exec_new(&cfg, &b->ex, err);
+	if (!rc) {
+		b->res->sandboxed = true;
+		b->res->network = cfg.network;
+	}
+	return rc;
 }
 
 static void build_sink(void *data, int stream, const char *buf, size_t len)
@@ -386,7 +416,7 @@ static kiln_rc build_stage_run(struct build *b, enum spec_section sec, const cha
 {
 	const char *name = spec_section_name(sec);
 	const char *mname = sec == SPEC_SEC_BUILDREQUIRES ? "buildrequires" : name;
-	const char *tmpl, *post, *cmd, *script;
+	const char *tmpl, *post, *cmd, *script, *hscript = NULL;
 	struct kiln_buf text = KILN_BUF_INIT(KILN_LIMIT_TEXT_FILE);
 	struct chroot_result cres;
 	struct chroot_run run;
@@ -415,13 +445,14 @@ static kiln_rc build_stage_run(struct build *b, enum spec_section sec, const cha
 	if (rc)
 		goto out;
 	script =
-	    kiln_arena_printf(&b->arena, "%s/.kiln-%s-%s.sh", b->builddir,
+	    kiln_arena_printf(&b->arena, "%s/.kiln-%s-%s.sh", b->in_builddir,
 	                      spec_tagset_get_str(b->spec->packages[0]->tags, SPEC_TAG_NAME), name);
-	if (!script) {
+	hscript = script ? worker_build_host_path(b, script) : NULL;
+	if (!hscript) {
 		rc = kiln_err_set(err, KILN_ENOMEM, "out of memory");
 		goto out;
 	}
-	rc = util_write_atomic(script, text.ptr, text.len, 0755, err);
+	rc = util_write_atomic(hscript, text.ptr, text.len, 0755, err);
 	if (!rc)
 		rc = build_argv_split(b, cmd, script, &argv, err);
 	if (rc)
@@ -430,7 +461,7 @@ static kiln_rc build_stage_run(struct build *b, enum spec_section sec, const cha
 	memset(&run, 0, sizeof(run));
 	run.argv = argv;
 	run.env = b->env;
-	run.cwd = b->builddir;
+	run.cwd = b->in_builddir;
 	run.stdin_fd = -1;
 	run.stdout_fd = -1;
 	run.stderr_fd = -1;
@@ -457,7 +488,8 @@ static kiln_rc build_stage_run(struct build *b, enum spec_section sec, const cha
 			                  script, name);
 		goto out;
 	}
-	(void)unlink(script);
+	if (hscript)
+		(void)unlink(hscript);
 out:
 	kiln_buf_release(&text);
 	return rc;
@@ -652,33 +684,58 @@ static kiln_rc build_genreqs_parse(struct build *b, char *text, struct spec_deps
 /* ---------------------------------------------------------------------------------------- */
 /* The pipeline. */
 
+/* The build's directories as the host sees them (b->topdir was set before the parse). */
 static kiln_rc build_dirs(struct build *b, struct kiln_err *err)
 {
 	struct {
 		const char **dst;
 		const char *expr;
 	} d[] = {
-	    {&b->topdir, "%{_topdir}"},       {&b->builddir, "%{_builddir}"},
-	    {&b->buildroot, "%{buildroot}"},  {&b->sourcedir, "%{_sourcedir}"},
-	    {&b->specdir, "%{_specdir}"},     {&b->rpmdir, "%{_rpmdir}"},
-	    {&b->srcrpmdir, "%{_srcrpmdir}"},
+	    {&b->builddir, "%{_builddir}"},   {&b->buildroot, "%{buildroot}"},
+	    {&b->sourcedir, "%{_sourcedir}"}, {&b->specdir, "%{_specdir}"},
+	    {&b->rpmdir, "%{_rpmdir}"},       {&b->srcrpmdir, "%{_srcrpmdir}"},
 	};
-	const char *sub;
+	const char *sub, *v;
 	size_t i;
 
 	for (i = 0; i < KILN_ARRAY_SIZE(d); i++) {
-		*d[i].dst = worker_build_expand(b, d[i].expr, err);
-		if (!*d[i].dst)
+		v = worker_build_expand(b, d[i].expr, err);
+		if (!v)
 			return err->code ? err->code : KILN_ENOMEM;
-		if ((*d[i].dst)[0] != '/')
+		if (v[0] != '/')
 			return kiln_err_set(err, KILN_EINVAL, "%s is not an absolute path: %s",
-			                    d[i].expr, *d[i].dst);
+			                    d[i].expr, v);
+		if (i == 0)
+			b->in_builddir = v;
+		*d[i].dst = worker_build_host_path(b, v);
+		if (b->in_top && *d[i].dst == v)
+			return kiln_err_set(err, KILN_EINVAL,
+			                    "in the sandbox %s must be under %%{_topdir} (%s): %s",
+			                    d[i].expr, b->in_top, v);
 	}
 	sub = macro_body_get(b->mc, "buildsubdir");
 	b->subdir = sub ? worker_build_expand(b, sub, err) : NULL;
 	if (sub && !b->subdir)
 		return KILN_ENOMEM;
 	return KILN_OK;
+}
+
+/* Before the parse: the host's top directory, and with the sandbox the fixed one the
+ * macros will use from now on. */
+static kiln_rc build_topdir(struct build *b, struct kiln_err *err)
+{
+	b->topdir = worker_build_expand(b, "%{_topdir}", err);
+	if (!b->topdir)
+		return err->code ? err->code : KILN_ENOMEM;
+	if (b->topdir[0] != '/')
+		return kiln_err_set(err, KILN_EINVAL, "%%{_topdir} is not an absolute path: %s",
+		                    b->topdir);
+	if (!b->o->exec || b->o->exec->kind != CHROOT_EXEC_SANDBOX)
+		return KILN_OK;
+	b->in_top = BUILD_SANDBOX_TOPDIR;
+	if (macro_ctx_set_path_map(b->mc, b->in_top, b->topdir, err))
+		return err->code;
+	return macro_define(b->mc, "_topdir", NULL, b->in_top, MACRO_LEVEL_CMDLINE, err);
 }
 
 static kiln_rc build_log_open(struct build *b, struct kiln_err *err)
@@ -689,6 +746,7 @@ static kiln_rc build_log_open(struct build *b, struct kiln_err *err)
 	if (rc)
 		return rc;
 	path = worker_build_expand(b, "%{_builddir}/%{NAME}-%{VERSION}-%{RELEASE}.build.log", err);
+	path = path ? worker_build_host_path(b, path) : NULL;
 	if (!path)
 		return KILN_ENOMEM;
 	b->log_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -752,7 +810,9 @@ static kiln_rc build_remove_after(struct build *b, struct kiln_err *err)
 		rc = p ? util_rm_rf(p, err) : KILN_ENOMEM;
 	}
 	for (i = 0; !rc && (steps & WORKER_STEP_RMSOURCE) && i < b->spec->nsources; i++) {
-		if (unlink(b->spec->sources[i].path) && errno != ENOENT)
+		const char *src = worker_build_host_path(b, b->spec->sources[i].path);
+
+		if (src && unlink(src) && errno != ENOENT)
 			rc = kiln_err_sys(err, KILN_EIO, "cannot remove %s",
 			                  b->spec->sources[i].path);
 	}
@@ -794,6 +854,22 @@ static kiln_rc build_run(struct build *b, struct kiln_err *err)
 	int64_t t0;
 	kiln_rc rc;
 
+	rc = build_topdir(b, err);
+	if (!rc)
+		rc = util_mkdir_p(b->topdir, 0755, err);
+	/* The executor comes first: the parse's %(...) run in the sandbox too. */
+	if (!rc)
+		rc = build_exec_open(b, err);
+	if (!rc)
+		rc = build_env_make(b, err);
+	if (rc)
+		return rc;
+	if (b->in_top) {
+		b->shell.exec = b->ex;
+		b->shell.env = b->env;
+		b->shell.stderr_fd = STDERR_FILENO;
+		macro_ctx_set_shell(b->mc, chroot_shell_run, &b->shell);
+	}
 	rc = spec_parse_file(o->spec_path, b->mc, flags, &b->spec, err);
 	if (!rc)
 		rc = build_dirs(b, err);
@@ -802,9 +878,8 @@ static kiln_rc build_run(struct build *b, struct kiln_err *err)
 	if (!rc)
 		rc = build_log_open(b, err);
 	if (!rc)
-		rc = build_env_make(b, err);
-	if (!rc && build_wants_root(o->steps | (o->steps & WORKER_STEP_BINARY)))
-		rc = build_exec_open(b, err);
+		rc = build_env_make(b, err); /* again, now with SOURCE_DATE_EPOCH */
+	b->shell.env = b->env;
 	if (rc)
 		return rc;
 	if (build_wants_root(o->steps) && !o->nodeps)
@@ -846,6 +921,11 @@ kiln_rc worker_build(const struct worker_build_opts *o, struct macro_ctx *mc,
 	kiln_arena_init(&b.arena, KILN_LIMIT_ARENA);
 
 	rc = build_run(&b, err);
+	if (b.in_top) {
+		macro_ctx_set_shell(mc, NULL, NULL); /* b.shell goes out of scope */
+		if (macro_ctx_set_path_map(mc, NULL, NULL, NULL))
+			KILN_BUG("clearing the path map cannot fail");
+	}
 	if (rc) {
 		/* Nothing half-done stays in the output directories. */
 		for (i = 0; i < b.nwritten; i++)

@@ -11,6 +11,10 @@
 
 /* Bytes of stage output kept for the error report of a failing stage. */
 #define BUILD_TAIL_MAX 4096
+/* Where the sandbox shows the top directory (mock's path), so build paths never vary. */
+#define BUILD_SANDBOX_TOPDIR "/builddir/build"
+/* Where the sandbox shows the top directory (mock's path), so build paths never vary. */
+#define BUILD_SANDBOX_TOPDIR "/builddir/build"
 
 struct build {
 	const struct worker_build_opts *o; /* borrowed */
@@ -21,7 +25,12 @@ struct build {
 	struct kiln_arena arena;           /* owns the strings below */
 	const char **env;                  /* NULL-terminated stage environment */
 	const char *topdir, *builddir, *buildroot, *sourcedir, *specdir, *rpmdir, *srcrpmdir;
-	const char *subdir;        /* %{buildsubdir} or NULL */
+	const char *subdir; /* %{buildsubdir} or NULL */
+	/* With the sandbox, the top directory is bound at BUILD_SANDBOX_TOPDIR and macros
+	 * expand to paths inside; the fields above are the host's paths. */
+	const char *in_top;        /* BUILD_SANDBOX_TOPDIR when sandboxed, else NULL */
+	const char *in_builddir;   /* %{_builddir} as the stages see it */
+	struct chroot_shell shell; /* %(...) of the parse, in the sandbox */
 	int log_fd;                /* the build log, -1 before it is open */
 	char tail[BUILD_TAIL_MAX]; /* ring of the last stage output */
 	size_t tail_len, tail_pos;
@@ -60,6 +69,14 @@ void worker_build_log(struct build *b, const char *fmt, ...) KILN_PRINTF(2, 3);
 KILN_MUST_CHECK kiln_rc worker_build_output_add(struct build *b, const char *path, const char *kind,
                                                 const char *name, const char *arch,
                                                 struct kiln_err *err);
+
+/* A path as the stages see it (under BUILD_SANDBOX_TOPDIR) turned into the host's; other
+ * paths are returned unchanged. NULL on ENOMEM. */
+const char *worker_build_host_path(struct build *b, const char *path);
+
+/* A path as the stages see it (under BUILD_SANDBOX_TOPDIR) turned into the host's; other
+ * paths are returned unchanged. NULL on ENOMEM. */
+const char *worker_build_host_path(struct build *b, const char *path);
 
 /* Whether and to what file mtimes are clamped (%build_mtime_policy). */
 KILN_MUST_CHECK kiln_rc worker_build_mtime_clamp(struct build *b, bool *clamp, uint32_t *to,

@@ -374,12 +374,13 @@ static kiln_rc pkg_source_file(struct build *b, struct pack_file *f, const char 
 static kiln_rc pkg_spec_tag(struct build *b, struct pack_header *h, struct kiln_err *err)
 {
 	const char *text = b->spec->parsed.ptr;
-	size_t tlen = strlen(b->topdir);
+	const char *top = b->in_top ? b->in_top : b->topdir;
+	size_t tlen = strlen(top);
 	struct kiln_buf out = KILN_BUF_INIT(KILN_LIMIT_SPEC_BYTES);
 	const char *p = text, *hit;
 	kiln_rc rc;
 
-	while (tlen > 1 && (hit = strstr(p, b->topdir)) != NULL) {
+	while (tlen > 1 && (hit = strstr(p, top)) != NULL) {
 		char next = hit[tlen];
 
 		kiln_buf_add(&out, p, (size_t)(hit - p));
@@ -429,7 +430,8 @@ kiln_rc worker_build_source(struct build *b, struct kiln_err *err)
 		for (j = 0; j < n; j++)
 			dup |= !strcmp(files[j].path, s->file);
 		if (!dup)
-			rc = pkg_source_file(b, &files[n++], s->path, s->file, 0, clamp, to, err);
+			rc = pkg_source_file(b, &files[n++], worker_build_host_path(b, s->path),
+			                     s->file, 0, clamp, to, err);
 	}
 	if (!rc)
 		rc = pkg_write_opts(b, true, &wo, err);

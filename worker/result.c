@@ -61,6 +61,8 @@ void worker_build_result_json(const struct worker_build_result *res, bool ok,
 	                    res->source_date_epoch >= 0 ? json_integer(res->source_date_epoch)
 	                                                : json_null());
 	json_object_set_new(root, "buildtime", json_integer(res->buildtime));
+	json_object_set_new(root, "sandbox", json_boolean(res->sandboxed));
+	json_object_set_new(root, "network", json_boolean(!res->sandboxed || res->network));
 	json_object_set_new(root, "error",
 	                    ok || !err ? json_null()
 	                               : json_string(kiln_err_format(err, msg, sizeof(msg))));

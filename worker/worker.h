@@ -162,6 +162,8 @@ struct worker_build_result {
 	int64_t source_date_epoch; /* -1 when none */
 	int64_t buildtime;
 	bool buildreqs_unmet; /* -br: %generate_buildrequires asked for missing ones */
+	bool sandboxed;       /* the stages ran in the namespace sandbox */
+	bool network;         /* ... with the host network shared */
 	struct kiln_arena arena;
 };
 

@@ -233,24 +233,32 @@ def test_short_circuit_runs_only_the_named_stage(kiln_bin, tmp_path):
     assert (top / "BUILD/hello-1.0/hello").exists()
 
 
-def test_stage_environment(kiln_bin, tmp_path):
+@pytest.mark.parametrize("mode", ["sandbox", "host"])
+def test_stage_environment(kiln_bin, tmp_path, mode):
     spec = tmp_path / "env.spec"
     spec.write_text("Name: env\nVersion: 2\nRelease: 3\nSummary: s\nLicense: MIT\n"
                     "%description\nd\n%build\nenv | sort > $RPM_BUILD_DIR/env.txt\n"
+                    "echo \"HOSTNAME=$(uname -n)\" >> $RPM_BUILD_DIR/env.txt\n"
                     "%install\n%files\n")
     top = tmp_path / "t"
     env = dict(ENV, KILN_TEST_NOISE="leaks?")
-    k = kiln_build(kiln_bin, top, "-bc", spec, env=env)
+    extra = ["--no-sandbox"] if mode == "host" else []
+    k = kiln_build(kiln_bin, top, "-bc", *extra, spec, env=env)
     assert k.returncode == 0, k.stderr
     got = dict(l.split("=", 1) for l in (top / "BUILD/env.txt").read_text().splitlines()
                if "=" in l)
+    # In the sandbox the top directory is always /builddir/build (as in mock).
+    inside = "/builddir/build" if mode == "sandbox" else str(top)
     assert got["RPM_PACKAGE_NAME"] == "env" and got["RPM_PACKAGE_VERSION"] == "2"
-    assert got["RPM_PACKAGE_RELEASE"] == "3" and got["RPM_BUILD_DIR"] == f"{top}/BUILD"
-    assert got["RPM_SOURCE_DIR"] == f"{top}/SOURCES" and got["RPM_ARCH"] == "x86_64"
+    assert got["RPM_PACKAGE_RELEASE"] == "3" and got["RPM_BUILD_DIR"] == f"{inside}/BUILD"
+    assert got["RPM_SOURCE_DIR"] == f"{inside}/SOURCES" and got["RPM_ARCH"] == "x86_64"
     assert got["SOURCE_DATE_EPOCH"] == EPOCH and got["TZ"] == "UTC"
-    assert got["RPM_BUILD_ROOT"].startswith(f"{top}/BUILDROOT/env-2-3")
+    assert got["RPM_BUILD_ROOT"] == f"{inside}/BUILDROOT/env-2-3.x86_64"
     assert "RPM_OPT_FLAGS" in got and "RPM_BUILD_NCPUS" in got
     assert "KILN_TEST_NOISE" not in got  # the caller's environment does not leak in
+    if mode == "sandbox":
+        assert got["HOME"] == "/builddir"
+        assert got["HOSTNAME"] == "oracle.example"  # %_buildhost
 
 
 def test_json_summary(kiln_bin, tmp_path):
