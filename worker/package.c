@@ -299,18 +299,25 @@ kiln_rc worker_build_binaries(struct build *b, bool write, struct kiln_err *err)
 {
 	struct spec *spec = b->spec;
 	struct worker_filelist *lists;
+	const struct worker_filelist **lp;
+	size_t nlp = 0;
 	struct worker_filelist_opts fo;
 	size_t i, n = spec->npackages;
 	kiln_rc rc = KILN_OK;
 
 	lists = kiln_calloc(n, sizeof(*lists));
-	if (!lists)
+	lp = kiln_calloc(n, sizeof(*lp));
+	if (!lists || !lp) {
+		free(lists);
+		free(lp);
 		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	}
 	memset(&fo, 0, sizeof(fo));
 	fo.buildroot = b->buildroot;
 	fo.builddir =
 	    b->subdir ? kiln_arena_printf(&b->arena, "%s/%s", b->builddir, b->subdir) : b->builddir;
 	fo.macros = b->mc;
+	fo.now = (uint32_t)b->res->buildtime; /* %ghost mtimes: reproducible */
 	rc = worker_build_mtime_clamp(b, &fo.clamp_mtime, &fo.clamp_to, err);
 	/* A spec without %install still has a (then empty) buildroot. */
 	if (!rc && !util_is_dir(b->buildroot) && (b->o->steps & WORKER_STEP_INSTALL))
@@ -322,15 +329,15 @@ kiln_rc worker_build_binaries(struct build *b, bool write, struct kiln_err *err)
 	for (i = 0; i < n && !rc; i++) {
 		struct spec_package *pkg = spec->packages[i];
 
-		kiln_arena_init(&lists[i].arena, KILN_LIMIT_ARENA);
 		if (!pkg->has_files)
 			continue;
 		rc = spec_package_build_tags(spec, pkg, err);
 		if (!rc)
 			rc = worker_filelist_collect(&lists[i], spec, pkg, &fo, err);
+		lp[nlp++] = &lists[i];
 	}
 	if (!rc)
-		rc = worker_filelist_check_unpackaged(&fo, lists, n, err);
+		rc = worker_filelist_check_unpackaged(fo.buildroot, lp, nlp, b->mc, NULL, err);
 	for (i = 0; i < n && !rc && write; i++) {
 		if (spec->packages[i]->has_files)
 			rc = pkg_binary_write(b, spec->packages[i], &lists[i], err);
@@ -338,6 +345,7 @@ kiln_rc worker_build_binaries(struct build *b, bool write, struct kiln_err *err)
 	for (i = 0; i < n; i++)
 		worker_filelist_release(&lists[i]);
 	free(lists);
+	free(lp);
 	return rc;
 }
 

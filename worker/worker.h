@@ -44,13 +44,6 @@ struct worker_filelist_opts {
  * files, the "Installed (but unpackaged)" check over all packages). */
 
 void worker_filelist_release(struct worker_filelist *fl);
-KILN_MUST_CHECK kiln_rc worker_filelist_collect(struct worker_filelist *out, struct spec *spec,
-                                                struct spec_package *pkg,
-                                                const struct worker_filelist_opts *o,
-                                                struct kiln_err *err); /* TMP */
-KILN_MUST_CHECK kiln_rc worker_filelist_check_unpackaged(const struct worker_filelist_opts *o,
-                                                         const struct worker_filelist *l, size_t n,
-                                                         struct kiln_err *err); /* TMP */
 
 /* ======================================================================================== */
 /* 2. Automatic dependencies                                                                */
