@@ -16,7 +16,7 @@ struct build_cli_opts {
 	const char *rebuild, *recompile;
 	bool nodeps, noclean, nocheck, noprep, short_circuit, clean, rmsource, rmspec, quiet;
 	bool json, sandbox, no_sandbox, network;
-	int cpus, timeout;
+	int cpus, timeout, pids;
 	const char *buildroot, *topdir, *sign, *rpm_format, *root;
 };
 
@@ -53,6 +53,8 @@ const struct cli_opt cli_build_opts[] = {
     BFLAG("no-sandbox", no_sandbox, "run the stages as plain host processes, like rpmbuild"),
     {"cpus", 0, CLI_OPT_INT, offsetof(struct build_cli_opts, cpus), NULL, "N",
      "in the sandbox: the build sees N CPUs (for reproducible %{_smp_build_ncpus})"},
+    {"pids-max", 0, CLI_OPT_INT, offsetof(struct build_cli_opts, pids), NULL, "N",
+     "in the sandbox: at most N processes (cgroup pids limit)"},
     {"timeout", 0, CLI_OPT_INT, offsetof(struct build_cli_opts, timeout), NULL, "SECONDS",
      "in the sandbox: kill a stage after SECONDS"},
     BFLAG("enable-network", network, "with --sandbox: keep the host network"),
@@ -221,6 +223,7 @@ int cli_cmd_build(int argc, char **argv)
 		cc.network = o.network;
 		cc.limits.cpus = o.cpus > 0 ? (unsigned)o.cpus : 0;
 		cc.limits.timeout_ms = o.timeout > 0 ? (int64_t)o.timeout * 1000 : 0;
+		cc.limits.pids_max = o.pids > 0 ? (uint64_t)o.pids : 0;
 		if (o.root && chroot_config_root_parse(&cc, o.root, &err)) {
 			status = cli_fail(&err);
 			goto out;

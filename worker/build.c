@@ -348,6 +348,16 @@ static kiln_rc build_exec_open(struct build *b, struct kiln_err *err)
 	}
 	if (!strcmp(nonet, "0"))
 		cfg.network = true;
+	/* A fixed CPU count also caps %{_smp_build_ncpus}, which %{getncpus} computes in
+	 * kiln's own process. */
+	if (cfg.limits.cpus) {
+		char n[16];
+
+		snprintf(n, sizeof(n), "%u", cfg.limits.cpus);
+		rc = macro_define(b->mc, "_smp_ncpus_max", NULL, n, MACRO_LEVEL_CMDLINE, err);
+		if (rc)
+			return rc;
+	}
 	rc = chroot_exec_new(&cfg, &b->ex, err);
 	if (!rc) {
 		b->res->sandboxed = true;
@@ -470,6 +480,15 @@ static kiln_rc build_stage_run(struct build *b, enum spec_section sec, const cha
 	run.sink_data = b;
 	b->tail_len = b->tail_pos = 0;
 	rc = chroot_exec_run(b->ex, &run, &cres, err);
+	if (rc == KILN_ETIMEOUT) {
+		char why[KILN_ERR_MSG_MAX];
+
+		snprintf(why, sizeof(why), "%s", err->msg);
+		kiln_err_clear(err);
+		build_stage_record(b, name, (util_clock_mono_ns() - t0) / 1000000, -1);
+		rc = kiln_err_set(err, KILN_ETIMEOUT, "Stage timed out: %s (%%%s): %s", script,
+		                  name, why);
+	}
 	if (rc)
 		goto out;
 	build_stage_record(b, name, (util_clock_mono_ns() - t0) / 1000000, cres.exit_code);

@@ -1,0 +1,105 @@
+"""kiln build's stages in the namespace sandbox (issue [chroot]): each spec's %build tries
+to break out and must fail, or leave nothing behind."""
+import os
+import socket
+import subprocess
+import threading
+import uuid
+from pathlib import Path
+
+import pytest
+
+ENV = dict(os.environ, TZ="UTC", LC_ALL="C", SOURCE_DATE_EPOCH="1796126400")
+
+
+def build(kiln_bin, tmp_path, body, *args, install="", files="", timeout=120):
+    spec = tmp_path / "probe.spec"
+    spec.write_text("Name: probe\nVersion: 1\nRelease: 1\nSummary: s\nLicense: MIT\n"
+                    f"%description\nd\n%build\n{body}\n%install\n{install}\n%files\n{files}\n")
+    top = tmp_path / "top"
+    return subprocess.run([str(kiln_bin), "build", "-bb", "--define", f"_topdir {top}",
+                           *map(str, args), str(spec)], env=ENV, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def test_no_network(kiln_bin, tmp_path):
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    port = srv.getsockname()[1]
+    accepted = []
+    threading.Thread(target=lambda: accepted.append(srv.accept()), daemon=True).start()
+    body = (f"if (exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null; then echo CONNECTED; "
+            "exit 1; fi; echo isolated")
+    k = build(kiln_bin, tmp_path, f"bash -c '{body}'")
+    srv.close()
+    assert k.returncode == 0, k.stdout + k.stderr
+    assert "isolated" in k.stdout and not accepted
+
+
+def test_host_tmp_and_home_are_private(kiln_bin, tmp_path):
+    name = f"kiln-secret-{uuid.uuid4().hex}"
+    secrets = [Path("/tmp") / name, Path.home() / name]
+    for s in secrets:
+        s.write_text("secret")
+    try:
+        body = " ".join(f"test ! -e {s} || {{ echo LEAK {s}; exit 1; }};" for s in secrets)
+        k = build(kiln_bin, tmp_path, body + " touch /tmp/inside-only")
+        assert k.returncode == 0, k.stdout + k.stderr
+        assert not Path("/tmp/inside-only").exists()
+    finally:
+        for s in secrets:
+            s.unlink()
+
+
+@pytest.mark.parametrize("target", ["/usr/kiln-write-test", "/kiln-write-test"])
+def test_root_is_read_only(kiln_bin, tmp_path, target):
+    k = build(kiln_bin, tmp_path, f"touch {target}")
+    assert k.returncode == 1
+    assert "Bad exit status" in k.stderr and "(%build)" in k.stderr
+    assert not Path(target).exists()
+
+
+def test_background_process_does_not_outlive_the_stage(kiln_bin, tmp_path):
+    marker = tmp_path / "top" / "BUILD" / "late"
+    k = build(kiln_bin, tmp_path, "(sleep 3; touch ../late) & echo started")
+    assert k.returncode == 0, k.stderr
+    import time
+    time.sleep(4)
+    assert not marker.exists()
+
+
+def test_stage_timeout(kiln_bin, tmp_path):
+    k = build(kiln_bin, tmp_path, "sleep 1000", "--timeout", "2")
+    assert k.returncode == 1
+    assert "timed out" in k.stderr and "(%build)" in k.stderr
+
+
+def test_network_opt_in_is_recorded(kiln_bin, tmp_path):
+    k = build(kiln_bin, tmp_path, "true", "--enable-network", "--json")
+    assert k.returncode == 0, k.stderr
+    import json
+    doc = json.loads(k.stdout)
+    assert doc["sandbox"] is True and doc["network"] is True
+
+
+def test_cpus_are_fixed(kiln_bin, tmp_path):
+    k = build(kiln_bin, tmp_path, 'echo "ncpus=$(nproc) smp=$RPM_BUILD_NCPUS"', "--cpus", "1")
+    assert k.returncode == 0, k.stderr
+    assert "ncpus=1 smp=1" in k.stdout
+
+
+def test_host_mode_is_rpmbuild_like(kiln_bin, tmp_path):
+    k = build(kiln_bin, tmp_path, 'echo "dir=$RPM_BUILD_DIR"', "--no-sandbox")
+    assert k.returncode == 0, k.stderr
+    assert f"dir={tmp_path}/top/BUILD" in k.stdout
+
+
+def test_fork_bomb_hits_the_pids_limit(kiln_bin, tmp_path):
+    body = "for i in $(seq 300); do sleep 30 & done; wait"
+    k = build(kiln_bin, tmp_path, body, "--pids-max", "64", "--timeout", "60")
+    assert k.returncode == 1
+    assert "(%build)" in k.stderr
+    # Nothing of it is left on the host.
+    ps = subprocess.run(["pgrep", "-f", "sleep 30"], capture_output=True, text=True)
+    assert ps.stdout.strip() == ""
