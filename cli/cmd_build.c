@@ -17,7 +17,7 @@ struct build_cli_opts {
 	bool nodeps, noclean, nocheck, noprep, short_circuit, clean, rmsource, rmspec, quiet;
 	bool json, sandbox, no_sandbox, network;
 	int cpus, timeout, pids;
-	const char *buildroot, *topdir, *sign, *rpm_format, *root;
+	const char *buildroot, *topdir, *sign, *rpm_format, *root, *verify;
 };
 
 #define BFLAG(l, field, help)                                                                      \
@@ -59,6 +59,8 @@ const struct cli_opt cli_build_opts[] = {
      "in the sandbox: kill a stage after SECONDS"},
     BFLAG("enable-network", network, "with --sandbox: keep the host network"),
     BSTR("root", 0, root, "ROOT", "with --sandbox: host, dir:PATH or tar:FILE"),
+    {"verify-reproducible", 0, CLI_OPT_OPTIONAL, offsetof(struct build_cli_opts, verify), NULL,
+     "N", "build N times (default 2) with variations and compare every package"},
     BSTR("buildroot", 0, buildroot, "DIR", "override %{buildroot}"),
     BSTR("topdir", 0, topdir, "DIR", "override %{_topdir}"),
     BSTR("sign", 0, sign, "KEYFILE", "sign every package with this secret key"),
@@ -122,6 +124,58 @@ static void build_print_json(const struct worker_build_result *res, bool ok,
 	if (!kiln_buf_finish(&out, NULL))
 		fwrite(out.ptr, 1, out.len, stdout);
 	kiln_buf_release(&out);
+}
+
+/* --verify-reproducible: the report, plain or inside the JSON summary. */
+static void build_verify_print(const struct worker_verify_result *vr, bool json, bool ok,
+                               const struct kiln_err *err)
+{
+	size_t i;
+
+	if (json) {
+		struct kiln_buf out = KILN_BUF_INIT(KILN_LIMIT_TEXT_FILE);
+
+		worker_verify_result_json(vr, ok, err, &out);
+		kiln_buf_addch(&out, '\n');
+		if (!kiln_buf_finish(&out, NULL))
+			fwrite(out.ptr, 1, out.len, stdout);
+		kiln_buf_release(&out);
+		return;
+	}
+	if (!ok)
+		return;
+	if (!vr->ndiffs) {
+		printf("Reproducible: %u builds, %zu package%s identical\n", vr->runs, vr->npackages,
+		       vr->npackages == 1 ? "" : "s");
+		return;
+	}
+	printf("NOT reproducible (%u builds):\n", vr->runs);
+	for (i = 0; i < vr->ndiffs; i++)
+		printf("  %s (build %u): %s\n", vr->diffs[i].package, vr->diffs[i].run,
+		       vr->diffs[i].what);
+}
+
+static int build_verify(const struct build_cli_opts *o, const struct worker_build_opts *bo,
+                        struct macro_ctx *mc)
+{
+	struct worker_verify_result vr;
+	struct kiln_err err = KILN_ERR_INIT;
+	int runs = 2;
+	kiln_rc rc;
+	int status;
+
+	if (*o->verify && (util_parse_int(o->verify, 2, 100, &runs, &err))) {
+		fprintf(stderr, "error: --verify-reproducible: a number of builds from 2 to 100\n");
+		return CLI_EXIT_USAGE;
+	}
+	rc = worker_build_verify(bo, mc, (unsigned)runs, &vr, &err);
+	build_verify_print(&vr, o->json, rc == KILN_OK, &err);
+	if (rc)
+		status = o->json ? CLI_EXIT_FAIL : cli_fail(&err);
+	else
+		status = vr.ndiffs ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+	worker_verify_result_release(&vr);
+	return status;
 }
 
 /* Which stage letter and where the spec comes from. */
@@ -242,6 +296,10 @@ int cli_cmd_build(int argc, char **argv)
 			kiln_err_clear(&err);
 			bo.exec = NULL;
 		}
+	}
+	if (o.verify) {
+		status = build_verify(&o, &bo, mc);
+		goto out;
 	}
 	rc = worker_build(&bo, mc, &res, &err);
 	if (o.json)

@@ -42,12 +42,11 @@ static json_t *result_stages(const struct worker_build_result *res)
 	return a;
 }
 
-void worker_build_result_json(const struct worker_build_result *res, bool ok,
-                              const struct kiln_err *err, struct kiln_buf *out)
+static json_t *result_object(const struct worker_build_result *res, bool ok,
+                             const struct kiln_err *err)
 {
 	json_t *root = json_object(), *warn = json_array();
 	char msg[KILN_ERR_MSG_MAX + KILN_ERR_INPUT_MAX + 64];
-	char *text;
 	size_t i;
 
 	for (i = 0; warn && i < res->nwarnings; i++)
@@ -66,11 +65,41 @@ void worker_build_result_json(const struct worker_build_result *res, bool ok,
 	json_object_set_new(root, "error",
 	                    ok || !err ? json_null()
 	                               : json_string(kiln_err_format(err, msg, sizeof(msg))));
-	text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	return root;
+}
+
+static void result_dump(json_t *root, struct kiln_buf *out)
+{
+	char *text = root ? json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+
 	if (text)
 		kiln_buf_addstr(out, text);
 	else
 		kiln_buf_addstr(out, "{\"ok\":false,\"error\":\"out of memory\"}");
 	free(text);
 	json_decref(root);
+}
+
+void worker_build_result_json(const struct worker_build_result *res, bool ok,
+                              const struct kiln_err *err, struct kiln_buf *out)
+{
+	result_dump(result_object(res, ok, err), out);
+}
+
+void worker_verify_result_json(const struct worker_verify_result *vr, bool ok,
+                               const struct kiln_err *err, struct kiln_buf *out)
+{
+	json_t *root = result_object(&vr->first, ok, err);
+	json_t *rep = json_object(), *diffs = json_array();
+	size_t i;
+
+	for (i = 0; diffs && i < vr->ndiffs; i++)
+		json_array_append_new(diffs, json_pack("{s:i,s:s,s:s}", "run", (int)vr->diffs[i].run,
+		                                       "package", vr->diffs[i].package, "what",
+		                                       vr->diffs[i].what));
+	json_object_set_new(rep, "runs", json_integer(vr->runs));
+	json_object_set_new(rep, "identical", json_boolean(ok && !vr->ndiffs));
+	json_object_set_new(rep, "differences", diffs);
+	json_object_set_new(root, "reproducible", rep);
+	result_dump(root, out);
 }

@@ -172,6 +172,39 @@ void worker_build_result_release(struct worker_build_result *res);
 void worker_build_result_json(const struct worker_build_result *res, bool ok,
                               const struct kiln_err *err, struct kiln_buf *out);
 
+/* Reproducibility verification (kiln build --verify-reproducible): the build runs `runs`
+ * times, the first as asked (its packages are the build's output), the others in fresh
+ * top directories with deliberate variations: another path outside the sandbox, another
+ * wall-clock time (at least a second later), another umask outside, another host name and
+ * CPU count inside the sandbox, noise in kiln's environment. Every package of the first
+ * run is compared with pack_diff_files() with its namesake of each rerun. */
+struct worker_verify_diff {
+	unsigned run;        /* the rerun (2..runs) that differed */
+	const char *package; /* relative to the top directory: "RPMS/x86_64/a-1-1.x86_64.rpm" */
+	const char *what;    /* "/usr/share/a/stamp: contents differ", "tag BUILDTIME", ... */
+};
+
+struct worker_verify_result {
+	unsigned runs;
+	size_t npackages; /* packages of the first run */
+	struct worker_verify_diff *diffs;
+	size_t ndiffs, capdiffs;
+	struct worker_build_result first; /* the first run: the build's own result */
+	struct kiln_arena arena;
+};
+
+/* Run and compare as above; mc is duplicated for each run (not changed). KILN_OK when
+ * every run built: vr->ndiffs == 0 means reproducible. A failing run is an error. */
+KILN_MUST_CHECK kiln_rc worker_build_verify(const struct worker_build_opts *o,
+                                            const struct macro_ctx *mc, unsigned runs,
+                                            struct worker_verify_result *vr,
+                                            struct kiln_err *err);
+void worker_verify_result_release(struct worker_verify_result *vr);
+/* The first run's worker_build_result_json() plus "reproducible": {"runs", "identical",
+ * "differences": [{"run", "package", "what"}]}. */
+void worker_verify_result_json(const struct worker_verify_result *vr, bool ok,
+                               const struct kiln_err *err, struct kiln_buf *out);
+
 /* -r: install a source package's files into %{_sourcedir} and its spec into %{_specdir}
  * (as rpm -i of a .src.rpm does); *spec_path gets the spec's path (in arena a). */
 KILN_MUST_CHECK kiln_rc worker_srpm_install(const char *srpm, struct macro_ctx *mc,

@@ -1,0 +1,266 @@
+/*
+ * verify.c - kiln build --verify-reproducible: build N times with deliberate variations
+ * and compare every package, naming what differs (pack_diff_files()).
+ *
+ * The variations are the ones rebuilders and reprotest use that kiln can apply without
+ * root-only tricks: the top directory's path outside the sandbox, the wall clock, the
+ * umask outside, the sandbox's host name and CPU count, and noise in kiln's environment.
+ * Build paths inside the sandbox never vary (/builddir/build), so a package that embeds
+ * them is still reproducible, as in mock and Koji.
+ */
+#include "util/util.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "worker/worker.h"
+
+static kiln_rc verify_diff_add(struct worker_verify_result *vr, unsigned run, const char *pkg,
+                               const char *what, struct kiln_err *err)
+{
+	struct worker_verify_diff *d;
+
+	if (vr->ndiffs == vr->capdiffs) {
+		size_t ncap = vr->capdiffs ? 2 * vr->capdiffs : 16;
+		struct worker_verify_diff *nv = kiln_arena_array(&vr->arena, ncap, sizeof(*nv));
+
+		if (!nv)
+			return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+		if (vr->ndiffs)
+			memcpy(nv, vr->diffs, vr->ndiffs * sizeof(*nv));
+		vr->diffs = nv;
+		vr->capdiffs = ncap;
+	}
+	d = &vr->diffs[vr->ndiffs];
+	d->run = run;
+	d->package = kiln_arena_strdup(&vr->arena, pkg);
+	d->what = kiln_arena_strdup(&vr->arena, what);
+	if (!d->package || !d->what)
+		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	vr->ndiffs++;
+	return KILN_OK;
+}
+
+/* One line per difference, the way a packager wants to read it. */
+static void verify_item_text(const struct pack_diff_item *it, char *dst, size_t size)
+{
+	const char *o = it->old_v.count ? it->old_v.elems[0] : "(none)";
+	const char *n = it->new_v.count ? it->new_v.elems[0] : "(none)";
+
+	switch (it->kind) {
+	case PACK_DIFF_LEAD:
+		snprintf(dst, size, "lead %s: %s != %s", it->name, o, n);
+		break;
+	case PACK_DIFF_TAG:
+		snprintf(dst, size, "tag %s: %s != %s", it->name, o, n);
+		break;
+	case PACK_DIFF_FILE_ADDED:
+		snprintf(dst, size, "%s: only in the rerun", it->path);
+		break;
+	case PACK_DIFF_FILE_REMOVED:
+		snprintf(dst, size, "%s: missing in the rerun", it->path);
+		break;
+	case PACK_DIFF_FILE_ATTR:
+		snprintf(dst, size, "%s: %s %s != %s", it->path, it->name, o, n);
+		break;
+	case PACK_DIFF_FILE_CONTENT:
+		snprintf(dst, size, "%s: contents differ (sha256 %.12s != %.12s)", it->path,
+		         it->old_sha256, it->new_sha256);
+		break;
+	case PACK_DIFF_BYTES:
+	default:
+		snprintf(dst, size, "%s bytes differ", it->name ? it->name : "package");
+		break;
+	}
+}
+
+static const char *verify_rel(const char *top, const char *path)
+{
+	size_t n = strlen(top);
+
+	if (!strncmp(path, top, n) && path[n] == '/')
+		return path + n + 1;
+	return path;
+}
+
+/* Compare the first run's packages with a rerun's. */
+static kiln_rc verify_compare(struct worker_verify_result *vr, unsigned run, const char *top1,
+                              const char *topk, const struct worker_build_result *rk,
+                              struct kiln_err *err)
+{
+	const struct worker_build_result *r1 = &vr->first;
+	char what[1024];
+	kiln_rc rc = KILN_OK;
+	size_t i, j;
+
+	for (i = 0; i < r1->noutputs && !rc; i++) {
+		const char *rel = verify_rel(top1, r1->outputs[i].path);
+		const struct worker_build_output *other = NULL;
+		struct pack_diff d = {0};
+
+		for (j = 0; j < rk->noutputs; j++) {
+			if (!strcmp(rel, verify_rel(topk, rk->outputs[j].path)))
+				other = &rk->outputs[j];
+		}
+		if (!other) {
+			rc = verify_diff_add(vr, run, rel, "not written by the rerun", err);
+			continue;
+		}
+		if (!strcmp(r1->outputs[i].sha256, other->sha256))
+			continue;
+		rc = pack_diff_files(r1->outputs[i].path, other->path, NULL, &d, err);
+		for (j = 0; !rc && j < d.n; j++) {
+			verify_item_text(&d.items[j], what, sizeof(what));
+			rc = verify_diff_add(vr, run, rel, what, err);
+		}
+		/* Only the signature headers differ (signed in the first run only). */
+		pack_diff_release(&d);
+	}
+	for (j = 0; j < rk->noutputs && !rc; j++) {
+		const char *rel = verify_rel(topk, rk->outputs[j].path);
+		bool known = false;
+
+		for (i = 0; i < r1->noutputs; i++)
+			known |= !strcmp(rel, verify_rel(top1, r1->outputs[i].path));
+		if (!known)
+			rc = verify_diff_add(vr, run, rel, "written only by the rerun", err);
+	}
+	return rc;
+}
+
+/* A fresh top directory with a copy of the sources. */
+static kiln_rc verify_topdir(struct macro_ctx *mc, const char *srcdir, unsigned run,
+                             char *top, size_t size, struct kiln_err *err)
+{
+	const char *tmp = getenv("TMPDIR");
+	struct kiln_buf from = KILN_BUF_INIT(KILN_LIMIT_PATH), to = KILN_BUF_INIT(KILN_LIMIT_PATH);
+	struct dirent *e;
+	DIR *d;
+	kiln_rc rc;
+
+	snprintf(top, size, "%s/kiln-verify-%u-XXXXXX", tmp && *tmp ? tmp : "/tmp", run);
+	if (!mkdtemp(top))
+		return kiln_err_sys(err, KILN_EIO, "cannot create a directory for rerun %u", run);
+	rc = macro_define(mc, "_topdir", NULL, top, MACRO_LEVEL_CMDLINE, err);
+	if (!rc)
+		rc = macro_define(mc, "_sourcedir", NULL, "%{_topdir}/SOURCES", MACRO_LEVEL_CMDLINE,
+		                  err);
+	kiln_buf_addf(&to, "%s/SOURCES", top);
+	if (!rc)
+		rc = kiln_buf_finish(&to, err);
+	if (!rc)
+		rc = util_mkdir_p(to.ptr, 0755, err);
+	d = rc ? NULL : opendir(srcdir);
+	while (d && !rc && (e = readdir(d)) != NULL) {
+		struct stat st;
+
+		kiln_buf_reset(&from);
+		kiln_buf_addf(&from, "%s/%s", srcdir, e->d_name);
+		if (e->d_name[0] == '.' || kiln_buf_finish(&from, err) || stat(from.ptr, &st) ||
+		    !S_ISREG(st.st_mode))
+			continue;
+		kiln_buf_reset(&to);
+		kiln_buf_addf(&to, "%s/SOURCES/%s", top, e->d_name);
+		rc = kiln_buf_finish(&to, err);
+		if (!rc)
+			rc = util_copy_file(from.ptr, to.ptr, st.st_mode & 07777, err);
+	}
+	if (d)
+		closedir(d);
+	kiln_buf_release(&from);
+	kiln_buf_release(&to);
+	return rc;
+}
+
+/* One rerun with its variations. */
+static kiln_rc verify_rerun(struct worker_verify_result *vr, const struct worker_build_opts *o,
+                            const struct macro_ctx *mc, const char *top1, const char *srcdir,
+                            unsigned run, struct kiln_err *err)
+{
+	struct worker_build_opts ko = *o;
+	struct worker_build_result rk = {0};
+	struct chroot_config cfg;
+	struct macro_ctx *kmc = macro_ctx_dup(mc, err);
+	char top[4096], host[64], noise[64];
+	mode_t old_umask;
+	kiln_rc rc;
+
+	if (!kmc)
+		return err->code ? err->code : KILN_ENOMEM;
+	rc = verify_topdir(kmc, srcdir, run, top, sizeof(top), err);
+	if (rc)
+		goto out;
+	if (o->exec && o->exec->kind == CHROOT_EXEC_SANDBOX) {
+		cfg = *o->exec;
+		snprintf(host, sizeof(host), "kiln-verify-%u", run);
+		cfg.hostname = host;
+		cfg.limits.cpus = run % 2 ? 0 : 1;
+		ko.exec = &cfg;
+	}
+	ko.sign_key = NULL; /* signatures are not what is compared */
+	ko.steps &= ~(unsigned)(WORKER_STEP_RMSOURCE | WORKER_STEP_RMSPEC);
+	ko.quiet = true;
+	snprintf(noise, sizeof(noise), "%u-%ld", run, (long)getpid());
+	setenv("KILN_VERIFY_NOISE", noise, 1);
+	old_umask = umask(run % 2 ? 0077 : 0002);
+	sleep(1); /* another wall-clock second for `date` and friends */
+	rc = worker_build(&ko, kmc, &rk, err);
+	umask(old_umask);
+	unsetenv("KILN_VERIFY_NOISE");
+	if (rc)
+		kiln_err_wrap(err, "rerun %u", run);
+	else
+		rc = verify_compare(vr, run, top1, top, &rk, err);
+	worker_build_result_release(&rk);
+	if (util_rm_rf(top, NULL))
+		kiln_log(KILN_LOG_WARN, "cannot remove %s", top);
+out:
+	macro_ctx_free(kmc);
+	return rc;
+}
+
+kiln_rc worker_build_verify(const struct worker_build_opts *o, const struct macro_ctx *mc,
+                            unsigned runs, struct worker_verify_result *vr, struct kiln_err *err)
+{
+	struct macro_ctx *first = NULL;
+	char *top1 = NULL, *srcdir = NULL;
+	struct worker_build_opts o1 = *o;
+	unsigned run;
+	kiln_rc rc;
+
+	memset(vr, 0, sizeof(*vr));
+	kiln_arena_init(&vr->arena, KILN_LIMIT_ARENA);
+	vr->runs = runs;
+	if (runs < 2)
+		return kiln_err_set(err, KILN_EINVAL, "--verify-reproducible needs 2 or more builds");
+	first = macro_ctx_dup(mc, err);
+	if (!first)
+		return err->code ? err->code : KILN_ENOMEM;
+	rc = macro_expand_str(first, "%{_topdir}", &top1, err);
+	if (!rc)
+		rc = macro_expand_str(first, "%{_sourcedir}", &srcdir, err);
+	/* The reruns must not clean up what the first run needs, nor the first what they do. */
+	o1.steps &= ~(unsigned)(WORKER_STEP_RMSOURCE | WORKER_STEP_RMSPEC);
+	if (!rc)
+		rc = worker_build(&o1, first, &vr->first, err);
+	vr->npackages = vr->first.noutputs;
+	for (run = 2; !rc && run <= runs; run++)
+		rc = verify_rerun(vr, o, mc, top1, srcdir, run, err);
+	macro_ctx_free(first);
+	free(top1);
+	free(srcdir);
+	if (!rc)
+		rc = kiln_arena_finish(&vr->arena, err);
+	return rc;
+}
+
+void worker_verify_result_release(struct worker_verify_result *vr)
+{
+	worker_build_result_release(&vr->first);
+	kiln_arena_release(&vr->arena);
+	memset(vr, 0, sizeof(*vr));
+}
