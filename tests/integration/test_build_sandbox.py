@@ -103,3 +103,26 @@ def test_fork_bomb_hits_the_pids_limit(kiln_bin, tmp_path):
     # Nothing of it is left on the host.
     ps = subprocess.run(["pgrep", "-f", "sleep 30"], capture_output=True, text=True)
     assert ps.stdout.strip() == ""
+
+
+def test_real_program_in_a_dir_root(kiln_bin, tmp_path):
+    """hello (make + cc) in a dir: root made with mmdebstrap, installed with rpm -i."""
+    import shutil
+    if not shutil.which("mmdebstrap"):
+        pytest.skip("mmdebstrap is not installed: no dir: root can be made here")
+    root = tmp_path / "root"
+    r = subprocess.run(["mmdebstrap", "--variant=buildd", "--include=make", "bookworm",
+                        str(root)], capture_output=True, text=True, timeout=900)
+    if r.returncode != 0:
+        pytest.skip(f"mmdebstrap cannot make a root here (no mirror reachable?): "
+                    f"{r.stderr.strip().splitlines()[-1:]}")
+    import test_build as tb
+    top = tb.topdir_with_sources(tmp_path / "k")
+    k = tb.kiln_build(kiln_bin, top, "-bb", "--root", f"dir:{root}", tb.DATA / "hello.spec")
+    assert k.returncode == 0, k.stderr
+    inst = tmp_path / "inst"
+    pkgs = [str(top / p) for p in tb.outputs(top)]
+    r = subprocess.run(["rpm", "-i", "--root", str(inst), "--dbpath", "/var/lib/rpm",
+                        "--nodeps", "--force-debian", *pkgs], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert (inst / "usr/bin/hello").exists()
