@@ -32,8 +32,8 @@ struct worker_filelist {
 };
 
 struct worker_filelist_opts {
-	const char *buildroot; /* absolute host path of %{buildroot} */
-	const char *builddir;  /* absolute host path where relative %doc/%license are read
+	const char *buildroot;    /* absolute host path of %{buildroot} */
+	const char *builddir;     /* absolute host path where relative %doc/%license are read
 	                        * (the build subdirectory, %{_builddir}/%{buildsubdir}) */
 	struct macro_ctx *macros; /* %_docdir, %_licensedir, %_docdir_fmt, %_*_terminate_build */
 	bool clamp_mtime;         /* clamp mtimes to clamp_to (%build_mtime_policy) */
