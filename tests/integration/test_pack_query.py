@@ -41,8 +41,8 @@ MODES = [[], ["-i"], ["-l"], ["--dump"], ["--requires"], ["--provides"], ["--scr
          ["-i", "-l"], ["--requires", "-v"], ["--provides", "-v"]]
 
 @pytest.fixture(scope="session")
-def packages(tmp_path_factory):
-    return rpmfix.build_all(tmp_path_factory.mktemp("rpmbuild"))
+def packages(rpm_packages):
+    return rpm_packages
 
 
 def test_headers_roundtrip(packages):
