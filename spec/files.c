@@ -101,9 +101,14 @@ static bool parse_mode(const char *s, uint32_t *mode)
 static void parse_attr(struct spec_parse_priv *p, struct entry_build *b, char *arg,
                        struct spec_attr *a, bool def)
 {
+	char orig[1024];
 	char *f[4];
-	size_t n = fields(arg, f, 4);
+	size_t n;
 
+	/* Messages quote the parameters as written; fields() cuts arg at its commas. */
+	snprintf(orig, sizeof(orig), "%s", arg);
+	n = fields(arg, f, 4);
+	arg = orig;
 	memset(a, 0, sizeof(*a));
 	a->given = true;
 	if (n < 3 || (!def && n > 3)) {

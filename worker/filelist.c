@@ -447,7 +447,7 @@ kiln_rc worker_glob_in_root(int rootfd, const char *pat, struct kiln_arena *a,
 	if (!rc && out->n - first > KILN_LIMIT_PACKAGE_FILES)
 		rc = kiln_err_set(err, KILN_ELIMIT, "%s: more than %d matches", pat,
 		                  (int)KILN_LIMIT_PACKAGE_FILES);
-	if (!rc)
+	if (!rc && out->n > first)
 		qsort(out->v + first, out->n - first, sizeof(*out->v), cmp_str);
 	return rc;
 }
@@ -1097,7 +1097,8 @@ static const char *lang_join(struct fl *fl, const char *text)
 			n++;
 		p += len;
 	}
-	qsort(v, n, sizeof(*v), cmp_str);
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_str);
 	for (i = 0; i < n; i++) {
 		if (i)
 			kiln_buf_addch(&out, '|');
@@ -1595,7 +1596,8 @@ static kiln_rc finish(struct fl *fl)
 
 	for (i = 0; i < fl->nrecs; i++)
 		remove_postfixes(fl, &fl->recs[i]);
-	qsort(fl->recs, fl->nrecs, sizeof(*fl->recs), cmp_rec);
+	if (fl->nrecs)
+		qsort(fl->recs, fl->nrecs, sizeof(*fl->recs), cmp_rec);
 	for (i = 0; i + 1 < fl->nrecs; i++) {
 		if (!strcmp(fl->recs[i].cpio, fl->recs[i + 1].cpio)) {
 			merge_dup(fl, &fl->recs[i], &fl->recs[i + 1], dup_fatal);
@@ -1620,7 +1622,8 @@ static void claimed_sort(struct worker_filelist *out)
 {
 	size_t i, j = 0;
 
-	qsort(out->claimed, out->nclaimed, sizeof(*out->claimed), cmp_str);
+	if (out->nclaimed)
+		qsort(out->claimed, out->nclaimed, sizeof(*out->claimed), cmp_str);
 	for (i = 0; i < out->nclaimed; i++) {
 		if (!j || strcmp(out->claimed[j - 1], out->claimed[i]))
 			out->claimed[j++] = out->claimed[i];
