@@ -13,7 +13,7 @@ struct query_opts {
 	const char *qf;
 	bool info, list, dump, json, xml, verbose;
 	bool requires, provides, conflicts, obsoletes, recommends, suggests, supplements, enhances;
-	bool changelog, scripts, triggers;
+	bool changelog, scripts, triggers, filetriggers;
 };
 
 #define QFLAG(l, s, field, help)                                                                   \
@@ -43,6 +43,7 @@ const struct cli_opt cli_query_opts[] = {
     QFLAG("changelog", 0, changelog, "show the changelog"),
     QFLAG("scripts", 0, scripts, "show the scriptlets"),
     QFLAG("triggers", 0, triggers, "show the trigger scriptlets"),
+    QFLAG("filetriggers", 0, filetriggers, "show the file trigger scriptlets"),
     QFLAG("verbose", 'v', verbose, "with dependency lists, show each one's type"),
     CLI_OPT_END,
 };
@@ -68,6 +69,7 @@ static const char *alias_format(const struct query_opts *o, int *many)
 	    {o->changelog, "changelog"},
 	    {o->scripts, "scripts"},
 	    {o->triggers, "triggers"},
+	    {o->filetriggers, "filetriggers"},
 	};
 	const char *fmt = o->qf;
 	size_t i;

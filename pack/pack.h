@@ -380,6 +380,8 @@ struct pack_file {
 	uint32_t color;     /* FILECOLORS: 1 ELF32, 2 ELF64, 0 other */
 	const char *fclass; /* v4 FILECLASS text ("ASCII text", "directory", ""); NULL = "" */
 	const char *mime;   /* v6 MIME type ("text/plain"); NULL = "" */
+	bool absent;        /* a %ghost missing from the build root: rpmbuild records device 0
+	                     * (FILEDEVICES) for it, 1 for every other file */
 };
 
 struct pack_write_opts {

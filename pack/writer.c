@@ -355,7 +355,7 @@ static kiln_rc file_tags(struct writer *wr, struct kiln_err *err)
 		u32[1][i] = f->mtime;
 		u32[2][i] = f->flags & 0xffff;
 		u32[3][i] = f->verify;
-		u32[4][i] = 1; /* FILEDEVICES */
+		u32[4][i] = f->absent && (f->flags & SPEC_FILE_GHOST) ? 0 : 1; /* FILEDEVICES */
 		u32[5][i] = w->inode;
 		u32[6][i] = f->color;
 		(void)digest;
@@ -387,8 +387,7 @@ static kiln_rc file_tags(struct writer *wr, struct kiln_err *err)
 		rc = put_u32s(&wr->h, SPEC_TAG_FILEDEVICES, u32[4], n, err);
 	if (!rc)
 		rc = put_u32s(&wr->h, SPEC_TAG_FILEINODES, u32[5], n, err);
-	/* rpmbuild classifies only binary packages' files (no colors, classes or MIME types
-	 * in a source package). */
+	/* rpmbuild classifies the files of binary packages only (colors, class or MIME). */
 	if (!rc && !wr->o->source)
 		rc = put_u32s(&wr->h, SPEC_TAG_FILECOLORS, u32[6], n, err);
 	if (!rc)
@@ -408,9 +407,6 @@ static kiln_rc file_tags(struct writer *wr, struct kiln_err *err)
 		rc = dict_tags(wr, SPEC_TAG_FILEMIMEINDEX, SPEC_TAG_MIMEDICT, true, err);
 	else if (!rc && !wr->o->source)
 		rc = dict_tags(wr, SPEC_TAG_FILECLASS, SPEC_TAG_CLASSDICT, false, err);
-	if (!rc && (wr->o->format == 6 || wr->o->fdigest != UTIL_DIGEST_MD5))
-		rc = pack_header_put_u32(&wr->h, SPEC_TAG_FILEDIGESTALGO,
-		                         rpm_algo_id(wr->o->fdigest), err);
 out:
 	free(modes);
 	free(rdevs);
@@ -479,14 +475,15 @@ static bool has_caps(const struct writer *wr)
 static kiln_rc rpmlib_deps(struct writer *wr, struct kiln_err *err)
 {
 	const struct pack_compress *c = &wr->o->comp;
-	bool v4 = wr->o->format == 4, files = wr->n > 0;
+	bool v4 = wr->o->format == 4;
 	struct {
 		bool when;
 		const char *name, *version;
 	} deps[] = {
-	    {v4 && files, "rpmlib(CompressedFileNames)", "3.0.4-1"},
-	    {v4 && files && wr->o->fdigest != UTIL_DIGEST_MD5, "rpmlib(FileDigests)", "4.6.0-1"},
-	    {v4 && files && !wr->o->source, "rpmlib(PayloadFilesHavePrefix)", "4.0-1"},
+	    /* rpmbuild adds these three to every v4 package, with files or not. */
+	    {v4, "rpmlib(CompressedFileNames)", "3.0.4-1"},
+	    {v4 && wr->o->fdigest != UTIL_DIGEST_MD5, "rpmlib(FileDigests)", "4.6.0-1"},
+	    {v4 && !wr->o->source, "rpmlib(PayloadFilesHavePrefix)", "4.0-1"},
 	    {wr->large || !v4, "rpmlib(LargeFiles)", "4.12.0-1"},
 	    {has_hardlinks(wr), "rpmlib(PartialHardlinkSets)", "4.0.4-1"},
 	    {has_caps(wr), "rpmlib(FileCaps)", "4.6.1-1"},
@@ -607,6 +604,10 @@ static kiln_rc build_header(struct writer *wr, const struct pack_header *in, str
 		rc = file_tags(wr, err);
 	if (!rc && wr->n)
 		rc = digest_tag(wr, err); /* placeholders: "" until the payload is written */
+	/* Also without files, as rpmbuild does. */
+	if (!rc && (wr->o->format == 6 || wr->o->fdigest != UTIL_DIGEST_MD5))
+		rc = pack_header_put_u32(&wr->h, SPEC_TAG_FILEDIGESTALGO,
+		                         rpm_algo_id(wr->o->fdigest), err);
 	if (!rc)
 		rc = payload_tags(wr, err);
 	if (!rc && wr->o->rpmlib_deps)

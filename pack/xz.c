@@ -1,6 +1,7 @@
 /*
  * xz.c - xz payloads (liblzma). With threads, the multi-threaded encoder is used with a
  * block size fixed by the preset, so the output is the same for any number of threads.
+ * Streams carry a SHA-256 check as rpm's do, so kiln's payloads are rpmbuild's bytes.
  */
 #include "util/util.h"
 
@@ -72,11 +73,11 @@ kiln_rc pack_xz_comp_new(int level, int threads, struct pack_comp **out, struct 
 		memset(&mt, 0, sizeof(mt));
 		mt.threads = (uint32_t)threads;
 		mt.preset = (uint32_t)level;
-		mt.check = LZMA_CHECK_CRC64;
+		mt.check = LZMA_CHECK_SHA256;
 		mt.block_size = 0; /* the preset's default: independent of the thread count */
 		r = lzma_stream_encoder_mt(&x->strm, &mt);
 	} else {
-		r = lzma_easy_encoder(&x->strm, (uint32_t)level, LZMA_CHECK_CRC64);
+		r = lzma_easy_encoder(&x->strm, (uint32_t)level, LZMA_CHECK_SHA256);
 	}
 	if (r != LZMA_OK) {
 		xc_free(&x->base);

@@ -1,7 +1,9 @@
 /*
  * zstd.c - zstd payloads (libzstd). With threads, libzstd's multi-threaded mode is used;
  * its output depends on the level, not on the number of workers, so w19T1 and w19T16 give
- * the same bytes (single-threaded mode, without T, gives other bytes, as in rpm).
+ * the same bytes (single-threaded mode, without T, gives other bytes, as in rpm). Like rpm,
+ * frames carry no checksum (the payload digests cover the bytes), so kiln's payloads are
+ * rpmbuild's bytes for the same input.
  */
 #include "util/util.h"
 
@@ -62,8 +64,6 @@ kiln_rc pack_zstd_comp_new(int level, int threads, struct pack_comp **out, struc
 	r = ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_compressionLevel, level);
 	if (!ZSTD_isError(r) && threads > 0)
 		r = ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_nbWorkers, threads);
-	if (!ZSTD_isError(r))
-		r = ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_checksumFlag, 1);
 	if (ZSTD_isError(r)) {
 		zc_free(&z->base);
 		return zerr(err, "setup", r);

@@ -21,12 +21,15 @@ struct files_state {
 	struct spec_package *pkg;
 	struct spec_attr defattr;
 	uint32_t defverify;
+	bool defverify_given;
+	const char *file; /* the -f list being read, NULL for the spec */
 };
 
 struct entry_build {
 	struct spec_files_entry e;
 	struct kiln_buf err;
 	const char *paths[1024];
+	const char *globs[1024];
 	size_t npaths;
 };
 
@@ -98,10 +101,16 @@ static bool parse_mode(const char *s, uint32_t *mode)
 static void parse_attr(struct spec_parse_priv *p, struct entry_build *b, char *arg,
                        struct spec_attr *a, bool def)
 {
+	char orig[1024];
 	char *f[4];
-	size_t n = fields(arg, f, 4);
+	size_t n;
 
+	/* Messages quote the parameters as written; fields() cuts arg at its commas. */
+	snprintf(orig, sizeof(orig), "%s", arg);
+	n = fields(arg, f, 4);
+	arg = orig;
 	memset(a, 0, sizeof(*a));
+	a->given = true;
 	if (n < 3 || (!def && n > 3)) {
 		entry_error(b, "Bad syntax: %%%s(%s)", def ? "defattr" : "attr", arg);
 		return;
@@ -264,11 +273,13 @@ static bool directive(struct files_state *st, struct entry_build *b, const char 
 		*defattr_seen = true;
 	} else if (IS("%config"))
 		parse_config(b, arg);
-	else if (IS("%verify"))
+	else if (IS("%verify")) {
 		b->e.verifyflags = parse_verify(b, arg, "%verify");
-	else if (IS("%defverify"))
+		b->e.flags |= SPEC_ENTRY_VERIFY;
+	} else if (IS("%defverify")) {
 		st->defverify = parse_verify(b, arg, "%defverify");
-	else if (IS("%lang"))
+		st->defverify_given = true;
+	} else if (IS("%lang"))
 		b->e.lang = spec_strdup(st->p, arg, strlen(arg));
 	else if (IS("%caps"))
 		b->e.caps = spec_strdup(st->p, arg, strlen(arg));
@@ -279,18 +290,31 @@ static bool directive(struct files_state *st, struct entry_build *b, const char 
 	return true;
 }
 
-/* A file name token: quotes group, backslash escapes; *s moves past it. */
-static char *name_token(struct files_state *st, struct entry_build *b, const char **s)
+/* Add c to the plain name and to its glob form; literal (quoted or escaped) glob
+ * characters are escaped in the glob form, as rpm escapes quoted names before globbing. */
+static void name_addch(struct kiln_buf *w, struct kiln_buf *g, char c, bool literal)
+{
+	kiln_buf_addch(w, c);
+	if (literal && strchr("?*[]{}\\", c))
+		kiln_buf_addch(g, '\\');
+	kiln_buf_addch(g, c);
+}
+
+/* A file name token: quotes group, backslash escapes; *s moves past it. *glob gets the
+ * name as a glob pattern. */
+static char *name_token(struct files_state *st, struct entry_build *b, const char **s,
+                        const char **glob)
 {
 	struct kiln_buf w = KILN_BUF_INIT(KILN_LIMIT_PATH * 4);
+	struct kiln_buf g = KILN_BUF_INIT(KILN_LIMIT_PATH * 8);
 	const char *q = *s;
-	char *out;
+	char *out = NULL;
 
 	if (*q == '"') {
 		for (q++; *q && *q != '"'; q++) {
 			if (*q == '\\' && q[1])
 				q++;
-			kiln_buf_addch(&w, *q);
+			name_addch(&w, &g, *q, true);
 		}
 		if (*q != '"')
 			entry_error(b, "Missing quote: %s", *s);
@@ -298,19 +322,25 @@ static char *name_token(struct files_state *st, struct entry_build *b, const cha
 			q++;
 	} else {
 		for (; *q && !is_space(*q); q++) {
-			if (*q == '\\') {
-				if (!q[1]) {
-					entry_error(b, "Trailing backslash: %s", *s);
-					break;
-				}
-				q++;
+			bool esc = *q == '\\';
+
+			if (esc && !q[1]) {
+				entry_error(b, "Trailing backslash: %s", *s);
+				break;
 			}
-			kiln_buf_addch(&w, *q);
+			q += esc;
+			name_addch(&w, &g, *q, esc);
 		}
 	}
 	*s = q;
-	out = w.err ? NULL : spec_strdup(st->p, w.ptr, w.len);
+	if (!w.err && !g.err) {
+		out = spec_strdup(st->p, w.ptr, w.len);
+		*glob = spec_strdup(st->p, g.ptr, g.len);
+		if (!*glob)
+			out = NULL;
+	}
 	kiln_buf_release(&w);
+	kiln_buf_release(&g);
 	return out;
 }
 
@@ -335,11 +365,15 @@ static kiln_rc entry_store(struct files_state *st, struct entry_build *b)
 	e = &pkg->files[pkg->nfiles++];
 	*e = b->e;
 	e->paths = kiln_arena_array(&spec->arena, b->npaths + 1, sizeof(*e->paths));
-	if (!e->paths)
+	e->globs = kiln_arena_array(&spec->arena, b->npaths + 1, sizeof(*e->globs));
+	if (!e->paths || !e->globs)
 		return kiln_arena_finish(&spec->arena, st->p->err);
-	for (i = 0; i < b->npaths; i++)
+	for (i = 0; i < b->npaths; i++) {
 		e->paths[i] = b->paths[i];
+		e->globs[i] = b->globs[i];
+	}
 	e->npaths = b->npaths;
+	e->file = st->file;
 	if (b->err.len)
 		e->error = spec_strdup(st->p, b->err.ptr, b->err.len);
 	return KILN_OK;
@@ -351,6 +385,8 @@ static kiln_rc parse_line(struct files_state *st, const char *line)
 	const char *s = line;
 	bool defattr_seen = false;
 	bool special = false;
+	uint32_t defverify = st->defverify; /* a %defverify applies from the next line on */
+	bool defverify_given = st->defverify_given;
 	kiln_rc rc = KILN_OK;
 	size_t i;
 
@@ -368,7 +404,7 @@ static kiln_rc parse_line(struct files_state *st, const char *line)
 			entry_error(&b, "too many file names on one line");
 			break;
 		}
-		b.paths[b.npaths] = name_token(st, &b, &s);
+		b.paths[b.npaths] = name_token(st, &b, &s, &b.globs[b.npaths]);
 		if (!b.paths[b.npaths]) {
 			rc = KILN_ENOMEM;
 			break;
@@ -378,8 +414,10 @@ static kiln_rc parse_line(struct files_state *st, const char *line)
 	if (defattr_seen && (b.npaths || b.e.fileflags))
 		entry_error(&b, "Non-white space follows %%defattr(): %s", line);
 	b.e.defattr = st->defattr;
-	if (!b.e.verifyflags)
-		b.e.verifyflags = st->defverify;
+	if (!(b.e.flags & SPEC_ENTRY_VERIFY))
+		b.e.verifyflags = defverify;
+	if (defverify_given)
+		b.e.flags |= SPEC_ENTRY_DEFVERIFY;
 	for (i = 0; i < b.npaths; i++) {
 		bool docish = b.e.fileflags & (SPEC_FILE_DOC | SPEC_FILE_LICENSE);
 
@@ -390,7 +428,8 @@ static kiln_rc parse_line(struct files_state *st, const char *line)
 	}
 	if (special)
 		b.e.flags |= SPEC_ENTRY_SPECIAL;
-	if (!rc && (b.npaths || b.err.len || b.e.fileflags || b.e.flags))
+	if (!rc && (b.npaths || b.err.len || b.e.fileflags ||
+	            (b.e.flags & ~(unsigned)(SPEC_ENTRY_VERIFY | SPEC_ENTRY_DEFVERIFY))))
 		rc = entry_store(st, &b);
 	kiln_buf_release(&b.err);
 	return rc;
@@ -422,6 +461,9 @@ static enum spec_part files_body(struct files_state *st)
 		}
 	}
 	(void)!macro_undefine(p->ctx, "license", &ignored);
+	st->pkg->files_defattr = st->defattr;
+	st->pkg->files_defverify = st->defverify;
+	st->pkg->files_defverify_given = st->defverify_given;
 	return next;
 }
 
@@ -493,4 +535,124 @@ enum spec_part spec_parse_files(struct spec_parse_priv *p)
 fail:
 	spec_argv_free(argv, argc);
 	return SPEC_PART_ERROR;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* %files -f lists, read when packaging. */
+
+static bool list_is_comment(const char *s, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len && is_space(s[i]))
+		i++;
+	return i < len && s[i] == '#';
+}
+
+/* Expand one list line and parse it as a %files line. */
+static kiln_rc list_line(struct files_state *st, const char *s, size_t len, int lineno)
+{
+	struct spec_parse_priv *p = st->p;
+	struct kiln_buf x = KILN_BUF_INIT(KILN_LIMIT_MACRO_EXPANSION);
+	char num[24];
+	kiln_rc rc;
+
+	snprintf(num, sizeof(num), "%d", lineno);
+	p->lineno = lineno;
+	rc = macro_define(p->ctx, "__file_lineno", NULL, num, MACRO_LEVEL_SPEC, p->err);
+	if (!rc)
+		rc = macro_expand(p->ctx, s, len, &x, p->err);
+	if (!rc)
+		rc = kiln_buf_finish(&x, p->err);
+	if (!rc)
+		rc = parse_line(st, x.ptr);
+	if (rc)
+		kiln_err_locate(p->err, st->file, lineno, 0);
+	kiln_buf_release(&x);
+	return rc;
+}
+
+static kiln_rc list_lines(struct files_state *st, const char *text, size_t len, size_t *nlines)
+{
+	size_t pos = 0;
+	int lineno = 0;
+	kiln_rc rc = KILN_OK;
+
+	while (!rc && pos < len) {
+		const char *nl = memchr(text + pos, '\n', len - pos);
+		size_t end = nl ? (size_t)(nl - text) : len;
+		size_t e = end;
+
+		lineno++;
+		while (e > pos && is_space(text[e - 1]))
+			e--;
+		if (end - pos > KILN_LIMIT_LINE)
+			rc = kiln_err_set(st->p->err, KILN_ELIMIT, "line %d: longer than %zu bytes",
+			                  lineno, (size_t)KILN_LIMIT_LINE);
+		else if (memchr(text + pos, '\0', end - pos))
+			rc = kiln_err_set(st->p->err, KILN_ESYNTAX, "line %d: NUL byte", lineno);
+		else if (!list_is_comment(text + pos, e - pos)) {
+			(*nlines)++;
+			rc = list_line(st, text + pos, e - pos, lineno);
+		}
+		if (rc)
+			kiln_err_locate(st->p->err, st->file, lineno, 0);
+		pos = end + 1;
+	}
+	return rc;
+}
+
+static kiln_rc list_empty(struct spec *spec, const char *name, struct kiln_err *err)
+{
+	char *v = NULL;
+	bool fatal = true;
+
+	if (!macro_expand_str(spec->macros, "%{?_empty_manifest_terminate_build}", &v, NULL))
+		fatal = !*v || strtol(v, NULL, 10) != 0;
+	free(v);
+	if (!fatal) {
+		macro_diag(spec->macros, KILN_LOG_WARN, "Empty %%files file %s", name);
+		return KILN_OK;
+	}
+	return kiln_err_set(err, KILN_ESYNTAX, "Empty %%files file %s", name);
+}
+
+kiln_rc spec_files_add_text(struct spec *spec, struct spec_package *pkg, const char *name,
+                            const char *text, size_t len, struct kiln_err *err)
+{
+	struct spec_parse_priv *p = spec->priv;
+	struct files_state st;
+	struct kiln_err ignored = KILN_ERR_INIT;
+	size_t nlines = 0;
+	kiln_rc rc;
+
+	if (!p)
+		return kiln_err_set(err, KILN_EINVAL, "%s: the spec has no parser state", name);
+	memset(&st, 0, sizeof(st));
+	st.p = p;
+	st.pkg = pkg;
+	st.defattr = pkg->files_defattr;
+	st.defverify = pkg->has_files ? pkg->files_defverify : (uint32_t)SPEC_VERIFY_ALL;
+	st.defverify_given = pkg->files_defverify_given;
+	p->err = err;
+	p->ctx = spec->macros;
+	st.file = spec_strdup(p, name, strlen(name));
+	rc = st.file ? KILN_OK : KILN_ENOMEM;
+	if (!rc)
+		rc = macro_define(p->ctx, "license", NULL, "%%license", MACRO_LEVEL_SPEC, err);
+	if (!rc) {
+		rc = macro_define(p->ctx, "__file_name", NULL, name, MACRO_LEVEL_SPEC, err);
+		if (!rc)
+			rc = list_lines(&st, text, len, &nlines);
+		(void)!macro_undefine(p->ctx, "__file_name", &ignored);
+		(void)!macro_undefine(p->ctx, "__file_lineno", &ignored);
+		(void)!macro_undefine(p->ctx, "license", &ignored);
+	}
+	if (!rc && !nlines)
+		rc = list_empty(spec, name, err);
+	pkg->files_defattr = st.defattr;
+	pkg->files_defverify = st.defverify;
+	pkg->files_defverify_given = st.defverify_given;
+	p->err = NULL;
+	return rc;
 }

@@ -441,6 +441,8 @@ static kiln_rc render_star(struct spec_qf_render *r, const struct tok *star, str
 		for (e = 0; !rc && e < elems(&v); e++) {
 			if (json && e > 0)
 				kiln_buf_addstr(out, ",\n");
+			if (json)
+				kiln_buf_addch(out, '\t');
 			rc = spec_qf_fmt_apply(r, star->fmt, tag, &v, e, out);
 			if (!rc)
 				rc = render_seq(r, star->next, e, out);

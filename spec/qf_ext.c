@@ -446,8 +446,24 @@ static bool ext_filemimes(struct spec_qf_render *r, uint32_t tag, struct spec_qf
 	return arr != NULL;
 }
 
-/* rpm shows FILECLASS as the class text from CLASSDICT; a symlink without one reads as
- * "symbolic link to `target'". */
+/* What rpm shows for a file without a class text, by type ("" for regular files). */
+static const char *type_class(uint32_t mode)
+{
+	if (S_ISDIR(mode))
+		return "directory";
+	if (S_ISBLK(mode))
+		return "block special";
+	if (S_ISCHR(mode))
+		return "character special";
+	if (S_ISFIFO(mode))
+		return "fifo (named pipe)";
+	if (S_ISSOCK(mode))
+		return "socket";
+	return "";
+}
+
+/* rpm shows FILECLASS as the class text from CLASSDICT; a file without one reads as its
+ * type ("directory", "block special", ...; a symlink as "symbolic link to `target'"). */
 static bool ext_fileclass(struct spec_qf_render *r, uint32_t tag, struct spec_qf_value *v)
 {
 	struct spec_qf_value idx, dict, modes, links;
@@ -474,6 +490,8 @@ static bool ext_fileclass(struct spec_qf_render *r, uint32_t tag, struct spec_qf
 		if (!*arr[i] && modes.count && links.count && S_ISLNK(spec_qf_value_num(&modes, i)))
 			arr[i] = kiln_arena_printf(&r->arena, "symbolic link to `%s'",
 			                           spec_qf_value_str(&links, i));
+		else if (!*arr[i] && modes.count)
+			arr[i] = type_class((uint32_t)spec_qf_value_num(&modes, i));
 		if (!arr[i])
 			return false;
 	}

@@ -196,12 +196,12 @@ static void fmt_xml(const struct spec_qf_value *v, uint32_t elem, struct kiln_bu
 }
 
 /* rpm 4.20's :json (not in 4.18): numbers bare, strings and base64 of blobs as JSON
- * strings, each after a TAB as %{*:json} lays them out (rpm-reference.md section 9.3). */
+ * strings. The TAB before each value in --json output is %{*:json}'s layout, not the
+ * formatter's: rpm's jsonFormat returns the bare value (rpm-reference.md section 9.3). */
 static void fmt_json(const struct spec_qf_value *v, uint32_t elem, struct kiln_buf *out)
 {
 	struct kiln_buf b64 = KILN_BUF_INIT(out->max);
 
-	kiln_buf_addch(out, '\t');
 	if (spec_type_is_number(v->type)) {
 		kiln_buf_addf(out, "%" PRIu64, spec_qf_value_num(v, elem));
 	} else if (v->type == SPEC_TYPE_BIN) {
@@ -828,6 +828,11 @@ static const struct {
              SCRIPT("POSTTRANS", "posttrans") SCRIPT("VERIFYSCRIPT", "verify")},
     {"triggers", "[trigger%{TRIGGERTYPE} scriptlet (using %{TRIGGERSCRIPTPROG}) -- "
                  "%{TRIGGERCONDS}\\n%{TRIGGERSCRIPTS}\\n]"},
+    {"filetriggers", "[filetrigger%{FILETRIGGERTYPE} scriptlet (using %{FILETRIGGERSCRIPTPROG}) -- "
+                     "%{FILETRIGGERCONDS}\\n%{FILETRIGGERSCRIPTS}\\n]"
+                     "[transfiletrigger%{TRANSFILETRIGGERTYPE} scriptlet (using "
+                     "%{TRANSFILETRIGGERSCRIPTPROG}) -- %{TRANSFILETRIGGERCONDS}\\n"
+                     "%{TRANSFILETRIGGERSCRIPTS}\\n]"},
     {"filetriggers", "[filetrigger%{FILETRIGGERTYPE} scriptlet (using %{FILETRIGGERSCRIPTPROG}) -- "
                      "%{FILETRIGGERCONDS}\\n%{FILETRIGGERSCRIPTS}\\n]"
                      "[transfiletrigger%{TRANSFILETRIGGERTYPE} scriptlet (using "

@@ -511,18 +511,23 @@ struct spec_attr {
 	unsigned set; /* enum spec_attr_fields: which are given (not "-") */
 	uint32_t mode, dirmode;
 	const char *user, *group;
+	bool given; /* the directive appeared, even as %attr(-,-,-) (rpm ranks duplicates by it) */
 };
 
 enum spec_entry_flags {
-	SPEC_ENTRY_DIR = 1 << 0,     /* %dir */
-	SPEC_ENTRY_DOCDIR = 1 << 1,  /* %docdir */
-	SPEC_ENTRY_EXCLUDE = 1 << 2, /* %exclude */
-	SPEC_ENTRY_SPECIAL = 1 << 3, /* relative %doc/%license: copied from the build dir */
-	SPEC_ENTRY_DEV = 1 << 4,     /* %dev(...) */
+	SPEC_ENTRY_DIR = 1 << 0,       /* %dir */
+	SPEC_ENTRY_DOCDIR = 1 << 1,    /* %docdir */
+	SPEC_ENTRY_EXCLUDE = 1 << 2,   /* %exclude */
+	SPEC_ENTRY_SPECIAL = 1 << 3,   /* relative %doc/%license: copied from the build dir */
+	SPEC_ENTRY_DEV = 1 << 4,       /* %dev(...) */
+	SPEC_ENTRY_VERIFY = 1 << 5,    /* %verify(...) on this line */
+	SPEC_ENTRY_DEFVERIFY = 1 << 6, /* a %defverify(...) is in force */
 };
 
 struct spec_files_entry {
 	const char **paths; /* the names or globs on the line, unquoted */
+	const char **globs; /* the same as glob patterns: quoted or backslash-escaped glob
+	                     * characters ("?*[]{}\\") carry a backslash, as rpm globs them */
 	size_t npaths;
 	uint32_t fileflags;       /* enum spec_file_flags (CONFIG, DOC, GHOST, LICENSE, ...) */
 	uint32_t verifyflags;     /* enum spec_verify_flags */
@@ -534,6 +539,7 @@ struct spec_files_entry {
 	char dev_type;            /* %dev: 'b' or 'c' */
 	uint32_t dev_major, dev_minor;
 	const char *error; /* what is wrong with the line (reported when packaging), or NULL */
+	const char *file;  /* the %files -f list the line came from; NULL for the spec */
 	int line;
 };
 
@@ -555,6 +561,11 @@ struct spec_package {
 	size_t nfiles, capfiles;
 	const char **file_lists; /* %files -f FILE names */
 	size_t nfile_lists;
+	/* The %defattr and %defverify in force at the end of %files (and of each list added
+	 * with spec_files_add_text()): -f lists are read as if appended to the section. */
+	struct spec_attr files_defattr;
+	uint32_t files_defverify;
+	bool files_defverify_given;
 	bool autoreq, autoprov;
 	const char **remove_postfixes; /* RemovePathPostfixes: entries, in order */
 	size_t nremove_postfixes;
@@ -625,6 +636,18 @@ KILN_MUST_CHECK kiln_rc spec_package_build_tags(struct spec *spec, struct spec_p
  * prints. Errors use rpm's wording for BuildRequires. */
 KILN_MUST_CHECK kiln_rc spec_deps_add_text(struct spec *spec, struct spec_deps *out,
                                            const char *text, struct kiln_err *err);
+
+/* Parse text (a %files -f list, read after %install) as more lines of pkg's %files
+ * section, with the %defattr/%defverify in force at its end, as rpmbuild does: each line is
+ * macro-expanded in spec->macros (with %license kept as the directive), lines whose first
+ * non-blank character is '#' are comments. name is the list's path, kept in each entry's
+ * file for messages. A list with no lines is rpm's "Empty %files file NAME" (KILN_ESYNTAX),
+ * a warning through the macro context's diagnostics when %_empty_manifest_terminate_build
+ * is 0. Problems of single lines stay in the entries' error, as for the spec's lines;
+ * expansion errors fail with err located at name:line. Not thread-safe for one spec. */
+KILN_MUST_CHECK kiln_rc spec_files_add_text(struct spec *spec, struct spec_package *pkg,
+                                            const char *name, const char *text, size_t len,
+                                            struct kiln_err *err);
 
 /* rpm's section names ("prep", "generate_buildrequires", ...) and scriptlet names ("pre",
  * "triggerin", ...). */

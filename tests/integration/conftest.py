@@ -33,3 +33,12 @@ def kiln(kiln_bin):
                               timeout=timeout)
 
     return run
+
+
+@pytest.fixture(scope="session")
+def rpm_packages(tmp_path_factory):
+    """Packages built once per session by Debian's rpmbuild from tests/data/pack/specs
+    ({label: path}, see rpmfix.build_all)."""
+    import rpmfix
+
+    return rpmfix.build_all(tmp_path_factory.mktemp("rpmbuild"))

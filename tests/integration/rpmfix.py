@@ -55,10 +55,16 @@ def build_all(base: Path):
             out[f"{p.name}:{label}"] = p
     top = base / "top-misc"
     hello_source(top / "SOURCES")
-    for spec in ("i18n.spec", "empty.spec", "hello.spec"):
+    for spec in ("i18n.spec", "empty.spec", "hello.spec", "multi.spec"):
         rpmbuild(top, SPECS / spec, "-ba")
     for p in sorted(top.glob("RPMS/*/*.rpm")) + sorted(top.glob("SRPMS/*.rpm")):
         out[p.name] = p
+    # The multi-threaded compressors and high levels (the payload is small, so this is quick).
+    for label, payload in (("zst19T2", "w19T2.zstdio"), ("xz6T2", "w6T2.xzdio")):
+        top = base / f"top-{label}"
+        rpmbuild(top, SPECS / "multi.spec", "-bb", payload)
+        for p in sorted(top.glob("RPMS/*/multi-4*.rpm")):
+            out[f"{p.name}:{label}"] = p
     return out
 
 
@@ -76,3 +82,40 @@ def rpm_xml_as_420(text):
     for old, new in RENAMED.items():
         text = text.replace(f'<rpmTag name="{old}">', f'<rpmTag name="{new}">')
     return text
+
+
+def read_headers(data):
+    """Parse a package's two headers: (sig, main, payload offset) where sig and main map
+    tag -> (type, count, data bytes up to the next entry's offset)."""
+    import struct
+
+    def one(off):
+        il, dl = struct.unpack(">II", data[off + 8:off + 16])
+        index = [struct.unpack(">IIiI", data[off + 16 + 16 * i:off + 32 + 16 * i])
+                 for i in range(il)]
+        store = off + 16 + 16 * il
+        bounds = sorted({e[2] for e in index} | {dl})
+        entries = {}
+        for tag, typ, o, cnt in index:
+            end = min((b for b in bounds if b > o), default=dl)
+            entries[tag] = (typ, cnt, data[store + o:store + end])
+        return entries, store + dl
+
+    sig, end = one(96)
+    end += (8 - end % 8) % 8
+    main, payload = one(end)
+    return sig, main, payload
+
+
+def header_diff(a, b):
+    """The tags whose entries differ between two packages' bytes, for assertion messages."""
+    sa, ma, pa = read_headers(a)
+    sb, mb, pb = read_headers(b)
+    out = []
+    for name, x, y in (("signature", sa, sb), ("main", ma, mb)):
+        for t in sorted(set(x) | set(y)):
+            if x.get(t) != y.get(t):
+                out.append(f"{name} tag {t}: {x.get(t)!r:.200} != {y.get(t)!r:.200}")
+    if a[pa:] != b[pb:]:
+        out.append("payload differs")
+    return "\n".join(out)

@@ -10,8 +10,8 @@ from rpmfix import run
 
 
 @pytest.fixture(scope="session")
-def packages(tmp_path_factory):
-    return rpmfix.build_all(tmp_path_factory.mktemp("rpmbuild"))
+def packages(rpm_packages):
+    return rpm_packages
 
 
 def test_cpio_matches_rpm2cpio(kiln_bin, packages):

@@ -33,16 +33,20 @@ QF_FORMATS = [
     "[%{DIRNAMES} ][%{DIRINDEXES} ][%{BASENAMES} ]\\n",
     "[%{FILECOLORS} %{FILECLASS} %{FILEPROVIDE} %{FILEREQUIRE}\\n]",
     "%{POSTINPROG} %{POSTIN}|%{SOURCEPKGID}|%{HEADERCOLOR}\\n",
+    "%{NAME:xml}%{EPOCH:xml}%{SIGMD5:xml}|%{NAME:string}|%{EPOCH:string}|%{SUMMARY:expand}|"
+    "%{EPOCH:expand}|%{SIGMD5:pgpsig}|%{RSAHEADER:pgpsig}|%{ARCH:xml}\\n",
+    "[%{FILETRIGGERNAME} %{FILETRIGGERFLAGS:depflags} %{FILETRIGGERTYPE}\\n]"
+    "[%{TRANSFILETRIGGERNAME} %{TRANSFILETRIGGERPRIORITIES} %{TRANSFILETRIGGERTYPE}\\n]",
 ]
 
 MODES = [[], ["-i"], ["-l"], ["--dump"], ["--requires"], ["--provides"], ["--scripts"],
-         ["--triggers"], ["--changelog"], ["--conflicts"], ["--obsoletes"],
+         ["--triggers"], ["--filetriggers"], ["--changelog"], ["--conflicts"], ["--obsoletes"],
          ["--recommends"], ["--suggests"], ["--supplements"], ["--enhances"],
          ["-i", "-l"], ["--requires", "-v"], ["--provides", "-v"]]
 
 @pytest.fixture(scope="session")
-def packages(tmp_path_factory):
-    return rpmfix.build_all(tmp_path_factory.mktemp("rpmbuild"))
+def packages(rpm_packages):
+    return rpm_packages
 
 
 def test_headers_roundtrip(packages):
@@ -110,3 +114,16 @@ def test_json_pinned(kiln_bin, packages):
     import json
     data = json.loads(out)
     assert data["Name"] == "empty" and data["Requireflags"][0] == 16777226
+
+
+def test_xml_json_formatters_pinned(kiln_bin, packages):
+    """Outside %{*:xml} the :xml and :json formatters give bare values in rpm 4.20
+    (headerfmt.c applies the rpmTag wrappers only to %{*:...}); 4.18 wrapped an array
+    whose first item was :xml. Pinned by hand."""
+    pkg = packages["empty-0.1-0.noarch.rpm"]
+    out = run([kiln_bin, "query", "-p", "--qf", "[%{REQUIRENAME:xml}|][%{REQUIREFLAGS:json},]"
+               "%{NAME:json}", pkg]).stdout.decode()
+    assert out == ("\t<string>rpmlib(CompressedFileNames)</string>|"
+                   "\t<string>rpmlib(FileDigests)</string>|"
+                   "\t<string>rpmlib(PayloadFilesHavePrefix)</string>|"
+                   "16777226,16777226,16777226,\"empty\"")

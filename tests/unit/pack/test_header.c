@@ -157,6 +157,11 @@ static void c_lowtag(struct kiln_buf *b)
 	put32(b->ptr + 16 + 16, 50);
 }
 
+static void c_unsorted(struct kiln_buf *b)
+{
+	put32(b->ptr + 16 + 32, 1005); /* entry 2 NAME -> DESCRIPTION, before SUMMARY (1004) */
+}
+
 KILN_TEST(header_hostile_inputs)
 {
 	expect_bad(c_magic, KILN_EFORMAT, "header: bad magic at offset 100");
@@ -175,6 +180,70 @@ KILN_TEST(header_hostile_inputs)
 	expect_bad(c_unterminated, KILN_EFORMAT, "overlaps the previous entry");
 	expect_bad(c_dup, KILN_EFORMAT, "duplicate tag");
 	expect_bad(c_lowtag, KILN_EFORMAT, "tag number below 100");
+	expect_bad(c_unsorted, KILN_EFORMAT,
+	           "entry 3 (tag 1004 type 9 offset 21 count 1) at "
+	           "offset 164: index not sorted by tag");
+}
+
+static uint32_t get32(const unsigned char *p)
+{
+	return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
+}
+
+/* Every data type, each after a 1-byte item so that padding is needed: offsets are aligned
+ * to the element size (2, 4, 8), nothing else is padded, and the values read back. */
+KILN_TEST(header_all_types_aligned)
+{
+	static const uint32_t tags[] = {1029, 1030, 1031, 1032, 1033, 1034, 1035, 1036, 1037, 1038};
+	const unsigned char ch[] = {'a', 'b', 'c'};
+	const uint8_t i8[] = {7};
+	const uint16_t i16[] = {0x1234, 0xfedc};
+	const uint32_t i32[] = {0x89abcdef};
+	const uint64_t i64[] = {0x0102030405060708ull, 42};
+	const char *strs[] = {"x", "yz"};
+	struct kiln_buf a = KILN_BUF_INIT(KILN_MIB);
+	struct kiln_err err = KILN_ERR_INIT;
+	struct pack_header h, r;
+	const unsigned char *p, *store;
+	uint32_t il, want_off[] = {0, 2, 6, 7, 16, 32, 33, 35, 36, 40};
+	size_t i;
+
+	pack_header_init(&h);
+	assert_ok(pack_header_put(&h, tags[0], SPEC_TYPE_CHAR, ch, 1, &err), &err);
+	assert_ok(pack_header_put(&h, tags[1], SPEC_TYPE_INT16, i16, 2, &err), &err);
+	assert_ok(pack_header_put(&h, tags[2], SPEC_TYPE_INT8, i8, 1, &err), &err);
+	assert_ok(pack_header_put(&h, tags[3], SPEC_TYPE_CHAR, ch, 3, &err), &err);
+	assert_ok(pack_header_put(&h, tags[4], SPEC_TYPE_INT64, i64, 2, &err), &err);
+	assert_ok(pack_header_put(&h, tags[5], SPEC_TYPE_INT8, i8, 1, &err), &err);
+	assert_ok(pack_header_put_strings(&h, tags[6], strs, 1, &err), &err);
+	assert_ok(pack_header_put(&h, tags[7], SPEC_TYPE_INT8, i8, 1, &err), &err);
+	assert_ok(pack_header_put(&h, tags[8], SPEC_TYPE_INT16, i16, 1, &err), &err);
+	assert_ok(pack_header_put(&h, tags[9], SPEC_TYPE_INT32, i32, 1, &err), &err);
+	assert_ok(pack_header_write(&h, 63, &a, &err), &err);
+	p = (const unsigned char *)a.ptr;
+	il = get32(p + 8);
+	assert_int_equal(il, 11);
+	store = p + 16 + 16 * il;
+	for (i = 0; i < KILN_ARRAY_SIZE(tags); i++) {
+		assert_int_equal(get32(p + 16 + 16 * (i + 1)), tags[i]);
+		assert_int_equal(get32(p + 16 + 16 * (i + 1) + 8), want_off[i]);
+	}
+	assert_int_equal(get32(p + 12), 44 + 16); /* data, then the trailer */
+	assert_memory_equal(store + 2, "\x12\x34\xfe\xdc", 4);
+	assert_memory_equal(store + 16, "\1\2\3\4\5\6\7\x08", 8);
+	assert_memory_equal(store + 40, "\x89\xab\xcd\xef", 4);
+	assert_int_equal(store[10] | store[11] | store[14] | store[15] | store[38] | store[39], 0);
+	pack_header_init(&r);
+	/* No type check: these tag numbers have other types in rpm's table. */
+	assert_ok(pack_header_from_mem(&r, a.ptr, a.len, 63, 0, 0, NULL, &err), &err);
+	assert_int_equal(((const uint16_t *)pack_header_get(&r, 1030)->data)[1], 0xfedc);
+	assert_true(((const uint64_t *)pack_header_get(&r, 1033)->data)[0] == i64[0]);
+	assert_int_equal(pack_header_get(&r, 1032)->type, SPEC_TYPE_CHAR);
+	assert_int_equal(pack_header_get(&r, 1032)->count, 3);
+	assert_int_equal(((const uint8_t *)pack_header_get(&r, 1036)->data)[0], 7);
+	pack_header_release(&h);
+	pack_header_release(&r);
+	kiln_buf_release(&a);
 }
 
 KILN_TEST(header_legacy_without_region)

@@ -43,3 +43,26 @@ KILN_TEST(ext_triggers)
 	assert_string_equal(out.ptr, "in: bash, zsh >= 5\npostun: ksh\n");
 	kiln_buf_release(&out);
 }
+
+/* A file without a class text reads as its type, as in rpm (checked with rpm 4.18 on a
+ * package whose CLASSDICT has only ""). */
+KILN_TEST(ext_fileclass_by_type)
+{
+	const struct qfsrc_tag tags[] = {
+	    QF_U16S(SPEC_TAG_FILEMODES, 7, 040755, 0100644, 010644, 0140644, 020644, 060644,
+	            0120777),
+	    QF_STRS(SPEC_TAG_FILELINKTOS, 7, "", "", "", "", "", "", "x"),
+	    QF_STRS(SPEC_TAG_BASENAMES, 7, "d", "f", "p", "s", "c", "b", "l"),
+	    QF_U32S(SPEC_TAG_FILECLASS, 7, 0, 1, 0, 0, 0, 0, 0),
+	    QF_STRS(SPEC_TAG_CLASSDICT, 2, "", "ASCII text"),
+	};
+	struct qfsrc s = {tags, KILN_ARRAY_SIZE(tags)};
+	struct spec_qf_source src = {&qfsrc_ops, &s, 0};
+	struct kiln_buf out = KILN_BUF_INIT(KILN_MIB);
+	struct kiln_err err = KILN_ERR_INIT;
+
+	assert_ok(spec_qf_format("[%{FILECLASS}|]", &src, &out, &err), &err);
+	assert_string_equal(out.ptr, "directory|ASCII text|fifo (named pipe)|socket|"
+	                             "character special|block special|symbolic link to `x'|");
+	kiln_buf_release(&out);
+}

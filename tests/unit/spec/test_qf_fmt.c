@@ -47,7 +47,9 @@ KILN_TEST(fmt_strings)
 	assert_string_equal(R("%{SIGMD5} %{SIGMD5:base64}"), "0102feff AQL+/w==\n");
 	assert_string_equal(R("%{NAME:xml}%{EPOCH:xml}"),
 	                    "\t<string>demo</string>\t<integer>2</integer>");
-	assert_string_equal(R("%{SUMMARY:json}"), "\t\"Demo <x> & 'y'\"");
+	/* rpm 4.20's jsonFormat gives the bare value; the TAB belongs to %{*:json}'s layout
+	 * (lib/formats.c jsonFormat and headerfmt.c jsonItemHeader; 4.18 has no :json). */
+	assert_string_equal(R("%{SUMMARY:json}|%{EPOCH:json}"), "\"Demo <x> & 'y'\"|2");
 	assert_string_equal(R("%{NAME:tagname} %{NAME:tagnum} %{NAME:expand}"), "Name 1000 demo");
 }
 
