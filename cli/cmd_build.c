@@ -59,8 +59,8 @@ const struct cli_opt cli_build_opts[] = {
      "in the sandbox: kill a stage after SECONDS"},
     BFLAG("enable-network", network, "with --sandbox: keep the host network"),
     BSTR("root", 0, root, "ROOT", "with --sandbox: host, dir:PATH or tar:FILE"),
-    {"verify-reproducible", 0, CLI_OPT_OPTIONAL, offsetof(struct build_cli_opts, verify), NULL,
-     "N", "build N times (default 2) with variations and compare every package"},
+    {"verify-reproducible", 0, CLI_OPT_OPTIONAL, offsetof(struct build_cli_opts, verify), NULL, "N",
+     "build N times (default 2) with variations and compare every package"},
     BSTR("buildroot", 0, buildroot, "DIR", "override %{buildroot}"),
     BSTR("topdir", 0, topdir, "DIR", "override %{_topdir}"),
     BSTR("sign", 0, sign, "KEYFILE", "sign every package with this secret key"),
@@ -145,8 +145,8 @@ static void build_verify_print(const struct worker_verify_result *vr, bool json,
 	if (!ok)
 		return;
 	if (!vr->ndiffs) {
-		printf("Reproducible: %u builds, %zu package%s identical\n", vr->runs, vr->npackages,
-		       vr->npackages == 1 ? "" : "s");
+		printf("Reproducible: %u builds, %zu package%s identical\n", vr->runs,
+		       vr->npackages, vr->npackages == 1 ? "" : "s");
 		return;
 	}
 	printf("NOT reproducible (%u builds):\n", vr->runs);

@@ -1205,6 +1205,7 @@ static kiln_rc mkdir_in_root(struct fl *fl, const char *rel, int *out)
 	while (fd >= 0 && *p) {
 		size_t n;
 		int next;
+		bool made;
 
 		p += strspn(p, "/");
 		n = strcspn(p, "/");
@@ -1216,12 +1217,19 @@ static kiln_rc mkdir_in_root(struct fl *fl, const char *rel, int *out)
 		}
 		memcpy(comp, p, n);
 		comp[n] = '\0';
-		if (mkdirat(fd, comp, 0755) && errno != EEXIST) {
+		made = mkdirat(fd, comp, 0755) == 0;
+		if (!made && errno != EEXIST) {
 			util_close(fd);
 			return kiln_err_sys(fl->err, KILN_EIO, "cannot create %s%s",
 			                    fl->o->buildroot, rel);
 		}
 		next = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		/* 0755 whatever kiln's umask is: rpm makes doc directories with `mkdir -p` in a
+		 * build shell whose umask is 022 (found by --verify-reproducible's umask). */
+		if (made && next >= 0 && fchmod(next, 0755)) {
+			util_close(next);
+			next = -1;
+		}
 		util_close(fd);
 		fd = next;
 		p += n;

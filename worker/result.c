@@ -94,9 +94,9 @@ void worker_verify_result_json(const struct worker_verify_result *vr, bool ok,
 	size_t i;
 
 	for (i = 0; diffs && i < vr->ndiffs; i++)
-		json_array_append_new(diffs, json_pack("{s:i,s:s,s:s}", "run", (int)vr->diffs[i].run,
-		                                       "package", vr->diffs[i].package, "what",
-		                                       vr->diffs[i].what));
+		json_array_append_new(
+		    diffs, json_pack("{s:i,s:s,s:s}", "run", (int)vr->diffs[i].run, "package",
+		                     vr->diffs[i].package, "what", vr->diffs[i].what));
 	json_object_set_new(rep, "runs", json_integer(vr->runs));
 	json_object_set_new(rep, "identical", json_boolean(ok && !vr->ndiffs));
 	json_object_set_new(rep, "differences", diffs);

@@ -133,8 +133,8 @@ static kiln_rc verify_compare(struct worker_verify_result *vr, unsigned run, con
 }
 
 /* A fresh top directory with a copy of the sources. */
-static kiln_rc verify_topdir(struct macro_ctx *mc, const char *srcdir, unsigned run,
-                             char *top, size_t size, struct kiln_err *err)
+static kiln_rc verify_topdir(struct macro_ctx *mc, const char *srcdir, unsigned run, char *top,
+                             size_t size, struct kiln_err *err)
 {
 	const char *tmp = getenv("TMPDIR");
 	struct kiln_buf from = KILN_BUF_INIT(KILN_LIMIT_PATH), to = KILN_BUF_INIT(KILN_LIMIT_PATH);
@@ -236,7 +236,8 @@ kiln_rc worker_build_verify(const struct worker_build_opts *o, const struct macr
 	kiln_arena_init(&vr->arena, KILN_LIMIT_ARENA);
 	vr->runs = runs;
 	if (runs < 2)
-		return kiln_err_set(err, KILN_EINVAL, "--verify-reproducible needs 2 or more builds");
+		return kiln_err_set(err, KILN_EINVAL,
+		                    "--verify-reproducible needs 2 or more builds");
 	first = macro_ctx_dup(mc, err);
 	if (!first)
 		return err->code ? err->code : KILN_ENOMEM;

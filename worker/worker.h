@@ -256,8 +256,7 @@ struct worker_verify_result {
  * every run built: vr->ndiffs == 0 means reproducible. A failing run is an error. */
 KILN_MUST_CHECK kiln_rc worker_build_verify(const struct worker_build_opts *o,
                                             const struct macro_ctx *mc, unsigned runs,
-                                            struct worker_verify_result *vr,
-                                            struct kiln_err *err);
+                                            struct worker_verify_result *vr, struct kiln_err *err);
 void worker_verify_result_release(struct worker_verify_result *vr);
 /* The first run's worker_build_result_json() plus "reproducible": {"runs", "identical",
  * "differences": [{"run", "package", "what"}]}. */
