@@ -409,4 +409,19 @@ KILN_MUST_CHECK kiln_rc pack_write(const char *path, const struct pack_header *h
  * rpmlib_deps on. */
 void pack_write_opts_init(struct pack_write_opts *o);
 
+/* ======================================================================================== */
+/* Comparing packages */
+
+/* A unified diff (context lines each side of a change) of the text a[0..alen) and
+ * b[0..blen), split at newlines, appended to out: "--- label_a" and "+++ label_b" first
+ * unless they are NULL, then "@@ -l,n +l,n @@" hunks with "\ No newline at end of file"
+ * where a side lacks its last newline. Nothing is appended when the texts are equal.
+ * Myers' O((N+M)D) algorithm after stripping the common prefix and suffix; more than
+ * edits_max changed lines (removed plus added) is KILN_ELIMIT (nothing appended), as is a
+ * full out. */
+KILN_MUST_CHECK kiln_rc pack_diff_text(const char *a, size_t alen, const char *b, size_t blen,
+                                       const char *label_a, const char *label_b, unsigned context,
+                                       size_t edits_max, struct kiln_buf *out,
+                                       struct kiln_err *err);
+
 #endif
