@@ -155,6 +155,9 @@ int cli_cmd_keygen(int argc, char **argv);
 int cli_cmd_keys(int argc, char **argv);
 int cli_cmd_sign(int argc, char **argv);
 int cli_cmd_verify(int argc, char **argv);
+/* Comparing packages (cmd_diff.c). */
+extern const struct cli_opt cli_diff_opts[];
+int cli_cmd_diff(int argc, char **argv);
 /* The sandbox (cmd_sandbox.c). */
 extern const struct cli_opt cli_sandbox_opts[];
 int cli_cmd_sandbox(int argc, char **argv);
