@@ -158,6 +158,10 @@ int cli_cmd_verify(int argc, char **argv);
 /* Builds (cmd_build.c). */
 extern const struct cli_opt cli_build_opts[];
 int cli_cmd_build(int argc, char **argv);
+
+/* Comparing packages (cmd_diff.c). */
+extern const struct cli_opt cli_diff_opts[];
+int cli_cmd_diff(int argc, char **argv);
 /* The sandbox (cmd_sandbox.c). */
 extern const struct cli_opt cli_sandbox_opts[];
 int cli_cmd_sandbox(int argc, char **argv);

@@ -80,6 +80,15 @@ const struct cli_command cli_commands[] = {
     {"check", "verify a package's digests, like rpm -K --nosignature", "[-v] PKG...",
      "Prints 'digests OK' or 'DIGESTS NOT OK' per package; exit status 1 if any is bad.",
      cli_check_opts, cli_cmd_check},
+    {"diff", "compare two packages: tags, files, attributes and contents",
+     "[--json] [-q] [-U N] OLD.rpm NEW.rpm",
+     "Prints what differs between two packages: lead fields, main-header tags (the "
+     "signature header is ignored), files added or removed, each file's mode, owner, "
+     "group, mtime, size, digest, link target and flags, and a unified diff of text files "
+     "whose contents differ. --json prints the same as one object for machines. Exit "
+     "status 0 when identical, 1 when they differ, 2 on a usage error or a package that "
+     "cannot be read. See docs/diff.md.",
+     cli_diff_opts, cli_cmd_diff},
     {"sandbox", "run a command in the build sandbox, like mock --shell or bwrap",
      "[--root host|dir:PATH|tar:FILE] [--bind HOST:INSIDE[:ro]]... [--tmpfs PATH]... "
      "[--hostname H] [--enable-network] [--timeout S] [--memory BYTES] [--pids N] "

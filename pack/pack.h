@@ -409,4 +409,110 @@ KILN_MUST_CHECK kiln_rc pack_write(const char *path, const struct pack_header *h
  * rpmlib_deps on. */
 void pack_write_opts_init(struct pack_write_opts *o);
 
+/* ======================================================================================== */
+/* Comparing packages */
+
+/* An RPM-aware diff of two package files (`kiln diff`, the build pipeline's
+ * --verify-reproducible): the lead, every main-header tag (the signature header is ignored:
+ * it changes with signing, not with what was built), the file list, each file's attributes
+ * and the contents of regular files, read from both payloads. Per-file header arrays
+ * (FILEMODES, FILEDIGESTS, ...) are compared file by file and reported under the file's
+ * path; a difference in such an array that no file explains (inode numbering, dictionary
+ * order) is reported as a tag. When every tag and file is equal but the header or payload
+ * bytes are not, a BYTES item says so: two packages without items are identical apart
+ * from their signature headers. Output formats are described in docs/diff.md. */
+
+enum pack_diff_kind {
+	PACK_DIFF_LEAD,         /* a lead field (name: "name", "type", "archnum", ...) */
+	PACK_DIFF_TAG,          /* a main-header tag added, removed or changed */
+	PACK_DIFF_FILE_ADDED,   /* path only in the new package (new_v: a summary) */
+	PACK_DIFF_FILE_REMOVED, /* path only in the old package (old_v: a summary) */
+	PACK_DIFF_FILE_ATTR,    /* an attribute of path (name: "mode", "user", "digest", ...) */
+	PACK_DIFF_FILE_CONTENT, /* the data of the regular file path differs */
+	PACK_DIFF_BYTES,        /* name "header" or "payload": bytes differ, nothing else does */
+};
+
+enum pack_diff_content {
+	PACK_DIFF_CONTENT_TEXT,   /* text: a unified diff in text */
+	PACK_DIFF_CONTENT_BINARY, /* a side has a NUL byte: sizes and digests only */
+	PACK_DIFF_CONTENT_LARGE,  /* over the size or change limits: sizes and digests only */
+};
+
+/* A rendered value: numbers in decimal (modes in octal, verify flags in hex), strings as
+ * they are, BIN as hex, file flags as rpm's fflags letters. */
+struct pack_diff_value {
+	uint32_t count;           /* elements; 0 when absent (an added or removed tag) */
+	const char *const *elems; /* borrowed from the diff's arena */
+	bool array;               /* a list, even with one element (JSON prints [...]) */
+	bool numeric;             /* elements are decimal numbers (JSON prints them bare) */
+};
+
+struct pack_diff_item {
+	enum pack_diff_kind kind;
+	uint32_t tag;     /* TAG: the tag number */
+	const char *name; /* arena: TAG rpm's tag name ("TAG_1234" when unknown), LEAD and
+	                   * FILE_ATTR the field, BYTES "header"/"payload"; else NULL */
+	const char *path; /* arena: FILE_* the in-package path; else NULL */
+	struct pack_diff_value old_v, new_v;
+	enum pack_diff_content content;      /* FILE_CONTENT */
+	const char *text;                    /* arena: FILE_CONTENT TEXT the unified diff
+	                                 * ("--- a/PATH", "+++ b/PATH", hunks); else NULL */
+	const char *reason;                  /* arena: FILE_CONTENT LARGE why no diff; else NULL */
+	uint64_t old_size, new_size;         /* FILE_CONTENT data bytes; BYTES byte counts */
+	char old_sha256[65], new_sha256[65]; /* FILE_CONTENT: of the data as read */
+};
+
+/* The differences in output order: lead, tags by number, then files by path (for each:
+ * added/removed, attributes, contents), then BYTES. */
+struct pack_diff {
+	struct kiln_arena arena;      /* owns every string the items point at */
+	struct pack_diff_item *items; /* owned (heap) */
+	size_t n, cap;
+};
+
+struct pack_diff_opts {
+	size_t text_max;  /* files larger than this get no unified diff (KILN_LIMIT_DIFF_TEXT) */
+	size_t edits_max; /* more changed lines than this: no diff (KILN_LIMIT_DIFF_EDITS) */
+	unsigned context; /* lines of context around each change (3) */
+};
+void pack_diff_opts_init(struct pack_diff_opts *o);
+
+/* Compare the packages at old_path and new_path into out (freshly zeroed or released;
+ * release it with pack_diff_release() on success and on error). o may be NULL for the
+ * defaults. A package that cannot be read is an error naming the file and the structure
+ * ("b.rpm: payload: entry at offset 512: bad cpio magic ..."): KILN_EIO, KILN_EFORMAT,
+ * KILN_EDIGEST (a payload that does not match its header's digest), KILN_ELIMIT,
+ * KILN_ENOMEM. Differences are not errors: out->n == 0 means identical. */
+KILN_MUST_CHECK kiln_rc pack_diff_files(const char *old_path, const char *new_path,
+                                        const struct pack_diff_opts *o, struct pack_diff *out,
+                                        struct kiln_err *err);
+void pack_diff_release(struct pack_diff *d);
+
+/* The distinct paths named by FILE_* items, in order (what --verify-reproducible reports).
+ * *paths: OUT, caller frees the array with free(); the strings are borrowed from d. */
+KILN_MUST_CHECK kiln_rc pack_diff_paths(const struct pack_diff *d, const char ***paths, size_t *n,
+                                        struct kiln_err *err);
+
+enum pack_diff_format_flags {
+	PACK_DIFF_F_JSON = 1 << 0, /* one JSON object instead of text */
+};
+/* Render d (as docs/diff.md describes) appending to out; old_name/new_name label the
+ * packages. Text output is empty for an identical pair; JSON always has an object.
+ * KILN_ELIMIT when out->max is reached. */
+KILN_MUST_CHECK kiln_rc pack_diff_format(const struct pack_diff *d, const char *old_name,
+                                         const char *new_name, unsigned flags, struct kiln_buf *out,
+                                         struct kiln_err *err);
+
+/* A unified diff (context lines each side of a change) of the text a[0..alen) and
+ * b[0..blen), split at newlines, appended to out: "--- label_a" and "+++ label_b" first
+ * unless they are NULL, then "@@ -l,n +l,n @@" hunks with "\ No newline at end of file"
+ * where a side lacks its last newline. Nothing is appended when the texts are equal.
+ * Myers' O((N+M)D) algorithm after stripping the common prefix and suffix; more than
+ * edits_max changed lines (removed plus added) is KILN_ELIMIT (nothing appended), as is a
+ * full out. */
+KILN_MUST_CHECK kiln_rc pack_diff_text(const char *a, size_t alen, const char *b, size_t blen,
+                                       const char *label_a, const char *label_b, unsigned context,
+                                       size_t edits_max, struct kiln_buf *out,
+                                       struct kiln_err *err);
+
 #endif

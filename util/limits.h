@@ -71,4 +71,12 @@
 /* One log message. */
 #define KILN_LIMIT_LOG_MSG (16 * KILN_KIB)
 
+/* kiln diff: files larger than this get no unified diff; more changed lines than this
+ * neither (Myers keeps (D+1)^2 ints); file contents kept in memory per package for diffs;
+ * the output of one file's diff. */
+#define KILN_LIMIT_DIFF_TEXT (1 * KILN_MIB)
+#define KILN_LIMIT_DIFF_EDITS 2000
+#define KILN_LIMIT_DIFF_KEEP (64 * KILN_MIB)
+#define KILN_LIMIT_DIFF_OUTPUT (16 * KILN_MIB)
+
 #endif
