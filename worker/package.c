@@ -302,6 +302,7 @@ kiln_rc worker_build_binaries(struct build *b, bool write, struct kiln_err *err)
 	const struct worker_filelist **lp;
 	size_t nlp = 0;
 	struct worker_filelist_opts fo;
+	struct pack_write_opts wo;
 	size_t i, n = spec->npackages;
 	kiln_rc rc = KILN_OK;
 
@@ -318,7 +319,10 @@ kiln_rc worker_build_binaries(struct build *b, bool write, struct kiln_err *err)
 	    b->subdir ? kiln_arena_printf(&b->arena, "%s/%s", b->builddir, b->subdir) : b->builddir;
 	fo.macros = b->mc;
 	fo.now = (uint32_t)b->res->buildtime; /* %ghost mtimes: reproducible */
-	rc = worker_build_mtime_clamp(b, &fo.clamp_mtime, &fo.clamp_to, err);
+	rc = pkg_write_opts(b, false, &wo, err);
+	fo.rpmformat = wo.format;
+	if (!rc)
+		rc = worker_build_mtime_clamp(b, &fo.clamp_mtime, &fo.clamp_to, err);
 	/* A spec without %install still has a (then empty) buildroot. */
 	if (!rc && !util_is_dir(b->buildroot) && (b->o->steps & WORKER_STEP_INSTALL))
 		rc = util_mkdir_p(b->buildroot, 0755, err);

@@ -65,6 +65,9 @@ struct worker_filelist_opts {
 	 * names on disk (getpwuid/getgrgid). rpm 4.20 always records root (rpm PR #2797);
 	 * that is the default (false). */
 	bool owner_from_disk;
+	/* The package format the list is for: 6 classifies files by MIME type only (v6
+	 * stores MIME types), anything else by libmagic description only (v4's FILECLASS). */
+	int rpmformat;
 };
 
 /* Collect pkg's files: read its %files -f lists (relative to o->builddir, parsed into
