@@ -227,40 +227,40 @@ static kiln_rc pkg_write(struct build *b, const char *path, const struct pack_he
 /* ---------------------------------------------------------------------------------------- */
 /* Binary packages. */
 
-/* Automatic and config() dependencies of one package, added to its header. */
+/* Automatic dependencies (with config() ones) of one package, added to its header. */
 static kiln_rc pkg_deps(struct build *b, struct spec_package *pkg, struct pack_header *h,
                         const struct worker_filelist *fl, struct kiln_err *err)
 {
-	struct worker_deps prov = {0}, req = {0};
-	const char *evr = pkg_evr(b, pkg->tags);
-	const char *name = spec_tagset_get_str(pkg->tags, SPEC_TAG_NAME);
-	bool config = false;
-	kiln_rc rc = KILN_OK;
-	size_t i;
+	struct worker_deps prov, req, rec;
+	struct worker_autodeps_opts ao = {0};
+	const struct {
+		struct worker_deps *set;
+		enum pack_dep_kind kind;
+	} out[] = {{&prov, PACK_DEP_PROVIDE}, {&req, PACK_DEP_REQUIRE}, {&rec, PACK_DEP_RECOMMEND}};
+	kiln_rc rc;
+	size_t i, k;
 
-	if (!evr)
+	ao.macros = b->mc;
+	ao.autoreq = pkg->autoreq;
+	ao.autoprov = pkg->autoprov;
+	ao.name = spec_tagset_get_str(pkg->tags, SPEC_TAG_NAME);
+	ao.evr = pkg_evr(b, pkg->tags);
+	if (!ao.evr)
 		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
-	for (i = 0; i < fl->n; i++)
-		config |= (fl->files[i].flags & SPEC_FILE_CONFIG) != 0;
-	if (config) {
-		const char *cname = kiln_arena_printf(&b->arena, "config(%s)", name);
-		uint32_t f = SPEC_DEP_EQUAL | SPEC_DEP_CONFIG;
+	worker_deps_init(&prov);
+	worker_deps_init(&req);
+	worker_deps_init(&rec);
+	rc = worker_autodeps_collect(fl->files, fl->n, &ao, &prov, &req, &rec, err);
+	for (k = 0; !rc && k < KILN_ARRAY_SIZE(out); k++) {
+		for (i = 0; !rc && i < out[k].set->n; i++) {
+			const struct worker_dep *d = &out[k].set->v[i];
 
-		rc = pack_deps_add(h, PACK_DEP_PROVIDE, cname, evr, f, err);
-		if (!rc)
-			rc = pack_deps_add(h, PACK_DEP_REQUIRE, cname, evr, f, err);
+			rc = pack_deps_add(h, out[k].kind, d->name, d->version, d->flags, err);
+		}
 	}
-	if (!rc && (pkg->autoreq || pkg->autoprov))
-		rc = worker_autodeps_collect(fl->files, fl->n, b->mc, pkg->autoprov ? &prov : NULL,
-		                             pkg->autoreq ? &req : NULL, err);
-	for (i = 0; !rc && i < prov.n; i++)
-		rc = pack_deps_add(h, PACK_DEP_PROVIDE, prov.v[i].name, prov.v[i].version,
-		                   prov.v[i].flags, err);
-	for (i = 0; !rc && i < req.n; i++)
-		rc = pack_deps_add(h, PACK_DEP_REQUIRE, req.v[i].name, req.v[i].version,
-		                   req.v[i].flags | SPEC_DEP_FIND_REQUIRES, err);
 	worker_deps_release(&prov);
 	worker_deps_release(&req);
+	worker_deps_release(&rec);
 	return rc;
 }
 

@@ -126,10 +126,6 @@ struct worker_deps {
 };
 
 /* PLACEHOLDER: the autodeps helper defines the functions here. */
-KILN_MUST_CHECK kiln_rc worker_autodeps_collect(const struct pack_file *files, size_t n,
-                                                struct macro_ctx *mc, struct worker_deps *p,
-                                                struct worker_deps *r,
-                                                struct kiln_err *err); /* TMP */
 
 void worker_deps_release(struct worker_deps *d);
 
