@@ -135,18 +135,27 @@ static kiln_rc mirror_fetch(struct worker_sources *s, git_repository *repo, cons
 	struct cred_state cred;
 	kiln_rc rc = KILN_OK;
 
+	char *mirror_spec[] = {(char *)"+refs/*:refs/*"};
+	git_strarray specs = {mirror_spec, 1};
 	git_buf head = {0};
 
 	fetch_options(&s->o, &cred, &fo);
-	if (git_remote_lookup(&remote, repo, "origin") < 0 &&
-	    git_remote_create_with_fetchspec(&remote, repo, "origin", url, "+refs/*:refs/*") < 0)
+	git_remote_create_options ro;
+
+	/* An anonymous remote given the mirror refspec at fetch time, and no url.insteadOf
+	 * rewriting: nothing is read from the mirror's config, where libgit2 1.5's regex
+	 * matching leaks memory, and a user's rewrite rules cannot redirect a source. */
+	git_remote_create_options_init(&ro, GIT_REMOTE_CREATE_OPTIONS_VERSION);
+	ro.repository = repo;
+	ro.flags = GIT_REMOTE_CREATE_SKIP_INSTEADOF | GIT_REMOTE_CREATE_SKIP_DEFAULT_FETCHSPEC;
+	if (git_remote_create_with_opts(&remote, url, &ro) < 0)
 		return kiln_err_set(err, KILN_EIO, "cannot set up the mirror of '%s': %s", shown,
 		                    git_msg());
 	/* The remote's HEAD (asked while connected) becomes the mirror's, so a NULL ref means
 	 * the default branch as the remote defines it. */
 	if (git_remote_connect(remote, GIT_DIRECTION_FETCH, &fo.callbacks, NULL, NULL) < 0 ||
 	    (git_remote_default_branch(&head, remote),
-	     git_remote_fetch(remote, NULL, &fo, "kiln fetch") < 0)) {
+	     git_remote_fetch(remote, &specs, &fo, "kiln fetch") < 0)) {
 		if (s->o.cancel && *s->o.cancel)
 			rc = kiln_err_set(err, KILN_ECANCEL, "cancelled");
 		else
