@@ -175,4 +175,61 @@ struct sign_keyring;
 KILN_MUST_CHECK kiln_rc cli_keyring_open(const char *dir, struct sign_keyring **kr,
                                          struct kiln_err *err);
 
+/* ---------------------------------------------------------------------------------------- */
+/* Options shared by the commands that fetch sources (fetch, build). Embed a struct
+ * cli_fetch_opts in the command's options and put CLI_FETCH_OPTS(type, member) in its
+ * table; cli_fetch_opts_apply() fills a struct worker_fetch_opts (strings borrowed). */
+
+struct cli_fetch_opts {
+	const char *cache, *cache_max, *max_size;
+	bool offline, insecure, progress, no_progress;
+	const char *ca_file;
+	const char *retries, *retry_delay, *connect_timeout, *low_speed_time, *low_speed_limit,
+	    *max_redirs; /* NULL: the worker's default */
+};
+
+/* clang-format off */
+#define CLI_FETCH_OPTS(type, member) \
+	{"cache", 0, CLI_OPT_STRING, offsetof(type, member.cache), NULL, "DIR", \
+	 "the source cache (default $KILN_CACHE_DIR, else ~/.cache/kiln)"}, \
+	{"cache-max", 0, CLI_OPT_STRING, offsetof(type, member.cache_max), NULL, "SIZE", \
+	 "evict least recently used cache entries beyond SIZE (default $KILN_CACHE_MAX)"}, \
+	{"offline", 0, CLI_OPT_FLAG, offsetof(type, member.offline), NULL, NULL, \
+	 "no network: use local files and the cache only"}, \
+	{"insecure", 0, CLI_OPT_FLAG, offsetof(type, member.insecure), NULL, NULL, \
+	 "do not verify TLS certificates (warns for every URL)"}, \
+	{"ca-file", 0, CLI_OPT_STRING, offsetof(type, member.ca_file), NULL, "PEM", \
+	 "trust these CA certificates instead of the system's"}, \
+	{"retries", 0, CLI_OPT_STRING, offsetof(type, member.retries), NULL, "N", \
+	 "retries on transient failures (default 4)"}, \
+	{"retry-delay", 0, CLI_OPT_STRING, offsetof(type, member.retry_delay), NULL, "MS", \
+	 "first retry delay in ms, doubled for every retry (default 1000)"}, \
+	{"connect-timeout", 0, CLI_OPT_STRING, offsetof(type, member.connect_timeout), NULL, "S", \
+	 "seconds to connect (default 30)"}, \
+	{"low-speed-time", 0, CLI_OPT_STRING, offsetof(type, member.low_speed_time), NULL, "S", \
+	 "give up after S seconds below the low speed limit (default 60)"}, \
+	{"low-speed-limit", 0, CLI_OPT_STRING, offsetof(type, member.low_speed_limit), NULL, \
+	 "BYTES", "the low speed limit in bytes per second (default 1024)"}, \
+	{"max-redirs", 0, CLI_OPT_STRING, offsetof(type, member.max_redirs), NULL, "N", \
+	 "redirects to follow (default 10; 0: none)"}, \
+	{"max-size", 0, CLI_OPT_STRING, offsetof(type, member.max_size), NULL, "SIZE", \
+	 "largest file to download (default 8G)"}, \
+	{"progress", 0, CLI_OPT_FLAG, offsetof(type, member.progress), NULL, NULL, \
+	 "show download progress even when stderr is not a terminal"}, \
+	{"no-progress", 0, CLI_OPT_FLAG, offsetof(type, member.no_progress), NULL, NULL, \
+	 "never show download progress"}
+/* clang-format on */
+
+struct worker_fetch_opts;
+KILN_MUST_CHECK kiln_rc cli_fetch_opts_apply(const struct cli_fetch_opts *c,
+                                             struct worker_fetch_opts *o, struct kiln_err *err);
+/* "1024", "512K", "10G": bytes. */
+KILN_MUST_CHECK kiln_rc cli_parse_size(const char *s, uint64_t *out, struct kiln_err *err);
+
+/* Sources (cmd_fetch.c, cmd_cache.c). */
+extern const struct cli_opt cli_fetch_opts_table[];
+extern const struct cli_opt cli_cache_opts[];
+int cli_cmd_fetch(int argc, char **argv);
+int cli_cmd_cache(int argc, char **argv);
+
 #endif

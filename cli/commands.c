@@ -99,6 +99,26 @@ const struct cli_command cli_commands[] = {
      "limit killed it, 125 when the sandbox could not be set up, 127 when CMD was not "
      "found). Put -- before CMD when it has options. See docs/sandbox.md.",
      cli_sandbox_opts, cli_cmd_sandbox},
+    {"fetch", "make a spec's sources present, verified and cached, like spectool -g",
+     "[options] SPEC... | --git URL [--ref REF] [--spec PATH] [--checkout DIR] | --git URL "
+     "[--ref REF] --archive FILE --prefix P/ | --url URL -o FILE [--sha256 HEX]",
+     "Makes every Source and Patch of each SPEC present in %{_sourcedir}: files already "
+     "there are kept when they match their checksum, URLs (http, https, ftp, file) are "
+     "downloaded with retries, resume and verified TLS, or copied from the shared cache. "
+     "Checksums come from a dist-git 'sources' file beside the spec (SHA512 (name) = hex); "
+     "a mismatch is an error and nothing unverified enters the cache. --pin writes that "
+     "file. --offline never touches the network. With --git, the repository is mirrored "
+     "into the cache, REF is resolved to a commit (printed), and the tree is checked out "
+     "and its spec's sources fetched, or written as a deterministic tarball.",
+     cli_fetch_opts_table, cli_cmd_fetch},
+    {"cache", "show or clean the source cache",
+     "[--cache DIR] [--stats | --gc [--max-size SIZE] "
+     "[--verify]]",
+     "The cache holds downloaded sources by sha256 and git mirrors, shared by every kiln "
+     "process of the machine. --gc removes leftovers of interrupted downloads and index "
+     "entries whose object is gone, and with --max-size evicts the least recently used "
+     "objects and mirrors until the cache fits.",
+     cli_cache_opts, cli_cmd_cache},
     {NULL, NULL, NULL, NULL, NULL, NULL},
 };
 

@@ -240,6 +240,19 @@ struct pack_compress {
 KILN_MUST_CHECK kiln_rc pack_compress_parse(const char *mode, struct pack_compress *out,
                                             struct kiln_err *err);
 
+/* A compressed stream to a file descriptor, for data that is not a payload (worker/'s
+ * source tarballs). The output depends on the bytes and the compression choice only (gzip
+ * gets no name and no time). OUT: *out, free with pack_compfile_free(), which does not
+ * close fd. Write errors carry errno (KILN_EIO). Not thread-safe per stream. */
+struct pack_compfile;
+KILN_MUST_CHECK kiln_rc pack_compfile_open(const struct pack_compress *c, int fd,
+                                           struct pack_compfile **out, struct kiln_err *err);
+KILN_MUST_CHECK kiln_rc pack_compfile_write(struct pack_compfile *f, const void *data, size_t len,
+                                            struct kiln_err *err);
+/* End the stream (flushes everything to fd). */
+KILN_MUST_CHECK kiln_rc pack_compfile_finish(struct pack_compfile *f, struct kiln_err *err);
+void pack_compfile_free(struct pack_compfile *f);
+
 /* ======================================================================================== */
 /* Payloads */
 

@@ -79,4 +79,15 @@
 #define KILN_LIMIT_DIFF_KEEP (64 * KILN_MIB)
 #define KILN_LIMIT_DIFF_OUTPUT (16 * KILN_MIB)
 
+/* Sources (worker/): one downloaded source file by default (--max-size raises it); a
+ * dist-git "sources" checksum file; one URL; redirects followed; one blob or tree walked
+ * from git (entries of one tree export or tarball). */
+#define KILN_LIMIT_SOURCE_FILE (8 * KILN_GIB)
+#define KILN_LIMIT_SUMFILE (4 * KILN_MIB)
+#define KILN_LIMIT_URL ((size_t)8192)
+#define KILN_LIMIT_REDIRECTS 10
+#define KILN_LIMIT_GIT_BLOB (2 * KILN_GIB)
+#define KILN_LIMIT_GIT_ENTRIES (1024 * 1024)
+#define KILN_LIMIT_GIT_DEPTH 256
+
 #endif
