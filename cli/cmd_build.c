@@ -12,7 +12,9 @@
 
 struct build_cli_opts {
 	struct cli_macro_opts macros; /* first member: CLI_MACRO_OPTS */
-	const char *b, *r, *t;        /* -bX, -rX, -tX: the stage letter */
+	struct cli_fetch_opts net;
+	bool fetch;
+	const char *b, *r, *t; /* -bX, -rX, -tX: the stage letter */
 	const char *rebuild, *recompile;
 	bool nodeps, noclean, nocheck, noprep, short_circuit, clean, rmsource, rmspec, quiet;
 	bool json, sandbox, no_sandbox, network;
@@ -31,6 +33,10 @@ struct build_cli_opts {
 
 const struct cli_opt cli_build_opts[] = {
     CLI_MACRO_OPTS(struct build_cli_opts, macros),
+    CLI_FETCH_OPTS(struct build_cli_opts, net),
+    BFLAG("fetch", fetch,
+          "fetch missing sources (URLs, git) through the cache before building "
+          "(rpmbuild's --define '_disable_source_fetch 0')"),
     BSTR(NULL, 'b', b, "STAGE",
          "build from SPEC through STAGE: p prep, f conf, c build, i install, l file check, "
          "b binary, s source, a all, r buildrequires"),
@@ -213,6 +219,7 @@ int cli_cmd_build(int argc, char **argv)
 	struct worker_build_opts bo;
 	struct worker_build_result res = {0};
 	struct chroot_config cc;
+	struct worker_fetch_opts fo;
 	struct kiln_err err = KILN_ERR_INIT;
 	struct macro_ctx *mc = NULL;
 	struct sign_key *key = NULL;
@@ -266,6 +273,15 @@ int cli_cmd_build(int argc, char **argv)
 	bo.noprep = o.noprep;
 	bo.quiet = o.quiet;
 	bo.sign_key = key;
+	if (o.fetch) {
+		memset(&fo, 0, sizeof(fo));
+		fo.retries = -1;
+		if (cli_fetch_opts_apply(&o.net, &fo, &err)) {
+			status = cli_usage_error(cmd, "%s", err.msg);
+			goto out;
+		}
+		bo.fetch = &fo;
+	}
 	bo.out_fd = o.json ? STDERR_FILENO : STDOUT_FILENO;
 	if (o.sandbox && o.no_sandbox) {
 		status = cli_usage_error(cmd, "--sandbox and --no-sandbox exclude each other");

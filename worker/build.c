@@ -775,6 +775,43 @@ static kiln_rc build_log_open(struct build *b, struct kiln_err *err)
 	return KILN_OK;
 }
 
+/* Make the spec's sources present before %prep or the source package: the fetcher works
+ * on host paths, the spec's are the stages' (the sandbox's), so they are swapped for the
+ * call. */
+static kiln_rc build_fetch(struct build *b, struct kiln_err *err)
+{
+	struct worker_fetch_opts def;
+	const struct worker_fetch_opts *fo = b->o->fetch;
+	const char **saved;
+	size_t i, n = b->spec->nsources;
+	kiln_rc rc;
+
+	if (!fo) {
+		const char *off = worker_build_expand(b, "%{?_disable_source_fetch}", err);
+
+		if (!off)
+			return KILN_ENOMEM;
+		if (strcmp(off, "0") != 0)
+			return KILN_OK;
+		memset(&def, 0, sizeof(def));
+		def.retries = -1;
+		fo = &def;
+	}
+	saved = kiln_arena_array(&b->arena, n ? n : 1, sizeof(*saved));
+	if (!saved)
+		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	for (i = 0; i < n; i++) {
+		saved[i] = b->spec->sources[i].path;
+		b->spec->sources[i].path = worker_build_host_path(b, saved[i]);
+	}
+	rc = worker_sources_global_init(err);
+	if (!rc)
+		rc = worker_sources_fetch(b->spec, fo, NULL, err);
+	for (i = 0; i < n; i++)
+		b->spec->sources[i].path = saved[i];
+	return rc;
+}
+
 static bool build_wants_root(unsigned steps)
 {
 	return steps & (WORKER_STEP_PREP | WORKER_STEP_CONF | WORKER_STEP_BUILD |
@@ -901,6 +938,11 @@ static kiln_rc build_run(struct build *b, struct kiln_err *err)
 	b->shell.env = b->env;
 	if (rc)
 		return rc;
+	if (o->steps & (WORKER_STEP_PREP | WORKER_STEP_SOURCE)) {
+		rc = build_fetch(b, err);
+		if (rc)
+			return rc;
+	}
 	if (build_wants_root(o->steps) && !o->nodeps)
 		rc = build_deps_check(b, &b->spec->buildrequires, &b->spec->buildconflicts, &unmet,
 		                      err);

@@ -410,6 +410,10 @@ struct worker_build_opts {
 	/* How stages run: NULL runs them as plain host processes. Borrowed. */
 	const struct chroot_config *exec;
 	int out_fd; /* where stage output streams (besides the log); -1 = none */
+	/* Fetch missing sources (worker_sources_fetch) with these options before the stages;
+	 * NULL fetches only when %_disable_source_fetch is 0 (rpmbuild's switch), then with
+	 * default options. Borrowed. */
+	const struct worker_fetch_opts *fetch;
 	/* Sign every written package with this key (sign/), NULL for none. Borrowed. */
 	const struct sign_key *sign_key;
 };

@@ -456,3 +456,36 @@ def test_signed_build(kiln, kiln_bin, tmp_path):
         r = subprocess.run(["rpmkeys", "--dbpath", str(db), "--checksig", str(top / rel)],
                            env=ENV, capture_output=True, text=True)
         assert r.returncode == 0 and "signatures OK" in r.stdout, r.stdout + r.stderr
+
+
+def test_fetch_sources_before_building(kiln_bin, tmp_path):
+    """--fetch gets URL sources through the cache (tests/integration/test_sources*.py test
+    the fetcher itself); without it a missing source is rpmbuild's error."""
+    import http.server
+    import threading
+    served = tmp_path / "srv"
+    served.mkdir()
+    make_tarball(served / "hello-1.0.tar.gz")
+    handler = lambda *a, **kw: http.server.SimpleHTTPRequestHandler(  # noqa: E731
+        *a, directory=str(served), **kw)
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{srv.server_address[1]}/hello-1.0.tar.gz"
+        spec = tmp_path / "hello.spec"
+        spec.write_text((DATA / "hello.spec").read_text().replace(
+            "Source0:        hello-1.0.tar.gz", f"Source0:        {url}"))
+        top = tmp_path / "t"
+        (top / "SOURCES").mkdir(parents=True)
+        for f in ("hello.conf", "hello-greeting.patch"):
+            shutil.copy2(DATA / f, top / "SOURCES" / f)
+        k = kiln_build(kiln_bin, top, "-bs", spec)
+        assert k.returncode == 1 and "hello-1.0.tar.gz: No such file" in k.stderr
+        k = kiln_build(kiln_bin, top, "-bs", "--fetch", "--cache", tmp_path / "cache", spec)
+        assert k.returncode == 0, k.stderr
+        assert (top / "SOURCES/hello-1.0.tar.gz").read_bytes() == \
+            (served / "hello-1.0.tar.gz").read_bytes()
+        names = qf(top / "SRPMS/hello-1.0-1.src.rpm", "[%{FILENAMES}\n]").split()
+        assert "hello-1.0.tar.gz" in names
+    finally:
+        srv.shutdown()
