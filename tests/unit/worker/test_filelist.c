@@ -522,11 +522,16 @@ KILN_TEST(filelist_class_filter_and_skipped_extensions)
 	/* "data" is no token of the class table: stored as "". */
 	assert_string_equal(ft_must(&t, "/usr/share/t/data.bin")->fclass, "");
 	assert_string_equal(ft_must(&t, "/usr/share/t/x.c")->fclass, "");
-	assert_string_equal(ft_must(&t, "/usr/share/t/x.c")->mime, "text/x-c");
 	assert_string_equal(ft_must(&t, "/usr/share/t/x.pc")->fclass, "pkgconfig file");
 	/* rpm >= 4.19 names .html files without asking libmagic. */
 	assert_string_equal(ft_must(&t, "/usr/share/t/x.html")->fclass, "HTML document");
+	/* A v4 list asks libmagic for descriptions only, a v6 one for MIME types only. */
+	assert_string_equal(ft_must(&t, "/usr/share/t/x.c")->mime, "");
+	t.o.rpmformat = 6;
+	ft_ok(&t, "/usr/share/t\n");
+	assert_string_equal(ft_must(&t, "/usr/share/t/x.c")->mime, "text/x-c");
 	assert_string_equal(ft_must(&t, "/usr/share/t")->mime, "inode/directory");
+	assert_string_equal(ft_must(&t, "/usr/share/t/x.c")->fclass, "");
 	assert_true(worker_fileclass_kept("ASCII text"));
 	assert_false(worker_fileclass_kept("symbolic link to `x'"));
 	ft_release(&t);
