@@ -28,7 +28,7 @@ tar -C tests/data/build --owner=0 --group=0 --mtime=@1796126400 --sort=name -czf
 cp tests/data/build/hello.conf tests/data/build/hello-greeting.patch "$TOP/SOURCES/"
 say "kiln build -ba --define '_topdir $TOP' tests/data/build/hello.spec"
 "$KILN" build -ba --define "_topdir $TOP" tests/data/build/hello.spec
-say "rpm -qpl --qf '%{NEVRA} requires %{REQUIRES}\n' $TOP/RPMS/*/*.rpm"
+say "rpm -qp --qf '%{NEVRA} [requires: %{REQUIRES}]' $TOP/RPMS/*/*.rpm"
 rpm -qp --qf '%{NEVRA}\n[  requires: %{REQUIRES}\n]' "$TOP"/RPMS/*/*.rpm
 say "rpm -K $TOP/RPMS/*/*.rpm $TOP/SRPMS/*.rpm"
 rpm -K "$TOP"/RPMS/*/*.rpm "$TOP"/SRPMS/*.rpm
