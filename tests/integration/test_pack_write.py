@@ -367,3 +367,22 @@ def test_escaping_payload_names_are_refused(kiln_bin, tmp_path):
         r = run([kiln_bin, *cmd, bad])
         assert r.returncode == 1 and b"error:" in r.stderr, cmd
     assert not (tmp_path / "x.tgz").exists()
+
+
+def test_escaping_header_names_are_refused_in_v6(kiln_bin, tmp_path):
+    """v6 payload entries take their names from the header: a hostile DIRNAMES entry must
+    not reach cpio, tar or the extractor (found by fuzz_payload)."""
+    pkg = build(tmp_path, "v6names", fmt=6, payload="w.ufdio")
+    data = pkg.read_bytes()
+    assert data.count(b"/usr/bin/\0") == 1
+    bad = tmp_path / "hostile6.rpm"
+    bad.write_bytes(data.replace(b"/usr/bin/\0", b"//../bin/\0"))
+    root = tmp_path / "r"
+    root.mkdir()
+    r = run([PKGTOOL, "extract", bad, root], text=True)
+    assert r.returncode == 1 and "contains '..'" in r.stderr, r.stderr
+    for cmd in (["cpio"], ["archive", "-o", tmp_path / "x.tgz"]):
+        r = run([kiln_bin, *cmd, bad], text=True)
+        assert r.returncode == 1 and "payload: stripped entry at offset" in r.stderr, r.stderr
+    assert not (tmp_path / "x.tgz").exists()
+    assert not (tmp_path / "bin").exists()  # where r/../bin/tool would have gone
