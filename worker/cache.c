@@ -246,7 +246,11 @@ static kiln_rc find_via(const struct worker_cache *c, const char *index,
 	struct kiln_err quiet = KILN_ERR_INIT;
 
 	if (read_pointer(index, sha256, &quiet)) {
-		if (quiet.code == KILN_ENOTFOUND)
+		/* A damaged entry (a crash while it was written) is a miss; the fetch that
+		 * follows writes it anew. */
+		if (quiet.code == KILN_EFORMAT)
+			kiln_log_err(KILN_LOG_WARN, &quiet);
+		if (quiet.code == KILN_ENOTFOUND || quiet.code == KILN_EFORMAT)
 			return kiln_err_set(err, KILN_ENOTFOUND, "not in the cache");
 		kiln_err_merge(err, &quiet);
 		return err->code;
@@ -396,7 +400,10 @@ kiln_rc worker_cache_store(const struct worker_cache *c, int fd, const char *tmp
 		rc = kiln_buf_finish(&dir, err);
 	if (!rc)
 		rc = util_mkdir_p(dir.ptr, 0755, err);
-	if (!rc && (fchmod(fd, 0444) < 0 || fsync(fd) < 0))
+	/* No fsync: every copy out of the cache re-hashes the object and drops one whose
+	 * bytes do not match its name, so an object torn by a crash is fetched again, not
+	 * used. Renaming makes it whole-or-absent for the running processes. */
+	if (!rc && fchmod(fd, 0444) < 0)
 		rc = kiln_err_sys(err, KILN_EIO, "cannot finish '%s'", tmp);
 	/* Identical bytes may already be there (another process, another URL): renaming over
 	 * them is harmless and keeps this function free of a check-then-act race. */
@@ -480,34 +487,81 @@ void worker_cache_enforce(const struct worker_cache *c)
 	}
 }
 
-kiln_rc worker_copy_fd(int fd, const char *dest, struct worker_hashes *h, struct kiln_err *err)
+/* A temp file beside dest. OUT: *tmp (free()), *out. */
+static kiln_rc temp_beside(const char *dest, char **tmp, int *out, struct kiln_err *err)
 {
-	struct util_atomic_file f = {.fd = -1};
+	struct kiln_buf p = KILN_BUF_INIT(KILN_LIMIT_PATH);
+	kiln_rc rc;
+
+	*tmp = NULL;
+	*out = -1;
+	kiln_buf_addf(&p, "%s.tmpXXXXXX", dest);
+	rc = kiln_buf_finish(&p, err);
+	if (!rc)
+		*out = mkostemp(p.ptr, O_CLOEXEC);
+	if (!rc && *out < 0)
+		rc = kiln_err_sys(err, KILN_EIO, "cannot create a temporary file for '%s'", dest);
+	if (!rc && fchmod(*out, 0644) < 0)
+		rc = kiln_err_sys(err, KILN_EIO, "cannot chmod '%s'", p.ptr);
+	if (!rc)
+		*tmp = kiln_buf_take(&p, NULL);
+	if (!rc && !*tmp)
+		rc = kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	if (rc && *out >= 0) {
+		unlink(p.ptr);
+		util_close(*out);
+		*out = -1;
+	}
+	kiln_buf_release(&p);
+	return rc;
+}
+
+static kiln_rc copy_data(int in, int out, struct worker_hashes *h, struct kiln_err *err)
+{
 	size_t cap = 256 * KILN_KIB;
 	char *chunk = kiln_malloc(cap);
 	kiln_rc rc = KILN_OK;
 
 	if (!chunk)
 		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
-	if (lseek(fd, 0, SEEK_SET) < 0)
+	if (lseek(in, 0, SEEK_SET) < 0)
 		rc = kiln_err_sys(err, KILN_EIO, "cannot rewind a cached file");
-	if (!rc)
-		rc = util_atomic_open(&f, dest, 0644, err);
 	while (!rc) {
 		size_t got = 0;
 
-		rc = util_read_full(fd, chunk, cap, &got, err);
+		rc = util_read_full(in, chunk, cap, &got, err);
 		if (rc || !got)
 			break;
 		if (h)
 			worker_hashes_update(h, chunk, got);
-		rc = util_write_all(f.fd, chunk, got, err);
+		rc = util_write_all(out, chunk, got, err);
 	}
+	free(chunk);
+	return rc;
+}
+
+/* Written to a temp file and renamed, so a reader of dest sees the old file or the whole
+ * new one; not fsync'ed: a copy in %{_sourcedir} is checked against its declared checksum
+ * whenever it is used, and re-made from the cache, so durability is not worth a sync of
+ * every source on every build. */
+kiln_rc worker_copy_fd(int fd, const char *dest, struct worker_hashes *h, struct kiln_err *err)
+{
+	char *tmp = NULL;
+	int out = -1;
+	kiln_rc rc = temp_beside(dest, &tmp, &out, err);
+
 	if (!rc)
-		rc = util_atomic_commit(&f, err);
+		rc = copy_data(fd, out, h, err);
+	if (!rc && close(out) < 0)
+		rc = kiln_err_sys(err, KILN_EIO, "cannot write '%s'", tmp);
+	else if (out >= 0 && rc)
+		util_close(out);
+	if (!rc && rename(tmp, dest) < 0)
+		rc = kiln_err_sys(err, KILN_EIO, "cannot rename '%s' to '%s'", tmp, dest);
+	if (rc && tmp)
+		unlink(tmp);
 	if (rc)
 		kiln_err_wrap(err, "cannot write '%s'", dest);
-	util_atomic_abort(&f);
-	free(chunk);
+	free(tmp);
 	return rc;
 }
