@@ -85,8 +85,9 @@ static void print_report(const struct worker_fetch_report *rep)
 	}
 }
 
-static kiln_rc fetch_spec_file(const char *path, const struct fetch_cli *c,
-                               const struct macro_ctx *base, const struct worker_fetch_opts *wo,
+/* Parse one spec in a copy of base and fetch its sources with s. */
+static kiln_rc fetch_spec_with(const char *path, const struct fetch_cli *c,
+                               const struct macro_ctx *base, struct worker_sources *s,
                                struct kiln_err *err)
 {
 	struct macro_ctx *ctx = macro_ctx_dup(base, err);
@@ -98,7 +99,7 @@ static kiln_rc fetch_spec_file(const char *path, const struct fetch_cli *c,
 	if (!rc)
 		rc = spec_parse_file(path, ctx, SPEC_PARSE_ANYARCH | SPEC_PARSE_FORCE, &spec, err);
 	if (!rc)
-		rc = worker_sources_fetch(spec, wo, &rep, err);
+		rc = worker_sources_fetch_spec(s, spec, &rep, err);
 	if (!c->quiet)
 		print_report(&rep);
 	worker_fetch_report_release(&rep);
@@ -107,15 +108,19 @@ static kiln_rc fetch_spec_file(const char *path, const struct fetch_cli *c,
 	return rc;
 }
 
-static kiln_rc fetch_specs(struct fetch_cli *c, int n, char **specs, struct worker_fetch_opts *wo,
-                           struct kiln_err *err)
+static kiln_rc fetch_specs(struct fetch_cli *c, int n, char **specs,
+                           const struct worker_fetch_opts *wo, struct kiln_err *err)
 {
 	struct macro_ctx *base = NULL;
+	struct worker_sources *s = NULL;
 	kiln_rc rc = cli_macro_ctx_open(&c->macros, &base, err);
 	int i;
 
+	if (!rc)
+		rc = worker_sources_new(wo, &s, err);
 	for (i = 0; !rc && i < n; i++)
-		rc = fetch_spec_file(specs[i], c, base, wo, err);
+		rc = fetch_spec_with(specs[i], c, base, s, err);
+	worker_sources_free(s);
 	macro_ctx_free(base);
 	return rc;
 }
@@ -175,8 +180,7 @@ static void repo_name(const char *url, char *out, size_t size)
 		snprintf(out, size, "checkout");
 }
 
-static kiln_rc git_checkout(struct fetch_cli *c, struct worker_sources *s,
-                            struct worker_fetch_opts *wo, struct kiln_err *err)
+static kiln_rc git_checkout(struct fetch_cli *c, struct worker_sources *s, struct kiln_err *err)
 {
 	struct kiln_buf spec = KILN_BUF_INIT(KILN_LIMIT_PATH);
 	struct kiln_buf dir = KILN_BUF_INIT(KILN_LIMIT_PATH);
@@ -198,12 +202,13 @@ static kiln_rc git_checkout(struct fetch_cli *c, struct worker_sources *s,
 		rc = kiln_buf_finish(&def, err);
 	if (!rc)
 		rc = cli_macro_define_cb(c, def.ptr, err);
-	wo->git_url = c->git;
-	wo->git_commit = rev.commit;
 	if (!rc) {
-		char *specs[] = {spec.ptr};
+		struct macro_ctx *base = NULL;
 
-		rc = fetch_specs(c, 1, specs, wo, err);
+		rc = cli_macro_ctx_open(&c->macros, &base, err);
+		if (!rc)
+			rc = fetch_spec_with(spec.ptr, c, base, s, err);
+		macro_ctx_free(base);
 	}
 	kiln_buf_release(&def);
 	kiln_buf_release(&dir);
@@ -218,7 +223,7 @@ static kiln_rc fetch_git(struct fetch_cli *c, struct worker_fetch_opts *wo, stru
 	kiln_rc rc = worker_sources_new(wo, &s, err);
 
 	if (!rc && !c->archive)
-		rc = git_checkout(c, s, wo, err);
+		rc = git_checkout(c, s, err);
 	else if (!rc)
 		rc = worker_git_resolve(s, c->git, c->ref, &rev, err);
 	if (!rc && c->archive && !c->quiet)

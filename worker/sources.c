@@ -672,5 +672,9 @@ kiln_rc worker_sources_checkout(struct worker_sources *s, const char *url, const
 	if (!rc && !regular_file(spec_path->ptr))
 		rc = kiln_err_set(err, KILN_ENOTFOUND, "no spec '%s' in %s of '%s'",
 		                  spec_rel ? spec_rel : "?", rev->commit, url);
+	if (!rc) {
+		s->o.git_url = url;
+		s->o.git_commit = rev->commit;
+	}
 	return rc;
 }

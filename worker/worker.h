@@ -355,9 +355,10 @@ KILN_MUST_CHECK kiln_rc worker_git_export(struct worker_sources *s, const char *
  * PATH): resolve ref (as worker_git_resolve), export the commit's tree into dir (as
  * worker_git_export), and find the spec: spec_rel inside the tree, or when NULL the one
  * *.spec at its top (KILN_ENOTFOUND when there is none or more than one). *spec_path gets
- * the spec's absolute path and *dir_abs the checkout's, to define %_sourcedir with; then
- * parse the spec, set o->git_url/git_commit (url, rev->commit) and call
- * worker_sources_fetch_spec(). */
+ * the spec's absolute path and *dir_abs the checkout's, to define %_sourcedir with. s
+ * then makes missing NAME-VERSION.tar.gz sources from this commit (its git_url and
+ * git_commit borrow url and rev->commit: keep both alive while s is used): parse the spec
+ * and call worker_sources_fetch_spec(s, ...). */
 KILN_MUST_CHECK kiln_rc worker_sources_checkout(struct worker_sources *s, const char *url,
                                                 const char *ref, const char *dir,
                                                 const char *spec_rel, struct worker_git_rev *rev,
