@@ -332,10 +332,17 @@ out:
 	return rc;
 }
 
-/* Write an index file atomically, creating its two-level directory. */
+static kiln_rc temp_beside(const char *dest, char **tmp, int *out, struct kiln_err *err);
+
+/* Write an index file by temp file and rename, creating its two-level directory. Not
+ * fsync'ed: on ext4 an fsync commits the journal and with it the freshly written object,
+ * which costs more than the whole download, and an entry a crash damaged or emptied is a
+ * miss that the next fetch writes again. */
 static kiln_rc write_index(const char *path, const char *text, struct kiln_err *err)
 {
 	struct kiln_buf dir = KILN_BUF_INIT(KILN_LIMIT_PATH);
+	char *tmp = NULL;
+	int fd = -1;
 	kiln_rc rc;
 
 	util_path_dirname(path, &dir);
@@ -343,7 +350,16 @@ static kiln_rc write_index(const char *path, const char *text, struct kiln_err *
 	if (!rc)
 		rc = util_mkdir_p(dir.ptr, 0755, err);
 	if (!rc)
-		rc = util_write_atomic(path, text, strlen(text), 0644, err);
+		rc = temp_beside(path, &tmp, &fd, err);
+	if (!rc)
+		rc = util_write_all(fd, text, strlen(text), err);
+	if (fd >= 0 && close(fd) < 0 && !rc)
+		rc = kiln_err_sys(err, KILN_EIO, "cannot write '%s'", tmp);
+	if (!rc && rename(tmp, path) < 0)
+		rc = kiln_err_sys(err, KILN_EIO, "cannot rename '%s' to '%s'", tmp, path);
+	if (rc && tmp)
+		unlink(tmp);
+	free(tmp);
 	kiln_buf_release(&dir);
 	return rc;
 }
@@ -516,6 +532,34 @@ static kiln_rc temp_beside(const char *dest, char **tmp, int *out, struct kiln_e
 	return rc;
 }
 
+/* In-kernel copy when nothing needs to see the bytes (after a download, which hashed them
+ * on the way): no round trip through user space. false when the kernel or the file
+ * systems cannot do it, before anything was copied. */
+static bool copy_in_kernel(int in, int out, kiln_rc *rc, struct kiln_err *err)
+{
+	loff_t off_in = 0, off_out = 0;
+	bool any = false;
+	ssize_t n;
+
+	for (;;) {
+		n = copy_file_range(in, &off_in, out, &off_out, 64 * KILN_MIB, 0);
+		if (n == 0)
+			break;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && !any &&
+		    (errno == EXDEV || errno == ENOSYS || errno == EINVAL || errno == EOPNOTSUPP))
+			return false;
+		if (n < 0) {
+			*rc = kiln_err_sys(err, KILN_EIO, "cannot copy a cached file");
+			return true;
+		}
+		any = true;
+	}
+	*rc = KILN_OK;
+	return true;
+}
+
 static kiln_rc copy_data(int in, int out, struct worker_hashes *h, struct kiln_err *err)
 {
 	size_t cap = 256 * KILN_KIB;
@@ -550,7 +594,7 @@ kiln_rc worker_copy_fd(int fd, const char *dest, struct worker_hashes *h, struct
 	int out = -1;
 	kiln_rc rc = temp_beside(dest, &tmp, &out, err);
 
-	if (!rc)
+	if (!rc && (h || !copy_in_kernel(fd, out, &rc, err)))
 		rc = copy_data(fd, out, h, err);
 	if (!rc && close(out) < 0)
 		rc = kiln_err_sys(err, KILN_EIO, "cannot write '%s'", tmp);
