@@ -6,8 +6,6 @@
  */
 #include "util/util.h"
 
-#include <dirent.h>
-
 #include "cli/cli.h"
 #include "macro/macro.h"
 #include "spec/spec.h"
@@ -87,8 +85,9 @@ static void print_report(const struct worker_fetch_report *rep)
 	}
 }
 
-static kiln_rc fetch_spec_file(const char *path, const struct fetch_cli *c,
-                               const struct macro_ctx *base, const struct worker_fetch_opts *wo,
+/* Parse one spec in a copy of base and fetch its sources with s. */
+static kiln_rc fetch_spec_with(const char *path, const struct fetch_cli *c,
+                               const struct macro_ctx *base, struct worker_sources *s,
                                struct kiln_err *err)
 {
 	struct macro_ctx *ctx = macro_ctx_dup(base, err);
@@ -100,7 +99,7 @@ static kiln_rc fetch_spec_file(const char *path, const struct fetch_cli *c,
 	if (!rc)
 		rc = spec_parse_file(path, ctx, SPEC_PARSE_ANYARCH | SPEC_PARSE_FORCE, &spec, err);
 	if (!rc)
-		rc = worker_sources_fetch(spec, wo, &rep, err);
+		rc = worker_sources_fetch_spec(s, spec, &rep, err);
 	if (!c->quiet)
 		print_report(&rep);
 	worker_fetch_report_release(&rep);
@@ -109,15 +108,19 @@ static kiln_rc fetch_spec_file(const char *path, const struct fetch_cli *c,
 	return rc;
 }
 
-static kiln_rc fetch_specs(struct fetch_cli *c, int n, char **specs, struct worker_fetch_opts *wo,
-                           struct kiln_err *err)
+static kiln_rc fetch_specs(struct fetch_cli *c, int n, char **specs,
+                           const struct worker_fetch_opts *wo, struct kiln_err *err)
 {
 	struct macro_ctx *base = NULL;
+	struct worker_sources *s = NULL;
 	kiln_rc rc = cli_macro_ctx_open(&c->macros, &base, err);
 	int i;
 
+	if (!rc)
+		rc = worker_sources_new(wo, &s, err);
 	for (i = 0; !rc && i < n; i++)
-		rc = fetch_spec_file(specs[i], c, base, wo, err);
+		rc = fetch_spec_with(specs[i], c, base, s, err);
+	worker_sources_free(s);
 	macro_ctx_free(base);
 	return rc;
 }
@@ -149,6 +152,15 @@ static kiln_rc fetch_one_url(const struct fetch_cli *c, const struct worker_fetc
 	return rc;
 }
 
+static void print_commit(const struct worker_git_rev *rev)
+{
+	if (rev->moved)
+		printf("commit: %s (moved from %s)\n", rev->commit, rev->previous);
+	else
+		printf("commit: %s\n", rev->commit);
+	fflush(stdout);
+}
+
 /* "https://host/group/name.git" -> "name" */
 static void repo_name(const char *url, char *out, size_t size)
 {
@@ -168,65 +180,38 @@ static void repo_name(const char *url, char *out, size_t size)
 		snprintf(out, size, "checkout");
 }
 
-/* The one *.spec at the top of dir, when --spec is not given. */
-static kiln_rc find_spec(const char *dir, struct kiln_buf *out, struct kiln_err *err)
-{
-	DIR *d = opendir(dir);
-	struct dirent *de;
-	int found = 0;
-
-	if (!d)
-		return kiln_err_sys(err, KILN_EIO, "cannot read '%s'", dir);
-	while ((de = readdir(d)) != NULL) {
-		size_t len = strlen(de->d_name);
-
-		if (len > 5 && !strcmp(de->d_name + len - 5, ".spec") && !found++)
-			kiln_buf_addf(out, "%s/%s", dir, de->d_name);
-	}
-	closedir(d);
-	if (found != 1)
-		return kiln_err_set(err, KILN_ENOTFOUND, "%s: %s spec file at the top; use --spec",
-		                    dir, found ? "more than one" : "no");
-	return kiln_buf_finish(out, err);
-}
-
-static kiln_rc git_checkout(struct fetch_cli *c, struct worker_sources *s,
-                            const struct worker_git_rev *rev, struct worker_fetch_opts *wo,
-                            struct kiln_err *err)
+static kiln_rc git_checkout(struct fetch_cli *c, struct worker_sources *s, struct kiln_err *err)
 {
 	struct kiln_buf spec = KILN_BUF_INIT(KILN_LIMIT_PATH);
+	struct kiln_buf dir = KILN_BUF_INIT(KILN_LIMIT_PATH);
 	struct kiln_buf def = KILN_BUF_INIT(KILN_LIMIT_PATH * 2);
-	char name[256], abs[PATH_MAX] = "";
-	const char *dir = c->checkout;
+	struct worker_git_rev rev;
+	char name[256];
 	kiln_rc rc;
 
 	repo_name(c->git, name, sizeof(name));
-	if (!dir)
-		dir = name;
-	rc = worker_git_export(s, c->git, rev->commit, dir, err);
-	if (!rc && c->spec)
-		rc = util_path_join(dir, c->spec, &spec, err);
-	else if (!rc)
-		rc = find_spec(dir, &spec, err);
+	rc = worker_sources_checkout(s, c->git, c->ref, c->checkout ? c->checkout : name, c->spec,
+	                             &rev, &dir, &spec, err);
 	if (!rc && !c->quiet)
-		printf("checkout: %s\n", dir);
-	/* The spec's sources live beside it, as in a dist-git repository (an absolute path:
-	 * the spec's macros may change directory). */
-	if (!rc && !realpath(dir, abs))
-		rc = kiln_err_sys(err, KILN_EIO, "cannot resolve '%s'", dir);
-	kiln_buf_addf(&def, "_sourcedir %s", abs);
+		print_commit(&rev);
+	if (!rc && !c->quiet)
+		printf("checkout: %s\n", dir.ptr);
+	/* The spec's sources live beside it, as in a dist-git repository. */
+	kiln_buf_addf(&def, "_sourcedir %s", dir.ptr);
 	if (!rc)
 		rc = kiln_buf_finish(&def, err);
 	if (!rc)
 		rc = cli_macro_define_cb(c, def.ptr, err);
-	wo->git_url = c->git;
-	wo->git_commit = rev->commit;
 	if (!rc) {
-		char *specs[] = {spec.ptr};
+		struct macro_ctx *base = NULL;
 
-		rc = fetch_specs(c, 1, specs, wo, err);
+		rc = cli_macro_ctx_open(&c->macros, &base, err);
+		if (!rc)
+			rc = fetch_spec_with(spec.ptr, c, base, s, err);
+		macro_ctx_free(base);
 	}
 	kiln_buf_release(&def);
+	kiln_buf_release(&dir);
 	kiln_buf_release(&spec);
 	return rc;
 }
@@ -237,17 +222,15 @@ static kiln_rc fetch_git(struct fetch_cli *c, struct worker_fetch_opts *wo, stru
 	struct worker_git_rev rev;
 	kiln_rc rc = worker_sources_new(wo, &s, err);
 
-	if (!rc)
+	if (!rc && !c->archive)
+		rc = git_checkout(c, s, err);
+	else if (!rc)
 		rc = worker_git_resolve(s, c->git, c->ref, &rev, err);
-	if (!rc && !c->quiet && rev.moved)
-		printf("commit: %s (moved from %s)\n", rev.commit, rev.previous);
-	else if (!rc && !c->quiet)
-		printf("commit: %s\n", rev.commit);
+	if (!rc && c->archive && !c->quiet)
+		print_commit(&rev);
 	if (!rc && c->archive)
 		rc = worker_git_tarball(s, c->git, rev.commit, c->prefix ? c->prefix : "",
 		                        c->archive, err);
-	else if (!rc)
-		rc = git_checkout(c, s, &rev, wo, err);
 	if (!rc && c->archive && !c->quiet)
 		printf("archive: %s\n", c->archive);
 	worker_sources_free(s);

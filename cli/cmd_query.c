@@ -14,6 +14,7 @@ struct query_opts {
 	bool info, list, dump, json, xml, verbose;
 	bool requires, provides, conflicts, obsoletes, recommends, suggests, supplements, enhances;
 	bool changelog, scripts, triggers, filetriggers;
+	bool configfiles, docfiles, licensefiles, artifactfiles, noghost;
 };
 
 #define QFLAG(l, s, field, help)                                                                   \
@@ -44,7 +45,13 @@ const struct cli_opt cli_query_opts[] = {
     QFLAG("scripts", 0, scripts, "show the scriptlets"),
     QFLAG("triggers", 0, triggers, "show the trigger scriptlets"),
     QFLAG("filetriggers", 0, filetriggers, "show the file trigger scriptlets"),
-    QFLAG("verbose", 'v', verbose, "with dependency lists, show each one's type"),
+    QFLAG("configfiles", 'c', configfiles, "list the configuration files"),
+    QFLAG("docfiles", 'd', docfiles, "list the documentation files"),
+    QFLAG("licensefiles", 'L', licensefiles, "list the license files"),
+    QFLAG("artifactfiles", 'A', artifactfiles, "list the artifact files"),
+    QFLAG("noghost", 0, noghost, "with file lists, leave out %ghost files"),
+    QFLAG("verbose", 'v', verbose,
+          "with dependency lists, show each one's type; list files like ls -l"),
     CLI_OPT_END,
 };
 
@@ -118,7 +125,11 @@ int cli_cmd_query(int argc, char **argv)
 	if (many > 1)
 		return cli_usage_error(self,
 		                       "give only one of --qf, -i, --json, --xml, --requires, ...");
-	qo.list = o.list;
+	qo.only = (o.configfiles ? SPEC_FILE_CONFIG : 0) | (o.docfiles ? SPEC_FILE_DOC : 0) |
+	          (o.licensefiles ? SPEC_FILE_LICENSE : 0) |
+	          (o.artifactfiles ? SPEC_FILE_ARTIFACT : 0);
+	qo.skip = o.noghost ? SPEC_FILE_GHOST : 0;
+	qo.list = o.list || qo.only; /* as in rpm, -c and friends list files */
 	qo.dump = o.dump;
 	qo.verbose = o.verbose;
 	for (i = 1; i <= nargs; i++) {

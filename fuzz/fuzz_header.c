@@ -37,7 +37,7 @@ static void query(const struct pack_package *p)
 {
 	static const char *const fmts[] = {"info",     "xml",     "json",
 	                                   "requires", "scripts", "triggers"};
-	struct pack_query_opts o = {NULL, true, false, true};
+	struct pack_query_opts o = {.list = true, .verbose = true, .now = 1704067200};
 	struct kiln_buf out = KILN_BUF_INIT(64 * KILN_MIB);
 	struct kiln_err err = KILN_ERR_INIT;
 	size_t i;
@@ -45,6 +45,8 @@ static void query(const struct pack_package *p)
 	for (i = 0; i < KILN_ARRAY_SIZE(fmts); i++) {
 		o.qf = spec_qf_alias(fmts[i]);
 		o.dump = i % 2;
+		o.only = i == 2 ? SPEC_FILE_CONFIG | SPEC_FILE_DOC : 0;
+		o.skip = i == 4 ? SPEC_FILE_GHOST : 0;
 		if (pack_query(p, &o, &out, &err))
 			kiln_err_clear(&err);
 		kiln_buf_reset(&out);

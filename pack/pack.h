@@ -211,7 +211,11 @@ struct pack_query_opts {
 	const char *qf; /* borrowed; a query format, e.g. spec_qf_alias("info") */
 	bool list;      /* -l */
 	bool dump;      /* --dump */
-	bool verbose;   /* -v: the VERBOSE tag is present for %|VERBOSE?...| */
+	bool verbose;   /* -v: the VERBOSE tag is present for %|VERBOSE?...|, and -l lists
+	                 * files like ls -l (rpm -qlv) */
+	unsigned only;  /* list only files having one of these SPEC_FILE_* flags (-c -d -L) */
+	unsigned skip;  /* and none of these (--noghost: SPEC_FILE_GHOST) */
+	int64_t now;    /* for -lv dates: older than 6 months shows the year (0: the clock) */
 };
 KILN_MUST_CHECK kiln_rc pack_query(const struct pack_package *p, const struct pack_query_opts *o,
                                    struct kiln_buf *out, struct kiln_err *err);

@@ -428,6 +428,26 @@ out:
 	return rc;
 }
 
+/* A stripped entry takes its name from the header, which is outside input too: the name
+ * must be a clean relative path below "/" (what a newc name is mapped to), so that readers,
+ * converters and extraction never see ".." or empty components. */
+static kiln_rc check_header_name(struct pack_payload *pl, uint32_t i, uint64_t off,
+                                 struct kiln_err *err)
+{
+	struct kiln_buf clean = KILN_BUF_INIT(KILN_LIMIT_CPIO_NAME);
+	const char *n = strip_slash(pl->fl.names[i]);
+	kiln_rc rc = util_path_check_relative(n, strlen(n), &clean, err);
+
+	if (!rc && strcmp(clean.ptr, n))
+		rc = kiln_err_set(err, KILN_EPRIV, "name '%s' is not a normalised path", n);
+	if (rc)
+		kiln_err_wrap(err,
+		              "payload: stripped entry at offset %" PRIu64 " (file %" PRIu32 ")",
+		              off, i);
+	kiln_buf_release(&clean);
+	return rc;
+}
+
 static kiln_rc accept_entry(struct pack_payload *pl, uint32_t i, uint64_t off, struct kiln_err *err)
 {
 	if (pl->seen[i])
@@ -520,7 +540,9 @@ static kiln_rc read_stripped(struct pack_payload *pl, uint64_t off, struct pack_
 		                    "payload: stripped entry at offset %" PRIu64
 		                    " names file %" PRIu32 " of %" PRIu32,
 		                    off, idx, pl->fl.n);
-	rc = accept_entry(pl, idx, off, err);
+	rc = check_header_name(pl, idx, off, err);
+	if (!rc)
+		rc = accept_entry(pl, idx, off, err);
 	if (!rc)
 		*fi = pl->cur;
 	return rc;

@@ -246,7 +246,11 @@ static kiln_rc find_via(const struct worker_cache *c, const char *index,
 	struct kiln_err quiet = KILN_ERR_INIT;
 
 	if (read_pointer(index, sha256, &quiet)) {
-		if (quiet.code == KILN_ENOTFOUND)
+		/* A damaged entry (a crash while it was written) is a miss; the fetch that
+		 * follows writes it anew. */
+		if (quiet.code == KILN_EFORMAT)
+			kiln_log_err(KILN_LOG_WARN, &quiet);
+		if (quiet.code == KILN_ENOTFOUND || quiet.code == KILN_EFORMAT)
 			return kiln_err_set(err, KILN_ENOTFOUND, "not in the cache");
 		kiln_err_merge(err, &quiet);
 		return err->code;
@@ -328,10 +332,17 @@ out:
 	return rc;
 }
 
-/* Write an index file atomically, creating its two-level directory. */
+static kiln_rc temp_beside(const char *dest, char **tmp, int *out, struct kiln_err *err);
+
+/* Write an index file by temp file and rename, creating its two-level directory. Not
+ * fsync'ed: on ext4 an fsync commits the journal and with it the freshly written object,
+ * which costs more than the whole download, and an entry a crash damaged or emptied is a
+ * miss that the next fetch writes again. */
 static kiln_rc write_index(const char *path, const char *text, struct kiln_err *err)
 {
 	struct kiln_buf dir = KILN_BUF_INIT(KILN_LIMIT_PATH);
+	char *tmp = NULL;
+	int fd = -1;
 	kiln_rc rc;
 
 	util_path_dirname(path, &dir);
@@ -339,7 +350,16 @@ static kiln_rc write_index(const char *path, const char *text, struct kiln_err *
 	if (!rc)
 		rc = util_mkdir_p(dir.ptr, 0755, err);
 	if (!rc)
-		rc = util_write_atomic(path, text, strlen(text), 0644, err);
+		rc = temp_beside(path, &tmp, &fd, err);
+	if (!rc)
+		rc = util_write_all(fd, text, strlen(text), err);
+	if (fd >= 0 && close(fd) < 0 && !rc)
+		rc = kiln_err_sys(err, KILN_EIO, "cannot write '%s'", tmp);
+	if (!rc && rename(tmp, path) < 0)
+		rc = kiln_err_sys(err, KILN_EIO, "cannot rename '%s' to '%s'", tmp, path);
+	if (rc && tmp)
+		unlink(tmp);
+	free(tmp);
 	kiln_buf_release(&dir);
 	return rc;
 }
@@ -396,7 +416,10 @@ kiln_rc worker_cache_store(const struct worker_cache *c, int fd, const char *tmp
 		rc = kiln_buf_finish(&dir, err);
 	if (!rc)
 		rc = util_mkdir_p(dir.ptr, 0755, err);
-	if (!rc && (fchmod(fd, 0444) < 0 || fsync(fd) < 0))
+	/* No fsync: every copy out of the cache re-hashes the object and drops one whose
+	 * bytes do not match its name, so an object torn by a crash is fetched again, not
+	 * used. Renaming makes it whole-or-absent for the running processes. */
+	if (!rc && fchmod(fd, 0444) < 0)
 		rc = kiln_err_sys(err, KILN_EIO, "cannot finish '%s'", tmp);
 	/* Identical bytes may already be there (another process, another URL): renaming over
 	 * them is harmless and keeps this function free of a check-then-act race. */
@@ -480,34 +503,109 @@ void worker_cache_enforce(const struct worker_cache *c)
 	}
 }
 
-kiln_rc worker_copy_fd(int fd, const char *dest, struct worker_hashes *h, struct kiln_err *err)
+/* A temp file beside dest. OUT: *tmp (free()), *out. */
+static kiln_rc temp_beside(const char *dest, char **tmp, int *out, struct kiln_err *err)
 {
-	struct util_atomic_file f = {.fd = -1};
+	struct kiln_buf p = KILN_BUF_INIT(KILN_LIMIT_PATH);
+	kiln_rc rc;
+
+	*tmp = NULL;
+	*out = -1;
+	kiln_buf_addf(&p, "%s.tmpXXXXXX", dest);
+	rc = kiln_buf_finish(&p, err);
+	if (!rc)
+		*out = mkostemp(p.ptr, O_CLOEXEC);
+	if (!rc && *out < 0)
+		rc = kiln_err_sys(err, KILN_EIO, "cannot create a temporary file for '%s'", dest);
+	if (!rc && fchmod(*out, 0644) < 0)
+		rc = kiln_err_sys(err, KILN_EIO, "cannot chmod '%s'", p.ptr);
+	if (!rc)
+		*tmp = kiln_buf_take(&p, NULL);
+	if (!rc && !*tmp)
+		rc = kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	if (rc && *out >= 0) {
+		unlink(p.ptr);
+		util_close(*out);
+		*out = -1;
+	}
+	kiln_buf_release(&p);
+	return rc;
+}
+
+/* In-kernel copy when nothing needs to see the bytes (after a download, which hashed them
+ * on the way): no round trip through user space. false when the kernel or the file
+ * systems cannot do it, before anything was copied. */
+static bool copy_in_kernel(int in, int out, kiln_rc *rc, struct kiln_err *err)
+{
+	loff_t off_in = 0, off_out = 0;
+	bool any = false;
+	ssize_t n;
+
+	for (;;) {
+		n = copy_file_range(in, &off_in, out, &off_out, 64 * KILN_MIB, 0);
+		if (n == 0)
+			break;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && !any &&
+		    (errno == EXDEV || errno == ENOSYS || errno == EINVAL || errno == EOPNOTSUPP))
+			return false;
+		if (n < 0) {
+			*rc = kiln_err_sys(err, KILN_EIO, "cannot copy a cached file");
+			return true;
+		}
+		any = true;
+	}
+	*rc = KILN_OK;
+	return true;
+}
+
+static kiln_rc copy_data(int in, int out, struct worker_hashes *h, struct kiln_err *err)
+{
 	size_t cap = 256 * KILN_KIB;
 	char *chunk = kiln_malloc(cap);
 	kiln_rc rc = KILN_OK;
 
 	if (!chunk)
 		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
-	if (lseek(fd, 0, SEEK_SET) < 0)
+	if (lseek(in, 0, SEEK_SET) < 0)
 		rc = kiln_err_sys(err, KILN_EIO, "cannot rewind a cached file");
-	if (!rc)
-		rc = util_atomic_open(&f, dest, 0644, err);
 	while (!rc) {
 		size_t got = 0;
 
-		rc = util_read_full(fd, chunk, cap, &got, err);
+		rc = util_read_full(in, chunk, cap, &got, err);
 		if (rc || !got)
 			break;
 		if (h)
 			worker_hashes_update(h, chunk, got);
-		rc = util_write_all(f.fd, chunk, got, err);
+		rc = util_write_all(out, chunk, got, err);
 	}
-	if (!rc)
-		rc = util_atomic_commit(&f, err);
+	free(chunk);
+	return rc;
+}
+
+/* Written to a temp file and renamed, so a reader of dest sees the old file or the whole
+ * new one; not fsync'ed: a copy in %{_sourcedir} is checked against its declared checksum
+ * whenever it is used, and re-made from the cache, so durability is not worth a sync of
+ * every source on every build. */
+kiln_rc worker_copy_fd(int fd, const char *dest, struct worker_hashes *h, struct kiln_err *err)
+{
+	char *tmp = NULL;
+	int out = -1;
+	kiln_rc rc = temp_beside(dest, &tmp, &out, err);
+
+	if (!rc && (h || !copy_in_kernel(fd, out, &rc, err)))
+		rc = copy_data(fd, out, h, err);
+	if (!rc && close(out) < 0)
+		rc = kiln_err_sys(err, KILN_EIO, "cannot write '%s'", tmp);
+	else if (out >= 0 && rc)
+		util_close(out);
+	if (!rc && rename(tmp, dest) < 0)
+		rc = kiln_err_sys(err, KILN_EIO, "cannot rename '%s' to '%s'", tmp, dest);
+	if (rc && tmp)
+		unlink(tmp);
 	if (rc)
 		kiln_err_wrap(err, "cannot write '%s'", dest);
-	util_atomic_abort(&f);
-	free(chunk);
+	free(tmp);
 	return rc;
 }

@@ -200,6 +200,26 @@ out:
 	return rc;
 }
 
+/* ssh://, git+ssh:// or scp-like user@host:path */
+static bool is_ssh(const char *url)
+{
+	const char *colon = strchr(url, ':');
+	const char *slash = strchr(url, '/');
+
+	if (!strncmp(url, "ssh://", 6) || !strncmp(url, "git+ssh://", 10) ||
+	    !strncmp(url, "ssh+git://", 10))
+		return true;
+	return colon && strchr(url, '@') && strchr(url, '@') < colon && (!slash || colon < slash);
+}
+
+static kiln_rc check_transport(const char *url, const char *shown, struct kiln_err *err)
+{
+	if (is_ssh(url) && !(git_libgit2_features() & GIT_FEATURE_SSH))
+		return kiln_err_set(err, KILN_EUNSUPP, "'%s': this libgit2 has no ssh support",
+		                    shown);
+	return KILN_OK;
+}
+
 /* Lock and open the mirror of url; with update, create or fetch it first (not offline). */
 static kiln_rc mirror_open(struct worker_sources *s, const char *url, bool update, struct mirror *m,
                            struct kiln_err *err)
@@ -214,7 +234,9 @@ static kiln_rc mirror_open(struct worker_sources *s, const char *url, bool updat
 	worker_url_redact(url, &shown);
 	snprintf(m->shown, sizeof(m->shown), "%s", shown.err ? "?" : shown.ptr);
 	kiln_buf_release(&shown);
-	rc = worker_cache_git_path(&s->cache, url, &p, err);
+	rc = check_transport(url, m->shown, err);
+	if (!rc)
+		rc = worker_cache_git_path(&s->cache, url, &p, err);
 	/* The lock key is sha256(url), the basename without ".git", as gc computes it. */
 	snprintf(key, sizeof(key), "%.64s", util_path_basename(p.ptr));
 	if (!rc)

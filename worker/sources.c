@@ -10,6 +10,7 @@
  */
 #include "util/util.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -620,5 +621,60 @@ kiln_rc worker_sources_fetch(const struct spec *spec, const struct worker_fetch_
 	if (!rc)
 		rc = worker_sources_fetch_spec(s, spec, rep, err);
 	worker_sources_free(s);
+	return rc;
+}
+
+/* ---- a checkout for a build from git ------------------------------------------------------ */
+
+/* The one *.spec at the top of dir. */
+static kiln_rc find_spec(const char *dir, struct kiln_buf *out, struct kiln_err *err)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int found = 0;
+
+	if (!d)
+		return kiln_err_sys(err, KILN_EIO, "cannot read '%s'", dir);
+	while ((de = readdir(d)) != NULL) {
+		size_t len = strlen(de->d_name);
+
+		if (len > 5 && !strcmp(de->d_name + len - 5, ".spec") && !found++)
+			kiln_buf_addf(out, "%s/%s", dir, de->d_name);
+	}
+	closedir(d);
+	if (found != 1)
+		return kiln_err_set(err, KILN_ENOTFOUND,
+		                    "%s: %s spec file at the top of the repository; name one", dir,
+		                    found ? "more than one" : "no");
+	return kiln_buf_finish(out, err);
+}
+
+kiln_rc worker_sources_checkout(struct worker_sources *s, const char *url, const char *ref,
+                                const char *dir, const char *spec_rel, struct worker_git_rev *rev,
+                                struct kiln_buf *dir_abs, struct kiln_buf *spec_path,
+                                struct kiln_err *err)
+{
+	char abs[PATH_MAX];
+	kiln_rc rc = worker_git_resolve(s, url, ref, rev, err);
+
+	if (!rc)
+		rc = worker_git_export(s, url, rev->commit, dir, err);
+	if (!rc && !realpath(dir, abs))
+		rc = kiln_err_sys(err, KILN_EIO, "cannot resolve '%s'", dir);
+	if (rc)
+		return rc;
+	kiln_buf_addstr(dir_abs, abs);
+	rc = kiln_buf_finish(dir_abs, err);
+	if (!rc && spec_rel)
+		rc = util_path_join(abs, spec_rel, spec_path, err);
+	else if (!rc)
+		rc = find_spec(abs, spec_path, err);
+	if (!rc && !regular_file(spec_path->ptr))
+		rc = kiln_err_set(err, KILN_ENOTFOUND, "no spec '%s' in %s of '%s'",
+		                  spec_rel ? spec_rel : "?", rev->commit, url);
+	if (!rc) {
+		s->o.git_url = url;
+		s->o.git_commit = rev->commit;
+	}
 	return rc;
 }

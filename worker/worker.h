@@ -354,6 +354,19 @@ KILN_MUST_CHECK kiln_rc worker_git_resolve(struct worker_sources *s, const char 
 KILN_MUST_CHECK kiln_rc worker_git_export(struct worker_sources *s, const char *url,
                                           const char *commit, const char *dir,
                                           struct kiln_err *err);
+/* A dist-git style checkout for a build from git (kiln build --git URL --ref REF --spec
+ * PATH): resolve ref (as worker_git_resolve), export the commit's tree into dir (as
+ * worker_git_export), and find the spec: spec_rel inside the tree, or when NULL the one
+ * *.spec at its top (KILN_ENOTFOUND when there is none or more than one). *spec_path gets
+ * the spec's absolute path and *dir_abs the checkout's, to define %_sourcedir with. s
+ * then makes missing NAME-VERSION.tar.gz sources from this commit (its git_url and
+ * git_commit borrow url and rev->commit: keep both alive while s is used): parse the spec
+ * and call worker_sources_fetch_spec(s, ...). */
+KILN_MUST_CHECK kiln_rc worker_sources_checkout(struct worker_sources *s, const char *url,
+                                                const char *ref, const char *dir,
+                                                const char *spec_rel, struct worker_git_rev *rev,
+                                                struct kiln_buf *dir_abs,
+                                                struct kiln_buf *spec_path, struct kiln_err *err);
 /* Write a deterministic .tar.gz of commit's tree to out_path (atomically): entries in tree
  * order under prefix ("name-1.0/"), each directory before its contents, mtime = the commit
  * time, uid/gid 0 (root/root), modes 0664/0775 and the commit id in a pax global header:

@@ -42,7 +42,9 @@ QF_FORMATS = [
 MODES = [[], ["-i"], ["-l"], ["--dump"], ["--requires"], ["--provides"], ["--scripts"],
          ["--triggers"], ["--filetriggers"], ["--changelog"], ["--conflicts"], ["--obsoletes"],
          ["--recommends"], ["--suggests"], ["--supplements"], ["--enhances"],
-         ["-i", "-l"], ["--requires", "-v"], ["--provides", "-v"]]
+         ["-i", "-l"], ["--requires", "-v"], ["--provides", "-v"],
+         ["-l", "-v"], ["-lv"], ["-c"], ["-d"], ["-L"], ["-c", "-v"], ["-l", "--noghost"],
+         ["--dump", "-c"], ["--configfiles", "--docfiles"]]
 
 @pytest.fixture(scope="session")
 def packages(rpm_packages):

@@ -217,6 +217,50 @@ def test_v6_structure(tmp_path):
     assert raw[:16] == b"07070X00000000\0\0" and raw.endswith(b"TRAILER!!!\0\0\0\0")
 
 
+def test_v6_values_against_the_format(tmp_path):
+    """The v6 values checked independently of kiln's reader (format_v6: digests of the
+    compressed and uncompressed payload and their sizes, the header digests in the signature
+    header, RPMFORMAT 6, FILEDIGESTALGO >= SHA-256, ENCODING utf-8, LONGSIZE)."""
+    import hashlib
+
+    pkg = build(tmp_path, "v6v", fmt=6, payload="w3.zstdio")
+    data = pkg.read_bytes()
+    sig, main, poff = rpmfix.read_headers(data)
+    payload = data[poff:]
+    raw = subprocess.run(["zstd", "-dc"], input=payload, capture_output=True).stdout
+    il, dl = struct.unpack(">II", data[104:112])
+    hoff = 96 + 16 + 16 * il + dl
+    hoff += (8 - hoff % 8) % 8
+    hdr = data[hoff:poff]  # the main header: from its magic to the payload
+
+    def text(e):
+        return e[2].split(b"\0")[0].decode()
+
+    def u64(e):
+        return struct.unpack(">Q", e[2][:8])[0]
+
+    def u32(e):
+        return struct.unpack(">I", e[2][:4])[0]
+
+    assert text(sig[273]) == hashlib.sha256(hdr).hexdigest()
+    assert text(sig[279]) == hashlib.sha3_256(hdr).hexdigest()
+    assert text(main[5092]) == hashlib.sha256(payload).hexdigest()
+    assert text(main[5097]) == hashlib.sha256(raw).hexdigest()
+    assert text(main[5121]) == hashlib.sha512(payload).hexdigest()
+    assert text(main[5122]) == hashlib.sha512(raw).hexdigest()
+    assert text(main[5123]) == hashlib.sha3_256(payload).hexdigest()
+    assert text(main[5124]) == hashlib.sha3_256(raw).hexdigest()
+    assert (u64(main[5112]), u64(main[5113])) == (len(payload), len(raw))
+    assert u32(main[5114]) == 6 and u32(main[5011]) in (8, 9, 10, 12, 14)
+    assert text(main[5062]) == "utf-8" and main[5009][0] == 5
+    sizes = struct.unpack(">%dQ" % main[5008][1], main[5008][2][:8 * main[5008][1]])
+    names = run(["rpm", "-qp", "--qf", "[%{FILENAMES}\\n]", pkg], text=True).stdout.split()
+    assert sizes[names.index("/usr/share/kd/big.bin")] == 512000
+    assert u64(main[5009]) == sum(sizes[names.index(n)] for n in (
+        "/usr/bin/tool", "/usr/bin/tool-link", "/etc/kilndemo.conf", "/usr/share/kd/h1",
+        "/usr/share/kd/empty", "/usr/share/kd/big.bin", "/usr/share/kd/setuid"))
+
+
 def test_v6_read_by_rpm_418(kiln_bin, tmp_path):
     pkg = build(tmp_path, "v6", fmt=6, payload="w3.zstdio")
     i = run(["rpm", "-qpi", pkg], text=True)
@@ -367,3 +411,22 @@ def test_escaping_payload_names_are_refused(kiln_bin, tmp_path):
         r = run([kiln_bin, *cmd, bad])
         assert r.returncode == 1 and b"error:" in r.stderr, cmd
     assert not (tmp_path / "x.tgz").exists()
+
+
+def test_escaping_header_names_are_refused_in_v6(kiln_bin, tmp_path):
+    """v6 payload entries take their names from the header: a hostile DIRNAMES entry must
+    not reach cpio, tar or the extractor (found by fuzz_payload)."""
+    pkg = build(tmp_path, "v6names", fmt=6, payload="w.ufdio")
+    data = pkg.read_bytes()
+    assert data.count(b"/usr/bin/\0") == 1
+    bad = tmp_path / "hostile6.rpm"
+    bad.write_bytes(data.replace(b"/usr/bin/\0", b"//../bin/\0"))
+    root = tmp_path / "r"
+    root.mkdir()
+    r = run([PKGTOOL, "extract", bad, root], text=True)
+    assert r.returncode == 1 and "contains '..'" in r.stderr, r.stderr
+    for cmd in (["cpio"], ["archive", "-o", tmp_path / "x.tgz"]):
+        r = run([kiln_bin, *cmd, bad], text=True)
+        assert r.returncode == 1 and "payload: stripped entry at offset" in r.stderr, r.stderr
+    assert not (tmp_path / "x.tgz").exists()
+    assert not (tmp_path / "bin").exists()  # where r/../bin/tool would have gone

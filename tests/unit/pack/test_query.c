@@ -1,5 +1,7 @@
 #include "util/util.h"
 
+#include <time.h>
+
 #include "tests/unit/pack/pkgfix.h"
 
 KILN_TEST(query_default_list_dump)
@@ -32,6 +34,49 @@ KILN_TEST(query_default_list_dump)
 	o.dump = o.list = false;
 	assert_ok(pack_query(&p, &o, &out, &err), &err);
 	assert_non_null(strstr(out.ptr, "|111221"));
+	pack_package_release(&p);
+	kiln_buf_release(&out);
+}
+
+/* rpm -qlv lines: ls-style columns, a directory's link count plus one, hard-link counts,
+ * symlink targets, and the date with the time of day for a file younger than 6 months
+ * (the year otherwise, or for a date in the future). -c/--noghost filter the list. */
+KILN_TEST(query_verbose_list_and_filters)
+{
+	struct kiln_buf out = KILN_BUF_INIT(KILN_MIB);
+	struct kiln_err err = KILN_ERR_INIT;
+	struct pack_query_opts o = {0};
+	struct pack_package p;
+	char path[1024];
+
+	setenv("TZ", "UTC", 1);
+	tzset();
+	pkgfix_write("qv", 4, "w.ufdio", path, sizeof(path));
+	assert_ok(pack_package_open(&p, path, NULL, &err), &err);
+	o.list = o.verbose = true;
+	o.now = 1704067200 + 86400;
+	assert_ok(pack_query(&p, &o, &out, &err), &err);
+	assert_string_equal(
+	    out.ptr,
+	    "drwxr-xr-x    2 root     root                        0 Jan  1 00:00 /usr/bin\n"
+	    "-rwxr-xr-x    1 root     root                        6 Jan  1 00:00 /usr/bin/hello\n"
+	    "lrwxrwxrwx    1 root     root                        5 Jan  1 00:00 /usr/bin/hi -> "
+	    "hello\n"
+	    "-rw-r--r--    2 root     root                        7 Jan  1  1970 /usr/lib/a\n"
+	    "-rw-r--r--    2 root     root                        7 Jan  1  1970 /usr/lib/b\n"
+	    "-rw-r--r--    1 root     root                        0 Jan  1  1970 /var/log/x.log\n");
+	kiln_buf_reset(&out);
+	o.now = 1704067200 - 7200; /* in the future: the year */
+	o.skip = SPEC_FILE_GHOST;
+	assert_ok(pack_query(&p, &o, &out, &err), &err);
+	assert_non_null(strstr(out.ptr, " 6 Jan  1  2024 /usr/bin/hello\n"));
+	assert_null(strstr(out.ptr, "x.log"));
+	kiln_buf_reset(&out);
+	o.verbose = false;
+	o.skip = 0;
+	o.only = SPEC_FILE_GHOST;
+	assert_ok(pack_query(&p, &o, &out, &err), &err);
+	assert_string_equal(out.ptr, "/var/log/x.log\n");
 	pack_package_release(&p);
 	kiln_buf_release(&out);
 }

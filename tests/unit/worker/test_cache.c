@@ -71,7 +71,7 @@ KILN_TEST(cache_store_and_find)
 	worker_cache_close(&c);
 }
 
-KILN_TEST(cache_damaged_index_is_an_error)
+KILN_TEST(cache_damaged_index_is_a_miss)
 {
 	struct kiln_err err = KILN_ERR_INIT;
 	struct worker_cache c;
@@ -82,7 +82,10 @@ KILN_TEST(cache_damaged_index_is_an_error)
 	assert_ok(util_digest_mem_hex(UTIL_DIGEST_SHA256, "http://h/x", 10, hex, &err), &err);
 	snprintf(p, sizeof(p), "%s/url/%.2s/%s", c.dir, hex, hex);
 	wt_write(p, "garbage\n", 8);
-	assert_int_equal(worker_cache_find_url(&c, "http://h/x", sha, &err), KILN_EFORMAT);
+	assert_int_equal(worker_cache_find_url(&c, "http://h/x", sha, &err), KILN_ENOTFOUND);
+	kiln_err_clear(&err);
+	assert_ok(worker_cache_index_url(&c, "http://h/x", sha, &err), &err);
+	assert_ok(worker_cache_find_url(&c, "http://h/x", sha, &err), &err);
 	worker_cache_close(&c);
 }
 

@@ -196,3 +196,54 @@ KILN_TEST(git_offline_without_mirror)
 	worker_sources_free(s);
 	free_repo(&rp);
 }
+
+KILN_TEST(git_checkout_finds_the_spec)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	struct kiln_buf dir = KILN_BUF_INIT(KILN_LIMIT_PATH), spec = KILN_BUF_INIT(KILN_LIMIT_PATH);
+	struct worker_sources *s = NULL;
+	struct worker_git_rev rev;
+	char cache[512], out[512];
+	struct worker_fetch_opts o = wt_opts(cache, sizeof(cache), "gc5");
+	struct repo rp;
+
+	make_repo(&rp, "repo5");
+	assert_ok(worker_sources_new(&o, &s, &err), &err);
+	/* The tree has no *.spec at its top: the error says so; a named file is found. */
+	assert_int_equal(worker_sources_checkout(s, rp.path, "v1", wt_path(out, sizeof(out), "co"),
+	                                         NULL, &rev, &dir, &spec, &err),
+	                 KILN_ENOTFOUND);
+	assert_non_null(strstr(err.msg, "no spec file at the top"));
+	kiln_err_clear(&err);
+	kiln_buf_reset(&dir);
+	kiln_buf_reset(&spec);
+	assert_ok(worker_sources_checkout(s, rp.path, "v1", wt_path(out, sizeof(out), "co"),
+	                                  "src/main.c", &rev, &dir, &spec, &err),
+	          &err);
+	assert_string_equal(rev.commit, rp.first);
+	assert_string_equal(dir.ptr, out);
+	assert_non_null(strstr(spec.ptr, "/co/src/main.c"));
+	kiln_buf_release(&dir);
+	kiln_buf_release(&spec);
+	worker_sources_free(s);
+	free_repo(&rp);
+}
+
+KILN_TEST(git_ssh_url_is_recognised)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	struct worker_sources *s = NULL;
+	struct worker_git_rev rev;
+	char cache[512];
+	struct worker_fetch_opts o = wt_opts(cache, sizeof(cache), "gc6");
+
+	/* Offline, an ssh URL gets as far as the (missing) mirror when libgit2 has ssh, and
+	 * is refused by name when it does not: never a network access either way. */
+	o.offline = true;
+	assert_ok(worker_sources_new(&o, &s, &err), &err);
+	assert_int_not_equal(worker_git_resolve(s, "git@example.org:pkg/foo.git", "v1", &rev, &err),
+	                     KILN_OK);
+	assert_true(strstr(err.msg, "offline: no mirror of 'git@example.org:pkg/foo.git'") ||
+	            strstr(err.msg, "no ssh support"));
+	worker_sources_free(s);
+}
