@@ -1,8 +1,9 @@
 /*
  * fuzz_pkgconfig.c - the text readers of automatic dependencies: pkgconf's .pc reading
- * (worker_pc_print), pkgconfigdeps.sh's read loop (worker_pc_rpm_lines), and, through
- * worker_autodeps_collect() on scratch files, script.req's #! line and rpm's parser of
- * generator output. The input is tried as a .pc file and as an executable script.
+ * (worker_pc_print), pkgconfigdeps.sh's read loop (worker_pc_rpm_lines), rpm's parser of
+ * generator output (worker_depline_parse, directly and on what the others produce), and,
+ * through worker_autodeps_collect() on scratch files, script.req's #! line. The input is
+ * tried as a .pc file, as generator output and as an executable script.
  */
 #include "util/util.h"
 
@@ -102,6 +103,34 @@ static void collect(const uint8_t *data, size_t size)
 	worker_deps_release(&req);
 }
 
+static kiln_rc count(void *data, const char *name, const char *evr, uint32_t flags,
+                     struct kiln_err *err)
+{
+	size_t *n = data;
+
+	(void)err;
+	if (!*name || (!!(flags & (SPEC_DEP_LESS | SPEC_DEP_GREATER | SPEC_DEP_EQUAL)) != !!*evr))
+		KILN_BUG("bad dependency \"%s\" \"%s\" %u", name, evr, flags);
+	(*n)++;
+	return KILN_OK;
+}
+
+/* rpm's parser on text, as provides and as requires. */
+static void depline(const char *text, size_t len)
+{
+	size_t n = 0;
+	int k;
+
+	for (k = 0; k < 2; k++) {
+		struct worker_depline p = {"/f", k == 0, k == 0, scratch.ctx, count, &n};
+		struct kiln_err err = KILN_ERR_INIT;
+		kiln_rc rc = worker_depline_parse(&p, text, len, &err);
+
+		if (rc && rc != KILN_ESYNTAX && rc != KILN_ENOMEM && rc != KILN_ELIMIT)
+			KILN_BUG("depline: unexpected %s: %s", kiln_rc_str(rc), err.msg);
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const enum worker_pc_list lists[] = {WORKER_PC_PROVIDES, WORKER_PC_REQUIRES};
@@ -122,9 +151,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		else if (!loaded && out.len)
 			KILN_BUG("output for a refused file");
 		worker_pc_rpm_lines(out.ptr, out.len, &rpm);
+		depline(rpm.ptr, rpm.len);
 		kiln_buf_release(&out);
 		kiln_buf_release(&rpm);
 	}
+	depline((const char *)data, size);
 	collect(data, size);
 	return 0;
 }

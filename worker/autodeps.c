@@ -391,254 +391,6 @@ static kiln_rc dep_found(struct ad *ad, enum kind k, const char *name, const cha
 }
 
 /* ---------------------------------------------------------------------------------------- */
-/* Generator output, read as rpm's parseRCPOT reads it for automatic dependencies. */
-
-struct gen {
-	struct ad *ad;
-	enum kind kind;
-	const struct pack_file *file;
-	uint32_t color;
-};
-
-static bool dep_white(char c)
-{
-	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r' ||
-	       c == ',';
-}
-
-static bool ascii_alnum(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
-
-static uint32_t parse_sense(const char *s, size_t len)
-{
-	static const struct {
-		const char *tok;
-		uint32_t flags;
-	} ops[] = {
-	    {"<=", SPEC_DEP_LESS | SPEC_DEP_EQUAL},
-	    {"=<", SPEC_DEP_LESS | SPEC_DEP_EQUAL},
-	    {"<", SPEC_DEP_LESS},
-	    {"==", SPEC_DEP_EQUAL},
-	    {"=", SPEC_DEP_EQUAL},
-	    {">=", SPEC_DEP_GREATER | SPEC_DEP_EQUAL},
-	    {"=>", SPEC_DEP_GREATER | SPEC_DEP_EQUAL},
-	    {">", SPEC_DEP_GREATER},
-	};
-	size_t i;
-
-	for (i = 0; i < KILN_ARRAY_SIZE(ops); i++) {
-		if (strlen(ops[i].tok) == len && !memcmp(ops[i].tok, s, len))
-			return ops[i].flags;
-	}
-	return 0;
-}
-
-/* rpm's error for generator output: "PATH: MESSAGE: REST-OF-LINE". */
-static kiln_rc gen_error(const struct gen *g, const char *msg, const char *rest, size_t restlen)
-{
-	return kiln_err_set(g->ad->err, KILN_ESYNTAX, "%s: %s: %.*s", g->file->path, msg,
-	                    (int)restlen, rest);
-}
-
-/* rpmCharCheck over a version: the last illegal character is reported, then "..". */
-static kiln_rc evr_chars(const struct gen *g, const char *evr)
-{
-	const char *bad = NULL;
-	const char *s;
-
-	for (s = evr; *s; s++) {
-		if (!ascii_alnum(*s) && !strchr(".-_+:%{}~^", *s))
-			bad = s;
-	}
-	if (strpbrk(evr, "%{}"))
-		macro_diag(g->ad->o->macros, KILN_LOG_WARN, "%s: Possible unexpanded macro in: %s",
-		           g->file->path, evr);
-	if (bad)
-		return kiln_err_set(g->ad->err, KILN_ESYNTAX, "%s: Illegal char '%c' (0x%x) in: %s",
-		                    g->file->path, *bad >= 0x20 && *bad < 0x7f ? *bad : '?',
-		                    (unsigned)(int)(signed char)*bad, evr);
-	if (strstr(evr, ".."))
-		return kiln_err_set(g->ad->err, KILN_ESYNTAX, "%s: Illegal sequence \"..\" in: %s",
-		                    g->file->path, evr);
-	return KILN_OK;
-}
-
-/* rpm's version format checks; failing them is an error only with
- * %_wrong_version_format_terminate_build (rpm sets it), otherwise a warning. */
-static kiln_rc evr_format(const struct gen *g, const char *evr, const char *rest, size_t restlen)
-{
-	char msg[128 + KILN_LIMIT_LINE / 64];
-	const char *colon = strchr(evr, ':');
-	const char *s;
-
-	msg[0] = '\0';
-	if (strchr(evr, '-') && strchr(strchr(evr, '-') + 1, '-'))
-		snprintf(msg, sizeof(msg), "Invalid version (double separator '-'): %s", evr);
-	else if (colon && strchr(colon + 1, ':'))
-		snprintf(msg, sizeof(msg), "Invalid version (double separator ':'): %s", evr);
-	for (s = evr; !msg[0] && colon && s < colon; s++) {
-		if (*s < '0' || *s > '9')
-			snprintf(msg, sizeof(msg),
-			         "Invalid version (epoch must be unsigned integer): %s", evr);
-	}
-	if (!msg[0])
-		return KILN_OK;
-	if (g->ad->terminate_bad_version)
-		return gen_error(g, msg, rest, restlen);
-	macro_diag(g->ad->o->macros, KILN_LOG_WARN, "%s: %s: %.*s", g->file->path, msg,
-	           (int)restlen, rest);
-	return KILN_OK;
-}
-
-/* rpm's checkDep. */
-static kiln_rc dep_check(const struct gen *g, const char *name, const char *evr, const char *rest,
-                         size_t restlen)
-{
-	kiln_rc rc;
-
-	if (!((unsigned char)name[0] & 0x80) && !ascii_alnum(name[0]) && name[0] != '_' &&
-	    name[0] != '/')
-		return gen_error(g, "Dependency tokens must begin with alpha-numeric, '_' or '/'",
-		                 rest, restlen);
-	if (!evr)
-		return KILN_OK;
-	if (name[0] == '/')
-		return gen_error(g, "Versioned file name not permitted", rest, restlen);
-	rc = evr_chars(g, evr);
-	return rc ? rc : evr_format(g, evr, rest, restlen);
-}
-
-/* A rich dependency "(...)", taken whole up to its matching parenthesis and written back
- * the way rpm normalises one: single blanks, none inside the parentheses, comparisons in
- * rpm's spelling. */
-static kiln_rc rich_read(const struct gen *g, const char **ps, const char *end,
-                         struct kiln_buf *out)
-{
-	const char *s = *ps;
-	int depth = 0;
-
-	do {
-		const char *w;
-		uint32_t sense;
-
-		while (s < end && dep_white(*s) && *s != ',')
-			s++; /* a comma inside stays part of a word */
-		if (s >= end)
-			break;
-		if (*s == '(' || *s == ')') {
-			depth += *s == '(' ? 1 : -1;
-			kiln_buf_addch(out, *s++);
-			continue;
-		}
-		for (w = s; s < end && !dep_white(*s) && *s != '(' && *s != ')'; s++)
-			;
-		if (out->len && out->ptr[out->len - 1] != '(')
-			kiln_buf_addch(out, ' ');
-		sense = parse_sense(w, (size_t)(s - w));
-		if (sense)
-			kiln_buf_addstr(out, sense_str(sense));
-		else
-			kiln_buf_add(out, w, (size_t)(s - w));
-	} while (depth > 0);
-	if (depth || out->len < 3)
-		return gen_error(g, "invalid rich dependency", *ps, (size_t)(end - *ps));
-	*ps = s;
-	return KILN_OK;
-}
-
-static kiln_rc line_rich(const struct gen *g, const char **ps, const char *end)
-{
-	struct kiln_buf b = KILN_BUF_INIT(KILN_LIMIT_LINE);
-	kiln_rc rc;
-
-	if (g->kind == PROVIDES)
-		return gen_error(g, "No rich dependencies allowed for this type", *ps,
-		                 (size_t)(end - *ps));
-	rc = rich_read(g, ps, end, &b);
-	if (!rc)
-		rc = kiln_buf_finish(&b, g->ad->err);
-	if (!rc)
-		rc = dep_found(g->ad, g->kind, b.ptr, "", SPEC_DEP_FIND_REQUIRES, g->color);
-	kiln_buf_release(&b);
-	return rc;
-}
-
-static const char *skip_white(const char *s, const char *end)
-{
-	while (s < end && dep_white(*s))
-		s++;
-	return s;
-}
-
-static const char *skip_word(const char *s, const char *end)
-{
-	while (s < end && !dep_white(*s))
-		s++;
-	return s;
-}
-
-/* One item "N [OP EVR]" at *ps; *ps moves past it. */
-static kiln_rc line_item(const struct gen *g, const char **ps, const char *end)
-{
-	const char *r = *ps;
-	const char *re = skip_word(r, end);
-	const char *v = skip_white(re, end);
-	const char *ve = skip_word(v, end);
-	uint32_t flags = g->kind == PROVIDES ? SPEC_DEP_FIND_PROVIDES : SPEC_DEP_FIND_REQUIRES;
-	char *name = kiln_strndup(r, (size_t)(re - r));
-	char *evr = NULL;
-	kiln_rc rc = KILN_OK;
-
-	*ps = v;
-	if (ve > v && parse_sense(v, (size_t)(ve - v))) {
-		flags |= parse_sense(v, (size_t)(ve - v));
-		v = skip_white(ve, end);
-		ve = skip_word(v, end);
-		if (v == ve)
-			rc = gen_error(g, "Version required", r, (size_t)(end - r));
-		evr = kiln_strndup(v, (size_t)(ve - v));
-		*ps = ve;
-	}
-	if (!rc && (!name || (flags & SENSE && !evr)))
-		rc = kiln_err_set(g->ad->err, KILN_ENOMEM, "out of memory");
-	if (!rc)
-		rc = dep_check(g, name, evr, r, (size_t)(end - r));
-	if (!rc)
-		rc = dep_found(g->ad, g->kind, name, evr ? evr : "", flags, g->color);
-	free(name);
-	free(evr);
-	return rc;
-}
-
-static kiln_rc gen_line(const struct gen *g, const char *s, const char *end)
-{
-	kiln_rc rc = KILN_OK;
-
-	for (s = skip_white(s, end); s < end && !rc; s = skip_white(s, end))
-		rc = *s == '(' ? line_rich(g, &s, end) : line_item(g, &s, end);
-	return rc;
-}
-
-/* A generator's whole output: one line after the other ("\n" or "\r" end lines). */
-static kiln_rc gen_parse(const struct gen *g, const char *text, size_t len)
-{
-	const char *end = text + len;
-	kiln_rc rc = KILN_OK;
-
-	while (text < end && !rc) {
-		const char *e = text;
-
-		while (e < end && *e != '\n' && *e != '\r')
-			e++;
-		rc = gen_line(g, text, e);
-		text = e < end ? e + 1 : e;
-	}
-	return rc;
-}
-
-/* ---------------------------------------------------------------------------------------- */
 /* ELF: what elfdeps --provides / --requires prints */
 
 /* elfdeps' soname sanity filter: lib*, ld.*, ld-*, ld64.*, ld64-* holding ".so". */
@@ -726,14 +478,31 @@ static bool path_excluded(const struct ad *ad, enum kind k, const char *path)
 	return excl_match(&ad->from[k], path) || excl_match(&ad->global_from[k], path);
 }
 
+struct gen {
+	struct ad *ad;
+	enum kind kind;
+	uint32_t color;
+};
+
+static kiln_rc gen_dep(void *data, const char *name, const char *evr, uint32_t flags,
+                       struct kiln_err *err)
+{
+	const struct gen *g = data;
+
+	(void)err;
+	return dep_found(g->ad, g->kind, name, evr, flags, g->color);
+}
+
 /* Feed one generator's text for kind k unless the file's path is excluded for it. */
 static kiln_rc gen_run(struct ad *ad, const struct file *fl, enum kind k, struct kiln_buf *text)
 {
-	struct gen g = {ad, k, fl->f, fl->color};
+	struct gen g = {ad, k, fl->color};
+	struct worker_depline p = {fl->f->path,   k == PROVIDES, ad->terminate_bad_version,
+	                           ad->o->macros, gen_dep,       &g};
 	kiln_rc rc = kiln_buf_finish(text, ad->err);
 
 	if (!rc && ad->on[k] && !path_excluded(ad, k, fl->f->path))
-		rc = gen_parse(&g, text->ptr, text->len);
+		rc = worker_depline_parse(&p, text->ptr, text->len, ad->err);
 	kiln_buf_reset(text);
 	return rc;
 }

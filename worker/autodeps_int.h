@@ -1,6 +1,7 @@
 /*
- * autodeps_int.h - private to worker/autodeps.c and worker/pkgconfig.c (and their tests):
- * the emulation of what Debian's pkgconfigdeps.sh gets from pkgconf 1.8 for one .pc file.
+ * autodeps_int.h - private to worker/autodeps.c, pkgconfig.c and depline.c (and their
+ * tests): the emulation of what Debian's pkgconfigdeps.sh gets from pkgconf 1.8 for one .pc
+ * file, and rpm's reading of dependency generator output.
  */
 #ifndef KILN_WORKER_AUTODEPS_INT_H
 #define KILN_WORKER_AUTODEPS_INT_H
@@ -28,5 +29,28 @@ KILN_MUST_CHECK kiln_rc worker_pc_print(const char *text, size_t len, const char
  * line continuation), then "pkgconfig(n) r v" (r and v only when both are there), one line
  * each, appended to out. */
 void worker_pc_rpm_lines(const char *text, size_t len, struct kiln_buf *out);
+
+/* Generator output, read as rpmbuild reads it (parseRCPOT with FIND_REQUIRES/PROVIDES):
+ * lines of "NAME [OP EVR]" items and, for requires, "(rich dependencies)", separated by
+ * blanks or commas; a NUL, "\n" or "\r" ends a line. fn gets each dependency (flags:
+ * SPEC_DEP_FIND_* and the comparison; evr "" when unversioned). Errors are rpm's
+ * messages prefixed with what: "what: Versioned file name not permitted: /x >= 1", as
+ * KILN_ESYNTAX; a bad version format is a warning (through macros) unless
+ * terminate_bad_version. Whatever fn returns stops the parse. */
+struct macro_ctx;
+typedef kiln_rc (*worker_depline_fn)(void *data, const char *name, const char *evr, uint32_t flags,
+                                     struct kiln_err *err);
+
+struct worker_depline {
+	const char *what;           /* the file the output is about */
+	bool provides;              /* provides: no rich dependencies, SPEC_DEP_FIND_PROVIDES */
+	bool terminate_bad_version; /* %_wrong_version_format_terminate_build */
+	struct macro_ctx *macros;   /* where warnings go */
+	worker_depline_fn fn;
+	void *data;
+};
+
+KILN_MUST_CHECK kiln_rc worker_depline_parse(const struct worker_depline *p, const char *text,
+                                             size_t len, struct kiln_err *err);
 
 #endif

@@ -207,6 +207,16 @@ SCRIPTS = {
     "awk": "#!/usr/bin/awk -f\n",
     "badenv": "#!/usr/bin/env /usr/bin/foo -x\n",
     "versioned": "#!/usr/bin/env /usr/bin/foo >= 3\n",
+    # the rest of an env line is read as dependencies, rich ones included
+    "rich": "#!/usr/bin/env /x (c >= 1 or (d)) (e  =>  1)b (a if b else c) (a with b)\n",
+    "rich-op": "#!/usr/bin/env /x (a,b)\n",
+    "rich-empty": "#!/usr/bin/env /x ()\n",
+    "rich-open": "#!/usr/bin/env /x (a or (b\n",
+    "rich-chain": "#!/usr/bin/env /x (a or b and c)\n",
+    "rich-unless": "#!/usr/bin/env /x (a unless b) c\n",
+    "rich-with": "#!/usr/bin/env /x ((a and b) with c)\n",
+    "rich-evr": "#!/usr/bin/env /x (a >= 1.0@x)\n",
+    "rich-comma": "#!/usr/bin/env /usr/!/usr/bin,(R\xf3bin,R\xf3\n",
 }
 
 
@@ -214,7 +224,7 @@ SCRIPTS = {
 @pytest.mark.parametrize("mode", [0o755, 0o644])
 def test_scripts(tool, tmp_path, name, mode):
     script = tmp_path / name
-    script.write_text(SCRIPTS[name])
+    script.write_bytes(SCRIPTS[name].encode("latin-1"))
     script.chmod(mode)
     compare([str(script)])
 
@@ -222,7 +232,7 @@ def test_scripts(tool, tmp_path, name, mode):
 def test_scripts_together(tool, tmp_path):
     paths = []
     for name, text in SCRIPTS.items():
-        if name in ("badenv", "versioned"):
+        if name in ("badenv", "versioned") or name.startswith("rich"):
             continue
         (tmp_path / name).write_text(text)
         (tmp_path / name).chmod(0o755)
