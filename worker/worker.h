@@ -5,7 +5,7 @@
  *
  * Sections (each owned by its sources; keep additions inside the matching section):
  *   1. Packaged files: %files applied to a buildroot      (worker/filelist.c)
- *   2. Automatic dependencies: ELF, #!, pkgconfig     (worker/elf.c, autodeps.c, pkgconfig.c)
+ *   2. Automatic dependencies: ELF, #!, .pc (worker/elf.c autodeps.c depline.c pkgconfig.c)
  *   3. Sources: fetching, verification and the cache     (worker/fetch*.c, worker/cache.c)
  *   4. The build pipeline                                (worker/build.c, package.c, srpm.c)
  */
