@@ -90,4 +90,15 @@
 #define KILN_LIMIT_GIT_ENTRIES (1024 * 1024)
 #define KILN_LIMIT_GIT_DEPTH 256
 
+/* ELF files read for automatic dependencies: sections in one file, the bytes read from its
+ * sections in total (string tables, .dynamic, version sections), and version definition or
+ * need entries (with their auxiliary entries) in one file. */
+#define KILN_LIMIT_ELF_SECTIONS 65536
+#define KILN_LIMIT_ELF_READ (256 * KILN_MIB)
+#define KILN_LIMIT_ELF_ENTRIES (1024 * 1024)
+/* A pkg-config .pc file read for automatic dependencies, and the nesting of its ${variable}
+ * references. */
+#define KILN_LIMIT_PC_FILE (4 * KILN_MIB)
+#define KILN_LIMIT_PC_DEPTH 64
+
 #endif

@@ -5,7 +5,7 @@
  *
  * Sections (each owned by its sources; keep additions inside the matching section):
  *   1. Packaged files: %files applied to a buildroot      (worker/filelist.c)
- *   2. Automatic dependencies: ELF, interpreters, pkgconfig (worker/elf.c, worker/autodeps.c)
+ *   2. Automatic dependencies: ELF, #!, .pc (worker/elf.c autodeps.c depline.c pkgconfig.c)
  *   3. Sources: fetching, verification and the cache     (worker/fetch*.c, worker/cache.c)
  *   4. The build pipeline                                (worker/build.c, package.c, srpm.c)
  */
@@ -114,23 +114,164 @@ void worker_filelist_release(struct worker_filelist *fl);
 /* 2. Automatic dependencies                                                                */
 /* ======================================================================================== */
 
-/* One dependency (flags: rpm's RPMSENSE_* bits as pack_deps_add takes them). */
+/* What rpmbuild's internal dependency generator (rpmfc with Debian's elf.attr, script.attr
+ * and pkgconfig.attr) derives from a package's files when AutoReq/AutoProv are on: ELF
+ * sonames, versioned symbols and rtld(GNU_HASH) as elfdeps prints them, #! interpreters as
+ * script.req prints them, pkgconfig(...) provides and requires as pkgconfigdeps.sh gets them
+ * from pkgconf 1.8 (kiln reads the .pc files itself, no pkg-config is run), plus config() and
+ * user()/group() dependencies; filtered by %__requires_exclude and friends and sorted the
+ * way rpm's dependency sets are. Other generators of rpm's fileattrs (perl, python, ocaml,
+ * fonts, desktop files, ...) are not run. rpmlib() requires and the package's own
+ * name/name(arch) provides are the package assembly's business, not this section's. */
+
+/* One dependency (flags: rpm's RPMSENSE_* bits, enum spec_dep_flags, as pack_deps_add takes
+ * them). */
 struct worker_dep {
 	const char *name;
 	const char *version; /* "" for none */
 	uint32_t flags;
 };
 
-/* A sorted, de-duplicated set of dependencies; strings in the set's arena. */
+/* A sorted, de-duplicated set of dependencies, ordered as rpm orders a dependency set: by
+ * name (strcmp), then comparison (the LESS/GREATER/EQUAL bits), then version (strcmp). Two
+ * entries with the same name, comparison and version are one (the first one's flags stay).
+ * A zeroed set is an empty set; worker_deps_release() frees it. */
 struct worker_deps {
-	struct worker_dep *v;
+	struct worker_dep *v; /* heap, owned by the set; the strings are in the set's arena */
 	size_t n, cap;
 	struct kiln_arena arena;
 };
 
-/* PLACEHOLDER: the autodeps helper defines the functions here. */
-
+void worker_deps_init(struct worker_deps *d);
+/* Add a copy of name/version (NULL version: ""). KILN_EINVAL for an empty name,
+ * KILN_ENOMEM, KILN_ELIMIT (the arena). */
+KILN_MUST_CHECK kiln_rc worker_deps_add(struct worker_deps *d, const char *name,
+                                        const char *version, uint32_t flags, struct kiln_err *err);
+/* Index of the entry equal to name/version/flags' comparison, or -1. */
+ptrdiff_t worker_deps_find(const struct worker_deps *d, const char *name, const char *version,
+                           uint32_t flags);
 void worker_deps_release(struct worker_deps *d);
+/* Append rpm's text of a dependency, "name" or "name OP version" (OP one of < > = <= >=),
+ * to out: what `rpm -q --requires` prints and what the %__*_exclude regexes see. */
+void worker_dep_format(const struct worker_dep *dep, struct kiln_buf *out);
+
+/* ---- ELF files: kiln's own reader, for dependencies and file colors ---- */
+
+enum worker_elf_flags {
+	WORKER_ELF_HASH = 1 << 0,     /* DT_HASH: a SYSV hash table */
+	WORKER_ELF_GNU_HASH = 1 << 1, /* DT_GNU_HASH */
+	WORKER_ELF_DEBUG = 1 << 2,    /* DT_DEBUG (rpm's sign of an executable, not a library) */
+	WORKER_ELF_PIE = 1 << 3,      /* DT_FLAGS_1 holds DF_1_PIE */
+	WORKER_ELF_INTERP = 1 << 4,   /* a PT_INTERP naming a non-empty interpreter */
+	WORKER_ELF_DYNAMIC = 1 << 5,  /* a SHT_DYNAMIC section */
+};
+
+/* One entry of a .gnu.version_d section: the names of its auxiliary entries in chain
+ * order (the first is the version itself, the others its parents). */
+struct worker_elf_verdef {
+	const char **names; /* nnames of them */
+	uint32_t nnames;
+	uint16_t flags;   /* vd_flags: 1 = VER_FLG_BASE, the file's own name */
+	uint32_t section; /* which version definition section (0, 1, ...) it came from */
+};
+
+/* One version needed from a shared object (.gnu.version_r). */
+struct worker_elf_verneed {
+	const char *file; /* vn_file: the soname needed, "libc.so.6" */
+	const char *name; /* vna_name: the version, "GLIBC_2.34" */
+};
+
+/* What dependency generation needs from an ELF file, read with bounds checks from the
+ * ELF header, the program headers and the sections whose type is SHT_DYNAMIC,
+ * SHT_GNU_verdef or SHT_GNU_verneed (by section type, as rpm's elfdeps reads them; a file
+ * without section headers has no dynamic information here). Files that are neither ET_EXEC
+ * nor ET_DYN (objects, kernel modules, core files) are read up to the ELF header only.
+ * Every string and array lives in the arena; release with worker_elf_release(). */
+struct worker_elf {
+	uint8_t elfclass;    /* 1 ELF32, 2 ELF64 */
+	uint8_t data;        /* 1 little-endian, 2 big-endian */
+	uint16_t type;       /* e_type: 2 ET_EXEC, 3 ET_DYN, ... */
+	uint16_t machine;    /* e_machine */
+	uint32_t flags;      /* enum worker_elf_flags */
+	const char *interp;  /* PT_INTERP, NULL when none */
+	const char *soname;  /* the last DT_SONAME, NULL when none */
+	const char **needed; /* DT_NEEDED in order */
+	size_t nneeded;
+	struct worker_elf_verdef *verdefs;
+	size_t nverdefs;
+	struct worker_elf_verneed *verneeds;
+	size_t nverneeds;
+	struct kiln_arena arena;
+};
+
+/* Parse an ELF image held in memory (the fuzz target's entry point). name is used in error
+ * messages only. out is overwritten (release it before reuse). Errors: KILN_EFORMAT for a
+ * file that is not ELF, is truncated, or has a structure that points outside the file or
+ * its section ("foo: ELF section 5 (.gnu.version_r entry 2) ..."), KILN_ELIMIT for the
+ * KILN_LIMIT_ELF_* limits, KILN_ENOMEM. On error out is released. */
+KILN_MUST_CHECK kiln_rc worker_elf_from_mem(const void *data, size_t len, const char *name,
+                                            struct worker_elf *out, struct kiln_err *err);
+/* Same, reading the parts it needs from an open file with pread(); the file is not read
+ * whole. KILN_EIO when reading fails. */
+KILN_MUST_CHECK kiln_rc worker_elf_read_fd(int fd, const char *name, struct worker_elf *out,
+                                           struct kiln_err *err);
+void worker_elf_release(struct worker_elf *e);
+/* Do these leading bytes start an ELF file rpm would classify as one: the magic, class 1 or
+ * 2 (libmagic's "ELF 32-bit"/"ELF 64-bit")? */
+bool worker_elf_magic(const void *head, size_t len);
+/* A file's FILECOLORS value as rpmbuild 4.20 computes it: 1 for ELF32, 2 for ELF64, 0 for
+ * anything else, for eBPF objects, and for files that are not regular and executable in
+ * mode (rpm colors only those; mode is the packaged st_mode). Reads the first 64 bytes of
+ * path; a file that cannot be read is 0. */
+uint32_t worker_elf_color(const char *path, uint32_t mode);
+/* The same from a file's first bytes (64 are enough). */
+uint32_t worker_elf_color_head(const void *head, size_t len, uint32_t mode);
+
+/* ---- The generators ---- */
+
+struct worker_autodeps_opts {
+	/* Read for %__requires_exclude, %__provides_exclude, their _from forms and the
+	 * %__global_*_exclude_from ones, %__{elf,script,pkgconfig}_exclude_path,
+	 * %__pkgconfig_path (default: %{_libdir} and %{_datadir} pkgconfig directories),
+	 * %_use_weak_usergroup_deps and %_wrong_version_format_terminate_build (1 when
+	 * undefined, as rpm's macros set it); warnings go to its diagnostic sink. Required. */
+	struct macro_ctx *macros;
+	bool autoreq;     /* AutoReq: generate requires (and recommends) */
+	bool autoprov;    /* AutoProv: generate provides */
+	const char *name; /* the package's name and [E:]V-R, for config(NAME) = EVR when a file */
+	const char *evr;  /* is %config; NULL name: no config() dependencies; NULL evr: "" */
+};
+
+/* Generate the automatic dependencies of one package's files and add them to provides,
+ * requires and recommends (sets the caller initialised, possibly holding entries already;
+ * recommends may be NULL, then %_use_weak_usergroup_deps's user()/group() recommends are
+ * dropped). files are the package's files in any order; a regular file's contents are read
+ * from its src (its on-disk mode decides "executable", as rpm stats the buildroot file),
+ * symlinked .pc files are followed inside the list. Generated dependencies carry
+ * SPEC_DEP_FIND_REQUIRES or SPEC_DEP_FIND_PROVIDES.
+ *   ELF (ET_EXEC/ET_DYN): provides the soname (for a library without DT_DEBUG; without a
+ *     DT_SONAME its file name) and every version it defines, "libfoo.so.1()(64bit)",
+ *     "libfoo.so.1(FOO_1.0)(64bit)"; requires DT_NEEDED, versions needed and
+ *     rtld(GNU_HASH) (GNU hash without SYSV hash), unless the file has an interpreter and
+ *     is not executable. Only sonames starting with lib, ld., ld-, ld64., ld64- and holding
+ *     ".so" count. "(64bit)" marks ELF64 (except Alpha).
+ *   Executable files starting "#!/interp": requires /interp, and for "#!.../bin/env /x"
+ *     also /x.
+ *   .pc files under the pkgconfig path: provides pkgconfig(NAME) = VERSION and its
+ *     Provides:, requires /usr/bin/pkg-config and its Requires: and Requires.private:.
+ *   config(NAME) = EVR provides and requires when a file is %config; user(U) and group(G)
+ *     requires (SCRIPT_PRE|SCRIPT_POSTUN) for owners other than root (rpm 4.19+).
+ * A file rpm's generators would read but that kiln cannot parse (a truncated ELF file) gets
+ * a warning through the macro context and no dependencies, as rpm gives it none. Errors:
+ * KILN_ESYNTAX for generator output rpm refuses (rpm's message, "/usr/bin/x: Versioned file
+ * name not permitted: /usr/bin/foo >= 3"), KILN_EIO for a file that cannot be opened,
+ * KILN_ELIMIT, KILN_ENOMEM; the sets may then hold part of the result. */
+KILN_MUST_CHECK kiln_rc worker_autodeps_collect(const struct pack_file *files, size_t n,
+                                                const struct worker_autodeps_opts *opts,
+                                                struct worker_deps *provides,
+                                                struct worker_deps *requires,
+                                                struct worker_deps *recommends,
+                                                struct kiln_err *err);
 
 /* ======================================================================================== */
 /* 3. Sources                                                                               */
