@@ -202,35 +202,29 @@ static bool single_token(const char *v)
 	return !*skip_space(s);
 }
 
-/* rpmCharCheck: allowed characters, no "..". */
-static kiln_rc char_check(struct spec_parse_priv *p, const char *v, const char *allowed,
-                          const char *first_allowed)
+kiln_rc spec_char_check(struct spec_parse_priv *p, const char *v, const char *allowed,
+                        const char *first_allowed)
 {
+	const char *bad = NULL;
 	const char *s;
 
 	for (s = v; *s; s++) {
-		bool ok = is_alnum(*s) || strchr(allowed, *s);
+		const char *set = s == v && first_allowed ? first_allowed : allowed;
 
-		if (s == v && first_allowed && !(is_alnum(*s) || strchr(first_allowed, *s)))
-			ok = false;
-		if (!ok && (unsigned char)*s >= 0x80) {
-			/* rpm 4.18 steps over a UTF-8 sequence and reports its last byte, as a
-			 * sign-extended char, shown as '?'. */
-			while ((s[1] & 0xc0) == 0x80 && (s[0] & 0x80))
-				s++;
-			return spec_error(p, KILN_ESYNTAX,
-			                  "line %d: Illegal char '?' (0x%x) in: %s", p->lineno,
-			                  (unsigned)(int)(signed char)*s, line_text(p));
-		}
-		if (!ok)
-			return spec_error(p, KILN_ESYNTAX,
-			                  "line %d: Illegal char '%c' (0x%x) in: %s", p->lineno, *s,
-			                  (unsigned char)*s, line_text(p));
-		if (s[0] == '.' && s[1] == '.')
-			return spec_error(p, KILN_ESYNTAX,
-			                  "line %d: Illegal sequence \"..\" in: %s", p->lineno,
-			                  line_text(p));
+		if (!is_alnum(*s) && !strchr(set, *s))
+			bad = s;
 	}
+	if (strpbrk(v, "%{}"))
+		spec_warn(p, "line %d: Possible unexpanded macro in: %s", p->lineno, line_text(p));
+	/* rpm keeps the message of the last bad character: for a UTF-8 sequence its last
+	 * byte, sign-extended as a plain char is on x86, shown as '?'. */
+	if (bad)
+		return spec_error(p, KILN_ESYNTAX, "line %d: Illegal char '%c' (0x%x) in: %s",
+		                  p->lineno, *bad >= 0x20 && *bad < 0x7f ? *bad : '?',
+		                  (unsigned)(int)(signed char)*bad, line_text(p));
+	if (strstr(v, ".."))
+		return spec_error(p, KILN_ESYNTAX, "line %d: Illegal sequence \"..\" in: %s",
+		                  p->lineno, line_text(p));
 	return KILN_OK;
 }
 
@@ -675,7 +669,7 @@ static kiln_rc tag_obsoletes(struct spec_parse_priv *p, const struct tag_line *t
 	size_t i;
 
 	for (i = 0; !rc && i < line.n; i++) {
-		rc = char_check(p, line.v[i].name, ".-_+%{}", "_%");
+		rc = spec_char_check(p, line.v[i].name, ".-_+%{}", "_%");
 		if (rc)
 			return rc;
 		rc = spec_deps_add(p->spec, all, line.v[i].name, line.v[i].evr, line.v[i].flags,
@@ -820,10 +814,7 @@ static kiln_rc handle_tag(struct spec_parse_priv *p, const struct tag_line *tl)
 	case T_NAME:
 		if (!single_token(v))
 			goto single;
-		if (strchr(v, '%'))
-			spec_warn(p, "line %d: Possible unexpanded macro in: %s", p->lineno,
-			          line_text(p));
-		rc = char_check(p, v, ".-_+%{}", "_%");
+		rc = spec_char_check(p, v, ".-_+%{}", "_%");
 		if (!rc)
 			rc = put_text(p, d->tag, v, false);
 		if (!rc && p->pkg->is_main)
@@ -833,10 +824,7 @@ static kiln_rc handle_tag(struct spec_parse_priv *p, const struct tag_line *tl)
 	case T_RELEASE:
 		if (!single_token(v))
 			goto single;
-		if (strchr(v, '%'))
-			spec_warn(p, "line %d: Possible unexpanded macro in: %s", p->lineno,
-			          line_text(p));
-		rc = char_check(p, v, "._+%{}~^", "._+%{}~^");
+		rc = spec_char_check(p, v, "._+%{}~^", "._+%{}~^");
 		if (!rc)
 			rc = put_text(p, d->tag, v, false);
 		break;
@@ -981,7 +969,7 @@ static kiln_rc new_package(struct spec_parse_priv *p)
 		return spec_error(p, KILN_ESYNTAX, "Bad package specification: %s", line_text(p));
 	}
 	/* Only a full name (-n) has rules for its first character. */
-	rc = char_check(p, name, ".-_+%{}", full ? "_%" : NULL);
+	rc = spec_char_check(p, name, ".-_+%{}", full ? "_%" : NULL);
 	if (!rc) {
 		size_t n = strlen(p->spec->packages[0]->name) + strlen(name) + 2;
 

@@ -179,6 +179,12 @@ void spec_read_close(struct spec_parse_priv *p);
 /* The part a line starts, SPEC_PART_NONE when it is not a section header. */
 enum spec_part spec_is_part(struct spec_parse_priv *p, const char *line);
 
+/* rpm's rpmCharCheck (4.18): each character of v alphanumeric or in allowed (the first in
+ * first_allowed, when given), no "..". The error names the last bad character, as rpm's
+ * does; a '%', '{' or '}' first warns "Possible unexpanded macro". Messages quote the
+ * current line. */
+KILN_MUST_CHECK kiln_rc spec_char_check(struct spec_parse_priv *p, const char *v,
+                                        const char *allowed, const char *first_allowed);
 /* Errors with rpm's "line N: " prefix. */
 kiln_rc spec_error(struct spec_parse_priv *p, kiln_rc rc, const char *fmt, ...) KILN_PRINTF(3, 4);
 void spec_warn(struct spec_parse_priv *p, const char *fmt, ...) KILN_PRINTF(2, 3);
