@@ -662,19 +662,10 @@ static const char *obsoletes_warning(const char *s)
 /* Obsoletes take package names only (rpm checks them like Name:). */
 static kiln_rc tag_obsoletes(struct spec_parse_priv *p, const struct tag_line *tl)
 {
-	struct spec_deps line = {0};
-	struct spec_deps *all = &p->pkg->deps[SPEC_DEPS_OBSOLETES];
 	const char *warn;
-	kiln_rc rc = spec_dep_parse(p, tl->value, 0, SPEC_RICH_NONE, &line, line_text(p));
-	size_t i;
+	kiln_rc rc = spec_dep_parse(p, tl->value, 0, SPEC_RICH_NONE, SPEC_DEPP_OBSOLETES,
+	                            &p->pkg->deps[SPEC_DEPS_OBSOLETES], line_text(p));
 
-	for (i = 0; !rc && i < line.n; i++) {
-		rc = spec_char_check(p, line.v[i].name, ".-_+%{}", "_%");
-		if (rc)
-			return rc;
-		rc = spec_deps_add(p->spec, all, line.v[i].name, line.v[i].evr, line.v[i].flags,
-		                   p->err);
-	}
 	warn = rc ? NULL : obsoletes_warning(tl->value);
 	if (warn)
 		spec_warn(p, "line %d: %s: %s", p->lineno, warn, line_text(p));
@@ -725,8 +716,9 @@ static kiln_rc tag_deps(struct spec_parse_priv *p, const struct tag_line *tl)
 		qual |= SPEC_DEP_SCRIPT_PRE | SPEC_DEP_SCRIPT_PREUN;
 	if (kind == SPEC_DEPS_OBSOLETES)
 		return tag_obsoletes(p, tl);
-	return spec_dep_parse(p, tl->value, qual, rich_context(kind), &p->pkg->deps[kind],
-	                      line_text(p));
+	return spec_dep_parse(p, tl->value, qual, rich_context(kind),
+	                      kind == SPEC_DEPS_PROVIDES ? SPEC_DEPP_PROVIDES : 0,
+	                      &p->pkg->deps[kind], line_text(p));
 }
 
 static kiln_rc tag_builddeps(struct spec_parse_priv *p, const struct tag_line *tl)
@@ -734,7 +726,7 @@ static kiln_rc tag_builddeps(struct spec_parse_priv *p, const struct tag_line *t
 	bool conflicts = tl->def->tag == SPEC_TAG_CONFLICTNAME;
 
 	return spec_dep_parse(p, tl->value, 0, conflicts ? SPEC_RICH_NEGATIVE : SPEC_RICH_POSITIVE,
-	                      conflicts ? &p->spec->buildconflicts : &p->spec->buildrequires,
+	                      0, conflicts ? &p->spec->buildconflicts : &p->spec->buildrequires,
 	                      line_text(p));
 }
 

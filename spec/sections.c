@@ -507,8 +507,8 @@ static kiln_rc script_conds(struct spec_parse_priv *p, struct spec_script *s, ch
 		}
 		spec_argv_free(paths, n);
 	} else {
-		rc = spec_dep_parse(p, conds.ptr, trigger_flag(s->kind), SPEC_RICH_NONE, &s->conds,
-		                    line);
+		rc = spec_dep_parse(p, conds.ptr, trigger_flag(s->kind), SPEC_RICH_NONE, 0,
+		                    &s->conds, line);
 	}
 	kiln_buf_release(&conds);
 	return rc;

@@ -233,8 +233,16 @@ enum spec_rich_ctx {
 	SPEC_RICH_POSITIVE, /* Requires, Recommends, Suggests, BuildRequires */
 	SPEC_RICH_NEGATIVE, /* Conflicts, BuildConflicts, Supplements, Enhances */
 };
+enum spec_dep_parse_opts {
+	SPEC_DEPP_PROVIDES = 1 << 0,  /* Provides: rpmlib() names are "invalid dependency" */
+	SPEC_DEPP_OBSOLETES = 1 << 1, /* Obsoletes: names are package names (rpmCharCheck) */
+};
+/* Parse a dependency list into out: base_flags (qualifiers, trigger senses) on every item,
+ * rich dependencies as rich allows, opts from enum spec_dep_parse_opts. Messages quote
+ * what (the line). KILN_ESYNTAX with rpm's message, KILN_ELIMIT for a rich dependency
+ * nested deeper than KILN_LIMIT_EXPR_DEPTH. */
 KILN_MUST_CHECK kiln_rc spec_dep_parse(struct spec_parse_priv *p, const char *text,
-                                       uint32_t base_flags, enum spec_rich_ctx rich,
+                                       uint32_t base_flags, enum spec_rich_ctx rich, unsigned opts,
                                        struct spec_deps *out, const char *what);
 KILN_MUST_CHECK kiln_rc spec_deps_add(struct spec *spec, struct spec_deps *d, const char *name,
                                       const char *evr, uint32_t flags, struct kiln_err *err);
