@@ -228,11 +228,74 @@ static bool is_trigger(uint32_t flags)
 	                SPEC_DEP_TRIGGERPOSTUN);
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* Overlapping ranges. */
+
+static bool has_text(const char *s)
+{
+	return s && *s;
+}
+
+/* rpm's rpmverOverlap on parsed versions. */
+static bool evr_overlap(const struct macro_evr *va, uint32_t fa, const struct macro_evr *vb,
+                        uint32_t fb)
+{
+	int sense = 0;
+
+	if (has_text(va->epoch) && has_text(vb->epoch))
+		sense = macro_vercmp(va->epoch, vb->epoch);
+	else if (has_text(va->epoch) && strtol(va->epoch, NULL, 10) > 0)
+		sense = 1;
+	else if (has_text(vb->epoch) && strtol(vb->epoch, NULL, 10) > 0)
+		sense = -1;
+	if (!sense)
+		sense = macro_vercmp(va->version, vb->version);
+	if (!sense && has_text(va->release) && has_text(vb->release))
+		sense = macro_vercmp(va->release, vb->release);
+	else if (!sense && ((has_text(va->release) && (fb & SPEC_DEP_EQUAL)) ||
+	                    (has_text(vb->release) && (fa & SPEC_DEP_EQUAL))))
+		return true; /* the side without a release matches any */
+	if (sense < 0)
+		return (fa & SPEC_DEP_GREATER) || (fb & SPEC_DEP_LESS);
+	if (sense > 0)
+		return (fa & SPEC_DEP_LESS) || (fb & SPEC_DEP_GREATER);
+	return ((fa & fb) & (SPEC_DEP_EQUAL | SPEC_DEP_LESS | SPEC_DEP_GREATER)) != 0;
+}
+
+bool spec_dep_overlap(const struct spec_dep *a, const struct spec_dep *b)
+{
+	const uint32_t mask = SPEC_DEP_LESS | SPEC_DEP_GREATER | SPEC_DEP_EQUAL;
+	struct kiln_err ignored = KILN_ERR_INIT;
+	struct macro_evr va = {0};
+	struct macro_evr vb = {0};
+	bool yes = true;
+
+	if (strcmp(a->name, b->name))
+		return false;
+	if (!(a->flags & mask) || !(b->flags & mask) || !*a->evr || !*b->evr)
+		return true;
+	/* Out of memory: say they overlap, which refuses rather than accepts. */
+	if (!macro_evr_parse(a->evr, &va, &ignored) && !macro_evr_parse(b->evr, &vb, &ignored))
+		yes = evr_overlap(&va, a->flags, &vb, b->flags);
+	macro_evr_release(&va);
+	macro_evr_release(&vb);
+	return yes;
+}
+
 /* rpm's addReqProv: an rpmlib() name is a requirement on rpm itself: it gets the RPMLIB
- * sense, except in triggers, and cannot be provided. */
+ * sense, except in triggers, and cannot be provided. A plain trigger may not fire twice
+ * for one condition. */
 static kiln_rc dep_add(struct dep_parse *d, struct spec_deps *out, const char *name,
                        const char *evr, uint32_t flags)
 {
+	struct spec_dep dep = {name, evr, flags};
+	size_t i;
+
+	for (i = 0; (d->opts & SPEC_DEPP_TRIGGER) && i < out->n; i++) {
+		if ((out->v[i].flags & d->flags) && spec_dep_overlap(&out->v[i], &dep))
+			return dep_fail(d, "Trigger fired by the same package is already defined "
+			                   "in spec file");
+	}
 	if (!strncmp(name, "rpmlib(", 7)) {
 		if (d->opts & SPEC_DEPP_PROVIDES)
 			return dep_fail(d, "invalid dependency");
@@ -270,6 +333,10 @@ static kiln_rc plain_item(struct dep_parse *d, const char **ps, struct spec_deps
 		return KILN_ENOMEM;
 	/* Without a comparison the next item starts at the word after the name. */
 	*ps = evr ? evr_end : op;
+	if ((d->opts & SPEC_DEPP_FILE_TRIGGER) && name[0] != '/')
+		return spec_error(d->p, KILN_ESYNTAX,
+		                  "line %d: file trigger condition must begin with '/': %s",
+		                  d->p->lineno, name);
 	rc = check_dep(d, name, version);
 	if (!rc && (d->opts & SPEC_DEPP_OBSOLETES))
 		rc = spec_char_check(d->p, name, ".-_+%{}", "_%");

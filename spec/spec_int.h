@@ -156,7 +156,6 @@ struct spec_parse_priv {
 	struct kiln_buf secbuf[SPEC_SEC_COUNT]; /* main section texts */
 	struct spec_fragment *frags;
 	size_t nfrags, capfrags;
-	bool have_changelog;
 	uint32_t next_source, next_patch; /* auto numbering: highest number + 1 */
 	bool any_source, any_patch;
 	uint32_t dup_tag;         /* a single-valued tag given twice in this package */
@@ -234,8 +233,10 @@ enum spec_rich_ctx {
 	SPEC_RICH_NEGATIVE, /* Conflicts, BuildConflicts, Supplements, Enhances */
 };
 enum spec_dep_parse_opts {
-	SPEC_DEPP_PROVIDES = 1 << 0,  /* Provides: rpmlib() names are "invalid dependency" */
-	SPEC_DEPP_OBSOLETES = 1 << 1, /* Obsoletes: names are package names (rpmCharCheck) */
+	SPEC_DEPP_PROVIDES = 1 << 0,     /* Provides: rpmlib() names are "invalid dependency" */
+	SPEC_DEPP_OBSOLETES = 1 << 1,    /* Obsoletes: names are package names (rpmCharCheck) */
+	SPEC_DEPP_TRIGGER = 1 << 2,      /* trigger conditions: no two may overlap */
+	SPEC_DEPP_FILE_TRIGGER = 1 << 3, /* file trigger conditions: absolute paths */
 };
 /* Parse a dependency list into out: base_flags (qualifiers, trigger senses) on every item,
  * rich dependencies as rich allows, opts from enum spec_dep_parse_opts. Messages quote
@@ -244,6 +245,9 @@ enum spec_dep_parse_opts {
 KILN_MUST_CHECK kiln_rc spec_dep_parse(struct spec_parse_priv *p, const char *text,
                                        uint32_t base_flags, enum spec_rich_ctx rich, unsigned opts,
                                        struct spec_deps *out, const char *what);
+/* rpm's rpmdsCompare: do two dependencies match a common version? Different names never
+ * do; an unversioned one matches everything of its name. */
+bool spec_dep_overlap(const struct spec_dep *a, const struct spec_dep *b);
 KILN_MUST_CHECK kiln_rc spec_deps_add(struct spec *spec, struct spec_deps *d, const char *name,
                                       const char *evr, uint32_t flags, struct kiln_err *err);
 KILN_MUST_CHECK kiln_rc spec_add_source(struct spec_parse_priv *p, const char *value, bool is_patch,
