@@ -152,26 +152,6 @@ static kiln_rc dep_fail(struct dep_parse *d, const char *msg)
 	return spec_error(d->p, KILN_ESYNTAX, "line %d: %s: %s", d->p->lineno, msg, d->what);
 }
 
-/* rpmExpandNumeric(): a number, or y/n; anything else is 0. */
-static int expand_numeric(struct spec_parse_priv *p, const char *expr)
-{
-	struct kiln_err ignored = KILN_ERR_INIT;
-	char *v = NULL;
-	char *end = NULL;
-	long n = 0;
-
-	if (macro_expand_str(p->ctx, expr, &v, &ignored) || !*v || *v == '%')
-		n = 0;
-	else if (*v == 'y' || *v == 'Y')
-		n = 1;
-	else if (*v == 'n' || *v == 'N')
-		n = 0;
-	else if ((n = strtol(v, &end, 0)), *end)
-		n = 0;
-	free(v);
-	return n != 0;
-}
-
 /* rpm's checkSep and checkEpoch: an error when %_wrong_version_format_terminate_build is
  * set (rpm's macros set it), else a warning once the line is read (the last one wins). */
 static kiln_rc check_version_format(struct dep_parse *d, const char *evr)
@@ -194,7 +174,8 @@ static kiln_rc check_version_format(struct dep_parse *d, const char *evr)
 	if (!msg[0])
 		return KILN_OK;
 	if (d->strict < 0)
-		d->strict = expand_numeric(d->p, "%{?_wrong_version_format_terminate_build}");
+		d->strict =
+		    spec_expand_numeric(d->p, "%{?_wrong_version_format_terminate_build}") != 0;
 	if (d->strict)
 		return spec_error(d->p, KILN_ESYNTAX, "line %d: %s: %s: %s", d->p->lineno, msg, evr,
 		                  d->what);

@@ -858,24 +858,6 @@ static kiln_rc changelog_add(struct spec_parse_priv *p, int64_t t, const char *n
 	return c->name && c->text ? KILN_OK : KILN_ENOMEM;
 }
 
-/* rpmExpandNumeric(): a number, or y/n; anything else is 0. */
-static int64_t expand_numeric(struct spec_parse_priv *p, const char *expr)
-{
-	struct kiln_err ignored = KILN_ERR_INIT;
-	char *v = NULL;
-	char *end = NULL;
-	long long n = 0;
-
-	if (!macro_expand_str(p->ctx, expr, &v, &ignored) && *v && *v != '%') {
-		if (*v == 'y' || *v == 'Y')
-			n = 1;
-		else if (*v != 'n' && *v != 'N' && ((n = strtoll(v, &end, 0)), *end))
-			n = 0;
-	}
-	free(v);
-	return n;
-}
-
 /* What survives %_changelog_trimage (seconds before the newest entry) or the older
  * %_changelog_trimtime (a point in time, turned into an age as rpm does). */
 struct changelog_trim {
@@ -885,9 +867,9 @@ struct changelog_trim {
 
 static void changelog_trim_init(struct spec_parse_priv *p, struct changelog_trim *tr)
 {
-	int64_t trimtime = expand_numeric(p, "%{?_changelog_trimtime}");
+	int64_t trimtime = spec_expand_numeric(p, "%{?_changelog_trimtime}");
 
-	tr->age = expand_numeric(p, "%{?_changelog_trimage}");
+	tr->age = spec_expand_numeric(p, "%{?_changelog_trimage}");
 	tr->cutoff = 0;
 	if (trimtime && !tr->age)
 		tr->age = util_clock_wall() - trimtime;

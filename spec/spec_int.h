@@ -221,6 +221,9 @@ KILN_MUST_CHECK kiln_rc spec_lookup_package(struct spec_parse_priv *p, const cha
                                             struct spec_package **out);
 
 /* Shared helpers. */
+/* rpmExpandNumeric(): expand expr; a number (any base strtoll() reads), y/Y 1, n/N 0,
+ * anything else (or an error) 0. */
+int64_t spec_expand_numeric(struct spec_parse_priv *p, const char *expr);
 struct spec_package *spec_package_find(struct spec *spec, const char *name);
 KILN_MUST_CHECK kiln_rc spec_package_add(struct spec_parse_priv *p, const char *name,
                                          struct spec_package **out);
