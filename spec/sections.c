@@ -231,24 +231,14 @@ fail:
 /* ---------------------------------------------------------------------------------------- */
 /* Section header arguments: [-n] [NAME] plus per-section options. */
 
-struct header_args {
-	const char *line;     /* the header as rpm quotes it in messages */
-	const char *name;     /* -n NAME, or the first word that is no option */
-	bool full;            /* -n */
-	const char *prog;     /* -p */
-	const char *file;     /* -f (scripts) */
-	const char *lang;     /* -l (description) */
-	const char *priority; /* -P (triggers) */
-	bool expand, qformat; /* -e, -q */
-};
-
 /* rpm's error for an option popt refused: the word, then the line. */
-static kiln_rc bad_option(struct spec_parse_priv *p, const struct header_args *a, const char *word)
+static kiln_rc bad_option(struct spec_parse_priv *p, const struct spec_header_args *a,
+                          const char *word)
 {
 	return spec_error(p, KILN_ESYNTAX, "line %d: Bad option %s: %s", p->lineno, word, a->line);
 }
 
-static void header_value(struct header_args *a, char opt, const char *value)
+static void header_value(struct spec_header_args *a, char opt, const char *value)
 {
 	switch (opt) {
 	case 'n':
@@ -286,7 +276,7 @@ static kiln_rc prog_check(struct spec_parse_priv *p, const char *prog)
 /* One option word: a cluster of flags (-e, -q) that may end in an option taking a value,
  * attached ("-nfoo") or in the next word. */
 static kiln_rc header_option(struct spec_parse_priv *p, char **argv, int argc, int *i,
-                             const char *allowed, struct header_args *a)
+                             const char *allowed, struct spec_header_args *a)
 {
 	const char *word = argv[*i];
 	const char *c;
@@ -315,8 +305,8 @@ static kiln_rc header_option(struct spec_parse_priv *p, char **argv, int argc, i
 /* Parse a section header's options (allowed lists the letters the section takes) the way
  * popt does for rpm: options anywhere, "--" ends them; then at most one name, and none
  * beside -n. */
-static kiln_rc header_args(struct spec_parse_priv *p, char **argv, int argc, const char *allowed,
-                           const char *line, struct header_args *a)
+kiln_rc spec_header_args(struct spec_parse_priv *p, char **argv, int argc, const char *allowed,
+                         const char *line, struct spec_header_args *a)
 {
 	const char *words[2];
 	int nwords = 0;
@@ -349,8 +339,8 @@ static kiln_rc header_args(struct spec_parse_priv *p, char **argv, int argc, con
 	return KILN_OK;
 }
 
-static kiln_rc header_package(struct spec_parse_priv *p, const struct header_args *a,
-                              struct spec_package **out)
+kiln_rc spec_header_package(struct spec_parse_priv *p, const struct spec_header_args *a,
+                            struct spec_package **out)
 {
 	kiln_rc rc = spec_lookup_package(p, a->name, a->full, out);
 
@@ -374,13 +364,14 @@ enum spec_part spec_parse_description(struct spec_parse_priv *p)
 {
 	struct kiln_buf body = KILN_BUF_INIT(KILN_LIMIT_MACRO_EXPANSION);
 	struct spec_package *pkg = NULL;
-	struct header_args a;
+	struct spec_header_args a;
 	enum spec_part next = SPEC_PART_ERROR;
 	char **argv = NULL;
 	int argc = 0;
 
 	if (spec_split_options(p, p->line.ptr, &argv, &argc) ||
-	    header_args(p, argv, argc, "nl", line_text(p), &a) || header_package(p, &a, &pkg))
+	    spec_header_args(p, argv, argc, "nl", line_text(p), &a) ||
+	    spec_header_package(p, &a, &pkg))
 		goto out;
 	next = read_body(p, SPEC_STRIP_TRAILINGSPACE | SPEC_STRIP_COMMENTS, &body);
 	if (next == SPEC_PART_ERROR)
@@ -493,7 +484,7 @@ static kiln_rc script_prog(struct spec_parse_priv *p, struct spec_script *s, con
 /* -P: popt's integer (any base strtol() reads, within int), stored as rpm stores it. Only
  * triggers take it; rpm uses it for file triggers. */
 static kiln_rc script_priority(struct spec_parse_priv *p, struct spec_script *s,
-                               const struct header_args *a)
+                               const struct spec_header_args *a)
 {
 	char *end = NULL;
 	long long v;
@@ -621,8 +612,8 @@ static kiln_rc script_header(struct spec_parse_priv *p, enum spec_script_kind ki
 
 /* Fill a new script from its header. */
 static kiln_rc script_setup(struct spec_parse_priv *p, struct spec_package *pkg,
-                            struct spec_script *s, const struct header_args *a, const char *conds,
-                            const char *line)
+                            struct spec_script *s, const struct spec_header_args *a,
+                            const char *conds, const char *line)
 {
 	kiln_rc rc = KILN_OK;
 
@@ -645,7 +636,7 @@ static kiln_rc script_begin(struct spec_parse_priv *p, struct spec_script **out)
 {
 	enum spec_script_kind kind = p->script_kind;
 	struct spec_package *pkg = NULL;
-	struct header_args a;
+	struct spec_header_args a;
 	const char *conds = NULL;
 	char *head = NULL;
 	char **argv = NULL;
@@ -656,9 +647,9 @@ static kiln_rc script_begin(struct spec_parse_priv *p, struct spec_script **out)
 	if (!rc)
 		rc = spec_split_options(p, head, &argv, &argc);
 	if (!rc)
-		rc = header_args(p, argv, argc, "npfeqP", head, &a);
+		rc = spec_header_args(p, argv, argc, "npfeqP", head, &a);
 	if (!rc)
-		rc = header_package(p, &a, &pkg);
+		rc = spec_header_package(p, &a, &pkg);
 	for (i = 0; !rc && !is_trigger(kind) && i < pkg->nscripts; i++) {
 		if (pkg->scripts[i].kind == kind)
 			rc = spec_error(p, KILN_ESYNTAX, "line %d: Second %%%s", p->lineno,

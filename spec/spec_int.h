@@ -220,6 +220,28 @@ KILN_MUST_CHECK kiln_rc spec_lua_add_source(struct spec_parse_priv *p,
 KILN_MUST_CHECK kiln_rc spec_lookup_package(struct spec_parse_priv *p, const char *name, bool full,
                                             struct spec_package **out);
 
+/* A section header's options, parsed the way rpm's popt tables do (sections.c). */
+struct spec_header_args {
+	const char *line;     /* borrowed: the header as rpm quotes it in messages */
+	const char *name;     /* borrowed from argv: -n NAME, or the first word no option */
+	bool full;            /* -n */
+	const char *prog;     /* -p (scripts) */
+	const char *file;     /* -f (scripts; %files takes its -f words itself) */
+	const char *lang;     /* -l (description) */
+	const char *priority; /* -P (triggers) */
+	bool expand, qformat; /* -e, -q */
+};
+/* Options from argv[1..argc) among the letters in allowed (clusters, attached values,
+ * "--" ends them), then at most one name, and none beside -n: rpm's "Bad option X: LINE"
+ * and "Too many names: LINE". -p's value is checked as it is read. */
+KILN_MUST_CHECK kiln_rc spec_header_args(struct spec_parse_priv *p, char **argv, int argc,
+                                         const char *allowed, const char *line,
+                                         struct spec_header_args *a);
+/* The package a header names: "LINE: package NAME does not exist" (KILN_ENOTFOUND). */
+KILN_MUST_CHECK kiln_rc spec_header_package(struct spec_parse_priv *p,
+                                            const struct spec_header_args *a,
+                                            struct spec_package **out);
+
 /* Shared helpers. */
 /* rpmExpandNumeric(): expand expr; a number (any base strtoll() reads), y/Y 1, n/N 0,
  * anything else (or an error) 0. */
