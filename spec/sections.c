@@ -332,9 +332,11 @@ kiln_rc spec_header_args(struct spec_parse_priv *p, char **argv, int argc, const
 		if (rc)
 			return rc;
 	}
-	if (nwords && !a->name)
+	if (nwords && !a->name) {
 		a->name = words[0];
-	if (nwords > (a->name == words[0] ? 1 : 0))
+		nwords--;
+	}
+	if (nwords)
 		return spec_error(p, KILN_ESYNTAX, "line %d: Too many names: %s", p->lineno, line);
 	return KILN_OK;
 }
