@@ -32,8 +32,6 @@ struct entry_build {
 	const char *globs[1024];
 	bool quoted[1024]; /* the word was in quotes */
 	size_t npaths;
-	char langs[32][32];
-	size_t nlangs;
 };
 
 static void entry_error(struct entry_build *b, const char *fmt, ...) KILN_PRINTF(2, 3);
@@ -308,73 +306,18 @@ static void parse_dev(struct entry_build *b, char *args)
 	free(orig);
 }
 
-/* %lang(a, b ...): rpm's addLang: a locale is "C" or 2 to 31 characters; the set is kept
- * sorted without duplicates (a duplicate warns). rpm reads one more, empty, word after a
- * blank that ends the list, so "%lang(de )" is an error too. */
-static void add_lang(struct files_state *st, struct entry_build *b, const char *w, size_t n,
-                     const char *args)
-{
-	const char *ent = args;
-	size_t i;
-
-	while (*ent && is_white(*ent))
-		ent++;
-	if (n < 1 || (n == 1 && *w != 'C') || n >= 32) {
-		entry_error(b, "Unusual locale length: \"%.*s\" in %%lang(%s)", (int)n, w, ent);
-		return;
-	}
-	for (i = 0; i < b->nlangs; i++) {
-		if (strlen(b->langs[i]) == n && !memcmp(b->langs[i], w, n)) {
-			spec_warn(st->p, "Duplicate locale %.*s in %%lang(%s)", (int)n, w, ent);
-			return;
-		}
-	}
-	if (b->nlangs == KILN_ARRAY_SIZE(b->langs)) {
-		entry_error(b, "too many locales in %%lang(%s)", ent);
-		return;
-	}
-	for (i = b->nlangs; i > 0 && strncmp(b->langs[i - 1], w, n + 1) > 0; i--)
-		memcpy(b->langs[i], b->langs[i - 1], sizeof(b->langs[i]));
-	memcpy(b->langs[i], w, n);
-	b->langs[i][n] = '\0';
-	b->nlangs++;
-}
-
+/* %lang(...): several on a line add up. The locales are checked, sorted and joined as
+ * FILELANGS when the package is made (worker/filelist.c, rpm's addLang), so the entry
+ * keeps their text, joined by commas. */
 static void parse_lang(struct files_state *st, struct entry_build *b, const char *args)
 {
-	const char *s = args;
+	struct kiln_arena *a = &st->p->spec->arena;
+	char *v =
+	    b->e.lang ? kiln_arena_printf(a, "%s,%s", b->e.lang, args) : kiln_arena_strdup(a, args);
 
-	do {
-		const char *e;
-
-		while (*s && is_white(*s))
-			s++;
-		for (e = s; *e && !is_white(*e); e++)
-			;
-		add_lang(st, b, s, (size_t)(e - s), args);
-		s = *e == ',' ? e + 1 : e;
-	} while (*s && !b->err.len);
-}
-
-static kiln_rc store_langs(struct files_state *st, struct entry_build *b)
-{
-	struct kiln_buf j = KILN_BUF_INIT(KILN_LIMIT_LINE);
-	size_t i;
-	kiln_rc rc;
-
-	if (!b->nlangs)
-		return KILN_OK;
-	/* FILELANGS holds them joined by '|'. */
-	for (i = 0; i < b->nlangs; i++)
-		kiln_buf_addf(&j, "%s%s", i ? "|" : "", b->langs[i]);
-	rc = kiln_buf_finish(&j, st->p->err);
-	if (!rc) {
-		b->e.lang = spec_strdup(st->p, j.ptr, j.len);
-		if (!b->e.lang)
-			rc = KILN_ENOMEM;
-	}
-	kiln_buf_release(&j);
-	return rc;
+	if (!v)
+		entry_error(b, "out of memory");
+	b->e.lang = v;
 }
 
 /* The directives of one line, in rpm's order; false after the first that fails (rpm
@@ -661,8 +604,6 @@ static kiln_rc parse_line(struct files_state *st, const char *line)
 	/* Only now, as rpm globs a name after it accepted the line. */
 	for (i = 0; !rc && i < b.npaths; i++)
 		rc = name_forms(st, &b, i);
-	if (!rc)
-		rc = store_langs(st, &b);
 	b.e.defattr = st->defattr;
 	if (!(b.e.flags & SPEC_ENTRY_VERIFY))
 		b.e.verifyflags = defverify;
