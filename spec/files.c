@@ -30,6 +30,7 @@ struct entry_build {
 	struct kiln_buf err;
 	const char *paths[1024];
 	const char *globs[1024];
+	bool quoted[1024]; /* the word was in quotes */
 	size_t npaths;
 };
 
@@ -46,96 +47,174 @@ static void entry_error(struct entry_build *b, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* The text inside "(...)" after a directive at *s; *s moves past ')'. */
-static bool paren_arg(const char **s, char *dst, size_t size)
+/* rpm's SKIPWHITE in the manifest: commas are blanks too. */
+static bool is_white(char c)
 {
-	const char *p = *s;
-	const char *close;
-	size_t n;
+	return is_space(c) || c == ',';
+}
 
+/* The next word of *s (blanks and commas separate), NUL-terminated in place; NULL at the
+ * end. */
+static char *next_field(char **s)
+{
+	char *p = *s;
+	char *w;
+
+	while (*p && is_white(*p))
+		p++;
+	if (!*p) {
+		*s = p;
+		return NULL;
+	}
+	w = p;
+	while (*p && !is_white(*p))
+		p++;
+	if (*p)
+		*p++ = '\0';
+	*s = p;
+	return w;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Directives. rpm finds each with strstr() anywhere in the line, blanks it out with its
+ * "(...)" and hands the rest on, in a fixed order (%verify, %defverify, %attr, %defattr,
+ * %dev, %config, %lang, %caps); what is left are the plain words. */
+
+enum dir_found {
+	DIR_ABSENT,
+	DIR_BARE, /* the name without "(": only %config and %caps allow that */
+	DIR_ARGS,
+	DIR_ERROR,
+};
+
+struct directive {
+	const char *name;
+	bool needs_args;
+	bool alone;  /* %defattr: nothing may follow its ")" */
+	bool dev;    /* %dev words its messages its own way */
+	char *args;  /* OUT: the text inside the parentheses (in the line's copy) */
+	char *after; /* OUT: what follows ")" */
+};
+
+static enum dir_found dir_missing(struct entry_build *b, const struct directive *d,
+                                  const char *what, const char *rest)
+{
+	/* rpm 4.18 prints %dev's with a NULL argument: "%dev((null))". */
+	if (d->dev)
+		entry_error(b, "Missing %s in %s((null))", what, d->name);
+	else if (what[1] == '(')
+		entry_error(b, "Missing '(' in %s %s", d->name, rest);
+	else
+		entry_error(b, "Missing ')' in %s(%s", d->name, rest);
+	return DIR_ERROR;
+}
+
+/* Find and blank out d->name and its "(...)" in buf. */
+static enum dir_found dir_take(char *buf, struct directive *d, struct entry_build *b)
+{
+	size_t len = strlen(d->name);
+	char *p = strstr(buf, d->name);
+	char *close;
+
+	if (!p)
+		return DIR_ABSENT;
+	memset(p, ' ', len);
+	p += len;
+	while (*p && is_space(*p))
+		p++;
 	if (*p != '(')
-		return false;
+		return d->needs_args ? dir_missing(b, d, "'('", p) : DIR_BARE;
+	*p++ = ' ';
 	close = strchr(p, ')');
 	if (!close)
+		return dir_missing(b, d, "')'", p);
+	d->after = close + 1;
+	if (d->alone) {
+		const char *r = d->after;
+
+		while (*r && is_space(*r))
+			r++;
+		if (*r) {
+			entry_error(b, "Non-white space follows %s(): %s", d->name, r);
+			return DIR_ERROR;
+		}
+	}
+	*close = '\0';
+	d->args = kiln_strdup(p);
+	memset(p, ' ', (size_t)(close - p));
+	*close = ' ';
+	if (!d->args) {
+		entry_error(b, "out of memory");
+		return DIR_ERROR;
+	}
+	return DIR_ARGS;
+}
+
+/* sscanf("%o"): leading octal digits, anything may follow. */
+static bool parse_mode(const char *s, uint32_t *mode)
+{
+	uint64_t v = 0;
+	const char *q = s;
+
+	while (*q >= '0' && *q <= '7' && v <= 07777)
+		v = v * 8 + (uint64_t)(*q++ - '0');
+	/* rpm 4.18 means to refuse more than the permission bits (its check looks at the
+	 * wrong variable); kiln does refuse them. */
+	if (q == s || v > 07777)
 		return false;
-	n = (size_t)(close - p - 1);
-	if (n >= size)
-		n = size - 1;
-	memcpy(dst, p + 1, n);
-	dst[n] = '\0';
-	*s = close + 1;
+	*mode = (uint32_t)v;
 	return true;
 }
 
-/* Split "a, b, c" into up to max trimmed fields. */
-static size_t fields(char *s, char **out, size_t max)
+static bool is_default(const char *s)
 {
-	size_t n = 0;
-
-	while (n < max) {
-		char *comma = strchr(s, ',');
-		char *e;
-
-		while (*s && is_space(*s))
-			s++;
-		if (comma)
-			*comma = '\0';
-		e = s + strlen(s);
-		while (e > s && is_space(e[-1]))
-			*--e = '\0';
-		out[n++] = s;
-		if (!comma)
-			break;
-		s = comma + 1;
-	}
-	return n;
+	return !strcmp(s, "-");
 }
 
-static bool parse_mode(const char *s, uint32_t *mode)
-{
-	uint64_t v;
-
-	return !util_parse_u64(s, strlen(s), 8, 07777, &v, NULL) && (*mode = (uint32_t)v, true);
-}
-
-static void parse_attr(struct spec_parse_priv *p, struct entry_build *b, char *arg,
+static void parse_attr(struct spec_parse_priv *p, struct entry_build *b, char *args,
                        struct spec_attr *a, bool def)
 {
-	char orig[1024];
+	const char *name = def ? "%defattr" : "%attr";
+	char *orig = kiln_strdup(args);
+	char *s = args;
 	char *f[4];
-	size_t n;
+	size_t n = 0;
 
-	/* Messages quote the parameters as written; fields() cuts arg at its commas. */
-	snprintf(orig, sizeof(orig), "%s", arg);
-	n = fields(arg, f, 4);
-	arg = orig;
-	memset(a, 0, sizeof(*a));
-	a->given = true;
-	if (n < 3 || (!def && n > 3)) {
-		entry_error(b, "Bad syntax: %%%s(%s)", def ? "defattr" : "attr", arg);
+	if (!orig) {
+		entry_error(b, "out of memory");
 		return;
 	}
-	if (strcmp(f[0], "-")) {
-		if (!parse_mode(f[0], &a->mode))
-			entry_error(b, "Bad mode spec: %%%s(%s)", def ? "defattr" : "attr", arg);
-		a->set |= SPEC_ATTR_MODE;
+	while (n < (def ? 4u : 3u) && (f[n] = next_field(&s)))
+		n++;
+	if (n < 3 || next_field(&s)) {
+		entry_error(b, "Bad syntax: %s(%s)", name, orig);
+	} else {
+		struct spec_attr v = {0};
+
+		/* Given even as %attr(-,-,-): rpm ranks duplicate entries by it. */
+		v.given = true;
+		if (!is_default(f[0]) && !parse_mode(f[0], &v.mode))
+			entry_error(b, "Bad mode spec: %s(%s)", name, orig);
+		else if (n == 4 && !is_default(f[3]) && !parse_mode(f[3], &v.dirmode))
+			entry_error(b, "Bad dirmode spec: %s(%s)", name, orig);
+		v.set |= is_default(f[0]) ? 0 : SPEC_ATTR_MODE;
+		v.set |= n == 4 && !is_default(f[3]) ? SPEC_ATTR_DIRMODE : 0;
+		if (!is_default(f[1])) {
+			v.user = spec_strdup(p, f[1], strlen(f[1]));
+			v.set |= SPEC_ATTR_USER;
+		}
+		if (!is_default(f[2])) {
+			v.group = spec_strdup(p, f[2], strlen(f[2]));
+			v.set |= SPEC_ATTR_GROUP;
+		}
+		if (!b->err.len)
+			*a = v;
 	}
-	if (strcmp(f[1], "-")) {
-		a->user = spec_strdup(p, f[1], strlen(f[1]));
-		a->set |= SPEC_ATTR_USER;
-	}
-	if (strcmp(f[2], "-")) {
-		a->group = spec_strdup(p, f[2], strlen(f[2]));
-		a->set |= SPEC_ATTR_GROUP;
-	}
-	if (n == 4 && strcmp(f[3], "-")) {
-		if (!parse_mode(f[3], &a->dirmode))
-			entry_error(b, "Bad dirmode spec: %%defattr(%s)", arg);
-		a->set |= SPEC_ATTR_DIRMODE;
-	}
+	free(orig);
 }
 
-static uint32_t parse_verify(struct entry_build *b, char *arg, const char *what)
+/* %verify(...) tokens; each "not" flips the meaning of the whole list. */
+static bool parse_verify(struct entry_build *b, char *args, const char *name, uint32_t *out)
 {
 	static const struct {
 		const char *name;
@@ -150,74 +229,166 @@ static uint32_t parse_verify(struct entry_build *b, char *arg, const char *what)
 	};
 	uint32_t bits = 0;
 	bool negate = false;
-	char *tok = arg;
+	char *s = args;
+	char *tok;
 
-	while (*tok) {
-		size_t len;
+	while ((tok = next_field(&s))) {
 		size_t i;
 
-		while (*tok && (is_space(*tok) || *tok == ','))
-			tok++;
-		if (!*tok)
-			break;
-		len = strcspn(tok, " \t,");
-		if (len == 3 && !strncmp(tok, "not", 3)) {
-			negate = true;
+		for (i = 0; i < KILN_ARRAY_SIZE(names) && strcmp(tok, names[i].name); i++)
+			;
+		if (i < KILN_ARRAY_SIZE(names)) {
+			bits |= names[i].bit;
+		} else if (!strcmp(tok, "not")) {
+			negate = !negate;
 		} else {
-			for (i = 0; i < KILN_ARRAY_SIZE(names); i++) {
-				if (strlen(names[i].name) == len &&
-				    !strncmp(tok, names[i].name, len))
-					break;
-			}
-			if (i == KILN_ARRAY_SIZE(names))
-				entry_error(b, "Invalid %s token: %.*s", what, (int)len, tok);
-			else
-				bits |= names[i].bit;
+			entry_error(b, "Invalid %s token: %s", name, tok);
+			return false;
 		}
-		tok += len;
 	}
-	return negate ? (SPEC_VERIFY_ALL & ~bits) : bits;
+	*out = negate ? (uint32_t)SPEC_VERIFY_ALL & ~bits : bits;
+	return true;
 }
 
-static void parse_config(struct entry_build *b, char *arg)
+static void parse_config(struct entry_build *b, char *args)
 {
-	char *tok = arg;
+	char *s = args;
+	char *tok;
 
-	b->e.fileflags |= SPEC_FILE_CONFIG;
-	while (*tok) {
-		size_t len;
-
-		while (*tok && (is_space(*tok) || *tok == ','))
-			tok++;
-		if (!*tok)
-			break;
-		len = strcspn(tok, " \t,");
-		if (len == 9 && !strncmp(tok, "noreplace", 9))
+	while ((tok = next_field(&s))) {
+		if (!strcmp(tok, "noreplace"))
 			b->e.fileflags |= SPEC_FILE_NOREPLACE;
-		else if (len == 9 && !strncmp(tok, "missingok", 9))
+		else if (!strcmp(tok, "missingok"))
 			b->e.fileflags |= SPEC_FILE_MISSINGOK;
 		else
-			entry_error(b, "Invalid %%config token: %.*s", (int)len, tok);
-		tok += len;
+			break;
 	}
+	if (tok)
+		entry_error(b, "Invalid %%config token: %s", tok);
 }
 
-static void parse_dev(struct entry_build *b, char *arg)
+/* One word of %dev(...): "" when there is none. */
+static const char *dev_word(char **s)
 {
-	char *f[3];
-	uint64_t ma, mi;
+	const char *w = next_field(s);
 
-	if (fields(arg, f, 3) != 3 || (strcmp(f[0], "b") && strcmp(f[0], "c")) ||
-	    util_parse_u64(f[1], strlen(f[1]), 10, 255, &ma, NULL) ||
-	    util_parse_u64(f[2], strlen(f[2]), 10, 255, &mi, NULL)) {
-		entry_error(b, "Invalid %%dev(%s)", arg);
-		return;
-	}
-	b->e.flags |= SPEC_ENTRY_DEV;
-	b->e.dev_type = f[0][0];
-	b->e.dev_major = (uint32_t)ma;
-	b->e.dev_minor = (uint32_t)mi;
+	return w ? w : "";
 }
+
+static bool dev_number(const char *w, uint32_t *out)
+{
+	uint64_t v;
+
+	return *w && strspn(w, "0123456789") == strlen(w) &&
+	       !util_parse_u64(w, strlen(w), 10, 255, &v, NULL) && (*out = (uint32_t)v, true);
+}
+
+/* %dev(TYPE, MAJOR, MINOR): rpm looks at the type's first letter only. */
+static void parse_dev(struct entry_build *b, char *args)
+{
+	char *orig = kiln_strdup(args);
+	char *s = args;
+	const char *type = dev_word(&s);
+	const char *what = NULL;
+
+	if (type[0] != 'b' && type[0] != 'c')
+		what = "devtype";
+	else if (!dev_number(dev_word(&s), &b->e.dev_major))
+		what = "devmajor";
+	else if (!dev_number(dev_word(&s), &b->e.dev_minor))
+		what = "devminor";
+	if (what) {
+		entry_error(b, "Missing %s in %%dev(%s)", what, orig ? orig : "");
+	} else {
+		b->e.flags |= SPEC_ENTRY_DEV;
+		b->e.dev_type = type[0];
+	}
+	free(orig);
+}
+
+/* %lang(...): several on a line add up. The locales are checked, sorted and joined as
+ * FILELANGS when the package is made (worker/filelist.c, rpm's addLang), so the entry
+ * keeps their text, joined by commas. */
+static void parse_lang(struct files_state *st, struct entry_build *b, const char *args)
+{
+	struct kiln_arena *a = &st->p->spec->arena;
+	char *v =
+	    b->e.lang ? kiln_arena_printf(a, "%s,%s", b->e.lang, args) : kiln_arena_strdup(a, args);
+
+	if (!v)
+		entry_error(b, "out of memory");
+	b->e.lang = v;
+}
+
+/* The directives of one line, in rpm's order; false after the first that fails (rpm
+ * drops the line then). */
+static bool directives(struct files_state *st, struct entry_build *b, char *buf)
+{
+	static const struct {
+		const char *name;
+		bool needs_args, alone, dev;
+	} order[] = {
+	    {"%verify", true, false, false}, {"%defverify", true, false, false},
+	    {"%attr", true, false, false},   {"%defattr", true, true, false},
+	    {"%dev", true, false, true},     {"%config", false, false, false},
+	    {"%lang", true, false, false},   {"%caps", false, false, false},
+	};
+	size_t i;
+
+	for (i = 0; i < KILN_ARRAY_SIZE(order) && !b->err.len; i++) {
+		struct directive d = {
+		    order[i].name, order[i].needs_args, order[i].alone, order[i].dev, NULL, NULL};
+		enum dir_found f = dir_take(buf, &d, b);
+		uint32_t v;
+
+		if (f == DIR_ABSENT || f == DIR_ERROR)
+			continue;
+		switch (i) {
+		case 0:
+			if (parse_verify(b, d.args, d.name, &v)) {
+				b->e.verifyflags = v;
+				b->e.flags |= SPEC_ENTRY_VERIFY;
+			}
+			break;
+		case 1:
+			if (parse_verify(b, d.args, d.name, &v)) {
+				st->defverify = v;
+				st->defverify_given = true;
+			}
+			break;
+		case 2:
+			parse_attr(st->p, b, d.args, &b->e.attr, false);
+			break;
+		case 3:
+			parse_attr(st->p, b, d.args, &st->defattr, true);
+			break;
+		case 4:
+			parse_dev(b, d.args);
+			break;
+		case 5:
+			b->e.fileflags |= SPEC_FILE_CONFIG;
+			if (f == DIR_ARGS)
+				parse_config(b, d.args);
+			break;
+		case 6:
+			/* %lang may come more than once. */
+			parse_lang(st, b, d.args);
+			i -= strstr(buf, "%lang") ? 1 : 0;
+			break;
+		default:
+			/* NEEDSWORK(#4): rpm checks and normalises the text with libcap
+			 * (cap_net_raw+ep becomes cap_net_raw=ep); kiln keeps it as written. */
+			if (f == DIR_ARGS)
+				b->e.caps = spec_strdup(st->p, d.args, strlen(d.args));
+			break;
+		}
+		free(d.args);
+	}
+	return !b->err.len;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Plain words: virtual attributes and file names. */
 
 struct flag_word {
 	const char *word;
@@ -238,56 +409,46 @@ static const struct flag_word flag_words[] = {
     {"%artifact", SPEC_FILE_ARTIFACT, 0},
 };
 
-/* One directive starting at *s ('%'); false when it is not one (then it is a file name). */
-static bool directive(struct files_state *st, struct entry_build *b, const char **s,
-                      bool *defattr_seen)
+static bool flag_word(struct entry_build *b, const char *w)
 {
-	char arg[1024];
-	const char *q = *s;
-	size_t wl = strcspn(q, " \t(");
 	size_t i;
 
 	for (i = 0; i < KILN_ARRAY_SIZE(flag_words); i++) {
-		if (strlen(flag_words[i].word) == wl && !strncmp(q, flag_words[i].word, wl)) {
+		if (!strcmp(w, flag_words[i].word)) {
 			b->e.fileflags |= flag_words[i].fileflags;
 			b->e.flags |= flag_words[i].flags;
-			*s = q + wl;
 			return true;
 		}
 	}
-#define IS(w) (wl == sizeof(w) - 1 && !strncmp(*s, w, wl))
-	if (!(IS("%attr") || IS("%defattr") || IS("%config") || IS("%verify") || IS("%defverify") ||
-	      IS("%lang") || IS("%caps") || IS("%dev")))
-		return false;
-	q += wl;
-	arg[0] = '\0';
-	if (*q == '(' && !paren_arg(&q, arg, sizeof(arg))) {
-		entry_error(b, "Missing ')' in %.*s", (int)wl, *s);
-		*s = q + strlen(q);
-		return true;
+	return false;
+}
+
+/* rpm's strtokWithQuotes: blanks separate (a backslash does not protect one); a word that
+ * starts with '"' runs to the next '"' (or the end) and loses its quotes. */
+static char *plain_word(char **s, bool *quoted)
+{
+	char *p = *s;
+	char *w;
+
+	while (*p == ' ' || *p == '\t' || *p == '\n')
+		p++;
+	if (!*p)
+		return NULL;
+	*quoted = *p == '"';
+	if (*quoted) {
+		w = ++p;
+		p = strchr(p, '"');
+		/* (A quote that is never closed leaves its mark for name_forms().) */
+		if (!p)
+			w[-1] = '\0';
+	} else {
+		w = p;
+		p = strpbrk(p, " \t\n");
 	}
-	if (IS("%attr"))
-		parse_attr(st->p, b, arg, &b->e.attr, false);
-	else if (IS("%defattr")) {
-		parse_attr(st->p, b, arg, &st->defattr, true);
-		*defattr_seen = true;
-	} else if (IS("%config"))
-		parse_config(b, arg);
-	else if (IS("%verify")) {
-		b->e.verifyflags = parse_verify(b, arg, "%verify");
-		b->e.flags |= SPEC_ENTRY_VERIFY;
-	} else if (IS("%defverify")) {
-		st->defverify = parse_verify(b, arg, "%defverify");
-		st->defverify_given = true;
-	} else if (IS("%lang"))
-		b->e.lang = spec_strdup(st->p, arg, strlen(arg));
-	else if (IS("%caps"))
-		b->e.caps = spec_strdup(st->p, arg, strlen(arg));
-	else
-		parse_dev(b, arg);
-#undef IS
-	*s = q;
-	return true;
+	if (p)
+		*p++ = '\0';
+	*s = p ? p : w + strlen(w);
+	return w;
 }
 
 /* Add c to the plain name and to its glob form; literal (quoted or escaped) glob
@@ -300,48 +461,88 @@ static void name_addch(struct kiln_buf *w, struct kiln_buf *g, char c, bool lite
 	kiln_buf_addch(g, c);
 }
 
-/* A file name token: quotes group, backslash escapes; *s moves past it. *glob gets the
- * name as a glob pattern. */
-static char *name_token(struct files_state *st, struct entry_build *b, const char **s,
-                        const char **glob)
+/* A word's name (quotes gone, backslash escapes applied) and glob forms. */
+static kiln_rc name_forms(struct files_state *st, struct entry_build *b, size_t i)
 {
 	struct kiln_buf w = KILN_BUF_INIT(KILN_LIMIT_PATH * 4);
 	struct kiln_buf g = KILN_BUF_INIT(KILN_LIMIT_PATH * 8);
-	const char *q = *s;
-	char *out = NULL;
+	const char *q = b->paths[i];
+	kiln_rc rc = KILN_OK;
 
-	if (*q == '"') {
-		for (q++; *q && *q != '"'; q++) {
-			if (*q == '\\' && q[1])
-				q++;
-			name_addch(&w, &g, *q, true);
-		}
-		if (*q != '"')
-			entry_error(b, "Missing quote: %s", *s);
-		else
-			q++;
-	} else {
-		for (; *q && !is_space(*q); q++) {
-			bool esc = *q == '\\';
+	if (b->quoted[i] && q[-1] != '"')
+		entry_error(b, "Missing quote: \"%s", q);
+	for (; *q; q++) {
+		bool esc = *q == '\\';
 
-			if (esc && !q[1]) {
-				entry_error(b, "Trailing backslash: %s", *s);
-				break;
-			}
-			q += esc;
-			name_addch(&w, &g, *q, esc);
+		if (esc && !q[1]) {
+			if (!b->quoted[i])
+				entry_error(b, "Trailing backslash: %s", b->paths[i]);
+			break;
 		}
+		q += esc;
+		name_addch(&w, &g, *q, esc || b->quoted[i]);
 	}
-	*s = q;
-	if (!w.err && !g.err) {
-		out = spec_strdup(st->p, w.ptr, w.len);
-		*glob = spec_strdup(st->p, g.ptr, g.len);
-		if (!*glob)
-			out = NULL;
-	}
+	b->paths[i] = w.err ? NULL : spec_strdup(st->p, w.ptr, w.len);
+	b->globs[i] = g.err ? NULL : spec_strdup(st->p, g.ptr, g.len);
+	if (!b->paths[i] || !b->globs[i])
+		rc = KILN_ENOMEM;
 	kiln_buf_release(&w);
 	kiln_buf_release(&g);
-	return out;
+	return rc;
+}
+
+/* Names must be absolute, except for %doc, %license and %pubkey, which may name files of
+ * the build directory (relative %doc/%license lines are "special"). The virtual
+ * attributes count from where they stand. */
+static kiln_rc plain_words(struct entry_build *b, char *buf)
+{
+	const uint32_t relative_ok = SPEC_FILE_DOC | SPEC_FILE_LICENSE | SPEC_FILE_PUBKEY;
+	char *s = buf;
+	bool quoted = false;
+	char *w;
+
+	while ((w = plain_word(&s, &quoted))) {
+		if (flag_word(b, w))
+			continue;
+		if (w[0] != '/' && !(b->e.fileflags & relative_ok)) {
+			entry_error(b, "File must begin with \"/\": %s", w);
+			continue;
+		}
+		if (w[0] != '/' && (b->e.fileflags & (SPEC_FILE_DOC | SPEC_FILE_LICENSE)))
+			b->e.flags |= SPEC_ENTRY_SPECIAL;
+		if (b->npaths >= KILN_ARRAY_SIZE(b->paths)) {
+			entry_error(b, "More than one file on a line: %s", w);
+			continue;
+		}
+		/* The raw word (in the line's copy) until name_forms() makes the names. */
+		b->quoted[b->npaths] = quoted;
+		b->paths[b->npaths++] = w;
+	}
+	return KILN_OK;
+}
+
+/* What rpm refuses once it has the names: a special %doc/%license line takes relative
+ * names of that one kind only; any other line one name. */
+static void check_names(struct entry_build *b)
+{
+	const unsigned other = SPEC_ENTRY_DIR | SPEC_ENTRY_DOCDIR | SPEC_ENTRY_EXCLUDE;
+	uint32_t kind = b->e.fileflags;
+	size_t i;
+
+	if (b->e.flags & SPEC_ENTRY_SPECIAL) {
+		bool one_kind =
+		    (kind == SPEC_FILE_DOC || kind == SPEC_FILE_LICENSE) && !(b->e.flags & other);
+
+		for (i = 0; i < b->npaths; i++) {
+			if (!one_kind || b->paths[i][0] == '/')
+				entry_error(b, "Can't mix special %s with other forms: %s",
+				            kind & SPEC_FILE_DOC ? "%doc" : "%license",
+				            b->paths[i]);
+		}
+		return;
+	}
+	if (b->npaths > 1)
+		entry_error(b, "More than one file on a line: %s", b->paths[1]);
 }
 
 static kiln_rc entry_store(struct files_state *st, struct entry_build *b)
@@ -379,59 +580,40 @@ static kiln_rc entry_store(struct files_state *st, struct entry_build *b)
 	return KILN_OK;
 }
 
+/* One manifest line, the way rpm's processPackageFiles reads it. The line's %verify
+ * default is the one in force before the line (a %defverify on it counts from the next),
+ * its %defattr the one after. */
 static kiln_rc parse_line(struct files_state *st, const char *line)
 {
 	struct entry_build b;
-	const char *s = line;
-	bool defattr_seen = false;
-	bool special = false;
-	uint32_t defverify = st->defverify; /* a %defverify applies from the next line on */
+	char *buf = kiln_strndup(line, strcspn(line, "\n"));
+	uint32_t defverify = st->defverify;
 	bool defverify_given = st->defverify_given;
 	kiln_rc rc = KILN_OK;
 	size_t i;
 
+	if (!buf)
+		return kiln_err_set(st->p->err, KILN_ENOMEM, "out of memory");
 	memset(&b, 0, sizeof(b));
 	kiln_buf_init(&b.err, KILN_ERR_MSG_MAX);
 	b.e.line = st->p->lineno;
-	for (;;) {
-		while (*s && is_space(*s))
-			s++;
-		if (!*s)
-			break;
-		if (*s == '%' && directive(st, &b, &s, &defattr_seen))
-			continue;
-		if (b.npaths >= KILN_ARRAY_SIZE(b.paths)) {
-			entry_error(&b, "too many file names on one line");
-			break;
-		}
-		b.paths[b.npaths] = name_token(st, &b, &s, &b.globs[b.npaths]);
-		if (!b.paths[b.npaths]) {
-			rc = KILN_ENOMEM;
-			break;
-		}
-		b.npaths++;
-	}
-	if (defattr_seen && (b.npaths || b.e.fileflags))
-		entry_error(&b, "Non-white space follows %%defattr(): %s", line);
+	if (directives(st, &b, buf))
+		rc = plain_words(&b, buf);
+	if (!rc && !b.err.len)
+		check_names(&b);
+	/* Only now, as rpm globs a name after it accepted the line. */
+	for (i = 0; !rc && i < b.npaths; i++)
+		rc = name_forms(st, &b, i);
 	b.e.defattr = st->defattr;
 	if (!(b.e.flags & SPEC_ENTRY_VERIFY))
 		b.e.verifyflags = defverify;
 	if (defverify_given)
 		b.e.flags |= SPEC_ENTRY_DEFVERIFY;
-	for (i = 0; i < b.npaths; i++) {
-		bool docish = b.e.fileflags & (SPEC_FILE_DOC | SPEC_FILE_LICENSE);
-
-		if (b.paths[i][0] != '/' && docish)
-			special = true;
-		else if (b.paths[i][0] != '/')
-			entry_error(&b, "File must begin with \"/\": %s", b.paths[i]);
-	}
-	if (special)
-		b.e.flags |= SPEC_ENTRY_SPECIAL;
 	if (!rc && (b.npaths || b.err.len || b.e.fileflags ||
 	            (b.e.flags & ~(unsigned)(SPEC_ENTRY_VERIFY | SPEC_ENTRY_DEFVERIFY))))
 		rc = entry_store(st, &b);
 	kiln_buf_release(&b.err);
+	free(buf);
 	return rc;
 }
 
@@ -467,74 +649,64 @@ static enum spec_part files_body(struct files_state *st)
 	return next;
 }
 
+/* %files -f FILE: rpm takes every "-f" word followed by another as a file list (popt only
+ * checks the options), and keeps the lists of an earlier %files of the package. */
+static kiln_rc file_lists(struct spec_parse_priv *p, struct spec_package *pkg, char **argv,
+                          int argc)
+{
+	int i;
+
+	for (i = 1; i + 1 < argc; i++) {
+		const char **v;
+
+		if (strcmp(argv[i], "-f"))
+			continue;
+		v = kiln_arena_array(&p->spec->arena, pkg->nfile_lists + 1, sizeof(*v));
+		if (!v)
+			return kiln_arena_finish(&p->spec->arena, p->err);
+		if (pkg->nfile_lists)
+			memcpy(v, pkg->file_lists, pkg->nfile_lists * sizeof(*v));
+		v[pkg->nfile_lists] = spec_strdup(p, argv[i + 1], strlen(argv[i + 1]));
+		if (!v[pkg->nfile_lists])
+			return KILN_ENOMEM;
+		pkg->file_lists = v;
+		pkg->nfile_lists++;
+	}
+	return KILN_OK;
+}
+
 enum spec_part spec_parse_files(struct spec_parse_priv *p)
 {
 	struct files_state st;
+	struct spec_header_args a;
 	struct spec_package *pkg = NULL;
 	char **argv = NULL;
 	int argc = 0;
-	const char *name = NULL;
-	bool full = false;
-	const char **lists = NULL;
-	size_t nlists = 0;
-	int i;
+	kiln_rc rc;
 
 	memset(&st, 0, sizeof(st));
 	st.p = p;
 	st.defverify = SPEC_VERIFY_ALL;
-	if (spec_split_options(p, p->line.ptr, &argv, &argc))
-		return SPEC_PART_ERROR;
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-n") && i + 1 < argc) {
-			name = argv[++i];
-			full = true;
-		} else if (!strcmp(argv[i], "-f") && i + 1 < argc) {
-			const char **v = kiln_arena_array(&p->spec->arena, nlists + 1, sizeof(*v));
-
-			if (!v)
-				goto fail;
-			if (nlists)
-				memcpy(v, lists, nlists * sizeof(*v));
-			i++;
-			v[nlists] = spec_strdup(p, argv[i], strlen(argv[i]));
-			lists = v;
-			nlists++;
-		} else if (argv[i][0] != '-' && !name) {
-			name = argv[i];
-		} else if (argv[i][0] != '-') {
-			spec_error(p, KILN_ESYNTAX, "line %d: Too many names: %s", p->lineno,
-			           p->line.ptr);
-			goto fail;
-		} else {
-			spec_error(p, KILN_ESYNTAX, "line %d: Bad %%files option: %s", p->lineno,
-			           p->line.ptr);
-			goto fail;
-		}
-	}
-	if (spec_lookup_package(p, name, full, &pkg)) {
-		char *l = p->line.ptr;
-
-		if (p->line.len && l[p->line.len - 1] == '\n')
-			kiln_buf_truncate(&p->line, p->line.len - 1);
-		spec_error(p, KILN_ENOTFOUND, "line %d: %s: package %s%s%s does not exist",
-		           p->lineno, p->line.ptr, full ? "" : p->spec->packages[0]->name,
-		           full ? "" : "-", name);
-		goto fail;
-	}
-	if (pkg->has_files) {
+	if (p->line.len && p->line.ptr[p->line.len - 1] == '\n')
+		kiln_buf_truncate(&p->line, p->line.len - 1);
+	rc = spec_split_options(p, p->line.ptr, &argv, &argc);
+	if (!rc)
+		rc = spec_header_args(p, argv, argc, "nf", p->line.ptr, &a);
+	if (!rc)
+		rc = spec_header_package(p, &a, &pkg);
+	/* rpm warns and forgets the earlier list (its -f files stay). */
+	if (!rc && pkg->has_files) {
 		spec_warn(p, "line %d: multiple %%files for package '%s'", p->lineno, pkg->name);
 		pkg->nfiles = 0;
-		pkg->nfile_lists = 0;
 	}
+	if (!rc)
+		rc = file_lists(p, pkg, argv, argc);
+	spec_argv_free(argv, argc);
+	if (rc)
+		return SPEC_PART_ERROR;
 	pkg->has_files = true;
-	pkg->file_lists = lists;
-	pkg->nfile_lists = nlists;
 	st.pkg = pkg;
-	spec_argv_free(argv, argc);
 	return files_body(&st);
-fail:
-	spec_argv_free(argv, argc);
-	return SPEC_PART_ERROR;
 }
 
 /* ---------------------------------------------------------------------------------------- */

@@ -606,9 +606,15 @@ static kiln_rc trigger_scripts(struct spec_package *pkg, enum spec_script_kind l
 	uint32_t t_scripts = base == 0 ? 1065 : base, t_prog = base == 0 ? 1092 : base + 1;
 	uint32_t t_flags = base == 0 ? 5027 : base + 2;
 	uint32_t t_prio = base == 5066 ? 5084 : 5085;
+	bool any_flags = false;
 	kiln_rc rc = KILN_OK;
 	size_t i;
 
+	/* rpm writes the flags array of a family only when some script of it has flags. */
+	for (i = 0; i < pkg->nscripts; i++) {
+		if (pkg->scripts[i].kind >= lo && pkg->scripts[i].kind <= hi)
+			any_flags |= pkg->scripts[i].flags != 0;
+	}
 	for (i = 0; !rc && i < pkg->nscripts; i++) {
 		const struct spec_script *s = &pkg->scripts[i];
 		const char *prog = s->nprog ? s->prog[0] : "/bin/sh";
@@ -620,7 +626,7 @@ static kiln_rc trigger_scripts(struct spec_package *pkg, enum spec_script_kind l
 		if (!rc)
 			rc = spec_tagset_append(pkg->tags, t_prog, SPEC_TYPE_STRING_ARRAY, &prog, 1,
 			                        err);
-		if (!rc)
+		if (!rc && any_flags)
 			rc = spec_tagset_append(pkg->tags, t_flags, SPEC_TYPE_INT32, &s->flags, 1,
 			                        err);
 		if (!rc && base)

@@ -17,10 +17,78 @@ struct jdoc {
 	bool oom;
 };
 
+/* The length of the well-formed UTF-8 sequence at s (no overlong forms, no surrogates,
+ * nothing above U+10FFFF), 0 when there is none. */
+static size_t utf8_seq(const unsigned char *s)
+{
+	size_t n, i;
+	uint32_t c;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2, c = s[0] & 0x1fu;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3, c = s[0] & 0x0fu;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4, c = s[0] & 0x07u;
+	else
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (s[i] & 0x3fu);
+	}
+	if ((n == 3 && (c < 0x800 || (c >= 0xd800 && c <= 0xdfff))) ||
+	    (n == 4 && (c < 0x10000 || c > 0x10ffff)))
+		return 0;
+	return n;
+}
+
+/* A copy of s with every byte that starts no UTF-8 sequence replaced by U+FFFD: spec text
+ * need not be UTF-8 (rpm does not care), JSON must be. Caller frees. */
+static char *utf8_fix(const char *s)
+{
+	struct kiln_buf b = KILN_BUF_INIT(KILN_LIMIT_MACRO_EXPANSION);
+	const unsigned char *p = (const unsigned char *)s;
+
+	while (*p) {
+		size_t n = utf8_seq(p);
+
+		if (n) {
+			kiln_buf_add(&b, (const char *)p, n);
+			p += n;
+		} else {
+			kiln_buf_addstr(&b, "\xef\xbf\xbd");
+			p++;
+		}
+	}
+	if (b.err) {
+		kiln_buf_release(&b);
+		return NULL;
+	}
+	return kiln_buf_take(&b, NULL);
+}
+
 static json_t *jstr(struct jdoc *d, const char *s)
 {
-	json_t *v = s ? json_string(s) : json_null();
+	json_t *v;
 
+	if (!s) {
+		v = json_null();
+	} else {
+		/* jansson refuses strings that are not UTF-8. */
+		char *fixed = NULL;
+		const unsigned char *p = (const unsigned char *)s;
+		size_t n;
+
+		while (*p && (n = utf8_seq(p)))
+			p += n;
+		if (*p)
+			fixed = utf8_fix(s);
+		v = *p && !fixed ? NULL : json_string(fixed ? fixed : s);
+		free(fixed);
+	}
 	if (!v)
 		d->oom = true;
 	return v;
@@ -90,8 +158,7 @@ static json_t *tag_elem(struct jdoc *d, const struct spec_qf_value *v, uint32_t 
 	case SPEC_TYPE_STRING:
 	case SPEC_TYPE_STRING_ARRAY:
 	case SPEC_TYPE_I18NSTRING:
-		j = json_string(((const char *const *)v->data)[i]);
-		break;
+		return jstr(d, ((const char *const *)v->data)[i]);
 	case SPEC_TYPE_NULL:
 	case SPEC_TYPE_BIN:
 		j = json_null();
@@ -105,9 +172,9 @@ static json_t *tag_elem(struct jdoc *d, const struct spec_qf_value *v, uint32_t 
 static json_t *tag_value(struct jdoc *d, uint32_t tag, const struct spec_qf_value *v)
 {
 	const struct spec_tag_info *t = spec_tag_by_num(tag);
-	bool array =
-	    v->count != 1 || (t && (t->flags & SPEC_TAG_F_ARRAY) && v->type != SPEC_TYPE_STRING &&
-	                      v->type != SPEC_TYPE_I18NSTRING);
+	/* Translated strings are always arrays, parallel to HEADERI18NTABLE. */
+	bool array = v->count != 1 || v->type == SPEC_TYPE_I18NSTRING ||
+	             (t && (t->flags & SPEC_TAG_F_ARRAY) && v->type != SPEC_TYPE_STRING);
 	json_t *a;
 	uint32_t i;
 

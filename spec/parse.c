@@ -21,6 +21,23 @@ char *spec_strdup(struct spec_parse_priv *p, const char *s, size_t len)
 	return d;
 }
 
+int64_t spec_expand_numeric(struct spec_parse_priv *p, const char *expr)
+{
+	struct kiln_err ignored = KILN_ERR_INIT;
+	char *v = NULL;
+	char *end = NULL;
+	long long n = 0;
+
+	if (!macro_expand_str(p->ctx, expr, &v, &ignored) && *v && *v != '%') {
+		if (*v == 'y' || *v == 'Y')
+			n = 1;
+		else if (*v != 'n' && *v != 'N' && ((n = strtoll(v, &end, 0)), *end))
+			n = 0;
+	}
+	free(v);
+	return n;
+}
+
 struct spec_package *spec_package_find(struct spec *spec, const char *name)
 {
 	size_t i;

@@ -202,35 +202,29 @@ static bool single_token(const char *v)
 	return !*skip_space(s);
 }
 
-/* rpmCharCheck: allowed characters, no "..". */
-static kiln_rc char_check(struct spec_parse_priv *p, const char *v, const char *allowed,
-                          const char *first_allowed)
+kiln_rc spec_char_check(struct spec_parse_priv *p, const char *v, const char *allowed,
+                        const char *first_allowed)
 {
+	const char *bad = NULL;
 	const char *s;
 
 	for (s = v; *s; s++) {
-		bool ok = is_alnum(*s) || strchr(allowed, *s);
+		const char *set = s == v && first_allowed ? first_allowed : allowed;
 
-		if (s == v && first_allowed && !(is_alnum(*s) || strchr(first_allowed, *s)))
-			ok = false;
-		if (!ok && (unsigned char)*s >= 0x80) {
-			/* rpm 4.18 steps over a UTF-8 sequence and reports its last byte, as a
-			 * sign-extended char, shown as '?'. */
-			while ((s[1] & 0xc0) == 0x80 && (s[0] & 0x80))
-				s++;
-			return spec_error(p, KILN_ESYNTAX,
-			                  "line %d: Illegal char '?' (0x%x) in: %s", p->lineno,
-			                  (unsigned)(int)(signed char)*s, line_text(p));
-		}
-		if (!ok)
-			return spec_error(p, KILN_ESYNTAX,
-			                  "line %d: Illegal char '%c' (0x%x) in: %s", p->lineno, *s,
-			                  (unsigned char)*s, line_text(p));
-		if (s[0] == '.' && s[1] == '.')
-			return spec_error(p, KILN_ESYNTAX,
-			                  "line %d: Illegal sequence \"..\" in: %s", p->lineno,
-			                  line_text(p));
+		if (!is_alnum(*s) && !strchr(set, *s))
+			bad = s;
 	}
+	if (strpbrk(v, "%{}"))
+		spec_warn(p, "line %d: Possible unexpanded macro in: %s", p->lineno, line_text(p));
+	/* rpm keeps the message of the last bad character: for a UTF-8 sequence its last
+	 * byte, sign-extended as a plain char is on x86, shown as '?'. */
+	if (bad)
+		return spec_error(p, KILN_ESYNTAX, "line %d: Illegal char '%c' (0x%x) in: %s",
+		                  p->lineno, *bad >= 0x20 && *bad < 0x7f ? *bad : '?',
+		                  (unsigned)(int)(signed char)*bad, line_text(p));
+	if (strstr(v, ".."))
+		return spec_error(p, KILN_ESYNTAX, "line %d: Illegal sequence \"..\" in: %s",
+		                  p->lineno, line_text(p));
 	return KILN_OK;
 }
 
@@ -671,19 +665,10 @@ static const char *obsoletes_warning(const char *s)
 /* Obsoletes take package names only (rpm checks them like Name:). */
 static kiln_rc tag_obsoletes(struct spec_parse_priv *p, const struct tag_line *tl)
 {
-	struct spec_deps line = {0};
-	struct spec_deps *all = &p->pkg->deps[SPEC_DEPS_OBSOLETES];
 	const char *warn;
-	kiln_rc rc = spec_dep_parse(p, tl->value, 0, SPEC_RICH_NONE, &line, line_text(p));
-	size_t i;
+	kiln_rc rc = spec_dep_parse(p, tl->value, 0, SPEC_RICH_NONE, SPEC_DEPP_OBSOLETES,
+	                            &p->pkg->deps[SPEC_DEPS_OBSOLETES], line_text(p));
 
-	for (i = 0; !rc && i < line.n; i++) {
-		rc = char_check(p, line.v[i].name, ".-_+%{}", "_%");
-		if (rc)
-			return rc;
-		rc = spec_deps_add(p->spec, all, line.v[i].name, line.v[i].evr, line.v[i].flags,
-		                   p->err);
-	}
 	warn = rc ? NULL : obsoletes_warning(tl->value);
 	if (warn)
 		spec_warn(p, "line %d: %s: %s", p->lineno, warn, line_text(p));
@@ -734,8 +719,9 @@ static kiln_rc tag_deps(struct spec_parse_priv *p, const struct tag_line *tl)
 		qual |= SPEC_DEP_SCRIPT_PRE | SPEC_DEP_SCRIPT_PREUN;
 	if (kind == SPEC_DEPS_OBSOLETES)
 		return tag_obsoletes(p, tl);
-	return spec_dep_parse(p, tl->value, qual, rich_context(kind), &p->pkg->deps[kind],
-	                      line_text(p));
+	return spec_dep_parse(p, tl->value, qual, rich_context(kind),
+	                      kind == SPEC_DEPS_PROVIDES ? SPEC_DEPP_PROVIDES : 0,
+	                      &p->pkg->deps[kind], line_text(p));
 }
 
 static kiln_rc tag_builddeps(struct spec_parse_priv *p, const struct tag_line *tl)
@@ -743,7 +729,7 @@ static kiln_rc tag_builddeps(struct spec_parse_priv *p, const struct tag_line *t
 	bool conflicts = tl->def->tag == SPEC_TAG_CONFLICTNAME;
 
 	return spec_dep_parse(p, tl->value, 0, conflicts ? SPEC_RICH_NEGATIVE : SPEC_RICH_POSITIVE,
-	                      conflicts ? &p->spec->buildconflicts : &p->spec->buildrequires,
+	                      0, conflicts ? &p->spec->buildconflicts : &p->spec->buildrequires,
 	                      line_text(p));
 }
 
@@ -823,10 +809,7 @@ static kiln_rc handle_tag(struct spec_parse_priv *p, const struct tag_line *tl)
 	case T_NAME:
 		if (!single_token(v))
 			goto single;
-		if (strchr(v, '%'))
-			spec_warn(p, "line %d: Possible unexpanded macro in: %s", p->lineno,
-			          line_text(p));
-		rc = char_check(p, v, ".-_+%{}", "_%");
+		rc = spec_char_check(p, v, ".-_+%{}", "_%");
 		if (!rc)
 			rc = put_text(p, d->tag, v, false);
 		if (!rc && p->pkg->is_main)
@@ -836,10 +819,7 @@ static kiln_rc handle_tag(struct spec_parse_priv *p, const struct tag_line *tl)
 	case T_RELEASE:
 		if (!single_token(v))
 			goto single;
-		if (strchr(v, '%'))
-			spec_warn(p, "line %d: Possible unexpanded macro in: %s", p->lineno,
-			          line_text(p));
-		rc = char_check(p, v, "._+%{}~^", "._+%{}~^");
+		rc = spec_char_check(p, v, "._+%{}~^", "._+%{}~^");
 		if (!rc)
 			rc = put_text(p, d->tag, v, false);
 		break;
@@ -984,7 +964,7 @@ static kiln_rc new_package(struct spec_parse_priv *p)
 		return spec_error(p, KILN_ESYNTAX, "Bad package specification: %s", line_text(p));
 	}
 	/* Only a full name (-n) has rules for its first character. */
-	rc = char_check(p, name, ".-_+%{}", full ? "_%" : NULL);
+	rc = spec_char_check(p, name, ".-_+%{}", full ? "_%" : NULL);
 	if (!rc) {
 		size_t n = strlen(p->spec->packages[0]->name) + strlen(name) + 2;
 

@@ -7,7 +7,9 @@
  */
 #include "util/util.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <unistd.h>
 
 #include "macro/macro.h"
@@ -72,30 +74,33 @@ struct setup_opts {
 	size_t nbefore, nafter;
 };
 
-static kiln_rc setup_num(struct spec_parse_priv *p, const char *s, uint32_t *v, size_t *n,
-                         const char *opt)
+/* -a N / -b N: rpm looks the source up as it reads the option, so a missing one fails
+ * before a bad option later on the line. */
+static kiln_rc setup_num(struct spec_parse_priv *p, const char *s, uint32_t *v, size_t *n)
 {
 	uint64_t num;
 
 	if (*n >= 64 || util_parse_u64(s, strlen(s), 10, UINT32_MAX, &num, NULL))
-		return spec_error(p, KILN_ESYNTAX, "line %d: Bad arg to %%setup %s: %s", p->lineno,
-		                  opt, s);
+		return spec_error(p, KILN_ESYNTAX, "line %d: Bad arg to %%setup: %s", p->lineno, s);
+	if (!find_source(p->spec, false, (uint32_t)num))
+		return spec_error(p, KILN_ENOTFOUND, "No source number %u", (unsigned)num);
 	v[(*n)++] = (uint32_t)num;
 	return KILN_OK;
 }
 
-/* popt-style short options: clusters ("-qcT"), attached or separate arguments. */
+/* popt-style short options: clusters ("-qcT"), attached or separate arguments; other
+ * words are ignored and "--" ends the options, as popt leaves them to rpm, which does not
+ * look at them. */
 static kiln_rc setup_parse(struct spec_parse_priv *p, char **argv, int argc, struct setup_opts *o)
 {
 	int i;
 
 	memset(o, 0, sizeof(*o));
-	for (i = 1; i < argc; i++) {
+	for (i = 1; i < argc && strcmp(argv[i], "--"); i++) {
 		const char *s = argv[i];
 
 		if (s[0] != '-' || !s[1])
-			return spec_error(p, KILN_ESYNTAX, "line %d: Bad arg to %%setup: %s",
-			                  p->lineno, s);
+			continue;
 		for (s++; *s; s++) {
 			const char *arg;
 			char opt[3] = {'-', *s, '\0'};
@@ -135,9 +140,9 @@ static kiln_rc setup_parse(struct spec_parse_priv *p, char **argv, int argc, str
 			if (*s == 'n')
 				o->dir = arg;
 			else if (*s == 'a')
-				rc = setup_num(p, arg, o->after, &o->nafter, opt);
+				rc = setup_num(p, arg, o->after, &o->nafter);
 			else
-				rc = setup_num(p, arg, o->before, &o->nbefore, opt);
+				rc = setup_num(p, arg, o->before, &o->nbefore);
 			if (rc)
 				return rc;
 			break;
@@ -159,8 +164,10 @@ static kiln_rc unpack(struct spec_parse_priv *p, uint32_t num, bool quiet, const
 	if (rc)
 		return rc;
 	kiln_buf_addf(out, "%s -x%s", tool, quiet ? "" : " -v");
+	/* rpm 4.20's -C: rpmuncompress creates the directory and strips the archive's top
+	 * one; rpm passes the name unquoted. */
 	if (into)
-		kiln_buf_addf(out, " -C '%s'", into);
+		kiln_buf_addf(out, " -C %s", into);
 	kiln_buf_addf(out, " %s\nSTATUS=$?\nif [ $STATUS -ne 0 ]; then\n  exit $STATUS\nfi\n",
 	              src->path);
 	free(tool);
@@ -210,7 +217,7 @@ static kiln_rc do_setup(struct spec_parse_priv *p, const char *line, struct kiln
 	if (!o.keep)
 		kiln_buf_addf(out, "rm -rf '%s'\n", dir);
 	kiln_buf_add(out, before.ptr, before.len);
-	if (!rc && (o.create || o.create_strip))
+	if (!rc && o.create)
 		kiln_buf_addf(out, "%s '%s'\n", mkdir, dir);
 	if (!rc && o.create)
 		kiln_buf_addf(out, "cd '%s'\n", dir);
@@ -237,83 +244,122 @@ out:
 /* %patch. */
 
 struct patch_opts {
-	const char *strip, *backup, *fuzz, *dir, *output;
+	const char *backup, *dir, *output;
+	long strip, fuzz; /* fuzz < 0: no --fuzz */
 	bool reverse, empty, timestamps;
 	uint32_t nums[256];
 	size_t nnums;
+	const char *words[256]; /* -P values, then the other words, as rpm collects them */
+	size_t nwords;
+	const char *other[256]; /* the words that are no options */
+	size_t nother;
 };
 
-static kiln_rc patch_num(struct spec_parse_priv *p, const char *s, struct patch_opts *o)
+static kiln_rc patch_num(struct spec_parse_priv *p, const char *s, const char *line,
+                         struct patch_opts *o)
 {
 	uint64_t n;
 
 	if (o->nnums >= KILN_ARRAY_SIZE(o->nums) ||
 	    util_parse_u64(s, strlen(s), 10, UINT32_MAX, &n, NULL))
-		return spec_error(p, KILN_ESYNTAX, "line %d: Invalid patch number %s", p->lineno,
-		                  s);
+		return spec_error(p, KILN_ESYNTAX, "Invalid patch number %s: %s", s, line);
 	o->nums[o->nnums++] = (uint32_t)n;
 	return KILN_OK;
 }
 
-/* Errors as rpm 4.18 words them (popt's message, the option, the line). */
+/* -p and -F are popt integers: any base strtol() reads, within int. word is what popt
+ * names in its message (the value's own word). */
+static kiln_rc patch_int(struct spec_parse_priv *p, const char *arg, const char *word,
+                         const char *line, long *out)
+{
+	char *end = NULL;
+	long long v;
+
+	errno = 0;
+	v = strtoll(arg, &end, 0);
+	if (!*arg || *end)
+		return spec_error(p, KILN_ESYNTAX, "invalid numeric value: %s: %s", word, line);
+	if (errno || v < INT_MIN || v > INT_MAX)
+		return spec_error(p, KILN_ESYNTAX, "number too large or too small: %s: %s", word,
+		                  line);
+	*out = (long)v;
+	return KILN_OK;
+}
+
+static kiln_rc patch_word(struct spec_parse_priv *p, const char *s, const char *line,
+                          struct patch_opts *o)
+{
+	if (o->nwords >= KILN_ARRAY_SIZE(o->words))
+		return spec_error(p, KILN_ESYNTAX, "Invalid patch number %s: %s", s, line);
+	o->words[o->nwords++] = s;
+	return KILN_OK;
+}
+
+/* Errors as rpm words them (popt's message, the option, the line). rpm takes the -P
+ * numbers first and the other words after them, and reads them once the options are. */
+/* One option word of %patch: flags (-R -E -Z) and at most one option with a value. */
+static kiln_rc patch_option(struct spec_parse_priv *p, char **argv, int argc, int *i,
+                            const char *line, struct patch_opts *o)
+{
+	const char *s = argv[*i] + 1;
+	const char *arg;
+
+	for (; *s == 'R' || *s == 'E' || *s == 'Z'; s++) {
+		o->reverse |= *s == 'R';
+		o->empty |= *s == 'E';
+		o->timestamps |= *s == 'Z';
+	}
+	if (!*s)
+		return KILN_OK;
+	if (!strchr("PpbzFdo", *s))
+		return spec_error(p, KILN_ESYNTAX, "unknown option: %s: %s", argv[*i], line);
+	arg = s[1] ? s + 1 : (*i + 1 < argc ? argv[++*i] : NULL);
+	if (!arg)
+		return spec_error(p, KILN_ESYNTAX, "missing argument: %s: %s", argv[*i], line);
+	switch (*s) {
+	case 'P':
+		return patch_word(p, arg, line, o);
+	case 'p':
+		return patch_int(p, arg, argv[*i], line, &o->strip);
+	case 'F':
+		return patch_int(p, arg, argv[*i], line, &o->fuzz);
+	case 'b':
+	case 'z':
+		o->backup = arg;
+		break;
+	case 'd':
+		o->dir = arg;
+		break;
+	default:
+		o->output = arg;
+		break;
+	}
+	return KILN_OK;
+}
+
 static kiln_rc patch_parse(struct spec_parse_priv *p, char **argv, int argc, const char *line,
                            struct patch_opts *o)
 {
+	kiln_rc rc = KILN_OK;
+	size_t k;
 	int i;
 
 	memset(o, 0, sizeof(*o));
-	for (i = 1; i < argc; i++) {
-		const char *s = argv[i];
-		const char *arg;
-		kiln_rc rc = KILN_OK;
-
-		if (s[0] != '-' || !s[1]) {
-			rc = patch_num(p, s, o);
-			if (rc)
-				return rc;
-			continue;
-		}
-		for (s++; *s; s++) {
-			if (*s == 'R' || *s == 'E' || *s == 'Z') {
-				o->reverse |= *s == 'R';
-				o->empty |= *s == 'E';
-				o->timestamps |= *s == 'Z';
-				continue;
-			}
-			if (!strchr("PpbzFdo", *s))
-				return spec_error(p, KILN_ESYNTAX, "unknown option: %s: %s",
-				                  argv[i], line);
-			arg = s[1] ? s + 1 : (i + 1 < argc ? argv[++i] : NULL);
-			if (!arg)
-				return spec_error(p, KILN_ESYNTAX, "missing argument: %s: %s",
-				                  argv[i], line);
-			switch (*s) {
-			case 'P':
-				rc = patch_num(p, arg, o);
-				break;
-			case 'p':
-				o->strip = arg;
-				break;
-			case 'b':
-			case 'z':
-				o->backup = arg;
-				break;
-			case 'F':
-				o->fuzz = arg;
-				break;
-			case 'd':
-				o->dir = arg;
-				break;
-			default:
-				o->output = arg;
-				break;
-			}
-			if (rc)
-				return rc;
-			break;
-		}
+	o->fuzz = spec_expand_numeric(p, "%{_default_patch_fuzz}");
+	for (i = 1; !rc && i < argc; i++) {
+		if (argv[i][0] == '-' && argv[i][1])
+			rc = patch_option(p, argv, argc, &i, line, o);
+		else if (o->nother < KILN_ARRAY_SIZE(o->other))
+			o->other[o->nother++] = argv[i];
+		else
+			rc = spec_error(p, KILN_ESYNTAX, "Invalid patch number %s: %s", argv[i],
+			                line);
 	}
-	return KILN_OK;
+	for (k = 0; !rc && k < o->nother; k++)
+		rc = patch_word(p, o->other[k], line, o);
+	for (k = 0; !rc && k < o->nwords; k++)
+		rc = patch_num(p, o->words[k], line, o);
+	return rc;
 }
 
 static kiln_rc patch_one(struct spec_parse_priv *p, const struct patch_opts *o, uint32_t num,
@@ -322,23 +368,21 @@ static kiln_rc patch_one(struct spec_parse_priv *p, const struct patch_opts *o, 
 	const struct spec_source *src = find_source(p->spec, true, num);
 	struct kiln_buf args = KILN_BUF_INIT(KILN_LIMIT_LINE);
 	char *patch = NULL;
-	char *fuzz = NULL;
 	char *uncompress = NULL;
 	kiln_rc rc;
 
 	if (!src)
 		return spec_error(p, KILN_ENOTFOUND, "No patch number %u", num);
 	rc = expand_str(p, "%{__patch} %{_default_patch_flags}", &patch);
-	if (!rc && !o->fuzz)
-		rc = expand_str(p, "%{_default_patch_fuzz}", &fuzz);
 	if (!rc)
 		rc = expand_str(p, "%{__rpmuncompress}", &uncompress);
 	if (rc)
 		goto out;
-	kiln_buf_addf(&args, "%s -p%s ", patch, o->strip ? o->strip : "0");
+	kiln_buf_addf(&args, "%s -p%ld ", patch, o->strip);
 	if (o->backup)
 		kiln_buf_addf(&args, "-b --suffix %s", o->backup);
-	kiln_buf_addf(&args, " --fuzz=%s", o->fuzz ? o->fuzz : fuzz);
+	if (o->fuzz >= 0)
+		kiln_buf_addf(&args, " --fuzz=%ld", o->fuzz);
 	if (o->dir)
 		kiln_buf_addf(&args, " -d %s", o->dir);
 	if (o->output)
@@ -359,7 +403,6 @@ static kiln_rc patch_one(struct spec_parse_priv *p, const struct patch_opts *o, 
 out:
 	kiln_buf_release(&args);
 	free(patch);
-	free(fuzz);
 	free(uncompress);
 	return rc;
 }
@@ -372,20 +415,21 @@ static kiln_rc do_patch(struct spec_parse_priv *p, const char *line, struct kiln
 	kiln_rc rc;
 	size_t i;
 
-	/* rpm 4.20: the old %patchN form is gone. */
+	/* rpm 4.20: the old %patchN form is gone. Anything else glued to "%patch" is what
+	 * rpm 4.18 took for the number. */
 	if (line[6] >= '0' && line[6] <= '9')
-		return spec_error(
-		    p, KILN_ESYNTAX,
-		    "line %d: %%patchN is obsolete, use %%patch N (or %%patch -P N): %s", p->lineno,
-		    line);
+		return spec_error(p, KILN_ESYNTAX,
+		                  "%%patchN is obsolete, use %%patch N (or %%patch -P N): %s",
+		                  line);
+	if (line[6] && line[6] != ' ' && line[6] != '\t')
+		return spec_error(p, KILN_ESYNTAX, "Invalid patch number %.*s: %s",
+		                  (int)strcspn(line + 6, " \t"), line + 6, line);
 	rc = spec_split_options(p, line, &argv, &argc);
 	if (!rc)
 		rc = patch_parse(p, argv, argc, line, &o);
+	/* rpm 4.20 (4.18 warned and applied patch 0). */
 	if (!rc && !o.nnums)
-		rc = spec_error(p, KILN_ESYNTAX,
-		                "line %d: %%patch without a patch number (use %%patch N or %%patch "
-		                "-P N): %s",
-		                p->lineno, line);
+		rc = spec_error(p, KILN_ESYNTAX, "Patch number not specified: %s", line);
 	for (i = 0; !rc && i < o.nnums; i++)
 		rc = patch_one(p, &o, o.nums[i], out);
 	spec_argv_free(argv, argc);

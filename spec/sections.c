@@ -4,6 +4,7 @@
  */
 #include "util/util.h"
 
+#include <errno.h>
 #include <time.h>
 
 #include "macro/macro.h"
@@ -88,34 +89,42 @@ static enum spec_section part_section(enum spec_part part)
 	}
 }
 
-/* "-a" / "-p" on a build section header (rpm 4.20). 0 main, 1 append, 2 prepend, -1
+/* "-a" / "-p" on a build section header (rpm 4.20's popt table: clusters such as "-ap"
+ * work, other words are ignored, "--" ends the options). 0 main, 1 append, 2 prepend, -1
  * error. */
 static int section_mode(struct spec_parse_priv *p, enum spec_section sec)
 {
 	char **argv = NULL;
 	int argc = 0;
+	unsigned bits = 0;
 	int mode = 0;
 	int i;
 
+	(void)sec;
 	if (spec_split_options(p, p->line.ptr, &argv, &argc))
 		return -1;
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-a") && mode != 2)
-			mode = 1;
-		else if (!strcmp(argv[i], "-p") && mode != 1)
-			mode = 2;
-		else if (!strcmp(argv[i], "-a") || !strcmp(argv[i], "-p")) {
-			spec_error(p, KILN_ESYNTAX, "line %d: append and prepend specified: %s",
-			           p->lineno, line_text(p));
+	for (i = 1; i < argc && mode >= 0 && strcmp(argv[i], "--"); i++) {
+		const char *c;
+
+		if (argv[i][0] != '-' || !argv[i][1])
+			continue;
+		for (c = argv[i] + 1; *c && mode >= 0; c++) {
+			if (*c == 'a' || *c == 'p') {
+				bits |= *c == 'a' ? 1u : 2u;
+				continue;
+			}
+			spec_error(p, KILN_ESYNTAX, "line %d: Bad %s option %s: unknown option",
+			           p->lineno, argv[0], argv[i]);
 			mode = -1;
-			break;
-		} else {
-			spec_error(p, KILN_ESYNTAX, "line %d: Bad %%%s option %s: %s", p->lineno,
-			           spec_section_name(sec), argv[i], line_text(p));
-			mode = -1;
-			break;
 		}
 	}
+	if (mode >= 0 && bits == 3) {
+		spec_error(p, KILN_ESYNTAX, "line %d: append and prepend specified: %s", p->lineno,
+		           line_text(p));
+		mode = -1;
+	}
+	if (mode >= 0)
+		mode = (int)bits;
 	spec_argv_free(argv, argc);
 	return mode;
 }
@@ -222,104 +231,125 @@ fail:
 /* ---------------------------------------------------------------------------------------- */
 /* Section header arguments: [-n] [NAME] plus per-section options. */
 
-struct header_args {
-	const char *name;
-	bool full;
-	const char *prog;     /* -p */
-	const char *file;     /* -f (scripts) */
-	const char *lang;     /* -l (description) */
-	const char *priority; /* -P (file triggers) */
-	bool expand, qformat; /* -e, -q */
-	const char **lists;   /* %files -f, repeatable */
-	size_t nlists;
-	int conds_at; /* index of the argument after "--", or -1 */
-};
-
-/* Parse a section header's options. allowed lists the option letters the section takes;
- * prog_opt says whether -p takes an argument. */
-static kiln_rc header_args(struct spec_parse_priv *p, char **argv, int argc, const char *allowed,
-                           struct header_args *a, const char *what)
+/* rpm's error for an option popt refused: the word, then the line. */
+static kiln_rc bad_option(struct spec_parse_priv *p, const struct spec_header_args *a,
+                          const char *word)
 {
-	int i;
+	return spec_error(p, KILN_ESYNTAX, "line %d: Bad option %s: %s", p->lineno, word, a->line);
+}
 
-	memset(a, 0, sizeof(*a));
-	a->conds_at = -1;
-	for (i = 1; i < argc; i++) {
-		const char *s = argv[i];
-		const char **dst = NULL;
+static void header_value(struct spec_header_args *a, char opt, const char *value)
+{
+	switch (opt) {
+	case 'n':
+		a->name = value;
+		a->full = true;
+		break;
+	case 'p':
+		a->prog = value;
+		break;
+	case 'f':
+		a->file = value;
+		break;
+	case 'l':
+		a->lang = value;
+		break;
+	default:
+		a->priority = value;
+		break;
+	}
+}
 
-		if (!strcmp(s, "--")) {
-			a->conds_at = i + 1;
-			break;
-		}
-		if (s[0] != '-' || !s[1]) {
-			if (a->name)
-				return spec_error(p, KILN_ESYNTAX, "line %d: Too many names: %s",
-				                  p->lineno, line_text(p));
-			a->name = s;
-			continue;
-		}
-		if (s[2] || !strchr(allowed, s[1]))
-			return spec_error(p, KILN_ESYNTAX, "line %d: Bad option %s: %s", p->lineno,
-			                  s, line_text(p));
-		switch (s[1]) {
-		case 'n':
-			dst = &a->name;
-			a->full = true;
-			break;
-		case 'p':
-			dst = &a->prog;
-			break;
-		case 'f':
-			dst = &a->file;
-			break;
-		case 'l':
-			dst = &a->lang;
-			break;
-		case 'P':
-			dst = &a->priority;
-			break;
-		case 'e':
-			a->expand = true;
-			continue;
-		case 'q':
-			a->qformat = true;
-			continue;
-		default:
-			break;
-		}
-		if (i + 1 >= argc)
-			return spec_error(p, KILN_ESYNTAX, "line %d: Bad option %s: %s", p->lineno,
-			                  s, line_text(p));
-		if (s[1] == 'f' && !strcmp(what, "%files")) {
-			const char **v =
-			    kiln_arena_array(&p->spec->arena, a->nlists + 1, sizeof(*v));
+/* rpm checks -p's value as popt returns it, before the rest of the header. */
+static kiln_rc prog_check(struct spec_parse_priv *p, const char *prog)
+{
+	if (prog[0] == '<' && prog[strlen(prog) - 1] != '>')
+		return spec_error(p, KILN_ESYNTAX, "line %d: internal script must end with '>': %s",
+		                  p->lineno, prog);
+	if (prog[0] != '<' && prog[0] != '/')
+		return spec_error(p, KILN_ESYNTAX,
+		                  "line %d: script program must begin with '/': %s", p->lineno,
+		                  prog);
+	return KILN_OK;
+}
 
-			if (!v)
-				return kiln_arena_finish(&p->spec->arena, p->err);
-			if (a->nlists)
-				memcpy(v, a->lists, a->nlists * sizeof(*v));
-			v[a->nlists++] = spec_strdup(p, argv[i + 1], strlen(argv[i + 1]));
-			a->lists = v;
-			i++;
+/* One option word: a cluster of flags (-e, -q) that may end in an option taking a value,
+ * attached ("-nfoo") or in the next word. */
+static kiln_rc header_option(struct spec_parse_priv *p, char **argv, int argc, int *i,
+                             const char *allowed, struct spec_header_args *a)
+{
+	const char *word = argv[*i];
+	const char *c;
+
+	if (word[1] == '-')
+		return bad_option(p, a, word);
+	for (c = word + 1; *c; c++) {
+		const char *value;
+
+		if (!strchr(allowed, *c))
+			return bad_option(p, a, word);
+		if (*c == 'e' || *c == 'q') {
+			a->expand |= *c == 'e';
+			a->qformat |= *c == 'q';
 			continue;
 		}
-		*dst = argv[++i];
+		value = c[1] ? c + 1 : (*i + 1 < argc ? argv[++*i] : NULL);
+		if (!value)
+			return bad_option(p, a, word);
+		header_value(a, *c, value);
+		return *c == 'p' ? prog_check(p, value) : KILN_OK;
 	}
 	return KILN_OK;
 }
 
-static kiln_rc header_package(struct spec_parse_priv *p, const struct header_args *a,
-                              const char *what, struct spec_package **out)
+/* Parse a section header's options (allowed lists the letters the section takes) the way
+ * popt does for rpm: options anywhere, "--" ends them; then at most one name, and none
+ * beside -n. */
+kiln_rc spec_header_args(struct spec_parse_priv *p, char **argv, int argc, const char *allowed,
+                         const char *line, struct spec_header_args *a)
+{
+	const char *words[2];
+	int nwords = 0;
+	bool dashdash = false;
+	int i;
+
+	memset(a, 0, sizeof(*a));
+	a->line = line;
+	for (i = 1; i < argc; i++) {
+		const char *s = argv[i];
+		kiln_rc rc;
+
+		if (!dashdash && !strcmp(s, "--")) {
+			dashdash = true;
+			continue;
+		}
+		if (dashdash || s[0] != '-' || !s[1]) {
+			if (nwords < 2)
+				words[nwords++] = s;
+			continue;
+		}
+		rc = header_option(p, argv, argc, &i, allowed, a);
+		if (rc)
+			return rc;
+	}
+	if (nwords && !a->name) {
+		a->name = words[0];
+		nwords--;
+	}
+	if (nwords)
+		return spec_error(p, KILN_ESYNTAX, "line %d: Too many names: %s", p->lineno, line);
+	return KILN_OK;
+}
+
+kiln_rc spec_header_package(struct spec_parse_priv *p, const struct spec_header_args *a,
+                            struct spec_package **out)
 {
 	kiln_rc rc = spec_lookup_package(p, a->name, a->full, out);
 
-	(void)what;
 	if (rc == KILN_ENOTFOUND)
 		return spec_error(p, KILN_ENOTFOUND, "line %d: %s: package %s%s%s does not exist",
-		                  p->lineno, line_text(p),
-		                  a->full ? "" : p->spec->packages[0]->name, a->full ? "" : "-",
-		                  a->name);
+		                  p->lineno, a->line, a->full ? "" : p->spec->packages[0]->name,
+		                  a->full ? "" : "-", a->name);
 	return rc;
 }
 
@@ -336,14 +366,14 @@ enum spec_part spec_parse_description(struct spec_parse_priv *p)
 {
 	struct kiln_buf body = KILN_BUF_INIT(KILN_LIMIT_MACRO_EXPANSION);
 	struct spec_package *pkg = NULL;
-	struct header_args a;
+	struct spec_header_args a;
 	enum spec_part next = SPEC_PART_ERROR;
 	char **argv = NULL;
 	int argc = 0;
 
 	if (spec_split_options(p, p->line.ptr, &argv, &argc) ||
-	    header_args(p, argv, argc, "nl", &a, "%description") ||
-	    header_package(p, &a, "%description", &pkg))
+	    spec_header_args(p, argv, argc, "nl", line_text(p), &a) ||
+	    spec_header_package(p, &a, &pkg))
 		goto out;
 	next = read_body(p, SPEC_STRIP_TRAILINGSPACE | SPEC_STRIP_COMMENTS, &body);
 	if (next == SPEC_PART_ERROR)
@@ -424,6 +454,8 @@ static uint32_t trigger_flag(enum spec_script_kind k)
 	}
 }
 
+/* -p PROG: an absolute path with arguments, or "<lua>" (rpm knows no other built-in; its
+ * form is checked with the options, the name once the header is read). */
 static kiln_rc script_prog(struct spec_parse_priv *p, struct spec_script *s, const char *prog)
 {
 	char **argv = NULL;
@@ -431,19 +463,46 @@ static kiln_rc script_prog(struct spec_parse_priv *p, struct spec_script *s, con
 	int i;
 	kiln_rc rc;
 
-	if (prog[0] != '/' && strcmp(prog, "<lua>"))
-		return spec_error(p, KILN_ESYNTAX,
-		                  "line %d: script program must begin with '/': %s", p->lineno,
-		                  prog);
+	if (prog[0] == '<' && strcmp(prog, "<lua>"))
+		return spec_error(p, KILN_ESYNTAX, "line %d: unsupported internal script: %s",
+		                  p->lineno, prog);
 	rc = spec_split_options(p, prog, &argv, &argc);
 	if (rc)
 		return rc;
+	if (argc > 1 && is_trigger(s->kind))
+		rc = spec_error(p, KILN_ESYNTAX,
+		                "line %d: interpreter arguments not allowed in triggers: %s",
+		                p->lineno, prog);
 	s->prog = kiln_arena_array(&p->spec->arena, (size_t)argc + 1, sizeof(*s->prog));
-	for (i = 0; s->prog && i < argc; i++)
+	for (i = 0; !rc && s->prog && i < argc; i++)
 		s->prog[i] = spec_strdup(p, argv[i], strlen(argv[i]));
 	s->nprog = (size_t)argc;
 	spec_argv_free(argv, argc);
-	return s->prog ? KILN_OK : kiln_arena_finish(&p->spec->arena, p->err);
+	if (!rc && !s->prog)
+		rc = kiln_arena_finish(&p->spec->arena, p->err);
+	return rc;
+}
+
+/* -P: popt's integer (any base strtol() reads, within int), stored as rpm stores it. Only
+ * triggers take it; rpm uses it for file triggers. */
+static kiln_rc script_priority(struct spec_parse_priv *p, struct spec_script *s,
+                               const struct spec_header_args *a)
+{
+	char *end = NULL;
+	long long v;
+
+	if (!a->priority)
+		return KILN_OK;
+	if (!is_trigger(s->kind))
+		return spec_error(p, KILN_ESYNTAX,
+		                  "line %d: Priorities are allowed only for file triggers : %s",
+		                  p->lineno, a->prog ? a->prog : "/bin/sh");
+	errno = 0;
+	v = strtoll(a->priority, &end, 0);
+	if (!*a->priority || *end || errno || v < INT32_MIN || v > INT32_MAX)
+		return bad_option(p, a, a->priority);
+	s->priority = (uint32_t)(int32_t)v;
+	return KILN_OK;
 }
 
 static kiln_rc script_add(struct spec_package *pkg, struct spec *spec, struct spec_script **out,
@@ -465,106 +524,156 @@ static kiln_rc script_add(struct spec_package *pkg, struct spec *spec, struct sp
 	return KILN_OK;
 }
 
-static kiln_rc script_conds(struct spec_parse_priv *p, struct spec_script *s, char **argv, int argc,
-                            const struct header_args *a)
+static bool is_blank(char c)
 {
-	struct kiln_buf conds = KILN_BUF_INIT(KILN_LIMIT_LINE);
-	const char *line = line_text(p);
-	const char *dd;
-	kiln_rc rc;
-	int i;
+	return c == ' ' || c == '\t';
+}
 
-	(void)argv;
-	(void)argc;
-	(void)a;
-	/* The conditions are the raw text after " -- " (rpm splits there, not on argv). */
-	dd = strstr(line, " -- ");
-	if (!dd)
+/* rpm splits a trigger header after the first "--" with a blank on each side; NULL when
+ * there is none. */
+static const char *trigger_separator(const char *line)
+{
+	const char *s = line;
+
+	while ((s = strstr(s, "--"))) {
+		s += 2;
+		if (s - 3 >= line && is_blank(s[-3]) && is_blank(*s))
+			return s;
+	}
+	return NULL;
+}
+
+/* rpm refuses a second plain trigger of the same kind on an overlapping condition. */
+static kiln_rc trigger_unique(struct spec_parse_priv *p, const struct spec_package *pkg,
+                              const struct spec_script *s, const char *line)
+{
+	uint32_t sense = trigger_flag(s->kind);
+	size_t i, j, k;
+
+	for (i = 0; i < pkg->nscripts && &pkg->scripts[i] != s; i++) {
+		const struct spec_script *e = &pkg->scripts[i];
+
+		if (!is_trigger(e->kind) || is_file_trigger(e->kind))
+			continue;
+		for (j = 0; j < e->conds.n; j++) {
+			for (k = 0; k < s->conds.n; k++) {
+				if ((e->conds.v[j].flags & sense) &&
+				    spec_dep_overlap(&e->conds.v[j], &s->conds.v[k]))
+					return spec_error(
+					    p, KILN_ESYNTAX,
+					    "line %d: Trigger fired by the same package "
+					    "is already defined in spec file: %s",
+					    p->lineno, line);
+			}
+		}
+	}
+	return KILN_OK;
+}
+
+/* The conditions after the separator: dependencies, or path prefixes for file triggers. */
+static kiln_rc script_conds(struct spec_parse_priv *p, const struct spec_package *pkg,
+                            struct spec_script *s, const char *conds, const char *line)
+{
+	kiln_rc rc;
+
+	if (is_file_trigger(s->kind))
+		return spec_dep_parse(p, conds, trigger_flag(s->kind), SPEC_RICH_NONE,
+		                      SPEC_DEPP_FILE_TRIGGER, &s->conds, line);
+	rc = spec_dep_parse(p, conds, trigger_flag(s->kind), SPEC_RICH_NONE, SPEC_DEPP_TRIGGER,
+	                    &s->conds, line);
+	if (!rc)
+		rc = trigger_unique(p, pkg, s, line);
+	return rc;
+}
+
+/* The header as rpm sees it: for triggers cut after the separator, with the conditions
+ * apart. */
+static kiln_rc script_header(struct spec_parse_priv *p, enum spec_script_kind kind, char **head,
+                             const char **conds)
+{
+	const char *line = line_text(p);
+	const char *sep = is_trigger(kind) ? trigger_separator(line) : NULL;
+
+	*conds = NULL;
+	if (is_trigger(kind) && !sep)
 		return spec_error(p, KILN_ESYNTAX, "line %d: triggers must have --: %s", p->lineno,
 		                  line);
-	kiln_buf_addstr(&conds, dd + 4);
-	if (!*kiln_str_trim(kiln_str_from(conds.ptr)).ptr ||
-	    !kiln_str_trim(kiln_str_from(conds.ptr)).len) {
-		kiln_buf_release(&conds);
-		return spec_error(p, KILN_ESYNTAX, "line %d: missing trigger condition: %s",
-		                  p->lineno, line);
-	}
-	if (is_file_trigger(s->kind)) {
-		/* File trigger conditions are path prefixes; each must be absolute. */
-		char **paths = NULL;
-		int n = 0;
+	if (sep) {
+		const char *c = sep;
 
-		rc = spec_split_options(p, conds.ptr, &paths, &n);
-		for (i = 0; !rc && i < n; i++) {
-			if (paths[i][0] != '/')
-				rc = spec_error(p, KILN_ESYNTAX,
-				                "line %d: file trigger condition must begin with "
-				                "'/': %s",
-				                p->lineno, paths[i]);
-			else
-				rc = spec_deps_add(p->spec, &s->conds, paths[i], "",
-				                   trigger_flag(s->kind), p->err);
-		}
-		spec_argv_free(paths, n);
-	} else {
-		rc = spec_dep_parse(p, conds.ptr, trigger_flag(s->kind), SPEC_RICH_NONE, &s->conds,
-		                    line);
+		while (*c && is_space(*c))
+			c++;
+		if (!*c)
+			return spec_error(p, KILN_ESYNTAX, "line %d: missing trigger condition: %s",
+			                  p->lineno, line);
+		*conds = c;
 	}
-	kiln_buf_release(&conds);
+	*head = spec_strdup(p, line, sep ? (size_t)(sep - line) : strlen(line));
+	return *head ? KILN_OK : KILN_ENOMEM;
+}
+
+/* Fill a new script from its header. */
+static kiln_rc script_setup(struct spec_parse_priv *p, struct spec_package *pkg,
+                            struct spec_script *s, const struct spec_header_args *a,
+                            const char *conds, const char *line)
+{
+	kiln_rc rc = KILN_OK;
+
+	s->line = p->lineno;
+	s->priority = 1000000;
+	s->flags =
+	    (a->expand ? SPEC_SCRIPT_F_EXPAND : 0) | (a->qformat ? SPEC_SCRIPT_F_QFORMAT : 0);
+	if (a->prog)
+		rc = script_prog(p, s, a->prog);
+	if (!rc)
+		rc = script_priority(p, s, a);
+	if (!rc && a->file)
+		s->file = spec_strdup(p, a->file, strlen(a->file));
+	if (!rc && conds)
+		rc = script_conds(p, pkg, s, conds, line);
+	return rc;
+}
+
+static kiln_rc script_begin(struct spec_parse_priv *p, struct spec_script **out)
+{
+	enum spec_script_kind kind = p->script_kind;
+	struct spec_package *pkg = NULL;
+	struct spec_header_args a;
+	const char *conds = NULL;
+	char *head = NULL;
+	char **argv = NULL;
+	int argc = 0;
+	size_t i;
+	kiln_rc rc = script_header(p, kind, &head, &conds);
+
+	if (!rc)
+		rc = spec_split_options(p, head, &argv, &argc);
+	if (!rc)
+		rc = spec_header_args(p, argv, argc, "npfeqP", head, &a);
+	if (!rc)
+		rc = spec_header_package(p, &a, &pkg);
+	for (i = 0; !rc && !is_trigger(kind) && i < pkg->nscripts; i++) {
+		if (pkg->scripts[i].kind == kind)
+			rc = spec_error(p, KILN_ESYNTAX, "line %d: Second %%%s", p->lineno,
+			                spec_script_name(kind));
+	}
+	if (!rc)
+		rc = script_add(pkg, p->spec, out, p->err);
+	if (!rc) {
+		(*out)->kind = kind;
+		rc = script_setup(p, pkg, *out, &a, conds, line_text(p));
+	}
+	spec_argv_free(argv, argc);
 	return rc;
 }
 
 enum spec_part spec_parse_script(struct spec_parse_priv *p)
 {
 	struct kiln_buf body = KILN_BUF_INIT(KILN_LIMIT_MACRO_EXPANSION);
-	enum spec_script_kind kind = p->script_kind;
-	struct spec_package *pkg = NULL;
 	struct spec_script *s = NULL;
 	enum spec_part next = SPEC_PART_ERROR;
-	struct header_args a;
-	char **argv = NULL;
-	int argc = 0;
-	size_t i;
 
-	if (is_trigger(kind) && !strstr(p->line.ptr, "--")) {
-		spec_error(p, KILN_ESYNTAX, "line %d: triggers must have --: %s", p->lineno,
-		           line_text(p));
-		goto out;
-	}
-	if (spec_split_options(p, p->line.ptr, &argv, &argc) ||
-	    header_args(p, argv, argc, is_file_trigger(kind) ? "npfeqP" : "npfeq", &a, "%script") ||
-	    header_package(p, &a, "%script", &pkg))
-		goto out;
-	if (!is_trigger(kind)) {
-		for (i = 0; i < pkg->nscripts; i++) {
-			if (pkg->scripts[i].kind == kind) {
-				spec_error(p, KILN_ESYNTAX, "line %d: Second %%%s", p->lineno,
-				           spec_script_name(kind));
-				goto out;
-			}
-		}
-	}
-	if (script_add(pkg, p->spec, &s, p->err))
-		goto out;
-	s->kind = kind;
-	s->line = p->lineno;
-	s->priority = 1000000;
-	s->flags = (a.expand ? SPEC_SCRIPT_F_EXPAND : 0) | (a.qformat ? SPEC_SCRIPT_F_QFORMAT : 0);
-	if (a.priority) {
-		uint64_t prio;
-
-		if (util_parse_u64(a.priority, strlen(a.priority), 10, UINT32_MAX, &prio, NULL)) {
-			spec_error(p, KILN_ESYNTAX, "line %d: Bad priority: %s", p->lineno,
-			           a.priority);
-			goto out;
-		}
-		s->priority = (uint32_t)prio;
-	}
-	if (a.prog && script_prog(p, s, a.prog))
-		goto out;
-	if (a.file)
-		s->file = spec_strdup(p, a.file, strlen(a.file));
-	if (is_trigger(kind) && script_conds(p, s, argv, argc, &a))
+	if (script_begin(p, &s))
 		goto out;
 	next = read_body(p, SPEC_STRIP_NOTHING, &body);
 	if (next == SPEC_PART_ERROR)
@@ -578,7 +687,6 @@ enum spec_part spec_parse_script(struct spec_parse_priv *p)
 	if (!s->body)
 		next = SPEC_PART_ERROR;
 out:
-	spec_argv_free(argv, argc);
 	kiln_buf_release(&body);
 	return next;
 }
@@ -589,13 +697,15 @@ out:
 static const char *const weekdays[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
 static const char *const months[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
                                      "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+/* rpm allows February 29 in any year (and day 0, which mktime() moves back a day). */
+static const int month_days[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
 
 static int find_word(const char *const *list, size_t n, const char *w, size_t len)
 {
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		if (len == 3 && !strncmp(list[i], w, 3))
+		if (strlen(list[i]) == len && !memcmp(list[i], w, len))
 			return (int)i;
 	}
 	return -1;
@@ -614,8 +724,23 @@ static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
 	return era * 146097 + (int64_t)doe - 719468;
 }
 
-/* "Dow Mon DD YYYY" or "Dow Mon DD HH:MM:SS [TZ] YYYY" at s; *rest gets the text after it.
- * The short form means 12:00 UTC that day. */
+/* The calendar date of a day number (days since 1970-01-01). */
+static void civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d)
+{
+	int64_t era;
+	unsigned doe, yoe, doy, mp;
+
+	z += 719468;
+	era = (z >= 0 ? z : z - 146096) / 146097;
+	doe = (unsigned)(z - era * 146097);
+	yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	mp = (5 * doy + 2) / 153;
+	*d = doy - (153 * mp + 2) / 5 + 1;
+	*m = mp < 10 ? mp + 3 : mp - 9;
+	*y = (int64_t)yoe + era * 400 + (*m <= 2);
+}
+
 static const char *skip_blanks(const char *s)
 {
 	while (*s && is_space(*s))
@@ -623,53 +748,87 @@ static const char *skip_blanks(const char *s)
 	return s;
 }
 
-static kiln_rc changelog_date(struct spec_parse_priv *p, const char *s, int64_t *t,
-                              const char **rest)
+/* The next blank-separated word after *s. */
+static bool next_word(const char **s, const char **w, size_t *len)
 {
-	const char *w[6];
-	size_t wl[6];
-	int nw = 0;
-	int dow, mon;
-	int64_t day = 0, year = 0, hh = 12, mm = 0, ss = 0;
-	const char *q = s;
+	const char *q = skip_blanks(*s);
 
-	while (nw < 6) {
-		while (*q && is_space(*q))
-			q++;
-		if (!*q)
-			break;
-		w[nw] = q;
-		while (*q && !is_space(*q))
-			q++;
-		wl[nw] = (size_t)(q - w[nw]);
-		nw++;
-		if (nw >= 4 && wl[nw - 1] == 4 && w[nw - 1][0] >= '0' && w[nw - 1][0] <= '9')
-			break;
-	}
-	if (nw < 4)
-		goto bad;
-	dow = find_word(weekdays, 7, w[0], wl[0]);
-	mon = find_word(months, 12, w[1], wl[1]);
-	if (dow < 0 || mon < 0 || util_parse_i64(w[2], wl[2], 10, 1, 31, &day, NULL))
-		goto bad;
-	if (nw >= 5 && strchr(w[3], ':')) {
-		if (sscanf(w[3], "%2" SCNd64 ":%2" SCNd64 ":%2" SCNd64, &hh, &mm, &ss) != 3)
-			goto bad;
-	}
-	if (util_parse_i64(w[nw - 1], wl[nw - 1], 10, 1990, 2999, &year, NULL))
-		goto bad;
-	*t = days_from_civil(year, (unsigned)mon + 1, (unsigned)day) * 86400 + hh * 3600 + mm * 60 +
-	     ss;
-	if (((*t / 86400) + 4) % 7 != dow)
-		spec_warn(p, "bogus date in %%changelog: %s", skip_blanks(s));
-	*rest = q;
-	return KILN_OK;
-bad:
-	return spec_error(p, KILN_ESYNTAX, "bad date in %%changelog: %s", skip_blanks(s));
+	if (!*q)
+		return false;
+	*w = q;
+	while (*q && !is_space(*q))
+		q++;
+	*len = (size_t)(q - *w);
+	*s = q;
+	return true;
 }
 
-static kiln_rc changelog_add(struct spec_parse_priv *p, int64_t t, const char *name,
-                             struct kiln_buf *text)
+/* Digits at *s as strtol() reads them (none is 0), at most max. */
+static bool clock_field(const char **s, int64_t max, int64_t *v)
+{
+	const char *q = *s;
+	int64_t n = 0;
+
+	while (*q >= '0' && *q <= '9' && n <= max)
+		n = n * 10 + (*q++ - '0');
+	*s = q;
+	*v = n;
+	return n <= max;
+}
+
+/* "HH:MM:SS TZ" at *s. kiln has no time zone database: the zone is taken as UTC, which is
+ * what rpm gets for UTC, GMT and names the host's zoneinfo lacks. */
+static bool clock_time(const char **s, int64_t *secs)
+{
+	const char *q = *s;
+	const char *tz;
+	size_t tzlen;
+	int64_t h, m, sec;
+
+	if (!clock_field(&q, 23, &h) || *q++ != ':' || !clock_field(&q, 59, &m) || *q++ != ':' ||
+	    !clock_field(&q, 59, &sec))
+		return false;
+	if (!next_word(&q, &tz, &tzlen) || tzlen > 8)
+		return false;
+	*secs = h * 3600 + m * 60 + sec;
+	*s = q;
+	return true;
+}
+
+/* rpm's dateToTimet: "Dow Mon DD YYYY" (12:00 UTC that day) or "Dow Mon DD HH:MM:SS TZ
+ * YYYY"; *nwords gets 4 or 6. A date that names the wrong weekday, or day 0, warns. */
+static bool changelog_date(struct spec_parse_priv *p, const char *date, int64_t *t, int *nwords)
+{
+	const char *s = date;
+	const char *w;
+	size_t len;
+	int dow, mon;
+	int64_t day, year, secs = 12 * 3600, y;
+	unsigned m, d;
+
+	if (!next_word(&s, &w, &len) || (dow = find_word(weekdays, 7, w, len)) < 0 ||
+	    !next_word(&s, &w, &len) || (mon = find_word(months, 12, w, len)) < 0 ||
+	    !next_word(&s, &w, &len) ||
+	    util_parse_i64(w, len, 10, 0, month_days[mon], &day, NULL) || !next_word(&s, &w, &len))
+		return false;
+	*nwords = 4;
+	if (w[1] == ':' || (w[1] && w[2] == ':')) {
+		*nwords = 6;
+		s = w;
+		if (!clock_time(&s, &secs) || !next_word(&s, &w, &len))
+			return false;
+	}
+	if (util_parse_i64(w, len, 10, 1990, 2999, &year, NULL))
+		return false;
+	*t = days_from_civil(year, (unsigned)mon + 1, (unsigned)day) * 86400 + secs;
+	civil_from_days(*t / 86400, &y, &m, &d);
+	if (y != year || m != (unsigned)mon + 1 || d != day || ((*t / 86400) + 4) % 7 != dow)
+		spec_warn(p, "bogus date in %%changelog: %s", date);
+	return true;
+}
+
+static kiln_rc changelog_add(struct spec_parse_priv *p, int64_t t, const char *name, size_t namelen,
+                             const char *text, size_t textlen)
 {
 	struct spec *spec = p->spec;
 	struct spec_changelog *c;
@@ -685,76 +844,106 @@ static kiln_rc changelog_add(struct spec_parse_priv *p, int64_t t, const char *n
 		spec->changelog = v;
 		spec->capchangelog = cap;
 	}
-	trim_trailing_newlines(text);
 	c = &spec->changelog[spec->nchangelog++];
 	c->time = t;
-	c->name = spec_strdup(p, name, strlen(name));
-	c->text = spec_strdup(p, text->ptr, text->len);
-	if (!c->name || !c->text)
-		return KILN_ENOMEM;
-	if (spec->nchangelog > 1 && t > spec->changelog[spec->nchangelog - 2].time)
-		return spec_error(p, KILN_ESYNTAX,
-		                  "%%changelog not in descending chronological order");
-	return KILN_OK;
+	c->name = spec_strdup(p, name, namelen);
+	c->text = spec_strdup(p, text, textlen);
+	return c->name && c->text ? KILN_OK : KILN_ENOMEM;
 }
 
-/* Parse the collected %changelog text into entries. */
+/* What survives %_changelog_trimage (seconds before the newest entry) or the older
+ * %_changelog_trimtime (a point in time, turned into an age as rpm does). */
+struct changelog_trim {
+	int64_t age;
+	int64_t cutoff;
+};
+
+static void changelog_trim_init(struct spec_parse_priv *p, struct changelog_trim *tr)
+{
+	int64_t trimtime = spec_expand_numeric(p, "%{?_changelog_trimtime}");
+
+	tr->age = spec_expand_numeric(p, "%{?_changelog_trimage}");
+	tr->cutoff = 0;
+	if (trimtime && !tr->age)
+		tr->age = util_clock_wall() - trimtime;
+}
+
+/* The entry's name: the header after the date words. (rpm's loop meant to trim trailing
+ * blanks starts at the terminating NUL and so keeps them.) */
+static kiln_rc changelog_name(struct spec_parse_priv *p, const char *hdr, int nwords,
+                              const char **name, size_t *len)
+{
+	const char *s = hdr;
+	const char *w;
+	size_t wl;
+	int i;
+
+	for (i = 0; i < nwords; i++)
+		(void)next_word(&s, &w, &wl);
+	s = skip_blanks(s);
+	*len = strlen(s);
+	*name = s;
+	return *len ? KILN_OK : spec_error(p, KILN_ESYNTAX, "missing name in %%changelog");
+}
+
+/* One entry at *s ('*'); *s moves to the next one. The text runs to the next line that
+ * starts with '*': an entry without text takes the next entry as its text, as rpm's does. */
+static kiln_rc changelog_entry(struct spec_parse_priv *p, const char **s, int64_t *last,
+                               struct changelog_trim *tr, bool *stop)
+{
+	const char *eol = strchr(*s, '\n');
+	const char *text, *next, *name;
+	char *hdr = NULL;
+	size_t namelen, textlen;
+	int64_t t = 0;
+	int nwords = 4;
+	kiln_rc rc;
+
+	if (!eol)
+		return spec_error(p, KILN_ESYNTAX, "incomplete %%changelog entry");
+	hdr = spec_strdup(p, *s + 1, (size_t)(eol - *s - 1));
+	if (!hdr)
+		return KILN_ENOMEM;
+	if (!changelog_date(p, skip_blanks(hdr), &t, &nwords))
+		return spec_error(p, KILN_ESYNTAX, "bad date in %%changelog: %s", skip_blanks(hdr));
+	if (!*last && tr->age)
+		tr->cutoff = t - tr->age;
+	if (*last && *last < t)
+		return spec_error(p, KILN_ESYNTAX,
+		                  "%%changelog not in descending chronological order");
+	rc = changelog_name(p, hdr, nwords, &name, &namelen);
+	if (rc)
+		return rc;
+	*last = t;
+	text = skip_blanks(eol + 1);
+	if (!*text)
+		return spec_error(p, KILN_ESYNTAX, "no description in %%changelog");
+	for (next = text + 1; *next && !(next[-1] == '\n' && *next == '*'); next++)
+		;
+	for (textlen = (size_t)(next - text); textlen > 1 && is_space(text[textlen - 1]);)
+		textlen--;
+	*s = next;
+	if (tr->cutoff && t < tr->cutoff) {
+		*stop = true;
+		return KILN_OK;
+	}
+	return changelog_add(p, t, name, namelen, text, textlen);
+}
+
+/* rpm's addChangelog over the collected %changelog text. */
 static kiln_rc changelog_parse(struct spec_parse_priv *p, const char *s)
 {
-	struct kiln_buf text = KILN_BUF_INIT(KILN_LIMIT_MACRO_EXPANSION);
-	const char *name = NULL;
-	char *namebuf = NULL;
-	int64_t t = 0;
+	struct changelog_trim tr;
+	int64_t last = 0;
+	bool stop = false;
 	kiln_rc rc = KILN_OK;
 
-	while (*s && is_space(*s))
-		s++;
-	if (*s && *s != '*')
-		return spec_error(p, KILN_ESYNTAX, "%%changelog entries must start with *");
-	while (*s && !rc) {
-		const char *eol = strchr(s, '\n');
-		size_t n = eol ? (size_t)(eol - s) : strlen(s);
-
-		if (*s == '*') {
-			const char *rest = "";
-			char hdr[1024];
-
-			if (name)
-				rc = changelog_add(p, t, name, &text);
-			kiln_buf_reset(&text);
-			snprintf(hdr, sizeof(hdr), "%.*s", (int)(n - 1), s + 1);
-			if (!rc)
-				rc = changelog_date(p, hdr, &t, &rest);
-			if (!rc) {
-				while (*rest && is_space(*rest))
-					rest++;
-				if (!*rest)
-					rc = spec_error(p, KILN_ESYNTAX,
-					                "missing name in %%changelog");
-				free(namebuf);
-				namebuf = kiln_strdup(rest);
-				name = namebuf;
-				if (!namebuf && !rc)
-					rc = kiln_err_set(p->err, KILN_ENOMEM, "out of memory");
-			}
-		} else {
-			size_t m = n;
-
-			while (m && is_space(s[m - 1]))
-				m--;
-			kiln_buf_add(&text, s, m);
-			kiln_buf_addch(&text, '\n');
-		}
-		s += n + (eol ? 1 : 0);
+	changelog_trim_init(p, &tr);
+	for (s = skip_blanks(s); !rc && !stop && *s;) {
+		if (*s != '*')
+			return spec_error(p, KILN_ESYNTAX, "%%changelog entries must start with *");
+		rc = changelog_entry(p, &s, &last, &tr, &stop);
 	}
-	if (!rc && name) {
-		if (!text.len)
-			rc = spec_error(p, KILN_ESYNTAX, "no description in %%changelog");
-		else
-			rc = changelog_add(p, t, name, &text);
-	}
-	free(namebuf);
-	kiln_buf_release(&text);
 	return rc;
 }
 
@@ -763,11 +952,11 @@ enum spec_part spec_parse_changelog(struct spec_parse_priv *p)
 	struct kiln_buf body = KILN_BUF_INIT(KILN_LIMIT_MACRO_EXPANSION);
 	enum spec_part next;
 
-	if (p->have_changelog) {
+	/* rpm objects only once the spec has changelog entries. */
+	if (p->spec->nchangelog) {
 		spec_error(p, KILN_ESYNTAX, "line %d: second %%changelog", p->lineno);
 		return SPEC_PART_ERROR;
 	}
-	p->have_changelog = true;
 	next = read_body(p, SPEC_STRIP_COMMENTS, &body);
 	if (next != SPEC_PART_ERROR &&
 	    (kiln_buf_finish(&body, p->err) || changelog_parse(p, body.ptr))) {

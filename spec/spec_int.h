@@ -156,7 +156,6 @@ struct spec_parse_priv {
 	struct kiln_buf secbuf[SPEC_SEC_COUNT]; /* main section texts */
 	struct spec_fragment *frags;
 	size_t nfrags, capfrags;
-	bool have_changelog;
 	uint32_t next_source, next_patch; /* auto numbering: highest number + 1 */
 	bool any_source, any_patch;
 	uint32_t dup_tag;         /* a single-valued tag given twice in this package */
@@ -179,6 +178,12 @@ void spec_read_close(struct spec_parse_priv *p);
 /* The part a line starts, SPEC_PART_NONE when it is not a section header. */
 enum spec_part spec_is_part(struct spec_parse_priv *p, const char *line);
 
+/* rpm's rpmCharCheck (4.18): each character of v alphanumeric or in allowed (the first in
+ * first_allowed, when given), no "..". The error names the last bad character, as rpm's
+ * does; a '%', '{' or '}' first warns "Possible unexpanded macro". Messages quote the
+ * current line. */
+KILN_MUST_CHECK kiln_rc spec_char_check(struct spec_parse_priv *p, const char *v,
+                                        const char *allowed, const char *first_allowed);
 /* Errors with rpm's "line N: " prefix. */
 kiln_rc spec_error(struct spec_parse_priv *p, kiln_rc rc, const char *fmt, ...) KILN_PRINTF(3, 4);
 void spec_warn(struct spec_parse_priv *p, const char *fmt, ...) KILN_PRINTF(2, 3);
@@ -215,7 +220,32 @@ KILN_MUST_CHECK kiln_rc spec_lua_add_source(struct spec_parse_priv *p,
 KILN_MUST_CHECK kiln_rc spec_lookup_package(struct spec_parse_priv *p, const char *name, bool full,
                                             struct spec_package **out);
 
+/* A section header's options, parsed the way rpm's popt tables do (sections.c). */
+struct spec_header_args {
+	const char *line;     /* borrowed: the header as rpm quotes it in messages */
+	const char *name;     /* borrowed from argv: -n NAME, or the first word no option */
+	bool full;            /* -n */
+	const char *prog;     /* -p (scripts) */
+	const char *file;     /* -f (scripts; %files takes its -f words itself) */
+	const char *lang;     /* -l (description) */
+	const char *priority; /* -P (triggers) */
+	bool expand, qformat; /* -e, -q */
+};
+/* Options from argv[1..argc) among the letters in allowed (clusters, attached values,
+ * "--" ends them), then at most one name, and none beside -n: rpm's "Bad option X: LINE"
+ * and "Too many names: LINE". -p's value is checked as it is read. */
+KILN_MUST_CHECK kiln_rc spec_header_args(struct spec_parse_priv *p, char **argv, int argc,
+                                         const char *allowed, const char *line,
+                                         struct spec_header_args *a);
+/* The package a header names: "LINE: package NAME does not exist" (KILN_ENOTFOUND). */
+KILN_MUST_CHECK kiln_rc spec_header_package(struct spec_parse_priv *p,
+                                            const struct spec_header_args *a,
+                                            struct spec_package **out);
+
 /* Shared helpers. */
+/* rpmExpandNumeric(): expand expr; a number (any base strtoll() reads), y/Y 1, n/N 0,
+ * anything else (or an error) 0. */
+int64_t spec_expand_numeric(struct spec_parse_priv *p, const char *expr);
 struct spec_package *spec_package_find(struct spec *spec, const char *name);
 KILN_MUST_CHECK kiln_rc spec_package_add(struct spec_parse_priv *p, const char *name,
                                          struct spec_package **out);
@@ -227,9 +257,22 @@ enum spec_rich_ctx {
 	SPEC_RICH_POSITIVE, /* Requires, Recommends, Suggests, BuildRequires */
 	SPEC_RICH_NEGATIVE, /* Conflicts, BuildConflicts, Supplements, Enhances */
 };
+enum spec_dep_parse_opts {
+	SPEC_DEPP_PROVIDES = 1 << 0,     /* Provides: rpmlib() names are "invalid dependency" */
+	SPEC_DEPP_OBSOLETES = 1 << 1,    /* Obsoletes: names are package names (rpmCharCheck) */
+	SPEC_DEPP_TRIGGER = 1 << 2,      /* trigger conditions: no two may overlap */
+	SPEC_DEPP_FILE_TRIGGER = 1 << 3, /* file trigger conditions: absolute paths */
+};
+/* Parse a dependency list into out: base_flags (qualifiers, trigger senses) on every item,
+ * rich dependencies as rich allows, opts from enum spec_dep_parse_opts. Messages quote
+ * what (the line). KILN_ESYNTAX with rpm's message, KILN_ELIMIT for a rich dependency
+ * nested deeper than KILN_LIMIT_EXPR_DEPTH. */
 KILN_MUST_CHECK kiln_rc spec_dep_parse(struct spec_parse_priv *p, const char *text,
-                                       uint32_t base_flags, enum spec_rich_ctx rich,
+                                       uint32_t base_flags, enum spec_rich_ctx rich, unsigned opts,
                                        struct spec_deps *out, const char *what);
+/* rpm's rpmdsCompare: do two dependencies match a common version? Different names never
+ * do; an unversioned one matches everything of its name. */
+bool spec_dep_overlap(const struct spec_dep *a, const struct spec_dep *b);
 KILN_MUST_CHECK kiln_rc spec_deps_add(struct spec *spec, struct spec_deps *d, const char *name,
                                       const char *evr, uint32_t flags, struct kiln_err *err);
 KILN_MUST_CHECK kiln_rc spec_add_source(struct spec_parse_priv *p, const char *value, bool is_patch,

@@ -102,9 +102,10 @@ def test_autotools_amhello(kiln, tmp_path):
     assert s["conf"].rstrip().endswith("--infodir=/usr/share/info --program-prefix=alt-")
     assert "./configure --host=x86_64-kiln-linux-gnu" in s["conf"]
     assert s["check"] == "/usr/bin/make check -j2 \n"
-    # %prep comes from %buildsystem_default_prep: %autosetup -C -p1.
-    assert "/usr/bin/mkdir -p 'amhello-1.0'\n" in s["prep"]
-    assert "-x -C 'amhello-1.0' /b/SOURCES/amhello-1.0.tar.gz\n" in s["prep"]
+    # %prep comes from %buildsystem_default_prep: %autosetup -C -p1. rpm 4.20's %setup -C
+    # leaves making the directory to rpmuncompress -C and passes its name unquoted.
+    assert "mkdir -p 'amhello-1.0'" not in s["prep"]
+    assert "-x -C amhello-1.0 /b/SOURCES/amhello-1.0.tar.gz\n" in s["prep"]
 
 
 def test_parse_output_shows_generated_sections(kiln, tmp_path):

@@ -85,6 +85,27 @@ KILN_TEST(preamble_name_version_release_epoch_errors)
 	expect_tag_error("Epoch: 1 2", KILN_ESYNTAX, "Tag takes single token only: Epoch: 1 2");
 }
 
+KILN_TEST(preamble_char_check_names_the_last_bad_character)
+{
+	struct pt t;
+
+	/* rpm 4.18's rpmCharCheck keeps the message of the last bad character. */
+	pt_expect_fail("Name: a/b@c\n", KILN_ESYNTAX, 1, "Illegal char '@' (0x40) in: Name: a/b@c");
+	pt_expect_fail("Name: t\nVersion: 1..2@\n", KILN_ESYNTAX, 2,
+	               "Illegal char '@' (0x40) in: Version: 1..2@");
+	pt_expect_fail("Name: t\nVersion: 1\001x\n", KILN_ESYNTAX, 2,
+	               "Illegal char '?' (0x1) in: Version: 1\001x");
+	/* Any of % { } may be a macro left unexpanded. */
+	pt_init(&t);
+	pt_ok(&t, "Name: a}\nVersion: 1{\nRelease: 1\nSummary: s\nLicense: MIT\n%description\nd\n"
+	          "%package -n x}y\nSummary: s\n%description -n x}y\nd\n");
+	assert_string_equal(t.log,
+	                    "warning: line 1: Possible unexpanded macro in: Name: a}\n"
+	                    "warning: line 2: Possible unexpanded macro in: Version: 1{\n"
+	                    "warning: line 8: Possible unexpanded macro in: %package -n x}y\n");
+	pt_release(&t);
+}
+
 KILN_TEST(preamble_required_and_duplicate_tags)
 {
 	pt_expect_fail("Name: t\nVersion: 1\nRelease: 1\nLicense: MIT\n%description\nd\n",
