@@ -576,7 +576,7 @@ kiln_rc spec_deps_add_text(struct spec *spec, struct spec_deps *out, const char 
 
 	p->err = err;
 	p->lineno = 0;
-	rc = spec_dep_parse(p, text, 0, SPEC_RICH_POSITIVE, out, "BuildRequires");
+	rc = spec_dep_parse(p, text, 0, SPEC_RICH_POSITIVE, 0, out, text);
 	p->err = saved;
 	p->lineno = lineno;
 	return rc;
