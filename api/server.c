@@ -28,6 +28,7 @@
 #define DEFAULT_BODY (1 * KILN_MIB)
 #define DEFAULT_UPLOAD ((uint64_t)KILN_GIB)
 #define REQ_ARENA (8 * KILN_MIB)
+#define DISCARD_MAX ((uint64_t)64 * KILN_MIB)
 
 struct api_server {
 	struct MHD_Daemon *d;
@@ -62,6 +63,10 @@ struct api_req {
 	unsigned scopes;
 	bool resumed, answered, rejected;
 	bool nul_param; /* a path capture decoded to a NUL byte */
+	int rej_status; /* the error answer once rejected */
+	char rej_code[32];
+	char rej_msg[KILN_ERR_MSG_MAX];
+	uint64_t discarded;
 	int64_t wait_until;
 	void *slot;
 	void (*slot_free)(void *);
@@ -191,19 +196,33 @@ static enum MHD_Result queue(struct api_req *q, struct api_resp *r)
 	return ret;
 }
 
-/* Answer with an error right away (before or while the body arrives). */
+/* Answer with an error. The answer waits until the body has arrived (it is read and thrown
+ * away), because a client still sending would otherwise see a broken pipe instead of the
+ * status; past DISCARD_MAX bytes it is sent at once and the connection closed. */
 static enum MHD_Result reject(struct api_req *q, int status, const char *code, const char *msg)
+{
+	if (q->rejected)
+		return MHD_YES;
+	q->rejected = true;
+	q->rej_status = status;
+	snprintf(q->rej_code, sizeof(q->rej_code), "%s", code);
+	snprintf(q->rej_msg, sizeof(q->rej_msg), "%s", msg);
+	return MHD_YES;
+}
+
+static enum MHD_Result reject_flush(struct api_req *q)
 {
 	struct api_resp r;
 	enum MHD_Result ret;
 
+	if (q->answered)
+		return MHD_YES;
 	resp_init(&r);
-	api_resp_error(&r, status, code, "%s", msg);
-	if (status == 401)
+	api_resp_error(&r, q->rej_status, q->rej_code, "%s", q->rej_msg);
+	if (q->rej_status == 401)
 		api_resp_header(&r, "WWW-Authenticate", "Bearer realm=\"kiln\"");
 	ret = queue(q, &r);
 	resp_release(&r);
-	q->rejected = true;
 	return ret;
 }
 
@@ -393,8 +412,10 @@ static enum MHD_Result body_add(struct api_req *q, const char *data, size_t *siz
 	size_t n = *size;
 
 	*size = 0;
-	if (q->rejected)
-		return MHD_YES; /* discard what still arrives */
+	if (q->rejected) {
+		q->discarded += n;
+		return q->discarded > DISCARD_MAX ? reject_flush(q) : MHD_YES;
+	}
 	if (!(q->route->flags & API_ROUTE_UPLOAD)) {
 		if (q->body.len + n > q->body.max)
 			return reject(q, 413, "too_large", "request body over the size limit");
@@ -538,7 +559,8 @@ static enum MHD_Result req_run(struct api_req *q)
 		resp_release(&r);
 		return ret;
 	}
-	return reject(q, 503, "busy", "too many wake-ups");
+	reject(q, 503, "busy", "too many wake-ups");
+	return reject_flush(q);
 }
 
 static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const char *url,
@@ -559,6 +581,8 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
 	}
 	if (*upload_data_size)
 		return body_add(q, upload_data, upload_data_size);
+	if (q->rejected)
+		return reject_flush(q);
 	if (q->answered)
 		return MHD_YES;
 	if (q->wait_until)
