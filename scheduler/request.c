@@ -142,9 +142,12 @@ static kiln_rc check_formats(const struct scheduler_request *r, struct kiln_err 
 			                    "field 'formats[%zu]': '%.16s' is not v4 "
 			                    "or v6",
 			                    i, r->formats.v[i]);
-	if (r->formats.n == 2 && !strcmp(r->formats.v[0], r->formats.v[1]))
-		return kiln_err_set(err, KILN_EINVAL, "field 'formats': %s given twice",
-		                    r->formats.v[0]);
+	/* v4 and v6 packages of one spec have the same file names: one format per job (submit
+	 * the other format as a second job). */
+	if (r->formats.n > 1)
+		return kiln_err_set(err, KILN_EINVAL,
+		                    "field 'formats': one format per job (v4 and "
+		                    "v6 packages have the same names; submit two jobs)");
 	return KILN_OK;
 }
 
