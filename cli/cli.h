@@ -165,6 +165,16 @@ int cli_cmd_diff(int argc, char **argv);
 /* The sandbox (cmd_sandbox.c). */
 extern const struct cli_opt cli_sandbox_opts[];
 int cli_cmd_sandbox(int argc, char **argv);
+/* The build farm (cmd_farm.c). */
+extern const struct cli_opt cli_scheduler_opts[];
+extern const struct cli_opt cli_submit_opts[];
+extern const struct cli_opt cli_jobs_opts[];
+extern const struct cli_opt cli_client_opts[];
+extern const struct cli_opt cli_logs_opts[];
+extern const struct cli_opt cli_download_opts[];
+extern const struct cli_opt cli_token_opts[];
+int cli_cmd_scheduler(int argc, char **argv);
+int cli_cmd_client(int argc, char **argv);
 /* Parse a --time argument: seconds since the epoch, 0 .. 2^32-1. */
 KILN_MUST_CHECK kiln_rc cli_parse_time(const char *s, int64_t *out, struct kiln_err *err);
 /* Read a file, or standard input for "-", into out (at most max bytes). */

@@ -119,6 +119,34 @@ const struct cli_command cli_commands[] = {
      "entries whose object is gone, and with --max-size evicts the least recently used "
      "objects and mirrors until the cache fits.",
      cli_cache_opts, cli_cmd_cache},
+    /* The build farm (cmd_farm.c, cmd_worker.c). */
+    {"scheduler", "run the build farm's scheduler (REST API, job store, leases)",
+     "[--config FILE] [--listen HOST:PORT] [--data-dir DIR] [--set SECTION.KEY=VALUE]...",
+     "Serves REST API v1 (docs/api.md). With no configuration it listens on 127.0.0.1:8470, "
+     "keeps its database, blobs, logs and keys in ./kiln-data, and prints an admin token on "
+     "first start. SIGTERM stops it gracefully.",
+     cli_scheduler_opts, cli_cmd_scheduler},
+    {"submit", "submit a build job to the scheduler",
+     "[options] SPEC|SRPM | --git URL [--ref R] [--spec P] [--wait] [--follow] [--json]",
+     "Uploads the spec (or source package) and --source files, then submits the job. With "
+     "--wait or --follow it waits for the end and exits 0 only when the job succeeded. "
+     "KILN_URL and KILN_TOKEN name the scheduler and the token.",
+     cli_submit_opts, cli_cmd_client},
+    {"jobs", "list jobs", "[--state STATE] [--limit N] [--json]", NULL, cli_jobs_opts,
+     cli_cmd_client},
+    {"job", "show a job", "[--json] ID", NULL, cli_client_opts, cli_cmd_client},
+    {"logs", "print a job's build log", "[-f] [--attempt N] ID",
+     "With -f, follows the log until the job ends, through every attempt.", cli_logs_opts,
+     cli_cmd_client},
+    {"cancel", "cancel a job", "ID", NULL, cli_client_opts, cli_cmd_client},
+    {"retry", "queue a failed or cancelled job again", "ID", NULL, cli_client_opts, cli_cmd_client},
+    {"download", "download a job's packages (signed) and checks their sha256", "[-o DIR] ID", NULL,
+     cli_download_opts, cli_cmd_client},
+    {"workers", "list the scheduler's workers (JSON)", "", NULL, cli_client_opts, cli_cmd_client},
+    {"token", "manage API tokens (admin)", "create --scope SCOPES [--name NAME] | list | revoke ID",
+     "Tokens are stored hashed; create prints the new token once. Scopes: submit, read, "
+     "worker, admin.",
+     cli_token_opts, cli_cmd_client},
     {NULL, NULL, NULL, NULL, NULL, NULL},
 };
 

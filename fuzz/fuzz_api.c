@@ -1,0 +1,76 @@
+/*
+ * fuzz_api.c - the API's parsers of outside input: job request bodies (field tables,
+ * validation), the other JSON bodies' decoder in lenient mode, canonical JSON, bearer
+ * headers, file names from URLs and scopes.
+ *
+ * Checks beyond "no crash": a decoded request has exactly one origin and names that pass
+ * the name check; canonical JSON is a fixed point.
+ */
+#include "util/util.h"
+
+#include "api/api.h"
+#include "scheduler/scheduler_int.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void check_request(const uint8_t *data, size_t size)
+{
+	struct kiln_arena a = KILN_ARENA_INIT(64 * KILN_MIB);
+	struct kiln_err err = KILN_ERR_INIT;
+	struct scheduler_request r;
+	const struct scheduler_source_ref *src;
+	size_t i;
+
+	if (!scheduler_request_parse(data, size, &a, &r, &err)) {
+		if (!!r.spec + r.has_srpm + r.has_git != 1)
+			KILN_BUG("a request with %d origins was accepted",
+			         !!r.spec + r.has_srpm + r.has_git);
+		src = r.sources.v;
+		for (i = 0; i < r.sources.n; i++)
+			if (api_name_check(src[i].name, strlen(src[i].name), NULL) ||
+			    !api_sha256_valid(src[i].sha256))
+				KILN_BUG("a bad source reference was accepted");
+	} else if (!err.msg[0]) {
+		KILN_BUG("an error without a message");
+	}
+	kiln_arena_release(&a);
+}
+
+static void check_canonical(const uint8_t *data, size_t size)
+{
+	struct kiln_buf a = KILN_BUF_INIT(KILN_LIMIT_HTTP_BODY * 2);
+	struct kiln_buf b = KILN_BUF_INIT(KILN_LIMIT_HTTP_BODY * 2);
+
+	if (!api_json_canonical(data, size, &a, NULL) &&
+	    !api_json_canonical(a.ptr, a.len, &b, NULL) &&
+	    (a.len != b.len || memcmp(a.ptr, b.ptr, a.len)))
+		KILN_BUG("canonical JSON is not a fixed point");
+	kiln_buf_release(&a);
+	kiln_buf_release(&b);
+}
+
+static void check_strings(const uint8_t *data, size_t size)
+{
+	char *s = kiln_strndup((const char *)data, size < 4096 ? size : 4096);
+	struct kiln_str tok;
+	unsigned scopes;
+
+	if (!s)
+		return;
+	if (!api_bearer_parse(s, &tok, NULL) && (!tok.len || memchr(tok.ptr, ' ', tok.len)))
+		KILN_BUG("a bearer token with blanks");
+	if (!api_name_check((const char *)data, size, NULL) &&
+	    (memchr(data, '/', size) || memchr(data, '\0', size)))
+		KILN_BUG("a name with '/' or NUL passed");
+	if (!api_scopes_parse(s, &scopes, NULL) && (!scopes || scopes & ~API_SCOPE_ALL))
+		KILN_BUG("bad scopes accepted");
+	free(s);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	check_request(data, size);
+	check_canonical(data, size);
+	check_strings(data, size);
+	return 0;
+}

@@ -1,0 +1,46 @@
+/*
+ * http_int.h - the REST handlers of the scheduler (http_*.c) and what they share.
+ */
+#ifndef KILN_SCHEDULER_HTTP_INT_H
+#define KILN_SCHEDULER_HTTP_INT_H
+
+#include "scheduler/scheduler_int.h"
+
+/* The i-th path capture as a job id (KILN_ENOTFOUND when it is not one). */
+KILN_MUST_CHECK kiln_rc scheduler_param_id(struct api_req *req, unsigned i, int64_t *id,
+                                           struct kiln_err *err);
+/* Finish a JSON body written into resp->body with this status. */
+void scheduler_reply_json(struct api_resp *resp, int status);
+
+/* Clients (http_jobs.c). */
+void scheduler_h_submit(void *ctx, struct api_req *req, struct api_resp *resp);
+void scheduler_h_jobs(void *ctx, struct api_req *req, struct api_resp *resp);
+void scheduler_h_job(void *ctx, struct api_req *req, struct api_resp *resp);
+void scheduler_h_cancel(void *ctx, struct api_req *req, struct api_resp *resp);
+void scheduler_h_retry(void *ctx, struct api_req *req, struct api_resp *resp);
+void scheduler_h_placement(void *ctx, struct api_req *req, struct api_resp *resp);
+void scheduler_h_log_get(void *ctx, struct api_req *req, struct api_resp *resp);
+void scheduler_h_artifacts(void *ctx, struct api_req *req, struct api_resp *resp);
+void scheduler_h_artifact_get(void *ctx, struct api_req *req, struct api_resp *resp);
+void scheduler_h_blob_get(void *ctx, struct api_req *req, struct api_resp *resp);
+void scheduler_h_blob_put(void *ctx, struct api_req *req, struct api_resp *resp);
+
+/* Workers (http_workers.c). */
+void scheduler_h_worker_register(void *ctx, struct api_req *req, struct api_resp *resp);
+void scheduler_h_workers(void *ctx, struct api_req *req, struct api_resp *resp);
+void scheduler_h_lease(void *ctx, struct api_req *req, struct api_resp *resp);
+void scheduler_h_heartbeat(void *ctx, struct api_req *req, struct api_resp *resp);
+void scheduler_h_log_put(void *ctx, struct api_req *req, struct api_resp *resp);
+void scheduler_h_artifact_put(void *ctx, struct api_req *req, struct api_resp *resp);
+void scheduler_h_complete(void *ctx, struct api_req *req, struct api_resp *resp);
+
+/* Service (http_misc.c). */
+void scheduler_h_health(void *ctx, struct api_req *req, struct api_resp *resp);
+void scheduler_h_metrics(void *ctx, struct api_req *req, struct api_resp *resp);
+void scheduler_h_openapi(void *ctx, struct api_req *req, struct api_resp *resp);
+void scheduler_h_key(void *ctx, struct api_req *req, struct api_resp *resp);
+void scheduler_h_token_create(void *ctx, struct api_req *req, struct api_resp *resp);
+void scheduler_h_tokens(void *ctx, struct api_req *req, struct api_resp *resp);
+void scheduler_h_token_revoke(void *ctx, struct api_req *req, struct api_resp *resp);
+
+#endif

@@ -1,0 +1,208 @@
+/*
+ * http_misc.c - the route table, and the service endpoints: health, metrics, the OpenAPI
+ * document, public keys, tokens.
+ */
+#include "util/util.h"
+
+#include "scheduler/scheduler_int.h"
+#include "scheduler/http_int.h"
+
+#define R API_ROUTE_READ
+#define RS (API_SCOPE_READ | API_SCOPE_SUBMIT)
+
+const struct api_route scheduler_routes[] = {
+    {API_GET, "/api/v1/health", 0, API_ROUTE_NOAUTH, scheduler_h_health},
+    {API_GET, "/metrics", 0, API_ROUTE_NOAUTH, scheduler_h_metrics},
+    {API_GET, "/api/v1/openapi.json", 0, API_ROUTE_NOAUTH, scheduler_h_openapi},
+    {API_GET, "/api/v1/keys/{}", 0, API_ROUTE_NOAUTH, scheduler_h_key},
+    {API_POST, "/api/v1/jobs", API_SCOPE_SUBMIT, 0, scheduler_h_submit},
+    {API_GET, "/api/v1/jobs", RS, R, scheduler_h_jobs},
+    {API_GET, "/api/v1/jobs/{}", RS, R, scheduler_h_job},
+    {API_POST, "/api/v1/jobs/{}/cancel", API_SCOPE_SUBMIT, 0, scheduler_h_cancel},
+    {API_POST, "/api/v1/jobs/{}/retry", API_SCOPE_SUBMIT, 0, scheduler_h_retry},
+    {API_GET, "/api/v1/jobs/{}/placement", RS, R, scheduler_h_placement},
+    {API_GET, "/api/v1/jobs/{}/attempts/{}/log", RS, R, scheduler_h_log_get},
+    {API_GET, "/api/v1/jobs/{}/artifacts", RS, R, scheduler_h_artifacts},
+    {API_GET, "/api/v1/artifacts/{}", RS, R, scheduler_h_artifact_get},
+    {API_PUT, "/api/v1/blobs/{}", API_SCOPE_SUBMIT, API_ROUTE_UPLOAD, scheduler_h_blob_put},
+    {API_GET, "/api/v1/blobs/{}", RS | API_SCOPE_WORKER, R, scheduler_h_blob_get},
+    {API_GET, "/api/v1/workers", RS, R, scheduler_h_workers},
+    {API_POST, "/api/v1/workers", API_SCOPE_WORKER, 0, scheduler_h_worker_register},
+    {API_POST, "/api/v1/leases", API_SCOPE_WORKER, 0, scheduler_h_lease},
+    {API_POST, "/api/v1/leases/{}/heartbeat", API_SCOPE_WORKER, 0, scheduler_h_heartbeat},
+    {API_PUT, "/api/v1/leases/{}/log", API_SCOPE_WORKER, 0, scheduler_h_log_put},
+    {API_PUT, "/api/v1/leases/{}/artifacts/{}", API_SCOPE_WORKER, API_ROUTE_UPLOAD,
+     scheduler_h_artifact_put},
+    {API_POST, "/api/v1/leases/{}/complete", API_SCOPE_WORKER, 0, scheduler_h_complete},
+    {API_POST, "/api/v1/tokens", API_SCOPE_ADMIN, 0, scheduler_h_token_create},
+    {API_GET, "/api/v1/tokens", API_SCOPE_ADMIN, 0, scheduler_h_tokens},
+    {API_DELETE, "/api/v1/tokens/{}", API_SCOPE_ADMIN, 0, scheduler_h_token_revoke},
+    {0, NULL, 0, 0, NULL},
+};
+
+void scheduler_h_health(void *ctx, struct api_req *req, struct api_resp *resp)
+{
+	struct scheduler *s = ctx;
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
+	struct kiln_err err = KILN_ERR_INIT;
+	struct scheduler_counts c;
+	struct api_jw w;
+
+	(void)req;
+	if (s->store->ops->counts(s->store, &a, &c, &err)) {
+		api_resp_error(resp, 503, "unavailable", "job store: %s", err.msg);
+		goto out;
+	}
+	api_jw_init(&w, &resp->body);
+	api_jw_obj(&w);
+	api_jw_kstr(&w, "status", "ok");
+	api_jw_kstr(&w, "version", KILN_VERSION);
+	api_jw_kstr(&w, "store", s->store->ops->name);
+	api_jw_kint(&w, "queued", c.by_state[SCHED_QUEUED]);
+	api_jw_kint(&w, "running", c.by_state[SCHED_LEASED] + c.by_state[SCHED_BUILDING]);
+	api_jw_end(&w);
+	scheduler_reply_json(resp, 200);
+out:
+	kiln_arena_release(&a);
+}
+
+void scheduler_h_metrics(void *ctx, struct api_req *req, struct api_resp *resp)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+
+	(void)req;
+	if (scheduler_metrics_text(ctx, &resp->body, &err)) {
+		api_resp_from_err(resp, &err);
+		return;
+	}
+	resp->content_type = "text/plain; version=0.0.4";
+}
+
+void scheduler_h_openapi(void *ctx, struct api_req *req, struct api_resp *resp)
+{
+	(void)ctx, (void)req;
+	kiln_buf_addstr(&resp->body, scheduler_openapi_json);
+}
+
+void scheduler_h_key(void *ctx, struct api_req *req, struct api_resp *resp)
+{
+	struct scheduler *s = ctx;
+	struct kiln_err err = KILN_ERR_INIT;
+	const struct sign_key *k = NULL;
+	const char *name = api_req_param(req, 0);
+
+	if (scheduler_key_find(s, name, &k, &err) || !k ||
+	    sign_key_export(k, SIGN_EXPORT_ARMOR, &resp->body, &err)) {
+		if (!err.code)
+			kiln_err_set(&err, KILN_ENOTFOUND, "no key '%s'", name);
+		api_resp_from_err(resp, &err);
+		return;
+	}
+	resp->content_type = "application/pgp-keys";
+}
+
+struct token_body {
+	const char *scopes, *name;
+};
+
+static const struct api_field token_fields[] = {
+    {"scopes", API_F_STR, true, offsetof(struct token_body, scopes), 0, 128, NULL, 0, 0},
+    {"name", API_F_STR, false, offsetof(struct token_body, name), 0, 128, NULL, 0, 0},
+    API_FIELD_END,
+};
+
+void scheduler_h_token_create(void *ctx, struct api_req *req, struct api_resp *resp)
+{
+	struct scheduler *s = ctx;
+	struct kiln_buf sc = KILN_BUF_INIT(128);
+	struct kiln_err err = KILN_ERR_INIT;
+	struct token_body b = {0};
+	char tok[API_TOKEN_LEN + 1], hash[65];
+	unsigned scopes = 0;
+	const char *body;
+	struct api_jw w;
+	int64_t id;
+	size_t len;
+	kiln_rc rc;
+
+	body = api_req_body(req, &len);
+	rc = api_json_decode(body, len, token_fields, API_DECODE_STRICT, &b, api_req_arena(req),
+	                     &err);
+	if (!rc && api_scopes_parse(b.scopes, &scopes, &err))
+		kiln_err_wrap(&err, "field 'scopes'"), rc = KILN_EINVAL;
+	if (!rc)
+		rc = api_token_generate(tok, &err);
+	if (!rc)
+		rc = api_token_hash(tok, strlen(tok), hash, &err);
+	if (!rc)
+		rc = s->store->ops->token_insert(s->store, hash, scopes, b.name ? b.name : "",
+		                                 util_clock_wall_ms(), &id, &err);
+	if (rc) {
+		api_resp_from_err(resp, &err);
+		goto out;
+	}
+	api_scopes_format(scopes, &sc);
+	api_jw_init(&w, &resp->body);
+	api_jw_obj(&w);
+	api_jw_kint(&w, "id", id);
+	api_jw_kstr(&w, "token", tok);
+	api_jw_kstr(&w, "scopes", sc.ptr);
+	api_jw_kstr(&w, "name", b.name ? b.name : "");
+	api_jw_end(&w);
+	scheduler_reply_json(resp, 201);
+	explicit_bzero(tok, sizeof(tok));
+out:
+	kiln_buf_release(&sc);
+}
+
+void scheduler_h_tokens(void *ctx, struct api_req *req, struct api_resp *resp)
+{
+	struct scheduler *s = ctx;
+	struct kiln_err err = KILN_ERR_INIT;
+	struct scheduler_token *v = NULL;
+	struct api_jw w;
+	size_t n = 0, i;
+
+	if (s->store->ops->tokens_list(s->store, api_req_arena(req), &v, &n, &err)) {
+		api_resp_from_err(resp, &err);
+		return;
+	}
+	api_jw_init(&w, &resp->body);
+	api_jw_obj(&w);
+	api_jw_key(&w, "tokens");
+	api_jw_arr(&w);
+	for (i = 0; i < n; i++) {
+		struct kiln_buf sc = KILN_BUF_INIT(128);
+
+		api_scopes_format(v[i].scopes, &sc);
+		api_jw_obj(&w);
+		api_jw_kint(&w, "id", v[i].id);
+		api_jw_kstr(&w, "name", v[i].name);
+		api_jw_kstr(&w, "scopes", sc.ptr);
+		api_jw_kint(&w, "created", v[i].created_ms);
+		api_jw_kbool(&w, "revoked", v[i].revoked);
+		api_jw_end(&w);
+		kiln_buf_release(&sc);
+	}
+	api_jw_end(&w);
+	api_jw_end(&w);
+	scheduler_reply_json(resp, 200);
+}
+
+void scheduler_h_token_revoke(void *ctx, struct api_req *req, struct api_resp *resp)
+{
+	struct scheduler *s = ctx;
+	struct kiln_err err = KILN_ERR_INIT;
+	const char *p = api_req_param(req, 0);
+	int64_t id;
+
+	if (util_parse_i64(p, strlen(p), 10, 1, INT64_MAX, &id, NULL)) {
+		api_resp_error(resp, 404, "not_found", "no token '%.32s'", p);
+		return;
+	}
+	if (s->store->ops->token_revoke(s->store, id, &err)) {
+		api_resp_from_err(resp, &err);
+		return;
+	}
+	kiln_buf_addstr(&resp->body, "{}\n");
+}

@@ -1,0 +1,586 @@
+/*
+ * http_workers.c - the worker side of REST API v1: registration, long-polled leases,
+ * heartbeats (which carry cancels back), log chunks by offset, artifact uploads checked by
+ * sha256, and completion. Every call about a lease names its id and generation; a worker
+ * whose lease was requeued gets 409 and cannot touch the job any more.
+ */
+#include "util/util.h"
+
+#include <fcntl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "scheduler/scheduler_int.h"
+#include "scheduler/http_int.h"
+
+#define HEARTBEAT_MAX_MS 3000
+
+struct worker_body {
+	const char *name;
+	struct api_strlist arches, tags;
+	int64_t slots, free_disk, wait;
+	const char *kernel, *version;
+	bool draining;
+};
+
+#define WF(n, t, r, f, mn, mx)                                                                     \
+	{                                                                                          \
+		n, t, r, offsetof(struct worker_body, f), mn, mx, NULL, 0, 0                       \
+	}
+
+static const struct api_field register_fields[] = {
+    WF("name", API_F_STR, true, name, 0, 128),
+    WF("arches", API_F_STRLIST, true, arches, 0, 16),
+    WF("tags", API_F_STRLIST, false, tags, 0, 32),
+    WF("slots", API_F_INT, false, slots, 1, 256),
+    WF("free_disk", API_F_INT, false, free_disk, 0, INT64_MAX),
+    WF("kernel", API_F_STR, false, kernel, 0, 256),
+    WF("version", API_F_STR, false, version, 0, 64),
+    WF("draining", API_F_BOOL, false, draining, 0, 0),
+    API_FIELD_END,
+};
+
+static const struct api_field lease_fields[] = {
+    WF("worker", API_F_STR, true, name, 0, 128),
+    WF("arches", API_F_STRLIST, true, arches, 0, 16),
+    WF("tags", API_F_STRLIST, false, tags, 0, 32),
+    WF("wait", API_F_INT, false, wait, 0, 600000),
+    API_FIELD_END,
+};
+
+struct complete_output {
+	const char *name, *sha256;
+};
+
+struct complete_body {
+	int64_t generation;
+	const char *status, *failure_class, *message;
+	struct api_objlist outputs;
+	bool draining;
+};
+
+static const struct api_field output_fields[] = {
+    {"name", API_F_STR, true, offsetof(struct complete_output, name), 0, 255, NULL, 0, 0},
+    {"sha256", API_F_STR, true, offsetof(struct complete_output, sha256), 0, 64, NULL, 0, 0},
+    API_FIELD_END,
+};
+
+#define CF(n, t, r, f, mn, mx)                                                                     \
+	{                                                                                          \
+		n, t, r, offsetof(struct complete_body, f), mn, mx, NULL, 0, 0                     \
+	}
+
+static const struct api_field complete_fields[] = {
+    CF("generation", API_F_INT, true, generation, 1, INT64_MAX),
+    CF("status", API_F_STR, true, status, 0, 16),
+    CF("failure_class", API_F_STR, false, failure_class, 0, 16),
+    CF("message", API_F_STR, false, message, 0, 4096),
+    {"outputs", API_F_OBJLIST, false, offsetof(struct complete_body, outputs), 0, 4096,
+     output_fields, sizeof(struct complete_output), 0},
+    API_FIELD_END,
+};
+
+static const struct api_field heartbeat_fields[] = {
+    CF("generation", API_F_INT, true, generation, 1, INT64_MAX),
+    CF("draining", API_F_BOOL, false, draining, 0, 0),
+    API_FIELD_END,
+};
+
+/* ",a,b," from a list of names (each checked). */
+static kiln_rc joined(struct kiln_arena *a, const char *field, const struct api_strlist *l,
+                      const char **out, struct kiln_err *err)
+{
+	struct kiln_buf b = KILN_BUF_INIT(KILN_LIMIT_LINE);
+	size_t i;
+	kiln_rc rc = KILN_OK;
+
+	kiln_buf_addch(&b, ',');
+	for (i = 0; !rc && i < l->n; i++) {
+		if (!*l->v[i] || strpbrk(l->v[i], ", \t\n"))
+			rc =
+			    kiln_err_set(err, KILN_EINVAL, "field '%s[%zu]': not a name", field, i);
+		kiln_buf_addf(&b, "%s,", l->v[i]);
+	}
+	*out = rc ? "" : kiln_arena_strdup(a, b.ptr);
+	kiln_buf_release(&b);
+	if (!rc && !*out)
+		rc = kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	return rc;
+}
+
+static kiln_rc decode(struct api_req *req, const struct api_field *f, void *out,
+                      struct kiln_err *err)
+{
+	size_t len;
+	const char *body = api_req_body(req, &len);
+
+	return api_json_decode(body, len, f, API_DECODE_STRICT, out, api_req_arena(req), err);
+}
+
+static kiln_rc lease_id_param(struct api_req *req, const char **id, struct kiln_err *err)
+{
+	*id = api_req_param(req, 0);
+	if (!*id || strlen(*id) != 32 || strspn(*id, "0123456789abcdef") != 32)
+		return kiln_err_set(err, KILN_ENOTFOUND, "no lease '%.40s'", *id ? *id : "");
+	return KILN_OK;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+
+void scheduler_h_worker_register(void *ctx, struct api_req *req, struct api_resp *resp)
+{
+	struct scheduler *s = ctx;
+	struct kiln_err err = KILN_ERR_INIT;
+	struct worker_body b = {0};
+	struct scheduler_worker_info w = {0};
+	struct api_jw jw;
+	kiln_rc rc;
+
+	rc = decode(req, register_fields, &b, &err);
+	if (!rc)
+		rc = joined(api_req_arena(req), "arches", &b.arches, &w.arches, &err);
+	if (!rc)
+		rc = joined(api_req_arena(req), "tags", &b.tags, &w.tags, &err);
+	if (!rc) {
+		w.name = b.name;
+		w.slots = b.slots ? b.slots : 1;
+		w.free_disk = b.free_disk;
+		w.kernel = b.kernel ? b.kernel : "";
+		w.version = b.version ? b.version : "";
+		w.last_seen_ms = util_clock_wall_ms();
+		w.draining = b.draining;
+		rc = s->store->ops->worker_seen(s->store, &w, true, &err);
+	}
+	if (rc) {
+		api_resp_from_err(resp, &err);
+		return;
+	}
+	api_jw_init(&jw, &resp->body);
+	api_jw_obj(&jw);
+	api_jw_kstr(&jw, "name", w.name);
+	api_jw_kint(&jw, "lease_ttl_ms", s->cfg->lease_ttl_ms);
+	api_jw_kint(&jw, "poll_max_ms", s->cfg->poll_max_ms);
+	api_jw_end(&jw);
+	scheduler_reply_json(resp, 200);
+}
+
+void scheduler_h_workers(void *ctx, struct api_req *req, struct api_resp *resp)
+{
+	struct scheduler *s = ctx;
+	struct kiln_err err = KILN_ERR_INIT;
+	struct scheduler_worker_info *v = NULL;
+	int64_t now = util_clock_wall_ms();
+	struct api_jw w;
+	size_t n = 0, i;
+
+	if (s->store->ops->workers_list(s->store, api_req_arena(req), &v, &n, &err)) {
+		api_resp_from_err(resp, &err);
+		return;
+	}
+	api_jw_init(&w, &resp->body);
+	api_jw_obj(&w);
+	api_jw_key(&w, "workers");
+	api_jw_arr(&w);
+	for (i = 0; i < n; i++)
+		scheduler_worker_json(&w, &v[i], now);
+	api_jw_end(&w);
+	api_jw_end(&w);
+	scheduler_reply_json(resp, 200);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Leases */
+
+static kiln_rc new_lease_id(char out[33], struct kiln_err *err)
+{
+	unsigned char raw[16];
+
+	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw))
+		return kiln_err_sys(err, KILN_EIO, "getrandom");
+	util_hex_encode(raw, sizeof(raw), out);
+	out[32] = '\0';
+	return KILN_OK;
+}
+
+static void lease_json(struct scheduler *s, const struct scheduler_job *j, struct api_resp *resp)
+{
+	int64_t hb = s->cfg->lease_ttl_ms / 3;
+	struct api_jw w;
+
+	api_jw_init(&w, &resp->body);
+	api_jw_obj(&w);
+	api_jw_kstr(&w, "lease_id", j->lease_id);
+	api_jw_kint(&w, "generation", j->generation);
+	api_jw_kint(&w, "ttl_ms", s->cfg->lease_ttl_ms);
+	api_jw_kint(&w, "heartbeat_ms", hb < HEARTBEAT_MAX_MS ? hb : HEARTBEAT_MAX_MS);
+	api_jw_kint(&w, "job_id", j->id);
+	api_jw_kint(&w, "attempt", j->attempts);
+	api_jw_kstr(&w, "spec_name", j->spec_name);
+	api_jw_kstr(&w, "content_key", j->content_key);
+	api_jw_key(&w, "job");
+	api_jw_raw(&w, j->request);
+	api_jw_end(&w);
+	scheduler_reply_json(resp, 200);
+}
+
+struct lease_wait {
+	int64_t deadline;
+};
+
+static void lease_record(struct scheduler *s, const struct scheduler_job *j)
+{
+	pthread_mutex_lock(&s->stats_lock);
+	s->lease_grants++;
+	pthread_mutex_unlock(&s->stats_lock);
+	scheduler_hist_add(s, &s->wait_hist, (double)(util_clock_wall_ms() - j->created_ms) / 1000);
+}
+
+void scheduler_h_lease(void *ctx, struct api_req *req, struct api_resp *resp)
+{
+	struct scheduler *s = ctx;
+	struct kiln_err err = KILN_ERR_INIT;
+	struct lease_wait *lw = api_req_slot_get(req);
+	struct scheduler_lease_query q = {0};
+	struct scheduler_worker_info wi = {0};
+	struct worker_body b = {0};
+	struct scheduler_job j = {0};
+	char lid[33];
+	kiln_rc rc;
+
+	q.now_ms = util_clock_wall_ms();
+	rc = decode(req, lease_fields, &b, &err);
+	if (!rc)
+		rc = joined(api_req_arena(req), "arches", &b.arches, &q.arches, &err);
+	if (!rc)
+		rc = joined(api_req_arena(req), "tags", &b.tags, &q.tags, &err);
+	if (!rc)
+		rc = new_lease_id(lid, &err);
+	if (rc) {
+		api_resp_from_err(resp, &err);
+		return;
+	}
+	wi.name = b.name;
+	wi.last_seen_ms = q.now_ms;
+	(void)s->store->ops->worker_seen(s->store, &wi, false, NULL);
+	q.worker = b.name;
+	q.ttl_ms = s->cfg->lease_ttl_ms;
+	q.lease_id = lid;
+	rc = s->store->ops->lease_grant(s->store, &q, api_req_arena(req), &j, &err);
+	if (!rc) {
+		lease_record(s, &j);
+		lease_json(s, &j, resp);
+		return;
+	}
+	if (rc != KILN_ENOTFOUND) {
+		api_resp_from_err(resp, &err);
+		return;
+	}
+	if (!lw) {
+		lw = kiln_arena_alloc(api_req_arena(req), sizeof(*lw));
+		if (lw)
+			lw->deadline =
+			    q.now_ms +
+			    (b.wait < s->cfg->poll_max_ms ? b.wait : s->cfg->poll_max_ms);
+		api_req_slot_set(req, lw, NULL);
+	}
+	if (lw && q.now_ms < lw->deadline) {
+		/* Also wake at the next backoff expiry: the reaper tick resumes us. */
+		resp->wait_until_ms =
+		    lw->deadline < q.now_ms + 1000 ? lw->deadline : q.now_ms + 1000;
+		return;
+	}
+	resp->status = 204;
+}
+
+void scheduler_h_heartbeat(void *ctx, struct api_req *req, struct api_resp *resp)
+{
+	struct scheduler *s = ctx;
+	struct kiln_err err = KILN_ERR_INIT;
+	struct complete_body b = {0};
+	struct scheduler_worker_info wi = {0};
+	struct scheduler_job j = {0};
+	const char *lid;
+	struct api_jw w;
+	kiln_rc rc;
+
+	rc = lease_id_param(req, &lid, &err);
+	if (!rc)
+		rc = decode(req, heartbeat_fields, &b, &err);
+	if (!rc)
+		rc = s->store->ops->lease_touch(s->store, lid, b.generation, util_clock_wall_ms(),
+		                                s->cfg->lease_ttl_ms, api_req_arena(req), &j, &err);
+	if (rc) {
+		api_resp_from_err(resp, &err);
+		return;
+	}
+	wi.name = j.worker;
+	wi.last_seen_ms = util_clock_wall_ms();
+	wi.draining = b.draining;
+	(void)s->store->ops->worker_seen(s->store, &wi, false, NULL);
+	api_jw_init(&w, &resp->body);
+	api_jw_obj(&w);
+	api_jw_kint(&w, "ttl_ms", s->cfg->lease_ttl_ms);
+	api_jw_kbool(&w, "cancel", j.cancel_requested);
+	api_jw_end(&w);
+	scheduler_reply_json(resp, 200);
+}
+
+/* Check the lease named in the path with ?generation=, without renewing it. */
+static kiln_rc lease_from_query(struct scheduler *s, struct api_req *req, struct scheduler_job *j,
+                                struct kiln_err *err)
+{
+	const char *lid;
+	int64_t gen;
+	kiln_rc rc;
+
+	rc = lease_id_param(req, &lid, err);
+	if (!rc)
+		rc = api_req_query_int(req, "generation", 0, 1, INT64_MAX, &gen, err);
+	if (!rc && !api_req_query(req, "generation"))
+		rc = kiln_err_set(err, KILN_EINVAL, "query argument 'generation' is required");
+	if (!rc)
+		rc = s->store->ops->lease_touch(s->store, lid, gen, util_clock_wall_ms(), 0,
+		                                api_req_arena(req), j, err);
+	return rc;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Logs */
+
+/* Append the part of data that lies past the file's end; offset must not be beyond it. */
+static kiln_rc log_append(struct scheduler *s, const struct scheduler_job *j, int64_t offset,
+                          const char *data, size_t len, int64_t *size, struct kiln_err *err)
+{
+	struct kiln_buf p = KILN_BUF_INIT(KILN_LIMIT_PATH);
+	struct stat st;
+	int fd = -1;
+	kiln_rc rc;
+
+	kiln_buf_addf(&p, "%s/%lld", s->log_dir, (long long)j->id);
+	rc = kiln_buf_finish(&p, err);
+	if (!rc)
+		rc = util_mkdir_p(p.ptr, 0755, err);
+	if (rc)
+		goto out;
+	scheduler_log_path(s, j->id, j->attempts, &p);
+	pthread_mutex_lock(&s->log_lock);
+	fd = open(p.ptr, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		rc = kiln_err_sys(err, KILN_EIO, "cannot open the log %s", p.ptr);
+	} else if (offset > (int64_t)st.st_size) {
+		*size = (int64_t)st.st_size;
+		rc = kiln_err_set(err, KILN_ECONFLICT, "offset %lld is past the log's end (%lld)",
+		                  (long long)offset, (long long)st.st_size);
+	} else {
+		size_t skip = (size_t)((int64_t)st.st_size - offset);
+
+		rc = skip < len ? util_write_all(fd, data + skip, len - skip, err) : KILN_OK;
+		*size = offset + (int64_t)len > (int64_t)st.st_size ? offset + (int64_t)len
+		                                                    : (int64_t)st.st_size;
+	}
+	util_close(fd);
+	pthread_mutex_unlock(&s->log_lock);
+out:
+	kiln_buf_release(&p);
+	return rc;
+}
+
+void scheduler_h_log_put(void *ctx, struct api_req *req, struct api_resp *resp)
+{
+	struct scheduler *s = ctx;
+	struct kiln_err err = KILN_ERR_INIT;
+	struct scheduler_job j = {0};
+	const char *data;
+	int64_t offset, size = 0;
+	struct api_jw w;
+	size_t len;
+	kiln_rc rc;
+
+	data = api_req_body(req, &len);
+	rc = lease_from_query(s, req, &j, &err);
+	if (!rc)
+		rc = api_req_query_int(req, "offset", 0, 0, INT64_MAX, &offset, &err);
+	if (!rc)
+		rc = log_append(s, &j, offset, data, len, &size, &err);
+	if (rc && rc != KILN_ECONFLICT) {
+		api_resp_from_err(resp, &err);
+		return;
+	}
+	api_jw_init(&w, &resp->body);
+	api_jw_obj(&w);
+	api_jw_kint(&w, "size", size);
+	if (rc) {
+		api_jw_key(&w, "error");
+		api_jw_obj(&w);
+		api_jw_kstr(&w, "code", "offset_mismatch");
+		api_jw_kstr(&w, "message", err.msg);
+		api_jw_end(&w);
+	}
+	api_jw_end(&w);
+	scheduler_reply_json(resp, rc ? 409 : 200);
+	api_server_wake(s->http);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Artifacts and completion */
+
+static const char *query_word(struct api_req *req, const char *name, const char *def)
+{
+	const char *v = api_req_query(req, name);
+
+	if (!v || !*v || strlen(v) > 32 ||
+	    strspn(v, "abcdefghijklmnopqrstuvwxyz0123456789_") != strlen(v))
+		return def;
+	return v;
+}
+
+void scheduler_h_artifact_put(void *ctx, struct api_req *req, struct api_resp *resp)
+{
+	struct scheduler *s = ctx;
+	struct kiln_err err = KILN_ERR_INIT;
+	const char *name = api_req_param(req, 1);
+	const char *sha = api_req_query(req, "sha256");
+	struct scheduler_artifact a = {0};
+	struct scheduler_job j = {0};
+	kiln_rc rc;
+
+	rc = api_name_check(name, strlen(name), &err);
+	if (!rc && (!sha || !api_sha256_valid(sha)))
+		rc = kiln_err_set(&err, KILN_EINVAL,
+		                  "query argument 'sha256' must be 64 lowercase "
+		                  "hex digits");
+	if (!rc)
+		rc = lease_from_query(s, req, &j, &err);
+	if (!rc && strcmp(sha, api_req_upload_sha256(req)))
+		rc = kiln_err_set(&err, KILN_EDIGEST, "%s: the upload's sha256 is %s, not %s", name,
+		                  api_req_upload_sha256(req), sha);
+	if (!rc)
+		rc = scheduler_blob_adopt(s, api_req_upload_path(req), sha, &err);
+	if (!rc) {
+		a.job_id = j.id;
+		a.attempt = j.attempts;
+		a.name = name;
+		memcpy(a.sha256, sha, 65);
+		a.size = (int64_t)api_req_upload_size(req);
+		a.kind = query_word(req, "kind", "binary");
+		a.arch = query_word(req, "arch", "");
+		rc = s->store->ops->artifact_put(s->store, &a, &err);
+	}
+	if (rc) {
+		api_resp_from_err(resp, &err);
+		return;
+	}
+	resp->status = 201;
+	kiln_buf_addstr(&resp->body, "{}\n");
+}
+
+/* Every output the worker names must have been uploaded with that digest. */
+static kiln_rc outputs_check(struct scheduler *s, const struct scheduler_job *j,
+                             const struct complete_body *b, struct kiln_arena *a,
+                             struct kiln_err *err)
+{
+	const struct complete_output *o = b->outputs.v;
+	struct scheduler_artifact *arts = NULL;
+	size_t n = 0, i, k;
+	kiln_rc rc;
+
+	rc = s->store->ops->artifacts_list(s->store, j->id, j->attempts, a, &arts, &n, err);
+	for (i = 0; !rc && i < b->outputs.n; i++) {
+		for (k = 0; k < n; k++)
+			if (!strcmp(arts[k].name, o[i].name) &&
+			    !strcmp(arts[k].sha256, o[i].sha256))
+				break;
+		if (k == n)
+			rc = kiln_err_set(err, KILN_EINVAL,
+			                  "field 'outputs[%zu]': %s (%.64s) was not "
+			                  "uploaded",
+			                  i, o[i].name, o[i].sha256);
+	}
+	return rc;
+}
+
+static kiln_rc outcome_parse(const struct complete_body *b, struct scheduler_finish *f,
+                             struct kiln_err *err)
+{
+	const char *fc = b->failure_class ? b->failure_class : "";
+
+	f->failure_class = fc;
+	if (!strcmp(b->status, "succeeded"))
+		f->outcome = SCHED_OUT_SUCCEEDED;
+	else if (!strcmp(b->status, "cancelled"))
+		f->outcome = SCHED_OUT_CANCELLED, f->failure_class = "cancel";
+	else if (!strcmp(b->status, "released"))
+		f->outcome = SCHED_OUT_RELEASED, f->failure_class = "";
+	else if (!strcmp(b->status, "failed") && (!*fc || !strcmp(fc, "build")))
+		f->outcome = SCHED_OUT_FAILED, f->failure_class = "build";
+	else if (!strcmp(b->status, "failed") && !strcmp(fc, "infra"))
+		f->outcome = SCHED_OUT_INFRA;
+	else
+		return kiln_err_set(
+		    err, KILN_EINVAL,
+		    "field 'status'/'failure_class': '%s'/'%s' "
+		    "(use succeeded, failed with build or infra, cancelled, released)",
+		    b->status, fc);
+	return KILN_OK;
+}
+
+static void complete_reply(struct scheduler *s, int64_t id, struct api_req *req,
+                           struct api_resp *resp)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	struct scheduler_job j = {0};
+	struct api_jw w;
+
+	if (s->store->ops->job_get(s->store, id, api_req_arena(req), &j, &err)) {
+		api_resp_from_err(resp, &err);
+		return;
+	}
+	if (j.state == SCHED_SUCCEEDED && j.started_ms)
+		scheduler_hist_add(s, &s->build_hist,
+		                   (double)(j.finished_ms - j.started_ms) / 1000);
+	api_jw_init(&w, &resp->body);
+	scheduler_job_json(&w, &j);
+	scheduler_reply_json(resp, 200);
+}
+
+void scheduler_h_complete(void *ctx, struct api_req *req, struct api_resp *resp)
+{
+	struct scheduler *s = ctx;
+	struct kiln_err err = KILN_ERR_INIT, serr = KILN_ERR_INIT;
+	struct scheduler_finish f = {0};
+	struct complete_body b = {0};
+	struct scheduler_job j = {0};
+	const char *lid;
+	char msg[KILN_ERR_MSG_MAX];
+	kiln_rc rc;
+
+	rc = lease_id_param(req, &lid, &err);
+	if (!rc)
+		rc = decode(req, complete_fields, &b, &err);
+	if (!rc)
+		rc = outcome_parse(&b, &f, &err);
+	if (!rc)
+		rc = s->store->ops->lease_touch(s->store, lid, b.generation, util_clock_wall_ms(),
+		                                0, api_req_arena(req), &j, &err);
+	if (!rc && f.outcome == SCHED_OUT_SUCCEEDED)
+		rc = outputs_check(s, &j, &b, api_req_arena(req), &err);
+	if (rc) {
+		api_resp_from_err(resp, &err);
+		return;
+	}
+	f.message = b.message ? b.message : "";
+	if (f.outcome == SCHED_OUT_SUCCEEDED &&
+	    scheduler_sign_artifacts(s, &j, j.attempts, &serr)) {
+		f.outcome = SCHED_OUT_FAILED;
+		f.failure_class = "sign";
+		f.message = kiln_err_format(&serr, msg, sizeof(msg));
+	}
+	f.now_ms = util_clock_wall_ms();
+	f.backoff_ms = f.outcome == SCHED_OUT_RELEASED ? 0 : scheduler_backoff_ms(s, j.attempts);
+	if (scheduler_lease_end(s, lid, b.generation, &f, &err)) {
+		api_resp_from_err(resp, &err);
+		return;
+	}
+	complete_reply(s, j.id, req, resp);
+}

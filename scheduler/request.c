@@ -1,0 +1,211 @@
+/*
+ * request.c - POST /api/v1/jobs bodies: the field table, validation beyond types (names,
+ * digests, one origin per job), and the canonical request and manifest JSON stored with
+ * the job.
+ */
+#include "util/util.h"
+
+#include "scheduler/scheduler_int.h"
+
+#define F(name, type, req, field, min, max)                                                        \
+	{                                                                                          \
+		name, type, req, offsetof(struct scheduler_request, field), min, max, NULL, 0, 0   \
+	}
+
+static const struct api_field source_fields[] = {
+    {"name", API_F_STR, true, offsetof(struct scheduler_source_ref, name), 0, 255, NULL, 0, 0},
+    {"sha256", API_F_STR, true, offsetof(struct scheduler_source_ref, sha256), 0, 64, NULL, 0, 0},
+    API_FIELD_END,
+};
+
+static const struct api_field git_fields[] = {
+    {"url", API_F_STR, true, offsetof(struct scheduler_git_ref, url), 0, 4096, NULL, 0, 0},
+    {"ref", API_F_STR, false, offsetof(struct scheduler_git_ref, ref), 0, 255, NULL, 0, 0},
+    {"spec", API_F_STR, false, offsetof(struct scheduler_git_ref, spec), 0, 4096, NULL, 0, 0},
+    API_FIELD_END,
+};
+
+static const struct api_field request_fields[] = {
+    F("spec", API_F_STR, false, spec, 0, KILN_LIMIT_HTTP_BODY),
+    F("spec_name", API_F_STR, false, spec_name, 0, 255),
+    {"sources", API_F_OBJLIST, false, offsetof(struct scheduler_request, sources), 0, 1024,
+     source_fields, sizeof(struct scheduler_source_ref), 0},
+    {"srpm", API_F_OBJ, false, offsetof(struct scheduler_request, srpm), 0, 0, source_fields, 0,
+     offsetof(struct scheduler_request, has_srpm)},
+    {"git", API_F_OBJ, false, offsetof(struct scheduler_request, git), 0, 0, git_fields, 0,
+     offsetof(struct scheduler_request, has_git)},
+    F("defines", API_F_STRMAP, false, defines, 0, 256),
+    F("with", API_F_STRLIST, false, with, 0, 256),
+    F("without", API_F_STRLIST, false, without, 0, 256),
+    F("formats", API_F_STRLIST, false, formats, 0, 2),
+    F("tags", API_F_STRLIST, false, tags, 0, 32),
+    F("arch", API_F_STR, false, arch, 0, 64),
+    F("priority", API_F_INT, false, priority, -1000, 1000),
+    F("reruns", API_F_INT, false, reruns, 0, 10),
+    F("timeout", API_F_INT, false, timeout, 1, 7 * 86400),
+    {"source_date_epoch", API_F_INT, false, offsetof(struct scheduler_request, source_date_epoch),
+     0, 4294967295LL, NULL, 0, offsetof(struct scheduler_request, has_sde)},
+    F("max_attempts", API_F_INT, false, max_attempts, 1, 20),
+    F("sign_key", API_F_STR, false, sign_key, 0, 128),
+    F("repository", API_F_STR, false, repository, 0, 128),
+    API_FIELD_END,
+};
+
+/* Letters, digits and the given extra characters; first must not be a digit when ident. */
+static bool word_ok(const char *s, const char *extra, bool ident)
+{
+	const char *p;
+
+	if (!*s)
+		return false;
+	if (ident && *s >= '0' && *s <= '9')
+		return false;
+	for (p = s; *p; p++) {
+		bool alnum = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		             (*p >= '0' && *p <= '9');
+
+		if (!alnum && !strchr(extra, *p))
+			return false;
+	}
+	return p - s <= 128;
+}
+
+static kiln_rc check_ref(const char *field, const struct scheduler_source_ref *r,
+                         struct kiln_err *err)
+{
+	if (api_name_check(r->name, strlen(r->name), err)) {
+		kiln_err_wrap(err, "field '%s.name'", field);
+		return KILN_EINVAL;
+	}
+	if (!api_sha256_valid(r->sha256))
+		return kiln_err_set(err, KILN_EINVAL,
+		                    "field '%s.sha256': not 64 lowercase hex digits", field);
+	return KILN_OK;
+}
+
+static kiln_rc check_sources(const struct scheduler_request *r, struct kiln_err *err)
+{
+	const struct scheduler_source_ref *v = r->sources.v;
+	char field[32];
+	size_t i, j;
+
+	for (i = 0; i < r->sources.n; i++) {
+		snprintf(field, sizeof(field), "sources[%zu]", i);
+		if (check_ref(field, &v[i], err))
+			return KILN_EINVAL;
+		for (j = 0; j < i; j++)
+			if (!strcmp(v[i].name, v[j].name))
+				return kiln_err_set(err, KILN_EINVAL,
+				                    "field 'sources[%zu].name': '%s' given twice",
+				                    i, v[i].name);
+	}
+	return KILN_OK;
+}
+
+static kiln_rc check_words(const char *field, const struct api_strlist *l, const char *extra,
+                           struct kiln_err *err)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (!word_ok(l->v[i], extra, false))
+			return kiln_err_set(err, KILN_EINVAL,
+			                    "field '%s[%zu]': '%.64s' is not a name", field, i,
+			                    l->v[i]);
+	return KILN_OK;
+}
+
+static kiln_rc check_defines(const struct scheduler_request *r, struct kiln_err *err)
+{
+	size_t i;
+
+	for (i = 0; i < r->defines.n; i++) {
+		if (!word_ok(r->defines.keys[i], "_", true))
+			return kiln_err_set(err, KILN_EINVAL,
+			                    "field 'defines.%.64s': not a macro name",
+			                    r->defines.keys[i]);
+		if (strchr(r->defines.values[i], '\n'))
+			return kiln_err_set(err, KILN_EINVAL,
+			                    "field 'defines.%s': a value may not contain a newline",
+			                    r->defines.keys[i]);
+	}
+	return KILN_OK;
+}
+
+static kiln_rc check_formats(const struct scheduler_request *r, struct kiln_err *err)
+{
+	size_t i;
+
+	for (i = 0; i < r->formats.n; i++)
+		if (strcmp(r->formats.v[i], "v4") && strcmp(r->formats.v[i], "v6"))
+			return kiln_err_set(err, KILN_EINVAL,
+			                    "field 'formats[%zu]': '%.16s' is not v4 "
+			                    "or v6",
+			                    i, r->formats.v[i]);
+	/* v4 and v6 packages of one spec have the same file names: one format per job (submit
+	 * the other format as a second job). */
+	if (r->formats.n > 1)
+		return kiln_err_set(err, KILN_EINVAL,
+		                    "field 'formats': one format per job (v4 and "
+		                    "v6 packages have the same names; submit two jobs)");
+	return KILN_OK;
+}
+
+static kiln_rc check_origin(struct scheduler_request *r, struct kiln_err *err)
+{
+	int origins = !!r->spec + r->has_srpm + r->has_git;
+
+	if (origins != 1)
+		return kiln_err_set(err, KILN_EINVAL,
+		                    "give exactly one of the fields 'spec', 'srpm' "
+		                    "and 'git' (%d given)",
+		                    origins);
+	if (r->has_git)
+		return kiln_err_set(err, KILN_EUNSUPP,
+		                    "field 'git': jobs from git repositories need "
+		                    "the source fetcher, which this kiln does not have yet");
+	if (r->has_srpm && check_ref("srpm", &r->srpm, err))
+		return KILN_EINVAL;
+	if (r->spec && !r->spec_name)
+		r->spec_name = "job.spec";
+	if (r->has_srpm && r->spec_name)
+		return kiln_err_set(err, KILN_EINVAL, "field 'spec_name': only with 'spec'");
+	if (r->spec_name && (api_name_check(r->spec_name, strlen(r->spec_name), err) ||
+	                     !kiln_str_ends(kiln_str_from(r->spec_name), ".spec"))) {
+		kiln_err_clear(err);
+		return kiln_err_set(err, KILN_EINVAL,
+		                    "field 'spec_name': a file name ending in .spec");
+	}
+	return KILN_OK;
+}
+
+kiln_rc scheduler_request_parse(const void *body, size_t len, struct kiln_arena *a,
+                                struct scheduler_request *out, struct kiln_err *err)
+{
+	kiln_rc rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = api_json_decode(body, len, request_fields, API_DECODE_STRICT, out, a, err);
+	if (!rc)
+		rc = check_origin(out, err);
+	if (!rc)
+		rc = check_sources(out, err);
+	if (!rc)
+		rc = check_defines(out, err);
+	if (!rc)
+		rc = check_words("with", &out->with, "_-.", err);
+	if (!rc)
+		rc = check_words("without", &out->without, "_-.", err);
+	if (!rc)
+		rc = check_words("tags", &out->tags, "_-.:", err);
+	if (!rc)
+		rc = check_formats(out, err);
+	if (!rc && out->arch && *out->arch && !word_ok(out->arch, "_", false))
+		rc = kiln_err_set(err, KILN_EINVAL, "field 'arch': '%.64s' is not an architecture",
+		                  out->arch);
+	if (!rc && out->sign_key && *out->sign_key && !word_ok(out->sign_key, "_-.", false))
+		rc = kiln_err_set(err, KILN_EINVAL, "field 'sign_key': not a key name");
+	if (!rc && out->repository && *out->repository && !word_ok(out->repository, "_-.", false))
+		rc = kiln_err_set(err, KILN_EINVAL, "field 'repository': not a repository name");
+	return rc;
+}

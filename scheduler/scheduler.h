@@ -1,0 +1,143 @@
+/*
+ * scheduler.h - the build farm's scheduler: jobs submitted over the REST API are kept in a
+ * job store (sqlite3 today), leased to workers with a TTL and a generation, their logs and
+ * artifacts received and checked, their packages signed with the job's key; and the client
+ * side of that API for `kiln submit`, `kiln jobs` and friends.
+ *
+ * What this module does not do: build (workers do, worker/), publish repositories (issue
+ * 11) or rerun for reproducibility (issue 12). docs/api.md is the API's reference.
+ *
+ * Thread safety: scheduler_run() owns its threads; the client functions are for one thread.
+ */
+#ifndef KILN_SCHEDULER_H
+#define KILN_SCHEDULER_H
+
+#include <signal.h>
+
+#include "util/util.h"
+
+/* ======================================================================================== */
+/* Configuration (INI; docs/api.md lists every key)                                         */
+/* ======================================================================================== */
+
+struct scheduler_key_cfg {
+	const char *name; /* job option "sign_key" */
+	const char *path; /* secret key file (kiln keygen) */
+};
+
+struct scheduler_repo_cfg {
+	const char *name; /* job option "repository" */
+	const char *path;
+};
+
+/* Every string lives in the config's arena. */
+struct scheduler_config {
+	const char *listen;             /* default 127.0.0.1:8470 */
+	const char *data_dir;           /* default ./kiln-data */
+	unsigned threads;               /* HTTP pool threads, default 4 */
+	const char *tls_cert, *tls_key; /* PEM files, both or neither */
+	bool anonymous_read;
+	uint64_t max_body, max_upload;
+	int64_t lease_ttl_ms;   /* default 60 s */
+	int64_t poll_max_ms;    /* longest long poll, default 25 s */
+	int64_t backoff_ms;     /* first retry delay, doubled per attempt, default 5 s */
+	int64_t backoff_max_ms; /* default 10 min */
+	int64_t max_attempts;   /* default 3 */
+	int64_t tick_ms;        /* reaper period, default 250 ms */
+	struct scheduler_key_cfg *keys;
+	size_t nkeys;
+	const char *default_key; /* key name used when a job names none; "" for none */
+	struct scheduler_repo_cfg *repos;
+	size_t nrepos;
+	struct kiln_arena arena;
+};
+
+/* Defaults as listed above. */
+void scheduler_config_init(struct scheduler_config *cfg);
+void scheduler_config_release(struct scheduler_config *cfg);
+/* Read an INI file into cfg (over the defaults). Errors name the file, line and key:
+ * KILN_ESYNTAX for malformed lines, KILN_EINVAL for unknown sections or keys and bad values,
+ * KILN_ELIMIT for an oversize file (1 MiB) or line (4 KiB), KILN_EIO when unreadable. */
+KILN_MUST_CHECK kiln_rc scheduler_config_load(struct scheduler_config *cfg, const char *path,
+                                              struct kiln_err *err);
+/* The same from memory; name is used in messages. */
+KILN_MUST_CHECK kiln_rc scheduler_config_from_mem(struct scheduler_config *cfg, const char *data,
+                                                  size_t len, const char *name,
+                                                  struct kiln_err *err);
+/* Set one key ("server.listen", "limits.lease_ttl", ...) as the file would. */
+KILN_MUST_CHECK kiln_rc scheduler_config_set(struct scheduler_config *cfg, const char *section,
+                                             const char *key, const char *value,
+                                             struct kiln_err *err);
+
+/* ======================================================================================== */
+/* Running                                                                                  */
+/* ======================================================================================== */
+
+/* Open (or create) the data directory and store, load the signing keys (generating the
+ * "default" key on first start when none is configured), create an admin token on first
+ * start, serve until *stop becomes non-zero (a signal handler's flag), then shut down
+ * gracefully: stop accepting, answer long polls, finish running requests. Writes lines to
+ * ready_fd (-1 for none): "admin token: TOKEN" on first start, then
+ * "listening on http://HOST:PORT". */
+KILN_MUST_CHECK kiln_rc scheduler_run(const struct scheduler_config *cfg,
+                                      volatile sig_atomic_t *stop, int ready_fd,
+                                      struct kiln_err *err);
+
+/* ======================================================================================== */
+/* The client (kiln submit, jobs, job, logs, cancel, retry, download, token)                */
+/* ======================================================================================== */
+
+struct scheduler_client {
+	const char *url;   /* KILN_URL */
+	const char *token; /* KILN_TOKEN */
+	int out_fd;        /* where results are printed (stdout) */
+	int progress_fd;   /* where the progress line goes (-1 for none: stderr on a tty) */
+	bool json;         /* print JSON instead of text */
+};
+
+struct scheduler_submit {
+	const char *spec_path; /* a spec file, or */
+	const char *srpm_path; /* a source package, or */
+	const char *git_url;   /* a git repository */
+	const char *git_ref, *git_spec;
+	const char **sources; /* files uploaded as the spec's sources */
+	size_t nsources;
+	const char **defines; /* "NAME VALUE" */
+	size_t ndefines;
+	const char **with, **without, **tags;
+	size_t nwith, nwithout, ntags;
+	const char *arch, *sign_key, *repository, *formats;
+	int64_t priority, reruns, timeout;
+	const char *idempotency_key;
+	bool wait, follow;
+};
+
+/* Submit; with wait/follow, wait for the end (following the log). KILN_OK when submitted
+ * (and, when waiting, the job succeeded); KILN_EBUILD when it failed or was cancelled. */
+KILN_MUST_CHECK kiln_rc scheduler_client_submit(const struct scheduler_client *c,
+                                                const struct scheduler_submit *s,
+                                                struct kiln_err *err);
+KILN_MUST_CHECK kiln_rc scheduler_client_jobs(const struct scheduler_client *c, const char *state,
+                                              int64_t limit, struct kiln_err *err);
+KILN_MUST_CHECK kiln_rc scheduler_client_job(const struct scheduler_client *c, int64_t id,
+                                             struct kiln_err *err);
+/* attempt 0 = the latest. */
+KILN_MUST_CHECK kiln_rc scheduler_client_logs(const struct scheduler_client *c, int64_t id,
+                                              int64_t attempt, bool follow, struct kiln_err *err);
+/* action: "cancel" or "retry". */
+KILN_MUST_CHECK kiln_rc scheduler_client_action(const struct scheduler_client *c, int64_t id,
+                                                const char *action, struct kiln_err *err);
+KILN_MUST_CHECK kiln_rc scheduler_client_download(const struct scheduler_client *c, int64_t id,
+                                                  const char *dir, struct kiln_err *err);
+KILN_MUST_CHECK kiln_rc scheduler_client_workers(const struct scheduler_client *c,
+                                                 struct kiln_err *err);
+/* Tokens (admin): create prints the new token once. */
+KILN_MUST_CHECK kiln_rc scheduler_client_token_create(const struct scheduler_client *c,
+                                                      const char *scopes, const char *name,
+                                                      struct kiln_err *err);
+KILN_MUST_CHECK kiln_rc scheduler_client_tokens(const struct scheduler_client *c,
+                                                struct kiln_err *err);
+KILN_MUST_CHECK kiln_rc scheduler_client_token_revoke(const struct scheduler_client *c, int64_t id,
+                                                      struct kiln_err *err);
+
+#endif

@@ -1,0 +1,340 @@
+/*
+ * scheduler_int.h - the scheduler's insides: the job store interface (one vtable, sqlite3
+ * behind it today, a PostgreSQL sibling later), the context, and what the REST handlers
+ * share.
+ *
+ * No SQL outside the store's implementation file (store_sqlite.c): everything else calls
+ * the scheduler_store_* wrappers below. Store calls are thread-safe (the implementation
+ * serialises them); strings they return live in the arena the caller passes.
+ */
+#ifndef KILN_SCHEDULER_INT_H
+#define KILN_SCHEDULER_INT_H
+
+#include <pthread.h>
+
+#include "api/api.h"
+#include "scheduler/scheduler.h"
+#include "sign/sign.h"
+
+/* ---------------------------------------------------------------------------------------- */
+/* Records */
+
+enum scheduler_state {
+	SCHED_QUEUED = 0,
+	SCHED_LEASED = 1,
+	SCHED_BUILDING = 2,
+	SCHED_SUCCEEDED = 3,
+	SCHED_FAILED = 4,
+	SCHED_CANCELLED = 5,
+};
+#define SCHED_NSTATES 6
+
+const char *scheduler_state_name(enum scheduler_state s);
+/* KILN_EINVAL naming the word when it is not a state. */
+KILN_MUST_CHECK kiln_rc scheduler_state_parse(const char *s, enum scheduler_state *out,
+                                              struct kiln_err *err);
+static inline bool scheduler_state_active(enum scheduler_state s)
+{
+	return s == SCHED_LEASED || s == SCHED_BUILDING;
+}
+static inline bool scheduler_state_final(enum scheduler_state s)
+{
+	return s >= SCHED_SUCCEEDED;
+}
+
+/* A job as stored. Strings in the arena of the call that filled it. */
+struct scheduler_job {
+	int64_t id;
+	enum scheduler_state state;
+	int64_t priority;
+	const char *arch;      /* "" = any worker */
+	const char *tags;      /* ",tag1,tag2," ("" for none): tags a worker must have */
+	const char *spec_name; /* for listings */
+	const char *request;   /* canonical request JSON (what the worker gets) */
+	const char *manifest;  /* canonical manifest JSON */
+	char content_key[65];  /* sha256 of manifest */
+	const char *sign_key;  /* key name, "" = none */
+	const char *idem_key;  /* Idempotency-Key, "" = none */
+	int64_t token_id;      /* who submitted */
+	int64_t created_ms, updated_ms, started_ms, finished_ms, not_before_ms;
+	int64_t attempts, max_attempts, timeout_s;
+	bool cancel_requested;
+	char lease_id[33]; /* "" when not leased */
+	int64_t generation;
+	const char *worker; /* "" when not leased */
+	int64_t lease_expires_ms;
+	const char *failure_class; /* "" / "build" / "infra" / "cancel" / "sign" */
+	const char *message;       /* "" or why it failed */
+};
+
+struct scheduler_attempt {
+	int64_t job_id, n;
+	const char *worker;
+	char lease_id[33];
+	int64_t generation;
+	const char *state; /* "leased", "building", "succeeded", "failed", "lost", "cancelled",
+	                    * "released" */
+	const char *failure_class, *message;
+	int64_t started_ms, ended_ms;
+};
+
+struct scheduler_artifact {
+	int64_t job_id, attempt;
+	const char *name;
+	char sha256[65];        /* as uploaded by the worker */
+	char signed_sha256[65]; /* after the scheduler signed it; "" when not signed */
+	int64_t size, signed_size;
+	const char *kind; /* "binary", "source", "log", "result" */
+	const char *arch;
+};
+
+struct scheduler_worker_info {
+	const char *name;
+	const char *arches; /* ",x86_64,noarch," */
+	const char *tags;   /* ",a,b," */
+	int64_t slots, free_disk, busy;
+	const char *kernel, *version;
+	int64_t last_seen_ms;
+	bool draining;
+};
+
+struct scheduler_token {
+	int64_t id;
+	const char *name;
+	unsigned scopes;
+	int64_t created_ms;
+	bool revoked;
+};
+
+/* What a lease grant looks for. */
+struct scheduler_lease_query {
+	const char *worker;
+	const char *arches; /* ",x86_64,noarch," */
+	const char *tags;   /* ",a,b," */
+	int64_t now_ms, ttl_ms;
+	const char *lease_id; /* the new lease's id (random, 32 hex) */
+};
+
+/* How a lease ends. */
+enum scheduler_outcome {
+	SCHED_OUT_SUCCEEDED,
+	SCHED_OUT_FAILED,    /* class "build": never retried */
+	SCHED_OUT_INFRA,     /* class "infra": retried with backoff while attempts remain */
+	SCHED_OUT_CANCELLED, /* the worker stopped it on request */
+	SCHED_OUT_RELEASED,  /* the worker handed it back (shutting down): requeued, no penalty */
+	SCHED_OUT_LOST,      /* the lease expired (reaper) */
+};
+
+struct scheduler_finish {
+	enum scheduler_outcome outcome;
+	const char *failure_class; /* stored as given ("build", "infra", "sign", ...) */
+	const char *message;
+	int64_t now_ms;
+	int64_t backoff_ms; /* for a requeue: not before now + backoff */
+	bool *requeued;     /* OUT (may be NULL) */
+};
+
+/* Counts for /metrics and placement. */
+struct scheduler_counts {
+	int64_t by_state[SCHED_NSTATES];
+	const char **queued_arch; /* arch of each group ("" = any) */
+	int64_t *queued_n;
+	size_t nqueued;
+};
+
+/* ---------------------------------------------------------------------------------------- */
+/* The store interface */
+
+struct scheduler_store;
+
+struct scheduler_store_ops {
+	const char *name;
+	void (*close)(struct scheduler_store *st);
+	/* Insert job (id, created set by the store). With an idem_key that (token_id, key)
+	 * already used: KILN_EEXIST and *id the existing job's. */
+	kiln_rc (*job_insert)(struct scheduler_store *st, struct scheduler_job *job, int64_t *id,
+	                      struct kiln_err *err);
+	kiln_rc (*job_get)(struct scheduler_store *st, int64_t id, struct kiln_arena *a,
+	                   struct scheduler_job *out, struct kiln_err *err);
+	/* Newest first; state < 0 for all; before_id 0 for the start. */
+	kiln_rc (*job_list)(struct scheduler_store *st, int state, int64_t before_id, int64_t limit,
+	                    struct kiln_arena *a, struct scheduler_job **out, size_t *n,
+	                    struct kiln_err *err);
+	/* Queued jobs that could run now, best first (for placement). */
+	kiln_rc (*queue_position)(struct scheduler_store *st, const struct scheduler_job *job,
+	                          int64_t *ahead, struct kiln_err *err);
+	/* Pick and lease the best matching queued job: KILN_ENOTFOUND when none. */
+	kiln_rc (*lease_grant)(struct scheduler_store *st, const struct scheduler_lease_query *q,
+	                       struct kiln_arena *a, struct scheduler_job *out,
+	                       struct kiln_err *err);
+	/* Check that lease_id/generation hold the job (KILN_ECONFLICT otherwise, KILN_ENOTFOUND
+	 * for an unknown lease); with ttl_ms > 0 renew it and mark the job building. */
+	kiln_rc (*lease_touch)(struct scheduler_store *st, const char *lease_id, int64_t generation,
+	                       int64_t now_ms, int64_t ttl_ms, struct kiln_arena *a,
+	                       struct scheduler_job *out, struct kiln_err *err);
+	kiln_rc (*lease_finish)(struct scheduler_store *st, const char *lease_id,
+	                        int64_t generation, const struct scheduler_finish *f,
+	                        struct kiln_err *err);
+	/* Leases that expired before now_ms, as ids of their jobs (to finish as LOST). */
+	kiln_rc (*leases_expired)(struct scheduler_store *st, int64_t now_ms, struct kiln_arena *a,
+	                          struct scheduler_job **out, size_t *n, struct kiln_err *err);
+	/* Queued → cancelled at once; active → cancel_requested. *state gets the new state. */
+	kiln_rc (*job_cancel)(struct scheduler_store *st, int64_t id, int64_t now_ms,
+	                      enum scheduler_state *state, struct kiln_err *err);
+	/* Failed or cancelled → queued again with a fresh attempt budget; KILN_ECONFLICT else. */
+	kiln_rc (*job_retry)(struct scheduler_store *st, int64_t id, int64_t now_ms,
+	                     struct kiln_err *err);
+	kiln_rc (*attempts_list)(struct scheduler_store *st, int64_t job_id, struct kiln_arena *a,
+	                         struct scheduler_attempt **out, size_t *n, struct kiln_err *err);
+	kiln_rc (*artifact_put)(struct scheduler_store *st, const struct scheduler_artifact *art,
+	                        struct kiln_err *err);
+	/* attempt < 0: every attempt's. */
+	kiln_rc (*artifacts_list)(struct scheduler_store *st, int64_t job_id, int64_t attempt,
+	                          struct kiln_arena *a, struct scheduler_artifact **out, size_t *n,
+	                          struct kiln_err *err);
+	kiln_rc (*worker_seen)(struct scheduler_store *st, const struct scheduler_worker_info *w,
+	                       bool full, struct kiln_err *err);
+	kiln_rc (*workers_list)(struct scheduler_store *st, struct kiln_arena *a,
+	                        struct scheduler_worker_info **out, size_t *n,
+	                        struct kiln_err *err);
+	kiln_rc (*token_insert)(struct scheduler_store *st, const char *hash, unsigned scopes,
+	                        const char *name, int64_t now_ms, int64_t *id,
+	                        struct kiln_err *err);
+	kiln_rc (*token_lookup)(struct scheduler_store *st, const char *hash, int64_t *id,
+	                        unsigned *scopes, struct kiln_err *err);
+	kiln_rc (*tokens_list)(struct scheduler_store *st, struct kiln_arena *a,
+	                       struct scheduler_token **out, size_t *n, struct kiln_err *err);
+	kiln_rc (*token_revoke)(struct scheduler_store *st, int64_t id, struct kiln_err *err);
+	kiln_rc (*counts)(struct scheduler_store *st, struct kiln_arena *a,
+	                  struct scheduler_counts *out, struct kiln_err *err);
+};
+
+struct scheduler_store {
+	const struct scheduler_store_ops *ops;
+};
+
+/* The sqlite3 store at path (created with its schema when new; migrated when older).
+ * OUT: scheduler_store_close(). */
+KILN_MUST_CHECK kiln_rc scheduler_store_open_sqlite(const char *path, struct scheduler_store **out,
+                                                    struct kiln_err *err);
+void scheduler_store_close(struct scheduler_store *st);
+/* The schema version this build writes. */
+int scheduler_store_sqlite_version(void);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Job requests */
+
+struct scheduler_source_ref {
+	const char *name;
+	const char *sha256;
+};
+
+struct scheduler_git_ref {
+	const char *url, *ref, *spec;
+};
+
+struct scheduler_request {
+	const char *spec;           /* inline spec text, or NULL */
+	const char *spec_name;      /* "hello.spec" */
+	struct api_objlist sources; /* struct scheduler_source_ref */
+	struct scheduler_source_ref srpm;
+	bool has_srpm;
+	struct scheduler_git_ref git;
+	bool has_git;
+	struct api_strmap defines;
+	struct api_strlist with, without, formats, tags;
+	const char *arch;
+	int64_t priority, reruns, timeout, source_date_epoch, max_attempts;
+	bool has_sde;
+	const char *sign_key;
+	const char *repository;
+};
+
+/* Decode and validate a POST /api/v1/jobs body (strict: unknown fields are errors); strings
+ * in a. KILN_EINVAL/ESYNTAX/ELIMIT naming the field. */
+KILN_MUST_CHECK kiln_rc scheduler_request_parse(const void *body, size_t len, struct kiln_arena *a,
+                                                struct scheduler_request *out,
+                                                struct kiln_err *err);
+
+/* ---------------------------------------------------------------------------------------- */
+/* The context */
+
+struct scheduler_hist {
+	int64_t buckets[12]; /* cumulative counts are computed when printed */
+	int64_t count;
+	double sum;
+};
+
+struct scheduler {
+	const struct scheduler_config *cfg;
+	struct scheduler_store *store;
+	struct api_server *http;
+	char *blob_dir, *log_dir, *tmp_dir; /* owned */
+	struct sign_key **keys;             /* owned; by cfg->keys index */
+	pthread_mutex_t log_lock;           /* appends to log files */
+	pthread_mutex_t stats_lock;
+	int64_t lease_grants, lease_expiries, retries_lost, retries_infra, signed_packages;
+	struct scheduler_hist wait_hist, build_hist;
+};
+
+/* Routes (http_*.c). */
+extern const struct api_route scheduler_routes[];
+
+/* Blobs: content-addressed files under blob_dir/ab/abcd... */
+void scheduler_blob_path(const struct scheduler *s, const char *sha256, struct kiln_buf *out);
+/* Move the file at tmp (sha256 already checked) into the blob store. */
+KILN_MUST_CHECK kiln_rc scheduler_blob_adopt(struct scheduler *s, const char *tmp,
+                                             const char *sha256, struct kiln_err *err);
+bool scheduler_blob_exists(const struct scheduler *s, const char *sha256);
+/* Store data as a blob; sha256 (65 bytes) gets its digest. */
+KILN_MUST_CHECK kiln_rc scheduler_blob_put_mem(struct scheduler *s, const void *data, size_t len,
+                                               char sha256[65], struct kiln_err *err);
+
+/* Log files: log_dir/JOB/ATTEMPT.log */
+void scheduler_log_path(const struct scheduler *s, int64_t job, int64_t attempt,
+                        struct kiln_buf *out);
+
+/* Sign every package artifact of the job's attempt with the job's key. */
+KILN_MUST_CHECK kiln_rc scheduler_sign_artifacts(struct scheduler *s,
+                                                 const struct scheduler_job *job, int64_t attempt,
+                                                 struct kiln_err *err);
+/* The key of a name ("" = none: NULL and KILN_OK; unknown: KILN_ENOTFOUND). */
+KILN_MUST_CHECK kiln_rc scheduler_key_find(const struct scheduler *s, const char *name,
+                                           const struct sign_key **out, struct kiln_err *err);
+
+/* Finish a lease and keep the metrics; wakes long polls. */
+KILN_MUST_CHECK kiln_rc scheduler_lease_end(struct scheduler *s, const char *lease_id,
+                                            int64_t generation, struct scheduler_finish *f,
+                                            struct kiln_err *err);
+/* One pass of the reaper: expire lost leases. */
+void scheduler_reap(struct scheduler *s);
+/* Backoff before attempt n+1 after n attempts. */
+int64_t scheduler_backoff_ms(const struct scheduler *s, int64_t attempts);
+void scheduler_hist_add(struct scheduler *s, struct scheduler_hist *h, double seconds);
+
+/* JSON of records (http_json.c). */
+void scheduler_job_json(struct api_jw *w, const struct scheduler_job *j);
+/* The same members without the enclosing braces (to add more). */
+void scheduler_job_json_fields(struct api_jw *w, const struct scheduler_job *j);
+void scheduler_attempt_json(struct api_jw *w, const struct scheduler_attempt *a);
+void scheduler_artifact_json(struct api_jw *w, const struct scheduler_artifact *a);
+void scheduler_worker_json(struct api_jw *w, const struct scheduler_worker_info *wi,
+                           int64_t now_ms);
+
+/* Placement explanation for a job (dispatch.c). */
+KILN_MUST_CHECK kiln_rc scheduler_placement_json(struct scheduler *s, const struct scheduler_job *j,
+                                                 struct kiln_arena *a, struct api_jw *w,
+                                                 struct kiln_err *err);
+/* True when a worker with these arches and tags could run job j; *why gets the reason
+ * when not (static or arena string). */
+bool scheduler_worker_matches(const struct scheduler_job *j, const char *arches, const char *tags,
+                              struct kiln_arena *a, const char **why);
+
+/* Metrics text (metrics.c). */
+KILN_MUST_CHECK kiln_rc scheduler_metrics_text(struct scheduler *s, struct kiln_buf *out,
+                                               struct kiln_err *err);
+
+/* The OpenAPI document (openapi.c). */
+extern const char scheduler_openapi_json[];
+
+#endif

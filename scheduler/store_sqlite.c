@@ -1,0 +1,1259 @@
+/*
+ * store_sqlite.c - the job store on sqlite3: WAL mode, a busy timeout, versioned schema
+ * migrations (PRAGMA user_version), prepared statements cached per connection.
+ *
+ * This is the only file with SQL in it. One connection serves the whole scheduler behind a
+ * mutex: sqlite serialises writers anyway, and every call here is a handful of indexed
+ * statements, so the lock is held for microseconds. synchronous=NORMAL in WAL mode loses
+ * nothing when the process dies (a committed transaction is in the WAL); only a power loss
+ * may drop the last transactions.
+ */
+#include "util/util.h"
+
+#include <pthread.h>
+#include <sqlite3.h>
+
+#include "scheduler/scheduler_int.h"
+
+/* Each entry upgrades the schema from version i to i + 1. Append only. */
+static const char *const migrations[] = {
+    /* 0 -> 1 */
+    "CREATE TABLE jobs("
+    " id INTEGER PRIMARY KEY AUTOINCREMENT, state INTEGER NOT NULL,"
+    " priority INTEGER NOT NULL DEFAULT 0, arch TEXT NOT NULL DEFAULT '',"
+    " tags TEXT NOT NULL DEFAULT '', spec_name TEXT NOT NULL DEFAULT '',"
+    " request TEXT NOT NULL, manifest TEXT NOT NULL, content_key TEXT NOT NULL,"
+    " sign_key TEXT NOT NULL DEFAULT '', idem_key TEXT, token_id INTEGER NOT NULL,"
+    " created_ms INTEGER NOT NULL, updated_ms INTEGER NOT NULL,"
+    " started_ms INTEGER NOT NULL DEFAULT 0, finished_ms INTEGER NOT NULL DEFAULT 0,"
+    " not_before_ms INTEGER NOT NULL DEFAULT 0, attempts INTEGER NOT NULL DEFAULT 0,"
+    " max_attempts INTEGER NOT NULL, timeout_s INTEGER NOT NULL DEFAULT 0,"
+    " cancel_requested INTEGER NOT NULL DEFAULT 0, lease_id TEXT,"
+    " generation INTEGER NOT NULL DEFAULT 0, worker TEXT NOT NULL DEFAULT '',"
+    " lease_expires_ms INTEGER NOT NULL DEFAULT 0, failure_class TEXT NOT NULL DEFAULT '',"
+    " message TEXT NOT NULL DEFAULT '');"
+    "CREATE UNIQUE INDEX jobs_idem ON jobs(token_id, idem_key) WHERE idem_key IS NOT NULL;"
+    "CREATE INDEX jobs_queue ON jobs(state, priority DESC, id);"
+    "CREATE UNIQUE INDEX jobs_lease ON jobs(lease_id) WHERE lease_id IS NOT NULL;"
+    "CREATE TABLE attempts(job_id INTEGER NOT NULL, n INTEGER NOT NULL, worker TEXT NOT NULL,"
+    " lease_id TEXT NOT NULL, generation INTEGER NOT NULL, state TEXT NOT NULL,"
+    " failure_class TEXT NOT NULL DEFAULT '', message TEXT NOT NULL DEFAULT '',"
+    " started_ms INTEGER NOT NULL, ended_ms INTEGER NOT NULL DEFAULT 0,"
+    " PRIMARY KEY(job_id, n));"
+    "CREATE INDEX attempts_lease ON attempts(lease_id);"
+    "CREATE TABLE artifacts(job_id INTEGER NOT NULL, attempt INTEGER NOT NULL,"
+    " name TEXT NOT NULL, sha256 TEXT NOT NULL, size INTEGER NOT NULL,"
+    " signed_sha256 TEXT NOT NULL DEFAULT '', signed_size INTEGER NOT NULL DEFAULT 0,"
+    " kind TEXT NOT NULL, arch TEXT NOT NULL, PRIMARY KEY(job_id, attempt, name));"
+    "CREATE TABLE workers(name TEXT PRIMARY KEY, arches TEXT NOT NULL, tags TEXT NOT NULL,"
+    " slots INTEGER NOT NULL, free_disk INTEGER NOT NULL, kernel TEXT NOT NULL,"
+    " version TEXT NOT NULL, last_seen_ms INTEGER NOT NULL, draining INTEGER NOT NULL);"
+    "CREATE TABLE tokens(id INTEGER PRIMARY KEY AUTOINCREMENT, hash TEXT NOT NULL UNIQUE,"
+    " scopes INTEGER NOT NULL, name TEXT NOT NULL, created_ms INTEGER NOT NULL,"
+    " revoked INTEGER NOT NULL DEFAULT 0);",
+};
+
+#define JOB_COLS                                                                                   \
+	"id, state, priority, arch, tags, spec_name, request, manifest, content_key, sign_key,"    \
+	" coalesce(idem_key, ''), token_id, created_ms, updated_ms, started_ms, finished_ms,"      \
+	" not_before_ms, attempts, max_attempts, timeout_s, cancel_requested,"                     \
+	" coalesce(lease_id, ''), generation, worker, lease_expires_ms, failure_class, message"
+
+enum q {
+	Q_JOB_INSERT,
+	Q_JOB_BY_IDEM,
+	Q_JOB_GET,
+	Q_JOB_LIST,
+	Q_JOB_LIST_STATE,
+	Q_QUEUE_AHEAD,
+	Q_CANDIDATES,
+	Q_LEASE_TAKE,
+	Q_ATTEMPT_INSERT,
+	Q_JOB_BY_LEASE,
+	Q_ATTEMPT_BY_LEASE,
+	Q_LEASE_RENEW,
+	Q_ATTEMPT_STATE,
+	Q_JOB_END,
+	Q_JOB_REQUEUE,
+	Q_EXPIRED,
+	Q_CANCEL_QUEUED,
+	Q_CANCEL_ACTIVE,
+	Q_RETRY,
+	Q_ATTEMPTS,
+	Q_ARTIFACT_PUT,
+	Q_ARTIFACTS,
+	Q_ARTIFACTS_ALL,
+	Q_WORKER_FULL,
+	Q_WORKER_SEEN,
+	Q_WORKERS,
+	Q_TOKEN_INSERT,
+	Q_TOKEN_LOOKUP,
+	Q_TOKENS,
+	Q_TOKEN_REVOKE,
+	Q_COUNT_STATES,
+	Q_COUNT_QUEUED_ARCH,
+	Q_COUNT,
+};
+
+static const char *const sql[Q_COUNT] = {
+    [Q_JOB_INSERT] = "INSERT INTO jobs(state, priority, arch, tags, spec_name, request, manifest,"
+                     " content_key, sign_key, idem_key, token_id, created_ms, updated_ms,"
+                     " max_attempts, timeout_s) VALUES(0,?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,"
+                     "?11,?12,?13)",
+    [Q_JOB_BY_IDEM] = "SELECT id FROM jobs WHERE token_id = ?1 AND idem_key = ?2",
+    [Q_JOB_GET] = "SELECT " JOB_COLS " FROM jobs WHERE id = ?1",
+    [Q_JOB_LIST] = "SELECT " JOB_COLS " FROM jobs WHERE id < ?1 ORDER BY id DESC LIMIT ?2",
+    [Q_JOB_LIST_STATE] = "SELECT " JOB_COLS " FROM jobs WHERE id < ?1 AND state = ?3"
+                         " ORDER BY id DESC LIMIT ?2",
+    [Q_QUEUE_AHEAD] = "SELECT count(*) FROM jobs WHERE state = 0 AND (priority > ?1 OR"
+                      " (priority = ?1 AND id < ?2))",
+    [Q_CANDIDATES] = "SELECT " JOB_COLS " FROM jobs WHERE state = 0 AND not_before_ms <= ?1"
+                     " AND (arch = '' OR instr(?2, ',' || arch || ',') > 0)"
+                     " ORDER BY priority DESC, id ASC LIMIT 256",
+    [Q_LEASE_TAKE] = "UPDATE jobs SET state = 1, lease_id = ?2, generation = generation + 1,"
+                     " worker = ?3, lease_expires_ms = ?4, attempts = attempts + 1,"
+                     " started_ms = CASE WHEN started_ms = 0 THEN ?5 ELSE started_ms END,"
+                     " updated_ms = ?5 WHERE id = ?1 AND state = 0",
+    [Q_ATTEMPT_INSERT] = "INSERT INTO attempts(job_id, n, worker, lease_id, generation, state,"
+                         " started_ms) SELECT id, attempts, worker, lease_id, generation,"
+                         " 'leased', ?2 FROM jobs WHERE id = ?1",
+    [Q_JOB_BY_LEASE] = "SELECT " JOB_COLS " FROM jobs WHERE lease_id = ?1",
+    [Q_ATTEMPT_BY_LEASE] = "SELECT job_id, state FROM attempts WHERE lease_id = ?1",
+    [Q_LEASE_RENEW] = "UPDATE jobs SET lease_expires_ms = ?2, state = 2, updated_ms = ?3"
+                      " WHERE id = ?1",
+    [Q_ATTEMPT_STATE] = "UPDATE attempts SET state = ?3, failure_class = ?4, message = ?5,"
+                        " ended_ms = ?6 WHERE job_id = ?1 AND n = ?2",
+    [Q_JOB_END] = "UPDATE jobs SET state = ?2, lease_id = NULL, lease_expires_ms = 0,"
+                  " failure_class = ?3, message = ?4, finished_ms = ?5, updated_ms = ?5"
+                  " WHERE id = ?1",
+    [Q_JOB_REQUEUE] = "UPDATE jobs SET state = 0, lease_id = NULL, worker = '',"
+                      " lease_expires_ms = 0, not_before_ms = ?2, updated_ms = ?3,"
+                      " failure_class = ?4, message = ?5, max_attempts = max_attempts + ?6"
+                      " WHERE id = ?1",
+    [Q_EXPIRED] = "SELECT " JOB_COLS " FROM jobs WHERE state IN (1, 2) AND"
+                  " lease_expires_ms < ?1",
+    [Q_CANCEL_QUEUED] = "UPDATE jobs SET state = 5, cancel_requested = 1, finished_ms = ?2,"
+                        " updated_ms = ?2, failure_class = 'cancel', message = 'cancelled"
+                        " before it started' WHERE id = ?1 AND state = 0",
+    [Q_CANCEL_ACTIVE] = "UPDATE jobs SET cancel_requested = 1, updated_ms = ?2"
+                        " WHERE id = ?1 AND state IN (1, 2)",
+    [Q_RETRY] = "UPDATE jobs SET state = 0, cancel_requested = 0, failure_class = '',"
+                " message = '', not_before_ms = 0, finished_ms = 0, updated_ms = ?2,"
+                " max_attempts = attempts + ?3 WHERE id = ?1 AND state IN (4, 5)",
+    [Q_ATTEMPTS] = "SELECT job_id, n, worker, lease_id, generation, state, failure_class,"
+                   " message, started_ms, ended_ms FROM attempts WHERE job_id = ?1"
+                   " ORDER BY n",
+    [Q_ARTIFACT_PUT] = "INSERT OR REPLACE INTO artifacts(job_id, attempt, name, sha256, size,"
+                       " signed_sha256, signed_size, kind, arch)"
+                       " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9)",
+    [Q_ARTIFACTS] = "SELECT job_id, attempt, name, sha256, size, signed_sha256, signed_size,"
+                    " kind, arch FROM artifacts WHERE job_id = ?1 AND attempt = ?2"
+                    " ORDER BY name",
+    [Q_ARTIFACTS_ALL] = "SELECT job_id, attempt, name, sha256, size, signed_sha256,"
+                        " signed_size, kind, arch FROM artifacts WHERE job_id = ?1"
+                        " ORDER BY attempt, name",
+    [Q_WORKER_FULL] = "INSERT OR REPLACE INTO workers(name, arches, tags, slots, free_disk,"
+                      " kernel, version, last_seen_ms, draining)"
+                      " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9)",
+    [Q_WORKER_SEEN] = "UPDATE workers SET last_seen_ms = ?2, draining = ?3 WHERE name = ?1",
+    [Q_WORKERS] = "SELECT w.name, w.arches, w.tags, w.slots, w.free_disk, w.kernel, w.version,"
+                  " w.last_seen_ms, w.draining, (SELECT count(*) FROM jobs j WHERE"
+                  " j.state IN (1, 2) AND j.worker = w.name) FROM workers w ORDER BY w.name",
+    [Q_TOKEN_INSERT] = "INSERT INTO tokens(hash, scopes, name, created_ms) VALUES(?1,?2,?3,?4)",
+    [Q_TOKEN_LOOKUP] = "SELECT id, scopes FROM tokens WHERE hash = ?1 AND revoked = 0",
+    [Q_TOKENS] = "SELECT id, name, scopes, created_ms, revoked FROM tokens ORDER BY id",
+    [Q_TOKEN_REVOKE] = "UPDATE tokens SET revoked = 1 WHERE id = ?1",
+    [Q_COUNT_STATES] = "SELECT state, count(*) FROM jobs GROUP BY state",
+    [Q_COUNT_QUEUED_ARCH] = "SELECT arch, count(*) FROM jobs WHERE state = 0 GROUP BY arch"
+                            " ORDER BY arch",
+};
+
+struct sq {
+	struct scheduler_store base;
+	sqlite3 *db;
+	sqlite3_stmt *st[Q_COUNT];
+	pthread_mutex_t lock;
+};
+
+static kiln_rc db_err(struct sq *s, struct kiln_err *err, const char *what)
+{
+	int code = sqlite3_errcode(s->db);
+
+	return kiln_err_set(err, code == SQLITE_FULL ? KILN_ELIMIT : KILN_EIO, "job store: %s: %s",
+	                    what, sqlite3_errmsg(s->db));
+}
+
+static sqlite3_stmt *stmt(struct sq *s, enum q id, struct kiln_err *err)
+{
+	if (!s->st[id] && sqlite3_prepare_v3(s->db, sql[id], -1, SQLITE_PREPARE_PERSISTENT,
+	                                     &s->st[id], NULL) != SQLITE_OK) {
+		db_err(s, err, "prepare");
+		return NULL;
+	}
+	sqlite3_reset(s->st[id]);
+	sqlite3_clear_bindings(s->st[id]);
+	return s->st[id];
+}
+
+static void bind_text(sqlite3_stmt *st, int i, const char *v)
+{
+	sqlite3_bind_text(st, i, v ? v : "", -1, SQLITE_STATIC);
+}
+
+static const char *col_text(sqlite3_stmt *st, int i, struct kiln_arena *a)
+{
+	const unsigned char *t = sqlite3_column_text(st, i);
+	const char *d = kiln_arena_strdup(a, t ? (const char *)t : "");
+
+	return d ? d : "";
+}
+
+static void col_copy(sqlite3_stmt *st, int i, char *dst, size_t size)
+{
+	const unsigned char *t = sqlite3_column_text(st, i);
+
+	snprintf(dst, size, "%s", t ? (const char *)t : "");
+}
+
+/* Run a statement that returns no rows. */
+static kiln_rc step_done(struct sq *s, sqlite3_stmt *st, struct kiln_err *err, const char *what)
+{
+	int rc = sqlite3_step(st);
+
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE)
+		return db_err(s, err, what);
+	return KILN_OK;
+}
+
+static kiln_rc exec(struct sq *s, const char *q, struct kiln_err *err)
+{
+	char *msg = NULL;
+
+	if (sqlite3_exec(s->db, q, NULL, NULL, &msg) != SQLITE_OK) {
+		kiln_err_set(err, KILN_EIO, "job store: %s: %s", q, msg ? msg : "failed");
+		sqlite3_free(msg);
+		return KILN_EIO;
+	}
+	return KILN_OK;
+}
+
+static kiln_rc tx_begin(struct sq *s, struct kiln_err *err)
+{
+	pthread_mutex_lock(&s->lock);
+	if (exec(s, "BEGIN IMMEDIATE", err)) {
+		pthread_mutex_unlock(&s->lock);
+		return KILN_EIO;
+	}
+	return KILN_OK;
+}
+
+static kiln_rc tx_end(struct sq *s, kiln_rc rc, struct kiln_err *err)
+{
+	if (rc == KILN_OK)
+		rc = exec(s, "COMMIT", err);
+	if (rc)
+		(void)exec(s, "ROLLBACK", NULL);
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+static void read_job(sqlite3_stmt *st, struct kiln_arena *a, struct scheduler_job *j)
+{
+	memset(j, 0, sizeof(*j));
+	j->id = sqlite3_column_int64(st, 0);
+	j->state = (enum scheduler_state)sqlite3_column_int(st, 1);
+	j->priority = sqlite3_column_int64(st, 2);
+	j->arch = col_text(st, 3, a);
+	j->tags = col_text(st, 4, a);
+	j->spec_name = col_text(st, 5, a);
+	j->request = col_text(st, 6, a);
+	j->manifest = col_text(st, 7, a);
+	col_copy(st, 8, j->content_key, sizeof(j->content_key));
+	j->sign_key = col_text(st, 9, a);
+	j->idem_key = col_text(st, 10, a);
+	j->token_id = sqlite3_column_int64(st, 11);
+	j->created_ms = sqlite3_column_int64(st, 12);
+	j->updated_ms = sqlite3_column_int64(st, 13);
+	j->started_ms = sqlite3_column_int64(st, 14);
+	j->finished_ms = sqlite3_column_int64(st, 15);
+	j->not_before_ms = sqlite3_column_int64(st, 16);
+	j->attempts = sqlite3_column_int64(st, 17);
+	j->max_attempts = sqlite3_column_int64(st, 18);
+	j->timeout_s = sqlite3_column_int64(st, 19);
+	j->cancel_requested = sqlite3_column_int(st, 20) != 0;
+	col_copy(st, 21, j->lease_id, sizeof(j->lease_id));
+	j->generation = sqlite3_column_int64(st, 22);
+	j->worker = col_text(st, 23, a);
+	j->lease_expires_ms = sqlite3_column_int64(st, 24);
+	j->failure_class = col_text(st, 25, a);
+	j->message = col_text(st, 26, a);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Jobs */
+
+static kiln_rc idem_lookup(struct sq *s, const struct scheduler_job *job, int64_t *id,
+                           struct kiln_err *err)
+{
+	sqlite3_stmt *st = stmt(s, Q_JOB_BY_IDEM, err);
+	int r;
+
+	if (!st)
+		return KILN_EIO;
+	sqlite3_bind_int64(st, 1, job->token_id);
+	bind_text(st, 2, job->idem_key);
+	r = sqlite3_step(st);
+	if (r == SQLITE_ROW) {
+		*id = sqlite3_column_int64(st, 0);
+		sqlite3_reset(st);
+		return KILN_EEXIST;
+	}
+	sqlite3_reset(st);
+	return r == SQLITE_DONE ? KILN_OK : db_err(s, err, "idempotency lookup");
+}
+
+static kiln_rc job_insert(struct scheduler_store *base, struct scheduler_job *job, int64_t *id,
+                          struct kiln_err *err)
+{
+	struct sq *s = (struct sq *)base;
+	sqlite3_stmt *st;
+	kiln_rc rc;
+
+	rc = tx_begin(s, err);
+	if (rc)
+		return rc;
+	if (job->idem_key && *job->idem_key) {
+		rc = idem_lookup(s, job, id, err);
+		if (rc == KILN_EEXIST) {
+			tx_end(s, KILN_OK, NULL);
+			return KILN_EEXIST;
+		}
+		if (rc)
+			return tx_end(s, rc, err);
+	}
+	st = stmt(s, Q_JOB_INSERT, err);
+	if (!st)
+		return tx_end(s, KILN_EIO, err);
+	sqlite3_bind_int64(st, 1, job->priority);
+	bind_text(st, 2, job->arch);
+	bind_text(st, 3, job->tags);
+	bind_text(st, 4, job->spec_name);
+	bind_text(st, 5, job->request);
+	bind_text(st, 6, job->manifest);
+	bind_text(st, 7, job->content_key);
+	bind_text(st, 8, job->sign_key);
+	if (job->idem_key && *job->idem_key)
+		bind_text(st, 9, job->idem_key);
+	else
+		sqlite3_bind_null(st, 9);
+	sqlite3_bind_int64(st, 10, job->token_id);
+	sqlite3_bind_int64(st, 11, job->created_ms);
+	sqlite3_bind_int64(st, 12, job->max_attempts);
+	sqlite3_bind_int64(st, 13, job->timeout_s);
+	rc = step_done(s, st, err, "insert job");
+	if (!rc)
+		*id = sqlite3_last_insert_rowid(s->db);
+	return tx_end(s, rc, err);
+}
+
+static kiln_rc job_get_locked(struct sq *s, int64_t id, struct kiln_arena *a,
+                              struct scheduler_job *out, struct kiln_err *err)
+{
+	sqlite3_stmt *st = stmt(s, Q_JOB_GET, err);
+	int r;
+
+	if (!st)
+		return KILN_EIO;
+	sqlite3_bind_int64(st, 1, id);
+	r = sqlite3_step(st);
+	if (r == SQLITE_ROW)
+		read_job(st, a, out);
+	sqlite3_reset(st);
+	if (r == SQLITE_DONE)
+		return kiln_err_set(err, KILN_ENOTFOUND, "no job %lld", (long long)id);
+	return r == SQLITE_ROW ? KILN_OK : db_err(s, err, "read job");
+}
+
+static kiln_rc job_get(struct scheduler_store *base, int64_t id, struct kiln_arena *a,
+                       struct scheduler_job *out, struct kiln_err *err)
+{
+	struct sq *s = (struct sq *)base;
+	kiln_rc rc;
+
+	pthread_mutex_lock(&s->lock);
+	rc = job_get_locked(s, id, a, out, err);
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+/* Collect rows of job columns into an arena array. */
+static kiln_rc read_jobs(struct sq *s, sqlite3_stmt *st, size_t max, struct kiln_arena *a,
+                         struct scheduler_job **out, size_t *n, struct kiln_err *err)
+{
+	struct scheduler_job *v = kiln_arena_array(a, max ? max : 1, sizeof(*v));
+	int r = SQLITE_DONE;
+
+	*n = 0;
+	if (!v)
+		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	while (*n < max && (r = sqlite3_step(st)) == SQLITE_ROW)
+		read_job(st, a, &v[(*n)++]);
+	sqlite3_reset(st);
+	*out = v;
+	if (r != SQLITE_DONE && r != SQLITE_ROW)
+		return db_err(s, err, "list jobs");
+	return kiln_arena_finish(a, err);
+}
+
+static kiln_rc job_list(struct scheduler_store *base, int state, int64_t before_id, int64_t limit,
+                        struct kiln_arena *a, struct scheduler_job **out, size_t *n,
+                        struct kiln_err *err)
+{
+	struct sq *s = (struct sq *)base;
+	sqlite3_stmt *st;
+	kiln_rc rc = KILN_EIO;
+
+	pthread_mutex_lock(&s->lock);
+	st = stmt(s, state < 0 ? Q_JOB_LIST : Q_JOB_LIST_STATE, err);
+	if (st) {
+		sqlite3_bind_int64(st, 1, before_id > 0 ? before_id : INT64_MAX);
+		sqlite3_bind_int64(st, 2, limit);
+		if (state >= 0)
+			sqlite3_bind_int(st, 3, state);
+		rc = read_jobs(s, st, (size_t)limit, a, out, n, err);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+static kiln_rc queue_position(struct scheduler_store *base, const struct scheduler_job *job,
+                              int64_t *ahead, struct kiln_err *err)
+{
+	struct sq *s = (struct sq *)base;
+	sqlite3_stmt *st;
+	kiln_rc rc = KILN_EIO;
+
+	pthread_mutex_lock(&s->lock);
+	st = stmt(s, Q_QUEUE_AHEAD, err);
+	if (st) {
+		sqlite3_bind_int64(st, 1, job->priority);
+		sqlite3_bind_int64(st, 2, job->id);
+		rc = sqlite3_step(st) == SQLITE_ROW ? KILN_OK : db_err(s, err, "queue position");
+		*ahead = rc ? 0 : sqlite3_column_int64(st, 0);
+		sqlite3_reset(st);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Leases */
+
+static bool tags_subset(const char *need, const char *have)
+{
+	const char *p = need;
+
+	while (p && *p) {
+		const char *e;
+		char tag[130];
+		size_t len;
+
+		if (*p == ',') {
+			p++;
+			continue;
+		}
+		e = strchr(p, ',');
+		len = e ? (size_t)(e - p) : strlen(p);
+		if (len + 3 > sizeof(tag))
+			return false;
+		tag[0] = ',';
+		memcpy(tag + 1, p, len);
+		tag[len + 1] = ',';
+		tag[len + 2] = '\0';
+		if (!strstr(have, tag))
+			return false;
+		p += len;
+	}
+	return true;
+}
+
+static kiln_rc pick_candidate(struct sq *s, const struct scheduler_lease_query *q,
+                              struct kiln_arena *a, int64_t *id, struct kiln_err *err)
+{
+	sqlite3_stmt *st = stmt(s, Q_CANDIDATES, err);
+	struct scheduler_job j = {0};
+	int r;
+
+	*id = 0;
+	if (!st)
+		return KILN_EIO;
+	sqlite3_bind_int64(st, 1, q->now_ms);
+	bind_text(st, 2, q->arches);
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		const unsigned char *tags = sqlite3_column_text(st, 4);
+
+		if (tags_subset(tags ? (const char *)tags : "", q->tags)) {
+			read_job(st, a, &j);
+			*id = j.id;
+			break;
+		}
+	}
+	sqlite3_reset(st);
+	if (r != SQLITE_ROW && r != SQLITE_DONE)
+		return db_err(s, err, "pick a job");
+	return *id ? KILN_OK : KILN_ENOTFOUND;
+}
+
+static kiln_rc lease_grant(struct scheduler_store *base, const struct scheduler_lease_query *q,
+                           struct kiln_arena *a, struct scheduler_job *out, struct kiln_err *err)
+{
+	struct sq *s = (struct sq *)base;
+	sqlite3_stmt *st;
+	int64_t id;
+	kiln_rc rc;
+
+	rc = tx_begin(s, err);
+	if (rc)
+		return rc;
+	rc = pick_candidate(s, q, a, &id, err);
+	if (rc == KILN_ENOTFOUND) {
+		tx_end(s, KILN_OK, NULL);
+		return KILN_ENOTFOUND;
+	}
+	st = rc ? NULL : stmt(s, Q_LEASE_TAKE, err);
+	if (st) {
+		sqlite3_bind_int64(st, 1, id);
+		bind_text(st, 2, q->lease_id);
+		bind_text(st, 3, q->worker);
+		sqlite3_bind_int64(st, 4, q->now_ms + q->ttl_ms);
+		sqlite3_bind_int64(st, 5, q->now_ms);
+		rc = step_done(s, st, err, "lease a job");
+	} else if (!rc) {
+		rc = KILN_EIO;
+	}
+	st = rc ? NULL : stmt(s, Q_ATTEMPT_INSERT, err);
+	if (st) {
+		sqlite3_bind_int64(st, 1, id);
+		sqlite3_bind_int64(st, 2, q->now_ms);
+		rc = step_done(s, st, err, "record the attempt");
+	} else if (!rc) {
+		rc = KILN_EIO;
+	}
+	if (!rc)
+		rc = job_get_locked(s, id, a, out, err);
+	return tx_end(s, rc, err);
+}
+
+/* The job a lease holds, or why it does not. */
+static kiln_rc lease_lookup(struct sq *s, const char *lease_id, int64_t generation,
+                            struct kiln_arena *a, struct scheduler_job *out, struct kiln_err *err)
+{
+	sqlite3_stmt *st = stmt(s, Q_JOB_BY_LEASE, err);
+	int r;
+
+	if (!st)
+		return KILN_EIO;
+	bind_text(st, 1, lease_id);
+	r = sqlite3_step(st);
+	if (r == SQLITE_ROW)
+		read_job(st, a, out);
+	sqlite3_reset(st);
+	if (r == SQLITE_ROW && out->generation == generation && scheduler_state_active(out->state))
+		return KILN_OK;
+	if (r == SQLITE_ROW)
+		return kiln_err_set(err, KILN_ECONFLICT,
+		                    "lease %s: generation %lld is stale (now %lld)", lease_id,
+		                    (long long)generation, (long long)out->generation);
+	if (r != SQLITE_DONE)
+		return db_err(s, err, "find lease");
+	st = stmt(s, Q_ATTEMPT_BY_LEASE, err);
+	if (!st)
+		return KILN_EIO;
+	bind_text(st, 1, lease_id);
+	r = sqlite3_step(st);
+	sqlite3_reset(st);
+	if (r == SQLITE_ROW)
+		return kiln_err_set(err, KILN_ECONFLICT,
+		                    "lease %s is no longer held (it expired or the job ended)",
+		                    lease_id);
+	return kiln_err_set(err, KILN_ENOTFOUND, "no lease %s", lease_id);
+}
+
+static kiln_rc lease_touch(struct scheduler_store *base, const char *lease_id, int64_t generation,
+                           int64_t now_ms, int64_t ttl_ms, struct kiln_arena *a,
+                           struct scheduler_job *out, struct kiln_err *err)
+{
+	struct sq *s = (struct sq *)base;
+	sqlite3_stmt *st;
+	kiln_rc rc;
+
+	rc = tx_begin(s, err);
+	if (rc)
+		return rc;
+	rc = lease_lookup(s, lease_id, generation, a, out, err);
+	if (!rc && ttl_ms > 0) {
+		st = stmt(s, Q_LEASE_RENEW, err);
+		if (!st)
+			return tx_end(s, KILN_EIO, err);
+		sqlite3_bind_int64(st, 1, out->id);
+		sqlite3_bind_int64(st, 2, now_ms + ttl_ms);
+		sqlite3_bind_int64(st, 3, now_ms);
+		rc = step_done(s, st, err, "renew lease");
+		st = rc ? NULL : stmt(s, Q_ATTEMPT_STATE, err);
+		if (st && out->state == SCHED_LEASED) {
+			sqlite3_bind_int64(st, 1, out->id);
+			sqlite3_bind_int64(st, 2, out->attempts);
+			bind_text(st, 3, "building");
+			bind_text(st, 4, "");
+			bind_text(st, 5, "");
+			sqlite3_bind_int64(st, 6, 0);
+			rc = step_done(s, st, err, "attempt state");
+		}
+		out->state = SCHED_BUILDING;
+		out->lease_expires_ms = now_ms + ttl_ms;
+	}
+	return tx_end(s, rc, err);
+}
+
+static const char *outcome_attempt_state(enum scheduler_outcome o)
+{
+	static const char *const names[] = {"succeeded", "failed",   "failed",
+	                                    "cancelled", "released", "lost"};
+
+	return names[o];
+}
+
+/* Where the job goes after this outcome. */
+static bool outcome_requeues(const struct scheduler_job *j, const struct scheduler_finish *f)
+{
+	if (j->cancel_requested)
+		return false;
+	if (f->outcome == SCHED_OUT_RELEASED)
+		return true;
+	if (f->outcome == SCHED_OUT_INFRA || f->outcome == SCHED_OUT_LOST)
+		return j->attempts < j->max_attempts;
+	return false;
+}
+
+static enum scheduler_state outcome_state(const struct scheduler_job *j,
+                                          const struct scheduler_finish *f)
+{
+	if (f->outcome == SCHED_OUT_SUCCEEDED)
+		return SCHED_SUCCEEDED;
+	if (j->cancel_requested || f->outcome == SCHED_OUT_CANCELLED)
+		return SCHED_CANCELLED;
+	return SCHED_FAILED;
+}
+
+static kiln_rc finish_job(struct sq *s, const struct scheduler_job *j,
+                          const struct scheduler_finish *f, struct kiln_err *err)
+{
+	bool requeue = outcome_requeues(j, f);
+	sqlite3_stmt *st = stmt(s, Q_ATTEMPT_STATE, err);
+	const char *fc =
+	    j->cancel_requested && f->outcome != SCHED_OUT_SUCCEEDED ? "cancel" : f->failure_class;
+	kiln_rc rc;
+
+	if (!st)
+		return KILN_EIO;
+	sqlite3_bind_int64(st, 1, j->id);
+	sqlite3_bind_int64(st, 2, j->attempts);
+	bind_text(st, 3, outcome_attempt_state(f->outcome));
+	bind_text(st, 4, f->failure_class);
+	bind_text(st, 5, f->message);
+	sqlite3_bind_int64(st, 6, f->now_ms);
+	rc = step_done(s, st, err, "attempt state");
+	st = rc ? NULL : stmt(s, requeue ? Q_JOB_REQUEUE : Q_JOB_END, err);
+	if (!st)
+		return rc ? rc : KILN_EIO;
+	sqlite3_bind_int64(st, 1, j->id);
+	if (requeue) {
+		sqlite3_bind_int64(st, 2, f->now_ms + f->backoff_ms);
+		sqlite3_bind_int64(st, 3, f->now_ms);
+		bind_text(st, 4, f->failure_class);
+		bind_text(st, 5, f->message);
+		/* A hand-back does not use up an attempt. */
+		sqlite3_bind_int64(st, 6, f->outcome == SCHED_OUT_RELEASED ? 1 : 0);
+	} else {
+		sqlite3_bind_int(st, 2, (int)outcome_state(j, f));
+		bind_text(st, 3, f->outcome == SCHED_OUT_SUCCEEDED ? "" : fc);
+		bind_text(st, 4, f->outcome == SCHED_OUT_SUCCEEDED ? "" : f->message);
+		sqlite3_bind_int64(st, 5, f->now_ms);
+	}
+	if (f->requeued)
+		*f->requeued = requeue;
+	return step_done(s, st, err, "end the job's lease");
+}
+
+static kiln_rc lease_finish(struct scheduler_store *base, const char *lease_id, int64_t generation,
+                            const struct scheduler_finish *f, struct kiln_err *err)
+{
+	struct sq *s = (struct sq *)base;
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_LIMIT_HTTP_BODY * 4);
+	struct scheduler_job j = {0};
+	kiln_rc rc;
+
+	rc = tx_begin(s, err);
+	if (rc)
+		goto out;
+	rc = lease_lookup(s, lease_id, generation, &a, &j, err);
+	if (!rc)
+		rc = finish_job(s, &j, f, err);
+	rc = tx_end(s, rc, err);
+out:
+	kiln_arena_release(&a);
+	return rc;
+}
+
+static kiln_rc leases_expired(struct scheduler_store *base, int64_t now_ms, struct kiln_arena *a,
+                              struct scheduler_job **out, size_t *n, struct kiln_err *err)
+{
+	struct sq *s = (struct sq *)base;
+	sqlite3_stmt *st;
+	kiln_rc rc = KILN_EIO;
+
+	pthread_mutex_lock(&s->lock);
+	st = stmt(s, Q_EXPIRED, err);
+	if (st) {
+		sqlite3_bind_int64(st, 1, now_ms);
+		rc = read_jobs(s, st, 1024, a, out, n, err);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+static kiln_rc job_cancel(struct scheduler_store *base, int64_t id, int64_t now_ms,
+                          enum scheduler_state *state, struct kiln_err *err)
+{
+	struct sq *s = (struct sq *)base;
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_LIMIT_HTTP_BODY * 4);
+	struct scheduler_job j = {0};
+	sqlite3_stmt *st;
+	kiln_rc rc;
+
+	rc = tx_begin(s, err);
+	if (rc)
+		goto out;
+	rc = job_get_locked(s, id, &a, &j, err);
+	st = rc ? NULL : stmt(s, j.state == SCHED_QUEUED ? Q_CANCEL_QUEUED : Q_CANCEL_ACTIVE, err);
+	if (st && !scheduler_state_final(j.state)) {
+		sqlite3_bind_int64(st, 1, id);
+		sqlite3_bind_int64(st, 2, now_ms);
+		rc = step_done(s, st, err, "cancel");
+	}
+	if (!rc)
+		*state = j.state == SCHED_QUEUED ? SCHED_CANCELLED : j.state;
+	rc = tx_end(s, rc, err);
+out:
+	kiln_arena_release(&a);
+	return rc;
+}
+
+static kiln_rc job_retry(struct scheduler_store *base, int64_t id, int64_t now_ms,
+                         struct kiln_err *err)
+{
+	struct sq *s = (struct sq *)base;
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_LIMIT_HTTP_BODY * 4);
+	struct scheduler_job j = {0};
+	sqlite3_stmt *st;
+	kiln_rc rc;
+
+	rc = tx_begin(s, err);
+	if (rc)
+		goto out;
+	rc = job_get_locked(s, id, &a, &j, err);
+	if (!rc && j.state != SCHED_FAILED && j.state != SCHED_CANCELLED)
+		rc = kiln_err_set(err, KILN_ECONFLICT,
+		                  "job %lld is %s: only failed or cancelled jobs "
+		                  "can be retried",
+		                  (long long)id, scheduler_state_name(j.state));
+	st = rc ? NULL : stmt(s, Q_RETRY, err);
+	if (st) {
+		sqlite3_bind_int64(st, 1, id);
+		sqlite3_bind_int64(st, 2, now_ms);
+		/* The same budget again as the job had at first. */
+		sqlite3_bind_int64(st, 3,
+		                   j.max_attempts > j.attempts ? j.max_attempts - j.attempts : 1);
+		rc = step_done(s, st, err, "retry");
+	}
+	rc = tx_end(s, rc, err);
+out:
+	kiln_arena_release(&a);
+	return rc;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Attempts and artifacts */
+
+static kiln_rc attempts_list(struct scheduler_store *base, int64_t job_id, struct kiln_arena *a,
+                             struct scheduler_attempt **out, size_t *n, struct kiln_err *err)
+{
+	struct sq *s = (struct sq *)base;
+	struct scheduler_attempt *v = NULL;
+	size_t cap = 0;
+	sqlite3_stmt *st;
+	int r = SQLITE_ERROR;
+
+	*n = 0;
+	pthread_mutex_lock(&s->lock);
+	st = stmt(s, Q_ATTEMPTS, err);
+	if (st) {
+		sqlite3_bind_int64(st, 1, job_id);
+		while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+			struct scheduler_attempt *t;
+
+			if (*n == cap) {
+				cap = cap ? cap * 2 : 8;
+				t = kiln_arena_array(a, cap, sizeof(*t));
+				if (!t)
+					break;
+				if (*n)
+					memcpy(t, v, *n * sizeof(*t));
+				v = t;
+			}
+			t = &v[(*n)++];
+			t->job_id = sqlite3_column_int64(st, 0);
+			t->n = sqlite3_column_int64(st, 1);
+			t->worker = col_text(st, 2, a);
+			col_copy(st, 3, t->lease_id, sizeof(t->lease_id));
+			t->generation = sqlite3_column_int64(st, 4);
+			t->state = col_text(st, 5, a);
+			t->failure_class = col_text(st, 6, a);
+			t->message = col_text(st, 7, a);
+			t->started_ms = sqlite3_column_int64(st, 8);
+			t->ended_ms = sqlite3_column_int64(st, 9);
+		}
+		sqlite3_reset(st);
+	}
+	pthread_mutex_unlock(&s->lock);
+	*out = v;
+	if (r != SQLITE_DONE)
+		return st ? (r == SQLITE_ROW ? kiln_arena_finish(a, err)
+		                             : db_err(s, err, "attempts"))
+		          : KILN_EIO;
+	return kiln_arena_finish(a, err);
+}
+
+static kiln_rc artifact_put(struct scheduler_store *base, const struct scheduler_artifact *art,
+                            struct kiln_err *err)
+{
+	struct sq *s = (struct sq *)base;
+	sqlite3_stmt *st;
+	kiln_rc rc = KILN_EIO;
+
+	pthread_mutex_lock(&s->lock);
+	st = stmt(s, Q_ARTIFACT_PUT, err);
+	if (st) {
+		sqlite3_bind_int64(st, 1, art->job_id);
+		sqlite3_bind_int64(st, 2, art->attempt);
+		bind_text(st, 3, art->name);
+		bind_text(st, 4, art->sha256);
+		sqlite3_bind_int64(st, 5, art->size);
+		bind_text(st, 6, art->signed_sha256);
+		sqlite3_bind_int64(st, 7, art->signed_size);
+		bind_text(st, 8, art->kind);
+		bind_text(st, 9, art->arch);
+		rc = step_done(s, st, err, "record artifact");
+	}
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+static kiln_rc artifacts_list(struct scheduler_store *base, int64_t job_id, int64_t attempt,
+                              struct kiln_arena *a, struct scheduler_artifact **out, size_t *n,
+                              struct kiln_err *err)
+{
+	struct sq *s = (struct sq *)base;
+	struct scheduler_artifact *v = NULL, *t;
+	size_t cap = 0;
+	sqlite3_stmt *st;
+	int r = SQLITE_ERROR;
+
+	*n = 0;
+	pthread_mutex_lock(&s->lock);
+	st = stmt(s, attempt < 0 ? Q_ARTIFACTS_ALL : Q_ARTIFACTS, err);
+	if (st) {
+		sqlite3_bind_int64(st, 1, job_id);
+		if (attempt >= 0)
+			sqlite3_bind_int64(st, 2, attempt);
+		while ((r = sqlite3_step(st)) == SQLITE_ROW && *n < 100000) {
+			if (*n == cap) {
+				cap = cap ? cap * 2 : 16;
+				t = kiln_arena_array(a, cap, sizeof(*t));
+				if (!t)
+					break;
+				if (*n)
+					memcpy(t, v, *n * sizeof(*t));
+				v = t;
+			}
+			t = &v[(*n)++];
+			t->job_id = sqlite3_column_int64(st, 0);
+			t->attempt = sqlite3_column_int64(st, 1);
+			t->name = col_text(st, 2, a);
+			col_copy(st, 3, t->sha256, sizeof(t->sha256));
+			t->size = sqlite3_column_int64(st, 4);
+			col_copy(st, 5, t->signed_sha256, sizeof(t->signed_sha256));
+			t->signed_size = sqlite3_column_int64(st, 6);
+			t->kind = col_text(st, 7, a);
+			t->arch = col_text(st, 8, a);
+		}
+		sqlite3_reset(st);
+	}
+	pthread_mutex_unlock(&s->lock);
+	*out = v;
+	if (!st)
+		return KILN_EIO;
+	if (r != SQLITE_DONE && r != SQLITE_ROW)
+		return db_err(s, err, "artifacts");
+	return kiln_arena_finish(a, err);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Workers and tokens */
+
+static kiln_rc worker_seen(struct scheduler_store *base, const struct scheduler_worker_info *w,
+                           bool full, struct kiln_err *err)
+{
+	struct sq *s = (struct sq *)base;
+	sqlite3_stmt *st;
+	kiln_rc rc = KILN_EIO;
+
+	pthread_mutex_lock(&s->lock);
+	st = stmt(s, full ? Q_WORKER_FULL : Q_WORKER_SEEN, err);
+	if (st && full) {
+		bind_text(st, 1, w->name);
+		bind_text(st, 2, w->arches);
+		bind_text(st, 3, w->tags);
+		sqlite3_bind_int64(st, 4, w->slots);
+		sqlite3_bind_int64(st, 5, w->free_disk);
+		bind_text(st, 6, w->kernel);
+		bind_text(st, 7, w->version);
+		sqlite3_bind_int64(st, 8, w->last_seen_ms);
+		sqlite3_bind_int(st, 9, w->draining);
+	} else if (st) {
+		bind_text(st, 1, w->name);
+		sqlite3_bind_int64(st, 2, w->last_seen_ms);
+		sqlite3_bind_int(st, 3, w->draining);
+	}
+	if (st)
+		rc = step_done(s, st, err, "record worker");
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+static kiln_rc workers_list(struct scheduler_store *base, struct kiln_arena *a,
+                            struct scheduler_worker_info **out, size_t *n, struct kiln_err *err)
+{
+	struct sq *s = (struct sq *)base;
+	struct scheduler_worker_info *v = NULL, *t;
+	size_t cap = 0;
+	sqlite3_stmt *st;
+	int r = SQLITE_ERROR;
+
+	*n = 0;
+	pthread_mutex_lock(&s->lock);
+	st = stmt(s, Q_WORKERS, err);
+	while (st && *n < 10000 && (r = sqlite3_step(st)) == SQLITE_ROW) {
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 16;
+			t = kiln_arena_array(a, cap, sizeof(*t));
+			if (!t)
+				break;
+			if (*n)
+				memcpy(t, v, *n * sizeof(*t));
+			v = t;
+		}
+		t = &v[(*n)++];
+		t->name = col_text(st, 0, a);
+		t->arches = col_text(st, 1, a);
+		t->tags = col_text(st, 2, a);
+		t->slots = sqlite3_column_int64(st, 3);
+		t->free_disk = sqlite3_column_int64(st, 4);
+		t->kernel = col_text(st, 5, a);
+		t->version = col_text(st, 6, a);
+		t->last_seen_ms = sqlite3_column_int64(st, 7);
+		t->draining = sqlite3_column_int(st, 8) != 0;
+		t->busy = sqlite3_column_int64(st, 9);
+	}
+	if (st)
+		sqlite3_reset(st);
+	pthread_mutex_unlock(&s->lock);
+	*out = v;
+	if (!st)
+		return KILN_EIO;
+	if (r != SQLITE_DONE && r != SQLITE_ROW)
+		return db_err(s, err, "workers");
+	return kiln_arena_finish(a, err);
+}
+
+static kiln_rc token_insert(struct scheduler_store *base, const char *hash, unsigned scopes,
+                            const char *name, int64_t now_ms, int64_t *id, struct kiln_err *err)
+{
+	struct sq *s = (struct sq *)base;
+	sqlite3_stmt *st;
+	kiln_rc rc = KILN_EIO;
+
+	pthread_mutex_lock(&s->lock);
+	st = stmt(s, Q_TOKEN_INSERT, err);
+	if (st) {
+		bind_text(st, 1, hash);
+		sqlite3_bind_int(st, 2, (int)scopes);
+		bind_text(st, 3, name);
+		sqlite3_bind_int64(st, 4, now_ms);
+		rc = step_done(s, st, err, "insert token");
+		if (!rc)
+			*id = sqlite3_last_insert_rowid(s->db);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+static kiln_rc token_lookup(struct scheduler_store *base, const char *hash, int64_t *id,
+                            unsigned *scopes, struct kiln_err *err)
+{
+	struct sq *s = (struct sq *)base;
+	sqlite3_stmt *st;
+	kiln_rc rc = KILN_EIO;
+	int r;
+
+	pthread_mutex_lock(&s->lock);
+	st = stmt(s, Q_TOKEN_LOOKUP, err);
+	if (st) {
+		bind_text(st, 1, hash);
+		r = sqlite3_step(st);
+		if (r == SQLITE_ROW) {
+			*id = sqlite3_column_int64(st, 0);
+			*scopes = (unsigned)sqlite3_column_int(st, 1);
+			rc = KILN_OK;
+		} else {
+			rc = r == SQLITE_DONE ? kiln_err_set(err, KILN_EAUTH, "invalid token")
+			                      : db_err(s, err, "token lookup");
+		}
+		sqlite3_reset(st);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+static kiln_rc tokens_list(struct scheduler_store *base, struct kiln_arena *a,
+                           struct scheduler_token **out, size_t *n, struct kiln_err *err)
+{
+	struct sq *s = (struct sq *)base;
+	struct scheduler_token *v = NULL, *t;
+	size_t cap = 0;
+	sqlite3_stmt *st;
+	int r = SQLITE_ERROR;
+
+	*n = 0;
+	pthread_mutex_lock(&s->lock);
+	st = stmt(s, Q_TOKENS, err);
+	while (st && *n < 100000 && (r = sqlite3_step(st)) == SQLITE_ROW) {
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 16;
+			t = kiln_arena_array(a, cap, sizeof(*t));
+			if (!t)
+				break;
+			if (*n)
+				memcpy(t, v, *n * sizeof(*t));
+			v = t;
+		}
+		t = &v[(*n)++];
+		t->id = sqlite3_column_int64(st, 0);
+		t->name = col_text(st, 1, a);
+		t->scopes = (unsigned)sqlite3_column_int(st, 2);
+		t->created_ms = sqlite3_column_int64(st, 3);
+		t->revoked = sqlite3_column_int(st, 4) != 0;
+	}
+	if (st)
+		sqlite3_reset(st);
+	pthread_mutex_unlock(&s->lock);
+	*out = v;
+	if (!st)
+		return KILN_EIO;
+	if (r != SQLITE_DONE && r != SQLITE_ROW)
+		return db_err(s, err, "tokens");
+	return kiln_arena_finish(a, err);
+}
+
+static kiln_rc token_revoke(struct scheduler_store *base, int64_t id, struct kiln_err *err)
+{
+	struct sq *s = (struct sq *)base;
+	sqlite3_stmt *st;
+	kiln_rc rc = KILN_EIO;
+
+	pthread_mutex_lock(&s->lock);
+	st = stmt(s, Q_TOKEN_REVOKE, err);
+	if (st) {
+		sqlite3_bind_int64(st, 1, id);
+		rc = step_done(s, st, err, "revoke token");
+		if (!rc && sqlite3_changes(s->db) == 0)
+			rc = kiln_err_set(err, KILN_ENOTFOUND, "no token %lld", (long long)id);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+static kiln_rc counts(struct scheduler_store *base, struct kiln_arena *a,
+                      struct scheduler_counts *out, struct kiln_err *err)
+{
+	struct sq *s = (struct sq *)base;
+	sqlite3_stmt *st;
+	size_t cap = 64;
+	int r = SQLITE_ERROR;
+
+	memset(out, 0, sizeof(*out));
+	out->queued_arch = kiln_arena_array(a, cap, sizeof(*out->queued_arch));
+	out->queued_n = kiln_arena_array(a, cap, sizeof(*out->queued_n));
+	if (!out->queued_arch || !out->queued_n)
+		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	pthread_mutex_lock(&s->lock);
+	st = stmt(s, Q_COUNT_STATES, err);
+	while (st && (r = sqlite3_step(st)) == SQLITE_ROW) {
+		int state = sqlite3_column_int(st, 0);
+
+		if (state >= 0 && state < SCHED_NSTATES)
+			out->by_state[state] = sqlite3_column_int64(st, 1);
+	}
+	st = st && r == SQLITE_DONE ? stmt(s, Q_COUNT_QUEUED_ARCH, err) : NULL;
+	while (st && out->nqueued < cap && (r = sqlite3_step(st)) == SQLITE_ROW) {
+		out->queued_arch[out->nqueued] = col_text(st, 0, a);
+		out->queued_n[out->nqueued++] = sqlite3_column_int64(st, 1);
+	}
+	if (st)
+		sqlite3_reset(st);
+	pthread_mutex_unlock(&s->lock);
+	if (!st || (r != SQLITE_DONE && r != SQLITE_ROW))
+		return st ? db_err(s, err, "counts") : KILN_EIO;
+	return kiln_arena_finish(a, err);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Opening and migrations */
+
+static void sq_close(struct scheduler_store *base)
+{
+	struct sq *s = (struct sq *)base;
+	size_t i;
+
+	for (i = 0; i < Q_COUNT; i++)
+		sqlite3_finalize(s->st[i]);
+	sqlite3_close(s->db);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}
+
+static const struct scheduler_store_ops sqlite_ops = {
+    .name = "sqlite3",
+    .close = sq_close,
+    .job_insert = job_insert,
+    .job_get = job_get,
+    .job_list = job_list,
+    .queue_position = queue_position,
+    .lease_grant = lease_grant,
+    .lease_touch = lease_touch,
+    .lease_finish = lease_finish,
+    .leases_expired = leases_expired,
+    .job_cancel = job_cancel,
+    .job_retry = job_retry,
+    .attempts_list = attempts_list,
+    .artifact_put = artifact_put,
+    .artifacts_list = artifacts_list,
+    .worker_seen = worker_seen,
+    .workers_list = workers_list,
+    .token_insert = token_insert,
+    .token_lookup = token_lookup,
+    .tokens_list = tokens_list,
+    .token_revoke = token_revoke,
+    .counts = counts,
+};
+
+int scheduler_store_sqlite_version(void)
+{
+	return (int)KILN_ARRAY_SIZE(migrations);
+}
+
+static kiln_rc user_version(struct sq *s, int *v, struct kiln_err *err)
+{
+	sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_step(st) != SQLITE_ROW) {
+		sqlite3_finalize(st);
+		return db_err(s, err, "schema version");
+	}
+	*v = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	return KILN_OK;
+}
+
+static kiln_rc migrate(struct sq *s, const char *path, struct kiln_err *err)
+{
+	char q[64];
+	int v = 0, i;
+	kiln_rc rc;
+
+	rc = user_version(s, &v, err);
+	if (rc)
+		return rc;
+	if (v > scheduler_store_sqlite_version())
+		return kiln_err_set(err, KILN_EUNSUPP,
+		                    "%s has schema version %d, newer than this "
+		                    "kiln's %d",
+		                    path, v, scheduler_store_sqlite_version());
+	for (i = v; i < scheduler_store_sqlite_version(); i++) {
+		rc = exec(s, "BEGIN IMMEDIATE", err);
+		if (!rc)
+			rc = exec(s, migrations[i], err);
+		snprintf(q, sizeof(q), "PRAGMA user_version = %d", i + 1);
+		if (!rc)
+			rc = exec(s, q, err);
+		if (!rc)
+			rc = exec(s, "COMMIT", err);
+		if (rc) {
+			(void)exec(s, "ROLLBACK", NULL);
+			kiln_err_wrap(err, "%s: migrating the schema to version %d", path, i + 1);
+			return rc;
+		}
+	}
+	return KILN_OK;
+}
+
+kiln_rc scheduler_store_open_sqlite(const char *path, struct scheduler_store **out,
+                                    struct kiln_err *err)
+{
+	struct sq *s = kiln_calloc(1, sizeof(*s));
+	kiln_rc rc;
+
+	*out = NULL;
+	if (!s)
+		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	s->base.ops = &sqlite_ops;
+	pthread_mutex_init(&s->lock, NULL);
+	if (sqlite3_open_v2(path, &s->db,
+	                    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+	                    NULL) != SQLITE_OK) {
+		rc = kiln_err_set(err, KILN_EIO, "cannot open the job store %s: %s", path,
+		                  s->db ? sqlite3_errmsg(s->db) : "out of memory");
+		goto fail;
+	}
+	sqlite3_busy_timeout(s->db, 5000);
+	rc = exec(s, "PRAGMA journal_mode = WAL", err);
+	if (!rc)
+		rc = exec(s, "PRAGMA synchronous = NORMAL", err);
+	if (!rc)
+		rc = migrate(s, path, err);
+	if (rc)
+		goto fail;
+	*out = &s->base;
+	return KILN_OK;
+fail:
+	sq_close(&s->base);
+	return rc;
+}
+
+void scheduler_store_close(struct scheduler_store *st)
+{
+	if (st)
+		st->ops->close(st);
+}

@@ -1,0 +1,109 @@
+#include "util/util.h"
+
+#include "tests/unit/harness.h"
+#include "scheduler/scheduler.h"
+
+static kiln_rc load(struct scheduler_config *c, const char *text, struct kiln_err *err)
+{
+	scheduler_config_init(c);
+	kiln_err_clear(err);
+	return scheduler_config_from_mem(c, text, strlen(text), "k.ini", err);
+}
+
+KILN_TEST(config_defaults_are_the_embedded_setup)
+{
+	struct scheduler_config c;
+
+	scheduler_config_init(&c);
+	assert_string_equal(c.listen, "127.0.0.1:8470");
+	assert_string_equal(c.data_dir, "./kiln-data");
+	assert_int_equal(c.lease_ttl_ms, 60000);
+	assert_string_equal(c.default_key, "default");
+	scheduler_config_release(&c);
+}
+
+KILN_TEST(config_reads_every_section)
+{
+	struct scheduler_config c;
+	struct kiln_err err = KILN_ERR_INIT;
+
+	assert_ok(load(&c,
+	               "# comment\n[server]\nlisten = [::1]:0\nthreads = 8\n\n[storage]\n"
+	               "data_dir = /srv/kiln\n; other comment\n[limits]\nmax_body = 512K\n"
+	               "max_upload = 2G\nlease_ttl = 1500ms\npoll_max = 2m\nmax_attempts = 5\n"
+	               "[auth]\nanonymous_read = yes\n[keys]\nrelease = /k/r.key\n"
+	               "default_key = release\n[repositories]\nf40 = /repo/f40\n",
+	               &err),
+	          &err);
+	assert_string_equal(c.listen, "[::1]:0");
+	assert_int_equal(c.threads, 8);
+	assert_string_equal(c.data_dir, "/srv/kiln");
+	assert_int_equal(c.max_body, 512 * 1024);
+	assert_int_equal(c.max_upload, 2ULL << 30);
+	assert_int_equal(c.lease_ttl_ms, 1500);
+	assert_int_equal(c.poll_max_ms, 120000);
+	assert_int_equal(c.max_attempts, 5);
+	assert_true(c.anonymous_read);
+	assert_int_equal(c.nkeys, 1);
+	assert_string_equal(c.keys[0].name, "release");
+	assert_string_equal(c.keys[0].path, "/k/r.key");
+	assert_string_equal(c.default_key, "release");
+	assert_int_equal(c.nrepos, 1);
+	assert_string_equal(c.repos[0].path, "/repo/f40");
+	scheduler_config_release(&c);
+}
+
+KILN_TEST(config_errors_name_file_line_and_key)
+{
+	static const struct {
+		const char *in, *msg;
+		int line;
+	} cases[] = {
+	    {"[server]\nlisten\n", "expected 'key = value'", 2},
+	    {"listen = x\n", "outside a [section]", 1},
+	    {"[server\n", "closing ']'", 1},
+	    {"[nope]\nx = 1\n", "unknown section [nope]", 2},
+	    {"[limits]\n\nlease_tll = 5\n", "unknown key 'lease_tll' in [limits]", 3},
+	    {"[limits]\nmax_body = 0\n", "limits.max_body: '0' is not a size", 2},
+	    {"[limits]\nlease_ttl = soon\n", "is not a duration", 2},
+	    {"[limits]\nmax_attempts = 1000\n", "is not a number from 1 to 100", 2},
+	    {"[auth]\nanonymous_read = maybe\n", "is not true or false", 2},
+	};
+	struct scheduler_config c;
+	struct kiln_err err = KILN_ERR_INIT;
+	size_t i;
+
+	for (i = 0; i < KILN_ARRAY_SIZE(cases); i++) {
+		kiln_rc rc = load(&c, cases[i].in, &err);
+
+		if (!rc || !strstr(err.msg, cases[i].msg) || err.line != cases[i].line)
+			print_error("case %zu: %d %s at %d\n", i, rc, err.msg, err.line);
+		assert_int_not_equal(rc, KILN_OK);
+		assert_non_null(strstr(err.msg, cases[i].msg));
+		assert_string_equal(err.input, "k.ini");
+		assert_int_equal(err.line, cases[i].line);
+		scheduler_config_release(&c);
+	}
+}
+
+KILN_TEST(config_limits_size_and_lines)
+{
+	struct scheduler_config c;
+	struct kiln_err err = KILN_ERR_INIT;
+	struct kiln_buf b = KILN_BUF_INIT(2 * KILN_MIB);
+	size_t i;
+
+	kiln_buf_addstr(&b, "[server]\nlisten = ");
+	for (i = 0; i < 5000; i++)
+		kiln_buf_addch(&b, 'x');
+	scheduler_config_init(&c);
+	assert_int_equal(scheduler_config_from_mem(&c, b.ptr, b.len, "k.ini", &err), KILN_ELIMIT);
+	assert_int_equal(err.line, 2);
+	scheduler_config_release(&c);
+	kiln_err_clear(&err);
+	scheduler_config_init(&c);
+	assert_int_equal(scheduler_config_from_mem(&c, b.ptr, KILN_MIB + 1, "k.ini", &err),
+	                 KILN_ELIMIT);
+	scheduler_config_release(&c);
+	kiln_buf_release(&b);
+}

@@ -1,0 +1,65 @@
+#include "util/util.h"
+
+#include "tests/unit/harness.h"
+#include "scheduler/scheduler_int.h"
+
+KILN_TEST(core_state_names_round_trip)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	enum scheduler_state s;
+	int i;
+
+	for (i = 0; i < SCHED_NSTATES; i++) {
+		assert_ok(
+		    scheduler_state_parse(scheduler_state_name((enum scheduler_state)i), &s, &err),
+		    &err);
+		assert_int_equal(s, i);
+	}
+	assert_int_equal(scheduler_state_parse("done", &s, &err), KILN_EINVAL);
+	assert_true(scheduler_state_active(SCHED_BUILDING));
+	assert_false(scheduler_state_active(SCHED_QUEUED));
+	assert_true(scheduler_state_final(SCHED_CANCELLED));
+}
+
+KILN_TEST(core_backoff_doubles_up_to_the_cap)
+{
+	struct scheduler_config cfg;
+	struct scheduler s = {0};
+
+	scheduler_config_init(&cfg);
+	cfg.backoff_ms = 1000;
+	cfg.backoff_max_ms = 5000;
+	s.cfg = &cfg;
+	assert_int_equal(scheduler_backoff_ms(&s, 1), 1000);
+	assert_int_equal(scheduler_backoff_ms(&s, 2), 2000);
+	assert_int_equal(scheduler_backoff_ms(&s, 3), 4000);
+	assert_int_equal(scheduler_backoff_ms(&s, 4), 5000);
+	assert_int_equal(scheduler_backoff_ms(&s, 60), 5000);
+	scheduler_config_release(&cfg);
+}
+
+KILN_TEST(core_blobs_are_content_addressed)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	struct kiln_buf p = KILN_BUF_INIT(KILN_LIMIT_PATH);
+	struct scheduler s = {0};
+	char dir[512], tmp[512], sha[65];
+
+	snprintf(dir, sizeof(dir), "%s/blobs", kiln_test_tmpdir());
+	snprintf(tmp, sizeof(tmp), "%s/tmp", kiln_test_tmpdir());
+	assert_ok(util_mkdir_p(dir, 0755, &err), &err);
+	assert_ok(util_mkdir_p(tmp, 0755, &err), &err);
+	s.blob_dir = dir, s.tmp_dir = tmp;
+	assert_ok(scheduler_blob_put_mem(&s, "abc", 3, sha, &err), &err);
+	assert_string_equal(sha,
+	                    "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+	assert_true(scheduler_blob_exists(&s, sha));
+	scheduler_blob_path(&s, sha, &p);
+	assert_non_null(strstr(p.ptr, "/blobs/ba/ba7816bf"));
+	/* storing the same bytes again is a no-op */
+	assert_ok(scheduler_blob_put_mem(&s, "abc", 3, sha, &err), &err);
+	assert_false(scheduler_blob_exists(&s,
+	                                   "ffffffffffffffffffffffffffffffffffffffffffffffffffff"
+	                                   "ffffffffffff"));
+	kiln_buf_release(&p);
+}

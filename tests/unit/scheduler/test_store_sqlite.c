@@ -1,0 +1,222 @@
+#include "util/util.h"
+
+#include <stdio.h>
+#include <sqlite3.h>
+
+#include "tests/unit/harness.h"
+#include "scheduler/scheduler_int.h"
+
+static struct scheduler_store *open_store(const char *name)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	struct scheduler_store *st = NULL;
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", kiln_test_tmpdir(), name);
+	assert_ok(scheduler_store_open_sqlite(path, &st, &err), &err);
+	return st;
+}
+
+static int64_t insert(struct scheduler_store *st, const char *arch, const char *tags, int64_t prio,
+                      const char *idem)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	struct scheduler_job j = {0};
+	int64_t id = 0;
+
+	j.arch = arch, j.tags = tags, j.priority = prio, j.idem_key = idem;
+	j.spec_name = "x.spec", j.request = "{}", j.manifest = "{}";
+	memcpy(j.content_key, "k", 2);
+	j.sign_key = "", j.token_id = 1, j.created_ms = 1000, j.max_attempts = 2;
+	assert_ok(st->ops->job_insert(st, &j, &id, &err), &err);
+	return id;
+}
+
+static kiln_rc grant(struct scheduler_store *st, const char *worker, const char *arches,
+                     const char *tags, int64_t now, const char *lid, struct kiln_arena *a,
+                     struct scheduler_job *out)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	struct scheduler_lease_query q = {worker, arches, tags, now, 1000, lid};
+
+	return st->ops->lease_grant(st, &q, a, out, &err);
+}
+
+#define L1 "11111111111111111111111111111111"
+#define L2 "22222222222222222222222222222222"
+
+KILN_TEST(store_leases_by_priority_arch_and_tags)
+{
+	struct scheduler_store *st = open_store("a.db");
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
+	struct scheduler_job j;
+	int64_t low = insert(st, "", "", 0, NULL);
+	int64_t high = insert(st, "", "", 5, NULL);
+	int64_t arm = insert(st, "aarch64", "", 9, NULL);
+	int64_t gpu = insert(st, "", ",gpu,", 9, NULL);
+
+	assert_ok(grant(st, "w", ",x86_64,", ",", 2000, L1, &a, &j), NULL);
+	assert_int_equal(j.id, high);
+	assert_int_equal(j.state, SCHED_LEASED);
+	assert_int_equal(j.generation, 1);
+	assert_int_equal(j.attempts, 1);
+	assert_string_equal(j.lease_id, L1);
+	assert_ok(grant(st, "w", ",x86_64,", ",", 2000, L2, &a, &j), NULL);
+	assert_int_equal(j.id, low);
+	assert_int_equal(grant(st, "w", ",x86_64,", ",", 2000, "3", &a, &j), KILN_ENOTFOUND);
+	assert_ok(grant(st, "w", ",x86_64,", ",gpu,big,", 2000, "4", &a, &j), NULL);
+	assert_int_equal(j.id, gpu);
+	assert_ok(grant(st, "w", ",aarch64,", ",", 2000, "5", &a, &j), NULL);
+	assert_int_equal(j.id, arm);
+	kiln_arena_release(&a);
+	scheduler_store_close(st);
+}
+
+KILN_TEST(store_generation_guards_every_lease_call)
+{
+	struct scheduler_store *st = open_store("b.db");
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
+	struct kiln_err err = KILN_ERR_INIT;
+	struct scheduler_job j, *exp = NULL;
+	struct scheduler_finish f = {SCHED_OUT_LOST, "infra", "lost", 5000, 100, NULL};
+	struct scheduler_attempt *att = NULL;
+	size_t n = 0;
+	int64_t id = insert(st, "", "", 0, NULL);
+
+	assert_ok(grant(st, "w1", ",x,", ",", 2000, L1, &a, &j), NULL);
+	assert_ok(st->ops->lease_touch(st, L1, 1, 2500, 1000, &a, &j, &err), &err);
+	assert_int_equal(j.state, SCHED_BUILDING);
+	assert_int_equal(st->ops->lease_touch(st, L1, 2, 2500, 1000, &a, &j, &err), KILN_ECONFLICT);
+	kiln_err_clear(&err);
+	/* expired at 3500: the reaper finds it and ends it as lost; requeued (1 < 2 attempts) */
+	assert_ok(st->ops->leases_expired(st, 3400, &a, &exp, &n, &err), &err);
+	assert_int_equal(n, 0);
+	assert_ok(st->ops->leases_expired(st, 5000, &a, &exp, &n, &err), &err);
+	assert_int_equal(n, 1);
+	assert_ok(st->ops->lease_finish(st, L1, 1, &f, &err), &err);
+	assert_ok(st->ops->job_get(st, id, &a, &j, &err), &err);
+	assert_int_equal(j.state, SCHED_QUEUED);
+	assert_int_equal(j.not_before_ms, 5100);
+	assert_int_equal(grant(st, "w2", ",x,", ",", 5050, L2, &a, &j), KILN_ENOTFOUND);
+	assert_ok(grant(st, "w2", ",x,", ",", 5100, L2, &a, &j), NULL);
+	assert_int_equal(j.generation, 2);
+	/* the first worker's lease is dead for good */
+	assert_int_equal(st->ops->lease_touch(st, L1, 1, 5200, 1000, &a, &j, &err), KILN_ECONFLICT);
+	assert_non_null(strstr(err.msg, "no longer held"));
+	kiln_err_clear(&err);
+	assert_int_equal(st->ops->lease_touch(st, "ffff", 1, 5200, 0, &a, &j, &err),
+	                 KILN_ENOTFOUND);
+	kiln_err_clear(&err);
+	/* a second loss uses up the attempts: failed */
+	f.now_ms = 9000;
+	assert_ok(st->ops->lease_finish(st, L2, 2, &f, &err), &err);
+	assert_ok(st->ops->job_get(st, id, &a, &j, &err), &err);
+	assert_int_equal(j.state, SCHED_FAILED);
+	assert_string_equal(j.failure_class, "infra");
+	assert_ok(st->ops->attempts_list(st, id, &a, &att, &n, &err), &err);
+	assert_int_equal(n, 2);
+	assert_string_equal(att[0].state, "lost");
+	assert_string_equal(att[0].worker, "w1");
+	assert_string_equal(att[1].worker, "w2");
+	kiln_arena_release(&a);
+	scheduler_store_close(st);
+}
+
+KILN_TEST(store_idempotency_cancel_retry)
+{
+	struct scheduler_store *st = open_store("c.db");
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
+	struct kiln_err err = KILN_ERR_INIT;
+	struct scheduler_job j = {0};
+	enum scheduler_state s;
+	int64_t id = insert(st, "", "", 0, "key"), again = 0;
+
+	j.arch = "", j.tags = "", j.idem_key = "key", j.request = "{}", j.manifest = "{}";
+	j.spec_name = "", j.sign_key = "", j.token_id = 1, j.max_attempts = 1;
+	assert_int_equal(st->ops->job_insert(st, &j, &again, &err), KILN_EEXIST);
+	assert_int_equal(again, id);
+	/* another token may use the same key */
+	j.token_id = 2;
+	assert_ok(st->ops->job_insert(st, &j, &again, &err), &err);
+	assert_int_not_equal(again, id);
+	assert_ok(st->ops->job_cancel(st, id, 3000, &s, &err), &err);
+	assert_int_equal(s, SCHED_CANCELLED);
+	assert_ok(st->ops->job_retry(st, id, 3100, &err), &err);
+	assert_ok(st->ops->job_get(st, id, &a, &j, &err), &err);
+	assert_int_equal(j.state, SCHED_QUEUED);
+	assert_int_equal(st->ops->job_retry(st, id, 3100, &err), KILN_ECONFLICT);
+	kiln_err_clear(&err);
+	assert_int_equal(st->ops->job_get(st, 999, &a, &j, &err), KILN_ENOTFOUND);
+	kiln_arena_release(&a);
+	scheduler_store_close(st);
+}
+
+KILN_TEST(store_tokens_workers_artifacts_counts)
+{
+	struct scheduler_store *st = open_store("d.db");
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
+	struct kiln_err err = KILN_ERR_INIT;
+	struct scheduler_worker_info w = {"w1", ",x86_64,", ",",   2,  100,
+	                                  0,    "6.1",      "0.1", 50, false};
+	struct scheduler_worker_info *ws = NULL;
+	struct scheduler_artifact art = {0}, *arts = NULL;
+	struct scheduler_counts c;
+	struct scheduler_token *ts = NULL;
+	unsigned scopes = 0;
+	int64_t tid = 0, got = 0;
+	size_t n = 0;
+
+	assert_ok(st->ops->token_insert(st, "h1", API_SCOPE_READ, "ci", 10, &tid, &err), &err);
+	assert_ok(st->ops->token_lookup(st, "h1", &got, &scopes, &err), &err);
+	assert_int_equal(got, tid);
+	assert_int_equal(scopes, API_SCOPE_READ);
+	assert_ok(st->ops->token_revoke(st, tid, &err), &err);
+	assert_int_equal(st->ops->token_lookup(st, "h1", &got, &scopes, &err), KILN_EAUTH);
+	kiln_err_clear(&err);
+	assert_ok(st->ops->tokens_list(st, &a, &ts, &n, &err), &err);
+	assert_int_equal(n, 1);
+	assert_true(ts[0].revoked);
+	assert_ok(st->ops->worker_seen(st, &w, true, &err), &err);
+	w.last_seen_ms = 99;
+	assert_ok(st->ops->worker_seen(st, &w, false, &err), &err);
+	assert_ok(st->ops->workers_list(st, &a, &ws, &n, &err), &err);
+	assert_int_equal(n, 1);
+	assert_int_equal(ws[0].last_seen_ms, 99);
+	assert_int_equal(ws[0].slots, 2);
+	art.job_id = insert(st, "x", "", 0, NULL);
+	art.attempt = 1, art.name = "a.rpm", art.size = 3, art.kind = "binary", art.arch = "x";
+	memcpy(art.sha256, "aa", 3);
+	assert_ok(st->ops->artifact_put(st, &art, &err), &err);
+	memcpy(art.signed_sha256, "bb", 3);
+	assert_ok(st->ops->artifact_put(st, &art, &err), &err);
+	assert_ok(st->ops->artifacts_list(st, art.job_id, 1, &a, &arts, &n, &err), &err);
+	assert_int_equal(n, 1);
+	assert_string_equal(arts[0].signed_sha256, "bb");
+	assert_ok(st->ops->counts(st, &a, &c, &err), &err);
+	assert_int_equal(c.by_state[SCHED_QUEUED], 1);
+	assert_int_equal(c.nqueued, 1);
+	assert_string_equal(c.queued_arch[0], "x");
+	kiln_arena_release(&a);
+	scheduler_store_close(st);
+}
+
+KILN_TEST(store_refuses_a_newer_schema)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	struct scheduler_store *st = NULL;
+	sqlite3 *db = NULL;
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/new.db", kiln_test_tmpdir());
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "PRAGMA user_version = 99", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	assert_int_equal(scheduler_store_open_sqlite(path, &st, &err), KILN_EUNSUPP);
+	assert_non_null(strstr(err.msg, "schema version 99"));
+	/* an old one is migrated: version 0 (empty) to the current one */
+	snprintf(path, sizeof(path), "%s/old.db", kiln_test_tmpdir());
+	kiln_err_clear(&err);
+	assert_ok(scheduler_store_open_sqlite(path, &st, &err), &err);
+	scheduler_store_close(st);
+	assert_true(scheduler_store_sqlite_version() >= 1);
+}
