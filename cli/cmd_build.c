@@ -14,6 +14,7 @@ struct build_cli_opts {
 	struct cli_macro_opts macros; /* first member: CLI_MACRO_OPTS */
 	struct cli_fetch_opts net;
 	bool fetch;
+	const char *git, *ref, *spec_rel;
 	const char *b, *r, *t; /* -bX, -rX, -tX: the stage letter */
 	const char *rebuild, *recompile;
 	bool nodeps, noclean, nocheck, noprep, short_circuit, clean, rmsource, rmspec, quiet;
@@ -37,6 +38,10 @@ const struct cli_opt cli_build_opts[] = {
     BFLAG("fetch", fetch,
           "fetch missing sources (URLs, git) through the cache before building "
           "(rpmbuild's --define '_disable_source_fetch 0')"),
+    BSTR("git", 0, git, "URL",
+         "build from a dist-git style repository (spec, sources file, patches) at --ref"),
+    BSTR("ref", 0, ref, "REF", "with --git: the branch, tag or commit (default HEAD)"),
+    BSTR("spec", 0, spec_rel, "PATH", "with --git: the spec inside the repository"),
     BSTR(NULL, 'b', b, "STAGE",
          "build from SPEC through STAGE: p prep, f conf, c build, i install, l file check, "
          "b binary, s source, a all, r buildrequires"),
@@ -184,6 +189,52 @@ static int build_verify(const struct build_cli_opts *o, const struct worker_buil
 	return status;
 }
 
+/* --git: check the repository out under %{_topdir}/GIT (visible in the sandbox), make it
+ * the source directory, and let the fetcher make NAME-VERSION.tar.gz from the commit. */
+static kiln_rc build_from_git(const struct build_cli_opts *o, struct macro_ctx *mc,
+                              struct worker_fetch_opts *fo, struct kiln_arena *a,
+                              struct worker_git_rev *rev, const char **spec_path,
+                              struct kiln_err *err)
+{
+	struct worker_sources *s = NULL;
+	struct kiln_buf dir = KILN_BUF_INIT(KILN_LIMIT_PATH), spec = KILN_BUF_INIT(KILN_LIMIT_PATH);
+	char *top = NULL;
+	const char *where;
+	kiln_rc rc;
+
+	rc = macro_expand_str(mc, "%{_topdir}/GIT", &top, err);
+	if (!rc)
+		rc = util_rm_rf(top, err);
+	if (!rc)
+		rc = worker_sources_global_init(err);
+	if (!rc)
+		rc = worker_sources_new(fo, &s, err);
+	if (!rc)
+		rc = worker_sources_checkout(s, o->git, o->ref, top, o->spec_rel, rev, &dir, &spec,
+		                             err);
+	if (!rc)
+		rc = macro_define(mc, "_sourcedir", NULL, "%{_topdir}/GIT", MACRO_LEVEL_CMDLINE,
+		                  err);
+	where = rc ? NULL : kiln_arena_strdup(a, spec.ptr);
+	if (!rc && !where)
+		rc = kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	if (!rc) {
+		*spec_path = where;
+		fo->git_url = o->git;
+		fo->git_commit = kiln_arena_strdup(a, rev->commit);
+		fprintf(stderr, "Building %s at %s (commit %s)\n", o->git, o->ref ? o->ref : "HEAD",
+		        rev->commit);
+		if (rev->moved)
+			kiln_log(KILN_LOG_WARN, "%s moved from %s to %s", o->ref ? o->ref : "HEAD",
+			         rev->previous, rev->commit);
+	}
+	worker_sources_free(s);
+	kiln_buf_release(&dir);
+	kiln_buf_release(&spec);
+	free(top);
+	return rc;
+}
+
 /* Which stage letter and where the spec comes from. */
 struct build_source {
 	char kind; /* 'b' spec, 'r' source package, 't' tarball */
@@ -203,10 +254,12 @@ static int build_pick(const struct cli_command *cmd, const struct build_cli_opts
 	if (letter && letter[1])
 		return cli_usage_error(cmd, "one stage letter after -%c, not '%s'", s->kind,
 		                       letter);
-	if ((o->rebuild || o->recompile) ? nargs != 0 : nargs != 1)
+	if ((o->ref || o->spec_rel) && !o->git)
+		return cli_usage_error(cmd, "--ref and --spec need --git");
+	if ((o->rebuild || o->recompile || o->git) ? nargs != 0 : nargs != 1)
 		return cli_usage_error(cmd, "%s",
-		                       o->rebuild || o->recompile
-		                           ? "no operand after --rebuild SRPM"
+		                       o->rebuild || o->recompile || o->git
+		                           ? "no operand with --rebuild, --recompile or --git"
 		                           : "exactly one SPEC, SRPM or TARBALL");
 	(void)argv;
 	return 0;
@@ -220,6 +273,7 @@ int cli_cmd_build(int argc, char **argv)
 	struct worker_build_result res = {0};
 	struct chroot_config cc;
 	struct worker_fetch_opts fo;
+	struct worker_git_rev rev;
 	struct kiln_err err = KILN_ERR_INIT;
 	struct macro_ctx *mc = NULL;
 	struct sign_key *key = NULL;
@@ -236,7 +290,7 @@ int cli_cmd_build(int argc, char **argv)
 	status = build_pick(cmd, &o, nargs, argv, &src);
 	if (status)
 		goto out;
-	input = o.rebuild ? o.rebuild : o.recompile ? o.recompile : argv[1];
+	input = o.rebuild ? o.rebuild : o.recompile ? o.recompile : o.git ? o.git : argv[1];
 	worker_build_opts_init(&bo);
 	rc = build_steps(src.stage, o.short_circuit, &bo.steps, &bo.anyarch, &err);
 	if (rc) {
@@ -252,7 +306,13 @@ int cli_cmd_build(int argc, char **argv)
 		rc = build_define(mc, "_rpmformat", o.rpm_format, &err);
 	if (!rc && o.sign)
 		rc = sign_key_load_secret(o.sign, &key, &err);
-	if (!rc && src.kind == 'r')
+	if (!rc && o.git) {
+		memset(&fo, 0, sizeof(fo));
+		fo.retries = -1;
+		rc = cli_fetch_opts_apply(&o.net, &fo, &err);
+		if (!rc)
+			rc = build_from_git(&o, mc, &fo, &a, &rev, &bo.spec_path, &err);
+	} else if (!rc && src.kind == 'r')
 		rc = worker_srpm_install(input, mc, &a, &bo.spec_path, &err);
 	else if (!rc && src.kind == 't')
 		rc = worker_tarball_spec(input, mc, &a, &bo.spec_path, &err);
@@ -273,7 +333,9 @@ int cli_cmd_build(int argc, char **argv)
 	bo.noprep = o.noprep;
 	bo.quiet = o.quiet;
 	bo.sign_key = key;
-	if (o.fetch) {
+	if (o.git) {
+		bo.fetch = &fo; /* NAME-VERSION.tar.gz from the commit, the rest by URL */
+	} else if (o.fetch) {
 		memset(&fo, 0, sizeof(fo));
 		fo.retries = -1;
 		if (cli_fetch_opts_apply(&o.net, &fo, &err)) {

@@ -489,3 +489,41 @@ def test_fetch_sources_before_building(kiln_bin, tmp_path):
         assert "hello-1.0.tar.gz" in names
     finally:
         srv.shutdown()
+
+
+def git(*args, cwd):
+    env = dict(ENV, GIT_AUTHOR_NAME="T", GIT_AUTHOR_EMAIL="t@example.org",
+               GIT_COMMITTER_NAME="T", GIT_COMMITTER_EMAIL="t@example.org",
+               GIT_AUTHOR_DATE="1796126400 +0000", GIT_COMMITTER_DATE="1796126400 +0000")
+    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+def test_build_from_git(kiln_bin, tmp_path):
+    """kiln build --git: the spec, patches and sources file from a commit, the tarball
+    made from it (byte-identical wherever it is built)."""
+    repo = tmp_path / "repo"
+    shutil.copytree(DATA / "hello-1.0", repo)
+    for f in ("hello.spec", "hello.conf", "hello-greeting.patch"):
+        shutil.copy2(DATA / f, repo / f)
+    git("init", "-q", "-b", "main", cwd=repo)
+    git("add", ".", cwd=repo)
+    git("commit", "-q", "-m", "hello 1.0", cwd=repo)
+    git("tag", "v1.0", cwd=repo)
+    commit = git("rev-parse", "HEAD", cwd=repo)
+    tops = []
+    for name in ("one", "two"):
+        top = tmp_path / name
+        k = kiln_build(kiln_bin, top, "-ba", "--git", f"file://{repo}", "--ref", "v1.0",
+                       "--cache", tmp_path / "cache")
+        assert k.returncode == 0, k.stderr
+        assert commit in k.stderr
+        tops.append(top)
+    assert outputs(tops[0]) == outputs(tops[1]) and len(outputs(tops[0])) == 3
+    for rel in outputs(tops[0]):
+        assert (tops[0] / rel).read_bytes() == (tops[1] / rel).read_bytes(), rel
+    names = qf(tops[0] / "SRPMS/hello-1.0-1.src.rpm", "[%{FILENAMES}\n]").split()
+    assert {"hello-1.0.tar.gz", "hello.spec", "hello-greeting.patch"} <= set(names)
+    k = kiln_build(kiln_bin, tmp_path / "bad", "-bs", "--git", f"file://{repo}", "--ref",
+                   "no-such-tag", "--cache", tmp_path / "cache")
+    assert k.returncode == 1 and "no-such-tag" in k.stderr
