@@ -91,6 +91,24 @@ static const char *alias_format(const struct query_opts *o, int *many)
 	return fmt;
 }
 
+/* rpm -qp refuses a package whose header digests do not match, naming each bad one. */
+static kiln_rc header_ok(const char *path, const struct pack_package *pkg, struct kiln_err *err)
+{
+	struct pack_check c;
+	size_t i;
+	kiln_rc rc = pack_check_header(pkg, &c, err);
+
+	for (i = 0; !rc && i < c.n; i++) {
+		if (c.items[i].res == PACK_CHECK_BAD)
+			fprintf(stderr, "error: %s: %s: BAD (Expected %s != %s)\n", path,
+			        c.items[i].what, c.items[i].expected, c.items[i].actual);
+	}
+	if (!rc && !c.ok)
+		rc = kiln_err_set(err, KILN_EDIGEST, "%s: not an rpm package (or package manifest)",
+		                  path);
+	return rc;
+}
+
 static int query_one(const char *path, const struct pack_query_opts *qo)
 {
 	struct kiln_buf out = KILN_BUF_INIT(KILN_LIMIT_QF_OUTPUT);
@@ -98,6 +116,8 @@ static int query_one(const char *path, const struct pack_query_opts *qo)
 	struct pack_package pkg;
 	kiln_rc rc = pack_package_open(&pkg, path, NULL, &err);
 
+	if (!rc)
+		rc = header_ok(path, &pkg, &err);
 	if (!rc)
 		rc = pack_query(&pkg, qo, &out, &err);
 	if (!rc)

@@ -175,6 +175,35 @@ static void conclude(struct pack_check *c)
 	c->ok = !bad && header && payload;
 }
 
+static kiln_rc header_digests(struct pack_check *out, const struct pack_package *p,
+                              struct kiln_err *err)
+{
+	kiln_rc rc = header_digest(out, p, PACK_SIGTAG_SHA256, UTIL_DIGEST_SHA256,
+	                           "Header SHA256 digest", err);
+
+	if (!rc)
+		rc = header_digest(out, p, PACK_SIGTAG_SHA3_256, UTIL_DIGEST_SHA3_256,
+		                   "Header SHA3-256 digest", err);
+	if (!rc)
+		rc = header_digest(out, p, PACK_SIGTAG_SHA1, UTIL_DIGEST_SHA1, "Header SHA1 digest",
+		                   err);
+	return rc;
+}
+
+kiln_rc pack_check_header(const struct pack_package *p, struct pack_check *out,
+                          struct kiln_err *err)
+{
+	size_t i;
+	kiln_rc rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = header_digests(out, p, err);
+	out->ok = !rc;
+	for (i = 0; i < out->n; i++)
+		out->ok &= out->items[i].res != PACK_CHECK_BAD;
+	return rc;
+}
+
 kiln_rc pack_check_file(const char *path, struct pack_check *out, struct kiln_err *err)
 {
 	struct pack_package p;
@@ -183,14 +212,7 @@ kiln_rc pack_check_file(const char *path, struct pack_check *out, struct kiln_er
 
 	memset(out, 0, sizeof(*out));
 	if (!rc)
-		rc = header_digest(out, &p, PACK_SIGTAG_SHA256, UTIL_DIGEST_SHA256,
-		                   "Header SHA256 digest", err);
-	if (!rc)
-		rc = header_digest(out, &p, PACK_SIGTAG_SHA3_256, UTIL_DIGEST_SHA3_256,
-		                   "Header SHA3-256 digest", err);
-	if (!rc)
-		rc = header_digest(out, &p, PACK_SIGTAG_SHA1, UTIL_DIGEST_SHA1,
-		                   "Header SHA1 digest", err);
+		rc = header_digests(out, &p, err);
 	if (!rc)
 		rc = payload_digests(out, fd, &p, err);
 	if (!rc)

@@ -350,6 +350,10 @@ struct pack_check {
  * not an error: it is reported in out (rc KILN_OK). Structural problems are errors. */
 KILN_MUST_CHECK kiln_rc pack_check_file(const char *path, struct pack_check *out,
                                         struct kiln_err *err);
+/* Only the header digests of a package already read (what rpm -qp checks before it shows
+ * anything): out->ok is false when one of them is BAD (a package without any passes). */
+KILN_MUST_CHECK kiln_rc pack_check_header(const struct pack_package *p, struct pack_check *out,
+                                          struct kiln_err *err);
 
 /* ======================================================================================== */
 /* Signature headers, for sign/ */

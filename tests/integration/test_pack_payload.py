@@ -127,3 +127,19 @@ def test_not_a_package(kiln_bin, tmp_path):
     r = run([kiln_bin, "query", "-p", bad], text=True)
     assert r.returncode == 1
     assert r.stderr == f"error: {bad}: lead: bad magic at offset 0: not an rpm package\n"
+
+
+def test_query_refuses_a_bad_header_digest_like_rpm(kiln_bin, packages, tmp_path):
+    """rpm -qp checks the header digests before it shows anything."""
+    pkg = packages["demo-1.2~rc1-3.noarch.rpm:gz"]
+    data = pkg.read_bytes()
+    assert data.count(b"Demo package for kiln tests\0") == 1
+    bad = tmp_path / "badhdr.rpm"
+    bad.write_bytes(data.replace(b"Demo package for kiln tests\0",
+                                 b"Demo package for KILN tests\0"))
+    want = run(["rpm", "-qp", "-i", bad], text=True)
+    got = run([kiln_bin, "query", "-p", "-i", bad], text=True)
+    assert want.returncode == got.returncode == 1
+    assert got.stdout == want.stdout == ""
+    assert got.stderr == want.stderr
+    assert "Header SHA256 digest: BAD (Expected " in got.stderr
