@@ -116,6 +116,16 @@ static void jw_inputs(struct api_jw *w, const struct scheduler_request *r, const
 	} else {
 		api_jw_null(w);
 	}
+	api_jw_key(w, "git");
+	if (r->has_git) {
+		api_jw_obj(w);
+		api_jw_kstr(w, "url", r->git.url);
+		api_jw_kstr(w, "ref", r->git.ref ? r->git.ref : "");
+		api_jw_kstr(w, "spec", r->git.spec);
+		api_jw_end(w);
+	} else {
+		api_jw_null(w);
+	}
 	api_jw_key(w, "srpm");
 	if (r->has_srpm) {
 		api_jw_obj(w);
@@ -147,7 +157,9 @@ static void request_json(const struct scheduler_request *r, const char *spec_sha
 }
 
 /* The manifest: every input of the build; its sha256 is the job's content key. The root
- * is the worker's default until roots are named per job (issue 12 compares roots). */
+ * is the worker's default until roots are named per job (issue 12 compares roots). A git
+ * job names its URL and ref here; the commit the ref resolved to is known only on the
+ * worker (libgit2 is the worker's), which reports it in the attempt's message and log. */
 static kiln_rc manifest_json(const struct scheduler_request *r, const char *spec_sha,
                              struct kiln_buf *out, char key[65], struct kiln_err *err)
 {
@@ -159,8 +171,6 @@ static kiln_rc manifest_json(const struct scheduler_request *r, const char *spec
 	api_jw_init(&w, &raw);
 	api_jw_obj(&w);
 	jw_inputs(&w, r, spec_sha);
-	api_jw_key(&w, "git");
-	api_jw_null(&w);
 	api_jw_kstr(&w, "kiln_version", KILN_VERSION);
 	api_jw_kstr(&w, "root", "worker-default");
 	api_jw_end(&w);
@@ -311,7 +321,9 @@ static kiln_rc submit_build(struct scheduler *s, struct api_req *req,
 	j->priority = r->priority;
 	j->arch = r->arch ? r->arch : "";
 	j->tags = tags_joined(a, &r->tags);
-	j->spec_name = r->spec ? r->spec_name : r->srpm.name;
+	j->spec_name = r->spec      ? r->spec_name
+	               : r->has_git ? util_path_basename(r->git.spec)
+	                            : r->srpm.name;
 	j->request = reqjson->ptr;
 	j->manifest = manifest->ptr;
 	j->sign_key = sign_key;

@@ -151,6 +151,63 @@ static kiln_rc check_formats(const struct scheduler_request *r, struct kiln_err 
 	return KILN_OK;
 }
 
+/* A git URL kiln's fetcher takes (https, http, file, ssh, or scp-like user@host:path),
+ * without blanks or control characters. */
+static bool git_url_ok(const char *u)
+{
+	static const char *const schemes[] = {"https://", "http://", "file://", "ssh://"};
+	const char *p;
+	size_t i;
+	bool ok = false;
+
+	for (i = 0; i < KILN_ARRAY_SIZE(schemes); i++)
+		ok |= !strncmp(u, schemes[i], strlen(schemes[i]));
+	ok |= strchr(u, '@') && strchr(u, ':') && !strstr(u, "://");
+	for (p = u; ok && *p; p++)
+		ok = (unsigned char)*p > 0x20 && (unsigned char)*p != 0x7f;
+	return ok;
+}
+
+/* A relative path inside the repository: no leading '/', no "..", no empty parts. */
+static bool repo_path_ok(const char *p)
+{
+	const char *c = p;
+
+	if (!*p || *p == '/' || strstr(p, "//"))
+		return false;
+	while (*c) {
+		const char *e = strchr(c, '/');
+		size_t len = e ? (size_t)(e - c) : strlen(c);
+
+		if ((len == 2 && !strncmp(c, "..", 2)) || (len == 1 && *c == '.'))
+			return false;
+		c += len + (e ? 1 : 0);
+	}
+	return !strpbrk(p, "\n\r\t");
+}
+
+static kiln_rc check_git(struct scheduler_request *r, struct kiln_err *err)
+{
+	const char *ref = r->git.ref;
+
+	if (!git_url_ok(r->git.url))
+		return kiln_err_set(err, KILN_EINVAL,
+		                    "field 'git.url': not an https, http, file or "
+		                    "ssh URL");
+	if (ref && (!*ref || strpbrk(ref, " \t\n:~^?*[\\") || strstr(ref, "..")))
+		return kiln_err_set(err, KILN_EINVAL,
+		                    "field 'git.ref': not a branch, tag or "
+		                    "commit");
+	if (!r->git.spec || !repo_path_ok(r->git.spec) ||
+	    !kiln_str_ends(kiln_str_from(r->git.spec), ".spec"))
+		return kiln_err_set(err, KILN_EINVAL,
+		                    "field 'git.spec': the spec's path in the "
+		                    "repository (relative, ending in .spec)");
+	if (r->spec_name)
+		return kiln_err_set(err, KILN_EINVAL, "field 'spec_name': only with 'spec'");
+	return KILN_OK;
+}
+
 static kiln_rc check_origin(struct scheduler_request *r, struct kiln_err *err)
 {
 	int origins = !!r->spec + r->has_srpm + r->has_git;
@@ -161,9 +218,7 @@ static kiln_rc check_origin(struct scheduler_request *r, struct kiln_err *err)
 		                    "and 'git' (%d given)",
 		                    origins);
 	if (r->has_git)
-		return kiln_err_set(err, KILN_EUNSUPP,
-		                    "field 'git': jobs from git repositories need "
-		                    "the source fetcher, which this kiln does not have yet");
+		return check_git(r, err);
 	if (r->has_srpm && check_ref("srpm", &r->srpm, err))
 		return KILN_EINVAL;
 	if (r->spec && !r->spec_name)

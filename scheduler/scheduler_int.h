@@ -207,6 +207,8 @@ struct scheduler_store_ops {
 	kiln_rc (*token_revoke)(struct scheduler_store *st, int64_t id, struct kiln_err *err);
 	kiln_rc (*counts)(struct scheduler_store *st, struct kiln_arena *a,
 	                  struct scheduler_counts *out, struct kiln_err *err);
+	/* A cheap check that the store answers (health). */
+	kiln_rc (*ping)(struct scheduler_store *st, struct kiln_err *err);
 };
 
 struct scheduler_store {

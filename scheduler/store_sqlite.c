@@ -92,6 +92,7 @@ enum q {
 	Q_TOKEN_REVOKE,
 	Q_COUNT_STATES,
 	Q_COUNT_QUEUED_ARCH,
+	Q_PING,
 	Q_COUNT,
 };
 
@@ -155,7 +156,9 @@ static const char *const sql[Q_COUNT] = {
     [Q_WORKER_FULL] = "INSERT OR REPLACE INTO workers(name, arches, tags, slots, free_disk,"
                       " kernel, version, last_seen_ms, draining)"
                       " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9)",
-    [Q_WORKER_SEEN] = "UPDATE workers SET last_seen_ms = ?2, draining = ?3 WHERE name = ?1",
+    /* at most one write a second per worker: polls and heartbeats come often */
+    [Q_WORKER_SEEN] = "UPDATE workers SET last_seen_ms = ?2, draining = ?3 WHERE name = ?1"
+                      " AND (last_seen_ms < ?2 - 1000 OR draining != ?3)",
     [Q_WORKERS] = "SELECT w.name, w.arches, w.tags, w.slots, w.free_disk, w.kernel, w.version,"
                   " w.last_seen_ms, w.draining, (SELECT count(*) FROM jobs j WHERE"
                   " j.state IN (1, 2) AND j.worker = w.name) FROM workers w ORDER BY w.name",
@@ -164,6 +167,7 @@ static const char *const sql[Q_COUNT] = {
     [Q_TOKENS] = "SELECT id, name, scopes, created_ms, revoked FROM tokens ORDER BY id",
     [Q_TOKEN_REVOKE] = "UPDATE tokens SET revoked = 1 WHERE id = ?1",
     [Q_COUNT_STATES] = "SELECT state, count(*) FROM jobs GROUP BY state",
+    [Q_PING] = "SELECT count(*) FROM tokens WHERE id = 1",
     [Q_COUNT_QUEUED_ARCH] = "SELECT arch, count(*) FROM jobs WHERE state = 0 GROUP BY arch"
                             " ORDER BY arch",
 };
@@ -1128,6 +1132,22 @@ static kiln_rc counts(struct scheduler_store *base, struct kiln_arena *a,
 	return kiln_arena_finish(a, err);
 }
 
+static kiln_rc ping(struct scheduler_store *base, struct kiln_err *err)
+{
+	struct sq *s = (struct sq *)base;
+	sqlite3_stmt *st;
+	kiln_rc rc = KILN_EIO;
+
+	pthread_mutex_lock(&s->lock);
+	st = stmt(s, Q_PING, err);
+	if (st) {
+		rc = sqlite3_step(st) == SQLITE_ROW ? KILN_OK : db_err(s, err, "ping");
+		sqlite3_reset(st);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* Opening and migrations */
 
@@ -1166,6 +1186,7 @@ static const struct scheduler_store_ops sqlite_ops = {
     .tokens_list = tokens_list,
     .token_revoke = token_revoke,
     .counts = counts,
+    .ping = ping,
 };
 
 int scheduler_store_sqlite_version(void)

@@ -123,9 +123,11 @@ class Scheduler:
             j = self.job(jid)
             if j["state"] in states:
                 return j
-            if j["attempts"]:
-                self.call("GET", f"/api/v1/jobs/{jid}/attempts/{j['attempts']}/log"
-                          f"?offset=999999999&follow=1", timeout=timeout)
-            else:
-                time.sleep(0.2)
+            r = None
+            final = all(x in ("succeeded", "failed", "cancelled") for x in states)
+            if j["attempts"] and final:
+                r = self.call("GET", f"/api/v1/jobs/{jid}/attempts/{j['attempts']}/log"
+                              f"?offset=999999999&follow=1", timeout=timeout)
+            if not r or r.headers.get("X-Kiln-Log-Complete") == "1":
+                time.sleep(0.1)  # no running attempt to follow, or a state on the way
         raise AssertionError(f"job {jid} never reached {states}: {self.job(jid)}")

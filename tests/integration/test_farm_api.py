@@ -146,9 +146,25 @@ def test_malformed_json_names_the_field(sched, body, field):
     assert field in r.json()["error"]["message"]
 
 
-def test_git_jobs_are_refused_clearly(sched):
-    r = submit(sched, {"git": {"url": "https://example.org/x.git"}})
-    assert r.status == 422 and "field 'git'" in r.json()["error"]["message"]
+@pytest.mark.parametrize("git,field", [
+    ({"url": "ftp://example.org/x.git", "spec": "x.spec"}, "field 'git.url'"),
+    ({"url": "https://example.org/x .git", "spec": "x.spec"}, "field 'git.url'"),
+    ({"url": "https://example.org/x.git"}, "field 'git.spec'"),
+    ({"url": "https://example.org/x.git", "spec": "../x.spec"}, "field 'git.spec'"),
+    ({"url": "https://example.org/x.git", "spec": "/x.spec"}, "field 'git.spec'"),
+    ({"url": "https://example.org/x.git", "spec": "x.spec", "ref": "a..b"}, "field 'git.ref'"),
+])
+def test_git_jobs_are_checked(sched, git, field):
+    r = submit(sched, {"git": git})
+    assert r.status == 400 and field in r.json()["error"]["message"], r.body
+
+
+def test_git_job_lease_carries_the_repository(sched):
+    git = {"url": "https://example.org/x.git", "ref": "v1.0", "spec": "pkg/x.spec"}
+    j = submit(sched, {"git": git}).json()
+    assert j["spec_name"] == "x.spec" and j["manifest"]["git"] == git
+    lease = Worker(sched, "w1", sched.token("worker")).lease()
+    assert lease["job"]["git"] == git and lease["job"]["spec"] is None
 
 
 def test_size_limits(sched):

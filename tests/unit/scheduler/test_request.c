@@ -39,6 +39,23 @@ KILN_TEST(request_accepts_a_full_job)
 	kiln_arena_release(&a);
 }
 
+KILN_TEST(request_git_jobs)
+{
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
+	struct kiln_err err = KILN_ERR_INIT;
+	struct scheduler_request r;
+
+	assert_ok(parse("{\"git\":{\"url\":\"git@example.org:p/x.git\",\"ref\":\"main\","
+	                "\"spec\":\"rpm/x.spec\"}}",
+	                &r, &a, &err),
+	          &err);
+	assert_true(r.has_git);
+	assert_string_equal(r.git.spec, "rpm/x.spec");
+	assert_ok(parse("{\"git\":{\"url\":\"file:///srv/x\",\"spec\":\"x.spec\"}}", &r, &a, &err),
+	          &err);
+	kiln_arena_release(&a);
+}
+
 KILN_TEST(request_defaults_and_srpm)
 {
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
@@ -64,7 +81,11 @@ KILN_TEST(request_validation_names_the_field)
 	} cases[] = {
 	    {"{}", "exactly one of the fields", KILN_EINVAL},
 	    {"{\"spec\":\"x\",\"git\":{\"url\":\"u\"}}", "exactly one of the fields", KILN_EINVAL},
-	    {"{\"git\":{\"url\":\"https://x/y.git\"}}", "field 'git'", KILN_EUNSUPP},
+	    {"{\"git\":{\"url\":\"https://x/y.git\"}}", "field 'git.spec'", KILN_EINVAL},
+	    {"{\"git\":{\"url\":\"gopher://x/y\",\"spec\":\"a.spec\"}}", "field 'git.url'",
+	     KILN_EINVAL},
+	    {"{\"git\":{\"url\":\"https://x/y\",\"spec\":\"a/../../b.spec\"}}", "field 'git.spec'",
+	     KILN_EINVAL},
 	    {"{\"spec\":\"x\",\"spec_name\":\"x.txt\"}", "field 'spec_name'", KILN_EINVAL},
 	    {"{\"spec\":\"x\",\"spec_name\":\"a/x.spec\"}", "field 'spec_name'", KILN_EINVAL},
 	    {"{\"spec\":\"x\",\"sources\":[{\"name\":\"a\",\"sha256\":\"abc\"}]}",
