@@ -175,6 +175,9 @@ extern const struct cli_opt cli_download_opts[];
 extern const struct cli_opt cli_token_opts[];
 int cli_cmd_scheduler(int argc, char **argv);
 int cli_cmd_client(int argc, char **argv);
+/* The worker daemon (cmd_worker.c). */
+extern const struct cli_opt cli_worker_opts[];
+int cli_cmd_worker(int argc, char **argv);
 /* Parse a --time argument: seconds since the epoch, 0 .. 2^32-1. */
 KILN_MUST_CHECK kiln_rc cli_parse_time(const char *s, int64_t *out, struct kiln_err *err);
 /* Read a file, or standard input for "-", into out (at most max bytes). */

@@ -244,6 +244,7 @@ static void client_init(const struct client_cli_opts *o, struct scheduler_client
 {
 	c->url = o->url ? o->url : getenv("KILN_URL");
 	c->token = o->token ? o->token : getenv("KILN_TOKEN");
+	c->ca_file = getenv("KILN_CA_FILE");
 	c->out_fd = STDOUT_FILENO;
 	c->progress_fd = isatty(STDERR_FILENO) && !o->json ? STDERR_FILENO : -1;
 	c->json = o->json;

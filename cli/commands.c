@@ -126,6 +126,14 @@ const struct cli_command cli_commands[] = {
      "keeps its database, blobs, logs and keys in ./kiln-data, and prints an admin token on "
      "first start. SIGTERM stops it gracefully.",
      cli_scheduler_opts, cli_cmd_scheduler},
+    {"worker", "run a build farm worker: lease jobs from the scheduler and build them",
+     "--scheduler URL --token TOKEN [--name N] [--slots N] [--arch A]... [--tag T]... "
+     "[--root ROOT] [--work-dir DIR] [--no-sandbox]",
+     "Registers its capabilities, long-polls for leases, builds each job with the build "
+     "pipeline in the sandbox, streams the log, uploads the packages (the scheduler signs "
+     "them) and reports. SIGTERM: finish running builds and stop; a second SIGTERM hands "
+     "them back.",
+     cli_worker_opts, cli_cmd_worker},
     {"submit", "submit a build job to the scheduler",
      "[options] SPEC|SRPM | --git URL [--ref R] [--spec P] [--wait] [--follow] [--json]",
      "Uploads the spec (or source package) and --source files, then submits the job. With "

@@ -35,6 +35,7 @@ static kiln_rc conn_open(const struct scheduler_client *cfg, struct conn *k, str
 	cc.base_url = cfg->url;
 	cc.token = cfg->token && *cfg->token ? cfg->token : NULL;
 	cc.timeout_ms = 120000;
+	cc.ca_file = cfg->ca_file && *cfg->ca_file ? cfg->ca_file : NULL;
 	api_reply_init(&k->r, REPLY_MAX);
 	return api_client_new(&cc, &k->c, err);
 }

@@ -88,11 +88,12 @@ KILN_MUST_CHECK kiln_rc scheduler_run(const struct scheduler_config *cfg,
 /* ======================================================================================== */
 
 struct scheduler_client {
-	const char *url;   /* KILN_URL */
-	const char *token; /* KILN_TOKEN */
-	int out_fd;        /* where results are printed (stdout) */
-	int progress_fd;   /* where the progress line goes (-1 for none: stderr on a tty) */
-	bool json;         /* print JSON instead of text */
+	const char *url;     /* KILN_URL */
+	const char *token;   /* KILN_TOKEN */
+	const char *ca_file; /* KILN_CA_FILE: CA bundle for https, NULL for the system's */
+	int out_fd;          /* where results are printed (stdout) */
+	int progress_fd;     /* where the progress line goes (-1 for none: stderr on a tty) */
+	bool json;           /* print JSON instead of text */
 };
 
 struct scheduler_submit {

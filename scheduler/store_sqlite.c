@@ -172,12 +172,27 @@ static const char *const sql[Q_COUNT] = {
                             " ORDER BY arch",
 };
 
+#define NREADERS 4
+
+/* One connection with its statement cache and lock. The store's own is the writer; reads
+ * go to a small pool of read-only connections, which WAL lets run beside the writer and
+ * each other, so GETs and token checks do not queue behind one mutex. */
 struct sq {
 	struct scheduler_store base;
 	sqlite3 *db;
 	sqlite3_stmt *st[Q_COUNT];
 	pthread_mutex_t lock;
+	struct sq *readers[NREADERS]; /* owned by the writer; NULL in readers */
+	unsigned next;                /* round robin over readers */
 };
+
+/* The connection for a read-only call. */
+static struct sq *reader(struct sq *s)
+{
+	unsigned i = __atomic_fetch_add(&s->next, 1, __ATOMIC_RELAXED) % NREADERS;
+
+	return s->readers[i] ? s->readers[i] : s;
+}
 
 static kiln_rc db_err(struct sq *s, struct kiln_err *err, const char *what)
 {
@@ -382,7 +397,7 @@ static kiln_rc job_get_locked(struct sq *s, int64_t id, struct kiln_arena *a,
 static kiln_rc job_get(struct scheduler_store *base, int64_t id, struct kiln_arena *a,
                        struct scheduler_job *out, struct kiln_err *err)
 {
-	struct sq *s = (struct sq *)base;
+	struct sq *s = reader((struct sq *)base);
 	kiln_rc rc;
 
 	pthread_mutex_lock(&s->lock);
@@ -414,7 +429,7 @@ static kiln_rc job_list(struct scheduler_store *base, int state, int64_t before_
                         struct kiln_arena *a, struct scheduler_job **out, size_t *n,
                         struct kiln_err *err)
 {
-	struct sq *s = (struct sq *)base;
+	struct sq *s = reader((struct sq *)base);
 	sqlite3_stmt *st;
 	kiln_rc rc = KILN_EIO;
 
@@ -434,7 +449,7 @@ static kiln_rc job_list(struct scheduler_store *base, int state, int64_t before_
 static kiln_rc queue_position(struct scheduler_store *base, const struct scheduler_job *job,
                               int64_t *ahead, struct kiln_err *err)
 {
-	struct sq *s = (struct sq *)base;
+	struct sq *s = reader((struct sq *)base);
 	sqlite3_stmt *st;
 	kiln_rc rc = KILN_EIO;
 
@@ -713,7 +728,7 @@ out:
 static kiln_rc leases_expired(struct scheduler_store *base, int64_t now_ms, struct kiln_arena *a,
                               struct scheduler_job **out, size_t *n, struct kiln_err *err)
 {
-	struct sq *s = (struct sq *)base;
+	struct sq *s = reader((struct sq *)base);
 	sqlite3_stmt *st;
 	kiln_rc rc = KILN_EIO;
 
@@ -793,7 +808,7 @@ out:
 static kiln_rc attempts_list(struct scheduler_store *base, int64_t job_id, struct kiln_arena *a,
                              struct scheduler_attempt **out, size_t *n, struct kiln_err *err)
 {
-	struct sq *s = (struct sq *)base;
+	struct sq *s = reader((struct sq *)base);
 	struct scheduler_attempt *v = NULL;
 	size_t cap = 0;
 	sqlite3_stmt *st;
@@ -868,7 +883,7 @@ static kiln_rc artifacts_list(struct scheduler_store *base, int64_t job_id, int6
                               struct kiln_arena *a, struct scheduler_artifact **out, size_t *n,
                               struct kiln_err *err)
 {
-	struct sq *s = (struct sq *)base;
+	struct sq *s = reader((struct sq *)base);
 	struct scheduler_artifact *v = NULL, *t;
 	size_t cap = 0;
 	sqlite3_stmt *st;
@@ -949,7 +964,7 @@ static kiln_rc worker_seen(struct scheduler_store *base, const struct scheduler_
 static kiln_rc workers_list(struct scheduler_store *base, struct kiln_arena *a,
                             struct scheduler_worker_info **out, size_t *n, struct kiln_err *err)
 {
-	struct sq *s = (struct sq *)base;
+	struct sq *s = reader((struct sq *)base);
 	struct scheduler_worker_info *v = NULL, *t;
 	size_t cap = 0;
 	sqlite3_stmt *st;
@@ -1016,7 +1031,7 @@ static kiln_rc token_insert(struct scheduler_store *base, const char *hash, unsi
 static kiln_rc token_lookup(struct scheduler_store *base, const char *hash, int64_t *id,
                             unsigned *scopes, struct kiln_err *err)
 {
-	struct sq *s = (struct sq *)base;
+	struct sq *s = reader((struct sq *)base);
 	sqlite3_stmt *st;
 	kiln_rc rc = KILN_EIO;
 	int r;
@@ -1043,7 +1058,7 @@ static kiln_rc token_lookup(struct scheduler_store *base, const char *hash, int6
 static kiln_rc tokens_list(struct scheduler_store *base, struct kiln_arena *a,
                            struct scheduler_token **out, size_t *n, struct kiln_err *err)
 {
-	struct sq *s = (struct sq *)base;
+	struct sq *s = reader((struct sq *)base);
 	struct scheduler_token *v = NULL, *t;
 	size_t cap = 0;
 	sqlite3_stmt *st;
@@ -1101,7 +1116,7 @@ static kiln_rc token_revoke(struct scheduler_store *base, int64_t id, struct kil
 static kiln_rc counts(struct scheduler_store *base, struct kiln_arena *a,
                       struct scheduler_counts *out, struct kiln_err *err)
 {
-	struct sq *s = (struct sq *)base;
+	struct sq *s = reader((struct sq *)base);
 	sqlite3_stmt *st;
 	size_t cap = 64;
 	int r = SQLITE_ERROR;
@@ -1134,7 +1149,7 @@ static kiln_rc counts(struct scheduler_store *base, struct kiln_arena *a,
 
 static kiln_rc ping(struct scheduler_store *base, struct kiln_err *err)
 {
-	struct sq *s = (struct sq *)base;
+	struct sq *s = reader((struct sq *)base);
 	sqlite3_stmt *st;
 	kiln_rc rc = KILN_EIO;
 
@@ -1156,6 +1171,9 @@ static void sq_close(struct scheduler_store *base)
 	struct sq *s = (struct sq *)base;
 	size_t i;
 
+	for (i = 0; i < NREADERS; i++)
+		if (s->readers[i])
+			sq_close(&s->readers[i]->base);
 	for (i = 0; i < Q_COUNT; i++)
 		sqlite3_finalize(s->st[i]);
 	sqlite3_close(s->db);
@@ -1240,6 +1258,27 @@ static kiln_rc migrate(struct sq *s, const char *path, struct kiln_err *err)
 	return KILN_OK;
 }
 
+static kiln_rc readers_open(struct sq *s, const char *path, struct kiln_err *err)
+{
+	size_t i;
+
+	for (i = 0; i < NREADERS; i++) {
+		struct sq *r = kiln_calloc(1, sizeof(*r));
+
+		if (!r)
+			return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+		r->base.ops = s->base.ops;
+		pthread_mutex_init(&r->lock, NULL);
+		s->readers[i] = r;
+		if (sqlite3_open_v2(path, &r->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX,
+		                    NULL) != SQLITE_OK)
+			return kiln_err_set(err, KILN_EIO, "cannot open the job store %s: %s", path,
+			                    r->db ? sqlite3_errmsg(r->db) : "out of memory");
+		sqlite3_busy_timeout(r->db, 5000);
+	}
+	return KILN_OK;
+}
+
 kiln_rc scheduler_store_open_sqlite(const char *path, struct scheduler_store **out,
                                     struct kiln_err *err)
 {
@@ -1264,6 +1303,8 @@ kiln_rc scheduler_store_open_sqlite(const char *path, struct scheduler_store **o
 		rc = exec(s, "PRAGMA synchronous = NORMAL", err);
 	if (!rc)
 		rc = migrate(s, path, err);
+	if (!rc)
+		rc = readers_open(s, path, err);
 	if (rc)
 		goto fail;
 	*out = &s->base;

@@ -1,6 +1,6 @@
 #!/bin/bash
 # make demo: show kiln working end to end on this machine. Each issue extends it until it
-# runs the whole farm; today: the command front and a reproducible local build.
+# runs the whole farm; today: the command front, a reproducible local build, and the farm.
 set -eu
 cd "$(dirname "$0")/.."
 KILN=${KILN:-build/kiln}
@@ -34,5 +34,8 @@ say "rpm -K $TOP/RPMS/*/*.rpm $TOP/SRPMS/*.rpm"
 rpm -K "$TOP"/RPMS/*/*.rpm "$TOP"/SRPMS/*.rpm
 say "kiln build -bb --verify-reproducible --quiet tests/data/build/hello.spec"
 "$KILN" build -bb --verify-reproducible --quiet --define "_topdir $TOP" tests/data/build/hello.spec
+
+# The farm: a scheduler and two workers, jobs over the REST API, signed packages.
+./scripts/farm-demo.sh
 echo
 echo "demo: ok"

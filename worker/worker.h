@@ -8,6 +8,7 @@
  *   2. Automatic dependencies: ELF, #!, .pc (worker/elf.c autodeps.c depline.c pkgconfig.c)
  *   3. Sources: fetching, verification and the cache     (worker/fetch*.c, worker/cache.c)
  *   4. The build pipeline                                (worker/build.c, package.c, srpm.c)
+ *   5. The worker daemon                                 (worker/daemon*.c)
  */
 #ifndef KILN_WORKER_H
 #define KILN_WORKER_H
@@ -659,5 +660,43 @@ KILN_MUST_CHECK kiln_rc worker_srpm_install(const char *srpm, struct macro_ctx *
 KILN_MUST_CHECK kiln_rc worker_tarball_spec(const char *tarball, struct macro_ctx *mc,
                                             struct kiln_arena *a, const char **spec_path,
                                             struct kiln_err *err);
+
+/* ======================================================================================== */
+/* 5. The worker daemon                                                                     */
+/* ======================================================================================== */
+
+/* `kiln worker`: registers with a scheduler over HTTP (api/), long-polls for leases, and for
+ * each lease downloads the job's inputs, runs worker_build() in a child process (its own
+ * process group, killed with the daemon), streams the log to the scheduler by offset,
+ * heartbeats (a cancel in the reply kills the build within a heartbeat), uploads every
+ * package with its sha256 and completes. The daemon never holds signing keys: the
+ * scheduler signs. A scheduler that cannot be reached is retried with backoff; finished
+ * results stay in the work directory until they are uploaded or the lease is gone.
+ *
+ * Thread safety: worker_daemon_run() owns its threads (one per slot). */
+
+struct worker_daemon_opts {
+	const char *scheduler_url; /* "http://127.0.0.1:8470" */
+	const char *token;         /* a token with the worker scope */
+	const char *ca_file;       /* CA bundle for an https scheduler; NULL: the system's */
+	const char *name;          /* NULL: the host name */
+	unsigned slots;            /* parallel builds; 0 = 1 */
+	const char *const *arches; /* NULL/0: the host's arch and noarch */
+	size_t narches;
+	const char *const *tags;
+	size_t ntags;
+	const char *work_dir; /* NULL: ./kiln-worker */
+	const char *root;     /* sandbox root: "host", "dir:PATH", "tar:FILE"; NULL host */
+	bool no_sandbox;      /* stages as plain host processes */
+	bool sandbox;         /* the sandbox is required (an error when unavailable) */
+	int64_t poll_ms;      /* long poll length, 0 = 20 s */
+	int ready_fd;         /* "registered as NAME" is written here once; -1 for none */
+};
+
+/* Run until *stop is non-zero: 1 stops taking work and lets running builds finish; 2 or
+ * more also kills running builds and hands their leases back. KILN_EINVAL for bad options,
+ * KILN_EPRIV when the sandbox is required but unavailable. */
+KILN_MUST_CHECK kiln_rc worker_daemon_run(const struct worker_daemon_opts *o,
+                                          volatile sig_atomic_t *stop, struct kiln_err *err);
 
 #endif

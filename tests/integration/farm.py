@@ -50,6 +50,7 @@ class Scheduler:
         self.config = config
         self.proc = None
         self.url = None
+        self.ssl = None  # an ssl.SSLContext for https
 
     def start(self):
         args = [str(self.kiln_bin), "scheduler", "--listen", self.listen,
@@ -95,7 +96,7 @@ class Scheduler:
         for k, v in (headers or {}).items():
             req.add_header(k, v)
         try:
-            with urllib.request.urlopen(req, timeout=timeout) as r:
+            with urllib.request.urlopen(req, timeout=timeout, context=self.ssl) as r:
                 return Reply(r.status, r.read(), r.headers)
         except urllib.error.HTTPError as e:
             return Reply(e.code, e.read(), e.headers)

@@ -1,0 +1,361 @@
+"""The farm end to end: a real `kiln scheduler` and real `kiln worker` daemons on loopback,
+real specs built by the build pipeline, signed packages checked by rpmkeys; faults: a
+worker killed mid-build, the scheduler killed under load, cancel of a running build."""
+import hashlib
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from farm import Scheduler, read_line
+
+FAST = ("limits.lease_ttl=3", "limits.retry_backoff=200ms", "limits.tick=100ms",
+        "limits.poll_max=5")
+
+HELLO = """Name: farm-hello
+Version: {v}
+Release: 1
+Summary: a farm test package
+License: MIT
+BuildArch: noarch
+
+%description
+Built by a kiln worker.
+
+%build
+echo built-{v} > hello.txt
+{extra}
+
+%install
+mkdir -p %{{buildroot}}/usr/share/farm
+cp hello.txt %{{buildroot}}/usr/share/farm/hello-{v}.txt
+
+%files
+/usr/share/farm/hello-{v}.txt
+"""
+
+SOURCED = """Name: farm-src
+Version: 1
+Release: 1
+Summary: uses an uploaded source
+License: MIT
+BuildArch: noarch
+Source0: data.txt
+
+%description
+d
+
+%install
+mkdir -p %{buildroot}/usr/share/farm-src
+cp %{SOURCE0} %{buildroot}/usr/share/farm-src/data.txt
+
+%files
+/usr/share/farm-src/data.txt
+"""
+
+FAILING = """Name: farm-bad
+Version: 1
+Release: 1
+Summary: fails
+License: MIT
+%description
+d
+%build
+echo about to fail
+exit 3
+%files
+"""
+
+
+def spec(v, extra=""):
+    return HELLO.format(v=v, extra=extra)
+
+
+class Worker:
+    def __init__(self, kiln_bin, sched, name, work, *extra):
+        self.name = name
+        tok = sched.token("worker")
+        args = [str(kiln_bin), "worker", "--scheduler", sched.url, "--token", tok,
+                "--name", name, "--work-dir", str(work), "--poll", "2", *extra]
+        # the sandbox when this machine allows it (the worker falls back to the host and
+        # says so otherwise, as kiln build does)
+        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     env=dict(os.environ, KILN_LOG_LEVEL="info"))
+        line = read_line(self.proc, time.monotonic() + 30, f"worker {name}")
+        assert line.startswith(f"registered as {name}"), line
+
+    def stop(self, sig=signal.SIGTERM):
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc.stdout.close()
+        self.proc.stderr.close()
+
+
+@pytest.fixture
+def farm(kiln_bin, tmp_path):
+    s = Scheduler(kiln_bin, tmp_path / "data", *FAST).start()
+    workers = []
+
+    def add(name, *extra):
+        w = Worker(kiln_bin, s, name, tmp_path / name, *extra)
+        workers.append(w)
+        return w
+
+    yield s, add
+    for w in workers:
+        w.stop()
+    s.stop()
+
+
+def submit(s, text, name="farm.spec", **kw):
+    r = s.call("POST", "/api/v1/jobs", {"spec": text, "spec_name": name, **kw})
+    assert r.status == 201, r.body
+    return r.json()["id"]
+
+
+def rpm_keydb(s, tmp_path):
+    key = tmp_path / "scheduler.asc"
+    key.write_bytes(s.call("GET", "/api/v1/keys/default", token="").body)
+    db = tmp_path / "rpmdb"
+    if not db.exists():
+        subprocess.run(["rpmkeys", "--dbpath", str(db), "--import", str(key)], check=True)
+    return db
+
+
+def check_signed_artifacts(s, jid, tmp_path, want):
+    arts = s.call("GET", f"/api/v1/jobs/{jid}/artifacts").json()["artifacts"]
+    names = sorted(a["name"] for a in arts)
+    assert any(n.startswith(want) and n.endswith(".noarch.rpm") for n in names), names
+    assert any(n.endswith(".src.rpm") for n in names), names
+    db = rpm_keydb(s, tmp_path)
+    for a in arts:
+        data = s.call("GET", a["url"]).body
+        assert hashlib.sha256(data).hexdigest() == a["sha256"] and a["signed"]
+        pkg = tmp_path / f"{jid}-{a['name']}"
+        pkg.write_bytes(data)
+        out = subprocess.run(["rpmkeys", "--dbpath", str(db), "--checksig", "-v", str(pkg)],
+                             capture_output=True, text=True)
+        assert out.returncode == 0 and "Signature, key ID" in out.stdout, out.stdout
+    return arts
+
+
+def test_twenty_jobs_on_two_workers(farm, tmp_path):
+    s, add = farm
+    add("w1", "--slots", "2")
+    add("w2")
+    ids = [submit(s, spec(f"1.{i}")) for i in range(18)]
+    src = s.put_blob(b"uploaded source\n")
+    ids.append(submit(s, SOURCED, "farm-src.spec", sources=[{"name": "data.txt",
+                                                            "sha256": src}]))
+    ids.append(submit(s, spec("2.0"), defines={"dist": ".farm"}))
+    for jid in ids:
+        j = s.wait_state(jid, ("succeeded", "failed", "cancelled"), timeout=300)
+        assert j["state"] == "succeeded", j
+    workers = {a["worker"] for jid in ids for a in s.job(jid)["attempt_list"]}
+    assert workers == {"w1", "w2"}
+    for jid in ids[:3] + ids[-2:]:
+        want = "farm-src" if jid == ids[-2] else "farm-hello"
+        check_signed_artifacts(s, jid, tmp_path, want)
+    # the packages hold what the specs built
+    arts = s.call("GET", f"/api/v1/jobs/{ids[-2]}/artifacts").json()["artifacts"]
+    rpm = next(a for a in arts if a["name"].endswith(".noarch.rpm"))
+    pkg = tmp_path / "src.rpm"
+    pkg.write_bytes(s.call("GET", rpm["url"]).body)
+    out = subprocess.run(["rpm", "-qpl", str(pkg)], capture_output=True, text=True)
+    assert out.stdout.strip() == "/usr/share/farm-src/data.txt"
+    log = s.call("GET", f"/api/v1/jobs/{ids[0]}/attempts/1/log").body.decode()
+    assert "kiln worker w" in log and "%build" in log or "build" in log
+    m = s.call("GET", "/metrics", token="").body.decode()
+    assert 'kiln_jobs{state="succeeded"} 20' in m and "kiln_packages_signed_total" in m
+
+
+def test_build_failure_is_not_retried(farm):
+    s, add = farm
+    add("w1")
+    jid = submit(s, FAILING, "farm-bad.spec")
+    j = s.wait_state(jid, ("succeeded", "failed"))
+    assert j["state"] == "failed" and j["failure_class"] == "build" and j["attempts"] == 1
+    log = s.call("GET", f"/api/v1/jobs/{jid}/attempts/1/log").body.decode()
+    assert "about to fail" in log
+
+
+def test_killed_worker_is_requeued_elsewhere(farm, kiln_bin, tmp_path):
+    s, add = farm
+    w1 = add("w1")
+    jid = submit(s, spec("3.0", "echo started-slow; sleep 6"))
+    # wait until w1 has started the build (its log says so), then kill it hard
+    j = s.wait_state(jid, ("building",))
+    assert j["worker"] == "w1"
+    r = s.call("GET", f"/api/v1/jobs/{jid}/attempts/1/log?offset=0&follow=1")
+    while b"started-slow" not in r.body:
+        r = s.call("GET", f"/api/v1/jobs/{jid}/attempts/1/log?offset=0&follow=1")
+    w1.proc.kill()
+    w1.proc.wait()
+    add("w2")
+    j = s.wait_state(jid, ("succeeded", "failed"), timeout=120)
+    assert j["state"] == "succeeded", j
+    att = j["attempt_list"]
+    assert [a["state"] for a in att] == ["lost", "succeeded"]
+    assert att[0]["worker"] == "w1" and att[1]["worker"] == "w2"
+    # the first attempt's log is kept
+    assert b"started-slow" in s.call("GET", f"/api/v1/jobs/{jid}/attempts/1/log").body
+
+
+def test_cancel_stops_a_running_build(farm):
+    s, add = farm
+    add("w1")
+    jid = submit(s, spec("4.0", "echo sleeping; sleep 120"))
+    s.wait_state(jid, ("building",))
+    t = time.monotonic()
+    r = s.call("POST", f"/api/v1/jobs/{jid}/cancel")
+    assert r.status == 202
+    j = s.wait_state(jid, ("cancelled", "failed", "succeeded"), timeout=30)
+    assert j["state"] == "cancelled" and time.monotonic() - t < 10
+    # the worker is free again
+    jid2 = submit(s, spec("4.1"))
+    assert s.wait_state(jid2, ("succeeded", "failed"))["state"] == "succeeded"
+
+
+def test_scheduler_killed_under_load(farm, kiln_bin, tmp_path):
+    s, add = farm
+    add("w1", "--slots", "2")
+    ids = [submit(s, spec(f"5.{i}", "sleep 1")) for i in range(6)]
+    s.wait_state(ids[0], ("building", "succeeded"))
+    s.kill()
+    # back on the same port, so the workers (which know only the URL) find it again
+    s.listen = s.url.split("//")[1]
+    s.start()
+    # the workers reconnect by themselves; every accepted job is there and finishes once
+    for jid in ids:
+        j = s.wait_state(jid, ("succeeded", "failed"), timeout=300)
+        assert j["state"] == "succeeded", j
+        done = [a for a in j["attempt_list"] if a["state"] == "succeeded"]
+        assert len(done) == 1
+    jobs = s.call("GET", "/api/v1/jobs?limit=100").json()["jobs"]
+    assert sorted(j["id"] for j in jobs) == ids
+
+
+def test_cli_submit_wait_follow_download(farm, kiln, tmp_path):
+    s, add = farm
+    add("w1")
+    sub = s.token("submit,read")
+    env = {"KILN_URL": s.url, "KILN_TOKEN": sub}
+    f = tmp_path / "cli.spec"
+    f.write_text(spec("6.0"))
+    r = kiln("submit", f, "--follow", env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "built-6.0" in r.stdout or "job" in r.stdout
+    jid = int(r.stdout.split("job ")[1].split()[0])
+    r = kiln("download", str(jid), "-o", tmp_path / "dl", env=env)
+    assert r.returncode == 0, r.stderr
+    got = sorted(p.name for p in (tmp_path / "dl").iterdir())
+    assert any(n.endswith(".noarch.rpm") for n in got) and any(n.endswith(".src.rpm")
+                                                                for n in got)
+    r = kiln("jobs", env=env)
+    assert r.returncode == 0 and f"{jid}" in r.stdout and "succeeded" in r.stdout
+    r = kiln("logs", str(jid), env=env)
+    assert r.returncode == 0 and "kiln worker w1" in r.stdout
+    bad = tmp_path / "bad.spec"
+    bad.write_text(FAILING)
+    r = kiln("submit", bad, "--wait", env=env, timeout=300)
+    assert r.returncode == 1 and "failed" in r.stderr
+    r = kiln("submit", f, env={"KILN_URL": s.url, "KILN_TOKEN": "nope"})
+    assert r.returncode == 1 and "401" in r.stderr
+
+
+GIT_SPEC = """Name: farm-git
+Version: 1.2
+Release: 1
+Summary: built from a git repository
+License: MIT
+BuildArch: noarch
+Source0: notes.txt
+
+%description
+d
+
+%install
+mkdir -p %{buildroot}/usr/share/farm-git
+cp %{SOURCE0} %{buildroot}/usr/share/farm-git/
+
+%files
+/usr/share/farm-git/notes.txt
+"""
+
+
+def test_git_job(farm, tmp_path):
+    s, add = farm
+    add("w1")
+    repo = tmp_path / "repo"
+    (repo / "rpm").mkdir(parents=True)
+    (repo / "rpm" / "farm-git.spec").write_text(GIT_SPEC)
+    (repo / "rpm" / "notes.txt").write_text("from git\n")
+    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.org",
+               GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.org")
+    for cmd in (["init", "-q", "-b", "main"], ["add", "."], ["commit", "-q", "-m", "one"]):
+        subprocess.run(["git", "-C", str(repo), *cmd], check=True, env=env)
+    commit = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], check=True,
+                            capture_output=True, text=True).stdout.strip()
+    r = s.call("POST", "/api/v1/jobs", {"git": {"url": f"file://{repo}", "ref": "main",
+                                                "spec": "rpm/farm-git.spec"}})
+    assert r.status == 201, r.body
+    j = s.wait_state(r.json()["id"], ("succeeded", "failed"), timeout=120)
+    assert j["state"] == "succeeded", ([a["message"] for a in j["attempt_list"]], s.call(
+        "GET", f"/api/v1/jobs/{j['id']}/attempts/1/log").body)
+    log = s.call("GET", f"/api/v1/jobs/{j['id']}/attempts/1/log").body.decode()
+    assert f"is commit {commit}" in log
+    names = [a["name"] for a in j["artifacts"]]
+    assert "farm-git-1.2-1.noarch.rpm" in names, names
+
+
+def test_sigterm_finishes_the_build_then_a_second_hands_it_back(farm):
+    s, add = farm
+    w1 = add("w1")
+    jid = submit(s, spec("7.0", "echo slow-one; sleep 3"))
+    s.wait_state(jid, ("building",))
+    w1.proc.send_signal(signal.SIGTERM)
+    assert w1.proc.wait(timeout=60) == 0
+    assert s.job(jid)["state"] == "succeeded"
+    # twice: the running build is killed and its lease handed back at once
+    w2 = add("w2")
+    jid = submit(s, spec("7.1", "echo slow-two; sleep 60"))
+    s.wait_state(jid, ("building",))
+    w2.proc.send_signal(signal.SIGTERM)
+    time.sleep(0.5)  # two signals sent at once may arrive as one
+    w2.proc.send_signal(signal.SIGTERM)
+    assert w2.proc.wait(timeout=30) == 0
+    j = s.job(jid)
+    assert j["state"] == "queued" and j["attempt_list"][0]["state"] == "released", j
+    assert j["max_attempts"] == 4  # a hand-back costs no attempt
+    assert s.call("POST", f"/api/v1/jobs/{jid}/cancel").json()["state"] == "cancelled"
+
+
+def test_srpm_job(farm, tmp_path):
+    s, add = farm
+    add("w1")
+    top = tmp_path / "top"
+    (top / "SPECS").mkdir(parents=True)
+    (top / "SPECS" / "farm-hello.spec").write_text(spec("8.0"))
+    subprocess.run(["rpmbuild", "-bs", "--nodeps", "--quiet", "--define", f"_topdir {top}",
+                    str(top / "SPECS" / "farm-hello.spec")], check=True, capture_output=True)
+    srpm = next((top / "SRPMS").glob("*.src.rpm"))
+    sha = s.put_blob(srpm.read_bytes())
+    r = s.call("POST", "/api/v1/jobs", {"srpm": {"name": srpm.name, "sha256": sha}})
+    assert r.status == 201 and r.json()["spec_name"] == srpm.name, r.body
+    j = s.wait_state(r.json()["id"], ("succeeded", "failed"), timeout=120)
+    assert j["state"] == "succeeded", j
+    # like rpmbuild --rebuild: the binary packages, signed by the scheduler
+    assert [a["name"] for a in j["artifacts"]] == ["farm-hello-8.0-1.noarch.rpm"]
+    pkg = tmp_path / "rebuilt.rpm"
+    pkg.write_bytes(s.call("GET", j["artifacts"][0]["url"]).body)
+    out = subprocess.run(["rpmkeys", "--dbpath", str(rpm_keydb(s, tmp_path)), "--checksig",
+                          str(pkg)], capture_output=True, text=True)
+    assert out.returncode == 0 and "signatures OK" in out.stdout, out.stdout

@@ -1,0 +1,407 @@
+/*
+ * daemon.c - `kiln worker`: register with the scheduler, then one thread per slot that
+ * long-polls for a lease and carries it through (daemon_job.c). A scheduler that does not
+ * answer is retried with backoff (capped at 30 s), and the worker registers again when it
+ * comes back, so restarting the scheduler needs nothing from the workers.
+ */
+#include "util/util.h"
+
+#include <poll.h>
+#include <pthread.h>
+#include <sys/statvfs.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "worker/daemon_int.h"
+
+#define BACKOFF_MAX_MS 30000
+
+/* ---------------------------------------------------------------------------------------- */
+/* Leases from JSON */
+
+static const struct api_field ref_fields[] = {
+    {"name", API_F_STR, true, offsetof(struct worker_ref, name), 0, 255, NULL, 0, 0},
+    {"sha256", API_F_STR, true, offsetof(struct worker_ref, sha256), 0, 64, NULL, 0, 0},
+    API_FIELD_END,
+};
+
+#define JF(n, t, f, mx)                                                                            \
+	{                                                                                          \
+		n, t, false, offsetof(struct worker_job_req, f), 0, mx, NULL, 0, 0                 \
+	}
+
+static const struct api_field git_fields[] = {
+    {"url", API_F_STR, true, offsetof(struct worker_git_req, url), 0, 4096, NULL, 0, 0},
+    {"ref", API_F_STR, false, offsetof(struct worker_git_req, ref), 0, 255, NULL, 0, 0},
+    {"spec", API_F_STR, true, offsetof(struct worker_git_req, spec), 0, 4096, NULL, 0, 0},
+    API_FIELD_END,
+};
+
+static const struct api_field job_fields[] = {
+    {"git", API_F_OBJ, false, offsetof(struct worker_job_req, git), 0, 0, git_fields, 0,
+     offsetof(struct worker_job_req, has_git)},
+    {"spec", API_F_OBJ, false, offsetof(struct worker_job_req, spec), 0, 0, ref_fields, 0,
+     offsetof(struct worker_job_req, has_spec)},
+    {"srpm", API_F_OBJ, false, offsetof(struct worker_job_req, srpm), 0, 0, ref_fields, 0,
+     offsetof(struct worker_job_req, has_srpm)},
+    {"sources", API_F_OBJLIST, false, offsetof(struct worker_job_req, sources), 0, 1024, ref_fields,
+     sizeof(struct worker_ref), 0},
+    JF("defines", API_F_STRMAP, defines, 256),
+    JF("with", API_F_STRLIST, with, 256),
+    JF("without", API_F_STRLIST, without, 256),
+    JF("formats", API_F_STRLIST, formats, 2),
+    JF("timeout", API_F_INT, timeout, 30 * 86400),
+    {"source_date_epoch", API_F_INT, false, offsetof(struct worker_job_req, source_date_epoch), 0,
+     4294967295LL, NULL, 0, offsetof(struct worker_job_req, has_sde)},
+    API_FIELD_END,
+};
+
+#define LF(n, t, r, f, mn, mx)                                                                     \
+	{                                                                                          \
+		n, t, r, offsetof(struct worker_lease, f), mn, mx, NULL, 0, 0                      \
+	}
+
+static const struct api_field lease_fields[] = {
+    LF("lease_id", API_F_STR, true, lease_id, 0, 64),
+    LF("generation", API_F_INT, true, generation, 1, INT64_MAX),
+    LF("ttl_ms", API_F_INT, true, ttl_ms, 1, INT64_MAX),
+    LF("heartbeat_ms", API_F_INT, true, heartbeat_ms, 1, INT64_MAX),
+    LF("job_id", API_F_INT, true, job_id, 1, INT64_MAX),
+    LF("attempt", API_F_INT, true, attempt, 1, INT64_MAX),
+    {"job", API_F_OBJ, true, offsetof(struct worker_lease, job), 0, 0, job_fields, 0, 0},
+    API_FIELD_END,
+};
+
+kiln_rc worker_lease_parse(const char *body, size_t len, struct kiln_arena *a,
+                           struct worker_lease *out, struct kiln_err *err)
+{
+	const struct worker_ref *src;
+	size_t i;
+	kiln_rc rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = api_json_decode(body, len, lease_fields, 0, out, a, err);
+	if (rc)
+		return rc;
+	if (out->job.has_spec + out->job.has_srpm + out->job.has_git != 1)
+		return kiln_err_set(err, KILN_EINVAL,
+		                    "lease: the job needs exactly one of a spec, "
+		                    "an SRPM and a git repository");
+	if (out->job.has_git && (out->job.git.spec[0] == '/' || strstr(out->job.git.spec, "..")))
+		return kiln_err_set(err, KILN_EINVAL, "lease: the git spec path leaves the tree");
+	/* The scheduler checked these, but a worker trusts no name it writes files under. */
+	src = out->job.sources.v;
+	for (i = 0; i < out->job.sources.n; i++)
+		if (api_name_check(src[i].name, strlen(src[i].name), err))
+			return KILN_EINVAL;
+	if ((out->job.has_spec &&
+	     api_name_check(out->job.spec.name, strlen(out->job.spec.name), err)) ||
+	    (out->job.has_srpm &&
+	     api_name_check(out->job.srpm.name, strlen(out->job.srpm.name), err)))
+		return KILN_EINVAL;
+	return KILN_OK;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Registration and polling */
+
+static void jlist(char *dst, size_t size, const char *const *v, size_t n)
+{
+	struct kiln_buf b = KILN_BUF_INIT(size - 1);
+	struct api_jw w;
+	size_t i;
+
+	api_jw_init(&w, &b);
+	api_jw_arr(&w);
+	for (i = 0; i < n; i++)
+		api_jw_str(&w, v[i]);
+	api_jw_end(&w);
+	snprintf(dst, size, "%s", b.err ? "[]" : b.ptr);
+	kiln_buf_release(&b);
+}
+
+static kiln_rc register_once(struct worker_daemon *d, struct api_client *c, struct api_reply *r,
+                             struct kiln_err *err)
+{
+	struct kiln_buf body = KILN_BUF_INIT(KILN_LIMIT_LINE);
+	struct api_call call = {.method = "POST", .path = "/api/v1/workers"};
+	struct utsname u;
+	struct statvfs vfs;
+	int64_t free_disk = 0;
+	kiln_rc rc;
+
+	if (statvfs(d->work_dir, &vfs) == 0)
+		free_disk = (int64_t)vfs.f_bavail * (int64_t)vfs.f_frsize;
+	if (uname(&u) < 0)
+		memset(&u, 0, sizeof(u));
+	kiln_buf_addstr(&body, "{\"name\":");
+	api_json_quote(&body, d->name, strlen(d->name));
+	kiln_buf_addf(&body,
+	              ",\"arches\":%s,\"tags\":%s,\"slots\":%u,\"free_disk\":%lld,"
+	              "\"version\":\"%s\",\"draining\":%s,\"kernel\":",
+	              d->arches, d->tags, d->o->slots ? d->o->slots : 1, (long long)free_disk,
+	              KILN_VERSION, *d->stop ? "true" : "false");
+	api_json_quote(&body, u.release, strlen(u.release));
+	kiln_buf_addch(&body, '}');
+	rc = kiln_buf_finish(&body, err);
+	call.body = body.ptr;
+	call.body_len = body.len;
+	if (!rc)
+		rc = api_client_call(c, &call, r, err);
+	if (!rc)
+		rc = api_reply_check(r, "register", err);
+	kiln_buf_release(&body);
+	return rc;
+}
+
+/* Sleep up to ms, waking early when the daemon is told to stop. */
+static void nap(struct worker_daemon *d, int64_t ms)
+{
+	while (ms > 0 && !*d->stop) {
+		(void)poll(NULL, 0, ms > 200 ? 200 : (int)ms);
+		ms -= 200;
+	}
+}
+
+/* Register, retrying with backoff until the scheduler answers (or a stop). */
+static kiln_rc register_retry(struct worker_daemon *d, struct api_client *c, struct api_reply *r,
+                              struct kiln_err *err)
+{
+	int64_t delay = 250;
+	kiln_rc rc;
+
+	for (;;) {
+		kiln_err_clear(err);
+		rc = register_once(d, c, r, err);
+		if (!rc || (rc != KILN_ENET && rc != KILN_ETIMEOUT) || *d->stop)
+			return rc;
+		kiln_log(KILN_LOG_WARN, "%s (retrying in %lld ms)", err->msg, (long long)delay);
+		nap(d, delay);
+		delay = delay * 2 < BACKOFF_MAX_MS ? delay * 2 : BACKOFF_MAX_MS;
+	}
+}
+
+/* One long poll: KILN_OK with *got set when a lease came. */
+static kiln_rc poll_lease(struct worker_daemon *d, struct api_client *c, struct api_reply *r,
+                          bool *got, struct kiln_err *err)
+{
+	struct kiln_buf body = KILN_BUF_INIT(KILN_LIMIT_LINE);
+	struct api_call call = {.method = "POST", .path = "/api/v1/leases"};
+	kiln_rc rc;
+
+	*got = false;
+	kiln_buf_addstr(&body, "{\"worker\":");
+	api_json_quote(&body, d->name, strlen(d->name));
+	kiln_buf_addf(&body, ",\"arches\":%s,\"tags\":%s,\"wait\":%lld}", d->arches, d->tags,
+	              (long long)d->poll_ms);
+	rc = kiln_buf_finish(&body, err);
+	call.body = body.ptr;
+	call.body_len = body.len;
+	call.timeout_ms = (long)d->poll_ms + 30000;
+	if (!rc)
+		rc = api_client_call(c, &call, r, err);
+	if (!rc)
+		rc = api_reply_check(r, "lease", err);
+	*got = !rc && r->status == 200;
+	kiln_buf_release(&body);
+	return rc;
+}
+
+struct slot {
+	struct worker_daemon *d;
+	unsigned n;
+	pthread_t th;
+};
+
+static kiln_rc slot_client(struct worker_daemon *d, struct api_client **c, struct kiln_err *err)
+{
+	struct api_client_config cc = {0};
+
+	cc.base_url = d->o->scheduler_url;
+	cc.token = d->o->token;
+	cc.ca_file = d->o->ca_file;
+	cc.timeout_ms = 120000;
+	return api_client_new(&cc, c, err);
+}
+
+static void slot_lease(struct worker_daemon *d, struct api_client *c, struct api_reply *r)
+{
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_LIMIT_ARENA);
+	struct kiln_err err = KILN_ERR_INIT;
+	struct worker_lease l;
+
+	if (worker_lease_parse(r->body.ptr, r->body.len, &a, &l, &err)) {
+		kiln_log_err(KILN_LOG_ERROR, &err);
+		goto out;
+	}
+	kiln_log(KILN_LOG_INFO, "job %lld attempt %lld: leased (%s)", (long long)l.job_id,
+	         (long long)l.attempt,
+	         l.job.has_spec  ? l.job.spec.name
+	         : l.job.has_git ? l.job.git.url
+	                         : l.job.srpm.name);
+	worker_daemon_job(d, c, &l);
+	kiln_log(KILN_LOG_INFO, "job %lld attempt %lld: done", (long long)l.job_id,
+	         (long long)l.attempt);
+out:
+	kiln_arena_release(&a);
+}
+
+static void *slot_main(void *p)
+{
+	struct slot *s = p;
+	struct worker_daemon *d = s->d;
+	struct kiln_err err = KILN_ERR_INIT;
+	struct api_client *c = NULL;
+	struct api_reply r;
+	int64_t delay = 250;
+	bool got;
+
+	api_reply_init(&r, 4 * KILN_MIB);
+	if (slot_client(d, &c, &err)) {
+		kiln_log_err(KILN_LOG_ERROR, &err);
+		goto out;
+	}
+	while (!*d->stop) {
+		kiln_err_clear(&err);
+		if (poll_lease(d, c, &r, &got, &err) == KILN_OK) {
+			delay = 250;
+			if (got)
+				slot_lease(d, c, &r);
+			continue;
+		}
+		kiln_log(KILN_LOG_WARN, "slot %u: %s (retrying in %lld ms)", s->n, err.msg,
+		         (long long)delay);
+		nap(d, delay);
+		delay = delay * 2 < BACKOFF_MAX_MS ? delay * 2 : BACKOFF_MAX_MS;
+		/* the scheduler may have restarted on a fresh database: be known again */
+		if (!*d->stop && register_once(d, c, &r, NULL) == KILN_OK)
+			delay = 250;
+	}
+out:
+	api_client_free(c);
+	api_reply_release(&r);
+	return NULL;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Set-up */
+
+static kiln_rc daemon_init(struct worker_daemon *d, const struct worker_daemon_opts *o, char *host,
+                           size_t hsize, struct kiln_err *err)
+{
+	struct utsname u;
+	const char *def[2];
+	kiln_rc rc;
+
+	if (!o->scheduler_url || !*o->scheduler_url)
+		return kiln_err_set(err, KILN_EINVAL, "no scheduler URL (--scheduler or KILN_URL)");
+	if (!o->token || !*o->token)
+		return kiln_err_set(err, KILN_EINVAL, "no token (--token or KILN_TOKEN)");
+	if (o->slots > 64)
+		return kiln_err_set(err, KILN_EINVAL, "--slots: at most 64");
+	d->o = o;
+	d->poll_ms = o->poll_ms > 0 ? o->poll_ms : 20000;
+	if (o->name) {
+		snprintf(host, hsize, "%s", o->name);
+	} else if (gethostname(host, hsize) < 0) {
+		snprintf(host, hsize, "worker");
+	}
+	host[hsize - 1] = '\0';
+	d->name = host;
+	snprintf(d->work_dir, sizeof(d->work_dir), "%s", o->work_dir ? o->work_dir : "kiln-worker");
+	rc = util_mkdir_p(d->work_dir, 0755, err);
+	if (rc)
+		return rc;
+	if (uname(&u) < 0)
+		snprintf(u.machine, sizeof(u.machine), "x86_64");
+	def[0] = u.machine, def[1] = "noarch";
+	jlist(d->arches, sizeof(d->arches), o->narches ? o->arches : def,
+	      o->narches ? o->narches : 2);
+	jlist(d->tags, sizeof(d->tags), o->tags, o->ntags);
+	return KILN_OK;
+}
+
+/* The sandbox unless refused; without the privileges for it, the host (as kiln build
+ * does) unless it was asked for. */
+static kiln_rc sandbox_pick(struct worker_daemon *d, struct kiln_err *err)
+{
+	struct chroot_config cc;
+	kiln_rc rc;
+
+	d->sandbox = false;
+	if (d->o->no_sandbox)
+		return KILN_OK;
+	chroot_config_init(&cc);
+	cc.kind = CHROOT_EXEC_SANDBOX;
+	rc = d->o->root ? chroot_config_root_parse(&cc, d->o->root, err) : KILN_OK;
+	if (!rc)
+		rc = chroot_sandbox_probe(&cc, err);
+	if (!rc) {
+		d->sandbox = true;
+		return KILN_OK;
+	}
+	if (d->o->sandbox || rc == KILN_EINVAL)
+		return rc;
+	kiln_log(KILN_LOG_WARN, "the sandbox is not available (%s): building on the host",
+	         err->msg);
+	kiln_err_clear(err);
+	return KILN_OK;
+}
+
+static void say_ready(struct worker_daemon *d)
+{
+	char line[512];
+	int n;
+
+	if (d->o->ready_fd < 0)
+		return;
+	n = snprintf(line, sizeof(line), "registered as %s (%s, %u slot%s, arches %s)\n", d->name,
+	             d->sandbox ? "sandbox" : "host", d->o->slots ? d->o->slots : 1,
+	             d->o->slots > 1 ? "s" : "", d->arches);
+	if (n > 0 && util_write_all(d->o->ready_fd, line,
+	                            (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1, NULL))
+		return; /* nobody reads the readiness line */
+}
+
+kiln_rc worker_daemon_run(const struct worker_daemon_opts *o, volatile sig_atomic_t *stop,
+                          struct kiln_err *err)
+{
+	struct worker_daemon d = {0};
+	struct slot slots[64];
+	struct api_client *c = NULL;
+	struct api_reply r;
+	char host[256];
+	unsigned i, n = o->slots ? o->slots : 1, started = 0;
+	kiln_rc rc;
+
+	d.stop = stop;
+	api_reply_init(&r, KILN_MIB);
+	rc = daemon_init(&d, o, host, sizeof(host), err);
+	if (!rc)
+		rc = sandbox_pick(&d, err);
+	if (!rc)
+		rc = slot_client(&d, &c, err);
+	if (!rc)
+		rc = register_retry(&d, c, &r, err);
+	if (rc || *stop)
+		goto out;
+	say_ready(&d);
+	for (i = 0; i < n; i++) {
+		slots[i].d = &d;
+		slots[i].n = i;
+		if (pthread_create(&slots[i].th, NULL, slot_main, &slots[i])) {
+			rc = kiln_err_sys(err, KILN_EIO, "cannot start slot %u", i);
+			*stop = 2;
+			break;
+		}
+		started++;
+	}
+	for (i = 0; i < started; i++)
+		pthread_join(slots[i].th, NULL);
+	if (!rc)
+		(void)register_once(&d, c, &r, NULL); /* tell the scheduler we are draining */
+out:
+	api_client_free(c);
+	api_reply_release(&r);
+	return rc;
+}

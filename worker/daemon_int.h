@@ -1,0 +1,80 @@
+/*
+ * daemon_int.h - what the worker daemon's files share (daemon.c runs slots, daemon_job.c
+ * carries one lease through, daemon_build.c is the build child).
+ */
+#ifndef KILN_WORKER_DAEMON_INT_H
+#define KILN_WORKER_DAEMON_INT_H
+
+#include "api/api.h"
+#include "worker/worker.h"
+
+/* The daemon: options and what every slot shares (read-only after start). */
+struct worker_daemon {
+	const struct worker_daemon_opts *o;
+	volatile sig_atomic_t *stop;
+	const char *name; /* owned by the daemon (host name or o->name) */
+	char arches[512]; /* JSON array text of the arches */
+	char tags[512];   /* JSON array text of the tags */
+	char work_dir[KILN_LIMIT_PATH];
+	bool sandbox; /* stages run in the namespace sandbox */
+	int64_t poll_ms;
+};
+
+/* A lease as the scheduler granted it; strings in the job's arena. */
+struct worker_ref {
+	const char *name, *sha256;
+};
+
+struct worker_git_req {
+	const char *url, *ref, *spec;
+};
+
+struct worker_job_req {
+	struct worker_git_req git;
+	bool has_git;
+	struct worker_ref spec;
+	bool has_spec;
+	struct worker_ref srpm;
+	bool has_srpm;
+	struct api_objlist sources; /* struct worker_ref */
+	struct api_strmap defines;
+	struct api_strlist with, without, formats;
+	int64_t timeout, source_date_epoch;
+	bool has_sde;
+};
+
+struct worker_lease {
+	const char *lease_id;
+	int64_t generation, ttl_ms, heartbeat_ms, job_id, attempt;
+	struct worker_job_req job;
+};
+
+/* Decode a lease reply (lenient: unknown fields are ignored). */
+KILN_MUST_CHECK kiln_rc worker_lease_parse(const char *body, size_t len, struct kiln_arena *a,
+                                           struct worker_lease *out, struct kiln_err *err);
+
+/* Carry one lease through: inputs, build, log, heartbeats, uploads, completion. Never
+ * fails the slot: every problem becomes the job's outcome (or, when the lease was lost,
+ * nothing). c is the slot's client. */
+void worker_daemon_job(struct worker_daemon *d, struct api_client *c, const struct worker_lease *l);
+
+/* What the build child is asked to do. Strings borrowed. */
+struct worker_child_req {
+	const struct worker_job_req *job;
+	const char *topdir;    /* %{_topdir}: SPECS/, SOURCES/ prepared */
+	const char *spec_path; /* NULL for an SRPM job */
+	const char *srpm_path;
+	const char *sourcedir;   /* a git job's checkout: %{_sourcedir} (the spec's directory) */
+	const char *git_commit;  /* and the commit it is, for NAME-VERSION.tar.gz sources */
+	const char *cache_dir;   /* the source cache for URL sources */
+	const char *format;      /* "4", "6" or NULL for kiln's default */
+	const char *result_path; /* worker_build_result_json() goes here */
+	bool sandbox;
+	const char *root;
+};
+
+/* In the forked child: configure macros, run worker_build(), write the result; returns
+ * the exit status for _exit (0 when the build succeeded). Output goes to fds 1 and 2. */
+int worker_daemon_build_child(const struct worker_child_req *r);
+
+#endif

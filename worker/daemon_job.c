@@ -1,0 +1,618 @@
+/*
+ * daemon_job.c - one lease, from the scheduler's grant to its completion: download the
+ * spec, sources or SRPM (each checked against its sha256), fork the build child, stream
+ * its output to a local log and from there to the scheduler by offset, heartbeat, stop on
+ * cancel, timeout or a lost lease, upload every package and complete.
+ *
+ * The local log is the source of truth for what the scheduler has not acknowledged: when
+ * the scheduler is away the build goes on and the log is sent from the last acknowledged
+ * offset once it answers again; completion is retried with backoff until the scheduler
+ * takes it or says the lease is gone.
+ */
+#include "util/util.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "worker/daemon_int.h"
+
+#define LOG_CHUNK (256 * 1024)
+#define REPLY_MAX (4 * KILN_MIB)
+#define KILL_GRACE_MS 5000
+
+enum job_end {
+	END_NONE,
+	END_CANCEL,  /* the scheduler asked */
+	END_LOST,    /* the lease is gone: report nothing */
+	END_TIMEOUT, /* the job's time limit */
+	END_STOP,    /* the daemon is told to stop hard: hand the lease back */
+};
+
+struct jobrun {
+	char commit[41]; /* a git job's resolved commit */
+	char checkout[KILN_LIMIT_PATH];
+	char cache[KILN_LIMIT_PATH];
+	struct worker_daemon *d;
+	struct api_client *c;
+	const struct worker_lease *l;
+	struct api_reply r;
+	char dir[KILN_LIMIT_PATH], top[KILN_LIMIT_PATH];
+	int log_fd;
+	int64_t log_size, sent;
+	int64_t next_beat, deadline;
+	enum job_end end;
+};
+
+/* A path from parts; false when it would not fit (paths are bounded by KILN_LIMIT_PATH). */
+static bool pathf(char *dst, size_t size, const char *fmt, ...) KILN_PRINTF(3, 4);
+static bool pathf(char *dst, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(dst, size, fmt, ap);
+	va_end(ap);
+	return n >= 0 && (size_t)n < size;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Talking to the scheduler about this lease */
+
+static kiln_rc lease_call(struct jobrun *j, const char *method, const char *what,
+                          const char *fmt_path, const void *body, size_t len,
+                          const char *content_type, const char *file, struct kiln_err *err)
+{
+	struct api_call c = {.method = method,
+	                     .path = fmt_path,
+	                     .body = body,
+	                     .body_len = len,
+	                     .content_type = content_type,
+	                     .body_file = file};
+	kiln_rc rc;
+
+	rc = api_client_call(j->c, &c, &j->r, err);
+	if (rc)
+		return rc;
+	if (j->r.status == 409 || j->r.status == 404) {
+		char code[32];
+
+		api_reply_error_code(&j->r, code, sizeof(code));
+		if (strcmp(code, "offset_mismatch")) {
+			j->end = END_LOST;
+			return kiln_err_set(err, KILN_ECONFLICT, "%s: the lease is gone", what);
+		}
+	}
+	return api_reply_check(&j->r, what, err);
+}
+
+static void heartbeat(struct jobrun *j)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	char path[128], body[96];
+	int n;
+
+	snprintf(path, sizeof(path), "/api/v1/leases/%s/heartbeat", j->l->lease_id);
+	n = snprintf(body, sizeof(body), "{\"generation\":%lld,\"draining\":%s}",
+	             (long long)j->l->generation, *j->d->stop ? "true" : "false");
+	if (lease_call(j, "POST", "heartbeat", path, body, (size_t)n, NULL, NULL, &err))
+		return; /* unreachable: try again at the next beat; lost: j->end says so */
+	if (strstr(j->r.body.ptr, "\"cancel\":true") && j->end == END_NONE)
+		j->end = END_CANCEL;
+}
+
+/* Send what the scheduler has not acknowledged yet, in chunks. */
+static void log_flush(struct jobrun *j)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	char path[192], *buf = kiln_malloc(LOG_CHUNK);
+	int64_t size;
+	ssize_t n;
+
+	while (buf && j->sent < j->log_size && j->end != END_LOST) {
+		n = pread(j->log_fd, buf, LOG_CHUNK, (off_t)j->sent);
+		if (n <= 0)
+			break;
+		snprintf(path, sizeof(path), "/api/v1/leases/%s/log?generation=%lld&offset=%lld",
+		         j->l->lease_id, (long long)j->l->generation, (long long)j->sent);
+		kiln_err_clear(&err);
+		if (lease_call(j, "PUT", "log", path, buf, (size_t)n, "application/octet-stream",
+		               NULL, &err) &&
+		    j->r.status != 409)
+			break;
+		size = 0;
+		if (strstr(j->r.body.ptr, "\"size\":"))
+			size = strtoll(strstr(j->r.body.ptr, "\"size\":") + 7, NULL, 10);
+		/* the scheduler's size is where to go on from (a resend after a lost reply) */
+		j->sent = size > 0 && size <= j->log_size ? size : j->sent + n;
+	}
+	free(buf);
+}
+
+static void log_add(struct jobrun *j, const char *data, size_t len)
+{
+	if (util_write_all(j->log_fd, data, len, NULL))
+		return; /* the disk is full: the build's own log still has it */
+	j->log_size += (int64_t)len;
+}
+
+static void log_note(struct jobrun *j, const char *fmt, ...) KILN_PRINTF(2, 3);
+static void log_note(struct jobrun *j, const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		log_add(j, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Inputs */
+
+static kiln_rc fetch_blob(struct jobrun *j, const struct worker_ref *ref, const char *dir,
+                          struct kiln_err *err)
+{
+	struct kiln_buf dest = KILN_BUF_INIT(KILN_LIMIT_PATH);
+	char path[128], hex[2 * UTIL_DIGEST_MAX + 1];
+	struct util_atomic_file f = {.fd = -1};
+	struct api_call c = {.method = "GET", .path = path};
+	kiln_rc rc;
+
+	snprintf(path, sizeof(path), "/api/v1/blobs/%.64s", ref->sha256);
+	rc = api_name_check(ref->name, strlen(ref->name), err);
+	if (!rc)
+		rc = util_path_join(dir, ref->name, &dest, err);
+	if (!rc)
+		rc = util_atomic_open(&f, dest.ptr, 0644, err);
+	if (rc)
+		goto out;
+	c.out_fd = f.fd;
+	rc = api_client_call(j->c, &c, &j->r, err);
+	if (!rc)
+		rc = api_reply_check(&j->r, ref->name, err);
+	if (!rc)
+		rc = util_atomic_commit(&f, err);
+	if (!rc)
+		rc = util_digest_file_hex(UTIL_DIGEST_SHA256, dest.ptr, hex, err);
+	if (!rc && strcmp(hex, ref->sha256))
+		rc = kiln_err_set(err, KILN_EDIGEST, "%s: sha256 %s, expected %s", ref->name, hex,
+		                  ref->sha256);
+out:
+	util_atomic_abort(&f);
+	kiln_buf_release(&dest);
+	return rc;
+}
+
+/* A git job: mirror the repository in the worker's source cache, resolve the ref and
+ * write the commit's tree into the job directory. */
+static kiln_rc git_checkout(struct jobrun *j, struct kiln_err *err)
+{
+	const struct worker_git_req *g = &j->l->job.git;
+	struct worker_fetch_opts fo = {0};
+	struct worker_sources *src = NULL;
+	struct worker_git_rev rev;
+	kiln_rc rc;
+
+	fo.cache_dir = j->cache;
+	fo.retries = -1;
+	/* inside %{_topdir}: the sandbox maps only the top directory */
+	if (!pathf(j->checkout, sizeof(j->checkout), "%s/git", j->top))
+		return kiln_err_set(err, KILN_ELIMIT, "%s: path too long", j->top);
+	rc = worker_sources_new(&fo, &src, err);
+	if (!rc)
+		rc = worker_git_resolve(src, g->url, g->ref, &rev, err);
+	if (!rc)
+		rc = worker_git_export(src, g->url, rev.commit, j->checkout, err);
+	if (!rc) {
+		memcpy(j->commit, rev.commit, sizeof(j->commit));
+		log_note(j, "kiln worker: %s %s is commit %s\n", g->url, g->ref ? g->ref : "HEAD",
+		         rev.commit);
+	}
+	worker_sources_free(src);
+	return rc;
+}
+
+static kiln_rc inputs_fetch(struct jobrun *j, struct kiln_err *err)
+{
+	const struct worker_job_req *q = &j->l->job;
+	const struct worker_ref *src = q->sources.v;
+	char specs[KILN_LIMIT_PATH], sources[KILN_LIMIT_PATH];
+	size_t i;
+	kiln_rc rc;
+
+	if (!pathf(specs, sizeof(specs), "%s/SPECS", j->top) ||
+	    !pathf(sources, sizeof(sources), "%s/SOURCES", j->top))
+		return kiln_err_set(err, KILN_ELIMIT, "%s: path too long", j->top);
+	rc = util_mkdir_p(specs, 0755, err);
+	if (!rc)
+		rc = util_mkdir_p(sources, 0755, err);
+	if (!rc && q->has_spec)
+		rc = fetch_blob(j, &q->spec, specs, err);
+	if (!rc && q->has_srpm)
+		rc = fetch_blob(j, &q->srpm, j->dir, err);
+	/* a heartbeat after each input keeps the lease through long downloads (one input
+	 * must take less than the lease's TTL) */
+	for (i = 0; !rc && i < q->sources.n; i++) {
+		rc = fetch_blob(j, &src[i], sources, err);
+		heartbeat(j);
+	}
+	if (!rc && q->has_git)
+		rc = git_checkout(j, err);
+	heartbeat(j);
+	return rc;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* The build child */
+
+static pid_t child_start(struct jobrun *j, const struct worker_child_req *req, int *out_fd,
+                         struct kiln_err *err)
+{
+	pid_t parent = getpid(), pid;
+	int p[2];
+
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		kiln_err_sys(err, KILN_EIO, "pipe");
+		return -1;
+	}
+	pid = fork();
+	if (pid < 0) {
+		kiln_err_sys(err, KILN_EIO, "fork");
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		/* The child leads its own process group (the daemon kills the group) and dies
+		 * with the daemon, so a killed worker leaves no build behind. */
+		(void)setpgid(0, 0);
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+			_exit(127);
+		if (dup2(p[1], STDOUT_FILENO) < 0 || dup2(p[1], STDERR_FILENO) < 0)
+			_exit(127);
+		(void)close_range(3, ~0U, 0);
+		signal(SIGPIPE, SIG_DFL);
+		_exit(worker_daemon_build_child(req));
+	}
+	(void)j;
+	close(p[1]);
+	*out_fd = p[0];
+	return pid;
+}
+
+static void child_kill(pid_t pid)
+{
+	/* Safe: pid is our unreaped child and leads its group, so neither can be reused. */
+	(void)kill(-pid, SIGKILL);
+	(void)kill(pid, SIGKILL);
+}
+
+static void check_ends(struct jobrun *j, int64_t now)
+{
+	if (j->end == END_NONE && *j->d->stop >= 2)
+		j->end = END_STOP;
+	if (j->end == END_NONE && j->deadline && now >= j->deadline)
+		j->end = END_TIMEOUT;
+}
+
+/* Pump the child's output into the log until it closes; heartbeat on the way. */
+static int child_follow(struct jobrun *j, pid_t pid, int fd)
+{
+	char buf[65536];
+	int64_t killed_at = 0;
+	int status = 0;
+	pid_t w;
+
+	for (;;) {
+		struct pollfd pfd = {.fd = fd, .events = POLLIN};
+		int64_t now = util_clock_mono_ns() / 1000000;
+		int r = poll(&pfd, 1, 250);
+
+		if (r > 0) {
+			ssize_t n = read(fd, buf, sizeof(buf));
+
+			if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
+				break;
+			if (n > 0)
+				log_add(j, buf, (size_t)n);
+		}
+		now = util_clock_mono_ns() / 1000000;
+		if (now >= j->next_beat) {
+			heartbeat(j);
+			log_flush(j);
+			j->next_beat = now + j->l->heartbeat_ms;
+		}
+		check_ends(j, now);
+		if (j->end != END_NONE && !killed_at) {
+			child_kill(pid);
+			killed_at = now;
+		}
+		/* processes outside the group may keep the pipe open: do not wait for them */
+		if (killed_at && now - killed_at > KILL_GRACE_MS)
+			break;
+	}
+	close(fd);
+	do
+		w = waitpid(pid, &status, 0);
+	while (w < 0 && errno == EINTR);
+	return status;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Results */
+
+struct out_file {
+	const char *path, *kind, *name, *arch, *sha256;
+};
+
+struct result {
+	bool ok;
+	const char *error;
+	struct api_objlist outputs; /* struct out_file */
+};
+
+static const struct api_field out_fields[] = {
+    {"path", API_F_STR, true, offsetof(struct out_file, path), 0, 4096, NULL, 0, 0},
+    {"kind", API_F_STR, false, offsetof(struct out_file, kind), 0, 16, NULL, 0, 0},
+    {"name", API_F_STR, false, offsetof(struct out_file, name), 0, 255, NULL, 0, 0},
+    {"arch", API_F_STR, false, offsetof(struct out_file, arch), 0, 64, NULL, 0, 0},
+    {"sha256", API_F_STR, true, offsetof(struct out_file, sha256), 0, 64, NULL, 0, 0},
+    API_FIELD_END,
+};
+
+static const struct api_field result_fields[] = {
+    {"ok", API_F_BOOL, false, offsetof(struct result, ok), 0, 0, NULL, 0, 0},
+    {"error", API_F_STR, false, offsetof(struct result, error), 0, 4096, NULL, 0, 0},
+    {"outputs", API_F_OBJLIST, false, offsetof(struct result, outputs), 0, 10000, out_fields,
+     sizeof(struct out_file), 0},
+    API_FIELD_END,
+};
+
+static kiln_rc upload(struct jobrun *j, const struct out_file *o, struct kiln_err *err)
+{
+	struct kiln_buf path = KILN_BUF_INIT(KILN_LIMIT_PATH);
+	const char *base = util_path_basename(o->path);
+	kiln_rc rc;
+
+	kiln_buf_addf(&path, "/api/v1/leases/%s/artifacts/", j->l->lease_id);
+	api_url_escape(&path, base);
+	kiln_buf_addf(&path,
+	              "?generation=%lld&sha256=%s&kind=%s&arch=", (long long)j->l->generation,
+	              o->sha256, o->kind ? o->kind : "binary");
+	api_url_escape(&path, o->arch ? o->arch : "");
+	rc = kiln_buf_finish(&path, err);
+	if (!rc)
+		rc = lease_call(j, "PUT", base, path.ptr, NULL, 0, "application/x-rpm", o->path,
+		                err);
+	kiln_buf_release(&path);
+	return rc;
+}
+
+/* Build the "outputs" member of the completion from the uploaded files. */
+static void outputs_json(struct api_jw *w, const struct api_objlist *outs)
+{
+	const struct out_file *o = outs->v;
+	size_t i;
+
+	api_jw_key(w, "outputs");
+	api_jw_arr(w);
+	for (i = 0; i < outs->n; i++) {
+		api_jw_obj(w);
+		api_jw_kstr(w, "name", util_path_basename(o[i].path));
+		api_jw_kstr(w, "sha256", o[i].sha256);
+		api_jw_end(w);
+	}
+	api_jw_end(w);
+}
+
+/* Complete, retrying while the scheduler cannot be reached (the results wait here). */
+static void complete(struct jobrun *j, const char *status, const char *fclass, const char *msg,
+                     const struct api_objlist *outs)
+{
+	struct kiln_buf body = KILN_BUF_INIT(KILN_LIMIT_HTTP_BODY);
+	struct kiln_err err = KILN_ERR_INIT;
+	struct api_jw w;
+	char path[128];
+	int64_t delay = 500;
+
+	snprintf(path, sizeof(path), "/api/v1/leases/%s/complete", j->l->lease_id);
+	api_jw_init(&w, &body);
+	api_jw_obj(&w);
+	api_jw_kint(&w, "generation", j->l->generation);
+	api_jw_kstr(&w, "status", status);
+	if (fclass)
+		api_jw_kstr(&w, "failure_class", fclass);
+	api_jw_key(&w, "message");
+	api_jw_strn(&w, msg ? msg : "", msg ? strnlen(msg, 4000) : 0);
+	if (outs)
+		outputs_json(&w, outs);
+	api_jw_end(&w);
+	while (j->end != END_LOST && !kiln_buf_finish(&body, NULL)) {
+		kiln_err_clear(&err);
+		log_flush(j);
+		if (!lease_call(j, "POST", "complete", path, body.ptr, body.len, NULL, NULL, &err))
+			break;
+		if (err.code != KILN_ENET && err.code != KILN_ETIMEOUT)
+			break;
+		if (*j->d->stop >= 3)
+			break;
+		kiln_log(KILN_LOG_WARN, "job %lld: %s (retrying in %lld ms)",
+		         (long long)j->l->job_id, err.msg, (long long)delay);
+		(void)poll(NULL, 0, (int)delay);
+		delay = delay < 30000 ? delay * 2 : 30000;
+	}
+	if (err.code && j->end != END_LOST)
+		kiln_log_err(KILN_LOG_WARN, &err);
+	kiln_buf_release(&body);
+}
+
+/* One build (one package format): fork, follow, read its result. */
+static int build_once(struct jobrun *j, const char *format, const char *result_path)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	struct worker_child_req req = {0};
+	char spec[KILN_LIMIT_PATH], srpm[KILN_LIMIT_PATH];
+	struct kiln_buf gdir = KILN_BUF_INIT(KILN_LIMIT_PATH), rel = KILN_BUF_INIT(KILN_LIMIT_PATH);
+	int fd = -1, status;
+	pid_t pid;
+
+	req.job = &j->l->job;
+	req.topdir = j->top;
+	req.format = format;
+	req.result_path = result_path;
+	req.sandbox = j->d->sandbox;
+	req.root = j->d->o->root;
+	req.cache_dir = j->cache;
+	if (j->l->job.has_git &&
+	    pathf(spec, sizeof(spec), "%s/%s", j->checkout, j->l->job.git.spec)) {
+		req.spec_path = spec;
+		/* in %{_topdir} terms, so the sandbox's top directory applies too */
+		util_path_dirname(j->l->job.git.spec, &rel);
+		kiln_buf_addf(&gdir, "%%{_topdir}/git/%s", rel.ptr);
+		req.sourcedir = gdir.ptr;
+		req.git_commit = j->commit;
+	} else if (j->l->job.has_spec &&
+	           pathf(spec, sizeof(spec), "%s/SPECS/%s", j->top, j->l->job.spec.name))
+		req.spec_path = spec;
+	else if (!j->l->job.has_spec &&
+	         pathf(srpm, sizeof(srpm), "%s/%s", j->dir, j->l->job.srpm.name))
+		req.srpm_path = srpm;
+	else
+		return -1;
+	log_note(j, "kiln worker %s: job %lld attempt %lld%s%s\n", j->d->name,
+	         (long long)j->l->job_id, (long long)j->l->attempt, format ? ", rpm format " : "",
+	         format ? format : "");
+	pid = child_start(j, &req, &fd, &err);
+	if (pid < 0) {
+		log_note(j, "error: %s\n", err.msg);
+		kiln_buf_release(&gdir);
+		kiln_buf_release(&rel);
+		return -1;
+	}
+	status = child_follow(j, pid, fd);
+	kiln_buf_release(&gdir);
+	kiln_buf_release(&rel);
+	return status;
+}
+
+static void finish(struct jobrun *j, int status, const char *result_path, struct kiln_arena *a)
+{
+	struct kiln_buf raw = KILN_BUF_INIT(KILN_LIMIT_TEXT_FILE);
+	struct kiln_err err = KILN_ERR_INIT;
+	struct result res = {0};
+	const struct out_file *o;
+	size_t i;
+	kiln_rc rc = KILN_OK;
+
+	if (j->end == END_LOST)
+		goto out;
+	if (j->end == END_CANCEL || j->end == END_STOP || j->end == END_TIMEOUT) {
+		log_note(j, "kiln worker: %s\n",
+		         j->end == END_CANCEL ? "cancelled on request"
+		         : j->end == END_STOP ? "worker shutting down"
+		                              : "time limit reached");
+		complete(j,
+		         j->end == END_CANCEL ? "cancelled"
+		         : j->end == END_STOP ? "released"
+		                              : "failed",
+		         j->end == END_TIMEOUT ? "build" : NULL,
+		         j->end == END_TIMEOUT ? "the build exceeded its time limit" : NULL, NULL);
+		goto out;
+	}
+	if (util_read_file(result_path, KILN_LIMIT_TEXT_FILE, &raw, &err) ||
+	    api_json_decode(raw.ptr, raw.len, result_fields, 0, &res, a, &err)) {
+		complete(j, "failed", WIFSIGNALED(status) ? "infra" : "build",
+		         WIFSIGNALED(status) ? "the build process died"
+		                             : "the build left no result",
+		         NULL);
+		goto out;
+	}
+	if (!WIFEXITED(status) || WEXITSTATUS(status) || !res.ok) {
+		complete(j, "failed", "build", res.error ? res.error : "the build failed", NULL);
+		goto out;
+	}
+	o = res.outputs.v;
+	for (i = 0; !rc && i < res.outputs.n; i++)
+		rc = upload(j, &o[i], &err);
+	if (rc)
+		complete(j, "failed", "infra", err.msg, NULL);
+	else
+		complete(j, "succeeded", NULL, NULL, &res.outputs);
+out:
+	kiln_buf_release(&raw);
+}
+
+static kiln_rc run_prepare(struct jobrun *j, struct kiln_err *err)
+{
+	char logpath[KILN_LIMIT_PATH + 16];
+	kiln_rc rc;
+
+	if (!pathf(j->dir, sizeof(j->dir), "%s/jobs/%lld-%lld", j->d->work_dir,
+	           (long long)j->l->job_id, (long long)j->l->attempt) ||
+	    !pathf(j->top, sizeof(j->top), "%s/top", j->dir) ||
+	    !pathf(logpath, sizeof(logpath), "%s/build.log", j->dir) ||
+	    !pathf(j->cache, sizeof(j->cache), "%s/cache", j->d->work_dir))
+		return kiln_err_set(err, KILN_ELIMIT, "%s: path too long", j->d->work_dir);
+	rc = util_rm_rf(j->dir, err);
+	if (!rc)
+		rc = util_mkdir_p(j->top, 0755, err);
+	if (rc)
+		return rc;
+	j->log_fd = open(logpath, O_RDWR | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+	if (j->log_fd < 0)
+		return kiln_err_sys(err, KILN_EIO, "cannot create %s", logpath);
+	return KILN_OK;
+}
+
+void worker_daemon_job(struct worker_daemon *d, struct api_client *c, const struct worker_lease *l)
+{
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_LIMIT_ARENA);
+	struct kiln_err err = KILN_ERR_INIT;
+	struct jobrun j = {.d = d, .c = c, .l = l, .log_fd = -1};
+	char result[KILN_LIMIT_PATH + 32];
+	const char *fmt;
+	int status = 0;
+
+	api_reply_init(&j.r, REPLY_MAX);
+	j.next_beat = util_clock_mono_ns() / 1000000 + l->heartbeat_ms;
+	j.deadline = l->job.timeout ? util_clock_mono_ns() / 1000000 + l->job.timeout * 1000 : 0;
+	if (*d->stop) {
+		/* leased while the daemon was told to stop: hand it back at once */
+		complete(&j, "released", NULL, "the worker is shutting down", NULL);
+		goto out;
+	}
+	if (run_prepare(&j, &err) || inputs_fetch(&j, &err)) {
+		if (j.log_fd >= 0)
+			log_note(&j, "kiln worker: cannot prepare the job: %s\n", err.msg);
+		complete(&j, "failed", err.code == KILN_EDIGEST ? "build" : "infra", err.msg, NULL);
+		goto out;
+	}
+	if (!pathf(result, sizeof(result), "%s/result.json", j.dir)) {
+		complete(&j, "failed", "infra", "work directory path too long", NULL);
+		goto out;
+	}
+	fmt = l->job.formats.n ? (l->job.formats.v[0][1] == '6' ? "6" : "4") : NULL;
+	status = build_once(&j, fmt, result);
+	if (status < 0) {
+		complete(&j, "failed", "infra", "cannot start the build process", NULL);
+		goto out;
+	}
+	log_flush(&j);
+	finish(&j, status, result, &a);
+	log_flush(&j);
+	if (j.end != END_LOST && util_rm_rf(j.dir, &err))
+		kiln_log_err(KILN_LOG_WARN, &err);
+out:
+	util_close(j.log_fd);
+	api_reply_release(&j.r);
+	kiln_arena_release(&a);
+}
