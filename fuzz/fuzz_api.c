@@ -4,12 +4,14 @@
  * headers, file names from URLs and scopes.
  *
  * Checks beyond "no crash": a decoded request has exactly one origin and names that pass
- * the name check; canonical JSON is a fixed point.
+ * the name check; canonical JSON is a fixed point; a lease the worker accepts (the
+ * scheduler's answer is outside input to a worker) has one origin and safe file names.
  */
 #include "util/util.h"
 
 #include "api/api.h"
 #include "scheduler/scheduler_int.h"
+#include "worker/daemon_int.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -67,9 +69,28 @@ static void check_strings(const uint8_t *data, size_t size)
 	free(s);
 }
 
+static void check_lease(const uint8_t *data, size_t size)
+{
+	struct kiln_arena a = KILN_ARENA_INIT(64 * KILN_MIB);
+	struct worker_lease l;
+	const struct worker_ref *src;
+	size_t i;
+
+	if (!worker_lease_parse((const char *)data, size, &a, &l, NULL)) {
+		if (l.job.has_spec + l.job.has_srpm + l.job.has_git != 1)
+			KILN_BUG("a lease with several origins was accepted");
+		src = l.job.sources.v;
+		for (i = 0; i < l.job.sources.n; i++)
+			if (strchr(src[i].name, '/') || !strcmp(src[i].name, ".."))
+				KILN_BUG("a lease with an unsafe source name was accepted");
+	}
+	kiln_arena_release(&a);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	check_request(data, size);
+	check_lease(data, size);
 	check_canonical(data, size);
 	check_strings(data, size);
 	return 0;
