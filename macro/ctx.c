@@ -31,7 +31,6 @@ struct macro_ctx *macro_ctx_new(struct kiln_err *err)
 	ctx->diag = diag_default;
 	ctx->shell = macro_shell_host;
 	ctx->max_expansion = KILN_LIMIT_MACRO_EXPANSION;
-	kiln_arena_init(&ctx->rc_arena, 64 * KILN_MIB);
 	bi = macro_builtins_table(&n);
 	for (i = 0; i < n; i++) {
 		struct macro_slot *slot;
@@ -60,13 +59,13 @@ struct macro_ctx *macro_ctx_dup(const struct macro_ctx *src, struct kiln_err *er
 	ctx->diag_data = src->diag_data;
 	ctx->shell = src->shell;
 	ctx->shell_data = src->shell_data;
-	kiln_arena_init(&ctx->rc_arena, 64 * KILN_MIB);
 	if (src->confdir && !(ctx->confdir = kiln_strdup(src->confdir))) {
 		kiln_err_set(err, KILN_ENOMEM, "out of memory");
 		goto fail;
 	}
-	if (macro_table_copy(&ctx->table, &src->table, err) || macro_rpmrc_copy(ctx, src, err))
+	if (macro_table_copy(&ctx->table, &src->table, err))
 		goto fail;
+	macro_rpmrc_share(ctx, src);
 	return ctx;
 fail:
 	macro_ctx_free(ctx);
@@ -78,9 +77,10 @@ void macro_ctx_free(struct macro_ctx *ctx)
 	if (!ctx)
 		return;
 	macro_lua_free(ctx->lua);
+	macro_lua_arrays_free(ctx->lua_arrays);
 	macro_graveyard_empty(ctx);
 	macro_table_release(&ctx->table);
-	kiln_arena_release(&ctx->rc_arena);
+	macro_rpmrc_unref(ctx->rpmrc);
 	free(ctx->scope);
 	free(ctx->confdir);
 	free(ctx->map_inside);

@@ -1065,6 +1065,127 @@ static void open_pure_libs(lua_State *L)
 	}
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* Global arrays for the spec parser (sources, patches, source_nums, patch_nums). Most specs
+ * never run Lua, and a Lua state costs more to create than a short spec costs to parse, so
+ * until one exists the arrays are kept here and handed to the state when it is created. */
+
+struct lua_array_val {
+	char *str; /* owned; NULL for a number */
+	long long num;
+};
+
+struct lua_array {
+	char *name; /* owned */
+	struct lua_array_val *vals;
+	size_t n, cap;
+};
+
+struct macro_lua_arrays {
+	struct lua_array *arr;
+	size_t n, cap;
+};
+
+static void array_clear(struct lua_array *a)
+{
+	size_t i;
+
+	for (i = 0; i < a->n; i++)
+		free(a->vals[i].str);
+	a->n = 0;
+}
+
+void macro_lua_arrays_free(struct macro_lua_arrays *arrays)
+{
+	size_t i;
+
+	if (!arrays)
+		return;
+	for (i = 0; i < arrays->n; i++) {
+		array_clear(&arrays->arr[i]);
+		free(arrays->arr[i].vals);
+		free(arrays->arr[i].name);
+	}
+	free(arrays->arr);
+	free(arrays);
+}
+
+/* The pending array NAME, created empty when missing; NULL when out of memory. */
+static struct lua_array *array_get(struct macro_ctx *ctx, const char *name)
+{
+	struct macro_lua_arrays *as = ctx->lua_arrays;
+	struct lua_array *a;
+	size_t i;
+
+	if (!as && !(as = ctx->lua_arrays = kiln_calloc(1, sizeof(*as))))
+		return NULL;
+	for (i = 0; i < as->n; i++) {
+		if (!strcmp(as->arr[i].name, name))
+			return &as->arr[i];
+	}
+	if (as->n == as->cap) {
+		size_t cap = as->cap ? as->cap * 2 : 4;
+		struct lua_array *p = kiln_reallocarray(as->arr, cap, sizeof(*p));
+
+		if (!p)
+			return NULL;
+		as->arr = p;
+		as->cap = cap;
+	}
+	a = &as->arr[as->n];
+	memset(a, 0, sizeof(*a));
+	if (!(a->name = kiln_strdup(name)))
+		return NULL;
+	as->n++;
+	return a;
+}
+
+static kiln_rc array_append(struct macro_ctx *ctx, const char *name, const char *str, long long num,
+                            struct kiln_err *err)
+{
+	struct lua_array *a = array_get(ctx, name);
+	struct lua_array_val *v;
+
+	if (!a)
+		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	if (a->n == a->cap) {
+		size_t cap = a->cap ? a->cap * 2 : 8;
+		struct lua_array_val *p = kiln_reallocarray(a->vals, cap, sizeof(*p));
+
+		if (!p)
+			return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+		a->vals = p;
+		a->cap = cap;
+	}
+	v = &a->vals[a->n];
+	v->num = num;
+	v->str = NULL;
+	if (str && !(v->str = kiln_strdup(str)))
+		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	a->n++;
+	return KILN_OK;
+}
+
+/* Give the new state the arrays kept so far (each one a global table). */
+static void arrays_to_lua(lua_State *L, const struct macro_lua_arrays *as)
+{
+	size_t i, j;
+
+	for (i = 0; as && i < as->n; i++) {
+		const struct lua_array *a = &as->arr[i];
+
+		lua_createtable(L, (int)a->n, 0);
+		for (j = 0; j < a->n; j++) {
+			if (a->vals[j].str)
+				lua_pushstring(L, a->vals[j].str);
+			else
+				lua_pushinteger(L, (lua_Integer)a->vals[j].num);
+			lua_rawseti(L, -2, (lua_Integer)j + 1);
+		}
+		lua_setglobal(L, a->name);
+	}
+}
+
 static struct macro_lua *lua_get(struct macro_ctx *ctx, struct kiln_err *err)
 {
 	struct macro_lua *ml = ctx->lua;
@@ -1083,6 +1204,9 @@ static struct macro_lua *lua_get(struct macro_ctx *ctx, struct kiln_err *err)
 	else
 		luaL_openlibs(ml->L);
 	register_all(ml->L, ml);
+	arrays_to_lua(ml->L, ctx->lua_arrays);
+	macro_lua_arrays_free(ctx->lua_arrays);
+	ctx->lua_arrays = NULL;
 	ctx->lua = ml;
 	return ml;
 }
@@ -1263,33 +1387,27 @@ out:
 }
 
 /* ---------------------------------------------------------------------------------------- */
-/* Global arrays for the spec parser. */
+/* Global arrays for the spec parser, once the Lua state exists. */
 
-static kiln_rc table_push(struct macro_ctx *ctx, const char *name, struct kiln_err *err,
-                          lua_State **L)
+static void table_push(lua_State *L, const char *name)
 {
-	struct macro_lua *ml = lua_get(ctx, err);
-
-	if (!ml)
-		return err ? err->code : KILN_ENOMEM;
-	*L = ml->L;
-	if (lua_getglobal(*L, name) != LUA_TTABLE) {
-		lua_pop(*L, 1);
-		lua_newtable(*L);
-		lua_pushvalue(*L, -1);
-		lua_setglobal(*L, name);
+	if (lua_getglobal(L, name) != LUA_TTABLE) {
+		lua_pop(L, 1);
+		lua_newtable(L);
+		lua_pushvalue(L, -1);
+		lua_setglobal(L, name);
 	}
-	return KILN_OK;
 }
 
 kiln_rc macro_lua_append_str(struct macro_ctx *ctx, const char *name, const char *value,
                              struct kiln_err *err)
 {
 	lua_State *L;
-	kiln_rc rc = table_push(ctx, name, err, &L);
 
-	if (rc)
-		return rc;
+	if (!ctx->lua)
+		return array_append(ctx, name, value, 0, err);
+	L = ctx->lua->L;
+	table_push(L, name);
 	lua_pushstring(L, value);
 	lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
 	lua_pop(L, 1);
@@ -1300,10 +1418,11 @@ kiln_rc macro_lua_append_num(struct macro_ctx *ctx, const char *name, long long 
                              struct kiln_err *err)
 {
 	lua_State *L;
-	kiln_rc rc = table_push(ctx, name, err, &L);
 
-	if (rc)
-		return rc;
+	if (!ctx->lua)
+		return array_append(ctx, name, NULL, value, err);
+	L = ctx->lua->L;
+	table_push(L, name);
 	lua_pushinteger(L, (lua_Integer)value);
 	lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
 	lua_pop(L, 1);
@@ -1312,11 +1431,16 @@ kiln_rc macro_lua_append_num(struct macro_ctx *ctx, const char *name, long long 
 
 kiln_rc macro_lua_reset(struct macro_ctx *ctx, const char *name, struct kiln_err *err)
 {
-	struct macro_lua *ml = lua_get(ctx, err);
+	struct lua_array *a;
 
-	if (!ml)
-		return err ? err->code : KILN_ENOMEM;
-	lua_newtable(ml->L);
-	lua_setglobal(ml->L, name);
+	if (ctx->lua) {
+		lua_newtable(ctx->lua->L);
+		lua_setglobal(ctx->lua->L, name);
+		return KILN_OK;
+	}
+	a = array_get(ctx, name);
+	if (!a)
+		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	array_clear(a);
 	return KILN_OK;
 }

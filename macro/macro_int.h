@@ -11,6 +11,7 @@ enum macro_def_flags {
 	MACRO_DEF_AUTO = 1 << 0,    /* %0 %1 %* %# %-f ...: per call, invisible to callees */
 	MACRO_DEF_LITERAL = 1 << 1, /* the body is output as is, never expanded */
 	MACRO_DEF_USED = 1 << 2,    /* looked up at least once (for warnings and %dump) */
+	MACRO_DEF_POOLED = 1 << 3, /* lives in the table's pool (a copied table), not freed alone */
 };
 
 /* One definition of a name; definitions of a name form a stack (top first). The struct and
@@ -59,6 +60,7 @@ struct macro_slot {
 	uint32_t hash;
 	struct macro_def *top; /* owned stack; NULL when undefined */
 	const struct macro_builtin *builtin;
+	bool pooled; /* the slot and its name live in the table's pool */
 };
 
 /* Open-addressing hash table of heap-allocated slots (slot pointers stay valid when the
@@ -67,9 +69,11 @@ struct macro_table {
 	struct macro_slot **slots; /* owned, cap entries, NULL = empty */
 	size_t cap;
 	size_t used;
+	void *pool; /* owned: one block with the slots and definitions a copy started with */
 };
 
-struct macro_lua; /* macro/lua.c */
+struct macro_lua;        /* macro/lua.c */
+struct macro_lua_arrays; /* macro/lua.c */
 
 struct macro_ctx {
 	struct macro_table table;
@@ -89,8 +93,8 @@ struct macro_ctx {
 	void *shell_data;
 	char *map_inside, *map_host; /* owned: macro_ctx_set_path_map(), NULL when unset */
 	struct macro_lua *lua;       /* owned; created on first use */
-	struct kiln_arena rc_arena;  /* rpmrc tables */
-	struct macro_rpmrc *rpmrc;   /* in rc_arena, NULL before config load */
+	struct macro_lua_arrays *lua_arrays; /* owned: spec arrays kept until Lua starts */
+	struct macro_rpmrc *rpmrc; /* rpmrc tables, shared with copies; NULL before config load */
 };
 
 /* The state of one expansion (rpm's MacroBuf). */
@@ -113,9 +117,10 @@ void macro_table_release(struct macro_table *t);
 /* Deep copy of src into the empty dst (definition stacks included). */
 KILN_MUST_CHECK kiln_rc macro_table_copy(struct macro_table *dst, const struct macro_table *src,
                                          struct kiln_err *err);
-/* Copy src's rpmrc tables into dst (whose rpmrc is unset). */
-KILN_MUST_CHECK kiln_rc macro_rpmrc_copy(struct macro_ctx *dst, const struct macro_ctx *src,
-                                         struct kiln_err *err);
+/* dst (whose rpmrc is unset) shares src's rpmrc tables; macro_rpmrc_unref drops a
+ * context's hold on them (the last one frees them). */
+void macro_rpmrc_share(struct macro_ctx *dst, const struct macro_ctx *src);
+void macro_rpmrc_unref(struct macro_rpmrc *rc);
 struct macro_slot *macro_table_find(const struct macro_table *t, const char *name, size_t len);
 KILN_MUST_CHECK kiln_rc macro_table_slot(struct macro_table *t, const char *name, size_t len,
                                          struct macro_slot **out, struct kiln_err *err);
@@ -163,6 +168,7 @@ kiln_rc macro_shell_host(void *data, const char *cmd, struct kiln_buf *out, stru
 
 /* Lua (macro/lua.c). */
 void macro_lua_free(struct macro_lua *lua);
+void macro_lua_arrays_free(struct macro_lua_arrays *arrays);
 /* Run code; print() output and returned values are appended to mb's output. opt/arg are
  * set when called from a parametric macro (argv after options; opts as "-x" -> value). */
 void macro_lua_run(struct mbuf *mb, const char *code, size_t len);

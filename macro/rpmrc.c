@@ -8,6 +8,7 @@
 #include "util/util.h"
 
 #include <glob.h>
+#include <stdatomic.h>
 #include <strings.h>
 #include <sys/utsname.h>
 
@@ -20,7 +21,11 @@ struct rc_entry {
 	const char *value;
 };
 
+/* The tables are written only by macro_config_load; copies of a context share them (the
+ * count says how many contexts hold them), and a load into a shared one copies first. */
 struct macro_rpmrc {
+	atomic_int refs;
+	struct kiln_arena arena; /* the entries and their strings */
 	struct rc_entry *entries;
 	size_t n, cap;
 	const char *macrofiles; /* the "macrofiles:" directive, or NULL */
@@ -62,7 +67,7 @@ static kiln_rc rc_add(struct macro_ctx *ctx, const char *table, const char *key,
                       struct kiln_err *err)
 {
 	struct macro_rpmrc *rc = ctx->rpmrc;
-	struct kiln_arena *a = &ctx->rc_arena;
+	struct kiln_arena *a = &rc->arena;
 
 	if (rc->n == rc->cap) {
 		size_t cap = rc->cap ? rc->cap * 2 : 256;
@@ -121,8 +126,8 @@ static kiln_rc rc_read_line(struct macro_ctx *ctx, char *line, const char *path,
 		return kiln_err_set(err, KILN_ESYNTAX, "missing ':' at %s:%d", path, lineno);
 	name = trim(name);
 	if (!strcmp(name, "macrofiles")) {
-		ctx->rpmrc->macrofiles = kiln_arena_strdup(&ctx->rc_arena, rest);
-		return kiln_arena_finish(&ctx->rc_arena, err);
+		ctx->rpmrc->macrofiles = kiln_arena_strdup(&ctx->rpmrc->arena, rest);
+		return kiln_arena_finish(&ctx->rpmrc->arena, err);
 	}
 	if (in_list(name, per_arch_options, KILN_ARRAY_SIZE(per_arch_options))) {
 		value = rest + strcspn(rest, " \t");
@@ -353,6 +358,64 @@ static kiln_rc config_defaults(struct macro_ctx *ctx, const struct macro_config 
 	return kiln_buf_finish(macrofiles, err);
 }
 
+static struct macro_rpmrc *rpmrc_new(void)
+{
+	struct macro_rpmrc *rc = kiln_calloc(1, sizeof(*rc));
+
+	if (!rc)
+		return NULL;
+	atomic_init(&rc->refs, 1);
+	kiln_arena_init(&rc->arena, 64 * KILN_MIB);
+	return rc;
+}
+
+/* A private copy of from's tables. */
+static struct macro_rpmrc *rpmrc_copy(const struct macro_rpmrc *from, struct kiln_err *err)
+{
+	struct macro_rpmrc *rc = rpmrc_new();
+	struct kiln_arena *a;
+	size_t i;
+
+	if (!rc) {
+		kiln_err_set(err, KILN_ENOMEM, "out of memory");
+		return NULL;
+	}
+	a = &rc->arena;
+	rc->entries = from->n ? kiln_arena_array(a, from->n, sizeof(*rc->entries)) : NULL;
+	rc->n = rc->cap = from->n;
+	rc->macrofiles = from->macrofiles ? kiln_arena_strdup(a, from->macrofiles) : NULL;
+	memcpy(rc->host_arch, from->host_arch, sizeof(rc->host_arch));
+	memcpy(rc->host_os, from->host_os, sizeof(rc->host_os));
+	for (i = 0; rc->entries && i < from->n; i++) {
+		rc->entries[i].table = kiln_arena_strdup(a, from->entries[i].table);
+		rc->entries[i].key = kiln_arena_strdup(a, from->entries[i].key);
+		rc->entries[i].value = kiln_arena_strdup(a, from->entries[i].value);
+	}
+	if ((from->n && !rc->entries) || kiln_arena_finish(a, err)) {
+		if (err && !err->code)
+			kiln_err_set(err, KILN_ENOMEM, "out of memory");
+		macro_rpmrc_unref(rc);
+		return NULL;
+	}
+	return rc;
+}
+
+/* Make ctx's tables its own before a load writes them. */
+static kiln_rc rpmrc_own(struct macro_ctx *ctx, struct kiln_err *err)
+{
+	struct macro_rpmrc *rc;
+
+	if (ctx->rpmrc && atomic_load(&ctx->rpmrc->refs) == 1)
+		return KILN_OK;
+	rc = ctx->rpmrc ? rpmrc_copy(ctx->rpmrc, err) : rpmrc_new();
+	if (!rc)
+		return err && err->code ? err->code
+		                        : kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	macro_rpmrc_unref(ctx->rpmrc);
+	ctx->rpmrc = rc;
+	return KILN_OK;
+}
+
 /* optflags of the host arch become %optflags while the rpmrc files are read (rpm's
  * "macroize" options); the target's replace them at the end. */
 static kiln_rc macroize_host(struct macro_ctx *ctx, struct kiln_err *err)
@@ -371,11 +434,9 @@ kiln_rc macro_config_load(struct macro_ctx *ctx, const struct macro_config *cfg,
 	struct kiln_buf macrofiles = KILN_BUF_INIT(KILN_LIMIT_TEXT_FILE);
 	kiln_rc rc;
 
-	if (!ctx->rpmrc) {
-		ctx->rpmrc = kiln_arena_alloc(&ctx->rc_arena, sizeof(*ctx->rpmrc));
-		if (!ctx->rpmrc)
-			return kiln_arena_finish(&ctx->rc_arena, err);
-	}
+	rc = rpmrc_own(ctx, err);
+	if (rc)
+		return rc;
 	rc = config_defaults(ctx, cfg, &rcfiles, &macrofiles, err);
 	if (rc)
 		goto out;
@@ -442,29 +503,17 @@ bool macro_arch_buildable(struct macro_ctx *ctx, const char *arch)
 	return ctx->rpmrc && compat_reaches(ctx->rpmrc, ctx->rpmrc->host_arch, arch, 0);
 }
 
-kiln_rc macro_rpmrc_copy(struct macro_ctx *dst, const struct macro_ctx *src, struct kiln_err *err)
+void macro_rpmrc_share(struct macro_ctx *dst, const struct macro_ctx *src)
 {
-	const struct macro_rpmrc *from = src->rpmrc;
-	struct kiln_arena *a = &dst->rc_arena;
-	struct macro_rpmrc *rc;
-	size_t i;
+	dst->rpmrc = src->rpmrc;
+	if (dst->rpmrc)
+		atomic_fetch_add(&dst->rpmrc->refs, 1);
+}
 
-	if (!from)
-		return KILN_OK;
-	rc = kiln_arena_alloc(a, sizeof(*rc));
-	if (!rc)
-		return kiln_arena_finish(a, err);
-	*rc = *from;
-	rc->entries = from->n ? kiln_arena_array(a, from->n, sizeof(*rc->entries)) : NULL;
-	rc->cap = from->n;
-	rc->macrofiles = from->macrofiles ? kiln_arena_strdup(a, from->macrofiles) : NULL;
-	for (i = 0; rc->entries && i < from->n; i++) {
-		rc->entries[i].table = kiln_arena_strdup(a, from->entries[i].table);
-		rc->entries[i].key = kiln_arena_strdup(a, from->entries[i].key);
-		rc->entries[i].value = kiln_arena_strdup(a, from->entries[i].value);
-	}
-	if ((from->n && !rc->entries) || kiln_arena_finish(a, err))
-		return err && err->code ? err->code : KILN_ENOMEM;
-	dst->rpmrc = rc;
-	return KILN_OK;
+void macro_rpmrc_unref(struct macro_rpmrc *rc)
+{
+	if (!rc || atomic_fetch_sub(&rc->refs, 1) != 1)
+		return;
+	kiln_arena_release(&rc->arena);
+	free(rc);
 }

@@ -19,12 +19,18 @@ static uint32_t name_hash(const char *s, size_t len)
 	return h;
 }
 
+static void def_free(struct macro_def *d)
+{
+	if (d && !(d->flags & MACRO_DEF_POOLED))
+		free(d);
+}
+
 static void def_free_stack(struct macro_def *d)
 {
 	while (d) {
 		struct macro_def *below = d->below;
 
-		free(d);
+		def_free(d);
 		d = below;
 	}
 }
@@ -41,11 +47,15 @@ void macro_table_release(struct macro_table *t)
 		if (!s)
 			continue;
 		def_free_stack(s->top);
-		free(s->name);
-		free(s);
+		if (!s->pooled) {
+			free(s->name);
+			free(s);
+		}
 	}
 	free(t->slots);
+	free(t->pool);
 	t->slots = NULL;
+	t->pool = NULL;
 	t->cap = t->used = 0;
 }
 
@@ -197,7 +207,7 @@ void macro_pop_free(struct macro_slot *slot)
 	if (!d)
 		return;
 	slot->top = d->below;
-	free(d);
+	def_free(d);
 }
 
 void macro_graveyard_empty(struct macro_ctx *ctx)
@@ -207,7 +217,7 @@ void macro_graveyard_empty(struct macro_ctx *ctx)
 	while (d) {
 		struct macro_def *next = d->grave;
 
-		free(d);
+		def_free(d);
 		d = next;
 	}
 	ctx->graveyard = NULL;
@@ -264,16 +274,57 @@ bool macro_name_valid(const char *name, size_t len)
 	return true;
 }
 
-static struct macro_def *def_copy(const struct macro_def *d)
+/* A copied table keeps its starting slots and definitions in one block (a spec parse copies
+ * the loaded configuration, a few thousand definitions, and frees it soon after: one
+ * allocation instead of three per macro). Each piece is aligned for struct macro_def. */
+#define POOL_ALIGN _Alignof(max_align_t)
+
+static size_t pool_round(size_t n)
+{
+	return (n + POOL_ALIGN - 1) & ~(size_t)(POOL_ALIGN - 1);
+}
+
+static size_t def_size(const struct macro_def *d)
 {
 	size_t optlen = d->opts ? strlen(d->opts) + 1 : 0;
-	struct macro_def *c = kiln_malloc(sizeof(*c) + d->body_len + 1 + optlen);
 
-	if (!c)
-		return NULL;
+	return pool_round(sizeof(*d) + d->body_len + 1 + optlen);
+}
+
+/* Bytes the pool needs for src; false when that would overflow. */
+static bool pool_size(const struct macro_table *src, size_t *out)
+{
+	size_t total = 0;
+	size_t i;
+
+	for (i = 0; i < src->cap; i++) {
+		const struct macro_slot *s = src->slots[i];
+		const struct macro_def *d;
+
+		if (!s)
+			continue;
+		if (!util_add_ok(total, pool_round(sizeof(*s)) + pool_round(s->name_len + 1),
+		                 &total))
+			return false;
+		for (d = s->top; d; d = d->below) {
+			if (!util_add_ok(total, def_size(d), &total))
+				return false;
+		}
+	}
+	*out = total;
+	return true;
+}
+
+static struct macro_def *def_copy(const struct macro_def *d, char **pool)
+{
+	size_t optlen = d->opts ? strlen(d->opts) + 1 : 0;
+	struct macro_def *c = (struct macro_def *)*pool;
+
+	*pool += def_size(d);
 	*c = *d;
 	c->below = NULL;
 	c->grave = NULL;
+	c->flags |= MACRO_DEF_POOLED;
 	c->body = (char *)(c + 1);
 	memcpy(c->body, d->body, d->body_len + 1);
 	c->opts = NULL;
@@ -284,28 +335,25 @@ static struct macro_def *def_copy(const struct macro_def *d)
 	return c;
 }
 
-static struct macro_slot *slot_copy(const struct macro_slot *s)
+static struct macro_slot *slot_copy(const struct macro_slot *s, char **pool)
 {
-	struct macro_slot *c = kiln_calloc(1, sizeof(*c));
+	struct macro_slot *c = (struct macro_slot *)*pool;
 	const struct macro_def *d;
 	struct macro_def **tail;
 
-	if (!c || !(c->name = kiln_strndup(s->name, s->name_len))) {
-		free(c);
-		return NULL;
-	}
+	*pool += pool_round(sizeof(*c));
+	memset(c, 0, sizeof(*c));
+	c->name = *pool;
+	*pool += pool_round(s->name_len + 1);
+	memcpy(c->name, s->name, s->name_len);
+	c->name[s->name_len] = '\0';
 	c->name_len = s->name_len;
 	c->hash = s->hash;
 	c->builtin = s->builtin;
+	c->pooled = true;
 	tail = &c->top;
 	for (d = s->top; d; d = d->below) {
-		*tail = def_copy(d);
-		if (!*tail) {
-			def_free_stack(c->top);
-			free(c->name);
-			free(c);
-			return NULL;
-		}
+		*tail = def_copy(d, pool);
 		tail = &(*tail)->below;
 	}
 	return c;
@@ -314,24 +362,28 @@ static struct macro_slot *slot_copy(const struct macro_slot *s)
 kiln_rc macro_table_copy(struct macro_table *dst, const struct macro_table *src,
                          struct kiln_err *err)
 {
+	size_t size;
+	char *pool;
 	size_t i;
 
 	memset(dst, 0, sizeof(*dst));
 	if (!src->cap)
 		return KILN_OK;
+	if (!pool_size(src, &size))
+		return kiln_err_set(err, KILN_ELIMIT, "macro table too large to copy");
 	dst->slots = kiln_calloc(src->cap, sizeof(*dst->slots));
-	if (!dst->slots)
+	dst->pool = kiln_malloc(size ? size : 1);
+	if (!dst->slots || !dst->pool) {
+		macro_table_release(dst);
 		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	}
 	dst->cap = src->cap;
+	pool = dst->pool;
 	/* Same capacity, same hash: every slot keeps its position. */
 	for (i = 0; i < src->cap; i++) {
 		if (!src->slots[i])
 			continue;
-		dst->slots[i] = slot_copy(src->slots[i]);
-		if (!dst->slots[i]) {
-			macro_table_release(dst);
-			return kiln_err_set(err, KILN_ENOMEM, "out of memory");
-		}
+		dst->slots[i] = slot_copy(src->slots[i], &pool);
 		dst->used++;
 	}
 	return KILN_OK;
