@@ -56,23 +56,28 @@ struct def_parse {
 	const char *sbody; /* where the body text starts, before blanks */
 };
 
-/* Copy a free-form body from s; returns where it ended, or NULL when a %{ %( %[ is open. */
+/* Copy a free-form body from s; returns where it ended, or NULL when a %{ %( %[ is open.
+ * Runs of ordinary characters are copied at once (macro files have long bodies). */
 static const char *copy_free_body(const char *s, const char *end, struct kiln_buf *body)
 {
 	int bc = 0, pc = 0, xc = 0;
+	const char *run = s; /* start of the text not yet copied */
 
 	while (s < end && (bc || pc || xc || !is_eol(*s))) {
 		switch (*s) {
 		case '\\':
-			if (s + 1 < end)
-				s++;
+			/* the backslash is dropped, the character after it kept */
+			if (s + 1 < end) {
+				kiln_buf_add(body, run, (size_t)(s - run));
+				run = ++s;
+			}
 			break;
 		case '%':
 			if (s + 1 < end) {
 				char n = s[1];
 
 				if (n == '{' || n == '(' || n == '[' || n == '%') {
-					kiln_buf_addch(body, *s++);
+					s++;
 					bc += n == '{';
 					pc += n == '(';
 					xc += n == '[';
@@ -100,8 +105,9 @@ static const char *copy_free_body(const char *s, const char *end, struct kiln_bu
 		default:
 			break;
 		}
-		kiln_buf_addch(body, *s++);
+		s++;
 	}
+	kiln_buf_add(body, run, (size_t)(s - run));
 	if (bc || pc || xc)
 		return NULL;
 	while (body->len &&

@@ -194,6 +194,7 @@ kiln_rc macro_split_args(const char *s, size_t len, char ***argv, int *argc, str
 	bool quoted = false;
 	bool have = false;
 	kiln_rc rc = KILN_OK;
+	size_t run = 0; /* start of the word's text not yet copied */
 	size_t i;
 
 	/* A quoted word is kept even when empty; unquoted runs of blanks separate words. */
@@ -201,18 +202,20 @@ kiln_rc macro_split_args(const char *s, size_t len, char ***argv, int *argc, str
 		char c = i < len ? s[i] : ' ';
 
 		if (c == QUOTE_MARK) {
+			kiln_buf_add(&word, s + run, i - run);
+			run = i + 1;
 			quoted = !quoted;
 			have = true;
 			continue;
 		}
 		if (!quoted && (c == ' ' || c == '\t' || c == '\n' || c == '\r' || i == len)) {
+			kiln_buf_add(&word, s + run, i - run);
+			run = i + 1;
 			if (have || word.len)
 				rc = macro_argv_add(argv, argc, word.ptr, word.len, err);
 			kiln_buf_reset(&word);
 			have = false;
-			continue;
 		}
-		kiln_buf_addch(&word, c);
 	}
 	if (!rc)
 		rc = kiln_buf_finish(&word, err);
@@ -248,10 +251,12 @@ static bool push_option(struct mbuf *mb, char c, const char *arg)
 	char name[4] = {'-', c, '\0', '\0'};
 	bool ok;
 
-	if (arg)
-		kiln_buf_addf(&body, "-%c %s", c, arg);
-	else
-		kiln_buf_addf(&body, "-%c", c);
+	/* "-c" or "-c ARG", built without printf: a parametric call pushes one per option. */
+	kiln_buf_add(&body, name, 2);
+	if (arg) {
+		kiln_buf_addch(&body, ' ');
+		kiln_buf_addstr(&body, arg);
+	}
 	ok = !body.err && push_auto(mb, name, body.ptr);
 	if (ok && arg) {
 		name[2] = '*';

@@ -55,7 +55,7 @@ struct macro_builtin {
 
 /* A name in the table: the stack of its definitions, or a built-in. */
 struct macro_slot {
-	char *name; /* owned */
+	char *name; /* in the slot's allocation, after the struct */
 	size_t name_len;
 	uint32_t hash;
 	struct macro_def *top; /* owned stack; NULL when undefined */
@@ -67,6 +67,7 @@ struct macro_slot {
  * table grows, so the scope stack can hold them). */
 struct macro_table {
 	struct macro_slot **slots; /* owned, cap entries, NULL = empty */
+	uint32_t *hashes;          /* owned, cap entries: slots[i]->hash, so probes stay in it */
 	size_t cap;
 	size_t used;
 	void *pool; /* owned: one block with the slots and definitions a copy started with */

@@ -47,14 +47,14 @@ void macro_table_release(struct macro_table *t)
 		if (!s)
 			continue;
 		def_free_stack(s->top);
-		if (!s->pooled) {
-			free(s->name);
+		if (!s->pooled)
 			free(s);
-		}
 	}
 	free(t->slots);
+	free(t->hashes);
 	free(t->pool);
 	t->slots = NULL;
+	t->hashes = NULL;
 	t->pool = NULL;
 	t->cap = t->used = 0;
 }
@@ -72,7 +72,7 @@ struct macro_slot *macro_table_find(const struct macro_table *t, const char *nam
 
 		if (!s)
 			return NULL;
-		if (s->hash == h && s->name_len == len && !memcmp(s->name, name, len))
+		if (t->hashes[i] == h && s->name_len == len && !memcmp(s->name, name, len))
 			return s;
 	}
 }
@@ -81,10 +81,14 @@ static bool table_grow(struct macro_table *t)
 {
 	size_t cap = t->cap ? t->cap * 2 : TABLE_MIN;
 	struct macro_slot **slots = kiln_calloc(cap, sizeof(*slots));
+	uint32_t *hashes = kiln_calloc(cap, sizeof(*hashes));
 	size_t i;
 
-	if (!slots)
+	if (!slots || !hashes) {
+		free(slots);
+		free(hashes);
 		return false;
+	}
 	for (i = 0; i < t->cap; i++) {
 		struct macro_slot *s = t->slots[i];
 		size_t j;
@@ -94,9 +98,12 @@ static bool table_grow(struct macro_table *t)
 		for (j = s->hash & (cap - 1); slots[j]; j = (j + 1) & (cap - 1))
 			;
 		slots[j] = s;
+		hashes[j] = s->hash;
 	}
 	free(t->slots);
+	free(t->hashes);
 	t->slots = slots;
+	t->hashes = hashes;
 	t->cap = cap;
 	return true;
 }
@@ -114,16 +121,17 @@ kiln_rc macro_table_slot(struct macro_table *t, const char *name, size_t len,
 	/* Keep the load factor under one half so probes stay short. */
 	if ((t->used + 1) * 2 > t->cap && !table_grow(t))
 		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
-	s = kiln_calloc(1, sizeof(*s));
-	if (!s || !(s->name = kiln_strndup(name, len))) {
-		free(s);
+	if (len >= SIZE_MAX - sizeof(*s) || !(s = kiln_calloc(1, sizeof(*s) + len + 1)))
 		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
-	}
+	s->name = (char *)(s + 1);
+	memcpy(s->name, name, len);
+	s->name[len] = '\0';
 	s->name_len = len;
 	s->hash = name_hash(name, len);
 	for (i = s->hash & (t->cap - 1); t->slots[i]; i = (i + 1) & (t->cap - 1))
 		;
 	t->slots[i] = s;
+	t->hashes[i] = s->hash;
 	t->used++;
 	*out = s;
 	return KILN_OK;
@@ -372,12 +380,14 @@ kiln_rc macro_table_copy(struct macro_table *dst, const struct macro_table *src,
 	if (!pool_size(src, &size))
 		return kiln_err_set(err, KILN_ELIMIT, "macro table too large to copy");
 	dst->slots = kiln_calloc(src->cap, sizeof(*dst->slots));
+	dst->hashes = kiln_malloc(src->cap * sizeof(*dst->hashes));
 	dst->pool = kiln_malloc(size ? size : 1);
-	if (!dst->slots || !dst->pool) {
+	if (!dst->slots || !dst->hashes || !dst->pool) {
 		macro_table_release(dst);
 		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
 	}
 	dst->cap = src->cap;
+	memcpy(dst->hashes, src->hashes, src->cap * sizeof(*dst->hashes));
 	pool = dst->pool;
 	/* Same capacity, same hash: every slot keeps its position. */
 	for (i = 0; i < src->cap; i++) {
