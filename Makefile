@@ -87,7 +87,7 @@ $(LIBKILN): $(LIB_OBJS)
 
 $(KILN): $(MAIN_OBJ) $(LIBKILN)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $(MAIN_OBJ) $(LIBKILN) $(LIBS_ALL)
+	$(Q)$(CC) $(LDFLAGS_ALL) -Wl,--as-needed -o $@ $(MAIN_OBJ) $(LIBKILN) $(LIBS_ALL)
 
 # Each unit runner links its module's tests, the shared harness and libkiln.a.
 unit_objs = $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/unit/$(1)/test_*.c))

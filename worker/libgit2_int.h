@@ -1,0 +1,108 @@
+/*
+ * libgit2_int.h - libgit2, opened on first use rather than linked.
+ *
+ * Only worker/git.c includes this, after <git2.h>. kiln does not link libgit2: the
+ * library and the ones it pulls in (TLS, ssh, Kerberos, LDAP...) would be mapped and
+ * relocated at every start of every command (about 3 ms), though only fetching uses it.
+ * The file's calls go through a table of entry points that dlopen(3) fills at its global
+ * init; the names below turn each call into a call through the table. A call to a
+ * function missing from the list fails to link: add new ones here.
+ */
+#ifndef KILN_WORKER_LIBGIT2_INT_H
+#define KILN_WORKER_LIBGIT2_INT_H
+
+#define WORKER_LIBGIT2_FUNCS(X)                                                                    \
+	X(git_blob_free)                                                                           \
+	X(git_blob_lookup)                                                                         \
+	X(git_blob_rawcontent)                                                                     \
+	X(git_blob_rawsize)                                                                        \
+	X(git_buf_dispose)                                                                         \
+	X(git_commit_committer)                                                                    \
+	X(git_commit_free)                                                                         \
+	X(git_commit_lookup)                                                                       \
+	X(git_commit_tree)                                                                         \
+	X(git_commit_tree_id)                                                                      \
+	X(git_credential_ssh_key_from_agent)                                                       \
+	X(git_credential_ssh_key_new)                                                              \
+	X(git_credential_username_new)                                                             \
+	X(git_error_last)                                                                          \
+	X(git_fetch_options_init)                                                                  \
+	X(git_libgit2_features)                                                                    \
+	X(git_libgit2_init)                                                                        \
+	X(git_object_free)                                                                         \
+	X(git_object_id)                                                                           \
+	X(git_object_peel)                                                                         \
+	X(git_oid_cpy)                                                                             \
+	X(git_oid_equal)                                                                           \
+	X(git_oid_fromstr)                                                                         \
+	X(git_oid_tostr)                                                                           \
+	X(git_remote_connect)                                                                      \
+	X(git_remote_create_options_init)                                                          \
+	X(git_remote_create_with_opts)                                                             \
+	X(git_remote_default_branch)                                                               \
+	X(git_remote_fetch)                                                                        \
+	X(git_remote_free)                                                                         \
+	X(git_repository_free)                                                                     \
+	X(git_repository_init)                                                                     \
+	X(git_repository_open_bare)                                                                \
+	X(git_repository_set_head)                                                                 \
+	X(git_revparse_single)                                                                     \
+	X(git_tree_entry_byindex)                                                                  \
+	X(git_tree_entry_filemode_raw)                                                             \
+	X(git_tree_entry_id)                                                                       \
+	X(git_tree_entry_name)                                                                     \
+	X(git_tree_entrycount)                                                                     \
+	X(git_tree_free)                                                                           \
+	X(git_tree_lookup)
+
+/* The entry points, set once by the global init (the file's registry of them). */
+struct worker_libgit2_fns {
+#define WORKER_LIBGIT2_FIELD(f) __typeof__(f) *fn_##f;
+	WORKER_LIBGIT2_FUNCS(WORKER_LIBGIT2_FIELD)
+#undef WORKER_LIBGIT2_FIELD
+};
+
+#define git_blob_free (worker_libgit2.fn_git_blob_free)
+#define git_blob_lookup (worker_libgit2.fn_git_blob_lookup)
+#define git_blob_rawcontent (worker_libgit2.fn_git_blob_rawcontent)
+#define git_blob_rawsize (worker_libgit2.fn_git_blob_rawsize)
+#define git_buf_dispose (worker_libgit2.fn_git_buf_dispose)
+#define git_commit_committer (worker_libgit2.fn_git_commit_committer)
+#define git_commit_free (worker_libgit2.fn_git_commit_free)
+#define git_commit_lookup (worker_libgit2.fn_git_commit_lookup)
+#define git_commit_tree (worker_libgit2.fn_git_commit_tree)
+#define git_commit_tree_id (worker_libgit2.fn_git_commit_tree_id)
+#define git_credential_ssh_key_from_agent (worker_libgit2.fn_git_credential_ssh_key_from_agent)
+#define git_credential_ssh_key_new (worker_libgit2.fn_git_credential_ssh_key_new)
+#define git_credential_username_new (worker_libgit2.fn_git_credential_username_new)
+#define git_error_last (worker_libgit2.fn_git_error_last)
+#define git_fetch_options_init (worker_libgit2.fn_git_fetch_options_init)
+#define git_libgit2_features (worker_libgit2.fn_git_libgit2_features)
+#define git_libgit2_init (worker_libgit2.fn_git_libgit2_init)
+#define git_object_free (worker_libgit2.fn_git_object_free)
+#define git_object_id (worker_libgit2.fn_git_object_id)
+#define git_object_peel (worker_libgit2.fn_git_object_peel)
+#define git_oid_cpy (worker_libgit2.fn_git_oid_cpy)
+#define git_oid_equal (worker_libgit2.fn_git_oid_equal)
+#define git_oid_fromstr (worker_libgit2.fn_git_oid_fromstr)
+#define git_oid_tostr (worker_libgit2.fn_git_oid_tostr)
+#define git_remote_connect (worker_libgit2.fn_git_remote_connect)
+#define git_remote_create_options_init (worker_libgit2.fn_git_remote_create_options_init)
+#define git_remote_create_with_opts (worker_libgit2.fn_git_remote_create_with_opts)
+#define git_remote_default_branch (worker_libgit2.fn_git_remote_default_branch)
+#define git_remote_fetch (worker_libgit2.fn_git_remote_fetch)
+#define git_remote_free (worker_libgit2.fn_git_remote_free)
+#define git_repository_free (worker_libgit2.fn_git_repository_free)
+#define git_repository_init (worker_libgit2.fn_git_repository_init)
+#define git_repository_open_bare (worker_libgit2.fn_git_repository_open_bare)
+#define git_repository_set_head (worker_libgit2.fn_git_repository_set_head)
+#define git_revparse_single (worker_libgit2.fn_git_revparse_single)
+#define git_tree_entry_byindex (worker_libgit2.fn_git_tree_entry_byindex)
+#define git_tree_entry_filemode_raw (worker_libgit2.fn_git_tree_entry_filemode_raw)
+#define git_tree_entry_id (worker_libgit2.fn_git_tree_entry_id)
+#define git_tree_entry_name (worker_libgit2.fn_git_tree_entry_name)
+#define git_tree_entrycount (worker_libgit2.fn_git_tree_entrycount)
+#define git_tree_free (worker_libgit2.fn_git_tree_free)
+#define git_tree_lookup (worker_libgit2.fn_git_tree_lookup)
+
+#endif
