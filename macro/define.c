@@ -56,6 +56,12 @@ struct def_parse {
 	const char *sbody; /* where the body text starts, before blanks */
 };
 
+/* The characters copy_free_body looks at; the others are copied as they come. */
+static const bool body_special[256] = {
+    ['\\'] = true, ['%'] = true, ['{'] = true, ['}'] = true,  ['('] = true,
+    [')'] = true,  ['['] = true, [']'] = true, ['\n'] = true, ['\r'] = true,
+};
+
 /* Copy a free-form body from s; returns where it ended, or NULL when a %{ %( %[ is open.
  * Runs of ordinary characters are copied at once (macro files have long bodies). */
 static const char *copy_free_body(const char *s, const char *end, struct kiln_buf *body)
@@ -63,7 +69,11 @@ static const char *copy_free_body(const char *s, const char *end, struct kiln_bu
 	int bc = 0, pc = 0, xc = 0;
 	const char *run = s; /* start of the text not yet copied */
 
-	while (s < end && (bc || pc || xc || !is_eol(*s))) {
+	for (;;) {
+		while (s < end && !body_special[(unsigned char)*s])
+			s++;
+		if (s >= end || (!bc && !pc && !xc && is_eol(*s)))
+			break;
 		switch (*s) {
 		case '\\':
 			/* the backslash is dropped, the character after it kept */

@@ -697,8 +697,10 @@ kiln_rc macro_expr_eval(struct macro_ctx *ctx, const char *expr, size_t len, uns
 	val_init(&v);
 	rc = evaluate(ctx, expr, len, flags, &v, err);
 	if (!rc) {
+		char num[24];
+
 		if (v.type == VAL_INT)
-			kiln_buf_addf(out, "%d", v.i);
+			kiln_buf_add(out, num, macro_fmt_int(num, v.i));
 		else
 			kiln_buf_add(out, v.s.ptr, v.s.len);
 		rc = kiln_buf_finish(out, err);

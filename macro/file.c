@@ -16,9 +16,19 @@ struct line_state {
 };
 
 /* Track open %{ %( %[ over one physical line [p, q). */
+/* The characters scan_brackets looks at. */
+static const bool bracket_special[256] = {
+    ['\\'] = true, ['%'] = true, ['{'] = true, ['}'] = true,
+    ['('] = true,  [')'] = true, ['['] = true, [']'] = true,
+};
+
 static void scan_brackets(struct line_state *st, const char *p, const char *q)
 {
 	for (; p < q; p++) {
+		while (p < q && !bracket_special[(unsigned char)*p])
+			p++;
+		if (p == q)
+			break;
 		switch (*p) {
 		case '\\':
 			if (p + 1 < q)
@@ -127,7 +137,7 @@ kiln_rc macro_load_file(struct macro_ctx *ctx, const char *path, int level, stru
 			s++;
 		if (*s != '%')
 			continue;
-		snprintf(num, sizeof(num), "%d", lineno);
+		macro_fmt_int(num, lineno);
 		rc = macro_push(ctx, "__file_lineno", 13, NULL, num, strlen(num), level,
 		                MACRO_DEF_LITERAL, err);
 		if (rc)

@@ -23,7 +23,35 @@
 
 #define LUA_PRINT_DEPTH 64
 
+/* Small blocks for the Lua state. Lua allocates and frees many small blocks (a %{lua:}
+ * chunk is compiled on every expansion, and the compiler's pieces are short-lived); glibc's
+ * malloc costs several times more per block than taking one from a free list of its size.
+ * Blocks up to LUA_POOL_MAX bytes come from one region, in classes LUA_POOL_STEP apart;
+ * larger ones, and all once the region is used up, from the allocator Lua was created
+ * with. The region is reserved at once but its pages are touched only as used. */
+#define LUA_POOL_SIZE (16 * KILN_MIB)
+#define LUA_POOL_MAX 512
+#define LUA_POOL_STEP 16
+#if defined(__SANITIZE_ADDRESS__)
+#define LUA_POOL_ENABLED 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define LUA_POOL_ENABLED 0
+#endif
+#endif
+#ifndef LUA_POOL_ENABLED
+#define LUA_POOL_ENABLED 1
+#endif
+
+struct lua_pool {
+	char *base, *next, *end; /* owned region; next = first block never handed out */
+	void *free[LUA_POOL_MAX / LUA_POOL_STEP + 1]; /* per class, linked through the block */
+	lua_Alloc prev;                               /* for blocks outside the region */
+	void *prev_ud;
+};
+
 struct macro_lua {
+	struct lua_pool pool;
 	lua_State *L;
 	struct macro_ctx *ctx;
 	struct mbuf *mb; /* the expansion running Lua now, or NULL */
@@ -1186,6 +1214,87 @@ static void arrays_to_lua(lua_State *L, const struct macro_lua_arrays *as)
 	}
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* The Lua state's allocator. */
+
+static size_t pool_class(size_t size)
+{
+	return (size + LUA_POOL_STEP - 1) / LUA_POOL_STEP;
+}
+
+static bool pool_owns(const struct lua_pool *pl, const void *p)
+{
+	return pl->base && (const char *)p >= pl->base && (const char *)p < pl->end;
+}
+
+static void *pool_get(struct lua_pool *pl, size_t size)
+{
+	size_t c = pool_class(size);
+	void *p = pl->free[c];
+
+	if (p) {
+		memcpy(&pl->free[c], p, sizeof(void *));
+		return p;
+	}
+	if ((size_t)(pl->end - pl->next) < c * LUA_POOL_STEP)
+		return NULL;
+	p = pl->next;
+	pl->next += c * LUA_POOL_STEP;
+	return p;
+}
+
+static void pool_put(struct lua_pool *pl, void *p, size_t size)
+{
+	size_t c = pool_class(size);
+
+	memcpy(p, &pl->free[c], sizeof(void *));
+	pl->free[c] = p;
+}
+
+/* lua_Alloc: osize is the block's size when ptr is set (its kind when ptr is NULL). */
+static void *pool_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+	struct lua_pool *pl = ud;
+	void *p = NULL;
+
+	if (ptr && !pool_owns(pl, ptr))
+		return pl->prev(pl->prev_ud, ptr, osize, nsize);
+	if (!nsize) {
+		if (ptr)
+			pool_put(pl, ptr, osize);
+		return NULL;
+	}
+	if (ptr && pool_class(osize) == pool_class(nsize))
+		return ptr;
+	if (nsize <= LUA_POOL_MAX)
+		p = pool_get(pl, nsize);
+	if (!p)
+		p = pl->prev(pl->prev_ud, NULL, ptr ? 0 : osize, nsize);
+	if (p && ptr) {
+		memcpy(p, ptr, osize < nsize ? osize : nsize);
+		pool_put(pl, ptr, osize);
+	}
+	return p;
+}
+
+/* Switch a new state to the pool (blocks it already has stay with the old allocator).
+ * Sanitizer builds keep malloc, so that they still see every block. */
+static void pool_start(struct lua_pool *pl, lua_State *L)
+{
+#if !LUA_POOL_ENABLED
+	(void)pl;
+	(void)L;
+#else
+	pl->base = kiln_malloc(LUA_POOL_SIZE);
+	if (!pl->base)
+		return;
+	pl->next = pl->base;
+	pl->end = pl->base + LUA_POOL_SIZE;
+	pl->prev = lua_getallocf(L, &pl->prev_ud);
+	lua_setallocf(L, pool_alloc, pl);
+#endif
+}
+
 static struct macro_lua *lua_get(struct macro_ctx *ctx, struct kiln_err *err)
 {
 	struct macro_lua *ml = ctx->lua;
@@ -1199,6 +1308,7 @@ static struct macro_lua *lua_get(struct macro_ctx *ctx, struct kiln_err *err)
 		return NULL;
 	}
 	ml->ctx = ctx;
+	pool_start(&ml->pool, ml->L);
 	if (ctx->restricted)
 		open_pure_libs(ml->L);
 	else
@@ -1216,6 +1326,7 @@ void macro_lua_free(struct macro_lua *ml)
 	if (!ml)
 		return;
 	lua_close(ml->L);
+	free(ml->pool.base);
 	free(ml);
 }
 
