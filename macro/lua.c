@@ -1377,9 +1377,53 @@ static void push_opt_arg(lua_State *L, const struct mbuf *mb)
 	}
 }
 
-void macro_lua_run(struct mbuf *mb, const char *code, size_t len)
+/* Whether a chunk must be compiled with the "local opt, arg = ..." prologue, or can be
+ * compiled as written. The prologue costs a third of compiling a short chunk, and most
+ * %{lua:} never name opt or arg. Without it the chunk still receives opt and arg as its
+ * varargs (... is the same), so it differs only where the two locals could be seen:
+ *  - by name: a chunk that contains "opt" or "arg" anywhere keeps the prologue;
+ *  - through the debug library (debug.getlocal): a chunk that could reach it at all, by
+ *    name, through the global table or by loading code, keeps the prologue;
+ *  - through the limits on locals and registers (200 and 255), which a chunk of at most
+ *    LUA_SHORT_MAX bytes cannot come near, and the stack depth at which endless recursion
+ *    stops (the main frame is two slots smaller), which needs a function: a chunk that
+ *    defines one keeps the prologue.
+ * A chunk that does not compile as written is compiled again with the prologue, so that
+ * its syntax error is the one it always was. */
+#define LUA_SHORT_MAX 256
+
+static bool needs_prologue(const char *code, size_t len)
+{
+	static const char *const names[] = {"opt",     "arg",    "debug", "load", "require",
+	                                    "package", "dofile", "_G",    "_ENV", "function"};
+	size_t i;
+
+	if (len > LUA_SHORT_MAX)
+		return true;
+	for (i = 0; i < KILN_ARRAY_SIZE(names); i++) {
+		if (memmem(code, len, names[i], strlen(names[i])))
+			return true;
+	}
+	return false;
+}
+
+/* Compile code into a function on top of L's stack; false with the message there. */
+static bool load_chunk(lua_State *L, const char *code, size_t len, struct kiln_buf *chunk)
 {
 	static const char prologue[] = "local opt, arg = ... ";
+
+	if (!needs_prologue(code, len)) {
+		if (luaL_loadbuffer(L, code, len, "<lua>") == LUA_OK)
+			return true;
+		lua_pop(L, 1);
+	}
+	kiln_buf_addstr(chunk, prologue);
+	kiln_buf_add(chunk, code, len);
+	return luaL_loadbuffer(L, chunk->ptr, chunk->len, "<lua>") == LUA_OK;
+}
+
+void macro_lua_run(struct mbuf *mb, const char *code, size_t len)
+{
 	struct kiln_buf chunk = KILN_BUF_INIT(mb->ctx->max_expansion);
 	struct kiln_buf printed = KILN_BUF_INIT(mb->ctx->max_expansion);
 	struct macro_lua *ml = lua_get(mb->ctx, mb->err);
@@ -1399,9 +1443,7 @@ void macro_lua_run(struct mbuf *mb, const char *code, size_t len)
 	}
 	L = ml->L;
 	top = lua_gettop(L);
-	kiln_buf_addstr(&chunk, prologue);
-	kiln_buf_add(&chunk, code, len);
-	if (luaL_loadbuffer(L, chunk.ptr, chunk.len, "<lua>") != LUA_OK) {
+	if (!load_chunk(L, code, len, &chunk)) {
 		macro_mb_error(mb, KILN_ESYNTAX, "invalid syntax in lua script: %s",
 		               lua_tostring(L, -1));
 		goto out;

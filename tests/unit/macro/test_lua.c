@@ -99,3 +99,24 @@ KILN_TEST(lua_states_are_per_context)
 	macro_ctx_free(a);
 	macro_ctx_free(b);
 }
+
+/* Chunks that never name opt or arg compile without the prologue that declares them; they
+ * must behave as if it were there. */
+KILN_TEST(lua_chunks_with_and_without_the_prologue)
+{
+	struct macro_ctx *ctx = ctx_new(NULL);
+
+	define(ctx, "lm(a) %{lua:print(select('#', ...), type(...), #select(2, ...))}");
+	expect(ctx, "%lm -a x", "2\ttable\t1");
+	expect(ctx, "%{lua:print(select('#', ...))}", "2");
+	/* Named, the locals are there; seen through debug.getlocal too. */
+	expect(ctx, "%{lua:print(type(opt), type(arg))}", "table\ttable");
+	expect(ctx, "%{lua:print(debug.getlocal(1, 1), (debug.getlocal(1, 2)))}", "opt\targ");
+	expect(ctx, "%{lua:local n = 0 for i = 1, 200 do n = n + 1 end print(n)}", "200");
+	/* A chunk that does not compile alone is compiled after the prologue: its error is
+	 * the one it always gave, and text that continues the prologue's "..." still does. */
+	expect_error(ctx, "%{lua:= 1}", KILN_ESYNTAX,
+	             "[string \"<lua>\"]:1: unexpected symbol near '='");
+	expect_error(ctx, "%{lua:.. 1}", KILN_EMACRO, "attempt to concatenate a table value");
+	macro_ctx_free(ctx);
+}
