@@ -153,26 +153,6 @@ void macro_argv_free(char **argv, int argc)
 	free(argv);
 }
 
-size_t macro_fmt_int(char *dst, long long v)
-{
-	/* Digits of the magnitude, taken as unsigned so that LLONG_MIN works too. */
-	unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
-	char tmp[24];
-	size_t n = 0;
-	size_t len = 0;
-
-	do {
-		tmp[n++] = (char)('0' + u % 10);
-		u /= 10;
-	} while (u);
-	if (v < 0)
-		dst[len++] = '-';
-	while (n)
-		dst[len++] = tmp[--n];
-	dst[len] = '\0';
-	return len;
-}
-
 /* Room for n pointers, rounded up to a power of two so appends stay linear. */
 static size_t argv_cap(size_t n)
 {
@@ -369,11 +349,11 @@ static bool setup_args(struct mbuf *mb, const char *name, const char *opts, int 
 		}
 		operands[noperands++] = argv[i];
 	}
-	macro_fmt_int(num, noperands);
+	util_fmt_int(num, noperands);
 	if (!push_auto(mb, "#", num))
 		goto out;
 	for (i = 0; i < noperands; i++) {
-		macro_fmt_int(num, i + 1);
+		util_fmt_int(num, i + 1);
 		if (!push_auto(mb, num, operands[i]))
 			goto out;
 	}

@@ -700,7 +700,7 @@ kiln_rc macro_expr_eval(struct macro_ctx *ctx, const char *expr, size_t len, uns
 		char num[24];
 
 		if (v.type == VAL_INT)
-			kiln_buf_add(out, num, macro_fmt_int(num, v.i));
+			kiln_buf_add(out, num, util_fmt_int(num, v.i));
 		else
 			kiln_buf_add(out, v.s.ptr, v.s.len);
 		rc = kiln_buf_finish(out, err);

@@ -137,7 +137,7 @@ kiln_rc macro_load_file(struct macro_ctx *ctx, const char *path, int level, stru
 			s++;
 		if (*s != '%')
 			continue;
-		macro_fmt_int(num, lineno);
+		util_fmt_int(num, lineno);
 		rc = macro_push(ctx, "__file_lineno", 13, NULL, num, strlen(num), level,
 		                MACRO_DEF_LITERAL, err);
 		if (rc)

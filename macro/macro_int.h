@@ -159,10 +159,6 @@ void macro_argv_free(char **argv, int argc);
 KILN_MUST_CHECK kiln_rc macro_argv_add(char ***argv, int *argc, const char *s, size_t len,
                                        struct kiln_err *err);
 
-/* Decimal text of v into dst (room for 21 bytes), NUL-terminated; returns its length.
- * printf costs hundreds of instructions, and a parametric call formats %# and %1.. */
-size_t macro_fmt_int(char *dst, long long v);
-
 /* Built-ins. */
 const struct macro_builtin *macro_builtins_table(size_t *count);
 /* Call a built-in or parametric macro with literal arguments (used by Lua's macros.X()). */

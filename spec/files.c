@@ -594,7 +594,9 @@ static kiln_rc parse_line(struct files_state *st, const char *line)
 
 	if (!buf)
 		return kiln_err_set(st->p->err, KILN_ENOMEM, "out of memory");
-	memset(&b, 0, sizeof(b));
+	/* Only the entry and the count: the path arrays (20 KiB) are read below npaths only. */
+	memset(&b.e, 0, sizeof(b.e));
+	b.npaths = 0;
 	kiln_buf_init(&b.err, KILN_ERR_MSG_MAX);
 	b.e.line = st->p->lineno;
 	if (directives(st, &b, buf))

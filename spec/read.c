@@ -272,10 +272,10 @@ static bool needs_more(const struct kiln_buf *b)
 
 static kiln_rc set_lineno_macro(struct spec_parse_priv *p)
 {
-	char num[24];
+	char num[UTIL_INT_MAX_TEXT];
 	struct kiln_err ignored = KILN_ERR_INIT;
 
-	snprintf(num, sizeof(num), "%d", p->lineno);
+	util_fmt_int(num, p->lineno);
 	(void)!macro_undefine(p->ctx, "__file_lineno", &ignored);
 	return macro_define(p->ctx, "__file_lineno", NULL, num, MACRO_LEVEL_SPEC, p->err);
 }
@@ -783,6 +783,9 @@ enum spec_part spec_is_part(struct spec_parse_priv *p, const char *line)
 {
 	size_t i;
 
+	/* Every part starts with '%'; most lines are not one (this runs on each line). */
+	if (line[0] != '%')
+		return SPEC_PART_NONE;
 	for (i = 0; i < KILN_ARRAY_SIZE(parts); i++) {
 		size_t n = strlen(parts[i].token);
 

@@ -1,5 +1,6 @@
 /*
- * num.c - strict integer parsing: whole string, explicit range, no silent truncation.
+ * num.c - strict integer parsing: whole string, explicit range, no silent truncation;
+ * integer formatting without printf.
  */
 #include "util/util.h"
 
@@ -75,4 +76,24 @@ kiln_rc util_parse_int(const char *s, int min, int max, int *out, struct kiln_er
 	if (!rc)
 		*out = (int)v;
 	return rc;
+}
+
+size_t util_fmt_int(char *dst, long long v)
+{
+	/* Digits of the magnitude, taken as unsigned so that LLONG_MIN works too. */
+	unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+	char tmp[UTIL_INT_MAX_TEXT];
+	size_t n = 0;
+	size_t len = 0;
+
+	do {
+		tmp[n++] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		dst[len++] = '-';
+	while (n)
+		dst[len++] = tmp[--n];
+	dst[len] = '\0';
+	return len;
 }

@@ -1,6 +1,5 @@
 #include "util/util.h"
 
-#include "macro/macro_int.h"
 #include "tests/unit/macro/macro_test.h"
 
 KILN_TEST(expand_plain_text_and_percent)
@@ -165,31 +164,4 @@ KILN_TEST(expand_output_limit)
 	assert_int_equal(out.len, 0);
 	kiln_buf_release(&out);
 	macro_ctx_free(ctx);
-}
-
-/* %#, %1.. and %[...] results are formatted without printf; the text must be printf's. */
-KILN_TEST(expand_fmt_int_matches_printf)
-{
-	static const long long vals[] = {0,
-	                                 1,
-	                                 9,
-	                                 10,
-	                                 99,
-	                                 100,
-	                                 -1,
-	                                 -9,
-	                                 -10,
-	                                 2147483647LL,
-	                                 -2147483647LL - 1,
-	                                 9223372036854775807LL,
-	                                 -9223372036854775807LL - 1};
-	char want[32];
-	char got[24];
-	size_t i;
-
-	for (i = 0; i < KILN_ARRAY_SIZE(vals); i++) {
-		snprintf(want, sizeof(want), "%lld", vals[i]);
-		assert_int_equal(macro_fmt_int(got, vals[i]), strlen(want));
-		assert_string_equal(got, want);
-	}
 }

@@ -56,3 +56,30 @@ KILN_TEST(num_overflow_helpers)
 	assert_false(util_mul_ok(SIZE_MAX / 2 + 1, 2, &r));
 	assert_true(util_mul_ok(1000, 1000, &r));
 }
+
+/* The text must be printf's. */
+KILN_TEST(num_fmt_int_matches_printf)
+{
+	static const long long vals[] = {0,
+	                                 1,
+	                                 9,
+	                                 10,
+	                                 99,
+	                                 100,
+	                                 -1,
+	                                 -9,
+	                                 -10,
+	                                 2147483647LL,
+	                                 -2147483647LL - 1,
+	                                 9223372036854775807LL,
+	                                 -9223372036854775807LL - 1};
+	char want[32];
+	char got[UTIL_INT_MAX_TEXT];
+	size_t i;
+
+	for (i = 0; i < KILN_ARRAY_SIZE(vals); i++) {
+		snprintf(want, sizeof(want), "%lld", vals[i]);
+		assert_int_equal(util_fmt_int(got, vals[i]), strlen(want));
+		assert_string_equal(got, want);
+	}
+}
