@@ -1392,16 +1392,55 @@ static void push_opt_arg(lua_State *L, const struct mbuf *mb)
  * its syntax error is the one it always was. */
 #define LUA_SHORT_MAX 256
 
+static bool has_word_at(const char *s, size_t left, const char *word)
+{
+	size_t n = strlen(word);
+
+	return left >= n && !memcmp(s, word, n);
+}
+
 static bool needs_prologue(const char *code, size_t len)
 {
-	static const char *const names[] = {"opt",     "arg",    "debug", "load", "require",
-	                                    "package", "dofile", "_G",    "_ENV", "function"};
 	size_t i;
 
 	if (len > LUA_SHORT_MAX)
 		return true;
-	for (i = 0; i < KILN_ARRAY_SIZE(names); i++) {
-		if (memmem(code, len, names[i], strlen(names[i])))
+	/* One pass over the chunk; a name is compared only where its first letter is. */
+	for (i = 0; i < len; i++) {
+		const char *s = code + i;
+		size_t left = len - i;
+		bool hit;
+
+		switch (*s) {
+		case 'o':
+			hit = has_word_at(s, left, "opt");
+			break;
+		case 'a':
+			hit = has_word_at(s, left, "arg");
+			break;
+		case 'd':
+			hit = has_word_at(s, left, "debug") || has_word_at(s, left, "dofile");
+			break;
+		case 'l':
+			hit = has_word_at(s, left, "load");
+			break;
+		case 'r':
+			hit = has_word_at(s, left, "require");
+			break;
+		case 'p':
+			hit = has_word_at(s, left, "package");
+			break;
+		case '_':
+			hit = has_word_at(s, left, "_G") || has_word_at(s, left, "_ENV");
+			break;
+		case 'f':
+			hit = has_word_at(s, left, "function");
+			break;
+		default:
+			hit = false;
+			break;
+		}
+		if (hit)
 			return true;
 	}
 	return false;

@@ -60,7 +60,7 @@ struct macro_slot {
 	uint32_t hash;
 	struct macro_def *top; /* owned stack; NULL when undefined */
 	const struct macro_builtin *builtin;
-	bool pooled; /* the slot and its name live in the table's pool */
+	bool pooled; /* the slot and its name live in the pool or the arena: never freed alone */
 };
 
 /* Open-addressing hash table of heap-allocated slots (slot pointers stay valid when the
@@ -71,6 +71,7 @@ struct macro_table {
 	size_t cap;
 	size_t used;
 	void *pool; /* owned: one block with the slots and definitions a copy started with */
+	struct kiln_arena slots_arena; /* slots added later, side by side (probes touch them) */
 };
 
 struct macro_lua;        /* macro/lua.c */
