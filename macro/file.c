@@ -70,33 +70,62 @@ static void scan_brackets(struct line_state *st, const char *p, const char *q)
 	}
 }
 
-/* Read one logical line from [*pos, end) into line; returns the physical lines used (0 at
- * end of input). */
-static int read_logical(const char **pos, const char *end, struct kiln_buf *line)
+/* One physical line from p: its text [p, *q) without the newline and carriage returns
+ * before it; returns where the next one starts. */
+static const char *physical_line(const char *p, const char *end, const char **q)
+{
+	const char *nl = memchr(p, '\n', (size_t)(end - p));
+	const char *e = nl ? nl : end;
+
+	while (e > p && e[-1] == '\r')
+		e--;
+	*q = e;
+	return nl ? nl + 1 : end;
+}
+
+/* Read one logical line from [*pos, end): its physical lines joined by '\n'. Returns the
+ * physical lines used (0 at end of input) and the text in *text, *len: the input itself
+ * when it needed no change (no carriage return dropped), else a copy built in line. */
+static int read_logical(const char **pos, const char *end, struct kiln_buf *line,
+                        const char **text, size_t *len)
 {
 	struct line_state st = {0, 0, 0};
+	const char *first = *pos;
 	const char *p = *pos;
+	const char *q = p;
+	bool changed = false;
 	int nlines = 0;
+	int i;
 
-	kiln_buf_reset(line);
 	while (p < end) {
 		const char *start = p;
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *q = nl ? nl : end;
 
 		nlines++;
-		while (q > start && q[-1] == '\r')
-			q--;
+		p = physical_line(p, end, &q);
+		changed |= q != p - (p > start && p[-1] == '\n' ? 1 : 0);
 		scan_brackets(&st, start, q);
-		kiln_buf_add(line, start, (size_t)(q - start));
-		p = nl ? nl + 1 : end;
 		/* An open %{ %( %[ keeps reading, even across empty lines; otherwise a line
 		 * ends unless its last character is a backslash. */
 		if ((q == start || q[-1] != '\\') && !st.bc && !st.pc && !st.xc)
 			break;
-		kiln_buf_addch(line, '\n');
 	}
 	*pos = p;
+	if (!changed) {
+		*text = first;
+		*len = (size_t)(q - first);
+		return nlines;
+	}
+	kiln_buf_reset(line);
+	for (p = first, i = 0; i < nlines; i++) {
+		const char *start = p;
+
+		p = physical_line(p, end, &q);
+		if (i)
+			kiln_buf_addch(line, '\n');
+		kiln_buf_add(line, start, (size_t)(q - start));
+	}
+	*text = line->ptr;
+	*len = line->len;
 	return nlines;
 }
 
@@ -111,6 +140,8 @@ kiln_rc macro_load_file(struct macro_ctx *ctx, const char *path, int level, stru
 	struct kiln_buf line = KILN_BUF_INIT(KILN_LIMIT_TEXT_FILE);
 	const char *pos;
 	const char *end;
+	const char *ltext;
+	size_t llen;
 	int lineno = 0;
 	int failed = 0;
 	int n;
@@ -125,17 +156,18 @@ kiln_rc macro_load_file(struct macro_ctx *ctx, const char *path, int level, stru
 		goto out;
 	pos = text.ptr;
 	end = text.ptr + text.len;
-	while ((n = read_logical(&pos, end, &line)) > 0) {
+	while ((n = read_logical(&pos, end, &line, &ltext, &llen)) > 0) {
 		struct kiln_err lerr = KILN_ERR_INIT;
 		struct kiln_buf sink = KILN_BUF_INIT(ctx->max_expansion);
 		struct mbuf mb = {.ctx = ctx, .out = &sink, .err = &lerr};
-		const char *s = line.ptr;
+		const char *s = ltext;
+		const char *lend = ltext + llen;
 		char num[24];
 
 		lineno += n;
-		while (*s == ' ' || *s == '\t')
+		while (s < lend && (*s == ' ' || *s == '\t'))
 			s++;
-		if (*s != '%')
+		if (s == lend || *s != '%')
 			continue;
 		util_fmt_int(num, lineno);
 		rc = macro_push(ctx, "__file_lineno", 13, NULL, num, strlen(num), level,
@@ -143,8 +175,7 @@ kiln_rc macro_load_file(struct macro_ctx *ctx, const char *path, int level, stru
 		if (rc)
 			break;
 		ctx->active++;
-		macro_parse_define(&mb, s + 1, line.len - (size_t)(s + 1 - line.ptr), level, false,
-		                   "%define");
+		macro_parse_define(&mb, s + 1, (size_t)(lend - s - 1), level, false, "%define");
 		ctx->active--;
 		if (mb.error) {
 			load_report(ctx, &lerr);
