@@ -25,6 +25,16 @@ FUZZ_SECONDS ?= 600
 
 # Modules in layering order: each may include only the headers of those before it.
 MODULES := util macro spec pack sign chroot api worker scheduler cli
+
+# $(call dlopen_soname,OBJ,MACRO,LIB): OBJ (under $(BUILD)) is compiled with
+# -DMACRO_SONAME='"SONAME"' of the library LIB (libfoo.so) found by $(CC), for the files
+# that open a library with dlopen rather than link it (see docs/ARCHITECTURE.md).
+soname_of = $(shell objdump -p "$$($(CC) -print-file-name=$(1))" 2>/dev/null | \
+	awk '$$1 == "SONAME" { print $$2 }')
+define dlopen_soname_rule
+$$(BUILD)/$(1): CFLAGS_ALL += $(if $(3),-D$(2)_SONAME='"$(3)"')
+endef
+dlopen_soname = $(eval $(call dlopen_soname_rule,$(1),$(2),$(call soname_of,$(3))))
 include $(foreach m,$(MODULES),$(wildcard $(m)/module.mk))
 
 PKGS := $(sort $(foreach m,$(MODULES),$($(m)_PKGS)))

@@ -10,6 +10,7 @@
 #include "util/util.h"
 
 #include <curl/curl.h>
+#include "api/libcurl_int.h"
 #include <fcntl.h>
 #include <jansson.h>
 #include <sys/stat.h>
@@ -17,6 +18,11 @@
 
 #include "api/api.h"
 #include "api/api_int.h"
+
+/* Filled on first use (see api/libcurl_int.h). */
+static struct api_libcurl_fns api_libcurl;
+static struct util_dl api_libcurl_dl =
+    UTIL_DL_INIT(API_LIBCURL_SONAME, api_libcurl_syms, api_libcurl);
 
 struct api_client {
 	CURL *h;
@@ -28,6 +34,8 @@ struct api_client {
 
 kiln_rc api_global_init(struct kiln_err *err)
 {
+	if (util_dl_ready(&api_libcurl_dl, err))
+		return err && err->code ? err->code : KILN_ENOTFOUND;
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
 		return kiln_err_set(err, KILN_EIO, "cannot initialise libcurl");
 	return KILN_OK;
@@ -36,10 +44,13 @@ kiln_rc api_global_init(struct kiln_err *err)
 kiln_rc api_client_new(const struct api_client_config *cfg, struct api_client **out,
                        struct kiln_err *err)
 {
-	struct api_client *c = kiln_calloc(1, sizeof(*c));
+	struct api_client *c;
 	size_t bl;
 
 	*out = NULL;
+	if (util_dl_ready(&api_libcurl_dl, err))
+		return err && err->code ? err->code : KILN_ENOTFOUND;
+	c = kiln_calloc(1, sizeof(*c));
 	if (!c)
 		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
 	if (!cfg->base_url || strncmp(cfg->base_url, "http", 4)) {

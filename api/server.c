@@ -15,12 +15,18 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <microhttpd.h>
+#include "api/libmicrohttpd_int.h"
 #include <netinet/in.h>
 #include <pthread.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "api/api.h"
+
+/* Filled on first use (see api/libmicrohttpd_int.h). */
+static struct api_libmicrohttpd_fns api_libmicrohttpd;
+static struct util_dl api_libmicrohttpd_dl =
+    UTIL_DL_INIT(API_LIBMICROHTTPD_SONAME, api_libmicrohttpd_syms, api_libmicrohttpd);
 
 #define MAX_PARAMS 8
 #define MAX_SEGMENT 1024
@@ -679,6 +685,8 @@ static kiln_rc daemon_start(struct api_server *s, struct kiln_err *err)
 	unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME;
 	bool tls = s->tls_cert && s->tls_key;
 
+	if (util_dl_ready(&api_libmicrohttpd_dl, err))
+		return err && err->code ? err->code : KILN_ENOTFOUND;
 	if (tls && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
 		return kiln_err_set(err, KILN_EUNSUPP, "this libmicrohttpd has no TLS support");
 	if (tls)

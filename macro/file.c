@@ -86,8 +86,8 @@ static const char *physical_line(const char *p, const char *end, const char **q)
 /* Read one logical line from [*pos, end): its physical lines joined by '\n'. Returns the
  * physical lines used (0 at end of input) and the text in *text, *len: the input itself
  * when it needed no change (no carriage return dropped), else a copy built in line. */
-static int read_logical(const char **pos, const char *end, struct kiln_buf *line,
-                        const char **text, size_t *len)
+static int read_logical(const char **pos, const char *end, struct kiln_buf *line, const char **text,
+                        size_t *len)
 {
 	struct line_state st = {0, 0, 0};
 	const char *first = *pos;

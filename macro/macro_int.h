@@ -93,8 +93,8 @@ struct macro_ctx {
 	void *diag_data;
 	macro_shell_fn shell;
 	void *shell_data;
-	char *map_inside, *map_host; /* owned: macro_ctx_set_path_map(), NULL when unset */
-	struct macro_lua *lua;       /* owned; created on first use */
+	char *map_inside, *map_host;         /* owned: macro_ctx_set_path_map(), NULL when unset */
+	struct macro_lua *lua;               /* owned; created on first use */
 	struct macro_lua_arrays *lua_arrays; /* owned: spec arrays kept until Lua starts */
 	struct macro_rpmrc *rpmrc; /* rpmrc tables, shared with copies; NULL before config load */
 };

@@ -12,8 +12,14 @@
 
 #include <pthread.h>
 #include <sqlite3.h>
+#include "scheduler/libsqlite3_int.h"
 
 #include "scheduler/scheduler_int.h"
+
+/* Filled on first use (see scheduler/libsqlite3_int.h). */
+static struct scheduler_libsqlite3_fns scheduler_libsqlite3;
+static struct util_dl scheduler_libsqlite3_dl =
+    UTIL_DL_INIT(SCHEDULER_LIBSQLITE3_SONAME, scheduler_libsqlite3_syms, scheduler_libsqlite3);
 
 /* Each entry upgrades the schema from version i to i + 1. Append only. */
 static const char *const migrations[] = {
@@ -1282,10 +1288,13 @@ static kiln_rc readers_open(struct sq *s, const char *path, struct kiln_err *err
 kiln_rc scheduler_store_open_sqlite(const char *path, struct scheduler_store **out,
                                     struct kiln_err *err)
 {
-	struct sq *s = kiln_calloc(1, sizeof(*s));
+	struct sq *s;
 	kiln_rc rc;
 
 	*out = NULL;
+	if (util_dl_ready(&scheduler_libsqlite3_dl, err))
+		return err && err->code ? err->code : KILN_ENOTFOUND;
+	s = kiln_calloc(1, sizeof(*s));
 	if (!s)
 		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
 	s->base.ops = &sqlite_ops;

@@ -279,6 +279,35 @@ KILN_MUST_CHECK kiln_rc util_parse_int(const char *s, int min, int max, int *out
 size_t util_fmt_int(char *dst, long long v);
 
 /* ---------------------------------------------------------------------------------------- */
+/* Libraries opened at run time (dl.c). A file that uses a library only some commands need
+ * keeps a struct of pointers to its functions; util_dl_ready() opens the library the first
+ * time and fills the struct (at the offsets syms name), then reports the same outcome on
+ * every later call. Thread-safe. The library stays loaded. */
+
+struct util_dl_sym {
+	const char *name; /* the symbol */
+	size_t offset;    /* of its function pointer in the table */
+};
+
+struct util_dl {
+	const char *soname;
+	const struct util_dl_sym *syms;
+	size_t nsyms;
+	void *table;     /* borrowed: the struct the offsets are in */
+	bool tried;      /* under the lock in dl.c */
+	char error[256]; /* why it could not be opened; empty once it is */
+};
+
+#define UTIL_DL_INIT(soname, syms, table)                                                          \
+	{                                                                                          \
+		(soname), (syms), sizeof(syms) / sizeof((syms)[0]), &(table), false, ""            \
+	}
+
+/* KILN_OK once the table is filled; KILN_ENOTFOUND with the reason (library or symbol
+ * missing) when it cannot be. */
+KILN_MUST_CHECK kiln_rc util_dl_ready(struct util_dl *dl, struct kiln_err *err);
+
+/* ---------------------------------------------------------------------------------------- */
 /* Hex and base64. */
 
 /* Write 2*len lowercase hex digits and a NUL to out (size >= 2*len+1). */

@@ -10,9 +10,6 @@
  */
 #include "util/util.h"
 
-#include <dlfcn.h>
-#include <pthread.h>
-
 #include <strings.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,8 +20,10 @@
 #include "worker/worker.h"
 #include "worker/sources_int.h"
 
-/* Filled by libcurl_open(), read by every call (see worker/libcurl_int.h). */
+/* Filled on first use (see worker/libcurl_int.h). */
 static struct worker_libcurl_fns worker_libcurl;
+static struct util_dl worker_libcurl_dl =
+    UTIL_DL_INIT(WORKER_LIBCURL_SONAME, worker_libcurl_syms, worker_libcurl);
 
 #define PROGRESS_MIN_BYTES (1024 * 1024) /* smaller files print no progress */
 #define PROGRESS_EVERY_NS (500 * 1000000LL)
@@ -450,47 +449,9 @@ kiln_rc worker_curl_download(struct worker_sources *s, const char *url, int fd,
 
 /* ---- set-up ------------------------------------------------------------------------------ */
 
-#ifndef WORKER_LIBCURL_SONAME
-#define WORKER_LIBCURL_SONAME "libcurl.so"
-#endif
-
-static pthread_once_t libcurl_once = PTHREAD_ONCE_INIT;
-static char libcurl_error[256]; /* why the library could not be opened; empty once it is */
-
-static void libcurl_open(void)
-{
-	void *h = dlopen(WORKER_LIBCURL_SONAME, RTLD_NOW | RTLD_LOCAL);
-	const char *missing = NULL;
-
-	if (!h) {
-		snprintf(libcurl_error, sizeof(libcurl_error), "cannot load %s: %s",
-		         WORKER_LIBCURL_SONAME, dlerror());
-		return;
-	}
-#define WORKER_LIBCURL_SYM(f)                                                                      \
-	if (!missing && !(*(void **)&worker_libcurl.fn_##f = dlsym(h, #f)))                        \
-		missing = #f;
-	WORKER_LIBCURL_FUNCS(WORKER_LIBCURL_SYM)
-#undef WORKER_LIBCURL_SYM
-	if (missing)
-		snprintf(libcurl_error, sizeof(libcurl_error), "%s has no %s",
-		         WORKER_LIBCURL_SONAME, missing);
-}
-
-/* Open the library once per process; false with the reason in err when it cannot be. */
-static bool libcurl_ready(struct kiln_err *err)
-{
-	pthread_once(&libcurl_once, libcurl_open);
-	if (libcurl_error[0]) {
-		kiln_err_set(err, KILN_ENOTFOUND, "%s", libcurl_error);
-		return false;
-	}
-	return true;
-}
-
 kiln_rc worker_curl_global_init(struct kiln_err *err)
 {
-	if (!libcurl_ready(err))
+	if (util_dl_ready(&worker_libcurl_dl, err))
 		return err && err->code ? err->code : KILN_ENOTFOUND;
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
 		return kiln_err_set(err, KILN_ENOMEM, "cannot initialise libcurl");

@@ -14,6 +14,7 @@
 #include <fnmatch.h>
 #include <grp.h>
 #include <magic.h>
+#include "worker/libmagic_int.h"
 #include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -23,6 +24,11 @@
 #include "pack/pack.h"
 #include "worker/worker.h"
 #include "worker/filelist_int.h"
+
+/* Filled on first use (see worker/libmagic_int.h). */
+static struct worker_libmagic_fns worker_libmagic;
+static struct util_dl worker_libmagic_dl =
+    UTIL_DL_INIT(WORKER_LIBMAGIC_SONAME, worker_libmagic_syms, worker_libmagic);
 
 #define FL_EXCLUDE (1u << 16) /* internal: %exclude (rpm's RPMFILE_EXCLUDE) */
 #define FL_MAX_DEPTH 256      /* directory recursion (paths are bounded too) */
@@ -544,6 +550,8 @@ static kiln_rc magic_init(struct fl *fl)
 
 	if (fl->ms)
 		return KILN_OK;
+	if (util_dl_ready(&worker_libmagic_dl, fl->err))
+		return fl->err && fl->err->code ? fl->err->code : KILN_ENOTFOUND;
 	fl->ms = magic_open(flags);
 	fl->mime = magic_open(flags | MAGIC_MIME_TYPE);
 	if (!fl->ms || !fl->mime)

@@ -11,9 +11,6 @@
  */
 #include "util/util.h"
 
-#include <dlfcn.h>
-#include <pthread.h>
-
 #include <dirent.h>
 #include <fcntl.h>
 #include <strings.h>
@@ -26,50 +23,14 @@
 #include "worker/worker.h"
 #include "worker/sources_int.h"
 
-/* Filled by libgit2_open(), read by every call (see worker/libgit2_int.h). */
+/* Filled on first use (see worker/libgit2_int.h). */
 static struct worker_libgit2_fns worker_libgit2;
-
-#ifndef WORKER_LIBGIT2_SONAME
-#define WORKER_LIBGIT2_SONAME "libgit2.so"
-#endif
-
-static pthread_once_t libgit2_once = PTHREAD_ONCE_INIT;
-static char libgit2_error[256]; /* why the library could not be opened; empty once it is */
-
-static void libgit2_open(void)
-{
-	void *h = dlopen(WORKER_LIBGIT2_SONAME, RTLD_NOW | RTLD_LOCAL);
-	const char *missing = NULL;
-
-	if (!h) {
-		snprintf(libgit2_error, sizeof(libgit2_error), "cannot load %s: %s",
-		         WORKER_LIBGIT2_SONAME, dlerror());
-		return;
-	}
-#define WORKER_LIBGIT2_SYM(f)                                                                      \
-	if (!missing && !(*(void **)&worker_libgit2.fn_##f = dlsym(h, #f)))                        \
-		missing = #f;
-	WORKER_LIBGIT2_FUNCS(WORKER_LIBGIT2_SYM)
-#undef WORKER_LIBGIT2_SYM
-	if (missing)
-		snprintf(libgit2_error, sizeof(libgit2_error), "%s has no %s",
-		         WORKER_LIBGIT2_SONAME, missing);
-}
-
-/* Open the library once per process; false with the reason in err when it cannot be. */
-static bool libgit2_ready(struct kiln_err *err)
-{
-	pthread_once(&libgit2_once, libgit2_open);
-	if (libgit2_error[0]) {
-		kiln_err_set(err, KILN_ENOTFOUND, "%s", libgit2_error);
-		return false;
-	}
-	return true;
-}
+static struct util_dl worker_libgit2_dl =
+    UTIL_DL_INIT(WORKER_LIBGIT2_SONAME, worker_libgit2_syms, worker_libgit2);
 
 kiln_rc worker_git_global_init(struct kiln_err *err)
 {
-	if (!libgit2_ready(err))
+	if (util_dl_ready(&worker_libgit2_dl, err))
 		return err && err->code ? err->code : KILN_ENOTFOUND;
 	if (git_libgit2_init() < 0)
 		return kiln_err_set(err, KILN_ENOMEM, "cannot initialise libgit2");

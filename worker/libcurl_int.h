@@ -1,15 +1,18 @@
 /*
- * libcurl_int.h - libcurl, opened on first use rather than linked.
+ * libcurl_int.h - libcurl, opened on first use rather than linked (util_dl_ready).
  *
- * Only worker/fetch.c includes this, after <curl/curl.h>. kiln does not link libcurl: the
- * library and the ones it pulls in (TLS, ssh, Kerberos, LDAP...) would be mapped and
- * relocated at every start of every command (about 5 ms), though only fetching uses it.
- * The file's calls go through a table of entry points that dlopen(3) fills at its global
- * init; the names below turn each call into a call through the table. A call to a
- * function missing from the list fails to link: add new ones here.
+ * Only worker/fetch.c includes this, after <curl/curl.h>. kiln does not link libcurl: mapping
+ * and relocating it and the libraries it pulls in would cost every kiln command at start
+ * (about 5 ms), though only this file uses it. Its calls go through a table of entry
+ * points filled on first use; the names below turn each call into a call through the
+ * table. A call to a function missing from the list fails to link: add new ones here.
  */
 #ifndef KILN_WORKER_LIBCURL_INT_H
 #define KILN_WORKER_LIBCURL_INT_H
+
+#ifndef WORKER_LIBCURL_SONAME
+#define WORKER_LIBCURL_SONAME "libcurl.so" /* the Makefile passes the exact SONAME */
+#endif
 
 #define WORKER_LIBCURL_FUNCS(X)                                                                    \
 	X(curl_easy_cleanup)                                                                       \
@@ -21,14 +24,18 @@
 	X(curl_easy_strerror)                                                                      \
 	X(curl_global_init)
 
-/* The entry points, set once by the global init (the file's registry of them). */
+/* The entry points (the file's registry of them). */
 struct worker_libcurl_fns {
 #define WORKER_LIBCURL_FIELD(f) __typeof__(f) *fn_##f;
 	WORKER_LIBCURL_FUNCS(WORKER_LIBCURL_FIELD)
 #undef WORKER_LIBCURL_FIELD
 };
 
-/* curl.h wraps these two in type-checking macros; the table takes their place. */
+#define WORKER_LIBCURL_SYM(f) {#f, offsetof(struct worker_libcurl_fns, fn_##f)},
+static const struct util_dl_sym worker_libcurl_syms[] = {WORKER_LIBCURL_FUNCS(WORKER_LIBCURL_SYM)};
+#undef WORKER_LIBCURL_SYM
+
+/* The library's header wraps these in type-checking macros; the table takes their place. */
 #undef curl_easy_setopt
 #undef curl_easy_getinfo
 #define curl_easy_cleanup (worker_libcurl.fn_curl_easy_cleanup)

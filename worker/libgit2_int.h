@@ -1,15 +1,18 @@
 /*
- * libgit2_int.h - libgit2, opened on first use rather than linked.
+ * libgit2_int.h - libgit2, opened on first use rather than linked (util_dl_ready).
  *
- * Only worker/git.c includes this, after <git2.h>. kiln does not link libgit2: the
- * library and the ones it pulls in (TLS, ssh, Kerberos, LDAP...) would be mapped and
- * relocated at every start of every command (about 3 ms), though only fetching uses it.
- * The file's calls go through a table of entry points that dlopen(3) fills at its global
- * init; the names below turn each call into a call through the table. A call to a
- * function missing from the list fails to link: add new ones here.
+ * Only worker/git.c includes this, after <git2.h>. kiln does not link libgit2: mapping
+ * and relocating it and the libraries it pulls in would cost every kiln command at start
+ * (about 3 ms), though only this file uses it. Its calls go through a table of entry
+ * points filled on first use; the names below turn each call into a call through the
+ * table. A call to a function missing from the list fails to link: add new ones here.
  */
 #ifndef KILN_WORKER_LIBGIT2_INT_H
 #define KILN_WORKER_LIBGIT2_INT_H
+
+#ifndef WORKER_LIBGIT2_SONAME
+#define WORKER_LIBGIT2_SONAME "libgit2.so" /* the Makefile passes the exact SONAME */
+#endif
 
 #define WORKER_LIBGIT2_FUNCS(X)                                                                    \
 	X(git_blob_free)                                                                           \
@@ -55,12 +58,16 @@
 	X(git_tree_free)                                                                           \
 	X(git_tree_lookup)
 
-/* The entry points, set once by the global init (the file's registry of them). */
+/* The entry points (the file's registry of them). */
 struct worker_libgit2_fns {
 #define WORKER_LIBGIT2_FIELD(f) __typeof__(f) *fn_##f;
 	WORKER_LIBGIT2_FUNCS(WORKER_LIBGIT2_FIELD)
 #undef WORKER_LIBGIT2_FIELD
 };
+
+#define WORKER_LIBGIT2_SYM(f) {#f, offsetof(struct worker_libgit2_fns, fn_##f)},
+static const struct util_dl_sym worker_libgit2_syms[] = {WORKER_LIBGIT2_FUNCS(WORKER_LIBGIT2_SYM)};
+#undef WORKER_LIBGIT2_SYM
 
 #define git_blob_free (worker_libgit2.fn_git_blob_free)
 #define git_blob_lookup (worker_libgit2.fn_git_blob_lookup)
