@@ -38,7 +38,8 @@ fi
 
 echo "deps.sh: installing:$missing" >&2
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
+# Several builds may run deps.sh at once: wait for dpkg's lock instead of failing.
+apt-get -o DPkg::Lock::Timeout=600 update -qq
 # --no-install-recommends keeps diffoscope-minimal and dnf small (see shared/ORACLES.md).
 # shellcheck disable=SC2086
-apt-get install -y -qq --no-install-recommends $missing >/dev/null
+apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends $missing >/dev/null
