@@ -377,11 +377,13 @@ void scheduler_reap(struct scheduler *s)
 
 		snprintf(msg, sizeof(msg), "worker %s lost: lease expired", v[i].worker);
 		kiln_err_clear(&err);
-		if (scheduler_lease_end(s, v[i].lease_id, v[i].generation, &f, &err))
+		if (scheduler_lease_end(s, v[i].lease_id, v[i].generation, &f, &err)) {
 			kiln_log_err(KILN_LOG_WARN, &err);
-		else
-			kiln_log(KILN_LOG_INFO, "job %lld: %s (attempt %lld)", (long long)v[i].id,
-			         msg, (long long)v[i].attempts);
+			continue;
+		}
+		kiln_log(KILN_LOG_INFO, "job %lld: %s (attempt %lld)", (long long)v[i].id, msg,
+		         (long long)v[i].attempts);
+		scheduler_repro_job_ended(s, v[i].id);
 	}
 out:
 	kiln_arena_release(&a);
@@ -592,6 +594,8 @@ kiln_rc scheduler_run(const struct scheduler_config *cfg_in, volatile sig_atomic
 		rc = admin_bootstrap(&s, ready_fd, err);
 	if (!rc)
 		rc = http_start(&s, err);
+	if (!rc)
+		rc = scheduler_diffoscope_start(&s, err);
 	if (rc)
 		goto out;
 	say(ready_fd, "listening on %s://%.*s:%u\n", cfg->tls_cert ? "https" : "http",
@@ -599,6 +603,7 @@ kiln_rc scheduler_run(const struct scheduler_config *cfg_in, volatile sig_atomic
 	serve(&s, stop);
 	kiln_log(KILN_LOG_INFO, "shutting down");
 out:
+	scheduler_diffoscope_stop(&s);
 	scheduler_release(&s);
 	kiln_buf_release(&db);
 	return rc;

@@ -25,6 +25,10 @@ void scheduler_h_artifact_get(void *ctx, struct api_req *req, struct api_resp *r
 void scheduler_h_blob_get(void *ctx, struct api_req *req, struct api_resp *resp);
 void scheduler_h_blob_put(void *ctx, struct api_req *req, struct api_resp *resp);
 
+/* Reproducibility (reproduce.c). */
+void scheduler_h_reproduce(void *ctx, struct api_req *req, struct api_resp *resp);
+void scheduler_h_reproducibility(void *ctx, struct api_req *req, struct api_resp *resp);
+
 /* Workers (http_workers.c). */
 void scheduler_h_worker_register(void *ctx, struct api_req *req, struct api_resp *resp);
 void scheduler_h_workers(void *ctx, struct api_req *req, struct api_resp *resp);

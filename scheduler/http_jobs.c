@@ -148,7 +148,7 @@ static void request_json(const struct scheduler_request *r, const char *spec_sha
 	api_jw_obj(&w);
 	jw_inputs(&w, r, spec_sha);
 	api_jw_kint(&w, "priority", r->priority);
-	api_jw_kint(&w, "reruns", r->reruns);
+	api_jw_kint(&w, "reruns", r->reruns ? r->reruns : r->reproduce);
 	api_jw_kstr(&w, "repository", r->repository ? r->repository : "");
 	api_jw_kstr(&w, "sign_key", sign_key);
 	jw_strlist(&w, "tags", &r->tags);
@@ -298,11 +298,22 @@ static kiln_rc submit_build(struct scheduler *s, struct api_req *req,
                             struct kiln_err *err)
 {
 	struct kiln_arena *a = api_req_arena(req);
+	struct kiln_buf words = KILN_BUF_INIT(KILN_LIMIT_LINE);
 	const char *sign_key = "";
 	char spec_sha[65] = "";
 	kiln_rc rc;
 
 	rc = options_check(s, r, &sign_key, err);
+	if (!rc && r->reruns && r->reproduce && r->reruns != r->reproduce)
+		rc = kiln_err_set(err, KILN_EINVAL,
+		                  "fields 'reruns' and 'reproduce' name the same count: give one");
+	if (!rc)
+		rc = scheduler_vary_check(&r->variations, &words, err);
+	if (!rc)
+		j->variations = kiln_arena_strdup(a, words.ptr);
+	kiln_buf_release(&words);
+	if (!rc && !j->variations)
+		rc = kiln_err_set(err, KILN_ENOMEM, "out of memory");
 	if (!rc)
 		rc = inputs_present(s, r, err);
 	if (!rc && r->spec)
@@ -331,6 +342,7 @@ static kiln_rc submit_build(struct scheduler *s, struct api_req *req,
 	j->created_ms = util_clock_wall_ms();
 	j->max_attempts = r->max_attempts ? r->max_attempts : s->cfg->max_attempts;
 	j->timeout_s = r->timeout ? r->timeout : 3 * 3600;
+	j->reruns = r->reruns ? r->reruns : r->reproduce;
 	return KILN_OK;
 }
 
@@ -565,6 +577,7 @@ void scheduler_h_cancel(void *ctx, struct api_req *req, struct api_resp *resp)
 		return;
 	}
 	api_server_wake(s->http);
+	scheduler_repro_job_ended(s, id); /* a queued rerun cancelled: rerun_failed */
 	api_jw_init(&w, &resp->body);
 	scheduler_job_json(&w, &j);
 	scheduler_reply_json(resp, 202);

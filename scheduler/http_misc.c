@@ -21,6 +21,8 @@ const struct api_route scheduler_routes[] = {
     {API_POST, "/api/v1/jobs/{}/cancel", API_SCOPE_SUBMIT, 0, scheduler_h_cancel},
     {API_POST, "/api/v1/jobs/{}/retry", API_SCOPE_SUBMIT, 0, scheduler_h_retry},
     {API_GET, "/api/v1/jobs/{}/placement", RS, R, scheduler_h_placement},
+    {API_POST, "/api/v1/jobs/{}/reproduce", API_SCOPE_SUBMIT, 0, scheduler_h_reproduce},
+    {API_GET, "/api/v1/jobs/{}/reproducibility", RS, R, scheduler_h_reproducibility},
     {API_GET, "/api/v1/jobs/{}/attempts/{}/log", RS, R, scheduler_h_log_get},
     {API_GET, "/api/v1/jobs/{}/artifacts", RS, R, scheduler_h_artifacts},
     {API_GET, "/api/v1/artifacts/{}", RS, R, scheduler_h_artifact_get},

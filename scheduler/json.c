@@ -68,6 +68,13 @@ void scheduler_job_json_fields(struct api_jw *w, const struct scheduler_job *j)
 	kms(w, "lease_expires", scheduler_state_active(j->state) ? j->lease_expires_ms : 0);
 	kopt(w, "failure_class", j->failure_class);
 	kopt(w, "message", j->message);
+	api_jw_kint(w, "reruns", j->reruns);
+	if (j->rerun_of) {
+		api_jw_kint(w, "rerun_of", j->rerun_of);
+		api_jw_kint(w, "rerun_n", j->rerun_n);
+	}
+	api_jw_key(w, "reproducibility");
+	api_jw_str(w, j->repro_verdict && *j->repro_verdict ? j->repro_verdict : NULL);
 	api_jw_key(w, "manifest");
 	api_jw_raw(w, j->manifest);
 	api_jw_key(w, "request");

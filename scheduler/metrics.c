@@ -57,6 +57,11 @@ kiln_rc scheduler_metrics_text(struct scheduler *s, struct kiln_buf *o, struct k
 		kiln_buf_addf(o, "kiln_queue_depth{arch=\"%s\"} %lld\n",
 		              *c.queued_arch[k] ? c.queued_arch[k] : "any",
 		              (long long)c.queued_n[k]);
+	kiln_buf_addstr(o, "# HELP kiln_reproducibility_jobs Jobs with reruns by their rolled-up "
+	                   "reproducibility verdict.\n# TYPE kiln_reproducibility_jobs gauge\n");
+	for (k = 0; k < KILN_ARRAY_SIZE(c.verdicts); k++)
+		kiln_buf_addf(o, "kiln_reproducibility_jobs{verdict=\"%s\"} %lld\n",
+		              scheduler_verdict_names[k], (long long)c.verdicts[k]);
 	pthread_mutex_lock(&s->stats_lock);
 	hist(o, "kiln_job_wait_seconds", "Time from submission to lease.", &s->wait_hist);
 	hist(o, "kiln_job_build_seconds", "Time from the first lease to success.", &s->build_hist);

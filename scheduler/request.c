@@ -42,6 +42,8 @@ static const struct api_field request_fields[] = {
     F("arch", API_F_STR, false, arch, 0, 64),
     F("priority", API_F_INT, false, priority, -1000, 1000),
     F("reruns", API_F_INT, false, reruns, 0, 10),
+    F("reproduce", API_F_INT, false, reproduce, 0, 10), /* issue 12's name for reruns */
+    F("variations", API_F_STRLIST, false, variations, 0, 16),
     F("timeout", API_F_INT, false, timeout, 1, 7 * 86400),
     {"source_date_epoch", API_F_INT, false, offsetof(struct scheduler_request, source_date_epoch),
      0, 4294967295LL, NULL, 0, offsetof(struct scheduler_request, has_sde)},

@@ -65,6 +65,37 @@ struct scheduler_job {
 	int64_t lease_expires_ms;
 	const char *failure_class; /* "" / "build" / "infra" / "cancel" / "sign" */
 	const char *message;       /* "" or why it failed */
+	/* Reproducibility (issue 12, scheduler/reproduce.c) */
+	int64_t reruns;            /* reruns asked of this job (made when it succeeds) */
+	int64_t rerun_of, rerun_n; /* a rerun: the original job and its number (1..); else 0 */
+	const char *avoid_worker;  /* a rerun: the original's worker (anti-affinity) */
+	const char *variations;    /* space-separated worker_vary names ("" = all) */
+	const char *repro_verdict; /* the original's rolled-up verdict: "" (no reruns),
+	                            * "pending", "reproducible", "differs", "rerun_failed",
+	                            * "unknown" */
+};
+
+/* One rerun of a job, as GET /api/v1/jobs/{id}/reproducibility shows it. */
+struct scheduler_rerun {
+	int64_t job_id, n, rerun_job;
+	const char *variations;      /* space-separated */
+	const char *original_worker; /* the original build's worker */
+	const char *worker;          /* the rerun's ("" before its lease) */
+	enum scheduler_state state;  /* the rerun job's */
+	const char *verdict;         /* "pending" until compared */
+};
+
+/* One package compared between the original and a rerun. */
+struct scheduler_rerun_artifact {
+	int64_t job_id, n;
+	const char *name;
+	const char *original_sha256, *rerun_sha256; /* unsigned bytes; "" = absent */
+	const char *verdict;          /* reproducible, differs, rerun_failed, unknown */
+	const char *diff;             /* kiln diff --json object, "" = none */
+	const char *text;             /* kiln diff's text, or why there is no diff ("" = none) */
+	const char *diffoscope;       /* its output, NULL while none */
+	const char *diffoscope_state; /* "" (not asked), pending, done, timeout, skipped,
+	                               * missing, failed */
 };
 
 struct scheduler_attempt {
@@ -140,6 +171,7 @@ struct scheduler_counts {
 	const char **queued_arch; /* arch of each group ("" = any) */
 	int64_t *queued_n;
 	size_t nqueued;
+	int64_t verdicts[5]; /* jobs by repro_verdict, in scheduler_verdict_names order */
 };
 
 /* ---------------------------------------------------------------------------------------- */
@@ -209,6 +241,29 @@ struct scheduler_store_ops {
 	                  struct scheduler_counts *out, struct kiln_err *err);
 	/* A cheap check that the store answers (health). */
 	kiln_rc (*ping)(struct scheduler_store *st, struct kiln_err *err);
+	/* Reproducibility. job_insert with rerun_of set also records the rerun's row and
+	 * marks the original pending. */
+	/* More reruns for a job (made when it succeeds); variations "" keeps the job's. */
+	kiln_rc (*reruns_add)(struct scheduler_store *st, int64_t id, int64_t count,
+	                      const char *variations, struct kiln_err *err);
+	kiln_rc (*reruns_list)(struct scheduler_store *st, int64_t id, struct kiln_arena *a,
+	                       struct scheduler_rerun **out, size_t *n, struct kiln_err *err);
+	/* Store a rerun's comparison (replacing any) and its verdict; the original's
+	 * rolled-up verdict is recomputed (scheduler_verdict_rollup) into *rollup (may be
+	 * NULL; a static string). */
+	kiln_rc (*rerun_record)(struct scheduler_store *st, int64_t id, int64_t n,
+	                        const char *verdict, const struct scheduler_rerun_artifact *arts,
+	                        size_t narts, int64_t now_ms, const char **rollup,
+	                        struct kiln_err *err);
+	kiln_rc (*rerun_artifacts)(struct scheduler_store *st, int64_t id, struct kiln_arena *a,
+	                           struct scheduler_rerun_artifact **out, size_t *n,
+	                           struct kiln_err *err);
+	/* A differing artifact waiting for diffoscope: KILN_ENOTFOUND when none. */
+	kiln_rc (*diffoscope_next)(struct scheduler_store *st, struct kiln_arena *a,
+	                           struct scheduler_rerun_artifact *out, struct kiln_err *err);
+	kiln_rc (*diffoscope_set)(struct scheduler_store *st, int64_t id, int64_t n,
+	                          const char *name, const char *state, const char *output,
+	                          struct kiln_err *err);
 };
 
 struct scheduler_store {
@@ -222,6 +277,25 @@ KILN_MUST_CHECK kiln_rc scheduler_store_open_sqlite(const char *path, struct sch
 void scheduler_store_close(struct scheduler_store *st);
 /* The schema version this build writes. */
 int scheduler_store_sqlite_version(void);
+
+struct scheduler;
+
+/* The verdicts, and the roll-up of reruns' verdicts into the job's (reproduce.c): any
+ * differs wins (more reruns cannot undo it), then pending, rerun_failed, unknown; all
+ * reproducible is reproducible. n == 0 is "". */
+extern const char *const scheduler_verdict_names[5];
+const char *scheduler_verdict_rollup(const char *const *v, size_t n);
+/* Check variation names (worker_vary_parse) into "time build_path ..." (empty list:
+ * empty). KILN_EINVAL naming the field. */
+KILN_MUST_CHECK kiln_rc scheduler_vary_check(const struct api_strlist *l, struct kiln_buf *out,
+                                             struct kiln_err *err);
+/* Call when job id may have ended (completion, reaper, cancel): an original that
+ * succeeded gets its reruns; a rerun that ended is compared with its original. Problems
+ * are logged (the job's own outcome stands). */
+void scheduler_repro_job_ended(struct scheduler *s, int64_t id);
+/* The thread that runs diffoscope on differing packages; stop joins it. */
+KILN_MUST_CHECK kiln_rc scheduler_diffoscope_start(struct scheduler *s, struct kiln_err *err);
+void scheduler_diffoscope_stop(struct scheduler *s);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Job requests */
@@ -246,7 +320,8 @@ struct scheduler_request {
 	struct api_strmap defines;
 	struct api_strlist with, without, formats, tags;
 	const char *arch;
-	int64_t priority, reruns, timeout, source_date_epoch, max_attempts;
+	int64_t priority, reruns, reproduce, timeout, source_date_epoch, max_attempts;
+	struct api_strlist variations;
 	bool has_sde;
 	const char *sign_key;
 	const char *repository;
@@ -277,6 +352,9 @@ struct scheduler {
 	pthread_mutex_t stats_lock;
 	int64_t lease_grants, lease_expiries, retries_lost, retries_infra, signed_packages;
 	struct scheduler_hist wait_hist, build_hist;
+	pthread_t dfs_thread; /* diffoscope runs (reproduce.c) */
+	bool dfs_running;
+	volatile int dfs_stop;
 };
 
 /* Routes (http_*.c). */

@@ -57,13 +57,35 @@ static const char *const migrations[] = {
     "CREATE TABLE tokens(id INTEGER PRIMARY KEY AUTOINCREMENT, hash TEXT NOT NULL UNIQUE,"
     " scopes INTEGER NOT NULL, name TEXT NOT NULL, created_ms INTEGER NOT NULL,"
     " revoked INTEGER NOT NULL DEFAULT 0);",
+    /* 1 -> 2: reproducibility reruns (issue 12). A rerun is a job of its own (rerun_of
+     * names the original, avoid_worker its worker); reruns and rerun_artifacts keep the
+     * comparison, jobs.repro_verdict the original's rolled-up verdict. */
+    "ALTER TABLE jobs ADD COLUMN reruns INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE jobs ADD COLUMN rerun_of INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE jobs ADD COLUMN rerun_n INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE jobs ADD COLUMN avoid_worker TEXT NOT NULL DEFAULT '';"
+    "ALTER TABLE jobs ADD COLUMN variations TEXT NOT NULL DEFAULT '';"
+    "ALTER TABLE jobs ADD COLUMN repro_verdict TEXT NOT NULL DEFAULT '';"
+    "CREATE TABLE reruns(job_id INTEGER NOT NULL, n INTEGER NOT NULL,"
+    " rerun_job INTEGER NOT NULL, variations TEXT NOT NULL, original_worker TEXT NOT NULL,"
+    " verdict TEXT NOT NULL DEFAULT 'pending', created_ms INTEGER NOT NULL,"
+    " updated_ms INTEGER NOT NULL, PRIMARY KEY(job_id, n));"
+    "CREATE INDEX reruns_job ON reruns(rerun_job);"
+    "CREATE TABLE rerun_artifacts(job_id INTEGER NOT NULL, n INTEGER NOT NULL,"
+    " name TEXT NOT NULL, original_sha256 TEXT NOT NULL, rerun_sha256 TEXT NOT NULL,"
+    " verdict TEXT NOT NULL, diff TEXT NOT NULL DEFAULT '', text TEXT NOT NULL DEFAULT '',"
+    " diffoscope TEXT, diffoscope_state TEXT NOT NULL DEFAULT '',"
+    " PRIMARY KEY(job_id, n, name));"
+    "CREATE INDEX rerun_artifacts_dfs ON rerun_artifacts(diffoscope_state)"
+    " WHERE diffoscope_state = 'pending';",
 };
 
 #define JOB_COLS                                                                                   \
 	"id, state, priority, arch, tags, spec_name, request, manifest, content_key, sign_key,"    \
 	" coalesce(idem_key, ''), token_id, created_ms, updated_ms, started_ms, finished_ms,"      \
 	" not_before_ms, attempts, max_attempts, timeout_s, cancel_requested,"                     \
-	" coalesce(lease_id, ''), generation, worker, lease_expires_ms, failure_class, message"
+	" coalesce(lease_id, ''), generation, worker, lease_expires_ms, failure_class, message,"   \
+	" reruns, rerun_of, rerun_n, avoid_worker, variations, repro_verdict"
 
 enum q {
 	Q_JOB_INSERT,
@@ -99,14 +121,28 @@ enum q {
 	Q_COUNT_STATES,
 	Q_COUNT_QUEUED_ARCH,
 	Q_PING,
+	Q_OTHER_WORKERS,
+	Q_RERUN_ROW,
+	Q_RERUNS_ADD,
+	Q_RERUNS,
+	Q_RERUN_ARTS_DEL,
+	Q_RERUN_ART_PUT,
+	Q_RERUN_VERDICT,
+	Q_RERUN_VERDICTS,
+	Q_REPRO_VERDICT,
+	Q_RERUN_ARTS,
+	Q_DFS_NEXT,
+	Q_DFS_SET,
+	Q_COUNT_VERDICTS,
 	Q_COUNT,
 };
 
 static const char *const sql[Q_COUNT] = {
     [Q_JOB_INSERT] = "INSERT INTO jobs(state, priority, arch, tags, spec_name, request, manifest,"
                      " content_key, sign_key, idem_key, token_id, created_ms, updated_ms,"
-                     " max_attempts, timeout_s) VALUES(0,?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,"
-                     "?11,?12,?13)",
+                     " max_attempts, timeout_s, reruns, rerun_of, rerun_n, avoid_worker,"
+                     " variations, repro_verdict) VALUES(0,?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,"
+                     "?11,?12,?13,?14,?15,?16,?17,?18,?19)",
     [Q_JOB_BY_IDEM] = "SELECT id FROM jobs WHERE token_id = ?1 AND idem_key = ?2",
     [Q_JOB_GET] = "SELECT " JOB_COLS " FROM jobs WHERE id = ?1",
     [Q_JOB_LIST] = "SELECT " JOB_COLS " FROM jobs WHERE id < ?1 ORDER BY id DESC LIMIT ?2",
@@ -176,6 +212,35 @@ static const char *const sql[Q_COUNT] = {
     [Q_PING] = "SELECT count(*) FROM tokens WHERE id = 1",
     [Q_COUNT_QUEUED_ARCH] = "SELECT arch, count(*) FROM jobs WHERE state = 0 GROUP BY arch"
                             " ORDER BY arch",
+    /* workers other than ?1 seen since ?2 and not draining: could they take the job? */
+    [Q_OTHER_WORKERS] = "SELECT arches, tags FROM workers WHERE name != ?1 AND"
+                        " last_seen_ms >= ?2 AND draining = 0",
+    [Q_RERUN_ROW] = "INSERT INTO reruns(job_id, n, rerun_job, variations, original_worker,"
+                    " created_ms, updated_ms) VALUES(?1,?2,?3,?4,?5,?6,?6)",
+    [Q_RERUNS_ADD] = "UPDATE jobs SET reruns = reruns + ?2, repro_verdict = 'pending',"
+                     " variations = CASE WHEN ?3 = '' THEN variations ELSE ?3 END"
+                     " WHERE id = ?1",
+    [Q_RERUNS] = "SELECT r.job_id, r.n, r.rerun_job, r.variations, r.original_worker,"
+                 " r.verdict, j.state, j.worker FROM reruns r JOIN jobs j ON j.id = r.rerun_job"
+                 " WHERE r.job_id = ?1 ORDER BY r.n",
+    [Q_RERUN_ARTS_DEL] = "DELETE FROM rerun_artifacts WHERE job_id = ?1 AND n = ?2",
+    [Q_RERUN_ART_PUT] = "INSERT OR REPLACE INTO rerun_artifacts(job_id, n, name,"
+                        " original_sha256, rerun_sha256, verdict, diff, text, diffoscope,"
+                        " diffoscope_state) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,NULL,?9)",
+    [Q_RERUN_VERDICT] = "UPDATE reruns SET verdict = ?3, updated_ms = ?4 WHERE job_id = ?1"
+                        " AND n = ?2",
+    [Q_RERUN_VERDICTS] = "SELECT verdict FROM reruns WHERE job_id = ?1",
+    [Q_REPRO_VERDICT] = "UPDATE jobs SET repro_verdict = ?2 WHERE id = ?1",
+    [Q_RERUN_ARTS] = "SELECT job_id, n, name, original_sha256, rerun_sha256, verdict, diff,"
+                     " text, diffoscope, diffoscope_state FROM rerun_artifacts"
+                     " WHERE job_id = ?1 ORDER BY n, name",
+    [Q_DFS_NEXT] = "SELECT job_id, n, name, original_sha256, rerun_sha256, verdict, '', '',"
+                   " NULL, diffoscope_state FROM rerun_artifacts WHERE diffoscope_state ="
+                   " 'pending' LIMIT 1",
+    [Q_DFS_SET] = "UPDATE rerun_artifacts SET diffoscope = ?4, diffoscope_state = ?5"
+                  " WHERE job_id = ?1 AND n = ?2 AND name = ?3",
+    [Q_COUNT_VERDICTS] = "SELECT repro_verdict, count(*) FROM jobs WHERE repro_verdict != ''"
+                         " GROUP BY repro_verdict",
 };
 
 #define NREADERS 4
@@ -313,6 +378,12 @@ static void read_job(sqlite3_stmt *st, struct kiln_arena *a, struct scheduler_jo
 	j->lease_expires_ms = sqlite3_column_int64(st, 24);
 	j->failure_class = col_text(st, 25, a);
 	j->message = col_text(st, 26, a);
+	j->reruns = sqlite3_column_int64(st, 27);
+	j->rerun_of = sqlite3_column_int64(st, 28);
+	j->rerun_n = sqlite3_column_int64(st, 29);
+	j->avoid_worker = col_text(st, 30, a);
+	j->variations = col_text(st, 31, a);
+	j->repro_verdict = col_text(st, 32, a);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -376,9 +447,34 @@ static kiln_rc job_insert(struct scheduler_store *base, struct scheduler_job *jo
 	sqlite3_bind_int64(st, 11, job->created_ms);
 	sqlite3_bind_int64(st, 12, job->max_attempts);
 	sqlite3_bind_int64(st, 13, job->timeout_s);
+	sqlite3_bind_int64(st, 14, job->reruns);
+	sqlite3_bind_int64(st, 15, job->rerun_of);
+	sqlite3_bind_int64(st, 16, job->rerun_n);
+	bind_text(st, 17, job->avoid_worker);
+	bind_text(st, 18, job->variations);
+	bind_text(st, 19, job->reruns > 0 ? "pending" : "");
 	rc = step_done(s, st, err, "insert job");
 	if (!rc)
 		*id = sqlite3_last_insert_rowid(s->db);
+	/* a rerun: its row beside the original's */
+	st = rc || !job->rerun_of ? NULL : stmt(s, Q_RERUN_ROW, err);
+	if (st) {
+		sqlite3_bind_int64(st, 1, job->rerun_of);
+		sqlite3_bind_int64(st, 2, job->rerun_n);
+		sqlite3_bind_int64(st, 3, *id);
+		bind_text(st, 4, job->variations);
+		bind_text(st, 5, job->avoid_worker);
+		sqlite3_bind_int64(st, 6, job->created_ms);
+		rc = step_done(s, st, err, "record the rerun");
+	} else if (!rc && job->rerun_of) {
+		rc = KILN_EIO;
+	}
+	st = rc || !job->rerun_of ? NULL : stmt(s, Q_REPRO_VERDICT, err);
+	if (st) {
+		sqlite3_bind_int64(st, 1, job->rerun_of);
+		bind_text(st, 2, "pending");
+		rc = step_done(s, st, err, "record the verdict");
+	}
 	return tx_end(s, rc, err);
 }
 
@@ -503,11 +599,37 @@ static bool tags_subset(const char *need, const char *have)
 	return true;
 }
 
+/* Anti-affinity of a rerun: could a worker other than q's, seen within two lease TTLs and
+ * not draining, take a job of this arch and tags? Then q's worker leaves it to that one. */
+static bool other_worker_fits(struct sq *s, const struct scheduler_lease_query *q, const char *arch,
+                              const char *tags)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	sqlite3_stmt *st = stmt(s, Q_OTHER_WORKERS, &err);
+	bool fits = false;
+	char want[80];
+
+	if (!st)
+		return false;
+	snprintf(want, sizeof(want), ",%s,", arch);
+	bind_text(st, 1, q->worker);
+	sqlite3_bind_int64(st, 2, q->now_ms - 2 * q->ttl_ms);
+	while (!fits && sqlite3_step(st) == SQLITE_ROW) {
+		const unsigned char *ar = sqlite3_column_text(st, 0);
+		const unsigned char *tg = sqlite3_column_text(st, 1);
+
+		fits = (!*arch || (ar && strstr((const char *)ar, want))) &&
+		       tags_subset(tags, tg ? (const char *)tg : "");
+	}
+	sqlite3_reset(st);
+	return fits;
+}
+
 static kiln_rc pick_candidate(struct sq *s, const struct scheduler_lease_query *q,
                               struct kiln_arena *a, int64_t *id, struct kiln_err *err)
 {
 	sqlite3_stmt *st = stmt(s, Q_CANDIDATES, err);
-	struct scheduler_job j = {0};
+	struct scheduler_job j = {0}, avoided = {0};
 	int r;
 
 	*id = 0;
@@ -517,16 +639,27 @@ static kiln_rc pick_candidate(struct sq *s, const struct scheduler_lease_query *
 	bind_text(st, 2, q->arches);
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
 		const unsigned char *tags = sqlite3_column_text(st, 4);
+		const unsigned char *avoid = sqlite3_column_text(st, 30);
 
-		if (tags_subset(tags ? (const char *)tags : "", q->tags)) {
-			read_job(st, a, &j);
-			*id = j.id;
-			break;
+		if (!tags_subset(tags ? (const char *)tags : "", q->tags))
+			continue;
+		if (avoid && *avoid && !strcmp((const char *)avoid, q->worker)) {
+			/* a rerun of this worker's build: decided once the others are seen */
+			if (!avoided.id)
+				read_job(st, a, &avoided);
+			continue;
 		}
+		read_job(st, a, &j);
+		*id = j.id;
+		break;
 	}
 	sqlite3_reset(st);
 	if (r != SQLITE_ROW && r != SQLITE_DONE)
 		return db_err(s, err, "pick a job");
+	/* Anti-affinity: a rerun goes to another worker when one could take it; with none,
+	 * the original's worker runs it (a rerun on the same machine still varies the rest). */
+	if (!*id && avoided.id && !other_worker_fits(s, q, avoided.arch, avoided.tags))
+		*id = avoided.id;
 	return *id ? KILN_OK : KILN_ENOTFOUND;
 }
 
@@ -1145,12 +1278,277 @@ static kiln_rc counts(struct scheduler_store *base, struct kiln_arena *a,
 		out->queued_arch[out->nqueued] = col_text(st, 0, a);
 		out->queued_n[out->nqueued++] = sqlite3_column_int64(st, 1);
 	}
+	st = st && (r == SQLITE_DONE || r == SQLITE_ROW) ? stmt(s, Q_COUNT_VERDICTS, err) : st;
+	while (st && (r = sqlite3_step(st)) == SQLITE_ROW) {
+		const unsigned char *v = sqlite3_column_text(st, 0);
+		size_t i;
+
+		for (i = 0; v && i < KILN_ARRAY_SIZE(out->verdicts); i++)
+			if (!strcmp((const char *)v, scheduler_verdict_names[i]))
+				out->verdicts[i] = sqlite3_column_int64(st, 1);
+	}
 	if (st)
 		sqlite3_reset(st);
 	pthread_mutex_unlock(&s->lock);
 	if (!st || (r != SQLITE_DONE && r != SQLITE_ROW))
 		return st ? db_err(s, err, "counts") : KILN_EIO;
 	return kiln_arena_finish(a, err);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Reproducibility */
+
+static kiln_rc reruns_add(struct scheduler_store *base, int64_t id, int64_t count,
+                          const char *variations, struct kiln_err *err)
+{
+	struct sq *s = (struct sq *)base;
+	sqlite3_stmt *st;
+	kiln_rc rc = KILN_EIO;
+
+	pthread_mutex_lock(&s->lock);
+	st = stmt(s, Q_RERUNS_ADD, err);
+	if (st) {
+		sqlite3_bind_int64(st, 1, id);
+		sqlite3_bind_int64(st, 2, count);
+		bind_text(st, 3, variations);
+		rc = step_done(s, st, err, "add reruns");
+	}
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+static kiln_rc reruns_list(struct scheduler_store *base, int64_t id, struct kiln_arena *a,
+                           struct scheduler_rerun **out, size_t *n, struct kiln_err *err)
+{
+	struct sq *s = reader((struct sq *)base);
+	struct scheduler_rerun *v = NULL, *t;
+	size_t cap = 0;
+	sqlite3_stmt *st;
+	int r = SQLITE_ERROR;
+
+	*n = 0;
+	pthread_mutex_lock(&s->lock);
+	st = stmt(s, Q_RERUNS, err);
+	if (st)
+		sqlite3_bind_int64(st, 1, id);
+	while (st && *n < 1000 && (r = sqlite3_step(st)) == SQLITE_ROW) {
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 8;
+			t = kiln_arena_array(a, cap, sizeof(*t));
+			if (!t)
+				break;
+			if (*n)
+				memcpy(t, v, *n * sizeof(*t));
+			v = t;
+		}
+		t = &v[(*n)++];
+		t->job_id = sqlite3_column_int64(st, 0);
+		t->n = sqlite3_column_int64(st, 1);
+		t->rerun_job = sqlite3_column_int64(st, 2);
+		t->variations = col_text(st, 3, a);
+		t->original_worker = col_text(st, 4, a);
+		t->verdict = col_text(st, 5, a);
+		t->state = (enum scheduler_state)sqlite3_column_int(st, 6);
+		t->worker = col_text(st, 7, a);
+	}
+	if (st)
+		sqlite3_reset(st);
+	pthread_mutex_unlock(&s->lock);
+	*out = v;
+	if (!st)
+		return KILN_EIO;
+	if (r != SQLITE_DONE && r != SQLITE_ROW)
+		return db_err(s, err, "reruns");
+	return kiln_arena_finish(a, err);
+}
+
+static kiln_rc rerun_art_put(struct sq *s, int64_t id, int64_t n,
+                             const struct scheduler_rerun_artifact *ra, struct kiln_err *err)
+{
+	sqlite3_stmt *st = stmt(s, Q_RERUN_ART_PUT, err);
+
+	if (!st)
+		return KILN_EIO;
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_int64(st, 2, n);
+	bind_text(st, 3, ra->name);
+	bind_text(st, 4, ra->original_sha256);
+	bind_text(st, 5, ra->rerun_sha256);
+	bind_text(st, 6, ra->verdict);
+	bind_text(st, 7, ra->diff);
+	bind_text(st, 8, ra->text);
+	bind_text(st, 9, ra->diffoscope_state);
+	return step_done(s, st, err, "record a compared artifact");
+}
+
+/* The verdicts of a job's reruns rolled up into jobs.repro_verdict. */
+static kiln_rc rollup_store(struct sq *s, int64_t id, const char **rollup, struct kiln_err *err)
+{
+	const char *v[1000];
+	char *mem[1000];
+	size_t n = 0, i;
+	sqlite3_stmt *st = stmt(s, Q_RERUN_VERDICTS, err);
+	const char *r;
+	kiln_rc rc;
+
+	if (!st)
+		return KILN_EIO;
+	sqlite3_bind_int64(st, 1, id);
+	while (n < 1000 && sqlite3_step(st) == SQLITE_ROW) {
+		const unsigned char *t = sqlite3_column_text(st, 0);
+
+		mem[n] = kiln_strdup(t ? (const char *)t : "");
+		v[n] = mem[n] ? mem[n] : "unknown";
+		n++;
+	}
+	sqlite3_reset(st);
+	r = scheduler_verdict_rollup(v, n);
+	for (i = 0; i < n; i++)
+		free(mem[i]);
+	st = stmt(s, Q_REPRO_VERDICT, err);
+	if (!st)
+		return KILN_EIO;
+	sqlite3_bind_int64(st, 1, id);
+	bind_text(st, 2, r);
+	rc = step_done(s, st, err, "record the verdict");
+	if (!rc && rollup)
+		*rollup = r;
+	return rc;
+}
+
+static kiln_rc rerun_record(struct scheduler_store *base, int64_t id, int64_t n,
+                            const char *verdict, const struct scheduler_rerun_artifact *arts,
+                            size_t narts, int64_t now_ms, const char **rollup, struct kiln_err *err)
+{
+	struct sq *s = (struct sq *)base;
+	sqlite3_stmt *st;
+	size_t i;
+	kiln_rc rc;
+
+	rc = tx_begin(s, err);
+	if (rc)
+		return rc;
+	st = stmt(s, Q_RERUN_ARTS_DEL, err);
+	if (!st)
+		return tx_end(s, KILN_EIO, err);
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_int64(st, 2, n);
+	rc = step_done(s, st, err, "clear compared artifacts");
+	for (i = 0; !rc && i < narts; i++)
+		rc = rerun_art_put(s, id, n, &arts[i], err);
+	st = rc ? NULL : stmt(s, Q_RERUN_VERDICT, err);
+	if (st) {
+		sqlite3_bind_int64(st, 1, id);
+		sqlite3_bind_int64(st, 2, n);
+		bind_text(st, 3, verdict);
+		sqlite3_bind_int64(st, 4, now_ms);
+		rc = step_done(s, st, err, "record the rerun's verdict");
+	} else if (!rc) {
+		rc = KILN_EIO;
+	}
+	if (!rc)
+		rc = rollup_store(s, id, rollup, err);
+	return tx_end(s, rc, err);
+}
+
+static void read_rerun_art(sqlite3_stmt *st, struct kiln_arena *a,
+                           struct scheduler_rerun_artifact *t)
+{
+	t->job_id = sqlite3_column_int64(st, 0);
+	t->n = sqlite3_column_int64(st, 1);
+	t->name = col_text(st, 2, a);
+	t->original_sha256 = col_text(st, 3, a);
+	t->rerun_sha256 = col_text(st, 4, a);
+	t->verdict = col_text(st, 5, a);
+	t->diff = col_text(st, 6, a);
+	t->text = col_text(st, 7, a);
+	t->diffoscope = sqlite3_column_type(st, 8) == SQLITE_NULL ? NULL : col_text(st, 8, a);
+	t->diffoscope_state = col_text(st, 9, a);
+}
+
+static kiln_rc rerun_artifacts(struct scheduler_store *base, int64_t id, struct kiln_arena *a,
+                               struct scheduler_rerun_artifact **out, size_t *n,
+                               struct kiln_err *err)
+{
+	struct sq *s = reader((struct sq *)base);
+	struct scheduler_rerun_artifact *v = NULL, *t;
+	size_t cap = 0;
+	sqlite3_stmt *st;
+	int r = SQLITE_ERROR;
+
+	*n = 0;
+	pthread_mutex_lock(&s->lock);
+	st = stmt(s, Q_RERUN_ARTS, err);
+	if (st)
+		sqlite3_bind_int64(st, 1, id);
+	while (st && *n < 100000 && (r = sqlite3_step(st)) == SQLITE_ROW) {
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 16;
+			t = kiln_arena_array(a, cap, sizeof(*t));
+			if (!t)
+				break;
+			if (*n)
+				memcpy(t, v, *n * sizeof(*t));
+			v = t;
+		}
+		read_rerun_art(st, a, &v[(*n)++]);
+	}
+	if (st)
+		sqlite3_reset(st);
+	pthread_mutex_unlock(&s->lock);
+	*out = v;
+	if (!st)
+		return KILN_EIO;
+	if (r != SQLITE_DONE && r != SQLITE_ROW)
+		return db_err(s, err, "compared artifacts");
+	return kiln_arena_finish(a, err);
+}
+
+static kiln_rc diffoscope_next(struct scheduler_store *base, struct kiln_arena *a,
+                               struct scheduler_rerun_artifact *out, struct kiln_err *err)
+{
+	struct sq *s = reader((struct sq *)base);
+	sqlite3_stmt *st;
+	kiln_rc rc = KILN_EIO;
+	int r;
+
+	pthread_mutex_lock(&s->lock);
+	st = stmt(s, Q_DFS_NEXT, err);
+	if (st) {
+		r = sqlite3_step(st);
+		if (r == SQLITE_ROW)
+			read_rerun_art(st, a, out);
+		rc = r == SQLITE_ROW    ? KILN_OK
+		     : r == SQLITE_DONE ? KILN_ENOTFOUND
+		                        : db_err(s, err, "diffoscope queue");
+		sqlite3_reset(st);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return rc ? rc : kiln_arena_finish(a, err);
+}
+
+static kiln_rc diffoscope_set(struct scheduler_store *base, int64_t id, int64_t n, const char *name,
+                              const char *state, const char *output, struct kiln_err *err)
+{
+	struct sq *s = (struct sq *)base;
+	sqlite3_stmt *st;
+	kiln_rc rc = KILN_EIO;
+
+	pthread_mutex_lock(&s->lock);
+	st = stmt(s, Q_DFS_SET, err);
+	if (st) {
+		sqlite3_bind_int64(st, 1, id);
+		sqlite3_bind_int64(st, 2, n);
+		bind_text(st, 3, name);
+		if (output)
+			bind_text(st, 4, output);
+		else
+			sqlite3_bind_null(st, 4);
+		bind_text(st, 5, state);
+		rc = step_done(s, st, err, "record diffoscope's output");
+	}
+	pthread_mutex_unlock(&s->lock);
+	return rc;
 }
 
 static kiln_rc ping(struct scheduler_store *base, struct kiln_err *err)
@@ -1211,6 +1609,12 @@ static const struct scheduler_store_ops sqlite_ops = {
     .token_revoke = token_revoke,
     .counts = counts,
     .ping = ping,
+    .reruns_add = reruns_add,
+    .reruns_list = reruns_list,
+    .rerun_record = rerun_record,
+    .rerun_artifacts = rerun_artifacts,
+    .diffoscope_next = diffoscope_next,
+    .diffoscope_set = diffoscope_set,
 };
 
 int scheduler_store_sqlite_version(void)

@@ -291,7 +291,7 @@ static kiln_rc build_env_make(struct build *b, struct kiln_err *err)
 		home = b->o->exec->home ? b->o->exec->home : "/builddir";
 	add[nadd++] = "PATH=" BUILD_PATH;
 	add[nadd++] = kiln_arena_printf(&b->arena, "HOME=%s", home && *home ? home : "/");
-	add[nadd++] = "LANG=C.UTF-8";
+	add[nadd++] = kiln_arena_printf(&b->arena, "LANG=%s", b->o->lang ? b->o->lang : "C.UTF-8");
 	add[nadd++] = "TZ=UTC";
 	add[nadd++] = "SHELL=/bin/sh";
 	if (user && *user)

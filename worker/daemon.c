@@ -50,6 +50,8 @@ static const struct api_field job_fields[] = {
     JF("with", API_F_STRLIST, with, 256),
     JF("without", API_F_STRLIST, without, 256),
     JF("formats", API_F_STRLIST, formats, 2),
+    JF("variations", API_F_STRLIST, variations, 16),
+    JF("rerun", API_F_INT, rerun, 1000),
     JF("timeout", API_F_INT, timeout, 30 * 86400),
     {"source_date_epoch", API_F_INT, false, offsetof(struct worker_job_req, source_date_epoch), 0,
      4294967295LL, NULL, 0, offsetof(struct worker_job_req, has_sde)},
@@ -72,10 +74,27 @@ static const struct api_field lease_fields[] = {
     API_FIELD_END,
 };
 
+kiln_rc worker_job_vary(const struct worker_job_req *j, unsigned *out, struct kiln_err *err)
+{
+	unsigned bit;
+	size_t i;
+
+	*out = 0;
+	for (i = 0; i < j->variations.n; i++) {
+		if (worker_vary_parse(j->variations.v[i], &bit, err)) {
+			kiln_err_wrap(err, "lease: field 'job.variations[%zu]'", i);
+			return KILN_EINVAL;
+		}
+		*out |= bit;
+	}
+	return KILN_OK;
+}
+
 kiln_rc worker_lease_parse(const char *body, size_t len, struct kiln_arena *a,
                            struct worker_lease *out, struct kiln_err *err)
 {
 	const struct worker_ref *src;
+	unsigned vary;
 	size_t i;
 	kiln_rc rc;
 
@@ -83,6 +102,8 @@ kiln_rc worker_lease_parse(const char *body, size_t len, struct kiln_arena *a,
 	rc = api_json_decode(body, len, lease_fields, 0, out, a, err);
 	if (rc)
 		return rc;
+	if (worker_job_vary(&out->job, &vary, err))
+		return KILN_EINVAL;
 	if (out->job.has_spec + out->job.has_srpm + out->job.has_git != 1)
 		return kiln_err_set(err, KILN_EINVAL,
 		                    "lease: the job needs exactly one of a spec, "

@@ -95,6 +95,7 @@ int worker_daemon_build_child(const struct worker_child_req *r)
 	struct kiln_err err = KILN_ERR_INIT;
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_LIMIT_ARENA);
 	struct worker_fetch_opts fo = {0};
+	struct worker_vary_state vs = {0};
 	struct macro_ctx *mc = NULL;
 	char sde[32], msg[KILN_ERR_MSG_MAX + KILN_ERR_INPUT_MAX + 16];
 	kiln_rc rc;
@@ -126,8 +127,23 @@ int worker_daemon_build_child(const struct worker_child_req *r)
 		rc = worker_srpm_install(r->srpm_path, mc, &a, &bo.spec_path, &err);
 	else
 		bo.spec_path = r->spec_path;
+	if (!rc && r->vary) {
+		/* a rerun: its variations, said in the log (the build path is the daemon's) */
+		char names[256] = "";
+		unsigned bit;
+
+		for (bit = 1; bit && bit <= WORKER_VARY_ALL; bit <<= 1)
+			if ((r->vary & bit) && worker_vary_name(bit))
+				snprintf(names + strlen(names), sizeof(names) - strlen(names),
+				         "%s%s", *names ? " " : "", worker_vary_name(bit));
+		printf("kiln worker: rerun %lld with variations: %s\n", (long long)r->job->rerun,
+		       names);
+		fflush(stdout);
+		worker_vary_apply(r->vary, (unsigned)r->job->rerun, &bo, &vs);
+	}
 	if (!rc)
 		rc = worker_build(&bo, mc, &res, &err);
+	worker_vary_restore(&vs);
 	result_write(r, &res, rc == KILN_OK, &err);
 	if (rc)
 		fprintf(stderr, "error: %s\n", kiln_err_format(&err, msg, sizeof(msg)));

@@ -39,7 +39,9 @@ struct worker_job_req {
 	struct api_objlist sources; /* struct worker_ref */
 	struct api_strmap defines;
 	struct api_strlist with, without, formats;
+	struct api_strlist variations; /* a rerun job's (worker_vary_parse() names) */
 	int64_t timeout, source_date_epoch;
+	int64_t rerun; /* 0, or the rerun's number (reproducibility reruns) */
 	bool has_sde;
 };
 
@@ -71,7 +73,12 @@ struct worker_child_req {
 	const char *result_path; /* worker_build_result_json() goes here */
 	bool sandbox;
 	const char *root;
+	unsigned vary; /* enum worker_vary: a rerun's variations */
 };
+
+/* The variations of a lease's job (unknown names are errors: the scheduler checks them). */
+KILN_MUST_CHECK kiln_rc worker_job_vary(const struct worker_job_req *j, unsigned *out,
+                                        struct kiln_err *err);
 
 /* In the forked child: configure macros, run worker_build(), write the result; returns
  * the exit status for _exit (0 when the build succeeded). Output goes to fds 1 and 2. */

@@ -45,6 +45,7 @@ struct jobrun {
 	int log_fd;
 	int64_t log_size, sent;
 	int64_t next_beat, deadline;
+	unsigned vary; /* a rerun's variations (enum worker_vary) */
 	enum job_end end;
 };
 
@@ -242,7 +243,10 @@ static kiln_rc inputs_fetch(struct jobrun *j, struct kiln_err *err)
 	/* a heartbeat after each input keeps the lease through long downloads (one input
 	 * must take less than the lease's TTL) */
 	for (i = 0; !rc && i < q->sources.n; i++) {
-		rc = fetch_blob(j, &src[i], sources, err);
+		/* a rerun varying file order writes them the other way round */
+		size_t k = j->vary & WORKER_VARY_FILE_ORDER ? q->sources.n - 1 - i : i;
+
+		rc = fetch_blob(j, &src[k], sources, err);
 		heartbeat(j);
 	}
 	if (!rc && q->has_git)
@@ -472,6 +476,7 @@ static int build_once(struct jobrun *j, const char *format, const char *result_p
 	req.sandbox = j->d->sandbox;
 	req.root = j->d->o->root;
 	req.cache_dir = j->cache;
+	req.vary = j->vary;
 	if (j->l->job.has_git &&
 	    pathf(spec, sizeof(spec), "%s/%s", j->checkout, j->l->job.git.spec)) {
 		req.spec_path = spec;
@@ -558,7 +563,8 @@ static kiln_rc run_prepare(struct jobrun *j, struct kiln_err *err)
 
 	if (!pathf(j->dir, sizeof(j->dir), "%s/jobs/%lld-%lld", j->d->work_dir,
 	           (long long)j->l->job_id, (long long)j->l->attempt) ||
-	    !pathf(j->top, sizeof(j->top), "%s/top", j->dir) ||
+	    !pathf(j->top, sizeof(j->top),
+	           j->vary & WORKER_VARY_BUILD_PATH ? "%s/rerun-top-varied" : "%s/top", j->dir) ||
 	    !pathf(logpath, sizeof(logpath), "%s/build.log", j->dir) ||
 	    !pathf(j->cache, sizeof(j->cache), "%s/cache", j->d->work_dir))
 		return kiln_err_set(err, KILN_ELIMIT, "%s: path too long", j->d->work_dir);
@@ -585,6 +591,10 @@ void worker_daemon_job(struct worker_daemon *d, struct api_client *c, const stru
 	api_reply_init(&j.r, REPLY_MAX);
 	j.next_beat = util_clock_mono_ns() / 1000000 + l->heartbeat_ms;
 	j.deadline = l->job.timeout ? util_clock_mono_ns() / 1000000 + l->job.timeout * 1000 : 0;
+	if (worker_job_vary(&l->job, &j.vary, &err)) {
+		complete(&j, "failed", "infra", err.msg, NULL);
+		goto out;
+	}
 	if (*d->stop) {
 		/* leased while the daemon was told to stop: hand it back at once */
 		complete(&j, "released", NULL, "the worker is shutting down", NULL);

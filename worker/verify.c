@@ -176,6 +176,77 @@ static kiln_rc verify_topdir(struct macro_ctx *mc, const char *srcdir, unsigned 
 	return rc;
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* Variations (shared with the farm's rerun jobs) */
+
+static const char *const vary_names[] = {"time",  "build_path", "hostname",   "cpus",
+                                         "umask", "locale",     "file_order", "env"};
+
+const char *worker_vary_name(unsigned bit)
+{
+	size_t i;
+
+	for (i = 0; i < KILN_ARRAY_SIZE(vary_names); i++)
+		if (bit == 1u << i)
+			return vary_names[i];
+	return NULL;
+}
+
+kiln_rc worker_vary_parse(const char *name, unsigned *bit, struct kiln_err *err)
+{
+	size_t i;
+
+	for (i = 0; i < KILN_ARRAY_SIZE(vary_names); i++) {
+		if (!strcmp(name, vary_names[i])) {
+			*bit = 1u << i;
+			return KILN_OK;
+		}
+	}
+	return kiln_err_set(err, KILN_EINVAL,
+	                    "'%.64s' is not a variation (time, build_path, hostname, cpus, "
+	                    "umask, locale, file_order, env)",
+	                    name);
+}
+
+void worker_vary_apply(unsigned vary, unsigned run, struct worker_build_opts *o,
+                       struct worker_vary_state *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (o->exec && o->exec->kind == CHROOT_EXEC_SANDBOX &&
+	    (vary & (WORKER_VARY_HOSTNAME | WORKER_VARY_CPUS))) {
+		st->cfg = *o->exec;
+		if (vary & WORKER_VARY_HOSTNAME) {
+			snprintf(st->host, sizeof(st->host), "kiln-rerun-%u", run);
+			st->cfg.hostname = st->host;
+		}
+		if (vary & WORKER_VARY_CPUS)
+			st->cfg.limits.cpus = run % 2 ? 1 : 2;
+		o->exec = &st->cfg;
+	}
+	if (vary & WORKER_VARY_LOCALE)
+		o->lang = "C";
+	if (vary & WORKER_VARY_ENV) {
+		snprintf(st->noise, sizeof(st->noise), "%u-%ld", run, (long)getpid());
+		setenv("KILN_VERIFY_NOISE", st->noise, 1);
+		st->env_set = true;
+	}
+	if (vary & WORKER_VARY_UMASK) {
+		st->old_umask = umask(run % 2 ? 0077 : 0002);
+		st->umask_set = true;
+	}
+	if (vary & WORKER_VARY_TIME)
+		sleep(1); /* another wall-clock second for `date` and friends */
+}
+
+void worker_vary_restore(struct worker_vary_state *st)
+{
+	if (st->umask_set)
+		umask(st->old_umask);
+	if (st->env_set)
+		unsetenv("KILN_VERIFY_NOISE");
+	st->umask_set = st->env_set = false;
+}
+
 /* One rerun with its variations. */
 static kiln_rc verify_rerun(struct worker_verify_result *vr, const struct worker_build_opts *o,
                             const struct macro_ctx *mc, const char *top1, const char *srcdir,
@@ -183,10 +254,9 @@ static kiln_rc verify_rerun(struct worker_verify_result *vr, const struct worker
 {
 	struct worker_build_opts ko = *o;
 	struct worker_build_result rk = {0};
-	struct chroot_config cfg;
+	struct worker_vary_state vs;
 	struct macro_ctx *kmc = macro_ctx_dup(mc, err);
-	char top[4096], host[64], noise[64];
-	mode_t old_umask;
+	char top[4096];
 	kiln_rc rc;
 
 	if (!kmc)
@@ -194,23 +264,13 @@ static kiln_rc verify_rerun(struct worker_verify_result *vr, const struct worker
 	rc = verify_topdir(kmc, srcdir, run, top, sizeof(top), err);
 	if (rc)
 		goto out;
-	if (o->exec && o->exec->kind == CHROOT_EXEC_SANDBOX) {
-		cfg = *o->exec;
-		snprintf(host, sizeof(host), "kiln-verify-%u", run);
-		cfg.hostname = host;
-		cfg.limits.cpus = run % 2 ? 0 : 1;
-		ko.exec = &cfg;
-	}
 	ko.sign_key = NULL; /* signatures are not what is compared */
 	ko.steps &= ~(unsigned)(WORKER_STEP_RMSOURCE | WORKER_STEP_RMSPEC);
 	ko.quiet = true;
-	snprintf(noise, sizeof(noise), "%u-%ld", run, (long)getpid());
-	setenv("KILN_VERIFY_NOISE", noise, 1);
-	old_umask = umask(run % 2 ? 0077 : 0002);
-	sleep(1); /* another wall-clock second for `date` and friends */
+	/* the locale stays: a local check keeps the packager's own output readable */
+	worker_vary_apply(WORKER_VARY_ALL & ~(unsigned)WORKER_VARY_LOCALE, run, &ko, &vs);
 	rc = worker_build(&ko, kmc, &rk, err);
-	umask(old_umask);
-	unsetenv("KILN_VERIFY_NOISE");
+	worker_vary_restore(&vs);
 	if (rc)
 		kiln_err_wrap(err, "rerun %u", run);
 	else

@@ -571,6 +571,7 @@ struct worker_build_opts {
 	const struct worker_fetch_opts *fetch;
 	/* Sign every written package with this key (sign/), NULL for none. Borrowed. */
 	const struct sign_key *sign_key;
+	const char *lang; /* LANG of the stages; NULL = C.UTF-8. Borrowed. */
 };
 void worker_build_opts_init(struct worker_build_opts *o);
 
@@ -617,6 +618,42 @@ void worker_build_result_release(struct worker_build_result *res);
  * "warnings":[...],"log":...,"source_date_epoch":...}) to out. */
 void worker_build_result_json(const struct worker_build_result *res, bool ok,
                               const struct kiln_err *err, struct kiln_buf *out);
+
+/* Variations of a rerun, shared by --verify-reproducible and the farm's reruns (a rerun
+ * job's "variations"): what rebuilders and reprotest vary that kiln can vary without
+ * root-only tricks. Build paths inside the sandbox never vary (/builddir/build). */
+enum worker_vary {
+	WORKER_VARY_TIME = 1u << 0,       /* another wall-clock second (waits one) */
+	WORKER_VARY_BUILD_PATH = 1u << 1, /* another top directory outside the sandbox (the
+	                                   * caller picks it) */
+	WORKER_VARY_HOSTNAME = 1u << 2,   /* the sandbox's host name */
+	WORKER_VARY_CPUS = 1u << 3,       /* the sandbox's CPU count (nproc, %_smp_build_ncpus) */
+	WORKER_VARY_UMASK = 1u << 4,      /* kiln's umask */
+	WORKER_VARY_LOCALE = 1u << 5,     /* LANG of the stages (C instead of C.UTF-8) */
+	WORKER_VARY_FILE_ORDER = 1u << 6, /* inputs written in reverse order, so directories
+	                                   * that list in creation order list them reversed
+	                                   * (the caller writes them) */
+	WORKER_VARY_ENV = 1u << 7,        /* noise in kiln's own environment */
+};
+#define WORKER_VARY_ALL 0xffu
+/* "time", "build_path", "hostname", "cpus", "umask", "locale", "file_order", "env" for one
+ * bit; NULL for others. */
+const char *worker_vary_name(unsigned bit);
+/* The bit of a name; KILN_EINVAL naming it (and the known ones) otherwise. */
+KILN_MUST_CHECK kiln_rc worker_vary_parse(const char *name, unsigned *bit, struct kiln_err *err);
+
+/* What worker_vary_apply() changed, for worker_vary_restore(). */
+struct worker_vary_state {
+	struct chroot_config cfg;
+	char host[64], noise[64];
+	mode_t old_umask;
+	bool umask_set, env_set;
+};
+/* Apply the variations of rerun number run (1, 2, ...) to o (o->exec may be replaced by
+ * st->cfg) and to this process (umask, environment). */
+void worker_vary_apply(unsigned vary, unsigned run, struct worker_build_opts *o,
+                       struct worker_vary_state *st);
+void worker_vary_restore(struct worker_vary_state *st);
 
 /* Reproducibility verification (kiln build --verify-reproducible): the build runs `runs`
  * times, the first as asked (its packages are the build's output), the others in fresh

@@ -220,3 +220,65 @@ KILN_TEST(store_refuses_a_newer_schema)
 	scheduler_store_close(st);
 	assert_true(scheduler_store_sqlite_version() >= 1);
 }
+
+/* A rerun avoids the original's worker while another live worker could take it. */
+KILN_TEST(store_rerun_anti_affinity_and_verdicts)
+{
+	struct scheduler_store *st = open_store("rr.db");
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
+	struct kiln_err err = KILN_ERR_INIT;
+	struct scheduler_worker_info w2 = {0};
+	struct scheduler_rerun_artifact ra = {0};
+	struct scheduler_rerun_artifact *av = NULL;
+	struct scheduler_rerun *rv = NULL;
+	struct scheduler_job j = {0}, got;
+	struct scheduler_counts c;
+	const char *rollup = NULL;
+	int64_t orig = insert(st, "", "", 0, NULL), rr = 0;
+	size_t n = 0;
+
+	j.spec_name = "x.spec", j.request = "{}", j.manifest = "{}", j.sign_key = "";
+	memcpy(j.content_key, "k", 2);
+	j.token_id = 1, j.created_ms = 1000, j.max_attempts = 2;
+	j.rerun_of = orig, j.rerun_n = 1, j.avoid_worker = "w1", j.variations = "time umask";
+	assert_ok(st->ops->job_insert(st, &j, &rr, &err), &err);
+	assert_ok(st->ops->job_get(st, orig, &a, &got, &err), &err);
+	assert_string_equal(got.repro_verdict, "pending");
+	/* the original first (best and older), then the rerun: w2 is alive, so w1 skips it */
+	assert_ok(grant(st, "w1", ",x86_64,", ",", 2000, L1, &a, &got), NULL);
+	assert_int_equal(got.id, orig);
+	w2.name = "w2", w2.arches = ",x86_64,", w2.tags = ",", w2.slots = 1;
+	w2.kernel = "", w2.version = "", w2.last_seen_ms = 1900;
+	assert_ok(st->ops->worker_seen(st, &w2, true, &err), &err);
+	assert_int_equal(grant(st, "w1", ",x86_64,", ",", 2000, L2, &a, &got), KILN_ENOTFOUND);
+	/* w2 gone quiet for more than two TTLs: w1 may run it after all */
+	assert_ok(grant(st, "w1", ",x86_64,", ",", 9000, L2, &a, &got), NULL);
+	assert_int_equal(got.id, rr);
+	assert_int_equal(got.rerun_of, orig);
+	assert_string_equal(got.avoid_worker, "w1");
+	assert_ok(st->ops->reruns_list(st, orig, &a, &rv, &n, &err), &err);
+	assert_int_equal(n, 1);
+	assert_int_equal(rv[0].rerun_job, rr);
+	assert_string_equal(rv[0].verdict, "pending");
+	assert_string_equal(rv[0].original_worker, "w1");
+	assert_string_equal(rv[0].variations, "time umask");
+	ra.name = "a.rpm", ra.original_sha256 = "aa", ra.rerun_sha256 = "bb";
+	ra.verdict = "differs", ra.diff = "{}", ra.text = "t", ra.diffoscope_state = "pending";
+	assert_ok(st->ops->rerun_record(st, orig, 1, "differs", &ra, 1, 5, &rollup, &err), &err);
+	assert_string_equal(rollup, "differs");
+	assert_ok(st->ops->job_get(st, orig, &a, &got, &err), &err);
+	assert_string_equal(got.repro_verdict, "differs");
+	assert_ok(st->ops->diffoscope_next(st, &a, &ra, &err), &err);
+	assert_string_equal(ra.name, "a.rpm");
+	assert_null(ra.diffoscope);
+	assert_ok(st->ops->diffoscope_set(st, orig, 1, "a.rpm", "done", "out", &err), &err);
+	assert_int_equal(st->ops->diffoscope_next(st, &a, &ra, &err), KILN_ENOTFOUND);
+	assert_ok(st->ops->rerun_artifacts(st, orig, &a, &av, &n, &err), &err);
+	assert_int_equal(n, 1);
+	assert_string_equal(av[0].diffoscope, "out");
+	assert_string_equal(av[0].diff, "{}");
+	assert_ok(st->ops->counts(st, &a, &c, &err), &err);
+	assert_int_equal(c.verdicts[2], 1); /* differs */
+	kiln_arena_release(&a);
+	scheduler_store_close(st);
+}

@@ -1,0 +1,155 @@
+"""Reproducibility reruns on a real farm (issue 12): a job with reruns gets rerun jobs of the
+same manifest on the other worker with declared variations; their packages are compared with
+the original's unsigned bytes, the verdict is in the API and the metrics, and the report
+names the file that differs and shows how."""
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from farm import Scheduler
+from test_farm_e2e import FAST, Worker, spec, submit
+
+
+@pytest.fixture
+def farm2(kiln_bin, tmp_path):
+    s = Scheduler(kiln_bin, tmp_path / "data", *FAST).start()
+    # work directories on tmpfs when there is one: it lists a directory in (reverse)
+    # creation order, so the file_order variation shows in `ls -U`
+    shm = Path("/dev/shm")
+    base = Path(os.environ.get("KILN_TEST_SHM", shm)) if shm.is_dir() else tmp_path
+    work = Path(os.path.realpath(base)) / f"kiln-repro-{os.getpid()}-{tmp_path.name}"
+    ws = [Worker(kiln_bin, s, n, work / n) for n in ("w1", "w2")]
+    yield s, work
+    for w in ws:
+        w.stop()
+    s.stop()
+    os.system(f"rm -rf '{work}'")  # noqa: S605 - our own directory
+
+
+def wait_verdict(s, jid, timeout=240):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        r = s.call("GET", f"/api/v1/jobs/{jid}/reproducibility")
+        if r.status == 200:
+            doc = r.json()
+            if doc["verdict"] != "pending" and all(
+                    a["diffoscope"] is not None or a["verdict"] != "differs"
+                    for x in doc["reruns"] for a in x["artifacts"]):
+                return doc
+        elif r.status != 404:
+            raise AssertionError(r.body)
+        time.sleep(0.3)
+    raise AssertionError(f"job {jid}: no verdict: {s.call('GET', f'/api/v1/jobs/{jid}').body}")
+
+
+def test_well_behaved_spec_reproduces_on_the_other_worker(farm2):
+    s, _ = farm2
+    jid = submit(s, spec("7.0"), reproduce=2, source_date_epoch=1700000000)
+    j = s.wait_state(jid, ("succeeded", "failed"))
+    assert j["state"] == "succeeded", j
+    assert j["reruns"] == 2 and j["reproducibility"] == "pending"
+    doc = wait_verdict(s, jid)
+    assert doc["job"] == jid and doc["verdict"] == "reproducible", s.call(
+        "GET", f"/api/v1/jobs/{jid}/reproducibility?format=text").body.decode()
+    assert [r["n"] for r in doc["reruns"]] == [1, 2]
+    orig = {a["worker"] for a in j["attempt_list"]}
+    for r in doc["reruns"]:
+        assert r["state"] == "succeeded" and r["verdict"] == "reproducible"
+        # anti-affinity: the other worker, and the pair is recorded
+        assert {r["original_worker"]} == orig and r["worker"] != r["original_worker"]
+        assert set(r["variations"]) >= {"time", "build_path", "hostname", "cpus", "umask",
+                                        "locale", "file_order"}
+        names = sorted(a["name"] for a in r["artifacts"])
+        assert any(n.endswith(".noarch.rpm") for n in names), names
+        assert any(n.endswith(".src.rpm") for n in names), names
+        for a in r["artifacts"]:
+            assert a["verdict"] == "reproducible" and a["diff"] is None
+            assert a["original_sha256"] and a["rerun_sha256"]
+        rj = s.job(r["job"])
+        assert rj["rerun_of"] == jid and rj["manifest"] == j["manifest"]
+        log = s.call("GET", f"/api/v1/jobs/{r['job']}/attempts/latest/log").body.decode()
+        assert "rerun %d with variations: time build_path" % r["n"] in log
+    # the original's unsigned bytes are what was compared: the served ones are signed
+    arts = {a["name"]: a for a in s.call("GET", f"/api/v1/jobs/{jid}/artifacts").json()
+            ["artifacts"]}
+    for a in doc["reruns"][0]["artifacts"]:
+        assert arts[a["name"]]["unsigned_sha256"] == a["original_sha256"]
+        assert arts[a["name"]]["sha256"] != a["original_sha256"]
+    assert s.job(jid)["reproducibility"] == "reproducible"
+    m = s.call("GET", "/metrics", token="").body.decode()
+    assert 'kiln_reproducibility_jobs{verdict="reproducible"} 1' in m
+    text = s.call("GET", f"/api/v1/jobs/{jid}/reproducibility?format=text").body.decode()
+    assert text.startswith(f"job {jid}: reproducible\n") and "original on w" in text
+    # a job without reruns has no report; a rerun more on request
+    plain = submit(s, spec("7.1"), source_date_epoch=1700000000)
+    s.wait_state(plain, ("succeeded",))
+    assert s.call("GET", f"/api/v1/jobs/{plain}/reproducibility").status == 404
+    r = s.call("POST", f"/api/v1/jobs/{plain}/reproduce", {"count": 1,
+                                                          "variations": ["umask"]})
+    assert r.status == 202 and r.json()["reruns"] == 1, r.body
+    doc = wait_verdict(s, plain)
+    assert doc["verdict"] == "reproducible" and doc["reruns"][0]["variations"] == ["umask"]
+    bad = s.call("POST", f"/api/v1/jobs/{plain}/reproduce", {"variations": ["moon"]})
+    assert bad.status == 400 and b"variations[0]" in bad.body
+
+
+LEAK = """Name: leak-{what}
+Version: 1
+Release: 1
+Summary: leaks {what}
+License: MIT
+BuildArch: noarch
+Source0: a.txt
+Source1: b.txt
+Source2: c.txt
+%description
+d
+%install
+mkdir -p %{{buildroot}}/usr/share/leak
+{cmd} > %{{buildroot}}/usr/share/leak/{what}
+echo same > %{{buildroot}}/usr/share/leak/stable
+%files
+/usr/share/leak
+%changelog
+* Tue Dec 01 2026 A <a@b> - 1-1
+- x
+"""
+
+CASES = {
+    "time": "date +%s%N",
+    "hostname": "uname -n",
+    "random": "od -An -N8 -tx8 /dev/urandom",
+    "order": "ls -U %{_sourcedir}",
+}
+
+
+def test_leaky_specs_differ_and_the_report_names_the_file(farm2):
+    s, work = farm2
+    srcs = [{"name": n, "sha256": s.put_blob(n.encode() + b"\n")}
+            for n in ("a.txt", "b.txt", "c.txt")]
+    ids = {w: submit(s, LEAK.format(what=w, cmd=c), f"leak-{w}.spec", sources=srcs,
+                     reruns=1)
+           for w, c in CASES.items()}
+    for what, jid in ids.items():
+        if what == "order" and os.statvfs(str(work)).f_fsid and \
+                os.popen(f"stat -f -c %T '{work}'").read().strip() != "tmpfs":
+            continue  # only tmpfs lists in creation order here
+        doc = wait_verdict(s, jid)
+        assert doc["verdict"] == "differs", (what, doc)
+        r = doc["reruns"][0]
+        assert r["verdict"] == "differs"
+        rpm = next(a for a in r["artifacts"] if a["name"].endswith(".noarch.rpm"))
+        assert rpm["verdict"] == "differs" and rpm["original_sha256"] != rpm["rerun_sha256"]
+        paths = {i.get("path") for i in rpm["diff"]["differences"]}
+        assert f"/usr/share/leak/{what}" in paths, (what, rpm["diff"])
+        assert rpm["diff"]["files"] == [f"/usr/share/leak/{what}"], rpm["diff"]
+        text = s.call("GET", f"/api/v1/jobs/{jid}/reproducibility?format=text").body.decode()
+        assert f"file /usr/share/leak/{what}: contents differ" in text, text
+        assert "\n    +" in text and "\n    -" in text, text  # the lines themselves
+        assert isinstance(rpm["diffoscope"], str)
+    m = s.call("GET", "/metrics", token="").body.decode()
+    assert 'kiln_reproducibility_jobs{verdict="differs"}' in m
+    assert json.dumps(m) and 'verdict="differs"} 0' not in m
