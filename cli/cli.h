@@ -159,6 +159,10 @@ int cli_cmd_verify(int argc, char **argv);
 extern const struct cli_opt cli_build_opts[];
 int cli_cmd_build(int argc, char **argv);
 
+/* Provenance (cmd_provenance.c). */
+extern const struct cli_opt cli_provenance_opts[];
+int cli_cmd_provenance(int argc, char **argv);
+
 /* Comparing packages (cmd_diff.c). */
 extern const struct cli_opt cli_diff_opts[];
 int cli_cmd_diff(int argc, char **argv);
@@ -173,6 +177,7 @@ extern const struct cli_opt cli_client_opts[];
 extern const struct cli_opt cli_logs_opts[];
 extern const struct cli_opt cli_download_opts[];
 extern const struct cli_opt cli_token_opts[];
+extern const struct cli_opt cli_reproduce_opts[];
 int cli_cmd_scheduler(int argc, char **argv);
 int cli_cmd_client(int argc, char **argv);
 /* The worker daemon (cmd_worker.c). */

@@ -140,7 +140,7 @@ struct client_cli_opts {
 	struct cli_list sources, defines, with, without, tags;
 	/* jobs, logs, download, token */
 	const char *state, *out, *scopes, *name;
-	int limit, attempt;
+	int limit, attempt, count;
 	bool f;
 };
 
@@ -185,6 +185,7 @@ const struct cli_opt cli_submit_opts[] = {
     {"repository", 0, CLI_OPT_STRING, COFF(repository), NULL, "NAME", "target repository"},
     {"priority", 0, CLI_OPT_INT, COFF(priority), NULL, "N", "higher runs first (-1000..1000)"},
     {"reruns", 0, CLI_OPT_INT, COFF(reruns), NULL, "N", "reproducibility reruns"},
+    {"reproduce", 0, CLI_OPT_INT, COFF(reruns), NULL, "N", "the same as --reruns"},
     {"timeout", 0, CLI_OPT_INT, COFF(timeout), NULL, "SECONDS", "build time limit"},
     {"idempotency-key", 0, CLI_OPT_STRING, COFF(idem), NULL, "KEY",
      "submitting again with KEY returns the same job"},
@@ -218,6 +219,14 @@ const struct cli_opt cli_download_opts[] = {
     CLI_OPT_END,
 };
 
+const struct cli_opt cli_reproduce_opts[] = {
+    CONN_OPTS,
+    {"count", 'n', CLI_OPT_INT, COFF(count), NULL, "N", "this many reruns more (default 1)"},
+    {"wait", 'w', CLI_OPT_FLAG, COFF(wait), NULL, NULL,
+     "wait for the verdict, print the report; exit 0 only when reproducible"},
+    CLI_OPT_END,
+};
+
 const struct cli_opt cli_token_opts[] = {
     CONN_OPTS,
     {"scope", 0, CLI_OPT_STRING, COFF(scopes), NULL, "SCOPES", "create: submit,read,worker,admin"},
@@ -237,6 +246,8 @@ static const struct cli_opt *client_table(const char *name)
 		return cli_download_opts;
 	if (!strcmp(name, "token"))
 		return cli_token_opts;
+	if (!strcmp(name, "reproduce"))
+		return cli_reproduce_opts;
 	return cli_client_opts;
 }
 
@@ -312,6 +323,10 @@ static kiln_rc do_job_cmd(const char *name, const struct client_cli_opts *o,
 		return scheduler_client_logs(c, id, o->attempt, o->f, err);
 	if (!strcmp(name, "download"))
 		return scheduler_client_download(c, id, o->out ? o->out : ".", err);
+	if (!strcmp(name, "reproduce"))
+		return o->count < 0 || o->count > 10
+		           ? kiln_err_set(err, KILN_EINVAL, "--count: 1 to 10")
+		           : scheduler_client_reproduce(c, id, o->count, o->wait, err);
 	return scheduler_client_action(c, id, name, err);
 }
 

@@ -150,6 +150,19 @@ const struct cli_command cli_commands[] = {
     {"retry", "queue a failed or cancelled job again", "ID", NULL, cli_client_opts, cli_cmd_client},
     {"download", "download a job's packages (signed) and checks their sha256", "[-o DIR] ID", NULL,
      cli_download_opts, cli_cmd_client},
+    {"reproduce", "rerun a farm job to check that it is reproducible",
+     "[--count N] [--wait] [--json] JOB",
+     "Asks the scheduler for N more reruns of JOB (default 1) on another worker, with "
+     "variations (docs/api.md, Reproducibility). With --wait it waits for the verdict, prints "
+     "the report (kiln diff's text for every package that differs) and exits 0 only when "
+     "the job is reproducible.",
+     cli_reproduce_opts, cli_cmd_client},
+    {"provenance", "verify a farm package's signed provenance", "verify [--key FILE] FILE RPM",
+     "Checks the DSSE envelope(s) in FILE (GET /api/v1/artifacts/SHA256/provenance; one "
+     "JSON object, or JSON lines): an OpenPGP signature over the envelope by the farm's key "
+     "(--key, or kiln's keyring), and RPM's sha256 among the in-toto statement's subjects. "
+     "Exit 0 only when every envelope holds.",
+     cli_provenance_opts, cli_cmd_provenance},
     {"workers", "list the scheduler's workers (JSON)", "", NULL, cli_client_opts, cli_cmd_client},
     {"token", "manage API tokens (admin)", "create --scope SCOPES [--name NAME] | list | revoke ID",
      "Tokens are stored hashed; create prints the new token once. Scopes: submit, read, "

@@ -1,7 +1,8 @@
 /*
  * fuzz_api.c - the API's parsers of outside input: job request bodies (field tables,
  * validation), the other JSON bodies' decoder in lenient mode, canonical JSON, bearer
- * headers, file names from URLs and scopes.
+ * headers, file names from URLs and scopes, and DSSE provenance envelopes (what
+ * kiln provenance verify reads).
  *
  * Checks beyond "no crash": a decoded request has exactly one origin and names that pass
  * the name check; canonical JSON is a fixed point; a lease the worker accepts (the
@@ -87,8 +88,22 @@ static void check_lease(const uint8_t *data, size_t size)
 	kiln_arena_release(&a);
 }
 
+/* With no key at all, no envelope may verify. */
+static void check_provenance(const uint8_t *data, size_t size)
+{
+	struct sign_keyring *kr = NULL;
+	struct scheduler_provenance_check chk;
+
+	if (sign_keyring_new(&kr, NULL))
+		return;
+	if (!scheduler_provenance_check(data, size, kr, "00", &chk, NULL))
+		KILN_BUG("an envelope verified without a key");
+	sign_keyring_free(kr);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	check_provenance(data, size);
 	check_request(data, size);
 	check_lease(data, size);
 	check_canonical(data, size);

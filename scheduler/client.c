@@ -581,6 +581,97 @@ kiln_rc scheduler_client_action(const struct scheduler_client *c, int64_t id, co
 	return rc;
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* Reproducibility */
+
+struct crepro {
+	const char *verdict;
+	int64_t reruns;
+};
+
+static const struct api_field crepro_fields[] = {
+    {"verdict", API_F_STR, false, offsetof(struct crepro, verdict), 0, 32, NULL, 0, 0},
+    {"reruns", API_F_INT, false, offsetof(struct crepro, reruns), 0, INT64_MAX, NULL, 0, 0},
+    API_FIELD_END,
+};
+
+static const struct api_field crepro_get_fields[] = {
+    {"verdict", API_F_STR, false, offsetof(struct crepro, verdict), 0, 32, NULL, 0, 0},
+    API_FIELD_END,
+};
+
+/* The job's reproducibility verdict ("pending" while its reruns are not all compared). */
+static kiln_rc repro_verdict(struct conn *k, int64_t id, struct kiln_arena *a, const char **v,
+                             struct kiln_err *err)
+{
+	struct api_call c = {.method = "GET"};
+	struct crepro r = {0};
+	char path[96];
+	kiln_rc rc;
+
+	snprintf(path, sizeof(path), "/api/v1/jobs/%lld/reproducibility", (long long)id);
+	c.path = path;
+	rc = api_client_call(k->c, &c, &k->r, err);
+	if (!rc && k->r.status == 404) {
+		*v = "pending"; /* the job has not succeeded yet: no reruns */
+		return KILN_OK;
+	}
+	if (!rc)
+		rc = api_reply_check(&k->r, "reproducibility", err);
+	if (!rc)
+		rc = reply_decode(k, crepro_get_fields, &r, a, err);
+	*v = r.verdict ? r.verdict : "unknown";
+	return rc;
+}
+
+kiln_rc scheduler_client_reproduce(const struct scheduler_client *c, int64_t id, int64_t count,
+                                   bool wait, struct kiln_err *err)
+{
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB * 64);
+	struct kiln_buf body = KILN_BUF_INIT(KILN_LIMIT_LINE);
+	const char *verdict = "pending";
+	struct crepro r = {0};
+	struct conn k = {0};
+	char path[96];
+	kiln_rc rc;
+
+	snprintf(path, sizeof(path), "/api/v1/jobs/%lld/reproduce", (long long)id);
+	if (count > 0)
+		kiln_buf_addf(&body, "{\"count\":%lld}", (long long)count);
+	rc = conn_open(c, &k, err);
+	if (!rc)
+		rc = call(&k, "POST", path, count > 0 ? &body : NULL, "reproduce", err);
+	if (!rc)
+		rc = reply_decode(&k, crepro_fields, &r, &a, err);
+	if (!rc && !wait) {
+		if (c->json)
+			out_write(c, k.r.body.ptr, k.r.body.len);
+		else
+			out_printf(c, "job %lld: %lld reruns, %s\n", (long long)id,
+			           (long long)r.reruns, r.verdict ? r.verdict : "pending");
+		goto out;
+	}
+	while (!rc && !strcmp(verdict, "pending")) {
+		rc = repro_verdict(&k, id, &a, &verdict, err);
+		if (!rc && !strcmp(verdict, "pending"))
+			(void)poll(NULL, 0, 1000);
+	}
+	snprintf(path, sizeof(path), "/api/v1/jobs/%lld/reproducibility%s", (long long)id,
+	         c->json ? "" : "?format=text");
+	if (!rc)
+		rc = call(&k, "GET", path, NULL, "reproducibility", err);
+	if (!rc)
+		out_write(c, k.r.body.ptr, k.r.body.len);
+	if (!rc && strcmp(verdict, "reproducible"))
+		rc = kiln_err_set(err, KILN_EBUILD, "job %lld is not reproducible: %s",
+		                  (long long)id, verdict);
+out:
+	kiln_buf_release(&body);
+	conn_close(&k);
+	kiln_arena_release(&a);
+	return rc;
+}
+
 static kiln_rc download_one(struct conn *k, const struct cart *art, const char *dir,
                             struct kiln_err *err)
 {

@@ -28,6 +28,7 @@ void scheduler_h_blob_put(void *ctx, struct api_req *req, struct api_resp *resp)
 /* Reproducibility (reproduce.c). */
 void scheduler_h_reproduce(void *ctx, struct api_req *req, struct api_resp *resp);
 void scheduler_h_reproducibility(void *ctx, struct api_req *req, struct api_resp *resp);
+void scheduler_h_provenance(void *ctx, struct api_req *req, struct api_resp *resp);
 
 /* Workers (http_workers.c). */
 void scheduler_h_worker_register(void *ctx, struct api_req *req, struct api_resp *resp);

@@ -26,6 +26,7 @@ const struct api_route scheduler_routes[] = {
     {API_GET, "/api/v1/jobs/{}/attempts/{}/log", RS, R, scheduler_h_log_get},
     {API_GET, "/api/v1/jobs/{}/artifacts", RS, R, scheduler_h_artifacts},
     {API_GET, "/api/v1/artifacts/{}", RS, R, scheduler_h_artifact_get},
+    {API_GET, "/api/v1/artifacts/{}/provenance", RS, R, scheduler_h_provenance},
     {API_PUT, "/api/v1/blobs/{}", API_SCOPE_SUBMIT, API_ROUTE_UPLOAD, scheduler_h_blob_put},
     {API_GET, "/api/v1/blobs/{}", RS | API_SCOPE_WORKER, R, scheduler_h_blob_get},
     {API_GET, "/api/v1/workers", RS, R, scheduler_h_workers},

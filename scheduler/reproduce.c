@@ -342,6 +342,14 @@ static kiln_rc rerun_ended(struct scheduler *s, const struct scheduler_job *rr,
 	if (!rc)
 		rc = s->store->ops->rerun_record(s->store, orig.id, rr->rerun_n, verdict, c.v, c.n,
 		                                 util_clock_wall_ms(), &rollup, err);
+	if (!rc && !strcmp(rollup, "reproducible")) {
+		/* every rerun reproduced the build: a signed attestation says so */
+		v = NULL, n = 0;
+		rc = s->store->ops->reruns_list(s->store, orig.id, a, &v, &n, err);
+		if (!rc)
+			rc =
+			    scheduler_rerun_attestation_make(s, &orig, rr->avoid_worker, v, n, err);
+	}
 	if (!rc)
 		kiln_log(KILN_LOG_INFO,
 		         "job %lld: rerun %lld (job %lld on %s, original on %s): %s;"
@@ -363,7 +371,9 @@ void scheduler_repro_job_ended(struct scheduler *s, int64_t id)
 		goto out;
 	if (j.rerun_of)
 		rc = rerun_ended(s, &j, &a, &err);
-	else if (j.state == SCHED_SUCCEEDED && j.reruns > 0)
+	else if (j.state == SCHED_SUCCEEDED &&
+	         !(rc = scheduler_provenance_make(s, &j, original_worker(s, &j, &a), &err)) &&
+	         j.reruns > 0)
 		rc = reruns_spawn(s, &j, &err);
 out:
 	if (rc) {

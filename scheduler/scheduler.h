@@ -128,6 +128,36 @@ KILN_MUST_CHECK kiln_rc scheduler_client_logs(const struct scheduler_client *c, 
 /* action: "cancel" or "retry". */
 KILN_MUST_CHECK kiln_rc scheduler_client_action(const struct scheduler_client *c, int64_t id,
                                                 const char *action, struct kiln_err *err);
+/* What scheduler_provenance_check() found. */
+struct scheduler_provenance_check {
+	char signer[65];          /* the fingerprint of the key whose signature verified */
+	char signer_uid[256];     /* its user ID */
+	char predicate_type[256]; /* the statement's */
+	char subject[256];        /* the name of the subject with the package's digest */
+};
+struct sign_keyring;
+/* Check one DSSE envelope (data, len: JSON) of an in-toto Statement v1: a signature over
+ * its PAE by a key of kr, then that sha256 (hex) is the digest of one of its subjects.
+ * KILN_ESIG / KILN_ENOTFOUND (no key) for the signature, KILN_EDIGEST when the package is
+ * not a subject, KILN_ESYNTAX / KILN_EINVAL / KILN_EFORMAT for a malformed envelope. */
+KILN_MUST_CHECK kiln_rc scheduler_provenance_check(const void *data, size_t len,
+                                                   const struct sign_keyring *kr,
+                                                   const char *sha256,
+                                                   struct scheduler_provenance_check *out,
+                                                   struct kiln_err *err);
+
+/* kiln provenance verify: check every envelope of file (one JSON object, or JSON lines)
+ * against the package at rpm with the keys of key_file (armored or binary certificates),
+ * or kiln's keyring when NULL; a line per envelope to out_fd. Errors name the file and
+ * the envelope. */
+KILN_MUST_CHECK kiln_rc scheduler_provenance_verify_file(const char *file, const char *rpm,
+                                                         const char *key_file, int out_fd,
+                                                         struct kiln_err *err);
+
+/* More reproducibility reruns (count 0: one); with wait, wait for the verdict and print
+ * the report: KILN_EBUILD unless the job is reproducible. */
+KILN_MUST_CHECK kiln_rc scheduler_client_reproduce(const struct scheduler_client *c, int64_t id,
+                                                   int64_t count, bool wait, struct kiln_err *err);
 KILN_MUST_CHECK kiln_rc scheduler_client_download(const struct scheduler_client *c, int64_t id,
                                                   const char *dir, struct kiln_err *err);
 KILN_MUST_CHECK kiln_rc scheduler_client_workers(const struct scheduler_client *c,

@@ -264,6 +264,14 @@ struct scheduler_store_ops {
 	kiln_rc (*diffoscope_set)(struct scheduler_store *st, int64_t id, int64_t n,
 	                          const char *name, const char *state, const char *output,
 	                          struct kiln_err *err);
+	/* Signed attestations (provenance.c): kind "build" or "rerun", one of each per job. */
+	kiln_rc (*attestation_put)(struct scheduler_store *st, int64_t id, const char *kind,
+	                           const char *envelope, int64_t now_ms, struct kiln_err *err);
+	/* The newest job's attestation of kind for a package of this sha256 (signed or
+	 * unsigned): KILN_ENOTFOUND when none. */
+	kiln_rc (*attestation_find)(struct scheduler_store *st, const char *sha256,
+	                            const char *kind, struct kiln_arena *a, const char **out,
+	                            struct kiln_err *err);
 };
 
 struct scheduler_store {
@@ -293,6 +301,16 @@ KILN_MUST_CHECK kiln_rc scheduler_vary_check(const struct api_strlist *l, struct
  * succeeded gets its reruns; a rerun that ended is compared with its original. Problems
  * are logged (the job's own outcome stands). */
 void scheduler_repro_job_ended(struct scheduler *s, int64_t id);
+/* Provenance (provenance.c): the signed SLSA statement of a succeeded job, and the rerun
+ * attestation of a reproducible one; stored with the job. No key: nothing (KILN_OK). */
+KILN_MUST_CHECK kiln_rc scheduler_provenance_make(struct scheduler *s,
+                                                  const struct scheduler_job *j, const char *worker,
+                                                  struct kiln_err *err);
+KILN_MUST_CHECK kiln_rc scheduler_rerun_attestation_make(struct scheduler *s,
+                                                         const struct scheduler_job *j,
+                                                         const char *worker,
+                                                         const struct scheduler_rerun *rv,
+                                                         size_t rn, struct kiln_err *err);
 /* The thread that runs diffoscope on differing packages; stop joins it. */
 KILN_MUST_CHECK kiln_rc scheduler_diffoscope_start(struct scheduler *s, struct kiln_err *err);
 void scheduler_diffoscope_stop(struct scheduler *s);

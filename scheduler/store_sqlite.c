@@ -78,6 +78,12 @@ static const char *const migrations[] = {
     " PRIMARY KEY(job_id, n, name));"
     "CREATE INDEX rerun_artifacts_dfs ON rerun_artifacts(diffoscope_state)"
     " WHERE diffoscope_state = 'pending';",
+    /* 2 -> 3: signed attestations (provenance, rerun attestation) by job, found by a
+     * package's digest */
+    "CREATE TABLE attestations(job_id INTEGER NOT NULL, kind TEXT NOT NULL,"
+    " envelope TEXT NOT NULL, created_ms INTEGER NOT NULL, PRIMARY KEY(job_id, kind));"
+    "CREATE INDEX artifacts_sha ON artifacts(sha256);"
+    "CREATE INDEX artifacts_signed_sha ON artifacts(signed_sha256) WHERE signed_sha256 != '';",
 };
 
 #define JOB_COLS                                                                                   \
@@ -134,6 +140,8 @@ enum q {
 	Q_DFS_NEXT,
 	Q_DFS_SET,
 	Q_COUNT_VERDICTS,
+	Q_ATT_PUT,
+	Q_ATT_FIND,
 	Q_COUNT,
 };
 
@@ -239,6 +247,14 @@ static const char *const sql[Q_COUNT] = {
                    " 'pending' LIMIT 1",
     [Q_DFS_SET] = "UPDATE rerun_artifacts SET diffoscope = ?4, diffoscope_state = ?5"
                   " WHERE job_id = ?1 AND n = ?2 AND name = ?3",
+    [Q_ATT_PUT] = "INSERT OR REPLACE INTO attestations(job_id, kind, envelope, created_ms)"
+                  " VALUES(?1,?2,?3,?4)",
+    /* the newest job with a package of this digest (signed, or unsigned: a rerun's
+     * packages are unsigned and have no attestation, so its original answers) */
+    [Q_ATT_FIND] = "SELECT t.envelope FROM attestations t WHERE t.kind = ?2 AND t.job_id IN"
+                   " (SELECT job_id FROM artifacts WHERE sha256 = ?1 UNION"
+                   " SELECT job_id FROM artifacts WHERE signed_sha256 = ?1)"
+                   " ORDER BY t.job_id DESC LIMIT 1",
     [Q_COUNT_VERDICTS] = "SELECT repro_verdict, count(*) FROM jobs WHERE repro_verdict != ''"
                          " GROUP BY repro_verdict",
 };
@@ -1551,6 +1567,55 @@ static kiln_rc diffoscope_set(struct scheduler_store *base, int64_t id, int64_t 
 	return rc;
 }
 
+static kiln_rc attestation_put(struct scheduler_store *base, int64_t id, const char *kind,
+                               const char *envelope, int64_t now_ms, struct kiln_err *err)
+{
+	struct sq *s = (struct sq *)base;
+	sqlite3_stmt *st;
+	kiln_rc rc = KILN_EIO;
+
+	pthread_mutex_lock(&s->lock);
+	st = stmt(s, Q_ATT_PUT, err);
+	if (st) {
+		sqlite3_bind_int64(st, 1, id);
+		bind_text(st, 2, kind);
+		bind_text(st, 3, envelope);
+		sqlite3_bind_int64(st, 4, now_ms);
+		rc = step_done(s, st, err, "record an attestation");
+	}
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+static kiln_rc attestation_find(struct scheduler_store *base, const char *sha256, const char *kind,
+                                struct kiln_arena *a, const char **out, struct kiln_err *err)
+{
+	struct sq *s = reader((struct sq *)base);
+	sqlite3_stmt *st;
+	kiln_rc rc = KILN_EIO;
+	int r;
+
+	*out = NULL;
+	pthread_mutex_lock(&s->lock);
+	st = stmt(s, Q_ATT_FIND, err);
+	if (st) {
+		bind_text(st, 1, sha256);
+		bind_text(st, 2, kind);
+		r = sqlite3_step(st);
+		if (r == SQLITE_ROW)
+			*out = col_text(st, 0, a);
+		rc = r == SQLITE_ROW ? kiln_arena_finish(a, err)
+		     : r == SQLITE_DONE
+		         ? kiln_err_set(err, KILN_ENOTFOUND,
+		                        "no %s attestation for a package with sha256 %s", kind,
+		                        sha256)
+		         : db_err(s, err, "attestation");
+		sqlite3_reset(st);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
 static kiln_rc ping(struct scheduler_store *base, struct kiln_err *err)
 {
 	struct sq *s = reader((struct sq *)base);
@@ -1615,6 +1680,8 @@ static const struct scheduler_store_ops sqlite_ops = {
     .rerun_artifacts = rerun_artifacts,
     .diffoscope_next = diffoscope_next,
     .diffoscope_set = diffoscope_set,
+    .attestation_put = attestation_put,
+    .attestation_find = attestation_find,
 };
 
 int scheduler_store_sqlite_version(void)

@@ -2,8 +2,10 @@
 same manifest on the other worker with declared variations; their packages are compared with
 the original's unsigned bytes, the verdict is in the API and the metrics, and the report
 names the file that differs and shows how."""
+import base64
 import json
 import os
+import subprocess
 import time
 from pathlib import Path
 
@@ -46,7 +48,7 @@ def wait_verdict(s, jid, timeout=240):
 
 
 def test_well_behaved_spec_reproduces_on_the_other_worker(farm2):
-    s, _ = farm2
+    s, work = farm2
     jid = submit(s, spec("7.0"), reproduce=2, source_date_epoch=1700000000)
     j = s.wait_state(jid, ("succeeded", "failed"))
     assert j["state"] == "succeeded", j
@@ -79,6 +81,7 @@ def test_well_behaved_spec_reproduces_on_the_other_worker(farm2):
         assert arts[a["name"]]["unsigned_sha256"] == a["original_sha256"]
         assert arts[a["name"]]["sha256"] != a["original_sha256"]
     assert s.job(jid)["reproducibility"] == "reproducible"
+    check_provenance(s, jid, work)
     m = s.call("GET", "/metrics", token="").body.decode()
     assert 'kiln_reproducibility_jobs{verdict="reproducible"} 1' in m
     text = s.call("GET", f"/api/v1/jobs/{jid}/reproducibility?format=text").body.decode()
@@ -94,6 +97,83 @@ def test_well_behaved_spec_reproduces_on_the_other_worker(farm2):
     assert doc["verdict"] == "reproducible" and doc["reruns"][0]["variations"] == ["umask"]
     bad = s.call("POST", f"/api/v1/jobs/{plain}/reproduce", {"variations": ["moon"]})
     assert bad.status == 400 and b"variations[0]" in bad.body
+    # the CLI: one rerun more, waiting for the verdict and printing the report
+    env = dict(os.environ, KILN_URL=s.url, KILN_TOKEN=s.admin)
+    k = subprocess.run([str(s.kiln_bin), "reproduce", "--count", "1", "--wait", str(plain)],
+                       env=env, capture_output=True, text=True, timeout=300)
+    assert k.returncode == 0, k.stdout + k.stderr
+    assert k.stdout.startswith(f"job {plain}: reproducible\n") and "rerun 2: job" in k.stdout
+
+
+def gpg_verify_dsse(env, key, home):
+    """The oracle: gpg checks the DSSE signature over PAE(payloadType, payload)."""
+    payload = base64.b64decode(env["payload"])
+    t = env["payloadType"].encode()
+    pae = b"DSSEv1 %d %s %d %s" % (len(t), t, len(payload), payload)
+    home.mkdir(exist_ok=True)
+    home.chmod(0o700)
+    (home / "pae").write_bytes(pae)
+    (home / "sig").write_bytes(base64.b64decode(env["signatures"][0]["sig"]))
+    g = ["gpg", "--batch", "--homedir", str(home)]
+    subprocess.run(g + ["--import", str(key)], check=True, capture_output=True)
+    return subprocess.run(g + ["--verify", str(home / "sig"), str(home / "pae")],
+                          capture_output=True, text=True)
+
+
+def check_provenance(s, jid, work):
+    arts = s.call("GET", f"/api/v1/jobs/{jid}/artifacts").json()["artifacts"]
+    rpm = next(a for a in arts if a["name"].endswith(".noarch.rpm"))
+    pkg = work / rpm["name"]
+    pkg.write_bytes(s.call("GET", rpm["url"]).body)
+    key = work / "farm.asc"
+    key.write_bytes(s.call("GET", "/api/v1/keys/default", token="").body)
+    env = {}
+    for kind in ("build", "rerun"):
+        r = s.call("GET", f"/api/v1/artifacts/{rpm['sha256']}/provenance?attestation={kind}")
+        assert r.status == 200, r.body
+        env[kind] = r.json()
+        f = work / f"{kind}.intoto.json"
+        f.write_bytes(r.body)
+        k = subprocess.run([str(s.kiln_bin), "provenance", "verify", "--key", str(key),
+                            str(f), str(pkg)], capture_output=True, text=True)
+        assert k.returncode == 0 and "good signature by" in k.stdout, k.stdout + k.stderr
+        g = gpg_verify_dsse(env[kind], key, work / f"gnupg-{kind}")
+        assert g.returncode == 0 and "Good signature" in g.stderr, g.stderr
+    # the same envelope by the unsigned digest the reruns compared
+    r = s.call("GET", f"/api/v1/artifacts/{rpm['unsigned_sha256']}/provenance")
+    assert r.status == 200 and r.json() == env["build"]
+    st = json.loads(base64.b64decode(env["build"]["payload"]))
+    assert st["_type"] == "https://in-toto.io/Statement/v1"
+    assert st["predicateType"] == "https://slsa.dev/provenance/v1"
+    subj = {x["name"]: x["digest"]["sha256"] for x in st["subject"]}
+    assert subj == {a["name"]: a["sha256"] for a in arts if a["name"].endswith(".rpm")}
+    bd = st["predicate"]["buildDefinition"]
+    job = s.job(jid)
+    assert bd["externalParameters"]["manifest"] == job["manifest"]
+    deps = {d["name"]: d for d in bd["resolvedDependencies"]}
+    assert deps["farm.spec"]["digest"]["sha256"] == job["manifest"]["spec"]["sha256"]
+    assert deps["root"]["uri"] == "urn:kiln:root:worker-default"
+    rd = st["predicate"]["runDetails"]
+    assert rd["builder"]["id"].startswith("urn:kiln:builder:")
+    assert rd["metadata"]["invocationId"] == f"job/{jid}/attempt/1"
+    att = json.loads(base64.b64decode(env["rerun"]["payload"]))
+    assert att["predicateType"] == "urn:kiln:attestation:reproducible:v1"
+    assert att["predicate"]["verdict"] == "reproducible"
+    assert [x["verdict"] for x in att["predicate"]["reruns"]] == ["reproducible"] * 2
+    # a package that is not a subject, a tampered envelope
+    other = work / "other.rpm"
+    other.write_bytes(pkg.read_bytes() + b"x")
+    k = subprocess.run([str(s.kiln_bin), "provenance", "verify", "--key", str(key),
+                        str(work / "build.intoto.json"), str(other)],
+                       capture_output=True, text=True)
+    assert k.returncode != 0 and "not a subject" in k.stderr, k.stderr
+    bad = dict(env["build"])
+    bad["payload"] = base64.b64encode(base64.b64decode(bad["payload"]).replace(
+        b"worker-default", b"worker-defaulT")).decode()
+    (work / "bad.json").write_text(json.dumps(bad))
+    k = subprocess.run([str(s.kiln_bin), "provenance", "verify", "--key", str(key),
+                        str(work / "bad.json"), str(pkg)], capture_output=True, text=True)
+    assert k.returncode != 0 and "signature" in k.stderr, k.stderr
 
 
 LEAK = """Name: leak-{what}
@@ -150,6 +230,11 @@ def test_leaky_specs_differ_and_the_report_names_the_file(farm2):
         assert f"file /usr/share/leak/{what}: contents differ" in text, text
         assert "\n    +" in text and "\n    -" in text, text  # the lines themselves
         assert isinstance(rpm["diffoscope"], str)
+        # a build provenance, but no rerun attestation for a package that differs
+        sha = s.call("GET", f"/api/v1/jobs/{jid}/artifacts").json()["artifacts"][0]["sha256"]
+        assert s.call("GET", f"/api/v1/artifacts/{sha}/provenance").status == 200
+        assert s.call("GET", f"/api/v1/artifacts/{sha}/provenance?attestation=rerun"
+                      ).status == 404
     m = s.call("GET", "/metrics", token="").body.decode()
     assert 'kiln_reproducibility_jobs{verdict="differs"}' in m
     assert json.dumps(m) and 'verdict="differs"} 0' not in m
