@@ -178,6 +178,7 @@ extern const struct cli_opt cli_logs_opts[];
 extern const struct cli_opt cli_download_opts[];
 extern const struct cli_opt cli_token_opts[];
 extern const struct cli_opt cli_reproduce_opts[];
+extern const struct cli_opt cli_rebuild_opts[];
 int cli_cmd_scheduler(int argc, char **argv);
 int cli_cmd_client(int argc, char **argv);
 /* The worker daemon (cmd_worker.c). */

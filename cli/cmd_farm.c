@@ -15,6 +15,7 @@
 #include "api/api.h"
 #include "cli/cli.h"
 #include "scheduler/scheduler.h"
+#include "worker/worker.h"
 
 #define LIST_MAX 64
 
@@ -116,6 +117,9 @@ int cli_cmd_scheduler(int argc, char **argv)
 		rc = sched_apply_set(&cfg, o.set.v[i], &err);
 	if (!rc)
 		rc = api_global_init(&err);
+	/* rebuilds name published packages by URL: the scheduler fetches them */
+	if (!rc)
+		rc = worker_sources_global_init(&err);
 	if (!rc) {
 		signals_install();
 		setvbuf(stdout, NULL, _IONBF, 0);
@@ -227,6 +231,14 @@ const struct cli_opt cli_reproduce_opts[] = {
     CLI_OPT_END,
 };
 
+const struct cli_opt cli_rebuild_opts[] = {
+    CONN_OPTS,
+    {"arch", 0, CLI_OPT_STRING, COFF(arch), NULL, "ARCH", "rebuild on a worker of ARCH"},
+    {"wait", 'w', CLI_OPT_FLAG, COFF(wait), NULL, NULL,
+     "wait for the verdict, print the report; exit 0 only when every package matches"},
+    CLI_OPT_END,
+};
+
 const struct cli_opt cli_token_opts[] = {
     CONN_OPTS,
     {"scope", 0, CLI_OPT_STRING, COFF(scopes), NULL, "SCOPES", "create: submit,read,worker,admin"},
@@ -248,6 +260,8 @@ static const struct cli_opt *client_table(const char *name)
 		return cli_token_opts;
 	if (!strcmp(name, "reproduce"))
 		return cli_reproduce_opts;
+	if (!strcmp(name, "rebuild"))
+		return cli_rebuild_opts;
 	return cli_client_opts;
 }
 
@@ -355,6 +369,11 @@ int cli_cmd_client(int argc, char **argv)
 		rc = scheduler_client_workers(&c, &err);
 	else if (!strcmp(argv[0], "token"))
 		rc = do_token(&o, &c, nargs, argv, &err);
+	else if (!strcmp(argv[0], "rebuild") && nargs < 2)
+		return cli_usage_error(cmd, "give a source package and its binary packages");
+	else if (!strcmp(argv[0], "rebuild"))
+		rc = scheduler_client_rebuild(&c, argv[1], (const char *const *)argv + 2,
+		                              (size_t)nargs - 1, o.arch, o.wait, &err);
 	else if (nargs != 1)
 		return cli_usage_error(cmd, "give one job id");
 	else if ((st = parse_id(cmd, argv[1], &id)))

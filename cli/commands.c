@@ -157,6 +157,15 @@ const struct cli_command cli_commands[] = {
      "the report (kiln diff's text for every package that differs) and exits 0 only when "
      "the job is reproducible.",
      cli_reproduce_opts, cli_cmd_client},
+    {"rebuild", "rebuild a published source package and compare with its binaries",
+     "[--arch A] [--wait] [--json] SRPM RPM...",
+     "Rebuilder mode (as rebuilderd): SRPM and the published RPMs are files (uploaded) or "
+     "http(s) URLs (fetched by the scheduler). The farm rebuilds SRPM with the published "
+     "build time as SOURCE_DATE_EPOCH and build host as %_buildhost and reports per "
+     "package whether payload and metadata match, ignoring the signature header and, when "
+     "the original did not control them, BUILDTIME and BUILDHOST. With --wait it prints "
+     "the report and exits 0 only when every package matches.",
+     cli_rebuild_opts, cli_cmd_client},
     {"provenance", "verify a farm package's signed provenance", "verify [--key FILE] FILE RPM",
      "Checks the DSSE envelope(s) in FILE (GET /api/v1/artifacts/SHA256/provenance; one "
      "JSON object, or JSON lines): an OpenPGP signature over the envelope by the farm's key "

@@ -672,6 +672,92 @@ out:
 	return rc;
 }
 
+/* A rebuild input: {"url"} for a URL, else the file uploaded: {"name", "sha256"}. */
+static kiln_rc rebuild_ref(struct conn *k, struct api_jw *w, const char *arg, struct kiln_err *err)
+{
+	char sha[65];
+	kiln_rc rc;
+
+	api_jw_obj(w);
+	if (!strncmp(arg, "http://", 7) || !strncmp(arg, "https://", 8)) {
+		api_jw_kstr(w, "url", arg);
+	} else {
+		rc = upload_file(k, arg, sha, err);
+		if (rc)
+			return rc;
+		api_jw_kstr(w, "name", util_path_basename(arg));
+		api_jw_kstr(w, "sha256", sha);
+	}
+	api_jw_end(w);
+	return KILN_OK;
+}
+
+kiln_rc scheduler_client_rebuild(const struct scheduler_client *c, const char *srpm,
+                                 const char *const *rpms, size_t nrpms, const char *arch, bool wait,
+                                 struct kiln_err *err)
+{
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB * 64);
+	struct kiln_buf body = KILN_BUF_INIT(KILN_LIMIT_HTTP_BODY);
+	const char *verdict = "pending";
+	struct crepro r = {0};
+	struct conn k = {0};
+	struct api_jw w;
+	int64_t id = 0;
+	char path[96];
+	size_t i;
+	kiln_rc rc;
+
+	rc = conn_open(c, &k, err);
+	api_jw_init(&w, &body);
+	api_jw_obj(&w);
+	if (arch)
+		api_jw_kstr(&w, "arch", arch);
+	api_jw_key(&w, "srpm");
+	if (!rc)
+		rc = rebuild_ref(&k, &w, srpm, err);
+	api_jw_key(&w, "rpms");
+	api_jw_arr(&w);
+	for (i = 0; !rc && i < nrpms; i++)
+		rc = rebuild_ref(&k, &w, rpms[i], err);
+	api_jw_end(&w);
+	api_jw_end(&w);
+	if (!rc)
+		rc = kiln_buf_finish(&body, err);
+	if (!rc)
+		rc = call(&k, "POST", "/api/v1/rebuilds", &body, "rebuild", err);
+	if (!rc && k.r.body.ptr && strstr(k.r.body.ptr, "\"id\":"))
+		id = strtoll(strstr(k.r.body.ptr, "\"id\":") + 5, NULL, 10);
+	if (!rc && !wait) {
+		if (c->json)
+			out_write(c, k.r.body.ptr, k.r.body.len);
+		else
+			out_printf(c, "rebuild %lld: pending\n", (long long)id);
+		goto out;
+	}
+	snprintf(path, sizeof(path), "/api/v1/rebuilds/%lld", (long long)id);
+	while (!rc && !strcmp(verdict, "pending")) {
+		rc = call(&k, "GET", path, NULL, "rebuild", err);
+		if (!rc)
+			rc = reply_decode(&k, crepro_get_fields, &r, &a, err);
+		verdict = !rc && r.verdict ? r.verdict : "unknown";
+		if (!rc && !strcmp(verdict, "pending"))
+			(void)poll(NULL, 0, 1000);
+	}
+	snprintf(path, sizeof(path), "/api/v1/rebuilds/%lld%s", (long long)id,
+	         c->json ? "" : "?format=text");
+	if (!rc)
+		rc = call(&k, "GET", path, NULL, "rebuild", err);
+	if (!rc)
+		out_write(c, k.r.body.ptr, k.r.body.len);
+	if (!rc && strcmp(verdict, "reproducible"))
+		rc = kiln_err_set(err, KILN_EBUILD, "rebuild %lld: %s", (long long)id, verdict);
+out:
+	kiln_buf_release(&body);
+	conn_close(&k);
+	kiln_arena_release(&a);
+	return rc;
+}
+
 static kiln_rc download_one(struct conn *k, const struct cart *art, const char *dir,
                             struct kiln_err *err)
 {

@@ -12,6 +12,18 @@ KILN_MUST_CHECK kiln_rc scheduler_param_id(struct api_req *req, unsigned i, int6
 /* Finish a JSON body written into resp->body with this status. */
 void scheduler_reply_json(struct api_resp *resp, int status);
 
+/* A job from a checked request (http_jobs.c): options and inputs checked, the request
+ * and manifest JSON written into reqjson and manifest (which j points into), j filled for
+ * job_insert. */
+KILN_MUST_CHECK kiln_rc scheduler_job_prepare(struct scheduler *s, struct api_req *req,
+                                              const struct scheduler_request *r,
+                                              struct scheduler_job *j, struct kiln_buf *reqjson,
+                                              struct kiln_buf *manifest, struct kiln_err *err);
+
+/* Rebuilds (rebuild.c). */
+void scheduler_h_rebuild_create(void *ctx, struct api_req *req, struct api_resp *resp);
+void scheduler_h_rebuild_get(void *ctx, struct api_req *req, struct api_resp *resp);
+
 /* Clients (http_jobs.c). */
 void scheduler_h_submit(void *ctx, struct api_req *req, struct api_resp *resp);
 void scheduler_h_jobs(void *ctx, struct api_req *req, struct api_resp *resp);

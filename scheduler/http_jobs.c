@@ -292,10 +292,10 @@ static void submit_again(struct scheduler *s, int64_t id, const char *key, struc
 	scheduler_reply_json(resp, 200);
 }
 
-static kiln_rc submit_build(struct scheduler *s, struct api_req *req,
-                            const struct scheduler_request *r, struct scheduler_job *j,
-                            struct kiln_buf *reqjson, struct kiln_buf *manifest,
-                            struct kiln_err *err)
+kiln_rc scheduler_job_prepare(struct scheduler *s, struct api_req *req,
+                              const struct scheduler_request *r, struct scheduler_job *j,
+                              struct kiln_buf *reqjson, struct kiln_buf *manifest,
+                              struct kiln_err *err)
 {
 	struct kiln_arena *a = api_req_arena(req);
 	struct kiln_buf words = KILN_BUF_INIT(KILN_LIMIT_LINE);
@@ -364,7 +364,7 @@ void scheduler_h_submit(void *ctx, struct api_req *req, struct api_resp *resp)
 	body = api_req_body(req, &len);
 	rc = scheduler_request_parse(body, len, api_req_arena(req), &r, &err);
 	if (!rc)
-		rc = submit_build(s, req, &r, &j, &reqjson, &manifest, &err);
+		rc = scheduler_job_prepare(s, req, &r, &j, &reqjson, &manifest, &err);
 	if (!rc)
 		rc = s->store->ops->job_insert(s->store, &j, &id, &err);
 	if (rc == KILN_EEXIST) {

@@ -27,6 +27,8 @@ const struct api_route scheduler_routes[] = {
     {API_GET, "/api/v1/jobs/{}/artifacts", RS, R, scheduler_h_artifacts},
     {API_GET, "/api/v1/artifacts/{}", RS, R, scheduler_h_artifact_get},
     {API_GET, "/api/v1/artifacts/{}/provenance", RS, R, scheduler_h_provenance},
+    {API_POST, "/api/v1/rebuilds", API_SCOPE_SUBMIT, 0, scheduler_h_rebuild_create},
+    {API_GET, "/api/v1/rebuilds/{}", RS, R, scheduler_h_rebuild_get},
     {API_PUT, "/api/v1/blobs/{}", API_SCOPE_SUBMIT, API_ROUTE_UPLOAD, scheduler_h_blob_put},
     {API_GET, "/api/v1/blobs/{}", RS | API_SCOPE_WORKER, R, scheduler_h_blob_get},
     {API_GET, "/api/v1/workers", RS, R, scheduler_h_workers},

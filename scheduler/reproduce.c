@@ -369,6 +369,7 @@ void scheduler_repro_job_ended(struct scheduler *s, int64_t id)
 	rc = s->store->ops->job_get(s->store, id, &a, &j, &err);
 	if (rc || !scheduler_state_final(j.state))
 		goto out;
+	scheduler_rebuild_job_ended(s, &j);
 	if (j.rerun_of)
 		rc = rerun_ended(s, &j, &a, &err);
 	else if (j.state == SCHED_SUCCEEDED &&

@@ -158,6 +158,11 @@ KILN_MUST_CHECK kiln_rc scheduler_provenance_verify_file(const char *file, const
  * the report: KILN_EBUILD unless the job is reproducible. */
 KILN_MUST_CHECK kiln_rc scheduler_client_reproduce(const struct scheduler_client *c, int64_t id,
                                                    int64_t count, bool wait, struct kiln_err *err);
+/* Rebuilder mode: srpm and rpms are files (uploaded) or http(s) URLs; with wait, wait for
+ * the verdict and print the report: KILN_EBUILD unless every package matches. */
+KILN_MUST_CHECK kiln_rc scheduler_client_rebuild(const struct scheduler_client *c, const char *srpm,
+                                                 const char *const *rpms, size_t nrpms,
+                                                 const char *arch, bool wait, struct kiln_err *err);
 KILN_MUST_CHECK kiln_rc scheduler_client_download(const struct scheduler_client *c, int64_t id,
                                                   const char *dir, struct kiln_err *err);
 KILN_MUST_CHECK kiln_rc scheduler_client_workers(const struct scheduler_client *c,

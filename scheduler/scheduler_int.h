@@ -85,6 +85,17 @@ struct scheduler_rerun {
 	const char *verdict;         /* "pending" until compared */
 };
 
+/* A rebuild (rebuilder mode): its job has the same id. */
+struct scheduler_rebuild {
+	int64_t job_id, created_ms;
+	const char *srpm_name, *srpm_sha256;
+	const char *published; /* JSON array: [{name, sha256, buildtime, buildhost,
+	                        * changelogtime}] */
+	const char *verdict;   /* pending, reproducible, differs, rebuild_failed, unknown */
+	const char *report;    /* JSON array of per-package results ("" while pending) */
+	const char *text;      /* the readable report ("" while pending) */
+};
+
 /* One package compared between the original and a rerun. */
 struct scheduler_rerun_artifact {
 	int64_t job_id, n;
@@ -272,6 +283,15 @@ struct scheduler_store_ops {
 	kiln_rc (*attestation_find)(struct scheduler_store *st, const char *sha256,
 	                            const char *kind, struct kiln_arena *a, const char **out,
 	                            struct kiln_err *err);
+	/* Rebuilder mode (rebuild.c): the rebuild job id's published packages and result. */
+	kiln_rc (*rebuild_put)(struct scheduler_store *st, int64_t id, const char *srpm_name,
+	                       const char *srpm_sha256, const char *published, int64_t now_ms,
+	                       struct kiln_err *err);
+	/* KILN_ENOTFOUND when job id is no rebuild. */
+	kiln_rc (*rebuild_get)(struct scheduler_store *st, int64_t id, struct kiln_arena *a,
+	                       struct scheduler_rebuild *out, struct kiln_err *err);
+	kiln_rc (*rebuild_record)(struct scheduler_store *st, int64_t id, const char *verdict,
+	                          const char *report, const char *text, struct kiln_err *err);
 };
 
 struct scheduler_store {
@@ -311,6 +331,9 @@ KILN_MUST_CHECK kiln_rc scheduler_rerun_attestation_make(struct scheduler *s,
                                                          const char *worker,
                                                          const struct scheduler_rerun *rv,
                                                          size_t rn, struct kiln_err *err);
+/* A rebuild job ended: compare what it built with the published packages (rebuild.c);
+ * nothing for other jobs. */
+void scheduler_rebuild_job_ended(struct scheduler *s, const struct scheduler_job *j);
 /* The thread that runs diffoscope on differing packages; stop joins it. */
 KILN_MUST_CHECK kiln_rc scheduler_diffoscope_start(struct scheduler *s, struct kiln_err *err);
 void scheduler_diffoscope_stop(struct scheduler *s);

@@ -84,6 +84,11 @@ static const char *const migrations[] = {
     " envelope TEXT NOT NULL, created_ms INTEGER NOT NULL, PRIMARY KEY(job_id, kind));"
     "CREATE INDEX artifacts_sha ON artifacts(sha256);"
     "CREATE INDEX artifacts_signed_sha ON artifacts(signed_sha256) WHERE signed_sha256 != '';",
+    /* 3 -> 4: rebuilder mode: the rebuild job, the published packages, the comparison */
+    "CREATE TABLE rebuilds(job_id INTEGER PRIMARY KEY, srpm_name TEXT NOT NULL,"
+    " srpm_sha256 TEXT NOT NULL, published TEXT NOT NULL,"
+    " verdict TEXT NOT NULL DEFAULT 'pending', report TEXT NOT NULL DEFAULT '',"
+    " text TEXT NOT NULL DEFAULT '', created_ms INTEGER NOT NULL);",
 };
 
 #define JOB_COLS                                                                                   \
@@ -142,6 +147,9 @@ enum q {
 	Q_COUNT_VERDICTS,
 	Q_ATT_PUT,
 	Q_ATT_FIND,
+	Q_RB_PUT,
+	Q_RB_GET,
+	Q_RB_RECORD,
 	Q_COUNT,
 };
 
@@ -255,6 +263,11 @@ static const char *const sql[Q_COUNT] = {
                    " (SELECT job_id FROM artifacts WHERE sha256 = ?1 UNION"
                    " SELECT job_id FROM artifacts WHERE signed_sha256 = ?1)"
                    " ORDER BY t.job_id DESC LIMIT 1",
+    [Q_RB_PUT] = "INSERT INTO rebuilds(job_id, srpm_name, srpm_sha256, published, created_ms)"
+                 " VALUES(?1,?2,?3,?4,?5)",
+    [Q_RB_GET] = "SELECT job_id, srpm_name, srpm_sha256, published, verdict, report, text,"
+                 " created_ms FROM rebuilds WHERE job_id = ?1",
+    [Q_RB_RECORD] = "UPDATE rebuilds SET verdict = ?2, report = ?3, text = ?4 WHERE job_id = ?1",
     [Q_COUNT_VERDICTS] = "SELECT repro_verdict, count(*) FROM jobs WHERE repro_verdict != ''"
                          " GROUP BY repro_verdict",
 };
@@ -1616,6 +1629,82 @@ static kiln_rc attestation_find(struct scheduler_store *base, const char *sha256
 	return rc;
 }
 
+static kiln_rc rebuild_put(struct scheduler_store *base, int64_t id, const char *srpm_name,
+                           const char *srpm_sha256, const char *published, int64_t now_ms,
+                           struct kiln_err *err)
+{
+	struct sq *s = (struct sq *)base;
+	sqlite3_stmt *st;
+	kiln_rc rc = KILN_EIO;
+
+	pthread_mutex_lock(&s->lock);
+	st = stmt(s, Q_RB_PUT, err);
+	if (st) {
+		sqlite3_bind_int64(st, 1, id);
+		bind_text(st, 2, srpm_name);
+		bind_text(st, 3, srpm_sha256);
+		bind_text(st, 4, published);
+		sqlite3_bind_int64(st, 5, now_ms);
+		rc = step_done(s, st, err, "record a rebuild");
+	}
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+static kiln_rc rebuild_get(struct scheduler_store *base, int64_t id, struct kiln_arena *a,
+                           struct scheduler_rebuild *out, struct kiln_err *err)
+{
+	struct sq *s = reader((struct sq *)base);
+	sqlite3_stmt *st;
+	kiln_rc rc = KILN_EIO;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	pthread_mutex_lock(&s->lock);
+	st = stmt(s, Q_RB_GET, err);
+	if (st) {
+		sqlite3_bind_int64(st, 1, id);
+		r = sqlite3_step(st);
+		if (r == SQLITE_ROW) {
+			out->job_id = sqlite3_column_int64(st, 0);
+			out->srpm_name = col_text(st, 1, a);
+			out->srpm_sha256 = col_text(st, 2, a);
+			out->published = col_text(st, 3, a);
+			out->verdict = col_text(st, 4, a);
+			out->report = col_text(st, 5, a);
+			out->text = col_text(st, 6, a);
+			out->created_ms = sqlite3_column_int64(st, 7);
+		}
+		rc = r == SQLITE_ROW ? kiln_arena_finish(a, err)
+		     : r == SQLITE_DONE
+		         ? kiln_err_set(err, KILN_ENOTFOUND, "no rebuild %lld", (long long)id)
+		         : db_err(s, err, "rebuild");
+		sqlite3_reset(st);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+static kiln_rc rebuild_record(struct scheduler_store *base, int64_t id, const char *verdict,
+                              const char *report, const char *text, struct kiln_err *err)
+{
+	struct sq *s = (struct sq *)base;
+	sqlite3_stmt *st;
+	kiln_rc rc = KILN_EIO;
+
+	pthread_mutex_lock(&s->lock);
+	st = stmt(s, Q_RB_RECORD, err);
+	if (st) {
+		sqlite3_bind_int64(st, 1, id);
+		bind_text(st, 2, verdict);
+		bind_text(st, 3, report);
+		bind_text(st, 4, text);
+		rc = step_done(s, st, err, "record a rebuild's comparison");
+	}
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
 static kiln_rc ping(struct scheduler_store *base, struct kiln_err *err)
 {
 	struct sq *s = reader((struct sq *)base);
@@ -1682,6 +1771,9 @@ static const struct scheduler_store_ops sqlite_ops = {
     .diffoscope_set = diffoscope_set,
     .attestation_put = attestation_put,
     .attestation_find = attestation_find,
+    .rebuild_put = rebuild_put,
+    .rebuild_get = rebuild_get,
+    .rebuild_record = rebuild_record,
 };
 
 int scheduler_store_sqlite_version(void)

@@ -6,6 +6,7 @@ import base64
 import json
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -103,6 +104,13 @@ def test_well_behaved_spec_reproduces_on_the_other_worker(farm2):
                        env=env, capture_output=True, text=True, timeout=300)
     assert k.returncode == 0, k.stdout + k.stderr
     assert k.stdout.startswith(f"job {plain}: reproducible\n") and "rerun 2: job" in k.stdout
+    # kiln submit --reproduce N asks for reruns at submission
+    sp = work / "cli.spec"
+    sp.write_text(spec("7.2"))
+    k = subprocess.run([str(s.kiln_bin), "submit", "--reproduce", "1", "--json", str(sp)],
+                       env=env, capture_output=True, text=True, timeout=60)
+    assert k.returncode == 0, k.stdout + k.stderr
+    assert json.loads(k.stdout)["reruns"] == 1
 
 
 def gpg_verify_dsse(env, key, home):
@@ -238,3 +246,87 @@ def test_leaky_specs_differ_and_the_report_names_the_file(farm2):
     m = s.call("GET", "/metrics", token="").body.decode()
     assert 'kiln_reproducibility_jobs{verdict="differs"}' in m
     assert json.dumps(m) and 'verdict="differs"} 0' not in m
+
+
+RB_SPEC = """Name: rb-{v}
+Version: 1
+Release: 1
+Summary: rebuilt
+License: MIT
+BuildArch: noarch
+%description
+d
+%install
+mkdir -p %{{buildroot}}/usr/share/rb
+echo rebuild me > %{{buildroot}}/usr/share/rb/data
+%files
+/usr/share/rb/data
+%changelog
+* Tue Dec 01 2026 A <a@b> - 1-1
+- x
+"""
+
+
+def test_rebuilder_mode(farm2, tmp_path):
+    s, work = farm2
+    env = dict(os.environ, KILN_URL=s.url, KILN_TOKEN=s.admin)
+    # an SRPM and its package built earlier by the farm (signed): reproducible
+    jid = submit(s, RB_SPEC.format(v="kiln"), "rb-kiln.spec", source_date_epoch=1700000000)
+    assert s.wait_state(jid, ("succeeded", "failed"))["state"] == "succeeded"
+    files = []
+    for a in s.call("GET", f"/api/v1/jobs/{jid}/artifacts").json()["artifacts"]:
+        p = tmp_path / a["name"]
+        p.write_bytes(s.call("GET", a["url"]).body)
+        files.append(p)
+    files.sort(key=lambda p: not p.name.endswith(".src.rpm"))
+    k = subprocess.run([str(s.kiln_bin), "rebuild", "--wait", *map(str, files)], env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert k.returncode == 0, k.stdout + k.stderr
+    assert "reproducible (payload matches, metadata matches)" in k.stdout, k.stdout
+    rid = int(k.stdout.split()[1])
+    doc = s.call("GET", f"/api/v1/rebuilds/{rid}").json()
+    assert doc["verdict"] == "reproducible" and doc["state"] == "succeeded"
+    rpm = doc["rpms"][0]
+    assert rpm["payload_match"] and rpm["metadata_match"] and rpm["ignored"] == []
+    assert rpm["buildtime_controlled"] is False and rpm["buildhost_controlled"] is True
+    # the published one is signed, the rebuilt one not: only the signature header differs
+    assert rpm["published_sha256"] != rpm["rebuilt_sha256"]
+    assert s.job(rid)["request"]["source_date_epoch"] == 1700000000
+
+    # built by Debian's rpmbuild without SOURCE_DATE_EPOCH: differs, and says why
+    top = tmp_path / "rpmbuild"
+    (top / "SPECS").mkdir(parents=True)
+    sp = top / "SPECS" / "rb-deb.spec"
+    sp.write_text(RB_SPEC.format(v="deb"))
+    benv = {k: v for k, v in os.environ.items() if k != "SOURCE_DATE_EPOCH"}
+    subprocess.run(["rpmbuild", "-ba", "--nodeps", "--quiet", "--define", f"_topdir {top}",
+                    str(sp)], check=True, env=benv, capture_output=True)
+    srpm = next((top / "SRPMS").glob("*.src.rpm"))
+    rpm_path = next((top / "RPMS").rglob("*.noarch.rpm"))
+    # the SRPM by upload, the package by URL (the scheduler fetches it)
+    url_srv = subprocess.Popen([sys.executable, "-m", "http.server", "0", "--bind",
+                                "127.0.0.1", "--directory", str(rpm_path.parent)],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        line = url_srv.stdout.readline()
+        port = int(line.split(" port ")[1].split()[0])
+        url = f"http://127.0.0.1:{port}/{rpm_path.name}"
+        k = subprocess.run([str(s.kiln_bin), "rebuild", "--wait", str(srpm), url], env=env,
+                           capture_output=True, text=True, timeout=300)
+    finally:
+        url_srv.kill()
+        url_srv.wait()
+        url_srv.stdout.close()
+    assert k.returncode == 1 and k.stdout, k.stdout + k.stderr
+    rid = int(k.stdout.split()[1])
+    doc = s.call("GET", f"/api/v1/rebuilds/{rid}").json()
+    assert doc["verdict"] == "differs", doc
+    rpm = doc["rpms"][0]
+    assert rpm["name"] == rpm_path.name and rpm["verdict"] == "differs"
+    assert not rpm["metadata_match"] and rpm["diff"]["differences"]
+    # rpm 4.18's BUILDTIME is the wall clock, not the changelog's: not controlled
+    assert rpm["buildtime_controlled"] is False
+    assert "not controlled by the original: BUILDTIME BUILDHOST" in k.stdout, k.stdout
+    assert "\n    tag " in k.stdout, k.stdout  # each difference, named
+    bad = s.call("POST", "/api/v1/rebuilds", {"srpm": {"name": "x.src.rpm"}, "rpms": []})
+    assert bad.status == 400
