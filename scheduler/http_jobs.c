@@ -577,7 +577,8 @@ void scheduler_h_cancel(void *ctx, struct api_req *req, struct api_resp *resp)
 		return;
 	}
 	api_server_wake(s->http);
-	scheduler_repro_job_ended(s, id); /* a queued rerun cancelled: rerun_failed */
+	if (j.state == SCHED_CANCELLED) /* a queued rerun cancelled: rerun_failed */
+		scheduler_repro_job_ended(s, id);
 	api_jw_init(&w, &resp->body);
 	scheduler_job_json(&w, &j);
 	scheduler_reply_json(resp, 202);

@@ -1,5 +1,8 @@
 #include "util/util.h"
 
+#include <stdlib.h>
+#include <sys/stat.h>
+
 #include "tests/unit/worker/build_test.h"
 
 #define VERIFY_SPEC(cmd)                                                                           \
@@ -57,4 +60,41 @@ KILN_TEST(verify_needs_two_runs)
 	assert_int_equal(worker_build_verify(&t.o, t.mc, 1, &vr, &t.err), KILN_EINVAL);
 	worker_verify_result_release(&vr);
 	bt_release(&t);
+}
+
+KILN_TEST(vary_names_parse_and_apply)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	struct worker_build_opts o;
+	struct chroot_config cc;
+	struct worker_vary_state vs;
+	unsigned bit = 0, b;
+	mode_t before;
+
+	for (b = 1; b <= WORKER_VARY_ALL; b <<= 1) {
+		assert_non_null(worker_vary_name(b));
+		assert_ok(worker_vary_parse(worker_vary_name(b), &bit, &err), &err);
+		assert_int_equal(bit, b);
+	}
+	assert_null(worker_vary_name(1u << 8));
+	assert_int_equal(worker_vary_parse("moon", &bit, &err), KILN_EINVAL);
+	assert_non_null(strstr(err.msg, "file_order"));
+	worker_build_opts_init(&o);
+	chroot_config_init(&cc);
+	cc.kind = CHROOT_EXEC_SANDBOX;
+	o.exec = &cc;
+	before = umask(022);
+	worker_vary_apply(WORKER_VARY_HOSTNAME | WORKER_VARY_CPUS | WORKER_VARY_LOCALE |
+	                      WORKER_VARY_UMASK | WORKER_VARY_ENV,
+	                  3, &o, &vs);
+	assert_ptr_not_equal(o.exec, &cc); /* the caller's config is not changed */
+	assert_string_equal(o.exec->hostname, "kiln-rerun-3");
+	assert_int_equal(o.exec->limits.cpus, 1);
+	assert_string_equal(o.lang, "C");
+	assert_non_null(getenv("KILN_VERIFY_NOISE"));
+	assert_int_equal(umask(0077), 0077);
+	worker_vary_restore(&vs);
+	assert_null(getenv("KILN_VERIFY_NOISE"));
+	assert_int_equal(umask(before), 022);
+	assert_null(cc.hostname);
 }
