@@ -359,6 +359,14 @@ static kiln_rc rerun_ended(struct scheduler *s, const struct scheduler_job *rr,
 	return rc;
 }
 
+static bool reruns_exist(struct scheduler *s, const struct scheduler_job *j, struct kiln_arena *a)
+{
+	struct scheduler_rerun *v = NULL;
+	size_t n = 0;
+
+	return s->store->ops->reruns_list(s->store, j->id, a, &v, &n, NULL) || n > 0;
+}
+
 void scheduler_repro_job_ended(struct scheduler *s, int64_t id)
 {
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_LIMIT_ARENA);
@@ -372,6 +380,10 @@ void scheduler_repro_job_ended(struct scheduler *s, int64_t id)
 	scheduler_rebuild_job_ended(s, &j);
 	if (j.rerun_of)
 		rc = rerun_ended(s, &j, &a, &err);
+	else if (j.state != SCHED_SUCCEEDED && !strcmp(j.repro_verdict, "pending") &&
+	         !reruns_exist(s, &j, &a))
+		/* the build itself failed: nothing was rerun, nothing is pending */
+		rc = s->store->ops->repro_verdict_set(s->store, j.id, "", &err);
 	else if (j.state == SCHED_SUCCEEDED &&
 	         !(rc = scheduler_provenance_make(s, &j, original_worker(s, &j, &a), &err)) &&
 	         j.reruns > 0)

@@ -283,6 +283,9 @@ struct scheduler_store_ops {
 	kiln_rc (*attestation_find)(struct scheduler_store *st, const char *sha256,
 	                            const char *kind, struct kiln_arena *a, const char **out,
 	                            struct kiln_err *err);
+	/* Set a job's repro_verdict ("" when its build failed before any rerun). */
+	kiln_rc (*repro_verdict_set)(struct scheduler_store *st, int64_t id, const char *verdict,
+	                             struct kiln_err *err);
 	/* Rebuilder mode (rebuild.c): the rebuild job id's published packages and result. */
 	kiln_rc (*rebuild_put)(struct scheduler_store *st, int64_t id, const char *srpm_name,
 	                       const char *srpm_sha256, const char *published, int64_t now_ms,

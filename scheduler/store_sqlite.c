@@ -1629,6 +1629,24 @@ static kiln_rc attestation_find(struct scheduler_store *base, const char *sha256
 	return rc;
 }
 
+static kiln_rc repro_verdict_set(struct scheduler_store *base, int64_t id, const char *verdict,
+                                 struct kiln_err *err)
+{
+	struct sq *s = (struct sq *)base;
+	sqlite3_stmt *st;
+	kiln_rc rc = KILN_EIO;
+
+	pthread_mutex_lock(&s->lock);
+	st = stmt(s, Q_REPRO_VERDICT, err);
+	if (st) {
+		sqlite3_bind_int64(st, 1, id);
+		bind_text(st, 2, verdict);
+		rc = step_done(s, st, err, "record the verdict");
+	}
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
 static kiln_rc rebuild_put(struct scheduler_store *base, int64_t id, const char *srpm_name,
                            const char *srpm_sha256, const char *published, int64_t now_ms,
                            struct kiln_err *err)
@@ -1771,6 +1789,7 @@ static const struct scheduler_store_ops sqlite_ops = {
     .diffoscope_set = diffoscope_set,
     .attestation_put = attestation_put,
     .attestation_find = attestation_find,
+    .repro_verdict_set = repro_verdict_set,
     .rebuild_put = rebuild_put,
     .rebuild_get = rebuild_get,
     .rebuild_record = rebuild_record,

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from farm import Scheduler
-from test_farm_e2e import FAST, Worker, spec, submit
+from test_farm_e2e import FAILING, FAST, Worker, spec, submit
 
 
 @pytest.fixture
@@ -116,6 +116,12 @@ def test_well_behaved_spec_reproduces_on_the_other_worker(farm2):
                        env=env, capture_output=True, text=True, timeout=60)
     assert k.returncode == 0, k.stdout + k.stderr
     assert json.loads(k.stdout)["reruns"] == 1
+    # a build that fails is not rerun: no verdict, no report, no reruns on request
+    bad = submit(s, FAILING, "farm-bad.spec", reruns=1)
+    assert s.wait_state(bad, ("succeeded", "failed"))["state"] == "failed"
+    assert s.job(bad)["reproducibility"] is None
+    assert s.call("GET", f"/api/v1/jobs/{bad}/reproducibility").status == 404
+    assert s.call("POST", f"/api/v1/jobs/{bad}/reproduce", {}).status == 409
 
 
 def gpg_verify_dsse(env, key, home):
