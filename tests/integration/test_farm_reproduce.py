@@ -232,10 +232,15 @@ def test_leaky_specs_differ_and_the_report_names_the_file(farm2):
     ids = {w: submit(s, LEAK.format(what=w, cmd=c), f"leak-{w}.spec", sources=srcs,
                      reruns=1)
            for w, c in CASES.items()}
+    # the host name varies inside the sandbox only (workers fall back to the host without
+    # the privileges for it)
+    sandboxed = subprocess.run([str(s.kiln_bin), "sandbox", "--", "true"],
+                               capture_output=True).returncode == 0
     for what, jid in ids.items():
-        if what == "order" and os.statvfs(str(work)).f_fsid and \
-                os.popen(f"stat -f -c %T '{work}'").read().strip() != "tmpfs":
+        if what == "order" and os.popen(f"stat -f -c %T '{work}'").read().strip() != "tmpfs":
             continue  # only tmpfs lists in creation order here
+        if what == "hostname" and not sandboxed:
+            continue
         doc = wait_verdict(s, jid)
         assert doc["verdict"] == "differs", (what, doc)
         r = doc["reruns"][0]
