@@ -598,6 +598,7 @@ kiln_rc scheduler_run(const struct scheduler_config *cfg_in, volatile sig_atomic
 		rc = scheduler_diffoscope_start(&s, err);
 	if (rc)
 		goto out;
+	scheduler_repro_recover(&s);
 	say(ready_fd, "listening on %s://%.*s:%u\n", cfg->tls_cert ? "https" : "http",
 	    (int)(strrchr(cfg->listen, ':') - cfg->listen), cfg->listen, api_server_port(s.http));
 	serve(&s, stop);

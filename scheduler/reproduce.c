@@ -396,6 +396,26 @@ out:
 	kiln_arena_release(&a);
 }
 
+void scheduler_repro_recover(struct scheduler *s)
+{
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
+	struct kiln_err err = KILN_ERR_INIT;
+	int64_t *v = NULL;
+	size_t n = 0, i;
+
+	if (s->store->ops->repro_undone(s->store, util_clock_wall_ms() - 7 * 86400 * 1000LL, &a, &v,
+	                                &n, &err)) {
+		kiln_log_err(KILN_LOG_WARN, &err);
+		goto out;
+	}
+	if (n)
+		kiln_log(KILN_LOG_INFO, "finishing the reproducibility work of %zu jobs", n);
+	for (i = 0; i < n; i++)
+		scheduler_repro_job_ended(s, v[i]);
+out:
+	kiln_arena_release(&a);
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* diffoscope, off the request path */
 

@@ -286,6 +286,10 @@ struct scheduler_store_ops {
 	/* Set a job's repro_verdict ("" when its build failed before any rerun). */
 	kiln_rc (*repro_verdict_set)(struct scheduler_store *st, int64_t id, const char *verdict,
 	                             struct kiln_err *err);
+	/* Jobs ended since since_ms whose reproducibility work is not done: reruns not made,
+	 * no build provenance, a rerun or rebuild not compared (at most 10000, oldest first). */
+	kiln_rc (*repro_undone)(struct scheduler_store *st, int64_t since_ms, struct kiln_arena *a,
+	                        int64_t **out, size_t *n, struct kiln_err *err);
 	/* Rebuilder mode (rebuild.c): the rebuild job id's published packages and result. */
 	kiln_rc (*rebuild_put)(struct scheduler_store *st, int64_t id, const char *srpm_name,
 	                       const char *srpm_sha256, const char *published, int64_t now_ms,
@@ -334,6 +338,9 @@ KILN_MUST_CHECK kiln_rc scheduler_rerun_attestation_make(struct scheduler *s,
                                                          const char *worker,
                                                          const struct scheduler_rerun *rv,
                                                          size_t rn, struct kiln_err *err);
+/* At start: finish the reproducibility work of jobs that ended in the last week while
+ * the scheduler was stopping (scheduler_repro_job_ended for each). */
+void scheduler_repro_recover(struct scheduler *s);
 /* A rebuild job ended: compare what it built with the published packages (rebuild.c);
  * nothing for other jobs. */
 void scheduler_rebuild_job_ended(struct scheduler *s, const struct scheduler_job *j);

@@ -150,6 +150,7 @@ enum q {
 	Q_RB_PUT,
 	Q_RB_GET,
 	Q_RB_RECORD,
+	Q_REPRO_UNDONE,
 	Q_COUNT,
 };
 
@@ -268,6 +269,18 @@ static const char *const sql[Q_COUNT] = {
     [Q_RB_GET] = "SELECT job_id, srpm_name, srpm_sha256, published, verdict, report, text,"
                  " created_ms FROM rebuilds WHERE job_id = ?1",
     [Q_RB_RECORD] = "UPDATE rebuilds SET verdict = ?2, report = ?3, text = ?4 WHERE job_id = ?1",
+    /* jobs ended since ?1 whose reproducibility work was not done (the scheduler stopped
+     * between a job's end and it): reruns to make, a provenance to sign, a rerun or a
+     * rebuild to compare */
+    [Q_REPRO_UNDONE] =
+        "SELECT id FROM jobs j WHERE finished_ms >= ?1 AND state >= 3 AND ("
+        " (j.rerun_of = 0 AND j.state = 3 AND (j.reruns > (SELECT count(*) FROM reruns r"
+        "   WHERE r.job_id = j.id) OR NOT EXISTS(SELECT 1 FROM attestations t"
+        "   WHERE t.job_id = j.id AND t.kind = 'build')))"
+        " OR (j.rerun_of != 0 AND EXISTS(SELECT 1 FROM reruns r WHERE r.rerun_job = j.id"
+        "   AND r.verdict = 'pending'))"
+        " OR EXISTS(SELECT 1 FROM rebuilds b WHERE b.job_id = j.id AND b.verdict = 'pending'))"
+        " ORDER BY id LIMIT ?2",
     [Q_COUNT_VERDICTS] = "SELECT repro_verdict, count(*) FROM jobs WHERE repro_verdict != ''"
                          " GROUP BY repro_verdict",
 };
@@ -1629,6 +1642,36 @@ static kiln_rc attestation_find(struct scheduler_store *base, const char *sha256
 	return rc;
 }
 
+static kiln_rc repro_undone(struct scheduler_store *base, int64_t since_ms, struct kiln_arena *a,
+                            int64_t **out, size_t *n, struct kiln_err *err)
+{
+	struct sq *s = reader((struct sq *)base);
+	size_t max = 10000;
+	int64_t *v = kiln_arena_array(a, max, sizeof(*v));
+	sqlite3_stmt *st;
+	int r = SQLITE_ERROR;
+
+	*n = 0;
+	*out = v;
+	if (!v)
+		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	pthread_mutex_lock(&s->lock);
+	st = stmt(s, Q_REPRO_UNDONE, err);
+	if (st) {
+		sqlite3_bind_int64(st, 1, since_ms);
+		sqlite3_bind_int64(st, 2, (int64_t)max);
+		while (*n < max && (r = sqlite3_step(st)) == SQLITE_ROW)
+			v[(*n)++] = sqlite3_column_int64(st, 0);
+		sqlite3_reset(st);
+	}
+	pthread_mutex_unlock(&s->lock);
+	if (!st)
+		return KILN_EIO;
+	if (r != SQLITE_DONE && r != SQLITE_ROW)
+		return db_err(s, err, "unfinished reproducibility work");
+	return KILN_OK;
+}
+
 static kiln_rc repro_verdict_set(struct scheduler_store *base, int64_t id, const char *verdict,
                                  struct kiln_err *err)
 {
@@ -1790,6 +1833,7 @@ static const struct scheduler_store_ops sqlite_ops = {
     .attestation_put = attestation_put,
     .attestation_find = attestation_find,
     .repro_verdict_set = repro_verdict_set,
+    .repro_undone = repro_undone,
     .rebuild_put = rebuild_put,
     .rebuild_get = rebuild_get,
     .rebuild_record = rebuild_record,

@@ -282,3 +282,44 @@ KILN_TEST(store_rerun_anti_affinity_and_verdicts)
 	kiln_arena_release(&a);
 	scheduler_store_close(st);
 }
+
+/* Work left when the scheduler stopped between a job's end and its reproducibility step. */
+KILN_TEST(store_repro_undone_after_a_stop)
+{
+	struct scheduler_store *st = open_store("undone.db");
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
+	struct kiln_err err = KILN_ERR_INIT;
+	struct scheduler_finish f = {SCHED_OUT_SUCCEEDED, "", "", 3000, 0, NULL};
+	struct scheduler_job j = {0}, got;
+	int64_t id = 0, rr = 0, *v = NULL;
+	size_t n = 0;
+
+	j.spec_name = "x.spec", j.request = "{}", j.manifest = "{}", j.sign_key = "";
+	memcpy(j.content_key, "k", 2);
+	j.token_id = 1, j.created_ms = 1000, j.max_attempts = 2, j.reruns = 1;
+	assert_ok(st->ops->job_insert(st, &j, &id, &err), &err);
+	assert_ok(grant(st, "w1", ",x,", ",", 2000, L1, &a, &got), NULL);
+	assert_ok(st->ops->lease_finish(st, L1, 1, &f, &err), &err);
+	/* succeeded: its rerun is not made and it has no provenance */
+	assert_ok(st->ops->repro_undone(st, 0, &a, &v, &n, &err), &err);
+	assert_int_equal(n, 1);
+	assert_int_equal(v[0], id);
+	/* too old to look at */
+	assert_ok(st->ops->repro_undone(st, 3001, &a, &v, &n, &err), &err);
+	assert_int_equal(n, 0);
+	j.reruns = 0, j.rerun_of = id, j.rerun_n = 1, j.avoid_worker = "w1";
+	assert_ok(st->ops->job_insert(st, &j, &rr, &err), &err);
+	assert_ok(st->ops->attestation_put(st, id, "build", "{}", 3000, &err), &err);
+	assert_ok(st->ops->repro_undone(st, 0, &a, &v, &n, &err), &err);
+	assert_int_equal(n, 0);
+	/* the rerun ends (on w1: no other worker) and is not compared yet */
+	assert_ok(grant(st, "w1", ",x,", ",", 4000, L2, &a, &got), NULL);
+	assert_int_equal(got.id, rr);
+	f.now_ms = 5000;
+	assert_ok(st->ops->lease_finish(st, L2, 1, &f, &err), &err);
+	assert_ok(st->ops->repro_undone(st, 0, &a, &v, &n, &err), &err);
+	assert_int_equal(n, 1);
+	assert_int_equal(v[0], rr);
+	kiln_arena_release(&a);
+	scheduler_store_close(st);
+}
