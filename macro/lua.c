@@ -1284,6 +1284,7 @@ static void pool_start(struct lua_pool *pl, lua_State *L)
 #if !LUA_POOL_ENABLED
 	(void)pl;
 	(void)L;
+	(void)pool_alloc; /* kept compiled (and checked) in sanitizer builds too */
 #else
 	pl->base = kiln_malloc(LUA_POOL_SIZE);
 	if (!pl->base)
