@@ -20,6 +20,18 @@ KILN_MUST_CHECK kiln_rc scheduler_job_prepare(struct scheduler *s, struct api_re
                                               struct scheduler_job *j, struct kiln_buf *reqjson,
                                               struct kiln_buf *manifest, struct kiln_err *err);
 
+/* Git jobs' commits (gitpin.c). A full commit id: 40 or 64 lowercase hex digits. */
+bool scheduler_git_commit_valid(const char *c);
+/* The commit manifest pins ("" when none: not a git job, or its ref not resolved yet). */
+void scheduler_git_commit_get(const char *manifest, char out[65]);
+/* Record the commit a worker resolved j's ref to in j's manifest and request and
+ * recompute its content key; KILN_EINVAL when j pins another commit or is no git job. */
+KILN_MUST_CHECK kiln_rc scheduler_git_pin(struct scheduler *s, const struct scheduler_job *j,
+                                          const char *commit, struct kiln_err *err);
+/* The content key j had when it was submitted (before its commit was pinned). */
+KILN_MUST_CHECK kiln_rc scheduler_git_submitted_key(const struct scheduler_job *j, char key[65],
+                                                    struct kiln_err *err);
+
 /* Rebuilds (rebuild.c). */
 void scheduler_h_rebuild_create(void *ctx, struct api_req *req, struct api_resp *resp);
 void scheduler_h_rebuild_get(void *ctx, struct api_req *req, struct api_resp *resp);

@@ -89,7 +89,8 @@ static void jw_strlist(struct api_jw *w, const char *key, const struct api_strli
 }
 
 /* What both the stored request and the manifest say about the build's inputs. */
-static void jw_inputs(struct api_jw *w, const struct scheduler_request *r, const char *spec_sha)
+static void jw_inputs(struct api_jw *w, const struct scheduler_request *r, const char *spec_sha,
+                      bool manifest)
 {
 	size_t i;
 
@@ -119,6 +120,14 @@ static void jw_inputs(struct api_jw *w, const struct scheduler_request *r, const
 	api_jw_key(w, "git");
 	if (r->has_git) {
 		api_jw_obj(w);
+		/* a full commit id pins it now; a branch or tag is pinned when a worker
+		 * resolved it (gitpin.c): the manifest says null until then */
+		if (r->git.ref && scheduler_git_commit_valid(r->git.ref))
+			api_jw_kstr(w, "commit", r->git.ref);
+		else if (manifest) {
+			api_jw_key(w, "commit");
+			api_jw_null(w);
+		}
 		api_jw_kstr(w, "url", r->git.url);
 		api_jw_kstr(w, "ref", r->git.ref ? r->git.ref : "");
 		api_jw_kstr(w, "spec", r->git.spec);
@@ -146,7 +155,7 @@ static void request_json(const struct scheduler_request *r, const char *spec_sha
 
 	api_jw_init(&w, out);
 	api_jw_obj(&w);
-	jw_inputs(&w, r, spec_sha);
+	jw_inputs(&w, r, spec_sha, false);
 	api_jw_kint(&w, "priority", r->priority);
 	api_jw_kint(&w, "reruns", r->reruns ? r->reruns : r->reproduce);
 	api_jw_kstr(&w, "repository", r->repository ? r->repository : "");
@@ -158,8 +167,8 @@ static void request_json(const struct scheduler_request *r, const char *spec_sha
 
 /* The manifest: every input of the build; its sha256 is the job's content key. The root
  * is the worker's default until roots are named per job (issue 12 compares roots). A git
- * job names its URL and ref here; the commit the ref resolved to is known only on the
- * worker (libgit2 is the worker's), which reports it in the attempt's message and log. */
+ * job names its URL, ref and commit here: the commit is null until the first worker that
+ * runs it reports what the ref resolved to (gitpin.c), which changes the content key. */
 static kiln_rc manifest_json(const struct scheduler_request *r, const char *spec_sha,
                              struct kiln_buf *out, char key[65], struct kiln_err *err)
 {
@@ -170,7 +179,7 @@ static kiln_rc manifest_json(const struct scheduler_request *r, const char *spec
 
 	api_jw_init(&w, &raw);
 	api_jw_obj(&w);
-	jw_inputs(&w, r, spec_sha);
+	jw_inputs(&w, r, spec_sha, true);
 	api_jw_kstr(&w, "kiln_version", KILN_VERSION);
 	api_jw_kstr(&w, "root", "worker-default");
 	api_jw_end(&w);
@@ -275,12 +284,18 @@ static void submit_again(struct scheduler *s, int64_t id, const char *key, struc
 	struct kiln_err err = KILN_ERR_INIT;
 	struct scheduler_job j = {0};
 	struct api_jw w;
+	char submitted[65];
 
 	if (s->store->ops->job_get(s->store, id, api_req_arena(req), &j, &err)) {
 		api_resp_from_err(resp, &err);
 		return;
 	}
-	if (strcmp(j.content_key, key)) {
+	/* a git job's key changed when its commit was pinned: compare the submitted one */
+	if (scheduler_git_submitted_key(&j, submitted, &err)) {
+		api_resp_from_err(resp, &err);
+		return;
+	}
+	if (strcmp(submitted, key)) {
 		api_resp_error(resp, 409, "conflict",
 		               "Idempotency-Key was used for job %lld with a "
 		               "different request",

@@ -55,7 +55,7 @@ struct complete_output {
 
 struct complete_body {
 	int64_t generation;
-	const char *status, *failure_class, *message;
+	const char *status, *failure_class, *message, *git_commit;
 	struct api_objlist outputs;
 	bool draining;
 };
@@ -76,6 +76,7 @@ static const struct api_field complete_fields[] = {
     CF("status", API_F_STR, true, status, 0, 16),
     CF("failure_class", API_F_STR, false, failure_class, 0, 16),
     CF("message", API_F_STR, false, message, 0, 4096),
+    CF("git_commit", API_F_STR, false, git_commit, 0, 64),
     {"outputs", API_F_OBJLIST, false, offsetof(struct complete_body, outputs), 0, 4096,
      output_fields, sizeof(struct complete_output), 0},
     API_FIELD_END,
@@ -563,8 +564,17 @@ void scheduler_h_complete(void *ctx, struct api_req *req, struct api_resp *resp)
 	if (!rc)
 		rc = s->store->ops->lease_touch(s->store, lid, b.generation, util_clock_wall_ms(),
 		                                0, api_req_arena(req), &j, &err);
+	if (!rc && b.git_commit && !scheduler_git_commit_valid(b.git_commit))
+		rc =
+		    kiln_err_set(&err, KILN_EINVAL,
+		                 "field 'git_commit': not a full commit id (40 or 64 lowercase hex "
+		                 "digits)");
 	if (!rc && f.outcome == SCHED_OUT_SUCCEEDED)
 		rc = outputs_check(s, &j, &b, api_req_arena(req), &err);
+	/* the commit the worker built goes into the manifest before the job ends, so its
+	 * provenance, reruns and retries see it */
+	if (!rc && b.git_commit)
+		rc = scheduler_git_pin(s, &j, b.git_commit, &err);
 	if (rc) {
 		api_resp_from_err(resp, &err);
 		return;

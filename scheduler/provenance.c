@@ -22,7 +22,6 @@
 #define PAYLOAD_TYPE "application/vnd.in-toto+json"
 #define BUILD_TYPE "urn:kiln:buildtype:rpm:v1"
 #define RERUN_TYPE "urn:kiln:attestation:reproducible:v1"
-#define LOG_SCAN_MAX (64 * 1024)
 
 static void pae(const char *type, const char *body, size_t len, struct kiln_buf *out)
 {
@@ -108,38 +107,12 @@ static void subjects(struct api_jw *w, const struct scheduler_artifact *v, size_
 	api_jw_end(w);
 }
 
-/* The commit a git job's ref resolved to, as the worker logged it ("" when none). */
-static void git_commit(struct scheduler *s, const struct scheduler_job *j, char commit[41])
-{
-	struct kiln_buf p = KILN_BUF_INIT(KILN_LIMIT_PATH);
-	char buf[LOG_SCAN_MAX + 1];
-	const char *m;
-	ssize_t n = 0;
-	int fd;
-
-	commit[0] = '\0';
-	scheduler_log_path(s, j->id, j->attempts, &p);
-	fd = p.err ? -1 : open(p.ptr, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd >= 0)
-		n = read(fd, buf, LOG_SCAN_MAX);
-	util_close(fd);
-	kiln_buf_release(&p);
-	if (n <= 0)
-		return;
-	buf[n] = '\0';
-	m = strstr(buf, " is commit ");
-	if (m && strspn(m + 11, "0123456789abcdef") >= 40) {
-		memcpy(commit, m + 11, 40);
-		commit[40] = '\0';
-	}
-}
-
 /* Manifest members as resolved dependencies. */
 struct mref {
 	const char *name, *sha256;
 };
 struct mgit {
-	const char *url, *ref;
+	const char *url, *ref, *commit;
 };
 struct mview {
 	struct mref spec, srpm;
@@ -157,6 +130,7 @@ static const struct api_field mref_fields[] = {
 static const struct api_field mgit_fields[] = {
     {"url", API_F_STR, false, offsetof(struct mgit, url), 0, 4096, NULL, 0, 0},
     {"ref", API_F_STR, false, offsetof(struct mgit, ref), 0, 4096, NULL, 0, 0},
+    {"commit", API_F_STR, false, offsetof(struct mgit, commit), 0, 64, NULL, 0, 0},
     API_FIELD_END,
 };
 static const struct api_field mview_fields[] = {
@@ -188,12 +162,12 @@ static void dep(struct api_jw *w, const char *name, const char *uri, const char 
 	api_jw_end(w);
 }
 
-static kiln_rc resolved_deps(struct scheduler *s, const struct scheduler_job *j,
-                             struct kiln_arena *a, struct api_jw *w, struct kiln_err *err)
+static kiln_rc resolved_deps(const struct scheduler_job *j, struct kiln_arena *a, struct api_jw *w,
+                             struct kiln_err *err)
 {
 	struct mview m = {0};
 	const struct mref *src;
-	char commit[41], uri[4200];
+	char uri[4200];
 	size_t i;
 	kiln_rc rc;
 
@@ -210,10 +184,10 @@ static kiln_rc resolved_deps(struct scheduler *s, const struct scheduler_job *j,
 	for (i = 0; i < m.sources.n; i++)
 		dep(w, src[i].name, NULL, "sha256", src[i].sha256);
 	if (m.has_git && m.git.url) {
-		git_commit(s, j, commit);
 		snprintf(uri, sizeof(uri), "git+%s%s%s", m.git.url,
 		         m.git.ref && *m.git.ref ? "@" : "", m.git.ref ? m.git.ref : "");
-		dep(w, "git", uri, "gitCommit", commit);
+		/* pinned in the manifest by the worker's completion (gitpin.c) */
+		dep(w, "git", uri, "gitCommit", m.git.commit);
 	}
 	snprintf(uri, sizeof(uri), "urn:kiln:root:%s", m.root ? m.root : "worker-default");
 	dep(w, "root", uri, NULL, NULL);
@@ -227,10 +201,10 @@ static const char *rfc3339(int64_t ms, char *dst, size_t size)
 }
 
 /* The SLSA v1 provenance statement of a succeeded job. */
-static kiln_rc build_statement(struct scheduler *s, const struct scheduler_job *j,
-                               const char *worker, const struct sign_key *key,
-                               const struct scheduler_artifact *v, size_t n, struct kiln_arena *a,
-                               struct kiln_buf *out, struct kiln_err *err)
+static kiln_rc build_statement(const struct scheduler_job *j, const char *worker,
+                               const struct sign_key *key, const struct scheduler_artifact *v,
+                               size_t n, struct kiln_arena *a, struct kiln_buf *out,
+                               struct kiln_err *err)
 {
 	struct kiln_buf raw = KILN_BUF_INIT(KILN_LIMIT_HTTP_BODY);
 	struct sign_key_info ki;
@@ -265,7 +239,7 @@ static kiln_rc build_statement(struct scheduler *s, const struct scheduler_job *
 	api_jw_kstr(&w, "sign_key", j->sign_key);
 	api_jw_kstr(&w, "worker", worker);
 	api_jw_end(&w);
-	rc = resolved_deps(s, j, a, &w, err);
+	rc = resolved_deps(j, a, &w, err);
 	if (rc)
 		goto out;
 	api_jw_end(&w);
@@ -337,7 +311,7 @@ kiln_rc scheduler_provenance_make(struct scheduler *s, const struct scheduler_jo
 		goto out; /* no farm key: nothing to sign with */
 	rc = s->store->ops->artifacts_list(s->store, j->id, j->attempts, &a, &v, &n, err);
 	if (!rc)
-		rc = build_statement(s, j, worker, key, v, n, &a, &st, err);
+		rc = build_statement(j, worker, key, v, n, &a, &st, err);
 	if (!rc)
 		rc = sign_and_store(s, j, key, "build", st.ptr, err);
 out:

@@ -299,6 +299,11 @@ struct scheduler_store_ops {
 	                       struct scheduler_rebuild *out, struct kiln_err *err);
 	kiln_rc (*rebuild_record)(struct scheduler_store *st, int64_t id, const char *verdict,
 	                          const char *report, const char *text, struct kiln_err *err);
+	/* Replace a job's request, manifest and content key (a git job's resolved commit,
+	 * scheduler/gitpin.c). */
+	kiln_rc (*job_inputs_set)(struct scheduler_store *st, int64_t id, const char *request,
+	                          const char *manifest, const char *content_key,
+	                          struct kiln_err *err);
 };
 
 struct scheduler_store {

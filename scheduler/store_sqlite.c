@@ -151,6 +151,7 @@ enum q {
 	Q_RB_GET,
 	Q_RB_RECORD,
 	Q_REPRO_UNDONE,
+	Q_JOB_INPUTS,
 	Q_COUNT,
 };
 
@@ -283,6 +284,7 @@ static const char *const sql[Q_COUNT] = {
         " ORDER BY id LIMIT ?2",
     [Q_COUNT_VERDICTS] = "SELECT repro_verdict, count(*) FROM jobs WHERE repro_verdict != ''"
                          " GROUP BY repro_verdict",
+    [Q_JOB_INPUTS] = "UPDATE jobs SET request = ?2, manifest = ?3, content_key = ?4 WHERE id = ?1",
 };
 
 #define NREADERS 4
@@ -1690,6 +1692,26 @@ static kiln_rc repro_verdict_set(struct scheduler_store *base, int64_t id, const
 	return rc;
 }
 
+static kiln_rc job_inputs_set(struct scheduler_store *base, int64_t id, const char *request,
+                              const char *manifest, const char *content_key, struct kiln_err *err)
+{
+	struct sq *s = (struct sq *)base;
+	sqlite3_stmt *st;
+	kiln_rc rc = KILN_EIO;
+
+	pthread_mutex_lock(&s->lock);
+	st = stmt(s, Q_JOB_INPUTS, err);
+	if (st) {
+		sqlite3_bind_int64(st, 1, id);
+		bind_text(st, 2, request);
+		bind_text(st, 3, manifest);
+		bind_text(st, 4, content_key);
+		rc = step_done(s, st, err, "record the job's inputs");
+	}
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
 static kiln_rc rebuild_put(struct scheduler_store *base, int64_t id, const char *srpm_name,
                            const char *srpm_sha256, const char *published, int64_t now_ms,
                            struct kiln_err *err)
@@ -1837,6 +1859,7 @@ static const struct scheduler_store_ops sqlite_ops = {
     .rebuild_put = rebuild_put,
     .rebuild_get = rebuild_get,
     .rebuild_record = rebuild_record,
+    .job_inputs_set = job_inputs_set,
 };
 
 int scheduler_store_sqlite_version(void)

@@ -34,6 +34,7 @@ static const struct api_field git_fields[] = {
     {"url", API_F_STR, true, offsetof(struct worker_git_req, url), 0, 4096, NULL, 0, 0},
     {"ref", API_F_STR, false, offsetof(struct worker_git_req, ref), 0, 255, NULL, 0, 0},
     {"spec", API_F_STR, true, offsetof(struct worker_git_req, spec), 0, 4096, NULL, 0, 0},
+    {"commit", API_F_STR, false, offsetof(struct worker_git_req, commit), 0, 64, NULL, 0, 0},
     API_FIELD_END,
 };
 

@@ -27,6 +27,7 @@ struct worker_ref {
 
 struct worker_git_req {
 	const char *url, *ref, *spec;
+	const char *commit; /* the commit the job's manifest pins, NULL until one is */
 };
 
 struct worker_job_req {

@@ -209,14 +209,16 @@ static kiln_rc git_checkout(struct jobrun *j, struct kiln_err *err)
 	if (!pathf(j->checkout, sizeof(j->checkout), "%s/git", j->top))
 		return kiln_err_set(err, KILN_ELIMIT, "%s: path too long", j->top);
 	rc = worker_sources_new(&fo, &src, err);
+	/* once a worker resolved the ref, the manifest pins that commit for every attempt
+	 * and rerun: a branch that moved since is not followed */
 	if (!rc)
-		rc = worker_git_resolve(src, g->url, g->ref, &rev, err);
+		rc = worker_git_resolve(src, g->url, g->commit ? g->commit : g->ref, &rev, err);
 	if (!rc)
 		rc = worker_git_export(src, g->url, rev.commit, j->checkout, err);
 	if (!rc) {
 		memcpy(j->commit, rev.commit, sizeof(j->commit));
-		log_note(j, "kiln worker: %s %s is commit %s\n", g->url, g->ref ? g->ref : "HEAD",
-		         rev.commit);
+		log_note(j, "kiln worker: %s %s is commit %s%s\n", g->url, g->ref ? g->ref : "HEAD",
+		         rev.commit, g->commit ? " (pinned by the job's manifest)" : "");
 	}
 	worker_sources_free(src);
 	return rc;
@@ -437,6 +439,8 @@ static void complete(struct jobrun *j, const char *status, const char *fclass, c
 		api_jw_kstr(&w, "failure_class", fclass);
 	api_jw_key(&w, "message");
 	api_jw_strn(&w, msg ? msg : "", msg ? strnlen(msg, 4000) : 0);
+	if (*j->commit)
+		api_jw_kstr(&w, "git_commit", j->commit);
 	if (outs)
 		outputs_json(&w, outs);
 	api_jw_end(&w);

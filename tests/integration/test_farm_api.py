@@ -161,12 +161,48 @@ def test_git_jobs_are_checked(sched, git, field):
     assert r.status == 400 and field in r.json()["error"]["message"], r.body
 
 
+def canonical_key(doc):
+    raw = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
 def test_git_job_lease_carries_the_repository(sched):
     git = {"url": "https://example.org/x.git", "ref": "v1.0", "spec": "pkg/x.spec"}
     j = submit(sched, {"git": git}).json()
-    assert j["spec_name"] == "x.spec" and j["manifest"]["git"] == git
+    assert j["spec_name"] == "x.spec" and j["manifest"]["git"] == {**git, "commit": None}
+    assert j["content_key"] == canonical_key(j["manifest"])
     lease = Worker(sched, "w1", sched.token("worker")).lease()
     assert lease["job"]["git"] == git and lease["job"]["spec"] is None
+
+
+def test_git_commit_is_pinned_in_the_manifest(sched):
+    """The commit a worker resolved the ref to goes into the manifest and the content key;
+    every later attempt gets it; another commit for the same job is refused."""
+    git = {"url": "https://example.org/x.git", "ref": "main", "spec": "x.spec"}
+    c1, c2 = "1" * 40, "2" * 40
+    j0 = submit(sched, {"git": git}, headers={"Idempotency-Key": "g1"}).json()
+    w = Worker(sched, "w1", sched.token("worker"))
+    lease = w.lease()
+    assert w.complete(lease, "failed", failure_class="infra", git_commit="nope").status == 400
+    r = w.complete(lease, "failed", failure_class="infra", message="fetch", git_commit=c1)
+    assert r.status == 200, r.body
+    j = sched.job(j0["id"])
+    assert j["manifest"]["git"] == {**git, "commit": c1} and j["request"]["git"]["commit"] == c1
+    assert j["content_key"] == canonical_key(j["manifest"]) != j0["content_key"]
+    # the retry builds the pinned commit, not whatever main is now
+    lease = w.lease(wait=3000)
+    assert lease["job"]["git"]["commit"] == c1, lease
+    r = w.complete(lease, "failed", failure_class="build", git_commit=c2)
+    assert r.status == 400 and "builds commit " + c1 in r.json()["error"]["message"], r.body
+    assert w.complete(lease, "failed", failure_class="build", git_commit=c1).status == 200
+    # the same submission again is the same job, though its key changed since
+    again = submit(sched, {"git": git}, headers={"Idempotency-Key": "g1"})
+    assert again.status == 200 and again.json()["id"] == j0["id"], again.body
+    other = submit(sched, {"git": {**git, "ref": "dev"}}, headers={"Idempotency-Key": "g1"})
+    assert other.status == 409, other.body
+    # a full commit id is pinned at submission
+    j = submit(sched, {"git": {**git, "ref": c2}}).json()
+    assert j["manifest"]["git"]["commit"] == c2 and j["request"]["git"]["commit"] == c2
 
 
 def test_size_limits(sched):

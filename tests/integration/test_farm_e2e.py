@@ -1,7 +1,9 @@
 """The farm end to end: a real `kiln scheduler` and real `kiln worker` daemons on loopback,
 real specs built by the build pipeline, signed packages checked by rpmkeys; faults: a
 worker killed mid-build, the scheduler killed under load, cancel of a running build."""
+import base64
 import hashlib
+import json
 import os
 import signal
 import subprocess
@@ -314,6 +316,27 @@ def test_git_job(farm, tmp_path):
     assert f"is commit {commit}" in log
     names = [a["name"] for a in j["artifacts"]]
     assert "farm-git-1.2-1.noarch.rpm" in names, names
+    # the manifest (and so the content key) names the commit the worker built
+    assert j["manifest"]["git"]["commit"] == commit, j["manifest"]
+    raw = json.dumps(j["manifest"], sort_keys=True, separators=(",", ":"))
+    assert j["content_key"] == hashlib.sha256(raw.encode()).hexdigest()
+    # a rerun after main moved on builds the recorded commit, and the provenance says it
+    (repo / "rpm" / "notes.txt").write_text("moved on\n")
+    subprocess.run(["git", "-C", str(repo), "commit", "-q", "-am", "two"], check=True, env=env)
+    r = s.call("POST", f"/api/v1/jobs/{j['id']}/reproduce", {"count": 1})
+    assert r.status in (200, 201, 202), r.body
+    rerun = s.wait_state(j["id"] + 1, ("succeeded", "failed"), timeout=120)
+    assert rerun["manifest"]["git"]["commit"] == commit
+    log = s.call("GET", f"/api/v1/jobs/{rerun['id']}/attempts/1/log").body.decode()
+    assert f"is commit {commit} (pinned by the job's manifest)" in log, log
+    rpm = next(a for a in j["artifacts"] if a["name"].endswith(".noarch.rpm"))
+    deadline = time.monotonic() + 30
+    while (r := s.call("GET", f"/api/v1/artifacts/{rpm['sha256']}/provenance")).status != 200:
+        assert time.monotonic() < deadline, r.body
+        time.sleep(0.2)
+    st = json.loads(base64.b64decode(r.json()["payload"]))
+    deps = {d["name"]: d for d in st["predicate"]["buildDefinition"]["resolvedDependencies"]}
+    assert deps["git"]["digest"] == {"gitCommit": commit}, deps
 
 
 def test_sigterm_finishes_the_build_then_a_second_hands_it_back(farm):
