@@ -408,6 +408,7 @@ kiln_rc worker_daemon_run(const struct worker_daemon_opts *o, volatile sig_atomi
 	if (rc || *stop)
 		goto out;
 	say_ready(&d);
+	worker_daemon_recover(&d, c);
 	for (i = 0; i < n; i++) {
 		slots[i].d = &d;
 		slots[i].n = i;

@@ -61,6 +61,13 @@ KILN_MUST_CHECK kiln_rc worker_lease_parse(const char *body, size_t len, struct 
  * nothing). c is the slot's client. */
 void worker_daemon_job(struct worker_daemon *d, struct api_client *c, const struct worker_lease *l);
 
+/* At start, before taking work: every job directory an earlier run of this worker left
+ * (killed between a build's end and its completion, or during a build) is reported while
+ * the scheduler still holds its lease (the kept packages uploaded and the kept completion
+ * sent, or an infra failure for a build it died in), else dropped; the directory goes once
+ * the scheduler took the report. */
+void worker_daemon_recover(struct worker_daemon *d, struct api_client *c);
+
 /* What the build child is asked to do. Strings borrowed. */
 struct worker_child_req {
 	const struct worker_job_req *job;

@@ -8,9 +8,16 @@
  * the scheduler is away the build goes on and the log is sent from the last acknowledged
  * offset once it answers again; completion is retried with backoff until the scheduler
  * takes it or says the lease is gone.
+ *
+ * Nothing of a lease lives only in this process: lease.json names it from the start, and
+ * completion.json (the completion as it will be sent) is written before the first upload.
+ * A worker restarted after a crash (worker_daemon_recover) finds them in its work
+ * directory and, while the scheduler still holds the lease, uploads the packages and
+ * completes; a lease that is gone is discarded with its directory.
  */
 #include "util/util.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -24,6 +31,9 @@
 #define LOG_CHUNK (256 * 1024)
 #define REPLY_MAX (4 * KILN_MIB)
 #define KILL_GRACE_MS 5000
+#define LEASE_FILE "lease.json"
+#define COMPLETION_FILE "completion.json"
+#define RESULT_FILE "result.json"
 
 enum job_end {
 	END_NONE,
@@ -420,18 +430,12 @@ static void outputs_json(struct api_jw *w, const struct api_objlist *outs)
 	api_jw_end(w);
 }
 
-/* Complete, retrying while the scheduler cannot be reached (the results wait here). */
-static void complete(struct jobrun *j, const char *status, const char *fclass, const char *msg,
-                     const struct api_objlist *outs)
+static void completion_json(struct jobrun *j, const char *status, const char *fclass,
+                            const char *msg, const struct api_objlist *outs, struct kiln_buf *out)
 {
-	struct kiln_buf body = KILN_BUF_INIT(KILN_LIMIT_HTTP_BODY);
-	struct kiln_err err = KILN_ERR_INIT;
 	struct api_jw w;
-	char path[128];
-	int64_t delay = 500;
 
-	snprintf(path, sizeof(path), "/api/v1/leases/%s/complete", j->l->lease_id);
-	api_jw_init(&w, &body);
+	api_jw_init(&w, out);
 	api_jw_obj(&w);
 	api_jw_kint(&w, "generation", j->l->generation);
 	api_jw_kstr(&w, "status", status);
@@ -444,23 +448,117 @@ static void complete(struct jobrun *j, const char *status, const char *fclass, c
 	if (outs)
 		outputs_json(&w, outs);
 	api_jw_end(&w);
-	while (j->end != END_LOST && !kiln_buf_finish(&body, NULL)) {
-		kiln_err_clear(&err);
+}
+
+/* Test only: KILN_TEST_WORKER_HOLD_MS=N stops N ms between writing a completion down and
+ * sending it, so a test can kill -9 the worker there (docs/api.md). */
+static void test_hold(void)
+{
+	const char *v = getenv("KILN_TEST_WORKER_HOLD_MS");
+	int64_t ms;
+
+	if (v && !util_parse_i64(v, strlen(v), 10, 1, 3600000, &ms, NULL))
+		(void)poll(NULL, 0, (int)ms);
+}
+
+/* Keep the completion in the job directory until the scheduler took it. */
+static void completion_save(struct jobrun *j, const struct kiln_buf *body)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	char path[KILN_LIMIT_PATH + 32];
+
+	if (!*j->dir || !pathf(path, sizeof(path), "%s/" COMPLETION_FILE, j->dir))
+		return;
+	if (util_write_atomic(path, body->ptr, body->len, 0644, &err))
+		kiln_log_err(KILN_LOG_WARN, &err);
+	else
+		kiln_log(KILN_LOG_INFO, "job %lld attempt %lld: result kept in %s until sent",
+		         (long long)j->l->job_id, (long long)j->l->attempt, j->dir);
+	test_hold();
+}
+
+static bool net_error(const struct kiln_err *err)
+{
+	return err->code == KILN_ENET || err->code == KILN_ETIMEOUT;
+}
+
+/* Send the log, upload outs (from *next on) and send body, retrying with backoff while the
+ * scheduler cannot be reached. True when the scheduler took the completion or said the
+ * lease is gone. */
+static bool send_all(struct jobrun *j, const struct kiln_buf *body, const struct api_objlist *outs,
+                     size_t *next, struct kiln_err *err)
+{
+	const struct out_file *o = outs ? outs->v : NULL;
+	char path[128];
+	int64_t delay = 500;
+	kiln_rc rc;
+
+	snprintf(path, sizeof(path), "/api/v1/leases/%s/complete", j->l->lease_id);
+	while (j->end != END_LOST) {
+		kiln_err_clear(err);
 		log_flush(j);
-		if (!lease_call(j, "POST", "complete", path, body.ptr, body.len, NULL, NULL, &err))
-			break;
-		if (err.code != KILN_ENET && err.code != KILN_ETIMEOUT)
-			break;
-		if (*j->d->stop >= 3)
-			break;
+		rc = KILN_OK;
+		while (!rc && outs && *next < outs->n && !(rc = upload(j, &o[*next], err)))
+			(*next)++;
+		if (!rc)
+			rc = lease_call(j, "POST", "complete", path, body->ptr, body->len, NULL,
+			                NULL, err);
+		if (!rc)
+			return true;
+		if (!net_error(err) || *j->d->stop >= 3)
+			return j->end == END_LOST;
 		kiln_log(KILN_LOG_WARN, "job %lld: %s (retrying in %lld ms)",
-		         (long long)j->l->job_id, err.msg, (long long)delay);
+		         (long long)j->l->job_id, err->msg, (long long)delay);
 		(void)poll(NULL, 0, (int)delay);
 		delay = delay < 30000 ? delay * 2 : 30000;
 	}
+	return true;
+}
+
+/* Send a saved completion body (after uploading outs); an upload the scheduler refuses
+ * turns it into an infra failure. True when nothing is left to send. */
+static bool deliver(struct jobrun *j, struct kiln_buf *body, const struct api_objlist *outs)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	size_t next = 0;
+	bool done;
+
+	done = send_all(j, body, outs, &next, &err);
+	if (!done && outs && next < outs->n && !net_error(&err)) {
+		/* an upload the scheduler refused: the attempt failed */
+		char msg2[KILN_ERR_MSG_MAX];
+
+		kiln_buf_reset(body);
+		completion_json(j, "failed", "infra", kiln_err_format(&err, msg2, sizeof(msg2)),
+		                NULL, body);
+		if (!kiln_buf_finish(body, &err)) {
+			completion_save(j, body);
+			done = send_all(j, body, NULL, &next, &err);
+		}
+	}
 	if (err.code && j->end != END_LOST)
 		kiln_log_err(KILN_LOG_WARN, &err);
+	return done;
+}
+
+/* Complete (after uploading outs), retrying while the scheduler cannot be reached (the
+ * results wait in the job directory). True when nothing is left to send. */
+static bool complete(struct jobrun *j, const char *status, const char *fclass, const char *msg,
+                     const struct api_objlist *outs)
+{
+	struct kiln_buf body = KILN_BUF_INIT(KILN_LIMIT_HTTP_BODY);
+	struct kiln_err err = KILN_ERR_INIT;
+	bool done = false;
+
+	completion_json(j, status, fclass, msg, outs, &body);
+	if (kiln_buf_finish(&body, &err)) {
+		kiln_log_err(KILN_LOG_WARN, &err);
+	} else {
+		completion_save(j, &body);
+		done = deliver(j, &body, outs);
+	}
 	kiln_buf_release(&body);
+	return done;
 }
 
 /* One build (one package format): fork, follow, read its result. */
@@ -513,14 +611,13 @@ static int build_once(struct jobrun *j, const char *format, const char *result_p
 	return status;
 }
 
-static void finish(struct jobrun *j, int status, const char *result_path, struct kiln_arena *a)
+/* Report the build's outcome; false when it is still to be sent (kept for a restart). */
+static bool finish(struct jobrun *j, int status, const char *result_path, struct kiln_arena *a)
 {
 	struct kiln_buf raw = KILN_BUF_INIT(KILN_LIMIT_TEXT_FILE);
 	struct kiln_err err = KILN_ERR_INIT;
 	struct result res = {0};
-	const struct out_file *o;
-	size_t i;
-	kiln_rc rc = KILN_OK;
+	bool done = true;
 
 	if (j->end == END_LOST)
 		goto out;
@@ -529,35 +626,56 @@ static void finish(struct jobrun *j, int status, const char *result_path, struct
 		         j->end == END_CANCEL ? "cancelled on request"
 		         : j->end == END_STOP ? "worker shutting down"
 		                              : "time limit reached");
-		complete(j,
-		         j->end == END_CANCEL ? "cancelled"
-		         : j->end == END_STOP ? "released"
-		                              : "failed",
-		         j->end == END_TIMEOUT ? "build" : NULL,
-		         j->end == END_TIMEOUT ? "the build exceeded its time limit" : NULL, NULL);
+		done = complete(j,
+		                j->end == END_CANCEL ? "cancelled"
+		                : j->end == END_STOP ? "released"
+		                                     : "failed",
+		                j->end == END_TIMEOUT ? "build" : NULL,
+		                j->end == END_TIMEOUT ? "the build exceeded its time limit" : NULL,
+		                NULL);
 		goto out;
 	}
 	if (util_read_file(result_path, KILN_LIMIT_TEXT_FILE, &raw, &err) ||
 	    api_json_decode(raw.ptr, raw.len, result_fields, 0, &res, a, &err)) {
-		complete(j, "failed", WIFSIGNALED(status) ? "infra" : "build",
-		         WIFSIGNALED(status) ? "the build process died"
-		                             : "the build left no result",
-		         NULL);
+		done = complete(j, "failed", WIFSIGNALED(status) ? "infra" : "build",
+		                WIFSIGNALED(status) ? "the build process died"
+		                                    : "the build left no result",
+		                NULL);
 		goto out;
 	}
 	if (!WIFEXITED(status) || WEXITSTATUS(status) || !res.ok) {
-		complete(j, "failed", "build", res.error ? res.error : "the build failed", NULL);
+		done = complete(j, "failed", "build", res.error ? res.error : "the build failed",
+		                NULL);
 		goto out;
 	}
-	o = res.outputs.v;
-	for (i = 0; !rc && i < res.outputs.n; i++)
-		rc = upload(j, &o[i], &err);
-	if (rc)
-		complete(j, "failed", "infra", err.msg, NULL);
-	else
-		complete(j, "succeeded", NULL, NULL, &res.outputs);
+	done = complete(j, "succeeded", NULL, NULL, &res.outputs);
 out:
 	kiln_buf_release(&raw);
+	return done;
+}
+
+/* lease.json: what a restarted worker needs to finish or drop this lease. */
+static kiln_rc lease_save(struct jobrun *j, struct kiln_err *err)
+{
+	struct kiln_buf b = KILN_BUF_INIT(KILN_LIMIT_LINE);
+	char path[KILN_LIMIT_PATH + 32];
+	struct api_jw w;
+	kiln_rc rc;
+
+	if (!pathf(path, sizeof(path), "%s/" LEASE_FILE, j->dir))
+		return kiln_err_set(err, KILN_ELIMIT, "%s: path too long", j->dir);
+	api_jw_init(&w, &b);
+	api_jw_obj(&w);
+	api_jw_kstr(&w, "lease_id", j->l->lease_id);
+	api_jw_kint(&w, "generation", j->l->generation);
+	api_jw_kint(&w, "job_id", j->l->job_id);
+	api_jw_kint(&w, "attempt", j->l->attempt);
+	api_jw_end(&w);
+	rc = kiln_buf_finish(&b, err);
+	if (!rc)
+		rc = util_write_atomic(path, b.ptr, b.len, 0644, err);
+	kiln_buf_release(&b);
+	return rc;
 }
 
 static kiln_rc run_prepare(struct jobrun *j, struct kiln_err *err)
@@ -580,7 +698,7 @@ static kiln_rc run_prepare(struct jobrun *j, struct kiln_err *err)
 	j->log_fd = open(logpath, O_RDWR | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
 	if (j->log_fd < 0)
 		return kiln_err_sys(err, KILN_EIO, "cannot create %s", logpath);
-	return KILN_OK;
+	return lease_save(j, err);
 }
 
 void worker_daemon_job(struct worker_daemon *d, struct api_client *c, const struct worker_lease *l)
@@ -591,6 +709,7 @@ void worker_daemon_job(struct worker_daemon *d, struct api_client *c, const stru
 	char result[KILN_LIMIT_PATH + 32];
 	const char *fmt;
 	int status = 0;
+	bool done = true;
 
 	api_reply_init(&j.r, REPLY_MAX);
 	j.next_beat = util_clock_mono_ns() / 1000000 + l->heartbeat_ms;
@@ -607,26 +726,176 @@ void worker_daemon_job(struct worker_daemon *d, struct api_client *c, const stru
 	if (run_prepare(&j, &err) || inputs_fetch(&j, &err)) {
 		if (j.log_fd >= 0)
 			log_note(&j, "kiln worker: cannot prepare the job: %s\n", err.msg);
-		complete(&j, "failed", err.code == KILN_EDIGEST ? "build" : "infra", err.msg, NULL);
+		done = complete(&j, "failed", err.code == KILN_EDIGEST ? "build" : "infra", err.msg,
+		                NULL);
 		goto out;
 	}
 	if (!pathf(result, sizeof(result), "%s/result.json", j.dir)) {
-		complete(&j, "failed", "infra", "work directory path too long", NULL);
+		done = complete(&j, "failed", "infra", "work directory path too long", NULL);
 		goto out;
 	}
 	fmt = l->job.formats.n ? (l->job.formats.v[0][1] == '6' ? "6" : "4") : NULL;
 	status = build_once(&j, fmt, result);
 	if (status < 0) {
-		complete(&j, "failed", "infra", "cannot start the build process", NULL);
+		done = complete(&j, "failed", "infra", "cannot start the build process", NULL);
 		goto out;
 	}
 	log_flush(&j);
-	finish(&j, status, result, &a);
+	done = finish(&j, status, result, &a);
 	log_flush(&j);
-	if (j.end != END_LOST && util_rm_rf(j.dir, &err))
-		kiln_log_err(KILN_LOG_WARN, &err);
 out:
+	/* kept only when the completion is still to be sent (a restart sends it) */
+	if (done && *j.dir && util_rm_rf(j.dir, &err))
+		kiln_log_err(KILN_LOG_WARN, &err);
 	util_close(j.log_fd);
 	api_reply_release(&j.r);
 	kiln_arena_release(&a);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* After a restart */
+
+struct lease_rec {
+	const char *lease_id;
+	int64_t generation, job_id, attempt;
+};
+
+static const struct api_field lease_rec_fields[] = {
+    {"lease_id", API_F_STR, true, offsetof(struct lease_rec, lease_id), 0, 64, NULL, 0, 0},
+    {"generation", API_F_INT, true, offsetof(struct lease_rec, generation), 1, INT64_MAX, NULL, 0,
+     0},
+    {"job_id", API_F_INT, true, offsetof(struct lease_rec, job_id), 1, INT64_MAX, NULL, 0, 0},
+    {"attempt", API_F_INT, true, offsetof(struct lease_rec, attempt), 1, INT64_MAX, NULL, 0, 0},
+    API_FIELD_END,
+};
+
+struct status_only {
+	const char *status;
+};
+
+static const struct api_field status_fields[] = {
+    {"status", API_F_STR, true, offsetof(struct status_only, status), 0, 16, NULL, 0, 0},
+    API_FIELD_END,
+};
+
+/* The packages a kept "succeeded" completion names, from the build's result.json (each
+ * must lie in this job's directory). */
+static kiln_rc kept_outputs(struct jobrun *j, struct kiln_arena *a, struct result *res,
+                            struct kiln_err *err)
+{
+	struct kiln_buf raw = KILN_BUF_INIT(KILN_LIMIT_TEXT_FILE);
+	const struct out_file *o;
+	char path[KILN_LIMIT_PATH + 32];
+	size_t i, n = strlen(j->dir);
+	kiln_rc rc;
+
+	if (!pathf(path, sizeof(path), "%s/" RESULT_FILE, j->dir))
+		return kiln_err_set(err, KILN_ELIMIT, "%s: path too long", j->dir);
+	rc = util_read_file(path, KILN_LIMIT_TEXT_FILE, &raw, err);
+	if (!rc)
+		rc = api_json_decode(raw.ptr, raw.len, result_fields, 0, res, a, err);
+	o = res->outputs.v;
+	for (i = 0; !rc && i < res->outputs.n; i++)
+		if (strncmp(o[i].path, j->dir, n) || o[i].path[n] != '/' ||
+		    strstr(o[i].path, "/../"))
+			rc = kiln_err_set(err, KILN_EINVAL, "%s: %s is outside the job directory",
+			                  path, o[i].path);
+	kiln_buf_release(&raw);
+	return rc;
+}
+
+/* Send the kept completion, or report a build the worker died in. */
+static bool recover_send(struct jobrun *j, struct kiln_arena *a)
+{
+	struct kiln_buf body = KILN_BUF_INIT(KILN_LIMIT_HTTP_BODY);
+	struct kiln_err err = KILN_ERR_INIT;
+	struct status_only st = {0};
+	struct result res = {0};
+	char path[KILN_LIMIT_PATH + 32];
+	bool done = true;
+
+	if (!pathf(path, sizeof(path), "%s/" COMPLETION_FILE, j->dir) ||
+	    util_read_file(path, KILN_LIMIT_HTTP_BODY, &body, &err) ||
+	    api_json_decode(body.ptr, body.len, status_fields, 0, &st, a, &err)) {
+		log_note(j, "kiln worker: the worker stopped during this build\n");
+		done = complete(j, "failed", "infra", "the worker stopped during the build", NULL);
+		goto out;
+	}
+	log_note(j, "kiln worker: restarted; sending the result kept since the build ended\n");
+	if (strcmp(st.status, "succeeded")) {
+		done = deliver(j, &body, NULL);
+	} else if (kept_outputs(j, a, &res, &err)) {
+		done = complete(j, "failed", "infra", err.msg, NULL);
+	} else {
+		done = deliver(j, &body, &res.outputs);
+	}
+out:
+	kiln_buf_release(&body);
+	return done;
+}
+
+/* One job directory an earlier run of this worker left. */
+static void recover_one(struct worker_daemon *d, struct api_client *c, const char *dir)
+{
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_LIMIT_ARENA);
+	struct kiln_buf raw = KILN_BUF_INIT(KILN_LIMIT_LINE);
+	struct kiln_err err = KILN_ERR_INIT;
+	struct worker_lease l = {0};
+	struct jobrun j = {.d = d, .c = c, .l = &l, .log_fd = -1};
+	struct lease_rec rec = {0};
+	char path[KILN_LIMIT_PATH + 32];
+	struct stat sb;
+	bool done = true;
+
+	api_reply_init(&j.r, REPLY_MAX);
+	if (!pathf(j.dir, sizeof(j.dir), "%s", dir) ||
+	    !pathf(path, sizeof(path), "%s/" LEASE_FILE, dir) ||
+	    util_read_file(path, KILN_LIMIT_LINE, &raw, &err) ||
+	    api_json_decode(raw.ptr, raw.len, lease_rec_fields, 0, &rec, &a, &err))
+		goto out; /* no lease named: nothing to report */
+	l.lease_id = rec.lease_id;
+	l.generation = rec.generation;
+	l.job_id = rec.job_id;
+	l.attempt = rec.attempt;
+	if (pathf(path, sizeof(path), "%s/build.log", dir))
+		j.log_fd = open(path, O_RDWR | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+	if (j.log_fd >= 0 && fstat(j.log_fd, &sb) == 0)
+		j.log_size = (int64_t)sb.st_size;
+	heartbeat(&j); /* renews the lease, or says it is gone */
+	if (j.end == END_LOST) {
+		kiln_log(KILN_LOG_INFO,
+		         "job %lld attempt %lld: its lease is gone: dropping what this worker kept",
+		         (long long)l.job_id, (long long)l.attempt);
+		goto out;
+	}
+	kiln_log(KILN_LOG_INFO, "job %lld attempt %lld: still leased to this worker: reporting it",
+	         (long long)l.job_id, (long long)l.attempt);
+	done = recover_send(&j, &a);
+	log_flush(&j);
+out:
+	if (done && util_rm_rf(dir, &err))
+		kiln_log_err(KILN_LOG_WARN, &err);
+	util_close(j.log_fd);
+	api_reply_release(&j.r);
+	kiln_buf_release(&raw);
+	kiln_arena_release(&a);
+}
+
+void worker_daemon_recover(struct worker_daemon *d, struct api_client *c)
+{
+	char jobs[KILN_LIMIT_PATH], dir[KILN_LIMIT_PATH];
+	struct dirent *de;
+	DIR *dp;
+
+	if (!pathf(jobs, sizeof(jobs), "%s/jobs", d->work_dir))
+		return;
+	dp = opendir(jobs);
+	if (!dp)
+		return;
+	while (!*d->stop && (de = readdir(dp))) {
+		if (de->d_name[0] == '.' || !pathf(dir, sizeof(dir), "%s/%s", jobs, de->d_name))
+			continue;
+		recover_one(d, c, dir);
+	}
+	closedir(dp);
 }

@@ -77,7 +77,7 @@ def spec(v, extra=""):
 
 
 class Worker:
-    def __init__(self, kiln_bin, sched, name, work, *extra):
+    def __init__(self, kiln_bin, sched, name, work, *extra, env=None):
         self.name = name
         tok = sched.token("worker")
         args = [str(kiln_bin), "worker", "--scheduler", sched.url, "--token", tok,
@@ -85,7 +85,7 @@ class Worker:
         # the sandbox when this machine allows it (the worker falls back to the host and
         # says so otherwise, as kiln build does)
         self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     env=dict(os.environ, KILN_LOG_LEVEL="info"))
+                                     env=dict(os.environ, KILN_LOG_LEVEL="info", **(env or {})))
         line = read_line(self.proc, time.monotonic() + 30, f"worker {name}")
         assert line.startswith(f"registered as {name}"), line
 
@@ -209,6 +209,41 @@ def test_killed_worker_is_requeued_elsewhere(farm, kiln_bin, tmp_path):
     assert att[0]["worker"] == "w1" and att[1]["worker"] == "w2"
     # the first attempt's log is kept
     assert b"started-slow" in s.call("GET", f"/api/v1/jobs/{jid}/attempts/1/log").body
+
+
+def test_results_survive_a_worker_killed_before_completing(kiln_bin, tmp_path):
+    """kill -9 between a build's end and its completion: restarted while the scheduler
+    still holds the lease, the worker uploads the kept packages and completes the same
+    attempt; restarted after the lease expired, it drops them and the job runs again."""
+    s = Scheduler(kiln_bin, tmp_path / "data", "limits.lease_ttl=6", *FAST[1:]).start()
+    work = tmp_path / "w1"
+    hold = {"KILN_TEST_WORKER_HOLD_MS": "600000"}  # test-only: stop after saving the result
+    try:
+        for v, late in (("8.0", False), ("8.1", True)):
+            w = Worker(kiln_bin, s, "w1", work, env=hold)
+            jid = submit(s, spec(v))
+            deadline = time.monotonic() + 120
+            while not list(work.glob("jobs/*/completion.json")):
+                assert time.monotonic() < deadline and w.proc.poll() is None
+                time.sleep(0.05)
+            w.proc.kill()  # SIGKILL
+            w.proc.wait()
+            w.stop()
+            assert s.job(jid)["state"] == "building"
+            if late:  # the scheduler requeues the job once the lease expired
+                s.wait_state(jid, ("queued",), timeout=30)
+            w = Worker(kiln_bin, s, "w1", work)
+            j = s.wait_state(jid, ("succeeded", "failed"), timeout=120)
+            w.stop()
+            assert j["state"] == "succeeded", j
+            att = [a["state"] for a in j["attempt_list"]]
+            assert att == (["lost", "succeeded"] if late else ["succeeded"]), j
+            assert f"farm-hello-{v}-1.noarch.rpm" in [a["name"] for a in j["artifacts"]]
+            log = s.call("GET", f"/api/v1/jobs/{jid}/attempts/1/log").body
+            assert (b"sending the result kept" in log) != late, log
+            assert not list(work.glob("jobs/*")), list(work.glob("jobs/*"))
+    finally:
+        s.stop()
 
 
 def test_cancel_stops_a_running_build(farm):
