@@ -165,8 +165,15 @@ const struct macro_builtin *macro_builtins_table(size_t *count);
 /* Call a built-in or parametric macro with literal arguments (used by Lua's macros.X()). */
 void macro_call_with_args(struct mbuf *mb, struct macro_slot *slot, int argc, char **argv);
 
-/* Shell. */
+/* Shell. macro_shell_host runs cmd with /bin/sh -c on the host, unless macro_shlite_run
+ * can give its output in-process (KILN_NO_SHLITE=1 in the environment turns that off). */
 kiln_rc macro_shell_host(void *data, const char *cmd, struct kiln_buf *out, struct kiln_err *err);
+/* cmd's stdout appended to out, exactly as a POSIX shell started with the environment env
+ * ("NAME=value" strings, NULL-terminated) prints it, when cmd is written only in the small
+ * side-effect-free subset macro/shlite.c accepts (assignments, tests, echo, if, && || ;);
+ * true then. false, out untouched, for anything else (and when the output would not fit
+ * out): the caller runs the real shell. */
+bool macro_shlite_run(const char *cmd, const char *const *env, struct kiln_buf *out);
 
 /* Lua (macro/lua.c). */
 void macro_lua_free(struct macro_lua *lua);
