@@ -172,6 +172,17 @@ const struct cli_command cli_commands[] = {
      "(--key, or kiln's keyring), and RPM's sha256 among the in-toto statement's subjects. "
      "Exit 0 only when every envelope holds.",
      cli_provenance_opts, cli_cmd_provenance},
+    {"repo", "published repositories: list, show, remove a package, regenerate metadata",
+     "list | show NAME | remove-package NAME NEVRA | regenerate NAME | regenerate --dir DIR "
+     "[--key FILE] [--zstd] [--workers N] [--keep N] [--revision N]",
+     "The scheduler publishes the signed packages of succeeded jobs into the repository "
+     "each job names (docs/publish.md). list and show print what is published; "
+     "remove-package drops one package (NAME-[EPOCH:]VERSION-RELEASE.ARCH) and republishes; "
+     "regenerate rewrites a repository's metadata. With --dir, regenerate indexes the "
+     "packages below a local directory instead, as createrepo_c does: repodata/ with "
+     "primary, filelists and other (gzip, or --zstd), the revision and timestamps from the "
+     "newest build time, repomd.xml.asc with --key.",
+     cli_repo_opts, cli_cmd_repo},
     {"workers", "list the scheduler's workers (JSON)", "", NULL, cli_client_opts, cli_cmd_client},
     {"token", "manage API tokens (admin)", "create --scope SCOPES [--name NAME] | list | revoke ID",
      "Tokens are stored hashed; create prints the new token once. Scopes: submit, read, "

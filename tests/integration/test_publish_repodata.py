@@ -1,0 +1,216 @@
+"""kiln's repository metadata (scheduler/repodata.c, `kiln repo regenerate --dir`) against
+the real tools: createrepo_c's metadata for the same directory (parsed XML compared, not
+bytes), dnf reading it, gpg checking repomd.xml.asc; same packages, same bytes."""
+import gzip
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+NS = {"c": "http://linux.duke.edu/metadata/common", "rpm": "http://linux.duke.edu/metadata/rpm",
+      "f": "http://linux.duke.edu/metadata/filelists", "o": "http://linux.duke.edu/metadata/other",
+      "r": "http://linux.duke.edu/metadata/repo"}
+
+
+def run(*cmd, **kw):
+    kw.setdefault("check", True)
+    return subprocess.run([str(c) for c in cmd], capture_output=True, text=True, **kw)
+
+
+@pytest.fixture(scope="module")
+def pkgdir(rpm_packages, tmp_path_factory):
+    """Every package rpmbuild made for the tests (binary and source, several payloads), one
+    directory per label so names do not clash, mtimes set to something not a build time."""
+    d = tmp_path_factory.mktemp("repo") / "src"
+    for label, p in rpm_packages.items():
+        sub = d / "Packages" / (label.split(":")[1] if ":" in label else "misc")
+        sub.mkdir(parents=True, exist_ok=True)
+        shutil.copy(p, sub / p.name)
+    os.utime(d / "Packages" / "misc" / "hello-1.0-1.x86_64.rpm", (1800000000, 1800000000))
+    return d
+
+
+def repomd(d):
+    root = ET.parse(d / "repodata" / "repomd.xml").getroot()
+    out = {}
+    for data in root.findall("r:data", NS):
+        out[data.get("type")] = {
+            "checksum": data.find("r:checksum", NS).text,
+            "open": data.find("r:open-checksum", NS).text,
+            "href": data.find("r:location", NS).get("href"),
+            "size": int(data.find("r:size", NS).text),
+            "open_size": int(data.find("r:open-size", NS).text),
+            "timestamp": int(data.find("r:timestamp", NS).text)}
+    return root.find("r:revision", NS).text, out
+
+
+def load(d, kind):
+    _, md = repomd(d)
+    raw = (d / md[kind]["href"]).read_bytes()
+    if md[kind]["href"].endswith(".zst"):
+        xml = subprocess.run(["zstd", "-dc"], input=raw, capture_output=True,
+                             check=True).stdout
+    else:
+        xml = gzip.decompress(raw)
+    return raw, xml, ET.fromstring(xml)
+
+
+def deps(fmt, kind):
+    e = fmt.find(f"rpm:{kind}", NS)
+    if e is None:
+        return []
+    return sorted(tuple(sorted(x.attrib.items())) for x in e.findall("rpm:entry", NS))
+
+
+def files(parent, ns):
+    return [(x.get("type", "file"), x.text) for x in parent.findall(f"{ns}:file", NS)]
+
+
+def primary_map(root):
+    out = {}
+    for p in root.findall("c:package", NS):
+        fmt = p.find("c:format", NS)
+        pid = p.find("c:checksum", NS).text
+        out[pid] = {
+            "name": p.find("c:name", NS).text, "arch": p.find("c:arch", NS).text,
+            "version": dict(p.find("c:version", NS).attrib),
+            "location": p.find("c:location", NS).get("href"),
+            "size": dict(p.find("c:size", NS).attrib),
+            "build": p.find("c:time", NS).get("build"),
+            "text": [p.find(f"c:{t}", NS).text or "" for t in
+                     ("summary", "description", "packager", "url")],
+            "format": [fmt.find(f"rpm:{t}", NS).text or "" for t in
+                       ("license", "vendor", "group", "buildhost", "sourcerpm")],
+            "range": dict(fmt.find("rpm:header-range", NS).attrib),
+            "deps": {k: deps(fmt, k) for k in ("provides", "requires", "conflicts", "obsoletes",
+                                                "suggests", "enhances", "recommends",
+                                                "supplements")},
+            "files": files(fmt, "c")}
+    return out
+
+
+def sub_map(root, ns, what):
+    out = {}
+    for p in root.findall(f"{ns}:package", NS):
+        if what == "files":
+            items = files(p, ns)
+        else:
+            items = [(c.get("author"), c.get("date"), c.text)
+                     for c in p.findall(f"{ns}:changelog", NS)]
+        out[p.get("pkgid")] = (p.get("name"), p.get("arch"),
+                               dict(p.find(f"{ns}:version", NS).attrib), items)
+    return out
+
+
+def check_repomd(d):
+    """Every checksum, size and open size of repomd.xml holds."""
+    _, md = repomd(d)
+    for kind, m in md.items():
+        raw, xml, _ = load(d, kind)
+        assert hashlib.sha256(raw).hexdigest() == m["checksum"], kind
+        assert len(raw) == m["size"], kind
+        assert hashlib.sha256(xml).hexdigest() == m["open"], kind
+        assert len(xml) == m["open_size"], kind
+        assert Path(m["href"]).name.startswith(m["checksum"] + "-" + kind)
+
+
+def test_metadata_matches_createrepo_c(kiln, pkgdir, tmp_path):
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    shutil.copytree(pkgdir, ours)
+    shutil.copytree(pkgdir, theirs)
+    r = kiln("repo", "regenerate", "--dir", ours, "--workers", "2")
+    assert r.returncode == 0, r.stderr
+    npk = len(list(pkgdir.rglob("*.rpm")))
+    assert f": {npk} packages" in r.stdout
+    run("createrepo_c", "-q", "--no-database", "--workers", "2", theirs)
+    check_repomd(ours)
+    a, b = (primary_map(load(d, "primary")[2]) for d in (ours, theirs))
+    assert len(a) == npk and sorted(a) == sorted(b)
+    for pid in a:
+        assert a[pid] == b[pid], a[pid]["location"]
+    for kind, ns, what in (("filelists", "f", "files"), ("other", "o", "changelog")):
+        a, b = (sub_map(load(d, kind)[2], ns, what) for d in (ours, theirs))
+        assert a == b, kind
+    # Something of each kind was compared.
+    prim = primary_map(load(ours, "primary")[2])
+    assert any(p["arch"] == "src" for p in prim.values())
+    assert any(p["deps"]["requires"] for p in prim.values())
+    assert any(p["files"] for p in prim.values())
+    assert any(x[3] for x in sub_map(load(ours, "other")[2], "o", "changelog").values())
+
+
+def test_same_packages_same_bytes(kiln, pkgdir, tmp_path):
+    """Two directories, other paths and mtimes, indexed at different times: identical
+    repodata; the revision is the newest build time."""
+    a, b = tmp_path / "a", tmp_path / "deep" / "b"
+    shutil.copytree(pkgdir, a)
+    shutil.copytree(pkgdir, b)
+    for p in b.rglob("*.rpm"):
+        os.utime(p, (1900000000, 1900000000))
+    for d in (a, b):
+        r = kiln("repo", "regenerate", "--dir", d, "--workers", "1" if d == a else "3")
+        assert r.returncode == 0, r.stderr
+    names = sorted(p.name for p in (a / "repodata").iterdir())
+    assert names == sorted(p.name for p in (b / "repodata").iterdir())
+    for n in names:
+        assert (a / "repodata" / n).read_bytes() == (b / "repodata" / n).read_bytes(), n
+    rev, md = repomd(a)
+    newest = max(int(run("rpm", "-qp", "--qf", "%{BUILDTIME}", p).stdout)
+                 for p in a.rglob("*.rpm"))
+    assert int(rev) == newest and all(m["timestamp"] == newest for m in md.values())
+    # Again over the same directory: the same generation, nothing rewritten.
+    target = os.readlink(a / "repodata")
+    assert kiln("repo", "regenerate", "--dir", a).returncode == 0
+    assert os.readlink(a / "repodata") == target
+
+
+def test_zstd_generations_and_dnf(kiln, pkgdir, tmp_path):
+    d = tmp_path / "z"
+    shutil.copytree(pkgdir / "Packages" / "misc", d / "Packages")
+    assert kiln("repo", "regenerate", "--dir", d, "--zstd", "--keep", "2").returncode == 0
+    check_repomd(d)
+    assert all(m["href"].endswith(".xml.zst") for m in repomd(d)[1].values())
+    gens = []
+    for extra in ("gz", "xz"):
+        gens.append(os.readlink(d / "repodata"))
+        for p in (pkgdir / "Packages" / extra).glob("demo-*.noarch.rpm"):
+            shutil.copy(p, d / "Packages" / f"{extra}-{p.name}")
+        assert kiln("repo", "regenerate", "--dir", d, "--zstd", "--keep", "2").returncode == 0
+    # keep 2: the current generation and the one before; the first is gone.
+    kept = sorted(p.name for p in (d / ".repodata-gens").iterdir())
+    assert len(kept) == 2 and Path(gens[1]).name in kept and Path(gens[0]).name not in kept
+    names = {p.name for p in d.rglob("*.rpm")}
+    out = run("dnf", "-q", f"--installroot={tmp_path}/root", f"--setopt=cachedir={tmp_path}/c",
+              "--setopt=reposdir=/dev/null", "--setopt=gpgcheck=0", "--releasever=1",
+              f"--repofrompath=k,file://{d}", "--repo=k", "repoquery", "--qf",
+              "%{location}").stdout.split()
+    assert {Path(x).name for x in out} == names and len(out) == len(names)
+
+
+def test_signed_repomd_verifies_with_gpg(kiln, pkgdir, tmp_path):
+    key = tmp_path / "keys"
+    r = kiln("keygen", "--name", "repo", "--email", "repo@kiln.example", "--algo", "ed25519",
+             "--out", key, "--time", "1600000000")
+    assert r.returncode == 0, r.stderr
+    secret = re.search(r"^secret key: (.*)$", r.stdout, re.M).group(1)
+    public = re.search(r"^public key: (.*)$", r.stdout, re.M).group(1)
+    d = tmp_path / "s"
+    shutil.copytree(pkgdir / "Packages" / "misc", d / "Packages")
+    assert kiln("repo", "regenerate", "--dir", d, "--key", secret).returncode == 0
+    home = tmp_path / "gpg"
+    home.mkdir(mode=0o700)
+    env = dict(os.environ, GNUPGHOME=str(home))
+    run("gpg", "--batch", "--import", public, env=env)
+    asc = d / "repodata" / "repomd.xml.asc"
+    run("gpg", "--batch", "--verify", asc, d / "repodata" / "repomd.xml", env=env)
+    md = d / "repodata" / "repomd.xml"
+    tampered = tmp_path / "repomd.xml"
+    tampered.write_bytes(md.read_bytes().replace(b"<revision>", b"<revision>1"))
+    assert run("gpg", "--batch", "--verify", asc, tampered, env=env,
+               check=False).returncode != 0
+    run("gpgconf", "--kill", "gpg-agent", env=env, check=False)
