@@ -59,6 +59,13 @@ endif
 
 LIB_SRCS := $(foreach m,$(MODULES),$($(m)_SRCS))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+
+# The dashboard (web/, served by the scheduler): embedded into libkiln.a as a generated C
+# file of byte arrays (scripts/web-embed.sh), so a clean build serves it with nothing
+# installed beside the binary.
+WEB_FILES := $(sort $(wildcard web/*.html web/*.css web/*.js web/*.svg))
+WEB_GEN := $(BUILD)/gen/web_assets.c
+LIB_OBJS += $(BUILD)/gen/web_assets.o
 MAIN_OBJ := $(BUILD)/cli/main.o
 LIBKILN := $(BUILD)/libkiln.a
 KILN := $(BUILD)/kiln
@@ -87,6 +94,14 @@ lib: $(LIBKILN)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS_ALL) -c -o $@ $<
+
+$(WEB_GEN): $(WEB_FILES) scripts/web-embed.sh
+	@$(if $(Q),echo "  GEN     $@")
+	$(Q)./scripts/web-embed.sh $@ $(WEB_FILES)
+
+$(BUILD)/gen/web_assets.o: $(WEB_GEN)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS_ALL) -c -o $@ $<
 
@@ -123,11 +138,13 @@ unit: $(UNIT_BINS)
 
 deps:
 	./scripts/deps.sh
+	./scripts/web-deps.sh
 
 # check and demo install what is missing first, then re-enter make so that pkg-config
 # sees the freshly installed libraries.
 check:
 	./scripts/deps.sh
+	./scripts/web-deps.sh
 	$(MAKE) --no-print-directory check-run
 
 check-run: all unit-bins fuzz-replay-bins helper-bins

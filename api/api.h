@@ -183,7 +183,7 @@ struct api_resp {
 	struct kiln_buf body;
 	int file_fd;
 	uint64_t file_off, file_size;
-	char headers[4][2][128]; /* up to 4 extra headers: name, value */
+	char headers[6][2][192]; /* up to 6 extra headers: name, value */
 	int nheaders;
 	int64_t wait_until_ms; /* 0: answer now */
 };

@@ -29,6 +29,7 @@ void scheduler_config_init(struct scheduler_config *cfg)
 	cfg->backoff_max_ms = 600000;
 	cfg->max_attempts = 3;
 	cfg->tick_ms = 250;
+	cfg->history_ms = 30000;
 	cfg->default_key = "default";
 }
 
@@ -132,6 +133,8 @@ static kiln_rc set_limits(struct scheduler_config *c, const char *k, const char 
 		return parse_duration(v, &c->backoff_max_ms, err);
 	if (!strcmp(k, "tick"))
 		return parse_duration(v, &c->tick_ms, err);
+	if (!strcmp(k, "history_interval"))
+		return parse_duration(v, &c->history_ms, err);
 	if (!strcmp(k, "max_attempts"))
 		return parse_count(v, 1, 100, &c->max_attempts, err);
 	return KILN_ENOTFOUND;

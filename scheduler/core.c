@@ -553,6 +553,7 @@ static void scheduler_release(struct scheduler *s)
 	free(s->tmp_dir);
 	pthread_mutex_destroy(&s->log_lock);
 	pthread_mutex_destroy(&s->stats_lock);
+	pthread_mutex_destroy(&s->history.lock);
 }
 
 static void serve(struct scheduler *s, volatile sig_atomic_t *stop)
@@ -566,6 +567,7 @@ static void serve(struct scheduler *s, volatile sig_atomic_t *stop)
 			scheduler_reap(s);
 			next_reap = now + s->cfg->tick_ms;
 		}
+		scheduler_history_tick(s, now);
 		api_server_tick(s->http);
 		(void)poll(NULL, 0, (int)(s->cfg->tick_ms < 100 ? s->cfg->tick_ms : 100));
 	}
@@ -582,6 +584,7 @@ kiln_rc scheduler_run(const struct scheduler_config *cfg_in, volatile sig_atomic
 	s.cfg = cfg;
 	pthread_mutex_init(&s.log_lock, NULL);
 	pthread_mutex_init(&s.stats_lock, NULL);
+	pthread_mutex_init(&s.history.lock, NULL);
 	rc = dirs_make(&s, cfg, err);
 	kiln_buf_addf(&db, "%s/kiln.db", cfg->data_dir);
 	if (!rc)

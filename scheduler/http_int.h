@@ -63,6 +63,10 @@ void scheduler_h_log_put(void *ctx, struct api_req *req, struct api_resp *resp);
 void scheduler_h_artifact_put(void *ctx, struct api_req *req, struct api_resp *resp);
 void scheduler_h_complete(void *ctx, struct api_req *req, struct api_resp *resp);
 
+/* The dashboard (web.c). */
+void scheduler_h_web(void *ctx, struct api_req *req, struct api_resp *resp);
+void scheduler_h_history(void *ctx, struct api_req *req, struct api_resp *resp);
+
 /* Service (http_misc.c). */
 void scheduler_h_health(void *ctx, struct api_req *req, struct api_resp *resp);
 void scheduler_h_metrics(void *ctx, struct api_req *req, struct api_resp *resp);

@@ -413,6 +413,7 @@ void scheduler_h_jobs(void *ctx, struct api_req *req, struct api_resp *resp)
 	struct scheduler_job *v = NULL;
 	enum scheduler_state st = SCHED_QUEUED;
 	const char *state = api_req_query(req, "state");
+	const char *name = api_req_query(req, "name");
 	int64_t limit, cursor;
 	struct api_jw w;
 	size_t n = 0, i;
@@ -423,9 +424,12 @@ void scheduler_h_jobs(void *ctx, struct api_req *req, struct api_resp *resp)
 		rc = api_req_query_int(req, "cursor", 0, 0, INT64_MAX, &cursor, &err);
 	if (!rc && state && *state)
 		rc = scheduler_state_parse(state, &st, &err);
+	if (!rc && name && strlen(name) > 255)
+		rc = kiln_err_set(&err, KILN_EINVAL, "query 'name': longer than 255 bytes");
 	if (!rc)
-		rc = s->store->ops->job_list(s->store, state && *state ? (int)st : -1, cursor,
-		                             limit, api_req_arena(req), &v, &n, &err);
+		rc = s->store->ops->job_list(s->store, state && *state ? (int)st : -1,
+		                             name ? name : "", cursor, limit, api_req_arena(req),
+		                             &v, &n, &err);
 	if (rc) {
 		api_resp_from_err(resp, &err);
 		return;

@@ -11,6 +11,9 @@
 #define RS (API_SCOPE_READ | API_SCOPE_SUBMIT)
 
 const struct api_route scheduler_routes[] = {
+    {API_GET, "/", 0, API_ROUTE_NOAUTH, scheduler_h_web},
+    {API_GET, "/ui/{}", 0, API_ROUTE_NOAUTH, scheduler_h_web},
+    {API_GET, "/api/v1/stats/history", RS, R, scheduler_h_history},
     {API_GET, "/api/v1/health", 0, API_ROUTE_NOAUTH, scheduler_h_health},
     {API_GET, "/metrics", 0, API_ROUTE_NOAUTH, scheduler_h_metrics},
     {API_GET, "/api/v1/openapi.json", 0, API_ROUTE_NOAUTH, scheduler_h_openapi},

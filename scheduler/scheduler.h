@@ -44,6 +44,7 @@ struct scheduler_config {
 	int64_t backoff_max_ms; /* default 10 min */
 	int64_t max_attempts;   /* default 3 */
 	int64_t tick_ms;        /* reaper period, default 250 ms */
+	int64_t history_ms;     /* dashboard time series sampling period, default 30 s */
 	struct scheduler_key_cfg *keys;
 	size_t nkeys;
 	const char *default_key; /* key name used when a job names none; "" for none */

@@ -199,10 +199,11 @@ struct scheduler_store_ops {
 	                      struct kiln_err *err);
 	kiln_rc (*job_get)(struct scheduler_store *st, int64_t id, struct kiln_arena *a,
 	                   struct scheduler_job *out, struct kiln_err *err);
-	/* Newest first; state < 0 for all; before_id 0 for the start. */
-	kiln_rc (*job_list)(struct scheduler_store *st, int state, int64_t before_id, int64_t limit,
-	                    struct kiln_arena *a, struct scheduler_job **out, size_t *n,
-	                    struct kiln_err *err);
+	/* Newest first; state < 0 for all; before_id 0 for the start; name "" for all, else
+	 * jobs whose spec_name contains it (ASCII case-insensitive). */
+	kiln_rc (*job_list)(struct scheduler_store *st, int state, const char *name,
+	                    int64_t before_id, int64_t limit, struct kiln_arena *a,
+	                    struct scheduler_job **out, size_t *n, struct kiln_err *err);
 	/* Queued jobs that could run now, best first (for placement). */
 	kiln_rc (*queue_position)(struct scheduler_store *st, const struct scheduler_job *job,
 	                          int64_t *ahead, struct kiln_err *err);
@@ -398,6 +399,22 @@ struct scheduler_hist {
 	double sum;
 };
 
+/* The dashboard's time series (web.c): a ring of samples taken every history_interval. */
+#define SCHED_HISTORY_MAX 720
+
+struct scheduler_sample {
+	int64_t t_ms;
+	int64_t queued, running, succeeded, failed;
+	int64_t verdicts[5]; /* jobs by rolled-up verdict, scheduler_verdict_names order */
+};
+
+struct scheduler_history {
+	pthread_mutex_t lock;
+	struct scheduler_sample v[SCHED_HISTORY_MAX];
+	size_t head, n; /* v[head] is the oldest of n */
+	int64_t next_ms;
+};
+
 struct scheduler {
 	const struct scheduler_config *cfg;
 	struct scheduler_store *store;
@@ -411,6 +428,7 @@ struct scheduler {
 	pthread_t dfs_thread; /* diffoscope runs (reproduce.c) */
 	bool dfs_running;
 	volatile int dfs_stop;
+	struct scheduler_history history;
 };
 
 /* Routes (http_*.c). */
@@ -469,6 +487,20 @@ bool scheduler_worker_matches(const struct scheduler_job *j, const char *arches,
 /* Metrics text (metrics.c). */
 KILN_MUST_CHECK kiln_rc scheduler_metrics_text(struct scheduler *s, struct kiln_buf *out,
                                                struct kiln_err *err);
+
+/* The dashboard (web.c): files of web/ embedded at build time (scripts/web-embed.sh writes
+ * them into BUILD/gen/web_assets.c), terminated by an entry with path NULL. */
+struct scheduler_web_asset {
+	const char *path;         /* "index.html", "app.js" */
+	const char *content_type; /* by extension */
+	const char *etag;         /* "\"<16 hex digits of sha256>\"" */
+	const unsigned char *data;
+	size_t len;
+};
+extern const struct scheduler_web_asset scheduler_web_assets[];
+/* Take a sample of queue depth and verdicts when history_interval has passed (the serve
+ * loop calls it); problems are logged and the sample skipped. */
+void scheduler_history_tick(struct scheduler *s, int64_t now_ms);
 
 /* The OpenAPI document (openapi.c). */
 extern const char scheduler_openapi_json[];

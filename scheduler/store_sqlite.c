@@ -163,8 +163,10 @@ static const char *const sql[Q_COUNT] = {
                      "?11,?12,?13,?14,?15,?16,?17,?18,?19)",
     [Q_JOB_BY_IDEM] = "SELECT id FROM jobs WHERE token_id = ?1 AND idem_key = ?2",
     [Q_JOB_GET] = "SELECT " JOB_COLS " FROM jobs WHERE id = ?1",
-    [Q_JOB_LIST] = "SELECT " JOB_COLS " FROM jobs WHERE id < ?1 ORDER BY id DESC LIMIT ?2",
+    [Q_JOB_LIST] = "SELECT " JOB_COLS " FROM jobs WHERE id < ?1"
+                   " AND instr(lower(spec_name), lower(?4)) > 0 ORDER BY id DESC LIMIT ?2",
     [Q_JOB_LIST_STATE] = "SELECT " JOB_COLS " FROM jobs WHERE id < ?1 AND state = ?3"
+                         " AND instr(lower(spec_name), lower(?4)) > 0"
                          " ORDER BY id DESC LIMIT ?2",
     [Q_QUEUE_AHEAD] = "SELECT count(*) FROM jobs WHERE state = 0 AND (priority > ?1 OR"
                       " (priority = ?1 AND id < ?2))",
@@ -571,9 +573,9 @@ static kiln_rc read_jobs(struct sq *s, sqlite3_stmt *st, size_t max, struct kiln
 	return kiln_arena_finish(a, err);
 }
 
-static kiln_rc job_list(struct scheduler_store *base, int state, int64_t before_id, int64_t limit,
-                        struct kiln_arena *a, struct scheduler_job **out, size_t *n,
-                        struct kiln_err *err)
+static kiln_rc job_list(struct scheduler_store *base, int state, const char *name,
+                        int64_t before_id, int64_t limit, struct kiln_arena *a,
+                        struct scheduler_job **out, size_t *n, struct kiln_err *err)
 {
 	struct sq *s = reader((struct sq *)base);
 	sqlite3_stmt *st;
@@ -586,6 +588,7 @@ static kiln_rc job_list(struct scheduler_store *base, int state, int64_t before_
 		sqlite3_bind_int64(st, 2, limit);
 		if (state >= 0)
 			sqlite3_bind_int(st, 3, state);
+		bind_text(st, 4, name);
 		rc = read_jobs(s, st, (size_t)limit, a, out, n, err);
 	}
 	pthread_mutex_unlock(&s->lock);
