@@ -9,6 +9,13 @@
 #include "pack/pack.h"
 #include "pack/pack_int.h"
 
+int pack_compress_cpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n > 1 ? (int)(n < 4096 ? n : 4096) : 1;
+}
+
 /* "w[LEVEL][T[N]][L<n>].TYPE" (rpm-reference.md section 2.8). */
 kiln_rc pack_compress_parse(const char *mode, struct pack_compress *out, struct kiln_err *err)
 {
@@ -42,10 +49,7 @@ kiln_rc pack_compress_parse(const char *mode, struct pack_compress *out, struct 
 		if (p > s && util_parse_i64(s, (size_t)(p - s), 10, 0, 4096, &n, err))
 			return kiln_err_set(err, KILN_EINVAL, "payload mode '%s': bad threads",
 			                    mode);
-		out->threads =
-		    n ? (int)n
-		      : (int)(sysconf(_SC_NPROCESSORS_ONLN) > 1 ? sysconf(_SC_NPROCESSORS_ONLN)
-		                                                : 1);
+		out->threads = n ? (int)n : pack_compress_cpus();
 	}
 	if (p < dot && *p == 'L')
 		return kiln_err_set(err, KILN_EUNSUPP,

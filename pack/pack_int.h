@@ -109,6 +109,17 @@ kiln_rc pack_comp_write(struct pack_comp *c, const void *data, size_t len, struc
 kiln_rc pack_comp_finish(struct pack_comp *c, struct kiln_err *err);
 void pack_comp_free(struct pack_comp *c);
 
+/* Online CPUs (at least 1): the thread count of "T0" mode strings. */
+int pack_compress_cpus(void);
+
+/* zstd payloads of at least this many bytes (the files' total size) are compressed in
+ * libzstd's multi-threaded mode even when the mode string asks for none ("w19.zstdio"), with
+ * pack_compress_cpus() workers. Those frames are the same bytes for any number of workers
+ * (the job size follows from the level alone), so the package does not depend on the
+ * machine; below this size a second thread gains little and single-threaded mode keeps
+ * rpmbuild's exact bytes. */
+#define PACK_ZSTD_MT_MIN (16 * KILN_MIB)
+
 /* Per-library constructors (pack/zstd.c, pack/xz.c, pack/gzip.c). threads: 0 single. */
 kiln_rc pack_zstd_comp_new(int level, int threads, struct pack_comp **out, struct kiln_err *err);
 kiln_rc pack_zstd_decomp_new(struct pack_decomp **out, struct kiln_err *err);

@@ -743,6 +743,7 @@ static kiln_rc write_entry(struct writer *wr, size_t i, struct kiln_err *err)
 
 static kiln_rc write_payload(struct writer *wr, struct kiln_err *err)
 {
+	struct pack_compress comp = wr->o->comp;
 	struct kiln_buf t = KILN_BUF_INIT(256);
 	size_t i, j;
 	kiln_rc rc = KILN_OK;
@@ -755,8 +756,10 @@ static kiln_rc write_payload(struct writer *wr, struct kiln_err *err)
 			rc = util_digest_init(&wr->udig[i], pdig_algo[i], err);
 	}
 	wr->file_sink.write = file_sink_write;
+	if (comp.kind == PACK_COMP_ZSTD && !comp.threads && total_size(wr) >= PACK_ZSTD_MT_MIN)
+		comp.threads = pack_compress_cpus();
 	if (!rc)
-		rc = pack_comp_new(&wr->o->comp, &wr->file_sink, &wr->comp, err);
+		rc = pack_comp_new(&comp, &wr->file_sink, &wr->comp, err);
 	/* rpm's order: files outside hard-link sets in header order, then each set. */
 	for (i = 0; !rc && i < wr->n; i++) {
 		if (in_payload(&wr->files[i]) && wr->files[i].nlink == 1)

@@ -1,9 +1,11 @@
 /*
- * zstd.c - zstd payloads (libzstd). With threads, libzstd's multi-threaded mode is used;
- * its output depends on the level, not on the number of workers, so w19T1 and w19T16 give
- * the same bytes (single-threaded mode, without T, gives other bytes, as in rpm). Like rpm,
+ * zstd.c - zstd payloads (libzstd). With threads, libzstd's multi-threaded mode is used:
+ * it cuts the input into jobs whose size follows from the level (the window log), never
+ * from the number of workers, and nothing else depends on it, so w19T1 and w19T16 give the
+ * same bytes (single-threaded mode, without T, gives other bytes, as in rpm). The writer
+ * also takes the multi-threaded mode for large payloads (PACK_ZSTD_MT_MIN). Like rpm,
  * frames carry no checksum (the payload digests cover the bytes), so kiln's payloads are
- * rpmbuild's bytes for the same input.
+ * rpmbuild's bytes for the same input and the same mode.
  */
 #include "util/util.h"
 

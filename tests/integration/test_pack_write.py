@@ -1,6 +1,7 @@
 """Packages written by pack_write() (through tests/helpers/pkgtool) against real rpm 4.18."""
 import json
 import os
+import random
 import shutil
 import stat
 import struct
@@ -160,6 +161,28 @@ def test_deterministic(tmp_path):
     x2 = build(tmp_path, "x2", payload="w1T2.xzdio")
     p1 = run(["rpm", "-qp", "--qf", "%{PAYLOADDIGEST}", x1]).stdout
     assert p1 == run(["rpm", "-qp", "--qf", "%{PAYLOADDIGEST}", x2]).stdout
+
+
+def test_large_zstd_payload_same_bytes_any_thread_count(kiln_bin, tmp_path):
+    """Payloads of 16 MiB and more are compressed in libzstd's multi-threaded mode even
+    without T (pack_int.h, PACK_ZSTD_MT_MIN): the package must not depend on the number of
+    workers, so "w1" (one worker per CPU), "w1T1" and "w1T3" give the same payload bytes
+    (zstd level 1 cuts 2 MiB jobs: 9 of them here), and rpm must accept and install it."""
+    large = tmp_path / "large"
+    large.write_bytes(random.Random(5).randbytes(9 << 20).hex().encode())
+    line = f"file\tpath=/usr/share/kd/large\tmode=0100644\tsrc={large}\tmtime={T}"
+    digests = set()
+    for i, mode in enumerate(["w1.zstdio", "w1T1.zstdio", "w1T3.zstdio"]):
+        pkg = build(tmp_path, f"l{i}", payload=mode, extra=[line])
+        assert run(["rpm", "-K", pkg]).returncode == 0
+        digests.add(run(["rpm", "-qp", "--qf", "%{PAYLOADDIGEST}", pkg], text=True).stdout)
+    assert len(digests) == 1
+    assert run([kiln_bin, "check", pkg]).returncode == 0
+    root = install_root(tmp_path, "root")
+    r = rpm_install(root, pkg)
+    assert r.returncode == 0, r.stderr
+    assert (root / "usr/share/kd/large").read_bytes() == large.read_bytes()
+    check_installed(root)
 
 
 @pytest.mark.parametrize("payload", ["w.ufdio", "w6.gzdio", "w2.xzdio", "w3.zstdio", "w3T2.zstdio"])
