@@ -75,6 +75,7 @@ static kiln_rc ufill(struct pack_payload *pl, struct kiln_err *err)
 	pl->upos = 0;
 	pl->ulen = got;
 	pl->ueof = got == 0;
+	pl->usize += got;
 	return KILN_OK;
 }
 
@@ -343,6 +344,31 @@ static kiln_rc digest_check(struct pack_pdig *d, const char *what, const char *n
 	return KILN_OK;
 }
 
+/* The sizes the headers state, once both streams are drained: the archive's (v6
+ * PAYLOADSIZEALT, else the signature's PAYLOADSIZE or LONGARCHIVESIZE) and the compressed
+ * payload's (v6 PAYLOADSIZE). */
+static kiln_rc sizes_check(const struct pack_payload *pl, struct kiln_err *err)
+{
+	const struct pack_package *p = pl->pkg;
+	uint64_t want;
+
+	if (pack_header_get_number(&p->hdr, SPEC_TAG_PAYLOADSIZE, &want) && want != pl->csize)
+		return kiln_err_set(err, KILN_EFORMAT,
+		                    "payload: %" PRIu64 " compressed bytes, the header's "
+		                    "PAYLOADSIZE says %" PRIu64,
+		                    pl->csize, want);
+	if (pack_header_get_number(&p->hdr, SPEC_TAG_PAYLOADSIZEALT, &want) ||
+	    pack_header_get_number(&p->sig, PACK_SIGTAG_LONGARCHIVESIZE, &want) ||
+	    pack_header_get_number(&p->sig, PACK_SIGTAG_PAYLOADSIZE, &want)) {
+		if (want != pl->usize)
+			return kiln_err_set(err, KILN_EFORMAT,
+			                    "payload: archive of %" PRIu64 " bytes, the headers "
+			                    "say %" PRIu64,
+			                    pl->usize, want);
+	}
+	return KILN_OK;
+}
+
 /* After the trailer: drain both streams to their ends and compare every digest. */
 static kiln_rc finish(struct pack_payload *pl, struct kiln_err *err)
 {
@@ -373,6 +399,8 @@ static kiln_rc finish(struct pack_payload *pl, struct kiln_err *err)
 		if (!rc)
 			rc = digest_check(&pl->udig[i], "uncompressed", pdigs[i].name, err);
 	}
+	if (!rc)
+		rc = sizes_check(pl, err);
 	for (i = 0; !rc && i < pl->fl.n; i++) {
 		if (!pl->seen[i] && !pack_payload_is_ghost(pl, i))
 			rc = kiln_err_set(err, KILN_EFORMAT, "payload: file '%s' is missing",
@@ -697,6 +725,8 @@ kiln_rc pack_payload_copy_raw(struct pack_payload *pl, int fd, struct kiln_err *
 		if (!rc)
 			rc = digest_check(&pl->udig[i], "uncompressed", pdigs[i].name, err);
 	}
+	if (!rc)
+		rc = sizes_check(pl, err);
 	pl->done = true;
 	return rc;
 }

@@ -29,7 +29,8 @@ struct pack_payload {
 	unsigned char ubuf[PACK_IOBUF];
 	size_t upos, ulen;
 	bool ueof;
-	uint64_t off; /* offset in the uncompressed archive */
+	uint64_t off;   /* offset in the uncompressed archive */
+	uint64_t usize; /* uncompressed bytes decompressed */
 	struct pack_pdig cdig[PACK_PDIG_N], udig[PACK_PDIG_N];
 	struct pack_file_list fl; /* owned */
 	const struct pack_entry *modes, *flags, *links, *users, *groups, *mtimes, *digests, *rdevs,

@@ -143,3 +143,26 @@ def test_query_refuses_a_bad_header_digest_like_rpm(kiln_bin, packages, tmp_path
     assert got.stdout == want.stdout == ""
     assert got.stderr == want.stderr
     assert "Header SHA256 digest: BAD (Expected " in got.stderr
+
+
+def test_payload_sizes_are_checked(kiln_bin, packages, tmp_path):
+    """The archive size the signature header states (PAYLOADSIZE, tag 1007; not covered by
+    any digest) must be what the payload decompresses to."""
+    import struct
+    data = bytearray(packages["demo-1.2~rc1-3.noarch.rpm:zst"].read_bytes())
+    il = struct.unpack(">I", data[104:108])[0]
+    store = 96 + 16 + 16 * il
+    for i in range(il):
+        tag, typ, off, cnt = struct.unpack(">IIiI", data[112 + 16 * i:128 + 16 * i])
+        if tag == 1007:
+            size = struct.unpack(">I", data[store + off:store + off + 4])[0]
+            data[store + off:store + off + 4] = struct.pack(">I", size + 4)
+            break
+    else:
+        pytest.fail("no PAYLOADSIZE in the signature header")
+    bad = tmp_path / "size.rpm"
+    bad.write_bytes(bytes(data))
+    for cmd in (["cpio"], ["archive", "-o", tmp_path / "x.tgz"]):
+        r = run([kiln_bin, *cmd, bad], text=True, errors="replace")
+        assert r.returncode == 1, cmd
+        assert f"archive of {size} bytes, the headers say {size + 4}" in r.stderr, r.stderr

@@ -240,6 +240,28 @@ def test_v6_structure(tmp_path):
     assert raw[:16] == b"07070X00000000\0\0" and raw.endswith(b"TRAILER!!!\0\0\0\0")
 
 
+def test_v6_payload_sizes_are_checked(kiln_bin, tmp_path):
+    """The reader holds a v6 payload to the header's PAYLOADSIZE (compressed) and
+    PAYLOADSIZEALT (archive) values: each one changed by one is an error naming it."""
+    pkg = build(tmp_path, "v6", fmt=6, payload="w3.zstdio")
+    data = pkg.read_bytes()
+    assert run([kiln_bin, "cpio", pkg]).returncode == 0
+    il, dl = struct.unpack(">II", data[104:112])
+    end = 96 + 16 + 16 * il + dl
+    end += (8 - end % 8) % 8
+    _, main = v6_headers(data)
+    store = end + 16 + 16 * len(main)
+    for tag, what in ((5112, "compressed bytes, the header's PAYLOADSIZE says"),
+                      (5113, "the headers say")):
+        off = next(e[2] for e in main if e[0] == tag)
+        bad = bytearray(data)
+        value = struct.unpack(">Q", data[store + off:store + off + 8])[0]
+        bad[store + off:store + off + 8] = struct.pack(">Q", value + 1)
+        (tmp_path / "bad.rpm").write_bytes(bytes(bad))
+        r = run([kiln_bin, "cpio", tmp_path / "bad.rpm"], text=True, errors="replace")
+        assert r.returncode == 1 and f"{what} {value + 1}" in r.stderr, r.stderr
+
+
 def test_v6_values_against_the_format(tmp_path):
     """The v6 values checked independently of kiln's reader (format_v6: digests of the
     compressed and uncompressed payload and their sizes, the header digests in the signature
