@@ -1,7 +1,7 @@
 /*
  * fuzz_shlite.c - the in-process %(...) evaluator (macro/shlite.c) on arbitrary script text.
  *
- * It reads spec and macro text, so it must end every input, accept or refuse it the same way
+ * Programs are never started here (no MACRO_SHLITE_PROGRAMS). It reads spec and macro text, so it must end every input, accept or refuse it the same way
  * each time, and print only what the accepted subset can print: the bytes of its words and
  * values (printable ASCII, tabs, newlines), bounded in size.
  */
@@ -24,8 +24,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!cmd)
 		return 0;
-	took = macro_shlite_run(cmd, env, &a);
-	if (took != macro_shlite_run(cmd, env, &b) || a.len != b.len || memcmp(a.ptr, b.ptr, a.len))
+	took = macro_shlite_run(cmd, env, 0, &a);
+	if (took != macro_shlite_run(cmd, env, 0, &b) || a.len != b.len ||
+	    memcmp(a.ptr, b.ptr, a.len))
 		KILN_BUG("evaluator not deterministic");
 	if (!took && a.len)
 		KILN_BUG("refused script left output");

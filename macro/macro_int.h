@@ -172,8 +172,13 @@ kiln_rc macro_shell_host(void *data, const char *cmd, struct kiln_buf *out, stru
  * ("NAME=value" strings, NULL-terminated) prints it, when cmd is written only in the small
  * side-effect-free subset macro/shlite.c accepts (assignments, tests, echo, if, && || ;);
  * true then. false, out untouched, for anything else (and when the output would not fit
- * out): the caller runs the real shell. */
-bool macro_shlite_run(const char *cmd, const char *const *env, struct kiln_buf *out);
+ * out): the caller runs the real shell. With MACRO_SHLITE_PROGRAMS, a script without
+ * variables may also start one program by its absolute path with its output sent to
+ * /dev/null (`! /usr/bin/make --version -O >/dev/null 2>&1 || echo -O`): the program
+ * runs once, whatever the answer. */
+#define MACRO_SHLITE_PROGRAMS 1u
+bool macro_shlite_run(const char *cmd, const char *const *env, unsigned flags,
+                      struct kiln_buf *out);
 
 /* Lua (macro/lua.c). */
 void macro_lua_free(struct macro_lua *lua);

@@ -30,8 +30,10 @@ kiln_rc macro_shell_host(void *data, const char *cmd, struct kiln_buf *out, stru
 	int e;
 
 	(void)data;
-	/* Most %(...) of rpm's macro files only test a variable and echo: no process needed. */
-	if (!shlite_disabled() && macro_shlite_run(cmd, (const char *const *)environ, out))
+	/* Most %(...) of rpm's macro files only test a variable and echo (no process needed)
+	 * or ask a program a yes/no question (no shell needed). */
+	if (!shlite_disabled() &&
+	    macro_shlite_run(cmd, (const char *const *)environ, MACRO_SHLITE_PROGRAMS, out))
 		return KILN_OK;
 	fflush(NULL);
 	if (pipe2(fds, O_CLOEXEC) < 0)

@@ -18,6 +18,13 @@
  */
 #include "util/util.h"
 
+#include <fcntl.h>
+#include <limits.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "macro/macro_int.h"
 
 #define SL_MAX_SCRIPT 16384 /* longer bodies go to the real shell */
@@ -44,7 +51,12 @@ struct sl {
 	size_t argoff[SL_MAX_ARGS]; /* where each field starts in args */
 	size_t argc;
 	int depth;
-	bool bail; /* outside the subset: the real shell must run it */
+	unsigned flags;   /* MACRO_SHLITE_* */
+	bool dry;         /* validation: every branch runs, no program starts */
+	bool dynamic;     /* the script expands or assigns a variable */
+	size_t nexternal; /* programs the script names */
+	bool ran;         /* a program was started: no way back to the shell */
+	bool bail;        /* outside the subset: the real shell must run it */
 };
 
 /* ---------------------------------------------------------------------------------------- */
@@ -210,6 +222,7 @@ static void sl_expand_param(struct sl *s, struct kiln_buf *dst, bool quoted)
 		return;
 	}
 	s->p = name + len + braced;
+	s->dynamic = true;
 	if (!dst)
 		return;
 	val = sl_var_get(s, name, len, &vlen);
@@ -443,8 +456,9 @@ static int sl_echo(struct sl *s)
 {
 	size_t i;
 
-	if (s->argc > 1 && sl_arg(s, 1)[0] == '-') {
-		s->bail = true; /* dash takes only -n, bash also -e and -E */
+	if (s->argc > 1 && sl_arg(s, 1)[0] == '-' &&
+	    strspn(sl_arg(s, 1) + 1, "neE") == strlen(sl_arg(s, 1) + 1)) {
+		s->bail = true; /* an option to dash (-n) or bash (-n, -e, -E and mixes) */
 		return 0;
 	}
 	for (i = 1; i < s->argc; i++) {
@@ -514,10 +528,195 @@ static size_t sl_assignment(const struct sl *s)
 	return s->p[n] == '=' ? n : 0;
 }
 
-/* Assignments, or one built-in with its arguments; runs it when exec. */
+/* ---------------------------------------------------------------------------------------- */
+/* One program, silenced: `/abs/path ARGS >/dev/null [2>&1 | 2>/dev/null]`. */
+
+/* Where a command's stdout and stderr go after its redirections, applied in order. */
+enum sl_sink { SL_TO_PIPE, SL_TO_STDERR, SL_TO_NULL };
+
+struct sl_redir {
+	enum sl_sink fd[3]; /* [1] and [2] used */
+	bool any;
+};
+
+/* A redirection at s->p: [1|2]>/dev/null or [1|2]>&1|2; false when the next word is not a
+ * redirection. Any other (input, appending, another file or descriptor) bails. */
+static bool sl_redirect(struct sl *s, struct sl_redir *r)
+{
+	const char *p = s->p;
+	int fd = 1;
+
+	if (*p >= '0' && *p <= '9') {
+		size_t n = strspn(p, "0123456789");
+
+		if (p[n] != '>' && p[n] != '<')
+			return false;
+		if (n != 1 || (*p != '1' && *p != '2')) {
+			s->bail = true;
+			return false;
+		}
+		fd = *p++ - '0';
+	} else if (*p != '>' && *p != '<') {
+		return false;
+	}
+	if (*p++ == '<' || *p == '>' || *p == '|') {
+		s->bail = true;
+		return false;
+	}
+	if (*p == '&') {
+		if ((p[1] != '1' && p[1] != '2') || !sl_meta(p[2])) {
+			s->bail = true;
+			return false;
+		}
+		r->fd[fd] = r->fd[p[1] - '0'];
+		p += 2;
+	} else {
+		while (sl_blank(*p))
+			p++;
+		if (strncmp(p, "/dev/null", 9) || !sl_meta(p[9])) {
+			s->bail = true;
+			return false;
+		}
+		r->fd[fd] = SL_TO_NULL;
+		p += 9;
+	}
+	r->any = true;
+	s->p = p;
+	return true;
+}
+
+static bool sl_name_valid(const char *s, size_t len)
+{
+	size_t i;
+
+	if (len == 0 || !sl_name_start(s[0]))
+		return false;
+	for (i = 1; i < len; i++)
+		if (!sl_name_char(s[i]))
+			return false;
+	return true;
+}
+
+/* Is /bin/sh dash? Its children's environment is then known exactly (see sl_child_env);
+ * bash adds SHLVL and _, so with another shell programs run through it. */
+static bool sl_sh_is_dash(void)
+{
+	char path[PATH_MAX];
+	const char *base;
+
+	if (!realpath("/bin/sh", path))
+		return false;
+	base = strrchr(path, '/');
+	return base && !strcmp(base + 1, "dash");
+}
+
+/* The environment dash hands a program it starts, when the script assigned nothing: the
+ * entries with a valid name (the last of a name wins), and PWD kept when it names the
+ * current directory, else set to getcwd() (dash does so at start-up). The order may differ
+ * from dash's. OUT: NULL-terminated, pointers into env and pwd; free() the array. */
+static char **sl_child_env(const char *const *env, struct kiln_buf *pwd)
+{
+	const char *const *e;
+	const char *old = NULL;
+	struct stat a, b;
+	size_t n = 0, o = 0, i;
+	char cwd[PATH_MAX];
+	char **out;
+
+	for (e = env; e && *e; e++)
+		n++;
+	out = calloc(n + 2, sizeof(*out));
+	if (!out)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		const char *eq = strchr(env[i], '=');
+		size_t len = eq ? (size_t)(eq - env[i]) : 0;
+		size_t j;
+		bool later = false;
+
+		if (!eq || !sl_name_valid(env[i], len))
+			continue;
+		for (j = i + 1; j < n && !later; j++)
+			later = !strncmp(env[j], env[i], len + 1);
+		if (later)
+			continue;
+		if (len == 3 && !strncmp(env[i], "PWD", 3)) {
+			old = eq + 1;
+			continue;
+		}
+		out[o++] = (char *)env[i];
+	}
+	if (!old || old[0] != '/' || stat(old, &a) || stat(".", &b) || a.st_dev != b.st_dev ||
+	    a.st_ino != b.st_ino) {
+		if (!getcwd(cwd, sizeof(cwd))) {
+			free(out);
+			return NULL;
+		}
+		old = cwd;
+	}
+	kiln_buf_addstr(pwd, "PWD=");
+	kiln_buf_addstr(pwd, old);
+	if (pwd->err) {
+		free(out);
+		return NULL;
+	}
+	out[o++] = pwd->ptr;
+	out[o] = NULL;
+	return out;
+}
+
+/* Start the program of the collected fields with its output silenced as r says, and wait:
+ * its exit status as the shell reports it (128 + signal when killed). Bails when it could
+ * not start (nothing ran then; the shell will say why). */
+static int sl_spawn(struct sl *s, const struct sl_redir *r)
+{
+	struct kiln_buf pwd = KILN_BUF_INIT(PATH_MAX + 8);
+	char *argv[SL_MAX_ARGS + 1];
+	posix_spawn_file_actions_t fa;
+	char **envp;
+	size_t i;
+	pid_t pid;
+	int status = 0, e;
+
+	envp = sl_child_env(s->env, &pwd);
+	if (!envp) {
+		kiln_buf_release(&pwd);
+		s->bail = true;
+		return 0;
+	}
+	for (i = 0; i < s->argc; i++)
+		argv[i] = (char *)sl_arg(s, i);
+	argv[s->argc] = NULL;
+	fflush(NULL);
+	e = posix_spawn_file_actions_init(&fa);
+	if (!e)
+		e = posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null",
+		                                     O_WRONLY | O_CREAT | O_TRUNC, 0666);
+	if (!e && r->fd[2] == SL_TO_NULL)
+		e = posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
+	if (!e)
+		e = posix_spawn(&pid, argv[0], &fa, NULL, argv, envp);
+	posix_spawn_file_actions_destroy(&fa);
+	free(envp);
+	kiln_buf_release(&pwd);
+	if (e) {
+		s->bail = true;
+		return 0;
+	}
+	s->ran = true;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return WEXITSTATUS(status);
+}
+
+/* Assignments, or one built-in with its arguments, or (with MACRO_SHLITE_PROGRAMS) one
+ * program named by its absolute path whose stdout goes to /dev/null; runs it when exec. */
 static int sl_simple(struct sl *s, bool exec)
 {
 	struct kiln_buf value = KILN_BUF_INIT(SL_MAX_VALUE);
+	struct sl_redir r = {{SL_TO_PIPE, SL_TO_PIPE, SL_TO_STDERR}, false};
 	bool assigned = false;
 	size_t n;
 
@@ -525,6 +724,10 @@ static int sl_simple(struct sl *s, bool exec)
 	s->argc = 0;
 	for (;;) {
 		sl_skip_blanks(s);
+		if (s->bail)
+			break;
+		if (sl_redirect(s, &r))
+			continue;
 		if (s->bail || sl_meta(*s->p))
 			break;
 		n = s->argc == 0 ? sl_assignment(s) : 0;
@@ -541,6 +744,7 @@ static int sl_simple(struct sl *s, bool exec)
 			if (exec && !s->bail)
 				sl_var_set(s, name, n, value.ptr, value.len);
 			assigned = true;
+			s->dynamic = true;
 			continue;
 		}
 		if (assigned || s->argc == SL_MAX_ARGS) {
@@ -570,22 +774,32 @@ static int sl_simple(struct sl *s, bool exec)
 	kiln_buf_release(&value);
 	if (s->bail)
 		return 0;
-	if (s->argc == 0 && !assigned) {
-		s->bail = true; /* an empty command: a syntax error */
+	if (s->argc == 0 && (!assigned || r.any)) {
+		s->bail = true; /* an empty command (a syntax error), or redirections alone */
 		return 0;
 	}
 	if (s->argc == 0)
 		return 0;
-	if (!sl_is_builtin(sl_arg(s, 0))) {
+	if (sl_is_builtin(sl_arg(s, 0)) && !r.any)
+		return exec ? sl_builtin(s) : 0;
+	/* A program: its path given, its output silenced, its error output not captured. */
+	if (!(s->flags & MACRO_SHLITE_PROGRAMS) || sl_arg(s, 0)[0] != '/' ||
+	    r.fd[1] != SL_TO_NULL || r.fd[2] == SL_TO_PIPE) {
 		s->bail = true;
 		return 0;
 	}
-	/* A first word that expanded to no field (only possible with "$X"-less text) was
-	 * rejected above; here field 0 is the literal name. */
-	return exec ? sl_builtin(s) : 0;
+	if (!exec)
+		s->nexternal++;
+	return exec && !s->dry ? sl_spawn(s, &r) : 0;
 }
 
 static int sl_list(struct sl *s, bool exec, bool top);
+
+/* Does a part whose turn depends on cond run? In the dry pass every part runs. */
+static bool sl_runs(const struct sl *s, bool exec, bool cond)
+{
+	return exec && (s->dry || cond);
+}
 
 /* if ... then ... [elif ... then ...]... [else ...] fi, at s->p on "if". */
 static int sl_if(struct sl *s, bool exec)
@@ -601,13 +815,13 @@ static int sl_if(struct sl *s, bool exec)
 	for (;;) {
 		bool run;
 
-		cond = sl_list(s, exec && !taken, false);
+		cond = sl_list(s, sl_runs(s, exec, !taken), false);
 		if (s->bail || !sl_at_word(s, "then")) {
 			s->bail = true;
 			return 0;
 		}
 		s->p += 4;
-		run = exec && !taken && cond == 0;
+		run = sl_runs(s, exec, !taken && cond == 0);
 		cond = sl_list(s, run, false);
 		if (run) {
 			taken = true;
@@ -623,7 +837,7 @@ static int sl_if(struct sl *s, bool exec)
 	}
 	if (sl_at_word(s, "else")) {
 		s->p += 4;
-		cond = sl_list(s, exec && !taken, false);
+		cond = sl_list(s, sl_runs(s, exec, !taken), false);
 		if (exec && !taken)
 			status = cond;
 	}
@@ -685,7 +899,7 @@ static int sl_and_or(struct sl *s, bool exec)
 			break;
 		s->p += 2;
 		sl_skip_newlines(s);
-		r = sl_pipeline(s, exec && (and_op ? status == 0 : status != 0));
+		r = sl_pipeline(s, sl_runs(s, exec, and_op ? status == 0 : status != 0));
 		if (exec && (and_op ? status == 0 : status != 0))
 			status = r;
 	}
@@ -764,7 +978,17 @@ static char *sl_clean(const char *cmd)
 	return dst;
 }
 
-bool macro_shlite_run(const char *cmd, const char *const *env, struct kiln_buf *out)
+/* Run the script from its start. */
+static void sl_pass(struct sl *s, const char *script, bool exec, bool dry)
+{
+	s->p = script;
+	s->depth = 0;
+	s->dry = dry;
+	kiln_buf_reset(&s->out);
+	sl_list(s, exec, true);
+}
+
+bool macro_shlite_run(const char *cmd, const char *const *env, unsigned flags, struct kiln_buf *out)
 {
 	struct sl s;
 	bool ok = false;
@@ -777,11 +1001,26 @@ bool macro_shlite_run(const char *cmd, const char *const *env, struct kiln_buf *
 	if (!script)
 		return false;
 	memset(&s, 0, sizeof(s));
-	s.p = script;
 	s.env = env;
+	s.flags = flags;
 	kiln_buf_init(&s.out, SL_MAX_OUTPUT);
 	kiln_buf_init(&s.args, SL_MAX_VALUE * 4);
-	sl_list(&s, true, true);
+	/* The syntax first: nothing runs. */
+	sl_pass(&s, script, false, false);
+	/* A program runs once, as in the shell: nothing after its start may send the script
+	 * to the shell. So one program, no variable, /bin/sh known (dash), room for the
+	 * output (at most twice the script: only echo prints, its words at most once), and
+	 * every command checked beforehand with the words it will see. */
+	if (!s.bail && s.nexternal &&
+	    (s.nexternal > 1 || s.dynamic || out->max - out->len < 2 * strlen(script) + 2 ||
+	     !sl_sh_is_dash()))
+		s.bail = true;
+	if (!s.bail && s.nexternal)
+		sl_pass(&s, script, true, true);
+	if (!s.bail)
+		sl_pass(&s, script, true, false);
+	if (s.bail && s.ran)
+		KILN_BUG("shell subset bailed out after starting a program: %s", cmd);
 	if (!s.bail && !s.out.err && out->len + s.out.len <= out->max) {
 		kiln_buf_add(out, s.out.ptr, s.out.len);
 		ok = !out->err;

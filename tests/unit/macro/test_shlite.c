@@ -6,6 +6,7 @@
 #include "util/util.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -148,6 +149,9 @@ static const struct shlite_case cases[] = {
     {"echo !", true},
     {"echo a!b", true},
     {"echo x -n", true},
+    {"echo -O", true},
+    {"echo -x -n", true},
+    {"echo --", true},
     {"echo \"tab\there\"", true},
     {"\"echo\" quoted-name", true},
     {"e'ch'o partly-quoted", true},
@@ -203,6 +207,8 @@ static const struct shlite_case cases[] = {
     {"PATH=/; echo a", false},
     {"echo -n a", false},
     {"echo -e a", false},
+    {"echo -E a", false},
+    {"echo -neE a", false},
     {"echo - a", false},
     {"echo $DASH a", false},
     {"echo 'a\\nb'", false},
@@ -298,7 +304,7 @@ static void run_sh(const char *path, const char *cmd, const char *const *env, st
 }
 
 /* Prints what differs; false then. */
-static bool check_case(const struct shlite_case *c, const char *const *env)
+static bool check_case(const struct shlite_case *c, const char *const *env, unsigned flags)
 {
 	static const char *const shells[] = {"/bin/sh", "/bin/bash"};
 	bool ok = true;
@@ -308,7 +314,7 @@ static bool check_case(const struct shlite_case *c, const char *const *env)
 	bool took;
 
 	kiln_buf_addstr(&fast, "untouched");
-	took = macro_shlite_run(c->cmd, env, &fast);
+	took = macro_shlite_run(c->cmd, env, flags, &fast);
 	if (took != c->fast) {
 		print_error("%s: evaluator %s it\n", c->cmd, took ? "took" : "refused");
 		ok = false;
@@ -339,7 +345,7 @@ KILN_TEST(shlite_matches_sh)
 	size_t i, bad = 0;
 
 	for (i = 0; i < KILN_ARRAY_SIZE(cases); i++)
-		bad += !check_case(&cases[i], env_base);
+		bad += !check_case(&cases[i], env_base, 0);
 	assert_int_equal(bad, 0);
 }
 
@@ -354,7 +360,7 @@ KILN_TEST(shlite_matches_sh_without_ncpus)
 	size_t i, bad = 0;
 
 	for (i = 0; i < KILN_ARRAY_SIZE(ncpus); i++)
-		bad += !check_case(&ncpus[i], env_no_ncpus);
+		bad += !check_case(&ncpus[i], env_no_ncpus, 0);
 	assert_int_equal(bad, 0);
 }
 
@@ -362,7 +368,7 @@ KILN_TEST(shlite_refuses_imported_functions)
 {
 	static const struct shlite_case c = {"echo hi", false};
 
-	assert_true(check_case(&c, env_bash_func));
+	assert_true(check_case(&c, env_bash_func, MACRO_SHLITE_PROGRAMS));
 }
 
 KILN_TEST(shlite_limits)
@@ -377,7 +383,7 @@ KILN_TEST(shlite_limits)
 	for (i = 0; i < 40; i++)
 		kiln_buf_addstr(&cmd, "; X=$X$X");
 	kiln_buf_addstr(&cmd, "; echo \"$X\"");
-	assert_false(macro_shlite_run(cmd.ptr, env_base, &out));
+	assert_false(macro_shlite_run(cmd.ptr, env_base, 0, &out));
 	/* Nesting deeper than the bound. */
 	kiln_buf_reset(&cmd);
 	for (i = 0; i < 40; i++)
@@ -385,11 +391,11 @@ KILN_TEST(shlite_limits)
 	kiln_buf_addstr(&cmd, "echo deep");
 	for (i = 0; i < 40; i++)
 		kiln_buf_addstr(&cmd, "; fi");
-	assert_false(macro_shlite_run(cmd.ptr, env_base, &out));
+	assert_false(macro_shlite_run(cmd.ptr, env_base, 0, &out));
 	/* Output that does not fit the caller's buffer: the shell path reports the limit. */
-	assert_false(macro_shlite_run("echo 12345", env_base, &small));
+	assert_false(macro_shlite_run("echo 12345", env_base, 0, &small));
 	assert_int_equal(small.len, 0);
-	assert_true(macro_shlite_run("echo 12", env_base, &small));
+	assert_true(macro_shlite_run("echo 12", env_base, 0, &small));
 	assert_string_equal(small.ptr, "12\n");
 	kiln_buf_release(&out);
 	kiln_buf_release(&small);
@@ -410,4 +416,128 @@ KILN_TEST(shlite_host_shell_switch)
 	assert_string_equal(out.ptr, "a\n");
 	assert_int_equal(unsetenv("KILN_NO_SHLITE"), 0);
 	kiln_buf_release(&out);
+}
+
+/* One program by its absolute path, silenced (MACRO_SHLITE_PROGRAMS): taken when /bin/sh is
+ * dash (the environment its children get is then known), never when a refusal could come
+ * after the program ran. */
+static bool sh_is_dash(void)
+{
+	char path[PATH_MAX];
+	const char *base;
+
+	if (!realpath("/bin/sh", path))
+		return false;
+	base = strrchr(path, '/');
+	return base && !strcmp(base + 1, "dash");
+}
+
+KILN_TEST(shlite_programs_match_sh)
+{
+	static const struct shlite_case programs[] = {
+	    {"! /usr/bin/make --version -O >/dev/null 2>&1 || echo -O", true},
+	    {"! /bin/false >/dev/null 2>&1 || echo x", true},
+	    {"/bin/true >/dev/null && echo y", true},
+	    {"/bin/false 2>/dev/null >/dev/null || echo z", true},
+	    {"/bin/sh -c 'exit 3' >/dev/null || echo three", true},
+	    {"/bin/sh -c 'kill -9 $$' >/dev/null 2>&1 || echo killed", true},
+	    {"if /usr/bin/test -d / >/dev/null; then echo dir; else echo nodir; fi", true},
+	    {"echo before; /bin/true > /dev/null; echo after", true},
+	    {"/bin/true", false},
+	    {"/bin/true 2>&1 >/dev/null", false},
+	    {"/bin/true >/dev/null 1>&2", false},
+	    {"/bin/true >/dev/null; /bin/true >/dev/null", false},
+	    {"X=1; /bin/true >/dev/null", false},
+	    {"/bin/true >/dev/null && echo $RPM_BUILD_NCPUS", false},
+	    {"/bin/true >/dev/null; [ a -gt 1 ]", false},
+	    {"/bin/true >/dev/null || [ a -gt 1 ]", false},
+	    {"if false; then echo -n; fi; /bin/true >/dev/null", false},
+	    {"echo a >/dev/null", false},
+	    {"true >/dev/null", false},
+	    {"/bin/true >>/dev/null", false},
+	    {"/bin/true </dev/null >/dev/null", false},
+	    {"/bin/true >/tmp/x", false},
+	    {"/bin/true 3>/dev/null >/dev/null", false},
+	    {"/bin/true >/dev/null 2>&3", false},
+	    {"/bin/true >/dev/null 12>&1", false},
+	    {"bin/true >/dev/null", false},
+	    {"/nonexistent/program >/dev/null 2>&1 || echo missing", false},
+	    {">/dev/null", false},
+	    {"/bin/true >/dev/null &", false},
+	    {"/bin/true >/dev/null | /bin/true", false},
+	    {"/bin/true >/dev/null; echo $(true)", false},
+	};
+	static const struct shlite_case bare = {"/bin/true >/dev/null && echo y", false};
+	bool dash = sh_is_dash();
+	size_t i, bad = 0;
+
+	for (i = 0; i < KILN_ARRAY_SIZE(programs); i++) {
+		struct shlite_case c = programs[i];
+
+		c.fast = c.fast && dash;
+		bad += !check_case(&c, env_base, MACRO_SHLITE_PROGRAMS);
+	}
+	/* Without the flag, no program. */
+	bad += !check_case(&bare, env_base, 0);
+	assert_int_equal(bad, 0);
+}
+
+/* The entries of a NUL-separated environment file, sorted, one a line. */
+static void env_sorted(const char *path, struct kiln_buf *out)
+{
+	struct kiln_buf raw = KILN_BUF_INIT(KILN_MIB);
+	struct kiln_err err = KILN_ERR_INIT;
+	const char *lines[256];
+	size_t n = 0, i, j;
+	const char *p;
+
+	assert_ok(util_read_file(path, KILN_MIB, &raw, &err), &err);
+	for (p = raw.ptr; p < raw.ptr + raw.len && n < 256; p += strlen(p) + 1)
+		lines[n++] = p;
+	for (i = 1; i < n; i++)
+		for (j = i; j > 0 && strcmp(lines[j - 1], lines[j]) > 0; j--) {
+			const char *t = lines[j];
+
+			lines[j] = lines[j - 1];
+			lines[j - 1] = t;
+		}
+	for (i = 0; i < n; i++)
+		kiln_buf_addf(out, "%s\n", lines[i]);
+	kiln_buf_release(&raw);
+}
+
+/* A program started without the shell sees the variables dash would hand it: valid names,
+ * the last of duplicates, PWD kept when right, else the current directory. */
+KILN_TEST(shlite_program_environment)
+{
+	char cwd[PATH_MAX], pwd[PATH_MAX + 8], cmd[PATH_MAX * 2];
+	const char *const env_pwd[] = {"A=1", pwd, "B-C=2", "A=2", "PATH=/usr/bin:/bin", NULL};
+	const char *const env_nopwd[] = {"A=1", "PATH=/usr/bin:/bin", "9X=3", NULL};
+	const char *const *envs[] = {env_base, env_pwd, env_nopwd};
+	const char *dir = kiln_test_tmpdir();
+	size_t i;
+
+	if (!sh_is_dash())
+		skip();
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	snprintf(pwd, sizeof(pwd), "PWD=%s", cwd);
+	for (i = 0; i < KILN_ARRAY_SIZE(envs); i++) {
+		struct kiln_buf out = KILN_BUF_INIT(KILN_MIB);
+		struct kiln_buf fast = KILN_BUF_INIT(KILN_MIB);
+		struct kiln_buf real = KILN_BUF_INIT(KILN_MIB);
+		char path[PATH_MAX];
+
+		snprintf(cmd, sizeof(cmd), "/bin/cp /proc/self/environ %s/fast >/dev/null", dir);
+		assert_true(macro_shlite_run(cmd, envs[i], MACRO_SHLITE_PROGRAMS, &out));
+		snprintf(cmd, sizeof(cmd), "/bin/cp /proc/self/environ %s/real >/dev/null", dir);
+		run_sh("/bin/sh", cmd, envs[i], &out);
+		snprintf(path, sizeof(path), "%s/fast", dir);
+		env_sorted(path, &fast);
+		snprintf(path, sizeof(path), "%s/real", dir);
+		env_sorted(path, &real);
+		assert_string_equal(fast.ptr, real.ptr);
+		kiln_buf_release(&out);
+		kiln_buf_release(&fast);
+		kiln_buf_release(&real);
+	}
 }
