@@ -266,7 +266,7 @@ static bool sl_word(struct sl *s, struct kiln_buf *dst)
 					s->bail = true;
 				} else if (*s->p == '$') {
 					sl_expand_param(s, dst, true);
-				} else if (*s->p == '\\' && strchr("$`\"\\", s->p[1])) {
+				} else if (*s->p == '\\' && s->p[1] && strchr("$`\"\\", s->p[1])) {
 					if (dst)
 						kiln_buf_addch(dst, s->p[1]);
 					s->p += 2;

@@ -262,6 +262,7 @@ static const struct shlite_case cases[] = {
     {"echo a\\", false},
     {"echo 'unterminated", false},
     {"echo \"unterminated", false},
+    {"echo \"a\\", false},
     {"echo \xc3\xa9", false},
     {"echo a\rb", false},
     {"$X", false},
