@@ -112,8 +112,11 @@ void api_jw_str(struct api_jw *w, const char *s)
 
 void api_jw_int(struct api_jw *w, int64_t v)
 {
+	char d[UTIL_INT_MAX_TEXT];
+
 	before_value(w);
-	kiln_buf_addf(w->out, "%lld", (long long)v);
+	/* not printf: a job's JSON has a dozen integers and this is on every GET */
+	kiln_buf_add(w->out, d, util_fmt_int(d, (long long)v));
 }
 
 void api_jw_bool(struct api_jw *w, bool v)

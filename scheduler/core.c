@@ -551,6 +551,7 @@ static void scheduler_release(struct scheduler *s)
 	free(s->blob_dir);
 	free(s->log_dir);
 	free(s->tmp_dir);
+	scheduler_jobcache_free(s->jobcache);
 	pthread_mutex_destroy(&s->log_lock);
 	pthread_mutex_destroy(&s->stats_lock);
 	pthread_mutex_destroy(&s->history.lock);
@@ -585,6 +586,7 @@ kiln_rc scheduler_run(const struct scheduler_config *cfg_in, volatile sig_atomic
 	pthread_mutex_init(&s.log_lock, NULL);
 	pthread_mutex_init(&s.stats_lock, NULL);
 	pthread_mutex_init(&s.history.lock, NULL);
+	s.jobcache = scheduler_jobcache_new();
 	rc = dirs_make(&s, cfg, err);
 	kiln_buf_addf(&db, "%s/kiln.db", cfg->data_dir);
 	if (!rc)

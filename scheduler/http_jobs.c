@@ -469,11 +469,17 @@ void scheduler_h_job(void *ctx, struct api_req *req, struct api_resp *resp)
 	struct scheduler_artifact *arts = NULL;
 	struct scheduler_job j = {0};
 	size_t natt = 0, narts = 0, i;
+	/* read before the tables: a write after it makes what is built here stale */
+	uint64_t version = s->store->ops->version(s->store);
 	struct api_jw w;
 	int64_t id;
 	kiln_rc rc;
 
 	rc = scheduler_param_id(req, 0, &id, &err);
+	if (!rc && scheduler_jobcache_get(s->jobcache, id, version, &resp->body)) {
+		resp->status = 200;
+		return;
+	}
 	if (!rc)
 		rc = s->store->ops->job_get(s->store, id, a, &j, &err);
 	if (!rc)
@@ -497,6 +503,8 @@ void scheduler_h_job(void *ctx, struct api_req *req, struct api_resp *resp)
 	artifacts_json(&w, arts, narts);
 	api_jw_end(&w);
 	scheduler_reply_json(resp, 200);
+	if (resp->status == 200)
+		scheduler_jobcache_put(s->jobcache, id, version, resp->body.ptr, resp->body.len);
 }
 
 void scheduler_h_artifacts(void *ctx, struct api_req *req, struct api_resp *resp)

@@ -296,6 +296,16 @@ static kiln_rc sign_and_store(struct scheduler *s, const struct scheduler_job *j
 	return rc;
 }
 
+static bool packages(const struct scheduler_artifact *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (is_package(&v[i]))
+			return true;
+	return false;
+}
+
 kiln_rc scheduler_provenance_make(struct scheduler *s, const struct scheduler_job *j,
                                   const char *worker, struct kiln_err *err)
 {
@@ -310,6 +320,8 @@ kiln_rc scheduler_provenance_make(struct scheduler *s, const struct scheduler_jo
 	if (rc || !key)
 		goto out; /* no farm key: nothing to sign with */
 	rc = s->store->ops->artifacts_list(s->store, j->id, j->attempts, &a, &v, &n, err);
+	if (!rc && !packages(v, n))
+		goto out; /* an in-toto statement names at least one subject */
 	if (!rc)
 		rc = build_statement(j, worker, key, v, n, &a, &st, err);
 	if (!rc)

@@ -305,6 +305,8 @@ struct scheduler_store_ops {
 	kiln_rc (*job_inputs_set)(struct scheduler_store *st, int64_t id, const char *request,
 	                          const char *manifest, const char *content_key,
 	                          struct kiln_err *err);
+	/* Changes (at least) whenever a write ended: what read caches are valid for. */
+	uint64_t (*version)(struct scheduler_store *st);
 };
 
 struct scheduler_store {
@@ -429,7 +431,18 @@ struct scheduler {
 	bool dfs_running;
 	volatile int dfs_stop;
 	struct scheduler_history history;
+	struct scheduler_jobcache *jobcache; /* owned (jobcache.c) */
 };
+
+/* GET /api/v1/jobs/{id} bodies by job and store version (jobcache.c). Without a cache
+ * (NULL: out of memory) get misses and put does nothing. */
+struct scheduler_jobcache *scheduler_jobcache_new(void);
+void scheduler_jobcache_free(struct scheduler_jobcache *c);
+/* Append the body kept for id at version to out: false when there is none. */
+bool scheduler_jobcache_get(struct scheduler_jobcache *c, int64_t id, uint64_t version,
+                            struct kiln_buf *out);
+void scheduler_jobcache_put(struct scheduler_jobcache *c, int64_t id, uint64_t version,
+                            const char *body, size_t len);
 
 /* Routes (http_*.c). */
 extern const struct api_route scheduler_routes[];

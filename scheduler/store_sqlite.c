@@ -152,6 +152,9 @@ enum q {
 	Q_RB_RECORD,
 	Q_REPRO_UNDONE,
 	Q_JOB_INPUTS,
+	Q_BEGIN,
+	Q_COMMIT,
+	Q_ROLLBACK,
 	Q_COUNT,
 };
 
@@ -278,8 +281,10 @@ static const char *const sql[Q_COUNT] = {
     [Q_REPRO_UNDONE] =
         "SELECT id FROM jobs j WHERE finished_ms >= ?1 AND state >= 3 AND ("
         " (j.rerun_of = 0 AND j.state = 3 AND (j.reruns > (SELECT count(*) FROM reruns r"
-        "   WHERE r.job_id = j.id) OR NOT EXISTS(SELECT 1 FROM attestations t"
-        "   WHERE t.job_id = j.id AND t.kind = 'build')))"
+        "   WHERE r.job_id = j.id) OR (NOT EXISTS(SELECT 1 FROM attestations t"
+        "   WHERE t.job_id = j.id AND t.kind = 'build') AND EXISTS(SELECT 1 FROM artifacts a"
+        "   WHERE a.job_id = j.id AND a.attempt = j.attempts AND a.kind IN ('binary', 'source')"
+        "   AND a.name LIKE '%.rpm'))))"
         " OR (j.rerun_of != 0 AND EXISTS(SELECT 1 FROM reruns r WHERE r.rerun_job = j.id"
         "   AND r.verdict = 'pending'))"
         " OR EXISTS(SELECT 1 FROM rebuilds b WHERE b.job_id = j.id AND b.verdict = 'pending'))"
@@ -287,9 +292,15 @@ static const char *const sql[Q_COUNT] = {
     [Q_COUNT_VERDICTS] = "SELECT repro_verdict, count(*) FROM jobs WHERE repro_verdict != ''"
                          " GROUP BY repro_verdict",
     [Q_JOB_INPUTS] = "UPDATE jobs SET request = ?2, manifest = ?3, content_key = ?4 WHERE id = ?1",
+    /* prepared once like the rest: sqlite3_exec would parse them on every transaction */
+    [Q_BEGIN] = "BEGIN IMMEDIATE",
+    [Q_COMMIT] = "COMMIT",
+    [Q_ROLLBACK] = "ROLLBACK",
 };
 
 #define NREADERS 4
+#define TOKEN_SLOTS 64
+#define TOKEN_TTL_MS 5000
 
 /* One connection with its statement cache and lock. The store's own is the writer; reads
  * go to a small pool of read-only connections, which WAL lets run beside the writer and
@@ -301,6 +312,16 @@ struct sq {
 	pthread_mutex_t lock;
 	struct sq *readers[NREADERS]; /* owned by the writer; NULL in readers */
 	unsigned next;                /* round robin over readers */
+	/* Token lookups seen lately (every request checks one): a revoke clears them, and
+	 * an entry is trusted TOKEN_TTL_MS at most. The writer's only. */
+	struct tok_ent {
+		char hash[65];
+		int64_t id, until_ms;
+		unsigned scopes;
+	} tokens[TOKEN_SLOTS];
+	unsigned tok_gen; /* bumped by each revoke: a lookup begun before it is not kept */
+	uint64_t version; /* the writer's: bumped as each write lets go of the lock */
+	pthread_mutex_t tok_lock;
 };
 
 /* The connection for a read-only call. */
@@ -374,11 +395,35 @@ static kiln_rc exec(struct sq *s, const char *q, struct kiln_err *err)
 	return KILN_OK;
 }
 
+/* Every write holds the writer's lock: releasing it bumps the store's version, which read
+ * caches (the job JSON, scheduler/jobcache.c) compare with the one they were built at. */
+static void sq_unlock(struct sq *s)
+{
+	if (s->readers[0])
+		__atomic_add_fetch(&s->version, 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* A cached transaction statement (BEGIN, COMMIT, ROLLBACK). */
+static kiln_rc tx_step(struct sq *s, enum q id, struct kiln_err *err)
+{
+	sqlite3_stmt *st = stmt(s, id, err);
+	int r;
+
+	if (!st)
+		return KILN_EIO;
+	r = sqlite3_step(st);
+	sqlite3_reset(st);
+	if (r != SQLITE_DONE)
+		return err ? db_err(s, err, sql[id]) : KILN_EIO;
+	return KILN_OK;
+}
+
 static kiln_rc tx_begin(struct sq *s, struct kiln_err *err)
 {
 	pthread_mutex_lock(&s->lock);
-	if (exec(s, "BEGIN IMMEDIATE", err)) {
-		pthread_mutex_unlock(&s->lock);
+	if (tx_step(s, Q_BEGIN, err)) {
+		sq_unlock(s);
 		return KILN_EIO;
 	}
 	return KILN_OK;
@@ -387,10 +432,10 @@ static kiln_rc tx_begin(struct sq *s, struct kiln_err *err)
 static kiln_rc tx_end(struct sq *s, kiln_rc rc, struct kiln_err *err)
 {
 	if (rc == KILN_OK)
-		rc = exec(s, "COMMIT", err);
+		rc = tx_step(s, Q_COMMIT, err);
 	if (rc)
-		(void)exec(s, "ROLLBACK", NULL);
-	pthread_mutex_unlock(&s->lock);
+		(void)tx_step(s, Q_ROLLBACK, NULL);
+	sq_unlock(s);
 	return rc;
 }
 
@@ -550,7 +595,7 @@ static kiln_rc job_get(struct scheduler_store *base, int64_t id, struct kiln_are
 
 	pthread_mutex_lock(&s->lock);
 	rc = job_get_locked(s, id, a, out, err);
-	pthread_mutex_unlock(&s->lock);
+	sq_unlock(s);
 	return rc;
 }
 
@@ -591,7 +636,7 @@ static kiln_rc job_list(struct scheduler_store *base, int state, const char *nam
 		bind_text(st, 4, name);
 		rc = read_jobs(s, st, (size_t)limit, a, out, n, err);
 	}
-	pthread_mutex_unlock(&s->lock);
+	sq_unlock(s);
 	return rc;
 }
 
@@ -611,7 +656,7 @@ static kiln_rc queue_position(struct scheduler_store *base, const struct schedul
 		*ahead = rc ? 0 : sqlite3_column_int64(st, 0);
 		sqlite3_reset(st);
 	}
-	pthread_mutex_unlock(&s->lock);
+	sq_unlock(s);
 	return rc;
 }
 
@@ -676,7 +721,7 @@ static kiln_rc pick_candidate(struct sq *s, const struct scheduler_lease_query *
                               struct kiln_arena *a, int64_t *id, struct kiln_err *err)
 {
 	sqlite3_stmt *st = stmt(s, Q_CANDIDATES, err);
-	struct scheduler_job j = {0}, avoided = {0};
+	struct scheduler_job avoided = {0};
 	int r;
 
 	*id = 0;
@@ -696,8 +741,7 @@ static kiln_rc pick_candidate(struct sq *s, const struct scheduler_lease_query *
 				read_job(st, a, &avoided);
 			continue;
 		}
-		read_job(st, a, &j);
-		*id = j.id;
+		*id = sqlite3_column_int64(st, 0); /* lease_grant reads it once leased */
 		break;
 	}
 	sqlite3_reset(st);
@@ -924,7 +968,7 @@ static kiln_rc leases_expired(struct scheduler_store *base, int64_t now_ms, stru
 		sqlite3_bind_int64(st, 1, now_ms);
 		rc = read_jobs(s, st, 1024, a, out, n, err);
 	}
-	pthread_mutex_unlock(&s->lock);
+	sq_unlock(s);
 	return rc;
 }
 
@@ -1031,7 +1075,7 @@ static kiln_rc attempts_list(struct scheduler_store *base, int64_t job_id, struc
 		}
 		sqlite3_reset(st);
 	}
-	pthread_mutex_unlock(&s->lock);
+	sq_unlock(s);
 	*out = v;
 	if (r != SQLITE_DONE)
 		return st ? (r == SQLITE_ROW ? kiln_arena_finish(a, err)
@@ -1061,7 +1105,7 @@ static kiln_rc artifact_put(struct scheduler_store *base, const struct scheduler
 		bind_text(st, 9, art->arch);
 		rc = step_done(s, st, err, "record artifact");
 	}
-	pthread_mutex_unlock(&s->lock);
+	sq_unlock(s);
 	return rc;
 }
 
@@ -1105,7 +1149,7 @@ static kiln_rc artifacts_list(struct scheduler_store *base, int64_t job_id, int6
 		}
 		sqlite3_reset(st);
 	}
-	pthread_mutex_unlock(&s->lock);
+	sq_unlock(s);
 	*out = v;
 	if (!st)
 		return KILN_EIO;
@@ -1143,7 +1187,7 @@ static kiln_rc worker_seen(struct scheduler_store *base, const struct scheduler_
 	}
 	if (st)
 		rc = step_done(s, st, err, "record worker");
-	pthread_mutex_unlock(&s->lock);
+	sq_unlock(s);
 	return rc;
 }
 
@@ -1183,7 +1227,7 @@ static kiln_rc workers_list(struct scheduler_store *base, struct kiln_arena *a,
 	}
 	if (st)
 		sqlite3_reset(st);
-	pthread_mutex_unlock(&s->lock);
+	sq_unlock(s);
 	*out = v;
 	if (!st)
 		return KILN_EIO;
@@ -1210,18 +1254,65 @@ static kiln_rc token_insert(struct scheduler_store *base, const char *hash, unsi
 		if (!rc)
 			*id = sqlite3_last_insert_rowid(s->db);
 	}
-	pthread_mutex_unlock(&s->lock);
+	sq_unlock(s);
 	return rc;
+}
+
+static struct tok_ent *token_slot(struct sq *w, const char *hash)
+{
+	unsigned h = 0;
+	size_t i;
+
+	for (i = 0; i < 8 && hash[i]; i++)
+		h = h * 31 + (unsigned char)hash[i];
+	return &w->tokens[h % TOKEN_SLOTS];
+}
+
+static bool token_cached(struct sq *w, const char *hash, int64_t *id, unsigned *scopes,
+                         unsigned *gen)
+{
+	struct tok_ent *e = token_slot(w, hash);
+	bool hit;
+
+	pthread_mutex_lock(&w->tok_lock);
+	hit = !strcmp(e->hash, hash) && e->until_ms > util_clock_mono_ns() / 1000000;
+	if (hit)
+		*id = e->id, *scopes = e->scopes;
+	*gen = w->tok_gen;
+	pthread_mutex_unlock(&w->tok_lock);
+	return hit;
+}
+
+static void token_remember(struct sq *w, unsigned gen, const char *hash, int64_t id,
+                           unsigned scopes)
+{
+	struct tok_ent *e = token_slot(w, hash);
+
+	if (strlen(hash) >= sizeof(e->hash))
+		return;
+	pthread_mutex_lock(&w->tok_lock);
+	if (gen != w->tok_gen) {
+		pthread_mutex_unlock(&w->tok_lock);
+		return;
+	}
+	memcpy(e->hash, hash, strlen(hash) + 1);
+	e->id = id;
+	e->scopes = scopes;
+	e->until_ms = util_clock_mono_ns() / 1000000 + TOKEN_TTL_MS;
+	pthread_mutex_unlock(&w->tok_lock);
 }
 
 static kiln_rc token_lookup(struct scheduler_store *base, const char *hash, int64_t *id,
                             unsigned *scopes, struct kiln_err *err)
 {
-	struct sq *s = reader((struct sq *)base);
+	struct sq *w = (struct sq *)base, *s = reader(w);
 	sqlite3_stmt *st;
 	kiln_rc rc = KILN_EIO;
+	unsigned gen;
 	int r;
 
+	if (token_cached(w, hash, id, scopes, &gen))
+		return KILN_OK;
 	pthread_mutex_lock(&s->lock);
 	st = stmt(s, Q_TOKEN_LOOKUP, err);
 	if (st) {
@@ -1231,13 +1322,14 @@ static kiln_rc token_lookup(struct scheduler_store *base, const char *hash, int6
 			*id = sqlite3_column_int64(st, 0);
 			*scopes = (unsigned)sqlite3_column_int(st, 1);
 			rc = KILN_OK;
+			token_remember(w, gen, hash, *id, *scopes);
 		} else {
 			rc = r == SQLITE_DONE ? kiln_err_set(err, KILN_EAUTH, "invalid token")
 			                      : db_err(s, err, "token lookup");
 		}
 		sqlite3_reset(st);
 	}
-	pthread_mutex_unlock(&s->lock);
+	sq_unlock(s);
 	return rc;
 }
 
@@ -1272,7 +1364,7 @@ static kiln_rc tokens_list(struct scheduler_store *base, struct kiln_arena *a,
 	}
 	if (st)
 		sqlite3_reset(st);
-	pthread_mutex_unlock(&s->lock);
+	sq_unlock(s);
 	*out = v;
 	if (!st)
 		return KILN_EIO;
@@ -1295,7 +1387,11 @@ static kiln_rc token_revoke(struct scheduler_store *base, int64_t id, struct kil
 		if (!rc && sqlite3_changes(s->db) == 0)
 			rc = kiln_err_set(err, KILN_ENOTFOUND, "no token %lld", (long long)id);
 	}
-	pthread_mutex_unlock(&s->lock);
+	sq_unlock(s);
+	pthread_mutex_lock(&s->tok_lock);
+	memset(s->tokens, 0, sizeof(s->tokens));
+	s->tok_gen++;
+	pthread_mutex_unlock(&s->tok_lock);
 	return rc;
 }
 
@@ -1336,7 +1432,7 @@ static kiln_rc counts(struct scheduler_store *base, struct kiln_arena *a,
 	}
 	if (st)
 		sqlite3_reset(st);
-	pthread_mutex_unlock(&s->lock);
+	sq_unlock(s);
 	if (!st || (r != SQLITE_DONE && r != SQLITE_ROW))
 		return st ? db_err(s, err, "counts") : KILN_EIO;
 	return kiln_arena_finish(a, err);
@@ -1360,7 +1456,7 @@ static kiln_rc reruns_add(struct scheduler_store *base, int64_t id, int64_t coun
 		bind_text(st, 3, variations);
 		rc = step_done(s, st, err, "add reruns");
 	}
-	pthread_mutex_unlock(&s->lock);
+	sq_unlock(s);
 	return rc;
 }
 
@@ -1400,7 +1496,7 @@ static kiln_rc reruns_list(struct scheduler_store *base, int64_t id, struct kiln
 	}
 	if (st)
 		sqlite3_reset(st);
-	pthread_mutex_unlock(&s->lock);
+	sq_unlock(s);
 	*out = v;
 	if (!st)
 		return KILN_EIO;
@@ -1542,7 +1638,7 @@ static kiln_rc rerun_artifacts(struct scheduler_store *base, int64_t id, struct 
 	}
 	if (st)
 		sqlite3_reset(st);
-	pthread_mutex_unlock(&s->lock);
+	sq_unlock(s);
 	*out = v;
 	if (!st)
 		return KILN_EIO;
@@ -1570,7 +1666,7 @@ static kiln_rc diffoscope_next(struct scheduler_store *base, struct kiln_arena *
 		                        : db_err(s, err, "diffoscope queue");
 		sqlite3_reset(st);
 	}
-	pthread_mutex_unlock(&s->lock);
+	sq_unlock(s);
 	return rc ? rc : kiln_arena_finish(a, err);
 }
 
@@ -1594,7 +1690,7 @@ static kiln_rc diffoscope_set(struct scheduler_store *base, int64_t id, int64_t 
 		bind_text(st, 5, state);
 		rc = step_done(s, st, err, "record diffoscope's output");
 	}
-	pthread_mutex_unlock(&s->lock);
+	sq_unlock(s);
 	return rc;
 }
 
@@ -1614,7 +1710,7 @@ static kiln_rc attestation_put(struct scheduler_store *base, int64_t id, const c
 		sqlite3_bind_int64(st, 4, now_ms);
 		rc = step_done(s, st, err, "record an attestation");
 	}
-	pthread_mutex_unlock(&s->lock);
+	sq_unlock(s);
 	return rc;
 }
 
@@ -1643,7 +1739,7 @@ static kiln_rc attestation_find(struct scheduler_store *base, const char *sha256
 		         : db_err(s, err, "attestation");
 		sqlite3_reset(st);
 	}
-	pthread_mutex_unlock(&s->lock);
+	sq_unlock(s);
 	return rc;
 }
 
@@ -1669,7 +1765,7 @@ static kiln_rc repro_undone(struct scheduler_store *base, int64_t since_ms, stru
 			v[(*n)++] = sqlite3_column_int64(st, 0);
 		sqlite3_reset(st);
 	}
-	pthread_mutex_unlock(&s->lock);
+	sq_unlock(s);
 	if (!st)
 		return KILN_EIO;
 	if (r != SQLITE_DONE && r != SQLITE_ROW)
@@ -1691,7 +1787,7 @@ static kiln_rc repro_verdict_set(struct scheduler_store *base, int64_t id, const
 		bind_text(st, 2, verdict);
 		rc = step_done(s, st, err, "record the verdict");
 	}
-	pthread_mutex_unlock(&s->lock);
+	sq_unlock(s);
 	return rc;
 }
 
@@ -1711,7 +1807,7 @@ static kiln_rc job_inputs_set(struct scheduler_store *base, int64_t id, const ch
 		bind_text(st, 4, content_key);
 		rc = step_done(s, st, err, "record the job's inputs");
 	}
-	pthread_mutex_unlock(&s->lock);
+	sq_unlock(s);
 	return rc;
 }
 
@@ -1733,7 +1829,7 @@ static kiln_rc rebuild_put(struct scheduler_store *base, int64_t id, const char 
 		sqlite3_bind_int64(st, 5, now_ms);
 		rc = step_done(s, st, err, "record a rebuild");
 	}
-	pthread_mutex_unlock(&s->lock);
+	sq_unlock(s);
 	return rc;
 }
 
@@ -1767,7 +1863,7 @@ static kiln_rc rebuild_get(struct scheduler_store *base, int64_t id, struct kiln
 		         : db_err(s, err, "rebuild");
 		sqlite3_reset(st);
 	}
-	pthread_mutex_unlock(&s->lock);
+	sq_unlock(s);
 	return rc;
 }
 
@@ -1787,7 +1883,7 @@ static kiln_rc rebuild_record(struct scheduler_store *base, int64_t id, const ch
 		bind_text(st, 4, text);
 		rc = step_done(s, st, err, "record a rebuild's comparison");
 	}
-	pthread_mutex_unlock(&s->lock);
+	sq_unlock(s);
 	return rc;
 }
 
@@ -1803,7 +1899,7 @@ static kiln_rc ping(struct scheduler_store *base, struct kiln_err *err)
 		rc = sqlite3_step(st) == SQLITE_ROW ? KILN_OK : db_err(s, err, "ping");
 		sqlite3_reset(st);
 	}
-	pthread_mutex_unlock(&s->lock);
+	sq_unlock(s);
 	return rc;
 }
 
@@ -1822,7 +1918,13 @@ static void sq_close(struct scheduler_store *base)
 		sqlite3_finalize(s->st[i]);
 	sqlite3_close(s->db);
 	pthread_mutex_destroy(&s->lock);
+	pthread_mutex_destroy(&s->tok_lock);
 	free(s);
+}
+
+static uint64_t store_version(struct scheduler_store *base)
+{
+	return __atomic_load_n(&((struct sq *)base)->version, __ATOMIC_ACQUIRE);
 }
 
 static const struct scheduler_store_ops sqlite_ops = {
@@ -1863,6 +1965,7 @@ static const struct scheduler_store_ops sqlite_ops = {
     .rebuild_get = rebuild_get,
     .rebuild_record = rebuild_record,
     .job_inputs_set = job_inputs_set,
+    .version = store_version,
 };
 
 int scheduler_store_sqlite_version(void)
@@ -1927,6 +2030,7 @@ static kiln_rc readers_open(struct sq *s, const char *path, struct kiln_err *err
 			return kiln_err_set(err, KILN_ENOMEM, "out of memory");
 		r->base.ops = s->base.ops;
 		pthread_mutex_init(&r->lock, NULL);
+		pthread_mutex_init(&r->tok_lock, NULL);
 		s->readers[i] = r;
 		if (sqlite3_open_v2(path, &r->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX,
 		                    NULL) != SQLITE_OK)
@@ -1951,6 +2055,7 @@ kiln_rc scheduler_store_open_sqlite(const char *path, struct scheduler_store **o
 		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
 	s->base.ops = &sqlite_ops;
 	pthread_mutex_init(&s->lock, NULL);
+	pthread_mutex_init(&s->tok_lock, NULL);
 	if (sqlite3_open_v2(path, &s->db,
 	                    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
 	                    NULL) != SQLITE_OK) {
