@@ -107,3 +107,19 @@ KILN_TEST(config_limits_size_and_lines)
 	scheduler_config_release(&c);
 	kiln_buf_release(&b);
 }
+
+KILN_TEST(config_history_interval_for_the_dashboard)
+{
+	struct scheduler_config c;
+	struct kiln_err err = KILN_ERR_INIT;
+
+	scheduler_config_init(&c);
+	assert_int_equal(c.history_ms, 30000);
+	scheduler_config_release(&c);
+	assert_ok(load(&c, "[limits]\nhistory_interval = 1500ms\n", &err), &err);
+	assert_int_equal(c.history_ms, 1500);
+	scheduler_config_release(&c);
+	assert_int_equal(load(&c, "[limits]\nhistory_interval = soon\n", &err), KILN_EINVAL);
+	assert_non_null(strstr(err.msg, "history_interval"));
+	scheduler_config_release(&c);
+}
