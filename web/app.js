@@ -853,8 +853,10 @@
       name: r.name,
       arches: Array.isArray(arches) ? arches : [arches],
       count: r.package_count ?? r.packages ?? r.count,
-      published: r.last_publish ?? r.last_published ?? r.published ?? r.published_at,
+      published: r.last_publish_ms ?? r.last_publish ?? r.published,
       revision: r.revision,
+      url: r.url,
+      repoFile: r.repo_file,
     };
   }
 
@@ -881,15 +883,16 @@
       if (page.gone) return;
       const repos = (Array.isArray(doc) ? doc : doc.repos || doc.repositories || []).map(repoFields);
       replace(list, repos.length ? h('div', { class: 'table-wrap' }, h('table', { class: 'cards' },
-        h('thead', {}, h('tr', {}, ['Name', 'Arches', 'Packages', 'Last publish', 'Revision']
-          .map((c) => h('th', { scope: 'col' }, c)))),
-        h('tbody', {}, repos.map((r) => h('tr', {},
+        h('thead', {}, h('tr', {}, ['Name', 'Arches', 'Packages', 'Last publish', 'Revision',
+          'Served at'].map((c) => h('th', { scope: 'col' }, c)))),
+        h('tbody', {}, repos.map((r) => h('tr', { 'data-repo': r.name },
           td('Name', h('a', { href: `#/repos/${encodeURIComponent(r.name)}` }, r.name)),
           td('Arches', r.arches.join(', ') || '—'),
           td('Packages', r.count ?? '—'),
           td('Last publish', typeof r.published === 'number' ? timeEl(r.published)
             : r.published || 'never'),
-          td('Revision', r.revision ?? '—'))))))
+          td('Revision', r.revision ?? '—'),
+          td('Served at', r.url ? h('a', { href: r.url }, r.url) : '—'))))))
         : h('p', { class: 'muted' }, 'No repository is configured ([repositories] in the config).'));
     }, err);
   }
@@ -938,7 +941,10 @@
         h('dt', {}, 'Arches'), h('dd', {}, r.arches.join(', ') || '—'),
         h('dt', {}, 'Revision'), h('dd', {}, String(r.revision ?? '—')),
         h('dt', {}, 'Last publish'), h('dd', {}, typeof r.published === 'number'
-          ? timeEl(r.published) : r.published || 'never')));
+          ? timeEl(r.published) : r.published || 'never'),
+        r.url ? [h('dt', {}, 'Served at'), h('dd', {}, h('a', { href: r.url }, r.url))] : null,
+        r.repoFile ? [h('dt', {}, 'dnf .repo file'),
+          h('dd', {}, h('a', { href: r.repoFile }, r.repoFile))] : null));
       pkgs = Array.isArray(doc.packages) ? doc.packages : [];
       draw();
     }, err);
