@@ -56,7 +56,7 @@ d
 
 %build
 echo sleeper-started
-sleep 300
+sleep 240
 
 %files
 """
