@@ -205,7 +205,8 @@ enum api_route_flags {
 typedef void (*api_handler_fn)(void *ctx, struct api_req *req, struct api_resp *resp);
 
 /* One route: a method mask and a pattern of literal segments and "{}" captures
- * ("/api/v1/jobs/{}/attempts/{}/log"). scope: the enum api_scope bits of which the token
+ * ("/api/v1/jobs/{}/attempts/{}/log"); a last segment "{*}" captures the rest of the path
+ * (decoded, with its '/'s: the handler must check it). scope: the enum api_scope bits of which the token
  * needs at least one (admin always passes). */
 struct api_route {
 	unsigned methods;
@@ -274,6 +275,21 @@ void api_req_slot_set(struct api_req *r, void *p, void (*free_fn)(void *));
 void *api_req_slot_get(const struct api_req *r);
 /* A per-request arena (released when the request ends). */
 struct kiln_arena *api_req_arena(struct api_req *r);
+
+/* A Range request header (RFC 9110 14.2) against a file of size bytes: one byte range
+ * ("bytes=A-B", "bytes=A-", "bytes=-N") gives PARTIAL with *off and *len (len >= 1, inside
+ * the file); a range starting past the end (or any range of an empty file) is
+ * UNSATISFIABLE (416); anything else (another unit, several ranges, malformed) is NONE:
+ * the whole file. */
+enum api_range {
+	API_RANGE_NONE,
+	API_RANGE_PARTIAL,
+	API_RANGE_UNSATISFIABLE,
+};
+enum api_range api_range_parse(const char *h, uint64_t size, uint64_t *off, uint64_t *len);
+/* Does the If-None-Match header h name etag (a quoted entity tag), or "*"? Weak tags
+ * compare as their strong form. */
+bool api_etag_match(const char *h, const char *etag);
 
 /* Parse an integer query argument; absent gives def. KILN_EINVAL naming the argument. */
 KILN_MUST_CHECK kiln_rc api_req_query_int(const struct api_req *r, const char *name, int64_t def,

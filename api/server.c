@@ -287,6 +287,19 @@ static bool route_match(struct api_req *q, const char *pattern, const char *path
 		size_t pl = pe ? (size_t)(pe - p) : strlen(p),
 		       ul = ue ? (size_t)(ue - u) : strlen(u);
 
+		if (pl == 4 && !memcmp(p, "/{*}", 4) && !p[4]) {
+			/* the rest of the path, decoded ('/' kept): the handler checks it */
+			size_t rl = strlen(u), dl;
+
+			if (rl < 2 || rl - 1 > KILN_LIMIT_PATH || q->nparams >= MAX_PARAMS)
+				return false;
+			q->params[q->nparams] = pct_decode(&q->arena, u + 1, rl - 1, false, &dl);
+			if (!q->params[q->nparams])
+				return false;
+			if (strlen(q->params[q->nparams++]) != dl)
+				q->nul_param = true;
+			return true;
+		}
 		if (pl == 3 && !memcmp(p, "/{}", 3)) {
 			if (ul < 2 || ul - 1 > MAX_SEGMENT || q->nparams >= MAX_PARAMS)
 				return false;

@@ -5,6 +5,7 @@
  */
 #include "util/util.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include "api/api.h"
@@ -74,6 +75,7 @@ int cli_cmd_repo(int argc, char **argv)
 {
 	const struct cli_command *cmd = cli_command_find("repo");
 	struct repo_opts o = {0};
+	struct scheduler_client c = {0};
 	struct kiln_err err = KILN_ERR_INIT;
 	int nargs;
 	kiln_rc rc;
@@ -82,11 +84,29 @@ int cli_cmd_repo(int argc, char **argv)
 		return cli_usage_error(cmd, "%s", err.msg);
 	if (nargs < 1)
 		return cli_usage_error(cmd, "give list, show, remove-package or regenerate");
+	c.url = o.url ? o.url : getenv("KILN_URL");
+	c.token = o.token ? o.token : getenv("KILN_TOKEN");
+	c.ca_file = getenv("KILN_CA_FILE");
+	c.out_fd = STDOUT_FILENO;
+	c.progress_fd = -1;
+	c.json = true;
 	if (o.dir) {
 		if (strcmp(argv[1], "regenerate") || nargs != 1)
 			return cli_usage_error(cmd, "--dir goes with regenerate alone");
 		rc = regenerate_dir(&o, &err);
 		return rc ? cli_fail(&err) : CLI_EXIT_OK;
 	}
-	return cli_usage_error(cmd, "unknown repo command '%s'", argv[1]);
+	if (api_global_init(&err))
+		return cli_fail(&err);
+	signal(SIGPIPE, SIG_IGN);
+	if (!strcmp(argv[1], "list") && nargs == 1)
+		rc = scheduler_client_repo(&c, "list", NULL, NULL, &err);
+	else if ((!strcmp(argv[1], "show") || !strcmp(argv[1], "regenerate")) && nargs == 2)
+		rc = scheduler_client_repo(&c, argv[1], argv[2], NULL, &err);
+	else if (!strcmp(argv[1], "remove-package") && nargs == 3)
+		rc = scheduler_client_repo(&c, argv[1], argv[2], argv[3], &err);
+	else
+		return cli_usage_error(cmd, "use list | show NAME | remove-package NAME PKG | "
+		                            "regenerate NAME | regenerate --dir DIR");
+	return rc ? cli_fail(&err) : CLI_EXIT_OK;
 }

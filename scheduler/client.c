@@ -894,3 +894,34 @@ kiln_rc scheduler_client_token_create(const struct scheduler_client *c, const ch
 	kiln_arena_release(&a);
 	return rc;
 }
+
+/* ---------------------------------------------------------------------------------------- */
+/* Repositories */
+
+kiln_rc scheduler_client_repo(const struct scheduler_client *c, const char *op, const char *name,
+                              const char *pkg, struct kiln_err *err)
+{
+	struct kiln_buf path = KILN_BUF_INIT(KILN_LIMIT_URL);
+	const char *method = "GET";
+	kiln_rc rc;
+
+	kiln_buf_addstr(&path, "/api/v1/repos");
+	if (name) {
+		kiln_buf_addch(&path, '/');
+		api_url_escape(&path, name);
+	}
+	if (!strcmp(op, "regenerate")) {
+		method = "POST";
+		kiln_buf_addstr(&path, "/regenerate?wait=1");
+	} else if (!strcmp(op, "remove-package")) {
+		method = "DELETE";
+		kiln_buf_addstr(&path, "/packages/");
+		api_url_escape(&path, pkg);
+		kiln_buf_addstr(&path, "?wait=1");
+	}
+	rc = kiln_buf_finish(&path, err);
+	if (!rc)
+		rc = get_print(c, method, path.ptr, NULL, err);
+	kiln_buf_release(&path);
+	return rc;
+}

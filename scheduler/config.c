@@ -31,6 +31,8 @@ void scheduler_config_init(struct scheduler_config *cfg)
 	cfg->tick_ms = 250;
 	cfg->history_ms = 30000;
 	cfg->default_key = "default";
+	cfg->publish_keep_versions = 3;
+	cfg->publish_generations = 3;
 }
 
 void scheduler_config_release(struct scheduler_config *cfg)
@@ -140,6 +142,28 @@ static kiln_rc set_limits(struct scheduler_config *c, const char *k, const char 
 	return KILN_ENOTFOUND;
 }
 
+static kiln_rc set_publish(struct scheduler_config *c, const char *k, const char *v,
+                           struct kiln_err *err)
+{
+	if (!strcmp(k, "compress")) {
+		if (strcmp(v, "gzip") && strcmp(v, "zstd"))
+			return kiln_err_set(err, KILN_EINVAL, "'%s': gzip or zstd", v);
+		c->publish_zstd = !strcmp(v, "zstd");
+		return KILN_OK;
+	}
+	if (!strcmp(k, "keep_versions"))
+		return parse_count(v, 0, 1000, &c->publish_keep_versions, err);
+	if (!strcmp(k, "generations"))
+		return parse_count(v, 1, 100, &c->publish_generations, err);
+	if (!strcmp(k, "key"))
+		c->publish_key = v;
+	else if (!strcmp(k, "base_url"))
+		c->publish_base_url = v;
+	else
+		return KILN_ENOTFOUND;
+	return KILN_OK;
+}
+
 /* [keys] and [repositories]: any name, appended. */
 static kiln_rc add_named(struct scheduler_config *c, bool key, const char *k, const char *v,
                          struct kiln_err *err)
@@ -188,6 +212,8 @@ kiln_rc scheduler_config_set(struct scheduler_config *c, const char *section, co
 		rc = add_named(c, true, key, value, err);
 	else if (!strcmp(section, "repositories"))
 		rc = add_named(c, false, key, value, err);
+	else if (!strcmp(section, "publish"))
+		rc = set_publish(c, key, value, err);
 	else if (strcmp(section, "server") && strcmp(section, "storage") &&
 	         strcmp(section, "limits") && strcmp(section, "auth"))
 		return kiln_err_set(err, KILN_EINVAL, "unknown section [%s]", section);

@@ -531,6 +531,16 @@ static kiln_rc http_start(struct scheduler *s, struct kiln_err *err)
 	hc.ctx = s;
 	hc.auth = auth_cb;
 	rc = api_server_new(&hc, &s->http, err);
+	if (!rc) {
+		const char *colon = strrchr(cfg->listen, ':');
+		int hl = colon ? (int)(colon - cfg->listen) : 0;
+
+		s->port = api_server_port(s->http);
+		snprintf(s->public_host, sizeof(s->public_host), "%.*s", hl, cfg->listen);
+		/* A wildcard address is no address a client can use. */
+		if (!hl || !strcmp(s->public_host, "0.0.0.0") || !strcmp(s->public_host, "[::]"))
+			snprintf(s->public_host, sizeof(s->public_host), "localhost");
+	}
 out:
 	free(cert);
 	if (key)
@@ -601,14 +611,18 @@ kiln_rc scheduler_run(const struct scheduler_config *cfg_in, volatile sig_atomic
 		rc = http_start(&s, err);
 	if (!rc)
 		rc = scheduler_diffoscope_start(&s, err);
+	if (!rc)
+		rc = scheduler_publish_start(&s, err);
 	if (rc)
 		goto out;
 	scheduler_repro_recover(&s);
+	scheduler_publish_recover(&s);
 	say(ready_fd, "listening on %s://%.*s:%u\n", cfg->tls_cert ? "https" : "http",
 	    (int)(strrchr(cfg->listen, ':') - cfg->listen), cfg->listen, api_server_port(s.http));
 	serve(&s, stop);
 	kiln_log(KILN_LOG_INFO, "shutting down");
 out:
+	scheduler_publish_stop(&s);
 	scheduler_diffoscope_stop(&s);
 	scheduler_release(&s);
 	kiln_buf_release(&db);

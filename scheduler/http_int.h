@@ -66,6 +66,12 @@ void scheduler_h_complete(void *ctx, struct api_req *req, struct api_resp *resp)
 /* The dashboard (web.c). */
 void scheduler_h_web(void *ctx, struct api_req *req, struct api_resp *resp);
 void scheduler_h_history(void *ctx, struct api_req *req, struct api_resp *resp);
+/* Repositories (publish.c). */
+void scheduler_h_repos(void *ctx, struct api_req *req, struct api_resp *resp);
+void scheduler_h_repo(void *ctx, struct api_req *req, struct api_resp *resp);
+void scheduler_h_repo_regenerate(void *ctx, struct api_req *req, struct api_resp *resp);
+void scheduler_h_repo_remove(void *ctx, struct api_req *req, struct api_resp *resp);
+void scheduler_h_repo_file(void *ctx, struct api_req *req, struct api_resp *resp);
 
 /* Service (http_misc.c). */
 void scheduler_h_health(void *ctx, struct api_req *req, struct api_resp *resp);

@@ -992,13 +992,24 @@ static kiln_rc gen_write(struct rd_run *r, const char *gen, const struct schedul
 		goto out;
 	if (o->key) {
 		struct sign_opts so = {0};
+		struct sign_key_info ki;
 
-		if ((rc = sign_time_pick(o->key, rev, &so.time, err)) ||
-		    (rc = sign_data(o->key, md.ptr, md.len, &so, &sig, err)))
+		/* The revision time, but never before the key existed (a valid signature). */
+		sign_key_info_get(o->key, &ki);
+		so.time = rev > ki.created ? rev : ki.created;
+		if ((rc = sign_data(o->key, md.ptr, md.len, &so, &sig, err)))
 			goto out;
 		sign_armor_encode(SIGN_ARMOR_SIGNATURE, sig.ptr, sig.len, &arm);
 		kiln_buf_addf(&p, "%s/repomd.xml.asc", gen);
 		if ((rc = kiln_buf_finish(&arm, err)) || (rc = kiln_buf_finish(&p, err)) ||
+		    (rc = util_write_atomic(p.ptr, arm.ptr, arm.len, 0644, err)))
+			goto out;
+		/* The public key beside it, where zypper (libzypp) looks for it. */
+		kiln_buf_reset(&arm);
+		kiln_buf_reset(&p);
+		kiln_buf_addf(&p, "%s/repomd.xml.key", gen);
+		if ((rc = sign_key_export(o->key, SIGN_EXPORT_ARMOR, &arm, err)) ||
+		    (rc = kiln_buf_finish(&p, err)) ||
 		    (rc = util_write_atomic(p.ptr, arm.ptr, arm.len, 0644, err)))
 			goto out;
 	}
@@ -1037,14 +1048,13 @@ kiln_rc scheduler_repodata_write(const char *dir, const struct scheduler_repodat
 		goto out;
 	if (r.n)
 		qsort(r.pkgs, r.n, sizeof(*r.pkgs), pkg_cmp);
-	if ((rc = describe_all(&r, o->workers, err)))
-		goto out;
 	kiln_buf_addf(&gens, "%s/" REPODATA_GENS_DIR, dir);
 	kiln_buf_addf(&tmp, "%s/tmp-%d-%" PRId64, gens.ptr, (int)getpid(), util_clock_mono_ns());
 	if ((rc = kiln_buf_finish(&gens, err)) || (rc = kiln_buf_finish(&tmp, err)) ||
 	    (rc = util_mkdir_p(tmp.ptr, 0755, err)))
 		goto out;
-	if ((rc = gen_write(&r, tmp.ptr, o, res, err))) {
+	if ((rc = describe_all(&r, o->workers, err)) ||
+	    (rc = gen_write(&r, tmp.ptr, o, res, err))) {
 		struct kiln_err e2 = KILN_ERR_INIT;
 
 		if (util_rm_rf(tmp.ptr, &e2))

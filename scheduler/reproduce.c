@@ -393,6 +393,9 @@ out:
 		kiln_err_wrap(&err, "job %lld: reproducibility", (long long)id);
 		kiln_log_err(KILN_LOG_WARN, &err);
 	}
+	/* The job, or the original whose verdict a rerun may have settled, may publish now. */
+	if (j.id)
+		scheduler_publish_job_ended(s, j.rerun_of ? j.rerun_of : j.id);
 	kiln_arena_release(&a);
 }
 

@@ -4,8 +4,9 @@
  * artifacts received and checked, their packages signed with the job's key; and the client
  * side of that API for `kiln submit`, `kiln jobs` and friends.
  *
- * What this module does not do: build (workers do, worker/), publish repositories (issue
- * 11) or rerun for reproducibility (issue 12). docs/api.md is the API's reference.
+ * It also publishes succeeded jobs' packages into dnf/zypper repositories whose metadata
+ * it writes itself (docs/publish.md) and reruns jobs for reproducibility. What it does not
+ * do: build (workers do, worker/). docs/api.md is the API's reference.
  *
  * Thread safety: scheduler_run() owns its threads; the client functions are for one thread.
  */
@@ -27,7 +28,7 @@ struct scheduler_key_cfg {
 
 struct scheduler_repo_cfg {
 	const char *name; /* job option "repository" */
-	const char *path;
+	const char *path; /* its directory ("" for DATA/repos/NAME); v6 packages go to PATH-v6 */
 };
 
 /* Every string lives in the config's arena. */
@@ -50,6 +51,12 @@ struct scheduler_config {
 	const char *default_key; /* key name used when a job names none; "" for none */
 	struct scheduler_repo_cfg *repos;
 	size_t nrepos;
+	/* [publish] (docs/publish.md) */
+	bool publish_zstd;             /* compress = zstd (default gzip) */
+	int64_t publish_keep_versions; /* keep_versions: per package name and arch (3; 0: all) */
+	int64_t publish_generations;   /* generations: metadata generations kept (3) */
+	const char *publish_key;       /* key: signs repomd.xml (default: default_key) */
+	const char *publish_base_url;  /* base_url: for .repo files (default: the listen address) */
 	struct kiln_arena arena;
 };
 
@@ -198,6 +205,11 @@ KILN_MUST_CHECK kiln_rc scheduler_client_rebuild(const struct scheduler_client *
                                                  const char *arch, bool wait, struct kiln_err *err);
 KILN_MUST_CHECK kiln_rc scheduler_client_download(const struct scheduler_client *c, int64_t id,
                                                   const char *dir, struct kiln_err *err);
+/* kiln repo: op "list" (name NULL), "show", "regenerate" (waits for the publish),
+ * "remove-package" (pkg: a file name or NAME-[E:]V-R.ARCH; waits); prints the JSON. */
+KILN_MUST_CHECK kiln_rc scheduler_client_repo(const struct scheduler_client *c, const char *op,
+                                              const char *name, const char *pkg,
+                                              struct kiln_err *err);
 KILN_MUST_CHECK kiln_rc scheduler_client_workers(const struct scheduler_client *c,
                                                  struct kiln_err *err);
 /* Tokens (admin): create prints the new token once. */

@@ -109,6 +109,23 @@ struct scheduler_rerun_artifact {
 	                               * missing, failed */
 };
 
+/* A package published into a repository (publish.c). Strings in the caller's arena. */
+struct scheduler_repo_pkg {
+	const char *repo; /* "fedora-40", or "fedora-40-v6" for v6 packages */
+	const char *file; /* "hello-1.0-1.x86_64.rpm" */
+	const char *name, *version, *release;
+	const char *arch; /* "src" for a source package */
+	int64_t epoch;    /* -1: none */
+	char sha256[65];  /* the signed bytes' (a blob) */
+	int64_t size, job_id, buildtime, published_ms;
+};
+
+/* The last publish of a repository. */
+struct scheduler_repo_state {
+	const char *name;
+	int64_t revision, published_ms;
+};
+
 struct scheduler_attempt {
 	int64_t job_id, n;
 	const char *worker;
@@ -307,6 +324,28 @@ struct scheduler_store_ops {
 	                          struct kiln_err *err);
 	/* Changes (at least) whenever a write ended: what read caches are valid for. */
 	uint64_t (*version)(struct scheduler_store *st);
+	/* Publishing (publish.c): a repository's packages (replacing one of the same file). */
+	kiln_rc (*repo_pkg_put)(struct scheduler_store *st, const struct scheduler_repo_pkg *p,
+	                        struct kiln_err *err);
+	/* repo NULL: every repository's, by repository then file. */
+	kiln_rc (*repo_pkgs)(struct scheduler_store *st, const char *repo, struct kiln_arena *a,
+	                     struct scheduler_repo_pkg **out, size_t *n, struct kiln_err *err);
+	/* KILN_ENOTFOUND when repo has no such file. */
+	kiln_rc (*repo_pkg_delete)(struct scheduler_store *st, const char *repo, const char *file,
+	                           struct kiln_err *err);
+	/* A job's publishing decision: state "published" or "skipped" (message: why). */
+	kiln_rc (*repo_publish_mark)(struct scheduler_store *st, int64_t job_id, const char *repo,
+	                             const char *state, const char *message, int64_t now_ms,
+	                             struct kiln_err *err);
+	/* Succeeded original jobs since since_ms naming a repository, without a decision
+	 * (at most 10000, oldest first). */
+	kiln_rc (*repo_unpublished)(struct scheduler_store *st, int64_t since_ms,
+	                            struct kiln_arena *a, int64_t **out, size_t *n,
+	                            struct kiln_err *err);
+	kiln_rc (*repo_state_put)(struct scheduler_store *st, const char *name, int64_t revision,
+	                          int64_t published_ms, struct kiln_err *err);
+	kiln_rc (*repo_states)(struct scheduler_store *st, struct kiln_arena *a,
+	                       struct scheduler_repo_state **out, size_t *n, struct kiln_err *err);
 };
 
 struct scheduler_store {
@@ -427,7 +466,10 @@ struct scheduler {
 	pthread_mutex_t stats_lock;
 	int64_t lease_grants, lease_expiries, retries_lost, retries_infra, signed_packages;
 	struct scheduler_hist wait_hist, build_hist;
-	pthread_t dfs_thread; /* diffoscope runs (reproduce.c) */
+	struct scheduler_publisher *publisher; /* owned (publish.c); NULL without repositories */
+	char public_host[256];                 /* the listening host, for .repo files */
+	unsigned port;                         /* the bound port */
+	pthread_t dfs_thread;                  /* diffoscope runs (reproduce.c) */
 	bool dfs_running;
 	volatile int dfs_stop;
 	struct scheduler_history history;
@@ -443,6 +485,26 @@ bool scheduler_jobcache_get(struct scheduler_jobcache *c, int64_t id, uint64_t v
                             struct kiln_buf *out);
 void scheduler_jobcache_put(struct scheduler_jobcache *c, int64_t id, uint64_t version,
                             const char *body, size_t len);
+/* Publishing (publish.c, docs/publish.md). start: the publisher threads (none without
+ * [repositories]), every repository marked for a publish; stop joins them. */
+KILN_MUST_CHECK kiln_rc scheduler_publish_start(struct scheduler *s, struct kiln_err *err);
+void scheduler_publish_stop(struct scheduler *s);
+/* A job (or its reproducibility verdict) ended: publish its packages into the repository
+ * it names when it succeeded and, with reruns, was found reproducible; record the
+ * decision. Problems are logged. */
+void scheduler_publish_job_ended(struct scheduler *s, int64_t id);
+/* At start: decide for the succeeded jobs of the last week that have no decision. */
+void scheduler_publish_recover(struct scheduler *s);
+/* Ask for a publish of repository name (KILN_ENOTFOUND when there is none). */
+KILN_MUST_CHECK kiln_rc scheduler_publish_regenerate(struct scheduler *s, const char *name,
+                                                     struct kiln_err *err);
+/* Remove the package what (a file name, or NAME-[E:]V-R.ARCH) from repository repo and
+ * republish; *removed gets how many went. */
+KILN_MUST_CHECK kiln_rc scheduler_publish_remove(struct scheduler *s, const char *repo,
+                                                 const char *what, int64_t *removed,
+                                                 struct kiln_err *err);
+/* Wait (at most timeout_ms) until no publish is pending or running. */
+void scheduler_publish_wait(struct scheduler *s, int64_t timeout_ms);
 
 /* Routes (http_*.c). */
 extern const struct api_route scheduler_routes[];

@@ -89,6 +89,17 @@ static const char *const migrations[] = {
     " srpm_sha256 TEXT NOT NULL, published TEXT NOT NULL,"
     " verdict TEXT NOT NULL DEFAULT 'pending', report TEXT NOT NULL DEFAULT '',"
     " text TEXT NOT NULL DEFAULT '', created_ms INTEGER NOT NULL);",
+    /* 4 -> 5: publishing (issue 11): what each repository holds, the job publishing
+     * decisions, the last publish of each repository */
+    "CREATE TABLE repo_packages(repo TEXT NOT NULL, file TEXT NOT NULL, name TEXT NOT NULL,"
+    " epoch INTEGER NOT NULL, version TEXT NOT NULL, release TEXT NOT NULL,"
+    " arch TEXT NOT NULL, sha256 TEXT NOT NULL, size INTEGER NOT NULL,"
+    " job_id INTEGER NOT NULL, buildtime INTEGER NOT NULL, published_ms INTEGER NOT NULL,"
+    " PRIMARY KEY(repo, file));"
+    "CREATE TABLE repo_publishes(job_id INTEGER PRIMARY KEY, repo TEXT NOT NULL,"
+    " state TEXT NOT NULL, message TEXT NOT NULL, updated_ms INTEGER NOT NULL);"
+    "CREATE TABLE repos(name TEXT PRIMARY KEY, revision INTEGER NOT NULL,"
+    " published_ms INTEGER NOT NULL);",
 };
 
 #define JOB_COLS                                                                                   \
@@ -147,6 +158,14 @@ enum q {
 	Q_COUNT_VERDICTS,
 	Q_ATT_PUT,
 	Q_ATT_FIND,
+	Q_REPO_PKG_PUT,
+	Q_REPO_PKGS,
+	Q_REPO_PKGS_ALL,
+	Q_REPO_PKG_DEL,
+	Q_REPO_MARK,
+	Q_REPO_UNPUB,
+	Q_REPO_STATE_PUT,
+	Q_REPO_STATES,
 	Q_RB_PUT,
 	Q_RB_GET,
 	Q_RB_RECORD,
@@ -289,6 +308,25 @@ static const char *const sql[Q_COUNT] = {
         "   AND r.verdict = 'pending'))"
         " OR EXISTS(SELECT 1 FROM rebuilds b WHERE b.job_id = j.id AND b.verdict = 'pending'))"
         " ORDER BY id LIMIT ?2",
+    [Q_REPO_PKG_PUT] = "INSERT OR REPLACE INTO repo_packages(repo, file, name, epoch, version,"
+                       " release, arch, sha256, size, job_id, buildtime, published_ms)"
+                       " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)",
+#define REPO_PKG_COLS                                                                              \
+	"repo, file, name, epoch, version, release, arch, sha256, size, job_id, buildtime,"        \
+	" published_ms"
+    [Q_REPO_PKGS] = "SELECT " REPO_PKG_COLS " FROM repo_packages WHERE repo = ?1 ORDER BY file",
+    [Q_REPO_PKGS_ALL] = "SELECT " REPO_PKG_COLS " FROM repo_packages ORDER BY repo, file",
+    [Q_REPO_PKG_DEL] = "DELETE FROM repo_packages WHERE repo = ?1 AND file = ?2",
+    [Q_REPO_MARK] = "INSERT OR REPLACE INTO repo_publishes(job_id, repo, state, message,"
+                    " updated_ms) VALUES(?1,?2,?3,?4,?5)",
+    /* succeeded originals with a repository and no publishing decision yet */
+    [Q_REPO_UNPUB] = "SELECT id FROM jobs j WHERE finished_ms >= ?1 AND state = 3 AND"
+                     " rerun_of = 0 AND instr(request, '\"repository\":\"\"') = 0 AND"
+                     " NOT EXISTS(SELECT 1 FROM repo_publishes p WHERE p.job_id = j.id)"
+                     " ORDER BY id LIMIT ?2",
+    [Q_REPO_STATE_PUT] = "INSERT OR REPLACE INTO repos(name, revision, published_ms)"
+                         " VALUES(?1,?2,?3)",
+    [Q_REPO_STATES] = "SELECT name, revision, published_ms FROM repos ORDER BY name",
     [Q_COUNT_VERDICTS] = "SELECT repro_verdict, count(*) FROM jobs WHERE repro_verdict != ''"
                          " GROUP BY repro_verdict",
     [Q_JOB_INPUTS] = "UPDATE jobs SET request = ?2, manifest = ?3, content_key = ?4 WHERE id = ?1",
@@ -1927,6 +1965,218 @@ static uint64_t store_version(struct scheduler_store *base)
 	return __atomic_load_n(&((struct sq *)base)->version, __ATOMIC_ACQUIRE);
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* Publishing (publish.c) */
+
+static kiln_rc repo_pkg_put(struct scheduler_store *base, const struct scheduler_repo_pkg *p,
+                            struct kiln_err *err)
+{
+	struct sq *s = (struct sq *)base;
+	sqlite3_stmt *st;
+	kiln_rc rc = KILN_EIO;
+
+	pthread_mutex_lock(&s->lock);
+	st = stmt(s, Q_REPO_PKG_PUT, err);
+	if (st) {
+		bind_text(st, 1, p->repo);
+		bind_text(st, 2, p->file);
+		bind_text(st, 3, p->name);
+		sqlite3_bind_int64(st, 4, p->epoch);
+		bind_text(st, 5, p->version);
+		bind_text(st, 6, p->release);
+		bind_text(st, 7, p->arch);
+		bind_text(st, 8, p->sha256);
+		sqlite3_bind_int64(st, 9, p->size);
+		sqlite3_bind_int64(st, 10, p->job_id);
+		sqlite3_bind_int64(st, 11, p->buildtime);
+		sqlite3_bind_int64(st, 12, p->published_ms);
+		rc = step_done(s, st, err, "publish a package");
+	}
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+static kiln_rc repo_pkgs(struct scheduler_store *base, const char *repo, struct kiln_arena *a,
+                         struct scheduler_repo_pkg **out, size_t *n, struct kiln_err *err)
+{
+	struct sq *s = reader((struct sq *)base);
+	struct scheduler_repo_pkg *v = NULL, *t;
+	size_t cap = 0;
+	sqlite3_stmt *st;
+	int r = SQLITE_ERROR;
+
+	*n = 0;
+	pthread_mutex_lock(&s->lock);
+	st = stmt(s, repo ? Q_REPO_PKGS : Q_REPO_PKGS_ALL, err);
+	if (st && repo)
+		bind_text(st, 1, repo);
+	while (st && *n < 1000000 && (r = sqlite3_step(st)) == SQLITE_ROW) {
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 64;
+			t = kiln_arena_array(a, cap, sizeof(*t));
+			if (!t)
+				break;
+			if (*n)
+				memcpy(t, v, *n * sizeof(*t));
+			v = t;
+		}
+		t = &v[(*n)++];
+		memset(t, 0, sizeof(*t));
+		t->repo = col_text(st, 0, a);
+		t->file = col_text(st, 1, a);
+		t->name = col_text(st, 2, a);
+		t->epoch = sqlite3_column_int64(st, 3);
+		t->version = col_text(st, 4, a);
+		t->release = col_text(st, 5, a);
+		t->arch = col_text(st, 6, a);
+		col_copy(st, 7, t->sha256, sizeof(t->sha256));
+		t->size = sqlite3_column_int64(st, 8);
+		t->job_id = sqlite3_column_int64(st, 9);
+		t->buildtime = sqlite3_column_int64(st, 10);
+		t->published_ms = sqlite3_column_int64(st, 11);
+	}
+	if (st)
+		sqlite3_reset(st);
+	pthread_mutex_unlock(&s->lock);
+	*out = v;
+	if (!st)
+		return KILN_EIO;
+	if (r != SQLITE_DONE && r != SQLITE_ROW)
+		return db_err(s, err, "repository packages");
+	return kiln_arena_finish(a, err);
+}
+
+static kiln_rc repo_pkg_delete(struct scheduler_store *base, const char *repo, const char *file,
+                               struct kiln_err *err)
+{
+	struct sq *s = (struct sq *)base;
+	sqlite3_stmt *st;
+	kiln_rc rc = KILN_EIO;
+
+	pthread_mutex_lock(&s->lock);
+	st = stmt(s, Q_REPO_PKG_DEL, err);
+	if (st) {
+		bind_text(st, 1, repo);
+		bind_text(st, 2, file);
+		rc = step_done(s, st, err, "remove a package");
+		if (!rc && !sqlite3_changes(s->db))
+			rc = kiln_err_set(err, KILN_ENOTFOUND, "repository %s has no %s", repo,
+			                  file);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+static kiln_rc repo_publish_mark(struct scheduler_store *base, int64_t job_id, const char *repo,
+                                 const char *state, const char *message, int64_t now_ms,
+                                 struct kiln_err *err)
+{
+	struct sq *s = (struct sq *)base;
+	sqlite3_stmt *st;
+	kiln_rc rc = KILN_EIO;
+
+	pthread_mutex_lock(&s->lock);
+	st = stmt(s, Q_REPO_MARK, err);
+	if (st) {
+		sqlite3_bind_int64(st, 1, job_id);
+		bind_text(st, 2, repo);
+		bind_text(st, 3, state);
+		bind_text(st, 4, message);
+		sqlite3_bind_int64(st, 5, now_ms);
+		rc = step_done(s, st, err, "record a publishing decision");
+	}
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+static kiln_rc repo_unpublished(struct scheduler_store *base, int64_t since_ms,
+                                struct kiln_arena *a, int64_t **out, size_t *n,
+                                struct kiln_err *err)
+{
+	struct sq *s = reader((struct sq *)base);
+	size_t max = 10000;
+	int64_t *v = kiln_arena_array(a, max, sizeof(*v));
+	sqlite3_stmt *st;
+	int r = SQLITE_ERROR;
+
+	*n = 0;
+	*out = v;
+	if (!v)
+		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	pthread_mutex_lock(&s->lock);
+	st = stmt(s, Q_REPO_UNPUB, err);
+	if (st) {
+		sqlite3_bind_int64(st, 1, since_ms);
+		sqlite3_bind_int64(st, 2, (int64_t)max);
+		while (*n < max && (r = sqlite3_step(st)) == SQLITE_ROW)
+			v[(*n)++] = sqlite3_column_int64(st, 0);
+		sqlite3_reset(st);
+	}
+	pthread_mutex_unlock(&s->lock);
+	if (!st)
+		return KILN_EIO;
+	if (r != SQLITE_DONE && r != SQLITE_ROW)
+		return db_err(s, err, "jobs to publish");
+	return KILN_OK;
+}
+
+static kiln_rc repo_state_put(struct scheduler_store *base, const char *name, int64_t revision,
+                              int64_t published_ms, struct kiln_err *err)
+{
+	struct sq *s = (struct sq *)base;
+	sqlite3_stmt *st;
+	kiln_rc rc = KILN_EIO;
+
+	pthread_mutex_lock(&s->lock);
+	st = stmt(s, Q_REPO_STATE_PUT, err);
+	if (st) {
+		bind_text(st, 1, name);
+		sqlite3_bind_int64(st, 2, revision);
+		sqlite3_bind_int64(st, 3, published_ms);
+		rc = step_done(s, st, err, "record a publish");
+	}
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+static kiln_rc repo_states(struct scheduler_store *base, struct kiln_arena *a,
+                           struct scheduler_repo_state **out, size_t *n, struct kiln_err *err)
+{
+	struct sq *s = reader((struct sq *)base);
+	struct scheduler_repo_state *v = NULL, *t;
+	size_t cap = 0;
+	sqlite3_stmt *st;
+	int r = SQLITE_ERROR;
+
+	*n = 0;
+	pthread_mutex_lock(&s->lock);
+	st = stmt(s, Q_REPO_STATES, err);
+	while (st && *n < 100000 && (r = sqlite3_step(st)) == SQLITE_ROW) {
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 16;
+			t = kiln_arena_array(a, cap, sizeof(*t));
+			if (!t)
+				break;
+			if (*n)
+				memcpy(t, v, *n * sizeof(*t));
+			v = t;
+		}
+		t = &v[(*n)++];
+		t->name = col_text(st, 0, a);
+		t->revision = sqlite3_column_int64(st, 1);
+		t->published_ms = sqlite3_column_int64(st, 2);
+	}
+	if (st)
+		sqlite3_reset(st);
+	pthread_mutex_unlock(&s->lock);
+	*out = v;
+	if (!st)
+		return KILN_EIO;
+	if (r != SQLITE_DONE && r != SQLITE_ROW)
+		return db_err(s, err, "repositories");
+	return kiln_arena_finish(a, err);
+}
+
 static const struct scheduler_store_ops sqlite_ops = {
     .name = "sqlite3",
     .close = sq_close,
@@ -1966,6 +2216,13 @@ static const struct scheduler_store_ops sqlite_ops = {
     .rebuild_record = rebuild_record,
     .job_inputs_set = job_inputs_set,
     .version = store_version,
+    .repo_pkg_put = repo_pkg_put,
+    .repo_pkgs = repo_pkgs,
+    .repo_pkg_delete = repo_pkg_delete,
+    .repo_publish_mark = repo_publish_mark,
+    .repo_unpublished = repo_unpublished,
+    .repo_state_put = repo_state_put,
+    .repo_states = repo_states,
 };
 
 int scheduler_store_sqlite_version(void)

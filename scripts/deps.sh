@@ -17,7 +17,7 @@ TEST="$TEST chromium nodejs"
 
 # The real tools kiln is checked against (oracles).
 ORACLES="rpm rpm2cpio sq gnupg createrepo-c dnf diffoscope-minimal python3-rpm
- python3-libarchive-c cpio libarchive-tools zstd xz-utils iproute2"
+ python3-libarchive-c cpio libarchive-tools zstd xz-utils iproute2 zypper"
 
 # Optional extra packages for a caller (e.g. KILN_DEPS_EXTRA="hyperfine" for benchmarks).
 EXTRA="${KILN_DEPS_EXTRA:-}"

@@ -123,3 +123,28 @@ KILN_TEST(config_history_interval_for_the_dashboard)
 	assert_non_null(strstr(err.msg, "history_interval"));
 	scheduler_config_release(&c);
 }
+
+KILN_TEST(config_publish_section)
+{
+	struct scheduler_config c;
+	struct kiln_err err = KILN_ERR_INIT;
+
+	assert_ok(
+	    load(&c,
+	         "[repositories]\nmain = /srv/main\n[publish]\ncompress = zstd\n"
+	         "keep_versions = 0\ngenerations = 5\nkey = rel\nbase_url = https://r.example\n",
+	         &err),
+	    &err);
+	assert_true(c.publish_zstd);
+	assert_int_equal(c.publish_keep_versions, 0);
+	assert_int_equal(c.publish_generations, 5);
+	assert_string_equal(c.publish_key, "rel");
+	assert_string_equal(c.publish_base_url, "https://r.example");
+	assert_int_equal(c.nrepos, 1);
+	scheduler_config_release(&c);
+	assert_int_equal(load(&c, "[publish]\ncompress = bzip2\n", &err), KILN_EINVAL);
+	assert_non_null(strstr(err.msg, "gzip or zstd"));
+	scheduler_config_release(&c);
+	assert_int_equal(load(&c, "[publish]\ngenerations = 0\n", &err), KILN_EINVAL);
+	scheduler_config_release(&c);
+}

@@ -323,3 +323,50 @@ KILN_TEST(store_repro_undone_after_a_stop)
 	kiln_arena_release(&a);
 	scheduler_store_close(st);
 }
+
+KILN_TEST(store_repository_packages_and_decisions)
+{
+	struct scheduler_store *st = open_store("repo.db");
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
+	struct kiln_err err = KILN_ERR_INIT;
+	struct scheduler_repo_pkg p = {0}, *v = NULL;
+	struct scheduler_repo_state *sv = NULL;
+	int64_t *ids = NULL;
+	size_t n = 0;
+
+	p.repo = "main", p.file = "a-1-1.noarch.rpm", p.name = "a", p.version = "1";
+	p.release = "1", p.arch = "noarch", p.epoch = -1, p.size = 10, p.job_id = 7;
+	p.buildtime = 1700000000, p.published_ms = 5;
+	memset(p.sha256, 'e', 64);
+	assert_ok(st->ops->repo_pkg_put(st, &p, &err), &err);
+	p.file = "a-2-1.noarch.rpm", p.version = "2", p.epoch = 3;
+	assert_ok(st->ops->repo_pkg_put(st, &p, &err), &err);
+	p.repo = "main-v6";
+	assert_ok(st->ops->repo_pkg_put(st, &p, &err), &err);
+	assert_ok(st->ops->repo_pkgs(st, "main", &a, &v, &n, &err), &err);
+	assert_int_equal(n, 2);
+	assert_string_equal(v[0].file, "a-1-1.noarch.rpm");
+	assert_int_equal(v[0].epoch, -1);
+	assert_int_equal(v[1].epoch, 3);
+	assert_int_equal(v[1].job_id, 7);
+	assert_int_equal(strlen(v[1].sha256), 64);
+	assert_ok(st->ops->repo_pkgs(st, NULL, &a, &v, &n, &err), &err);
+	assert_int_equal(n, 3);
+	assert_ok(st->ops->repo_pkg_delete(st, "main", "a-1-1.noarch.rpm", &err), &err);
+	assert_int_equal(st->ops->repo_pkg_delete(st, "main", "a-1-1.noarch.rpm", &err),
+	                 KILN_ENOTFOUND);
+	kiln_err_clear(&err);
+	assert_ok(st->ops->repo_pkgs(st, "main", &a, &v, &n, &err), &err);
+	assert_int_equal(n, 1);
+	assert_ok(st->ops->repo_state_put(st, "main", 1700000000, 99, &err), &err);
+	assert_ok(st->ops->repo_state_put(st, "main", 1700000001, 100, &err), &err);
+	assert_ok(st->ops->repo_states(st, &a, &sv, &n, &err), &err);
+	assert_int_equal(n, 1);
+	assert_int_equal(sv[0].revision, 1700000001);
+	/* no succeeded job names a repository: nothing to decide */
+	assert_ok(st->ops->repo_unpublished(st, 0, &a, &ids, &n, &err), &err);
+	assert_int_equal(n, 0);
+	assert_ok(st->ops->repo_publish_mark(st, 7, "main", "published", "", 1, &err), &err);
+	kiln_arena_release(&a);
+	scheduler_store_close(st);
+}
