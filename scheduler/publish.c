@@ -648,12 +648,17 @@ void scheduler_publish_job_ended(struct scheduler *s, int64_t id)
 	struct kiln_err err = KILN_ERR_INIT;
 	struct scheduler_job j = {0};
 	struct req_repo rr = {0};
-	const char *why = NULL;
+	const char *why = NULL, *state, *msg;
 	kiln_rc rc;
 
 	rc = s->store->ops->job_get(s->store, id, &a, &j, &err);
 	if (rc || j.state != SCHED_SUCCEEDED || j.rerun_of)
 		goto out;
+	/* Decided once: a later rerun must not bring back what retention or a removal took. */
+	rc = s->store->ops->repo_publish_get(s->store, id, &a, &state, &msg, &err);
+	if (rc != KILN_ENOTFOUND)
+		goto out;
+	kiln_err_clear(&err);
 	rc = api_json_decode(j.request, strlen(j.request), req_repo_fields, 0, &rr, &a, &err);
 	if (rc || !rr.repository || !*rr.repository)
 		goto out;

@@ -337,6 +337,10 @@ struct scheduler_store_ops {
 	kiln_rc (*repo_publish_mark)(struct scheduler_store *st, int64_t job_id, const char *repo,
 	                             const char *state, const char *message, int64_t now_ms,
 	                             struct kiln_err *err);
+	/* The decision taken for a job (strings in a); KILN_ENOTFOUND when none yet. */
+	kiln_rc (*repo_publish_get)(struct scheduler_store *st, int64_t job_id,
+	                            struct kiln_arena *a, const char **state, const char **message,
+	                            struct kiln_err *err);
 	/* Succeeded original jobs since since_ms naming a repository, without a decision
 	 * (at most 10000, oldest first). */
 	kiln_rc (*repo_unpublished)(struct scheduler_store *st, int64_t since_ms,

@@ -163,6 +163,7 @@ enum q {
 	Q_REPO_PKGS_ALL,
 	Q_REPO_PKG_DEL,
 	Q_REPO_MARK,
+	Q_REPO_DECISION,
 	Q_REPO_UNPUB,
 	Q_REPO_STATE_PUT,
 	Q_REPO_STATES,
@@ -319,6 +320,7 @@ static const char *const sql[Q_COUNT] = {
     [Q_REPO_PKG_DEL] = "DELETE FROM repo_packages WHERE repo = ?1 AND file = ?2",
     [Q_REPO_MARK] = "INSERT OR REPLACE INTO repo_publishes(job_id, repo, state, message,"
                     " updated_ms) VALUES(?1,?2,?3,?4,?5)",
+    [Q_REPO_DECISION] = "SELECT state, message FROM repo_publishes WHERE job_id = ?1",
     /* succeeded originals with a repository and no publishing decision yet */
     [Q_REPO_UNPUB] = "SELECT id FROM jobs j WHERE finished_ms >= ?1 AND state = 3 AND"
                      " rerun_of = 0 AND instr(request, '\"repository\":\"\"') = 0 AND"
@@ -2089,6 +2091,34 @@ static kiln_rc repo_publish_mark(struct scheduler_store *base, int64_t job_id, c
 	return rc;
 }
 
+static kiln_rc repo_publish_get(struct scheduler_store *base, int64_t job_id, struct kiln_arena *a,
+                                const char **state, const char **message, struct kiln_err *err)
+{
+	struct sq *s = (struct sq *)base;
+	sqlite3_stmt *st;
+	kiln_rc rc = KILN_EIO;
+	int r;
+
+	pthread_mutex_lock(&s->lock);
+	st = stmt(s, Q_REPO_DECISION, err);
+	if (st) {
+		sqlite3_bind_int64(st, 1, job_id);
+		r = sqlite3_step(st);
+		if (r == SQLITE_ROW) {
+			*state = col_text(st, 0, a);
+			*message = col_text(st, 1, a);
+		}
+		rc = r == SQLITE_ROW ? kiln_arena_finish(a, err)
+		     : r == SQLITE_DONE
+		         ? kiln_err_set(err, KILN_ENOTFOUND, "job %lld has no publishing decision",
+		                        (long long)job_id)
+		         : db_err(s, err, "publishing decision");
+		sqlite3_reset(st);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
 static kiln_rc repo_unpublished(struct scheduler_store *base, int64_t since_ms,
                                 struct kiln_arena *a, int64_t **out, size_t *n,
                                 struct kiln_err *err)
@@ -2220,6 +2250,7 @@ static const struct scheduler_store_ops sqlite_ops = {
     .repo_pkgs = repo_pkgs,
     .repo_pkg_delete = repo_pkg_delete,
     .repo_publish_mark = repo_publish_mark,
+    .repo_publish_get = repo_publish_get,
     .repo_unpublished = repo_unpublished,
     .repo_state_put = repo_state_put,
     .repo_states = repo_states,

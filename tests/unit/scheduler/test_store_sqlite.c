@@ -332,6 +332,7 @@ KILN_TEST(store_repository_packages_and_decisions)
 	struct scheduler_repo_pkg p = {0}, *v = NULL;
 	struct scheduler_repo_state *sv = NULL;
 	int64_t *ids = NULL;
+	const char *dstate = NULL, *msg = NULL;
 	size_t n = 0;
 
 	p.repo = "main", p.file = "a-1-1.noarch.rpm", p.name = "a", p.version = "1";
@@ -366,7 +367,13 @@ KILN_TEST(store_repository_packages_and_decisions)
 	/* no succeeded job names a repository: nothing to decide */
 	assert_ok(st->ops->repo_unpublished(st, 0, &a, &ids, &n, &err), &err);
 	assert_int_equal(n, 0);
-	assert_ok(st->ops->repo_publish_mark(st, 7, "main", "published", "", 1, &err), &err);
+	assert_int_equal(st->ops->repo_publish_get(st, 7, &a, &dstate, &msg, &err), KILN_ENOTFOUND);
+	kiln_err_clear(&err);
+	assert_ok(st->ops->repo_publish_mark(st, 7, "main", "skipped", "verdict: differs", 1, &err),
+	          &err);
+	assert_ok(st->ops->repo_publish_get(st, 7, &a, &dstate, &msg, &err), &err);
+	assert_string_equal(dstate, "skipped");
+	assert_string_equal(msg, "verdict: differs");
 	kiln_arena_release(&a);
 	scheduler_store_close(st);
 }
