@@ -19,11 +19,14 @@ TEST="$TEST chromium nodejs"
 ORACLES="rpm rpm2cpio sq gnupg createrepo-c dnf diffoscope-minimal python3-rpm
  python3-libarchive-c cpio libarchive-tools zstd xz-utils iproute2 zypper"
 
+# Test fixtures: mmdebstrap makes the Debian root the `--root dir:` tests build in.
+FIXTURES="mmdebstrap"
+
 # Optional extra packages for a caller (e.g. KILN_DEPS_EXTRA="hyperfine" for benchmarks).
 EXTRA="${KILN_DEPS_EXTRA:-}"
 
 missing=""
-for p in $BUILD $TEST $ORACLES $EXTRA; do
+for p in $BUILD $TEST $ORACLES $FIXTURES $EXTRA; do
 	if ! dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null | grep -qx installed; then
 		missing="$missing $p"
 	fi

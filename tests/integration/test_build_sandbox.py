@@ -105,24 +105,46 @@ def test_fork_bomb_hits_the_pids_limit(kiln_bin, tmp_path):
     assert ps.stdout.strip() == ""
 
 
-def test_real_program_in_a_dir_root(kiln_bin, tmp_path):
+def test_real_program_in_a_dir_root(kiln_bin, tmp_path, debian_root):
     """hello (make + cc) in a dir: root made with mmdebstrap, installed with rpm -i."""
-    import shutil
-    if not shutil.which("mmdebstrap"):
-        pytest.skip("mmdebstrap is not installed: no dir: root can be made here")
-    root = tmp_path / "root"
-    r = subprocess.run(["mmdebstrap", "--variant=buildd", "--include=make", "bookworm",
-                        str(root)], capture_output=True, text=True, timeout=900)
-    if r.returncode != 0:
-        pytest.skip(f"mmdebstrap cannot make a root here (no mirror reachable?): "
-                    f"{r.stderr.strip().splitlines()[-1:]}")
     import test_build as tb
     top = tb.topdir_with_sources(tmp_path / "k")
-    k = tb.kiln_build(kiln_bin, top, "-bb", "--root", f"dir:{root}", tb.DATA / "hello.spec")
-    assert k.returncode == 0, k.stderr
+    k = tb.kiln_build(kiln_bin, top, "-bb", "--root", f"dir:{debian_root}",
+                      tb.DATA / "hello.spec")
+    assert k.returncode == 0, k.stdout + k.stderr
     inst = tmp_path / "inst"
     pkgs = [str(top / p) for p in tb.outputs(top)]
+    assert len(pkgs) == 2  # hello and hello-doc
     r = subprocess.run(["rpm", "-i", "--root", str(inst), "--dbpath", "/var/lib/rpm",
                         "--nodeps", "--force-debian", *pkgs], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
-    assert (inst / "usr/bin/hello").exists()
+    out = subprocess.run([str(inst / "usr/bin/hello")], capture_output=True, text=True)
+    assert out.stdout == "Hello, kiln!\n"
+    # The build wrote only into its own upper layer and build directory.
+    assert not (debian_root / "builddir").exists()
+
+
+def test_dir_root_is_shared_read_only_under_a_private_upper_layer(kiln_bin, tmp_path,
+                                                                  debian_root):
+    """Two builds at once in one dir: image: each sees the image (its marker file) and its
+    own writes to /usr, never the other's, and the image itself stays as it was."""
+    key = (debian_root / ".kiln-test-root").read_text().strip()
+    body = ("grep -qx {key} /.kiln-test-root; echo {n} > /usr/kiln-upper; sleep 1; "
+            "test \"$(cat /usr/kiln-upper)\" = {n}; echo own-upper-{n}")
+    procs = []
+    for n in (1, 2):
+        d = tmp_path / str(n)
+        d.mkdir()
+        spec = d / "probe.spec"
+        spec.write_text("Name: probe\nVersion: 1\nRelease: 1\nSummary: s\nLicense: MIT\n"
+                        f"%description\nd\n%build\n{body.format(key=key, n=n)}\n"
+                        "%install\n%files\n")
+        procs.append(subprocess.Popen(
+            [str(kiln_bin), "build", "-bc", "--define", f"_topdir {d / 'top'}", "--root",
+             f"dir:{debian_root}", str(spec)], env=ENV, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True))
+    for n, p in enumerate(procs, 1):
+        out, errs = p.communicate(timeout=120)
+        assert p.returncode == 0, out + errs
+        assert f"own-upper-{n}" in out
+    assert not (debian_root / "usr/kiln-upper").exists()
