@@ -93,6 +93,10 @@ struct chroot_config {
 	const char *hostname; /* borrowed; NULL = "kiln" */
 	const char *home;     /* borrowed: HOME inside the sandbox; NULL = "/builddir" */
 	bool network;         /* share the host network namespace (no network isolation) */
+	bool reverse_order;   /* sandbox: the writable binds are seen through disorderfs (FUSE),
+	                       * every directory listed in reverse order (the "file_order"
+	                       * reproducibility variation); chroot_exec_new fails with
+	                       * KILN_EUNSUPP when it cannot be mounted */
 	enum chroot_userns userns;
 	const char *state_dir; /* borrowed: where the executor keeps its upper layer and mount
 	                        * point (a fresh subdirectory is made); NULL = $TMPDIR or /tmp */
@@ -194,6 +198,10 @@ KILN_MUST_CHECK kiln_rc chroot_exec_run(struct chroot_exec *ex, const struct chr
 /* Can a sandbox with this config work here (namespaces allowed, mount API present)? Runs a
  * throw-away `unshare` in a child; KILN_OK or the reason (KILN_EUNSUPP / KILN_EPRIV). */
 KILN_MUST_CHECK kiln_rc chroot_sandbox_probe(const struct chroot_config *cfg, struct kiln_err *err);
+
+/* Can reverse_order work here (a usable /dev/fuse, disorderfs installed)? KILN_OK or
+ * KILN_EUNSUPP saying what is missing; runs `disorderfs --version`. */
+KILN_MUST_CHECK kiln_rc chroot_reorder_probe(struct kiln_err *err);
 
 /* ---------------------------------------------------------------------------------------- */
 /* %(...) through an executor: chroot_shell_run has macro/macro.h's macro_shell_fn signature:

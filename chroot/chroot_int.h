@@ -257,9 +257,23 @@ struct chroot_exec {
 	uid_t uid;
 	gid_t gid;
 	struct chroot_cgroup cgroup;
-	char id[17];   /* random hex, names cgroups */
-	unsigned runs; /* counter for cgroup names */
+	char id[17];               /* random hex, names cgroups */
+	unsigned runs;             /* counter for cgroup names */
+	struct chroot_bind *binds; /* arena: cfg.binds, writable (reorder.c points them at its
+	                            * mounts) */
+	char **reorder_mnt;        /* arena: disorderfs mount points in state_dir */
+	size_t nreorder;
 };
+
+/* mkdir state_dir/leaf (0755); the path lives in the executor's arena. NULL with err set. */
+char *chroot_exec_state_path(struct chroot_exec *ex, const char *leaf, struct kiln_err *err);
+
+/* reverse_order (reorder.c): mount disorderfs over each writable bind's source in state_dir
+ * and bind that instead. Before the plan is built. */
+KILN_MUST_CHECK kiln_rc chroot_reorder_mount(struct chroot_exec *ex, struct kiln_err *err);
+/* Unmount them; false when one stays mounted (then state_dir must not be removed: it would
+ * reach through into the build's own directories). */
+bool chroot_reorder_unmount(struct chroot_exec *ex);
 
 /* Unpack a tar: image once into cache_dir/roots/SHA256 (tar.c); *dir gets the path (arena). */
 KILN_MUST_CHECK kiln_rc chroot_tar_root(const char *tarfile, const char *cache_dir,

@@ -115,6 +115,7 @@ static kiln_rc copy_config(struct chroot_exec *ex, const struct chroot_config *c
 			rc = dup_str(a, cfg->binds[i].inside, &b[i].inside, err);
 	}
 	c->binds = b;
+	ex->binds = b;
 	if (!rc && cfg->tmpfs && cfg->ntmpfs) {
 		t = kiln_arena_array(a, cfg->ntmpfs, sizeof(*t));
 		if (!t)
@@ -196,7 +197,7 @@ static kiln_rc decide_userns(struct chroot_exec *ex, struct kiln_err *err)
 	return kiln_err_set(err, KILN_EINVAL, "bad user namespace mode %d", (int)ex->cfg.userns);
 }
 
-static char *state_path(struct chroot_exec *ex, const char *leaf, struct kiln_err *err)
+char *chroot_exec_state_path(struct chroot_exec *ex, const char *leaf, struct kiln_err *err)
 {
 	char *p = kiln_arena_printf(&ex->arena, "%s/%s", ex->state_dir, leaf);
 
@@ -230,7 +231,7 @@ static kiln_rc make_state(struct chroot_exec *ex, struct kiln_err *err)
 	/* 0755 so that, with a user namespace, the mapped root can still reach the layers. */
 	if (chmod(tmpl, 0755) < 0)
 		return kiln_err_sys(err, KILN_EIO, "cannot chmod '%s'", tmpl);
-	ex->mnt = state_path(ex, "root", err);
+	ex->mnt = chroot_exec_state_path(ex, "root", err);
 	if (!ex->mnt)
 		return err ? err->code : KILN_EIO;
 	return KILN_OK;
@@ -265,8 +266,8 @@ static kiln_rc prepare_lower(struct chroot_exec *ex, struct kiln_err *err)
 		rc = kiln_err_set(err, KILN_EINVAL, "root path '%s' may not contain ',' or ':'",
 		                  ex->lower);
 	if (!rc) {
-		ex->upper = state_path(ex, "upper", err);
-		ex->work = ex->upper ? state_path(ex, "work", err) : NULL;
+		ex->upper = chroot_exec_state_path(ex, "upper", err);
+		ex->work = ex->upper ? chroot_exec_state_path(ex, "work", err) : NULL;
 		if (!ex->work)
 			rc = err ? err->code : KILN_EIO;
 	}
@@ -319,6 +320,8 @@ static kiln_rc exec_setup(struct chroot_exec *ex, const struct chroot_config *cf
 		rc = make_id(ex, err);
 	if (!rc)
 		rc = setup_cgroup(ex, err);
+	if (!rc && ex->kind == CHROOT_EXEC_HOST && ex->cfg.reverse_order)
+		rc = kiln_err_set(err, KILN_EINVAL, "the file order variation needs the sandbox");
 	if (rc || ex->kind == CHROOT_EXEC_HOST)
 		goto out;
 	rc = check_hostname(ex->cfg.hostname, err);
@@ -334,9 +337,11 @@ static kiln_rc exec_setup(struct chroot_exec *ex, const struct chroot_config *cf
 	if (!rc)
 		rc = decide_userns(ex, err);
 	if (!rc)
-		rc = chroot_plan_build(&ex->plan, &ex->cfg, ex->home, err);
-	if (!rc)
 		rc = make_state(ex, err);
+	if (!rc)
+		rc = chroot_reorder_mount(ex, err);
+	if (!rc)
+		rc = chroot_plan_build(&ex->plan, &ex->cfg, ex->home, err);
 	if (!rc)
 		rc = prepare_lower(ex, err);
 out:
@@ -373,8 +378,12 @@ void chroot_exec_free(struct chroot_exec *ex)
 
 	if (!ex)
 		return;
-	/* The upper layer belongs to this build alone: what a build wrote into its root goes. */
-	if (ex->state_dir && util_rm_rf(ex->state_dir, &err))
+	/* The upper layer belongs to this build alone: what a build wrote into its root goes.
+	 * Never through a file order mount that stayed: it shows the build's own directories. */
+	if (ex->state_dir && !chroot_reorder_unmount(ex))
+		kiln_log(KILN_LOG_WARN, "left %s in place: a mount in it could not be removed",
+		         ex->state_dir);
+	else if (ex->state_dir && util_rm_rf(ex->state_dir, &err))
 		kiln_log_err(KILN_LOG_WARN, &err);
 	chroot_plan_release(&ex->plan);
 	kiln_arena_release(&ex->arena);

@@ -19,6 +19,9 @@ TEST="$TEST chromium nodejs"
 ORACLES="rpm rpm2cpio sq gnupg createrepo-c dnf diffoscope-minimal python3-rpm
  python3-libarchive-c cpio libarchive-tools zstd xz-utils iproute2 zypper"
 
+# Tools kiln runs: disorderfs (FUSE) for the file_order reproducibility variation.
+RUNTIME="disorderfs"
+
 # Test fixtures: mmdebstrap makes the Debian root the `--root dir:` tests build in.
 FIXTURES="mmdebstrap"
 
@@ -26,7 +29,7 @@ FIXTURES="mmdebstrap"
 EXTRA="${KILN_DEPS_EXTRA:-}"
 
 missing=""
-for p in $BUILD $TEST $ORACLES $FIXTURES $EXTRA; do
+for p in $BUILD $RUNTIME $TEST $ORACLES $FIXTURES $EXTRA; do
 	if ! dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null | grep -qx installed; then
 		missing="$missing $p"
 	fi

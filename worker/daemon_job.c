@@ -254,11 +254,10 @@ static kiln_rc inputs_fetch(struct jobrun *j, struct kiln_err *err)
 		rc = fetch_blob(j, &q->srpm, j->dir, err);
 	/* a heartbeat after each input keeps the lease through long downloads (one input
 	 * must take less than the lease's TTL) */
+	/* (file order varies where the build lists them: worker_vary_apply's disorderfs; a
+	 * reversed write order here would cancel it out on tmpfs) */
 	for (i = 0; !rc && i < q->sources.n; i++) {
-		/* a rerun varying file order writes them the other way round */
-		size_t k = j->vary & WORKER_VARY_FILE_ORDER ? q->sources.n - 1 - i : i;
-
-		rc = fetch_blob(j, &src[k], sources, err);
+		rc = fetch_blob(j, &src[i], sources, err);
 		heartbeat(j);
 	}
 	if (!rc && q->has_git)

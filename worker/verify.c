@@ -2,9 +2,10 @@
  * verify.c - kiln build --verify-reproducible: build N times with deliberate variations
  * and compare every package, naming what differs (pack_diff_files()).
  *
- * The variations are the ones rebuilders and reprotest use that kiln can apply without
- * root-only tricks: the top directory's path outside the sandbox, the wall clock, the
- * umask outside, the sandbox's host name and CPU count, and noise in kiln's environment.
+ * The variations are the ones rebuilders and reprotest use: the top directory's path
+ * outside the sandbox, the wall clock, the umask outside, the sandbox's host name and CPU
+ * count, noise in kiln's environment, and the order directories list in (the sandbox sees
+ * the top directory through disorderfs, reversed, as reprotest's fileordering does).
  * Build paths inside the sandbox never vary (/builddir/build), so a package that embeds
  * them is still reproducible, as in mock and Koji.
  */
@@ -208,12 +209,24 @@ kiln_rc worker_vary_parse(const char *name, unsigned *bit, struct kiln_err *err)
 	                    name);
 }
 
+/* The file order variation lists the sandbox's build directories in reverse (disorderfs);
+ * where FUSE or disorderfs is missing the rerun goes on without it, and says so. */
+static bool verify_order_usable(void)
+{
+	struct kiln_err e = KILN_ERR_INIT;
+
+	if (!chroot_reorder_probe(&e))
+		return true;
+	kiln_log(KILN_LOG_WARN, "file_order variation not applied: %s", e.msg);
+	return false;
+}
+
 void worker_vary_apply(unsigned vary, unsigned run, struct worker_build_opts *o,
                        struct worker_vary_state *st)
 {
 	memset(st, 0, sizeof(*st));
 	if (o->exec && o->exec->kind == CHROOT_EXEC_SANDBOX &&
-	    (vary & (WORKER_VARY_HOSTNAME | WORKER_VARY_CPUS))) {
+	    (vary & (WORKER_VARY_HOSTNAME | WORKER_VARY_CPUS | WORKER_VARY_FILE_ORDER))) {
 		st->cfg = *o->exec;
 		if (vary & WORKER_VARY_HOSTNAME) {
 			snprintf(st->host, sizeof(st->host), "kiln-rerun-%u", run);
@@ -221,7 +234,11 @@ void worker_vary_apply(unsigned vary, unsigned run, struct worker_build_opts *o,
 		}
 		if (vary & WORKER_VARY_CPUS)
 			st->cfg.limits.cpus = run % 2 ? 1 : 2;
+		if (vary & WORKER_VARY_FILE_ORDER)
+			st->cfg.reverse_order = verify_order_usable();
 		o->exec = &st->cfg;
+	} else if (vary & WORKER_VARY_FILE_ORDER) {
+		kiln_log(KILN_LOG_WARN, "file_order variation not applied: it needs the sandbox");
 	}
 	if (vary & WORKER_VARY_LOCALE)
 		o->lang = "C";

@@ -630,9 +630,10 @@ enum worker_vary {
 	WORKER_VARY_CPUS = 1u << 3,       /* the sandbox's CPU count (nproc, %_smp_build_ncpus) */
 	WORKER_VARY_UMASK = 1u << 4,      /* kiln's umask */
 	WORKER_VARY_LOCALE = 1u << 5,     /* LANG of the stages (C instead of C.UTF-8) */
-	WORKER_VARY_FILE_ORDER = 1u << 6, /* inputs written in reverse order, so directories
-	                                   * that list in creation order list them reversed
-	                                   * (the caller writes them) */
+	WORKER_VARY_FILE_ORDER = 1u << 6, /* the sandbox sees the top directory through
+	                                   * disorderfs: every directory lists in reverse
+	                                   * (skipped, with a warning, without FUSE or
+	                                   * disorderfs or the sandbox) */
 	WORKER_VARY_ENV = 1u << 7,        /* noise in kiln's own environment */
 };
 #define WORKER_VARY_ALL 0xffu

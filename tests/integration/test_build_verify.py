@@ -50,6 +50,27 @@ def test_nondeterminism_is_caught_and_named(kiln_bin, tmp_path, what, cmd):
     assert "/usr/share/leak/stable" not in k.stdout
 
 
+@pytest.mark.parametrize("lister", ["ls -U", "find"])
+def test_file_order_dependence_is_caught_and_named(kiln_bin, tmp_path, lister):
+    """A package that records the order a directory lists in: the rerun sees the build
+    directories through disorderfs, reversed, so it differs whatever the file system."""
+    import shutil
+    if not shutil.which("disorderfs") or not os.access("/dev/fuse", os.W_OK):
+        pytest.skip("disorderfs or /dev/fuse missing: the file order variation is skipped")
+    spec = tmp_path / "order.spec"
+    spec.write_text(
+        "Name: order\nVersion: 1\nRelease: 1\nSummary: s\nLicense: MIT\n"
+        "BuildArch: noarch\n%description\nd\n%install\n"
+        "mkdir -p %{buildroot}/usr/share/order/d\ncd %{buildroot}/usr/share/order\n"
+        "for f in one two three four five six; do echo $f > d/$f; done\n"
+        f"{lister} d > listing\n"
+        "%files\n/usr/share/order\n%changelog\n* Tue Dec 01 2026 A <a@b> - 1-1\n- x\n")
+    k = verify(kiln_bin, tmp_path, spec)
+    assert k.returncode == 1, k.stdout + k.stderr
+    assert "/usr/share/order/listing: contents differ" in k.stdout
+    assert "/usr/share/order/d/one" not in k.stdout
+
+
 def test_a_failing_rerun_is_an_error(kiln_bin, tmp_path):
     k = verify(kiln_bin, tmp_path, tb.FAIL / "fail-build.spec")
     assert k.returncode == 1

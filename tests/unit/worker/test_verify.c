@@ -97,4 +97,15 @@ KILN_TEST(vary_names_parse_and_apply)
 	assert_null(getenv("KILN_VERIFY_NOISE"));
 	assert_int_equal(umask(before), 022);
 	assert_null(cc.hostname);
+	/* File order: in the sandbox, where disorderfs can work; never on the host. */
+	worker_build_opts_init(&o);
+	o.exec = &cc;
+	worker_vary_apply(WORKER_VARY_FILE_ORDER, 2, &o, &vs);
+	assert_int_equal(o.exec->reverse_order, chroot_reorder_probe(&err) == KILN_OK);
+	worker_vary_restore(&vs);
+	assert_false(cc.reverse_order);
+	cc.kind = CHROOT_EXEC_HOST;
+	worker_vary_apply(WORKER_VARY_FILE_ORDER, 2, &o, &vs);
+	assert_false(o.exec->reverse_order);
+	worker_vary_restore(&vs);
 }
