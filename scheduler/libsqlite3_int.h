@@ -25,6 +25,7 @@
 	X(sqlite3_close)                                                                           \
 	X(sqlite3_column_int)                                                                      \
 	X(sqlite3_column_int64)                                                                    \
+	X(sqlite3_column_type)                                                                     \
 	X(sqlite3_column_text)                                                                     \
 	X(sqlite3_errcode)                                                                         \
 	X(sqlite3_errmsg)                                                                          \
@@ -61,6 +62,7 @@ static const struct util_dl_sym scheduler_libsqlite3_syms[] = {
 #define sqlite3_column_int (scheduler_libsqlite3.fn_sqlite3_column_int)
 #define sqlite3_column_int64 (scheduler_libsqlite3.fn_sqlite3_column_int64)
 #define sqlite3_column_text (scheduler_libsqlite3.fn_sqlite3_column_text)
+#define sqlite3_column_type (scheduler_libsqlite3.fn_sqlite3_column_type)
 #define sqlite3_errcode (scheduler_libsqlite3.fn_sqlite3_errcode)
 #define sqlite3_errmsg (scheduler_libsqlite3.fn_sqlite3_errmsg)
 #define sqlite3_exec (scheduler_libsqlite3.fn_sqlite3_exec)

@@ -17,6 +17,7 @@
 #include <openssl/evp.h>
 #include <openssl/param_build.h>
 #include <openssl/rsa.h> /* EVP_PKEY_CTX_set_rsa_padding() and its constants */
+#include "sign/libcrypto_int.h"
 
 #include "sign/sign_int.h"
 
@@ -30,16 +31,29 @@ static struct sign_pkey *kp(EVP_PKEY *k)
 	return (struct sign_pkey *)(void *)k;
 }
 
+/* Filled on first use (see sign/libcrypto_int.h): by the constructors of a sign_pkey. */
+static struct sign_libcrypto_fns sign_libcrypto;
+static struct util_dl sign_libcrypto_dl =
+    UTIL_DL_INIT(SIGN_LIBCRYPTO_SONAME, sign_libcrypto_syms, sign_libcrypto);
+
+/* KILN_OK, or KILN_ENOTFOUND saying why libcrypto cannot be opened. */
+static kiln_rc ossl_ready(struct kiln_err *err)
+{
+	return util_dl_ready(&sign_libcrypto_dl, err);
+}
+
+/* explicit_bzero, like OPENSSL_cleanse, is never optimised away, and needs no libcrypto
+ * (secrets are wiped also where no key was ever made). */
 void sign_wipe(void *p, size_t len)
 {
 	if (p && len)
-		OPENSSL_cleanse(p, len);
+		explicit_bzero(p, len);
 }
 
 void sign_buf_wipe(struct kiln_buf *b)
 {
 	if (b->cap)
-		OPENSSL_cleanse(b->ptr, b->cap);
+		explicit_bzero(b->ptr, b->cap);
 	kiln_buf_release(b);
 }
 
@@ -194,6 +208,8 @@ kiln_rc sign_ossl_rsa_new(const uint8_t *n, size_t n_len, const uint8_t *e, size
 	kiln_rc rc = KILN_OK;
 
 	*out = NULL;
+	if (ossl_ready(err))
+		return KILN_ENOTFOUND;
 	b.n = BN_bin2bn(n, (int)n_len, NULL);
 	b.e = BN_bin2bn(e, (int)e_len, NULL);
 	bld = OSSL_PARAM_BLD_new();
@@ -249,7 +265,7 @@ static kiln_rc mpi_from_bn(const BIGNUM *bn, struct kiln_buf *out, struct kiln_e
 		return kiln_err_set(err, KILN_EUNSUPP, "RSA key parameter too large");
 	BN_bn2bin(bn, tmp);
 	sign_mpi_write(out, tmp, (size_t)n);
-	OPENSSL_cleanse(tmp, sizeof(tmp));
+	explicit_bzero(tmp, sizeof(tmp));
 	return KILN_OK;
 }
 
@@ -306,9 +322,12 @@ out:
 
 kiln_rc sign_ossl_rsa_generate(unsigned bits, struct sign_pkey **out, struct kiln_err *err)
 {
-	EVP_PKEY *pk = EVP_PKEY_Q_keygen(NULL, NULL, "RSA", (size_t)bits);
+	EVP_PKEY *pk;
 
 	*out = NULL;
+	if (ossl_ready(err))
+		return KILN_ENOTFOUND;
+	pk = EVP_PKEY_Q_keygen(NULL, NULL, "RSA", (size_t)bits);
 	if (!pk)
 		return ossl_fail(err, "cannot generate an RSA key");
 	*out = kp(pk);
@@ -326,6 +345,8 @@ kiln_rc sign_ossl_ed25519_new(const uint8_t pub[32], const uint8_t *seed, struct
 	size_t n = sizeof(derived);
 
 	*out = NULL;
+	if (ossl_ready(err))
+		return KILN_ENOTFOUND;
 	if (!seed) {
 		pk = EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, NULL, pub, 32);
 		if (!pk)
@@ -349,9 +370,12 @@ kiln_rc sign_ossl_ed25519_new(const uint8_t pub[32], const uint8_t *seed, struct
 
 kiln_rc sign_ossl_ed25519_generate(struct sign_pkey **out, struct kiln_err *err)
 {
-	EVP_PKEY *pk = EVP_PKEY_Q_keygen(NULL, NULL, "ED25519");
+	EVP_PKEY *pk;
 
 	*out = NULL;
+	if (ossl_ready(err))
+		return KILN_ENOTFOUND;
+	pk = EVP_PKEY_Q_keygen(NULL, NULL, "ED25519");
 	if (!pk)
 		return ossl_fail(err, "cannot generate an Ed25519 key");
 	*out = kp(pk);
@@ -367,7 +391,7 @@ kiln_rc sign_ossl_ed25519_export(struct sign_pkey *k, uint8_t pub[32], uint8_t *
 		return ossl_fail(err, "cannot export the Ed25519 key");
 	n = 32;
 	if (seed && (!EVP_PKEY_get_raw_private_key(ev(k), seed, &n) || n != 32)) {
-		OPENSSL_cleanse(seed, 32);
+		explicit_bzero(seed, 32);
 		return ossl_fail(err, "cannot export the Ed25519 secret key");
 	}
 	return KILN_OK;
@@ -497,5 +521,6 @@ bool sign_ossl_is_rsa(struct sign_pkey *k)
 
 void sign_ossl_free(struct sign_pkey *k)
 {
-	EVP_PKEY_free(ev(k));
+	if (k) /* (a key exists only once libcrypto is open) */
+		EVP_PKEY_free(ev(k));
 }

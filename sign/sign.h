@@ -355,7 +355,7 @@ void sign_armor_encode(enum sign_armor_type type, const void *data, size_t len,
 /* True when data starts (after whitespace) with an armor BEGIN line. */
 bool sign_armor_detect(const void *data, size_t len);
 
-/* Overwrite len bytes at p with zeros in a way the compiler cannot drop (OPENSSL_cleanse). */
+/* Overwrite len bytes at p with zeros in a way the compiler cannot drop (explicit_bzero). */
 void sign_wipe(void *p, size_t len);
 
 #endif

@@ -8,6 +8,12 @@
 #include <unistd.h>
 
 #include <openssl/evp.h>
+#include "util/libcrypto_int.h"
+
+/* Filled on first use (see util/libcrypto_int.h). */
+static struct util_libcrypto_fns util_libcrypto;
+static struct util_dl util_libcrypto_dl =
+    UTIL_DL_INIT(UTIL_LIBCRYPTO_SONAME, util_libcrypto_syms, util_libcrypto);
 
 struct digest_info {
 	const char *name;  /* kiln's name, lowercase */
@@ -74,11 +80,14 @@ kiln_rc util_digest_by_name(const char *name, enum util_digest_algo *out, struct
 
 kiln_rc util_digest_init(struct util_digest *d, enum util_digest_algo algo, struct kiln_err *err)
 {
-	const EVP_MD *md = digest_md(algo);
+	const EVP_MD *md;
 	EVP_MD_CTX *ctx;
 
 	d->ctx = NULL;
 	d->algo = algo;
+	if (util_dl_ready(&util_libcrypto_dl, err))
+		return KILN_ENOTFOUND;
+	md = digest_md(algo);
 	if (!md)
 		return kiln_err_set(err, KILN_EUNSUPP, "digest algorithm %d not available",
 		                    (int)algo);
@@ -112,7 +121,7 @@ kiln_rc util_digest_final(struct util_digest *d, unsigned char *out, struct kiln
 
 void util_digest_release(struct util_digest *d)
 {
-	if (!d)
+	if (!d || !d->ctx) /* (no context: libcrypto may never have been opened) */
 		return;
 	EVP_MD_CTX_free(d->ctx);
 	d->ctx = NULL;
@@ -121,9 +130,12 @@ void util_digest_release(struct util_digest *d)
 kiln_rc util_digest_mem(enum util_digest_algo algo, const void *data, size_t len,
                         unsigned char *out, struct kiln_err *err)
 {
-	const EVP_MD *md = digest_md(algo);
+	const EVP_MD *md;
 	unsigned int n = 0;
 
+	if (util_dl_ready(&util_libcrypto_dl, err))
+		return KILN_ENOTFOUND;
+	md = digest_md(algo);
 	if (!md || EVP_Digest(data, len, out, &n, md, NULL) != 1)
 		return kiln_err_set(err, KILN_EIO, "%s digest failed", util_digest_name(algo));
 	return KILN_OK;

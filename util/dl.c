@@ -2,9 +2,9 @@
  * dl.c - libraries opened at run time: a table of entry points filled once by dlopen(3).
  *
  * kiln links only the libraries every command needs; the ones only a few commands use
- * (libcurl, libgit2, libmagic, libmicrohttpd, libsqlite3) are opened by the file that uses
- * them, the first time it does, because mapping and relocating them and what they pull in
- * cost every command several milliseconds at start.
+ * (libcrypto, libcurl, libgit2, libmagic, libmicrohttpd, libsqlite3) are opened by the file
+ * that uses them, the first time it does, because mapping and relocating them and what they
+ * pull in cost every command several milliseconds at start.
  */
 #include "util/util.h"
 
@@ -41,11 +41,16 @@ kiln_rc util_dl_ready(struct util_dl *dl, struct kiln_err *err)
 {
 	kiln_rc rc = KILN_OK;
 
+	/* Hot callers (a digest per file) pass here without the lock once it is open. */
+	if (__atomic_load_n(&dl->ok, __ATOMIC_ACQUIRE))
+		return KILN_OK;
 	pthread_mutex_lock(&dl_lock);
 	if (!dl->tried) {
 		dl->error[0] = '\0';
 		dl_open(dl);
 		dl->tried = true;
+		if (!dl->error[0])
+			__atomic_store_n(&dl->ok, true, __ATOMIC_RELEASE);
 	}
 	if (dl->error[0])
 		rc = kiln_err_set(err, KILN_ENOTFOUND, "%s", dl->error);

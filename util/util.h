@@ -296,11 +296,12 @@ struct util_dl {
 	void *table;     /* borrowed: the struct the offsets are in */
 	bool tried;      /* under the lock in dl.c */
 	char error[256]; /* why it could not be opened; empty once it is */
+	bool ok;         /* atomic: the table is filled (the lock-free fast path) */
 };
 
 #define UTIL_DL_INIT(soname, syms, table)                                                          \
 	{                                                                                          \
-		(soname), (syms), sizeof(syms) / sizeof((syms)[0]), &(table), false, ""            \
+		(soname), (syms), sizeof(syms) / sizeof((syms)[0]), &(table), false, "", false     \
 	}
 
 /* KILN_OK once the table is filled; KILN_ENOTFOUND with the reason (library or symbol

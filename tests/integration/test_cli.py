@@ -26,6 +26,17 @@ def test_help_lists_commands(kiln):
         assert one.stdout.startswith(f"usage: kiln {cmd}")
 
 
+def test_kiln_links_only_what_every_command_needs(kiln_bin):
+    """The libraries only some commands use are opened on first use (util_dl_ready); a call
+    missing from a lib*_int.h table links the library back in and every command, `kiln
+    sandbox` included, pays for loading it at start (docs/ARCHITECTURE.md)."""
+    out = subprocess.run(["ldd", str(kiln_bin)], capture_output=True, text=True,
+                         check=True).stdout
+    linked = {line.split()[0] for line in out.splitlines() if line.strip()}
+    for lib in ("libcrypto", "libcurl", "libgit2", "libmagic", "libmicrohttpd", "libsqlite3"):
+        assert not any(n.startswith(lib + ".") for n in linked), (lib, sorted(linked))
+
+
 def test_unknown_command_is_usage_error(kiln):
     r = kiln("frobnicate")
     assert r.returncode == 2
