@@ -99,7 +99,9 @@ struct chroot_config {
 	                       * KILN_EUNSUPP when it cannot be mounted */
 	enum chroot_userns userns;
 	const char *state_dir; /* borrowed: where the executor keeps its upper layer and mount
-	                        * point (a fresh subdirectory is made); NULL = $TMPDIR or /tmp */
+	                        * point (a fresh subdirectory is made; the host root needs only
+	                        * a mount point: kiln-sandbox-mnt-UID there, shared and kept);
+	                        * NULL = $TMPDIR or /tmp */
 	const char *cache_dir; /* borrowed: where tar: roots are unpacked; NULL = $KILN_CACHE_DIR,
 	                        * else $XDG_CACHE_HOME/kiln, else ~/.cache/kiln (…/roots/SHA256) */
 	struct chroot_limits limits;

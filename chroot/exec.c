@@ -212,6 +212,32 @@ char *chroot_exec_state_path(struct chroot_exec *ex, const char *leaf, struct ki
 	return p;
 }
 
+/* The host root's tmpfs needs only a mount point, and the run mounts it in its own mount
+ * namespace: so one directory per user serves every executor at once and stays, and a
+ * sandbox on the host root creates and removes nothing on the host's disk (a journaled
+ * mkdir + rmdir pair is a millisecond on a busy disk). Used only when it is ours and no one
+ * else can write it; otherwise the executor makes its own state directory. */
+static bool shared_mount_point(struct chroot_exec *ex, const char *base)
+{
+	uid_t uid = geteuid();
+	struct stat st;
+	char *p =
+	    kiln_arena_printf(&ex->arena, "%s/kiln-sandbox-mnt-%lu", base, (unsigned long)uid);
+
+	if (!p)
+		return false;
+	if (lstat(p, &st) < 0 &&
+	    (errno != ENOENT || (mkdir(p, 0755) < 0 && errno != EEXIST) || lstat(p, &st) < 0))
+		return false;
+	if (!S_ISDIR(st.st_mode) || st.st_uid != uid || (st.st_mode & 022))
+		return false;
+	/* a user namespace's root must reach it (the mkdir may have met a strict umask) */
+	if ((st.st_mode & 0555) != 0555 && chmod(p, 0755) < 0)
+		return false;
+	ex->mnt = p;
+	return true;
+}
+
 static kiln_rc make_state(struct chroot_exec *ex, struct kiln_err *err)
 {
 	const char *base = ex->cfg.state_dir;
@@ -221,6 +247,9 @@ static kiln_rc make_state(struct chroot_exec *ex, struct kiln_err *err)
 		base = getenv("TMPDIR");
 	if (!base || !*base)
 		base = "/tmp";
+	if (ex->cfg.root == CHROOT_ROOT_HOST && !ex->cfg.reverse_order &&
+	    shared_mount_point(ex, base))
+		return KILN_OK;
 	tmpl = kiln_arena_printf(&ex->arena, "%s/kiln-sandbox-XXXXXX", base);
 	if (!tmpl)
 		return kiln_err_set(err, KILN_ENOMEM, "out of memory");

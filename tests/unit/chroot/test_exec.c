@@ -354,3 +354,31 @@ KILN_TEST(exec_sandbox_binds_and_dir_root)
 	chroot_exec_free(ex);
 	kiln_buf_release(&out);
 }
+
+KILN_TEST(exec_host_root_shares_its_mount_point)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	struct chroot_config cfg;
+	struct chroot_exec *ex = NULL;
+	const char *t = kiln_test_tmpdir();
+	char mnt[700];
+
+	SANDBOX_OR_SKIP();
+	snprintf(mnt, sizeof(mnt), "%s/kiln-sandbox-mnt-%lu", t, (unsigned long)geteuid());
+	chroot_config_init(&cfg);
+	cfg.kind = CHROOT_EXEC_SANDBOX;
+	cfg.state_dir = t;
+	/* No state directory of its own: the shared mount point, kept afterwards. */
+	assert_ok(chroot_exec_new(&cfg, &ex, &err), &err);
+	assert_null(ex->state_dir);
+	assert_string_equal(ex->mnt, mnt);
+	chroot_exec_free(ex);
+	assert_true(util_is_dir(mnt));
+	/* Writable by others: not trusted, a private state directory instead. */
+	assert_int_equal(chmod(mnt, 0777), 0);
+	assert_ok(chroot_exec_new(&cfg, &ex, &err), &err);
+	assert_non_null(ex->state_dir);
+	assert_true(chroot_path_within(ex->mnt, ex->state_dir));
+	chroot_exec_free(ex);
+	assert_int_equal(chmod(mnt, 0755), 0);
+}
