@@ -5,6 +5,7 @@
  */
 #include "util/util.h"
 
+#include <malloc.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -60,6 +61,10 @@ static kiln_rc regenerate_dir(const struct repo_opts *o, struct kiln_err *err)
 	if (o->revision && (rc = util_parse_i64(o->revision, strlen(o->revision), 10, 0,
 	                                        INT64_MAX / 2, &ro.revision, err)))
 		return rc;
+	/* Each package's headers are freed before the next is read: without a trim
+	 * threshold glibc gives the heap back and asks for it again, a brk per package. */
+	(void)mallopt(M_TRIM_THRESHOLD, 64 << 20);
+	(void)mallopt(M_MMAP_THRESHOLD, 16 << 20);
 	if (o->key && (rc = sign_key_load_secret(o->key, &key, err)))
 		return rc;
 	ro.key = key;

@@ -20,7 +20,6 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -494,7 +493,10 @@ static void other_xml(struct kiln_buf *b, const struct pack_header *h, const cha
 	kiln_buf_addstr(b, "</package>\n");
 }
 
-static kiln_rc pkg_describe(const char *dir, struct rd_pkg *pk, struct kiln_err *err)
+/* fb: the thread's file buffer, kept from one package to the next (no map and unmap per
+ * package: with several threads each munmap is a TLB shootdown). */
+static kiln_rc pkg_describe(const char *dir, struct rd_pkg *pk, struct kiln_buf *fb,
+                            struct kiln_err *err)
 {
 	struct kiln_buf path = KILN_BUF_INIT(KILN_LIMIT_PATH), tmp = KILN_BUF_INIT(RD_BUF_MAX);
 	struct kiln_arena a = KILN_ARENA_INIT(RD_BUF_MAX);
@@ -503,7 +505,8 @@ static kiln_rc pkg_describe(const char *dir, struct rd_pkg *pk, struct kiln_err 
 	unsigned char md[UTIL_DIGEST_MAX];
 	char sha[65];
 	const char *arch;
-	void *map = MAP_FAILED;
+	void *map;
+	size_t got = 0;
 	struct stat st;
 	int fd = -1;
 	kiln_rc rc;
@@ -521,11 +524,18 @@ static kiln_rc pkg_describe(const char *dir, struct rd_pkg *pk, struct kiln_err 
 		rc = kiln_err_set(err, KILN_EFORMAT, "%s: not a package", path.ptr);
 		goto out;
 	}
-	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (map == MAP_FAILED) {
-		rc = kiln_err_sys(err, KILN_EIO, "cannot map %s", path.ptr);
+	kiln_buf_reset(fb);
+	if (!kiln_buf_grow(fb, (size_t)st.st_size + 1)) {
+		rc = kiln_buf_finish(fb, err);
 		goto out;
 	}
+	if ((rc = util_read_full(fd, fb->ptr, (size_t)st.st_size, &got, err)))
+		goto out;
+	if (got != (size_t)st.st_size) {
+		rc = kiln_err_set(err, KILN_EIO, "%s changed while it was read", path.ptr);
+		goto out;
+	}
+	map = fb->ptr;
 	if ((rc = util_digest_mem(UTIL_DIGEST_SHA256, map, (size_t)st.st_size, md, err)))
 		goto out;
 	util_hex_encode(md, 32, sha);
@@ -548,8 +558,6 @@ static kiln_rc pkg_describe(const char *dir, struct rd_pkg *pk, struct kiln_err 
 	for (i = 0; i < 3 && !rc; i++)
 		rc = kiln_buf_finish(&pk->xml[i], err);
 out:
-	if (map != MAP_FAILED)
-		munmap(map, (size_t)st.st_size);
 	util_close(fd);
 	pack_package_release(&p);
 	kiln_arena_release(&a);
@@ -561,6 +569,7 @@ out:
 static void *describe_thread(void *arg)
 {
 	struct rd_run *r = arg;
+	struct kiln_buf fb = KILN_BUF_INIT(KILN_LIMIT_SOURCE_FILE);
 
 	for (;;) {
 		size_t i;
@@ -570,8 +579,9 @@ static void *describe_thread(void *arg)
 		pthread_mutex_unlock(&r->lock);
 		if (i >= r->n)
 			break;
-		r->pkgs[i].rc = pkg_describe(r->dir, &r->pkgs[i], &r->pkgs[i].err);
+		r->pkgs[i].rc = pkg_describe(r->dir, &r->pkgs[i], &fb, &r->pkgs[i].err);
 	}
+	kiln_buf_release(&fb);
 	return NULL;
 }
 
