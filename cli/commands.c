@@ -131,8 +131,9 @@ const struct cli_command cli_commands[] = {
      "[--root ROOT] [--work-dir DIR] [--no-sandbox]",
      "Registers its capabilities, long-polls for leases, builds each job with the build "
      "pipeline in the sandbox, streams the log, uploads the packages (the scheduler signs "
-     "them) and reports. SIGTERM: finish running builds and stop; a second SIGTERM hands "
-     "them back.",
+     "them) and reports. Results wait in the work directory until the scheduler takes them, "
+     "also across a crash: a restarted worker reports what it kept while its lease holds. "
+     "SIGTERM: finish running builds and stop; a second SIGTERM hands them back.",
      cli_worker_opts, cli_cmd_worker},
     {"submit", "submit a build job to the scheduler",
      "[options] SPEC|SRPM | --git URL [--ref R] [--spec P] [--wait] [--follow] [--json]",

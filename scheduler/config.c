@@ -8,6 +8,7 @@
  */
 #include "util/util.h"
 
+#include "api/api.h"
 #include "scheduler/scheduler.h"
 
 #define CONFIG_MAX_BYTES KILN_MIB
@@ -189,6 +190,47 @@ static kiln_rc add_named(struct scheduler_config *c, bool key, const char *k, co
 	return KILN_OK;
 }
 
+/* [tokens] NAME = SCOPES sha256:HEX */
+static kiln_rc add_token(struct scheduler_config *c, const char *k, const char *v,
+                         struct kiln_err *err)
+{
+	const char *d = strrchr(v, ' ');
+	struct scheduler_token_cfg *grown;
+	char scopes[256];
+	unsigned bits;
+	size_t i;
+	kiln_rc rc;
+
+	d = d ? d + 1 : v;
+	if (strncmp(d, "sha256:", 7) || strlen(d + 7) != 64 ||
+	    strspn(d + 7, "0123456789abcdef") != 64 || d == v || (size_t)(d - v) >= sizeof(scopes))
+		return kiln_err_set(err, KILN_EINVAL,
+		                    "expected 'SCOPES sha256:DIGEST' (the token's sha256 in "
+		                    "64 lowercase hex digits)");
+	memcpy(scopes, v, (size_t)(d - v));
+	scopes[d - v] = '\0';
+	rc = api_scopes_parse(scopes, &bits, err);
+	if (rc)
+		return rc;
+	for (i = 0; i < c->ntokens; i++)
+		if (!strcmp(c->tokens[i].name, k) || !strcmp(c->tokens[i].sha256, d + 7))
+			return kiln_err_set(err, KILN_EINVAL,
+			                    "token '%s' or its digest given twice", k);
+	if (c->ntokens >= CONFIG_MAX_NAMED)
+		return kiln_err_set(err, KILN_ELIMIT, "more than %d entries", CONFIG_MAX_NAMED);
+	grown = kiln_arena_array(&c->arena, c->ntokens + 1, sizeof(*grown));
+	if (!grown)
+		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	if (c->ntokens)
+		memcpy(grown, c->tokens, c->ntokens * sizeof(*grown));
+	c->tokens = grown;
+	grown[c->ntokens].name = k;
+	grown[c->ntokens].scopes = bits;
+	memcpy(grown[c->ntokens].sha256, d + 7, 65);
+	c->ntokens++;
+	return KILN_OK;
+}
+
 kiln_rc scheduler_config_set(struct scheduler_config *c, const char *section, const char *key,
                              const char *value, struct kiln_err *err)
 {
@@ -214,6 +256,8 @@ kiln_rc scheduler_config_set(struct scheduler_config *c, const char *section, co
 		rc = add_named(c, false, key, value, err);
 	else if (!strcmp(section, "publish"))
 		rc = set_publish(c, key, value, err);
+	else if (!strcmp(section, "tokens"))
+		rc = add_token(c, key, value, err);
 	else if (strcmp(section, "server") && strcmp(section, "storage") &&
 	         strcmp(section, "limits") && strcmp(section, "auth"))
 		return kiln_err_set(err, KILN_EINVAL, "unknown section [%s]", section);

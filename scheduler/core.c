@@ -492,6 +492,44 @@ out:
 	return rc;
 }
 
+/* [tokens] of the configuration: each one the store does not know yet is added (after the
+ * admin bootstrap: a store with tokens gets no admin token). A declared token that was
+ * revoked stays revoked: a warning says so. */
+static kiln_rc config_tokens(struct scheduler *s, struct kiln_err *err)
+{
+	const struct scheduler_token_cfg *t = s->cfg->tokens;
+	struct kiln_err e2 = KILN_ERR_INIT;
+	unsigned scopes;
+	int64_t id;
+	size_t i;
+	kiln_rc rc;
+
+	for (i = 0; i < s->cfg->ntokens; i++) {
+		kiln_err_clear(&e2);
+		rc = s->store->ops->token_lookup(s->store, t[i].sha256, &id, &scopes, &e2);
+		if (rc == KILN_OK) {
+			if (scopes != t[i].scopes)
+				kiln_log(
+				    KILN_LOG_WARN,
+				    "token '%s' is in the store with other scopes: kept as stored "
+				    "(revoke it to change them)",
+				    t[i].name);
+			continue;
+		}
+		if (rc != KILN_EAUTH)
+			return kiln_err_set(err, rc, "%s", e2.msg);
+		kiln_err_clear(&e2);
+		if (s->store->ops->token_insert(s->store, t[i].sha256, t[i].scopes, t[i].name,
+		                                util_clock_wall_ms(), &id, &e2))
+			kiln_log(KILN_LOG_WARN, "token '%s' from the configuration not added: %s",
+			         t[i].name, e2.msg);
+		else
+			kiln_log(KILN_LOG_INFO, "token '%s' (id %lld) added from the configuration",
+			         t[i].name, (long long)id);
+	}
+	return KILN_OK;
+}
+
 static kiln_rc tls_read(const char *path, char **out, struct kiln_err *err)
 {
 	struct kiln_buf b = KILN_BUF_INIT(KILN_MIB);
@@ -607,6 +645,8 @@ kiln_rc scheduler_run(const struct scheduler_config *cfg_in, volatile sig_atomic
 		rc = keys_load(&s, cfg, err);
 	if (!rc)
 		rc = admin_bootstrap(&s, ready_fd, err);
+	if (!rc)
+		rc = config_tokens(&s, err);
 	if (!rc)
 		rc = http_start(&s, err);
 	if (!rc)

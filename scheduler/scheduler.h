@@ -32,6 +32,14 @@ struct scheduler_repo_cfg {
 };
 
 /* Every string lives in the config's arena. */
+/* [tokens] NAME = SCOPES sha256:HEX: a token the configuration declares by its digest (the
+ * secret is never in the file); added at start when the store does not have it. */
+struct scheduler_token_cfg {
+	const char *name;
+	unsigned scopes; /* enum api_scope bits */
+	char sha256[65];
+};
+
 struct scheduler_config {
 	const char *listen;             /* default 127.0.0.1:8470 */
 	const char *data_dir;           /* default ./kiln-data */
@@ -57,6 +65,8 @@ struct scheduler_config {
 	int64_t publish_generations;   /* generations: metadata generations kept (3) */
 	const char *publish_key;       /* key: signs repomd.xml (default: default_key) */
 	const char *publish_base_url;  /* base_url: for .repo files (default: the listen address) */
+	struct scheduler_token_cfg *tokens;
+	size_t ntokens;
 	struct kiln_arena arena;
 };
 

@@ -495,3 +495,30 @@ def test_tls_and_graceful_stop(kiln_bin, kiln, tmp_path):
         s.proc.send_signal(signal.SIGTERM)
         assert s.proc.wait(timeout=20) == 0  # SIGTERM is a clean stop
         s.stop()
+
+
+def test_tokens_declared_in_the_configuration(kiln_bin, tmp_path):
+    """[tokens] NAME = SCOPES sha256:DIGEST: the file holds the digest, never the secret; the
+    token is added at start, once; a revoked one stays revoked across restarts."""
+    secret = "ci-" + "7" * 40
+    conf = tmp_path / "kiln.ini"
+    digest = hashlib.sha256(secret.encode()).hexdigest()
+    conf.write_text(f"[tokens]\nci = submit read sha256:{digest}\n")
+    s = Scheduler(kiln_bin, tmp_path / "data", *FAST, config=conf).start()
+    try:
+        assert submit(s, token=secret).status == 201
+        assert s.call("GET", "/api/v1/jobs", token=secret).status == 200
+        r = s.call("POST", "/api/v1/leases", {"worker": "w", "arches": ["x"]}, token=secret)
+        assert r.status == 403
+        assert secret.encode() not in (tmp_path / "data" / "kiln.db").read_bytes()
+        s.stop()
+        s.start()
+        toks = [t for t in s.call("GET", "/api/v1/tokens").json()["tokens"]
+                if t["name"] == "ci"]
+        assert len(toks) == 1 and set(toks[0]["scopes"].split(",")) == {"submit", "read"}
+        assert s.call("DELETE", f"/api/v1/tokens/{toks[0]['id']}").status == 200
+        s.stop()
+        s.start()
+        assert s.call("GET", "/api/v1/jobs", token=secret).status == 401
+    finally:
+        s.stop()

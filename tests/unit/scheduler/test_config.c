@@ -1,6 +1,7 @@
 #include "util/util.h"
 
 #include "tests/unit/harness.h"
+#include "api/api.h"
 #include "scheduler/scheduler.h"
 
 static kiln_rc load(struct scheduler_config *c, const char *text, struct kiln_err *err)
@@ -53,6 +54,26 @@ KILN_TEST(config_reads_every_section)
 	scheduler_config_release(&c);
 }
 
+#define D64 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+KILN_TEST(config_tokens_by_digest)
+{
+	struct scheduler_config c;
+	struct kiln_err err = KILN_ERR_INIT;
+
+	assert_ok(load(&c,
+	               "[tokens]\nci = submit, read sha256:" D64 "\nbuilders = worker sha256:"
+	               "1111111111111111111111111111111111111111111111111111111111111111\n",
+	               &err),
+	          &err);
+	assert_int_equal(c.ntokens, 2);
+	assert_string_equal(c.tokens[0].name, "ci");
+	assert_int_equal(c.tokens[0].scopes, API_SCOPE_SUBMIT | API_SCOPE_READ);
+	assert_string_equal(c.tokens[0].sha256, D64);
+	assert_int_equal(c.tokens[1].scopes, API_SCOPE_WORKER);
+	scheduler_config_release(&c);
+}
+
 KILN_TEST(config_errors_name_file_line_and_key)
 {
 	static const struct {
@@ -68,6 +89,10 @@ KILN_TEST(config_errors_name_file_line_and_key)
 	    {"[limits]\nlease_ttl = soon\n", "is not a duration", 2},
 	    {"[limits]\nmax_attempts = 1000\n", "is not a number from 1 to 100", 2},
 	    {"[auth]\nanonymous_read = maybe\n", "is not true or false", 2},
+	    {"[tokens]\nci = submit\n", "expected 'SCOPES sha256:DIGEST'", 2},
+	    {"[tokens]\nci = submit sha256:abc\n", "expected 'SCOPES sha256:DIGEST'", 2},
+	    {"[tokens]\nci = fly sha256:" D64 "\n", "fly", 2},
+	    {"[tokens]\nci = read sha256:" D64 "\nci2 = read sha256:" D64 "\n", "twice", 3},
 	};
 	struct scheduler_config c;
 	struct kiln_err err = KILN_ERR_INIT;
