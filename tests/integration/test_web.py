@@ -65,7 +65,8 @@ sleep 240
 @pytest.fixture
 def sched(kiln_bin, tmp_path):
     s = Scheduler(kiln_bin, tmp_path / "data", *FAST, "auth.anonymous_read=true",
-                  "limits.history_interval=500ms").start()
+                  "limits.history_interval=500ms",
+                  f"repositories.web={tmp_path / 'repos' / 'web'}").start()
     yield s
     s.stop()
 
@@ -172,7 +173,8 @@ def test_dashboard_in_chromium(kiln_bin, sched, tmp_path):
         env = dict(os.environ, KILN_URL=sched.url, KILN_TOKEN=submit_tok,
                    KILN_GROWING=GROWING, KILN_STUCK=str(stuck), KILN_OUT=str(out),
                    KILN_PROFILE=str(tmp_path / "chromium-profile"),
-                   KILN_SLEEPER=str(sleeper), KILN_CHROMIUM=CHROMIUM)
+                   KILN_SLEEPER=str(sleeper), KILN_CHROMIUM=CHROMIUM,
+                   KILN_REPO="web")
         t0 = time.monotonic()
         p = subprocess.run(["node", str(WEB_TESTS / "dashboard.mjs")], env=env,
                            capture_output=True, text=True, timeout=240, cwd=WEB_TESTS)

@@ -2,7 +2,8 @@
 // downloaded browser). Run by tests/integration/test_web.py, which starts the scheduler and
 // a worker and passes, in the environment: KILN_URL, KILN_TOKEN (scope submit), KILN_GROWING (a
 // spec whose build log grows a line at a time: submitted here, with one rerun), KILN_STUCK (a job no worker can
-// take), KILN_SLEEPER (a long build to cancel), KILN_OUT (screenshots), KILN_PROFILE (a
+// take), KILN_SLEEPER (a long build to cancel), KILN_OUT (screenshots), KILN_REPO (a repository of the scheduler's
+// configuration the build is published into), KILN_PROFILE (a
 // fresh Chromium profile directory), KILN_CHROMIUM. Prints one JSON line of what it saw.
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -20,6 +21,7 @@ const GROWING = env('KILN_GROWING');
 const STUCK = env('KILN_STUCK');
 const SLEEPER = env('KILN_SLEEPER');
 const OUT = env('KILN_OUT');
+const REPO = env('KILN_REPO');
 
 const t0 = Date.now();
 const step = (what) => console.error(`[${((Date.now() - t0) / 1000).toFixed(1)}s] ${what}`);
@@ -61,6 +63,7 @@ try {
     headers: { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' },
     body: JSON.stringify({
       spec: GROWING, spec_name: 'web-growing.spec', reruns: 1, source_date_epoch: 1700000000,
+      repository: REPO,
     }),
   });
   expect(sub.status === 201, `submit: ${sub.status}`);
@@ -190,9 +193,28 @@ try {
     || document.querySelector('#repos-list table, #repos-list p'));
   const repos = await fetch(`${BASE}/api/v1/repos`);
   if (repos.status === 404) {
+    // a scheduler without publishing (issue 11) says so
     expect(await page.locator('#no-repos').count() === 1, 'no-repositories state');
   } else {
+    // the build named repository REPO: once reproducible it is published there
     expect(await page.locator('#no-repos').count() === 0, 'repositories listed');
+    const rrow = page.locator(`tr[data-repo="${REPO}"]`);
+    for (let i = 0; ; i++) {
+      await rrow.waitFor();
+      const count = Number((await rrow.locator('td').nth(2).textContent()).trim());
+      if (count >= 2) break; // the binary and the source package
+      expect(i < 40, `repository ${REPO} never showed the published packages`);
+      await page.waitForTimeout(500);
+      await page.reload();
+    }
+    await rrow.locator(`a[href="#/repos/${REPO}"]`).click();
+    await page.waitForFunction((r) => document.title === `Repository ${r} · kiln`, REPO);
+    await page.waitForSelector('#repo-packages table');
+    const prow = page.locator('#repo-packages tr', { hasText: 'web-growing-1-1.noarch' });
+    expect((await prow.locator('.sha').textContent()) === rpm.sha256,
+      'the published package is the signed one');
+    expect(await prow.locator(`a[href="#/jobs/${JOB}"]`).count() === 1, 'its job is linked');
+    await page.screenshot({ path: path.join(OUT, 'repo.png'), fullPage: true });
   }
   report.repos_status = repos.status;
 
