@@ -577,9 +577,6 @@ struct scheduler_web_asset {
 	size_t len;
 };
 extern const struct scheduler_web_asset scheduler_web_assets[];
-/* True when an If-None-Match value (a comma-separated list of "tag", W/"tag" or *) names
- * etag (with its quotes); weak comparison, as RFC 9110 asks for If-None-Match. */
-bool scheduler_etag_match(const char *inm, const char *etag);
 /* Take a sample of queue depth and verdicts when history_interval has passed (the serve
  * loop calls it); problems are logged and the sample skipped. */
 void scheduler_history_tick(struct scheduler *s, int64_t now_ms);

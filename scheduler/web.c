@@ -26,26 +26,6 @@ static const struct scheduler_web_asset *asset_find(const char *path)
 	return NULL;
 }
 
-bool scheduler_etag_match(const char *inm, const char *etag)
-{
-	size_t el = strlen(etag);
-	const char *p = inm;
-
-	while (p && *p) {
-		while (*p == ' ' || *p == '\t' || *p == ',')
-			p++;
-		if (*p == '*')
-			return true;
-		if (!strncmp(p, "W/", 2))
-			p += 2;
-		if (!strncmp(p, etag, el) &&
-		    (p[el] == '\0' || p[el] == ',' || p[el] == ' ' || p[el] == '\t'))
-			return true;
-		p = strchr(p, ',');
-	}
-	return false;
-}
-
 void scheduler_h_web(void *ctx, struct api_req *req, struct api_resp *resp)
 {
 	const char *name = api_req_param(req, 0);
@@ -65,7 +45,7 @@ void scheduler_h_web(void *ctx, struct api_req *req, struct api_resp *resp)
 	api_resp_header(resp, "X-Content-Type-Options", "nosniff");
 	api_resp_header(resp, "Referrer-Policy", "no-referrer");
 	inm = api_req_header(req, "If-None-Match");
-	if (inm && scheduler_etag_match(inm, a->etag)) {
+	if (inm && api_etag_match(inm, a->etag)) {
 		resp->status = 304;
 		resp->content_type = a->content_type;
 		return;

@@ -96,12 +96,14 @@ def test_host_mode_is_rpmbuild_like(kiln_bin, tmp_path):
 
 
 def test_fork_bomb_hits_the_pids_limit(kiln_bin, tmp_path):
-    body = "for i in $(seq 300); do sleep 30 & done; wait"
+    # a duration no other process uses, so the check below sees only this test's sleeps
+    nap = f"30.{os.getpid()}"
+    body = f"for i in $(seq 300); do sleep {nap} & done; wait"
     k = build(kiln_bin, tmp_path, body, "--pids-max", "64", "--timeout", "60")
     assert k.returncode == 1
     assert "(%build)" in k.stderr
     # Nothing of it is left on the host.
-    ps = subprocess.run(["pgrep", "-f", "sleep 30"], capture_output=True, text=True)
+    ps = subprocess.run(["pgrep", "-fx", f"sleep {nap}"], capture_output=True, text=True)
     assert ps.stdout.strip() == ""
 
 

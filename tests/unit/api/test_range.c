@@ -49,3 +49,20 @@ KILN_TEST(range_etag_match)
 	assert_false(api_etag_match("a-1", "\"a-1\""));
 	assert_false(api_etag_match("", "\"a-1\""));
 }
+
+KILN_TEST(range_etag_match_lists_weak_and_star)
+{
+	const char *tag = "\"0123456789abcdef\"";
+
+	assert_true(api_etag_match("\"0123456789abcdef\"", tag));
+	assert_true(api_etag_match("W/\"0123456789abcdef\"", tag));
+	assert_true(api_etag_match("\"x\", \"0123456789abcdef\"", tag));
+	assert_true(api_etag_match("\"x\",W/\"0123456789abcdef\" , \"y\"", tag));
+	assert_true(api_etag_match("*", tag));
+	assert_false(api_etag_match("", tag));
+	assert_false(api_etag_match("\"0123456789abcde\"", tag));
+	assert_false(api_etag_match("\"0123456789abcdef0\"", tag));
+	assert_false(api_etag_match("\"0123456789abcdef\"x", tag));
+	assert_false(api_etag_match("0123456789abcdef", tag));
+	assert_false(api_etag_match(",,, ", tag));
+}

@@ -3,23 +3,6 @@
 #include "tests/unit/harness.h"
 #include "scheduler/scheduler_int.h"
 
-KILN_TEST(web_etag_match_lists_weak_and_star)
-{
-	const char *tag = "\"0123456789abcdef\"";
-
-	assert_true(scheduler_etag_match("\"0123456789abcdef\"", tag));
-	assert_true(scheduler_etag_match("W/\"0123456789abcdef\"", tag));
-	assert_true(scheduler_etag_match("\"x\", \"0123456789abcdef\"", tag));
-	assert_true(scheduler_etag_match("\"x\",W/\"0123456789abcdef\" , \"y\"", tag));
-	assert_true(scheduler_etag_match("*", tag));
-	assert_false(scheduler_etag_match("", tag));
-	assert_false(scheduler_etag_match("\"0123456789abcde\"", tag));
-	assert_false(scheduler_etag_match("\"0123456789abcdef0\"", tag));
-	assert_false(scheduler_etag_match("\"0123456789abcdef\"x", tag));
-	assert_false(scheduler_etag_match("0123456789abcdef", tag));
-	assert_false(scheduler_etag_match(",,, ", tag));
-}
-
 KILN_TEST(web_assets_are_embedded_with_types_and_etags)
 {
 	const struct scheduler_web_asset *a;
