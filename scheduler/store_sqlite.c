@@ -1783,8 +1783,11 @@ static kiln_rc attestation_find(struct scheduler_store *base, const char *sha256
 	return rc;
 }
 
-static kiln_rc repro_undone(struct scheduler_store *base, int64_t since_ms, struct kiln_arena *a,
-                            int64_t **out, size_t *n, struct kiln_err *err)
+/* Up to 10,000 job ids from a query taking (since_ms, limit), into an array from a; what
+ * names the list in an error. */
+static kiln_rc ids_since(struct scheduler_store *base, enum q id, int64_t since_ms,
+                         struct kiln_arena *a, int64_t **out, size_t *n, const char *what,
+                         struct kiln_err *err)
 {
 	struct sq *s = reader((struct sq *)base);
 	size_t max = 10000;
@@ -1797,7 +1800,7 @@ static kiln_rc repro_undone(struct scheduler_store *base, int64_t since_ms, stru
 	if (!v)
 		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
 	pthread_mutex_lock(&s->lock);
-	st = stmt(s, Q_REPRO_UNDONE, err);
+	st = stmt(s, id, err);
 	if (st) {
 		sqlite3_bind_int64(st, 1, since_ms);
 		sqlite3_bind_int64(st, 2, (int64_t)max);
@@ -1805,12 +1808,19 @@ static kiln_rc repro_undone(struct scheduler_store *base, int64_t since_ms, stru
 			v[(*n)++] = sqlite3_column_int64(st, 0);
 		sqlite3_reset(st);
 	}
-	sq_unlock(s);
+	pthread_mutex_unlock(&s->lock); /* a read: the store version stays */
 	if (!st)
 		return KILN_EIO;
 	if (r != SQLITE_DONE && r != SQLITE_ROW)
-		return db_err(s, err, "unfinished reproducibility work");
+		return db_err(s, err, what);
 	return KILN_OK;
+}
+
+static kiln_rc repro_undone(struct scheduler_store *base, int64_t since_ms, struct kiln_arena *a,
+                            int64_t **out, size_t *n, struct kiln_err *err)
+{
+	return ids_since(base, Q_REPRO_UNDONE, since_ms, a, out, n,
+	                 "unfinished reproducibility work", err);
 }
 
 static kiln_rc repro_verdict_set(struct scheduler_store *base, int64_t id, const char *verdict,
@@ -2123,31 +2133,7 @@ static kiln_rc repo_unpublished(struct scheduler_store *base, int64_t since_ms,
                                 struct kiln_arena *a, int64_t **out, size_t *n,
                                 struct kiln_err *err)
 {
-	struct sq *s = reader((struct sq *)base);
-	size_t max = 10000;
-	int64_t *v = kiln_arena_array(a, max, sizeof(*v));
-	sqlite3_stmt *st;
-	int r = SQLITE_ERROR;
-
-	*n = 0;
-	*out = v;
-	if (!v)
-		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
-	pthread_mutex_lock(&s->lock);
-	st = stmt(s, Q_REPO_UNPUB, err);
-	if (st) {
-		sqlite3_bind_int64(st, 1, since_ms);
-		sqlite3_bind_int64(st, 2, (int64_t)max);
-		while (*n < max && (r = sqlite3_step(st)) == SQLITE_ROW)
-			v[(*n)++] = sqlite3_column_int64(st, 0);
-		sqlite3_reset(st);
-	}
-	pthread_mutex_unlock(&s->lock);
-	if (!st)
-		return KILN_EIO;
-	if (r != SQLITE_DONE && r != SQLITE_ROW)
-		return db_err(s, err, "jobs to publish");
-	return KILN_OK;
+	return ids_since(base, Q_REPO_UNPUB, since_ms, a, out, n, "jobs to publish", err);
 }
 
 static kiln_rc repo_state_put(struct scheduler_store *base, const char *name, int64_t revision,
