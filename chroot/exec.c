@@ -876,6 +876,15 @@ out:
 	return rc;
 }
 
+kiln_rc chroot_exec_env(const struct chroot_exec *ex, const char *const *env, struct kiln_arena *a,
+                        char ***out, struct kiln_err *err)
+{
+	const char *path;
+
+	return chroot_env_build(env, ex->kind == CHROOT_EXEC_SANDBOX ? ex->home : NULL, a, out,
+	                        &path, err);
+}
+
 kiln_rc chroot_sandbox_probe(const struct chroot_config *cfg, struct kiln_err *err)
 {
 	struct chroot_config c = *cfg;

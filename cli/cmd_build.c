@@ -292,6 +292,9 @@ int cli_cmd_build(int argc, char **argv)
 		goto out;
 	input = o.rebuild ? o.rebuild : o.recompile ? o.recompile : o.git ? o.git : argv[1];
 	worker_build_opts_init(&bo);
+	/* Only the JSON summary uses the outputs' sha256 (the reproducibility check asks for
+	 * it itself). */
+	bo.output_digests = o.json;
 	rc = build_steps(src.stage, o.short_circuit, &bo.steps, &bo.anyarch, &err);
 	if (rc) {
 		status = cli_usage_error(cmd, "%s", err.msg);

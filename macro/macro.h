@@ -45,6 +45,14 @@ typedef void (*macro_diag_fn)(void *data, enum kiln_log_level level, const char 
 typedef kiln_rc (*macro_shell_fn)(void *data, const char *cmd, struct kiln_buf *out,
                                   struct kiln_err *err);
 
+/* For shells that run elsewhere (the build sandbox): append cmd's stdout to out and return
+ * true when cmd is written in the side-effect-free shell subset of macro/shlite.c (variables,
+ * tests of strings and numbers, echo, if, && || ;), whose output depends only on the
+ * environment env the shell would start with ("NAME=value", NULL-terminated) and is the same
+ * under dash and bash. No process starts and nothing outside the process is read. false, out
+ * untouched, for anything else, and always with KILN_NO_SHLITE set: run the real shell. */
+bool macro_shell_inprocess(const char *cmd, const char *const *env, struct kiln_buf *out);
+
 /* A new, empty context holding only the built-ins. OUT: free with macro_ctx_free(). */
 struct macro_ctx *macro_ctx_new(struct kiln_err *err);
 void macro_ctx_free(struct macro_ctx *ctx);

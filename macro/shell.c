@@ -18,6 +18,11 @@ static bool shlite_disabled(void)
 	return v && *v && strcmp(v, "0");
 }
 
+bool macro_shell_inprocess(const char *cmd, const char *const *env, struct kiln_buf *out)
+{
+	return !shlite_disabled() && macro_shlite_run(cmd, env, 0, out);
+}
+
 kiln_rc macro_shell_host(void *data, const char *cmd, struct kiln_buf *out, struct kiln_err *err)
 {
 	static char sh[] = "sh", dash_c[] = "-c";

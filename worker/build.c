@@ -35,6 +35,7 @@ void worker_build_opts_init(struct worker_build_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->steps = WORKER_STEPS_A;
 	o->out_fd = STDOUT_FILENO;
+	o->output_digests = true;
 }
 
 const char *worker_build_expand(struct build *b, const char *s, struct kiln_err *err)
@@ -180,9 +181,11 @@ kiln_rc worker_build_output_add(struct build *b, const char *path, const char *k
 	o->arch = kiln_arena_strdup(&r->arena, arch);
 	if (!o->path || !o->name || !o->arch)
 		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
-	rc = util_digest_file_hex(UTIL_DIGEST_SHA256, path, o->sha256, err);
-	if (rc)
-		return rc;
+	if (b->o->output_digests) {
+		rc = util_digest_file_hex(UTIL_DIGEST_SHA256, path, o->sha256, err);
+		if (rc)
+			return rc;
+	}
 	r->noutputs++;
 	worker_build_log(b, "Wrote: %s\n", path);
 	return KILN_OK;

@@ -282,6 +282,7 @@ static kiln_rc verify_rerun(struct worker_verify_result *vr, const struct worker
 	if (rc)
 		goto out;
 	ko.sign_key = NULL; /* signatures are not what is compared */
+	ko.output_digests = true;
 	ko.steps &= ~(unsigned)(WORKER_STEP_RMSOURCE | WORKER_STEP_RMSPEC);
 	ko.quiet = true;
 	/* the locale stays: a local check keeps the packager's own output readable */
@@ -323,6 +324,7 @@ kiln_rc worker_build_verify(const struct worker_build_opts *o, const struct macr
 		rc = macro_expand_str(first, "%{_sourcedir}", &srcdir, err);
 	/* The reruns must not clean up what the first run needs, nor the first what they do. */
 	o1.steps &= ~(unsigned)(WORKER_STEP_RMSOURCE | WORKER_STEP_RMSPEC);
+	o1.output_digests = true; /* the comparison starts with each package's sha256 */
 	if (!rc)
 		rc = worker_build(&o1, first, &vr->first, err);
 	vr->npackages = vr->first.noutputs;

@@ -572,6 +572,9 @@ struct worker_build_opts {
 	/* Sign every written package with this key (sign/), NULL for none. Borrowed. */
 	const struct sign_key *sign_key;
 	const char *lang; /* LANG of the stages; NULL = C.UTF-8. Borrowed. */
+	/* Put each output's sha256 in the result (on by default). Off, sha256 is "": taking
+	 * it means reading every package once more, which rpmbuild's callers never need. */
+	bool output_digests;
 };
 void worker_build_opts_init(struct worker_build_opts *o);
 
@@ -580,7 +583,7 @@ struct worker_build_output {
 	const char *kind; /* "binary" or "source" */
 	const char *name; /* package name */
 	const char *arch; /* "x86_64", "noarch", "src" */
-	char sha256[65];
+	char sha256[65];  /* "" when worker_build_opts.output_digests was off */
 };
 
 struct worker_build_stage {

@@ -36,8 +36,9 @@ KILN_TEST(shell_through_the_macro_engine)
 	assert_ok(chroot_exec_new(&cfg, &ex, &err), &err);
 	sh.exec = ex;
 	macro_ctx_set_shell(ctx, chroot_shell_run, &sh);
-	assert_ok(macro_expand(ctx, "[%(echo $WHO)]", 14, &out, &err), &err);
-	assert_string_equal(out.ptr, "[sandbox]");
+	/* a pipe: past what the in-process subset answers, so the executor's shell runs it */
+	assert_ok(macro_expand(ctx, "[%(echo $WHO | tr a-z A-Z)]", 27, &out, &err), &err);
+	assert_string_equal(out.ptr, "[SANDBOX]");
 	macro_ctx_free(ctx);
 	chroot_exec_free(ex);
 	kiln_buf_release(&out);
@@ -88,4 +89,53 @@ KILN_TEST(shell_in_the_sandbox)
 	assert_string_equal(out.ptr, "shellhost\n/builddir\n");
 	chroot_exec_free(ex);
 	kiln_buf_release(&out);
+}
+
+/* Bodies that only test variables and echo are answered in-process with the environment the
+ * sandbox's shell gets (TZ forced by the executor, LANG defaulted): the answer must be the
+ * shell's, which KILN_NO_SHLITE=1 asks for. */
+KILN_TEST(shell_inprocess_answers_as_the_sandbox_shell)
+{
+	static const char *const bodies[] = {
+	    "echo \"$TZ $LANG $X\"",
+	    "[ -z \"$RPM_BUILD_NCPUS\" ] && RPM_BUILD_NCPUS=4; echo $RPM_BUILD_NCPUS",
+	    "if [ \"$X\" -gt 1 ]; then echo big; else echo small; fi",
+	    "echo ${UNSET}x; true || echo no",
+	};
+	struct chroot_config cfg;
+	struct chroot_exec *ex = NULL;
+	struct kiln_err err = KILN_ERR_INIT;
+	struct kiln_buf fast = KILN_BUF_INIT(KILN_MIB), slow = KILN_BUF_INIT(KILN_MIB);
+	const char *env[] = {"X=42", "LANG=C", NULL};
+	struct chroot_shell sh = {NULL, env, NULL, -1};
+	size_t i;
+
+	SANDBOX_OR_SKIP();
+	chroot_config_init(&cfg);
+	cfg.kind = CHROOT_EXEC_SANDBOX;
+	assert_ok(chroot_exec_new(&cfg, &ex, &err), &err);
+	sh.exec = ex;
+	for (i = 0; i < KILN_ARRAY_SIZE(bodies); i++) {
+		kiln_buf_reset(&fast);
+		kiln_buf_reset(&slow);
+		/* the fast path takes every one of them */
+		assert_true(macro_shell_inprocess(bodies[i], env, &fast));
+		kiln_buf_reset(&fast);
+		unsetenv("KILN_NO_SHLITE");
+		assert_ok(chroot_shell_run(&sh, bodies[i], &fast, &err), &err);
+		setenv("KILN_NO_SHLITE", "1", 1);
+		assert_ok(chroot_shell_run(&sh, bodies[i], &slow, &err), &err);
+		unsetenv("KILN_NO_SHLITE");
+		assert_int_equal(kiln_buf_finish(&fast, &err), KILN_OK);
+		assert_int_equal(kiln_buf_finish(&slow, &err), KILN_OK);
+		assert_string_equal(fast.ptr, slow.ptr);
+	}
+	/* HOME is the shell's own business: the sandbox's shell answers (the executor's HOME,
+	 * which the caller's env does not have). */
+	kiln_buf_reset(&fast);
+	assert_ok(chroot_shell_run(&sh, "echo $HOME", &fast, &err), &err);
+	assert_string_equal(fast.ptr, "/builddir\n");
+	chroot_exec_free(ex);
+	kiln_buf_release(&fast);
+	kiln_buf_release(&slow);
 }
