@@ -45,8 +45,9 @@ struct chroot_op {
 	enum chroot_op_kind kind;
 	unsigned flags;
 	unsigned mode;
-	char src[KILN_LIMIT_PATH]; /* host path (bind) or link text (symlink) */
-	char dst[KILN_LIMIT_PATH]; /* absolute, normalised path inside the sandbox */
+	/* Both shorter than KILN_LIMIT_PATH. In a plan, owned by it (chroot_plan_release). */
+	const char *src; /* host path (bind) or link text (symlink); "" for none */
+	const char *dst; /* absolute, normalised path inside the sandbox */
 };
 
 struct chroot_plan {

@@ -55,19 +55,23 @@ static bool dst_reserved(const char *dst)
 
 kiln_rc chroot_op_check(const struct chroot_op *op, struct kiln_err *err)
 {
+	const char *src = op->src ? op->src : ""; /* only binds and symlinks have one */
+
 	if (op->kind < CHROOT_OP_MKDIR || op->kind >= CHROOT_OP_KIND_END)
 		return kiln_err_set(err, KILN_EINVAL, "unknown sandbox operation %d",
 		                    (int)op->kind);
-	if (!memchr(op->dst, '\0', sizeof(op->dst)) || !memchr(op->src, '\0', sizeof(op->src)))
+	if (!op->dst)
+		return kiln_err_set(err, KILN_EINVAL, "sandbox operation without a path");
+	if (strnlen(op->dst, KILN_LIMIT_PATH) >= KILN_LIMIT_PATH ||
+	    strnlen(src, KILN_LIMIT_PATH) >= KILN_LIMIT_PATH)
 		return kiln_err_set(err, KILN_ELIMIT, "sandbox path too long");
 	if (op->dst[0] != '/' || !strcmp(op->dst, "/") || !path_is_normal(op->dst))
 		return kiln_err_set(err, KILN_EINVAL,
 		                    "sandbox path '%s' must be absolute, normalised and not '/'",
 		                    op->dst);
-	if (op->kind == CHROOT_OP_BIND && (op->src[0] != '/' || !path_is_normal(op->src)))
+	if (op->kind == CHROOT_OP_BIND && (src[0] != '/' || !path_is_normal(src)))
 		return kiln_err_set(err, KILN_EINVAL,
-		                    "bind source '%s' must be an absolute, normalised path",
-		                    op->src);
+		                    "bind source '%s' must be an absolute, normalised path", src);
 	switch (op->kind) {
 	case CHROOT_OP_BIND:
 	case CHROOT_OP_TMPFS:
@@ -78,7 +82,7 @@ kiln_rc chroot_op_check(const struct chroot_op *op, struct kiln_err *err)
 			                    "'%s' is under /proc, /sys or /dev, which the sandbox "
 			                    "provides itself",
 			                    op->dst);
-		if (op->kind == CHROOT_OP_SYMLINK && !op->src[0])
+		if (op->kind == CHROOT_OP_SYMLINK && !src[0])
 			return kiln_err_set(err, KILN_EINVAL, "empty link text for '%s'", op->dst);
 		return KILN_OK;
 	case CHROOT_OP_PROC:
@@ -99,6 +103,14 @@ kiln_rc chroot_op_check(const struct chroot_op *op, struct kiln_err *err)
 	return kiln_err_set(err, KILN_EINVAL, "unknown sandbox operation %d", (int)op->kind);
 }
 
+/* The plan's copies of an operation's strings (cast: the struct shows them const). */
+static void op_free(struct chroot_op *op)
+{
+	free((char *)op->src);
+	free((char *)op->dst);
+	op->src = op->dst = NULL;
+}
+
 kiln_rc chroot_plan_add(struct chroot_plan *p, enum chroot_op_kind kind, unsigned flags,
                         unsigned mode, const char *src, const char *dst, struct kiln_err *err)
 {
@@ -115,25 +127,35 @@ kiln_rc chroot_plan_add(struct chroot_plan *p, enum chroot_op_kind kind, unsigne
 		p->ops = ops;
 		p->cap = cap;
 	}
+	if (strlen(src ? src : "") >= KILN_LIMIT_PATH || strlen(dst) >= KILN_LIMIT_PATH)
+		return kiln_err_set(err, KILN_ELIMIT, "sandbox path too long: '%.200s'", dst);
 	op = &p->ops[p->n];
 	memset(op, 0, sizeof(*op));
 	op->kind = kind;
 	op->flags = flags;
 	op->mode = mode;
-	if (strlen(src ? src : "") >= sizeof(op->src) || strlen(dst) >= sizeof(op->dst))
-		return kiln_err_set(err, KILN_ELIMIT, "sandbox path too long: '%.200s'", dst);
-	snprintf(op->src, sizeof(op->src), "%s", src ? src : "");
-	snprintf(op->dst, sizeof(op->dst), "%s", dst);
-	if (chroot_op_check(op, err))
+	op->src = kiln_strdup(src ? src : "");
+	op->dst = kiln_strdup(dst);
+	if (!op->src || !op->dst) {
+		op_free(op);
+		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	}
+	if (chroot_op_check(op, err)) {
+		op_free(op);
 		return err ? err->code : KILN_EINVAL;
+	}
 	p->n++;
 	return KILN_OK;
 }
 
 void chroot_plan_release(struct chroot_plan *p)
 {
+	size_t i;
+
 	if (!p)
 		return;
+	for (i = 0; i < p->n; i++)
+		op_free(&p->ops[i]);
 	free(p->ops);
 	p->ops = NULL;
 	p->n = p->cap = 0;
@@ -155,11 +177,11 @@ static int path_cmp(const char *a, const char *b)
 	return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
 }
 
-static void slow_sort(struct chroot_plan *p)
+void chroot_plan_sort(struct chroot_plan *p)
 {
 	size_t i, j;
 
-	/* Out of memory for the index: sort in place (same order, more copying). */
+	/* Insertion sort: stable, and plans are short (tens of small entries). */
 	for (i = 1; i < p->n; i++) {
 		struct chroot_op tmp = p->ops[i];
 
@@ -167,39 +189,6 @@ static void slow_sort(struct chroot_plan *p)
 			p->ops[j] = p->ops[j - 1];
 		p->ops[j] = tmp;
 	}
-}
-
-void chroot_plan_sort(struct chroot_plan *p)
-{
-	struct chroot_op *sorted;
-	size_t *idx;
-	size_t i, j;
-
-	if (p->n < 2)
-		return;
-	/* Sort indices, not the 8 KiB operations themselves: each op is copied once. */
-	idx = kiln_calloc(p->n, sizeof(*idx));
-	sorted = kiln_calloc(p->n, sizeof(*sorted));
-	if (!idx || !sorted) {
-		free(idx);
-		free(sorted);
-		slow_sort(p);
-		return;
-	}
-	for (i = 0; i < p->n; i++) {
-		size_t k = i;
-
-		/* Insertion sort: stable, and plans are short (tens of entries). */
-		for (j = i; j > 0 && path_cmp(p->ops[idx[j - 1]].dst, p->ops[k].dst) > 0; j--)
-			idx[j] = idx[j - 1];
-		idx[j] = k;
-	}
-	for (i = 0; i < p->n; i++)
-		memcpy(&sorted[i], &p->ops[idx[i]], sizeof(*sorted));
-	free(p->ops);
-	p->ops = sorted;
-	p->cap = p->n;
-	free(idx);
 }
 
 static kiln_rc add_host_top(struct chroot_plan *p, struct kiln_err *err)

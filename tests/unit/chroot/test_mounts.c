@@ -28,14 +28,14 @@ static int check_tmpfs_root(void *arg)
 	memset(&op, 0, sizeof(op));
 	op.kind = CHROOT_OP_MKDIR;
 	op.mode = 0750;
-	snprintf(op.dst, sizeof(op.dst), "/a/b");
+	op.dst = "/a/b";
 	if (chroot_op_apply(root, &op, NULL))
 		return 2;
 	if (fstatat(root, "a/b", &st, 0) < 0 || !S_ISDIR(st.st_mode))
 		return 3;
 	op.kind = CHROOT_OP_SYMLINK;
-	snprintf(op.src, sizeof(op.src), "a");
-	snprintf(op.dst, sizeof(op.dst), "/link");
+	op.src = "a";
+	op.dst = "/link";
 	if (chroot_op_apply(root, &op, NULL) ||
 	    fstatat(root, "link", &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISLNK(st.st_mode))
 		return 4;
@@ -44,7 +44,7 @@ static int check_tmpfs_root(void *arg)
 		return 5;
 	op.kind = CHROOT_OP_TMPFS;
 	op.mode = 01777;
-	snprintf(op.dst, sizeof(op.dst), "/tmp");
+	op.dst = "/tmp";
 	if (chroot_op_apply(root, &op, NULL) || fstatat(root, "tmp", &st, 0) < 0 ||
 	    (st.st_mode & 07777) != 01777)
 		return 6;
@@ -92,12 +92,12 @@ static int check_bind(void *arg)
 	memset(&op, 0, sizeof(op));
 	op.kind = CHROOT_OP_BIND;
 	op.flags = CHROOT_OPF_RO;
-	snprintf(op.src, sizeof(op.src), "%s", src);
-	snprintf(op.dst, sizeof(op.dst), "/ro");
+	op.src = src;
+	op.dst = "/ro";
 	if (chroot_op_apply(root, &op, NULL))
 		return 2;
 	op.flags = 0;
-	snprintf(op.dst, sizeof(op.dst), "/deep/rw");
+	op.dst = "/deep/rw";
 	if (chroot_op_apply(root, &op, NULL))
 		return 3;
 	if (openat(root, "ro/file", O_RDONLY | O_CLOEXEC) < 0)
@@ -109,8 +109,9 @@ static int check_bind(void *arg)
 		return 6;
 	util_close(fd);
 	/* A missing source fails with the path, unless optional. */
-	snprintf(op.src, sizeof(op.src), "%s/missing", dir);
-	snprintf(op.dst, sizeof(op.dst), "/m");
+	snprintf(src, sizeof(src), "%s/missing", dir);
+	op.src = src;
+	op.dst = "/m";
 	if (chroot_op_apply(root, &op, NULL) == KILN_OK)
 		return 7;
 	op.flags = CHROOT_OPF_OPTIONAL;

@@ -10,8 +10,8 @@ static struct chroot_op make_op(enum chroot_op_kind kind, const char *src, const
 
 	memset(&op, 0, sizeof(op));
 	op.kind = kind;
-	snprintf(op.src, sizeof(op.src), "%s", src);
-	snprintf(op.dst, sizeof(op.dst), "%s", dst);
+	op.src = src; /* literals: the op outlives no test */
+	op.dst = dst;
 	return op;
 }
 
@@ -85,6 +85,40 @@ KILN_TEST(plan_sort_parents_first_and_stable)
 	assert_string_equal(p.ops[2].dst, "/a/b");
 	assert_string_equal(p.ops[3].dst, "/a-b");
 	chroot_plan_release(&p);
+}
+
+/* The plan keeps its own copies of the paths; over-long and missing ones are refused and
+ * leave the plan as it was. */
+KILN_TEST(plan_copies_paths_and_bounds_them)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	struct chroot_plan p = {0};
+	struct chroot_op op;
+	char dst[64], *big = kiln_malloc(KILN_LIMIT_PATH + 2);
+
+	assert_non_null(big);
+	snprintf(dst, sizeof(dst), "/x/y");
+	assert_ok(chroot_plan_add(&p, CHROOT_OP_BIND, 0, 0, "/src", dst, &err), &err);
+	dst[1] = 'z';
+	assert_string_equal(p.ops[0].dst, "/x/y");
+	memset(big, 'a', KILN_LIMIT_PATH + 1);
+	big[0] = '/';
+	big[KILN_LIMIT_PATH + 1] = '\0';
+	assert_int_equal(chroot_plan_add(&p, CHROOT_OP_TMPFS, 0, 0, NULL, big, &err), KILN_ELIMIT);
+	kiln_err_clear(&err);
+	assert_int_equal(chroot_plan_add(&p, CHROOT_OP_BIND, 0, 0, big, "/ok", &err), KILN_ELIMIT);
+	kiln_err_clear(&err);
+	assert_int_equal(chroot_plan_add(&p, CHROOT_OP_BIND, 0, 0, "rel", "/ok", &err),
+	                 KILN_EINVAL);
+	kiln_err_clear(&err);
+	assert_int_equal(p.n, 1);
+	op = make_op(CHROOT_OP_TMPFS, "", "/t");
+	op.dst = NULL;
+	assert_int_equal(chroot_op_check(&op, &err), KILN_EINVAL);
+	kiln_err_clear(&err);
+	chroot_plan_release(&p);
+	assert_int_equal(p.n, 0);
+	free(big);
 }
 
 KILN_TEST(plan_host_root)
