@@ -7,6 +7,9 @@
  */
 #include "util/util.h"
 
+#include <stdint.h>
+#include <sys/mman.h>
+
 #ifdef KILN_FAULT_INJECTION
 #include <stdatomic.h>
 
@@ -70,4 +73,67 @@ char *kiln_strndup(const char *s, size_t len)
 char *kiln_strdup(const char *s)
 {
 	return kiln_strndup(s, strlen(s));
+}
+
+/* util_bigmem: a block of UTIL_BIGMEM_MIN or more gets its own mapping, aligned to and sized
+ * in huge pages, with MADV_HUGEPAGE. A 16-byte-aligned header in front of what the caller
+ * gets says how the block was made: its mapping's length, or 0 for malloc. */
+#define BIGMEM_HDR 64
+#define BIGMEM_HUGE ((size_t)2 * 1024 * 1024)
+
+static void *bigmem_map(size_t size)
+{
+	size_t len, span, head;
+	char *p, *base;
+
+	if (!util_add_ok(size, BIGMEM_HDR + BIGMEM_HUGE - 1, &len))
+		return NULL;
+	len &= ~(BIGMEM_HUGE - 1);
+	/* One huge page more than needed, then the unaligned ends go back: the kernel only
+	 * backs aligned 2 MiB ranges with huge pages. */
+	if (!util_add_ok(len, BIGMEM_HUGE, &span))
+		return NULL;
+	base = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (base == MAP_FAILED)
+		return NULL;
+	head = (BIGMEM_HUGE - (uintptr_t)base % BIGMEM_HUGE) % BIGMEM_HUGE;
+	p = base + head;
+	if (head)
+		munmap(base, head);
+	if (span - head > len)
+		munmap(p + len, span - head - len);
+	/* Advice only: without transparent huge pages this is ordinary memory. */
+	(void)madvise(p, len, MADV_HUGEPAGE);
+	memcpy(p, &len, sizeof(len));
+	return p + BIGMEM_HDR;
+}
+
+void *util_bigmem_alloc(size_t size)
+{
+	size_t zero = 0, total;
+	char *p;
+
+	if (alloc_should_fail())
+		return NULL;
+	if (size >= UTIL_BIGMEM_MIN)
+		return bigmem_map(size);
+	if (!util_add_ok(size, BIGMEM_HDR, &total) || !(p = malloc(total)))
+		return NULL;
+	memcpy(p, &zero, sizeof(zero));
+	return p + BIGMEM_HDR;
+}
+
+void util_bigmem_free(void *ptr)
+{
+	char *p;
+	size_t len;
+
+	if (!ptr)
+		return;
+	p = (char *)ptr - BIGMEM_HDR;
+	memcpy(&len, p, sizeof(len));
+	if (len)
+		munmap(p, len);
+	else
+		free(p);
 }

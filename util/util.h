@@ -210,6 +210,16 @@ void *kiln_reallocarray(void *ptr, size_t n, size_t size);
 char *kiln_strdup(const char *s);
 char *kiln_strndup(const char *s, size_t len);
 
+/* Large working memory that is filled soon after (compressor tables and windows): blocks of
+ * UTIL_BIGMEM_MIN bytes or more are mapped on their own and offered to the kernel for huge
+ * pages (MADV_HUGEPAGE), smaller ones come from malloc. zstd -19 clears ~80 MiB of tables
+ * for a stream of unknown size: in 4 KiB pages that is 20,000 page faults, which on a
+ * virtual machine take longer than compressing a small payload. Not zeroed; 16-byte
+ * aligned; thread-safe. Free with util_bigmem_free (NULL is fine). */
+#define UTIL_BIGMEM_MIN ((size_t)2 * 1024 * 1024)
+void *util_bigmem_alloc(size_t size);
+void util_bigmem_free(void *ptr);
+
 /* Overflow-checked arithmetic: false when the result does not fit. */
 static inline bool util_add_ok(size_t a, size_t b, size_t *out)
 {
