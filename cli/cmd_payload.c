@@ -74,7 +74,7 @@ int cli_cmd_archive(int argc, char **argv)
 {
 	const struct cli_command *self = cli_command_find("archive");
 	struct kiln_buf out = KILN_BUF_INIT(KILN_LIMIT_PATH);
-	struct util_atomic_file f = {-1, NULL, NULL};
+	struct util_atomic_file f = {.fd = -1};
 	struct kiln_err err = KILN_ERR_INIT;
 	struct archive_opts o = {0};
 	enum payload_out how;

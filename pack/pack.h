@@ -413,6 +413,9 @@ struct pack_write_opts {
 	uint16_t archnum, osnum;       /* v4 lead; ignored for v6 (zero) */
 	bool rpmlib_deps;              /* add the payload/file rpmlib() requires (section 2.7) */
 	size_t reserved_space;         /* signature-header reservation, 0 = 4128 like rpm */
+	/* Do not fsync the package (util_atomic_file.nosync): for outputs the caller can build
+	 * again, as rpmbuild writes them. Still renamed into place whole. */
+	bool nosync;
 };
 
 /* Write a package to path atomically. hdr holds the caller's tags (NAME, VERSION, RELEASE,

@@ -98,7 +98,7 @@ static kiln_rc copy_range(int in, int out, uint64_t off, struct kiln_err *err)
 kiln_rc pack_sigheader_replace(const char *path, struct pack_header *sig, struct kiln_err *err)
 {
 	struct kiln_buf blob = KILN_BUF_INIT(KILN_LIMIT_SIG_DATA + 16 * KILN_LIMIT_SIG_TAGS + 32);
-	struct util_atomic_file f = {-1, NULL, NULL};
+	struct util_atomic_file f = {.fd = -1};
 	unsigned char lead[PACK_LEAD_SIZE];
 	struct pack_package p;
 	struct stat st;

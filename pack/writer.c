@@ -1041,6 +1041,7 @@ kiln_rc pack_write(const char *path, const struct pack_header *hdr, const struct
 		wr.payload_off = PACK_LEAD_SIZE + sig_size + (8 - sig_size % 8) % 8 + wr.hbuf.len;
 		rc = util_atomic_open(&wr.out, path, 0644, err);
 	}
+	wr.out.nosync = opts->nosync;
 	if (!rc && lseek(wr.out.fd, (off_t)wr.payload_off, SEEK_SET) < 0)
 		rc = kiln_err_sys(err, KILN_EIO, "seek in %s", path);
 	if (!rc)

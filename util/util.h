@@ -434,10 +434,14 @@ struct util_atomic_file {
 	int fd;     /* the temp file, -1 when closed */
 	char *path; /* owned: final path */
 	char *tmp;  /* owned: temp path, unlinked by abort */
+	/* Set after open to commit without the two fsyncs, for files the caller can make
+	 * again (build outputs): readers still never see a partial file while the system
+	 * runs, but after a crash the new name may hold a short file. */
+	bool nosync;
 };
 KILN_MUST_CHECK kiln_rc util_atomic_open(struct util_atomic_file *f, const char *path, mode_t mode,
                                          struct kiln_err *err);
-/* fsync, rename into place, fsync the directory; releases f. */
+/* fsync, rename into place, fsync the directory (no fsyncs with f->nosync); releases f. */
 KILN_MUST_CHECK kiln_rc util_atomic_commit(struct util_atomic_file *f, struct kiln_err *err);
 /* Remove the temp file and release f; safe on a zeroed or committed f. */
 void util_atomic_abort(struct util_atomic_file *f);

@@ -58,6 +58,29 @@ KILN_TEST(fs_atomic_abort_leaves_old_contents)
 	kiln_buf_release(&b);
 }
 
+/* nosync skips only the fsyncs: the file still appears whole under its name, and nothing
+ * is left under the temporary one. */
+KILN_TEST(fs_atomic_commit_without_sync)
+{
+	struct kiln_buf b = KILN_BUF_INIT(KILN_MIB);
+	struct kiln_err err = KILN_ERR_INIT;
+	struct util_atomic_file f;
+	char path[512], tmp[600];
+
+	snprintf(path, sizeof(path), "%s/nosync", kiln_test_tmpdir());
+	assert_ok(util_write_atomic(path, "old", 3, 0644, &err), &err);
+	assert_ok(util_atomic_open(&f, path, 0600, &err), &err);
+	assert_false(f.nosync);
+	f.nosync = true;
+	snprintf(tmp, sizeof(tmp), "%s", f.tmp);
+	assert_ok(util_write_all(f.fd, "new", 3, &err), &err);
+	assert_ok(util_atomic_commit(&f, &err), &err);
+	assert_ok(util_read_file(path, 100, &b, &err), &err);
+	assert_string_equal(b.ptr, "new");
+	assert_false(util_exists(tmp));
+	kiln_buf_release(&b);
+}
+
 KILN_TEST(fs_mkdir_p_rm_rf_copy)
 {
 	struct kiln_buf b = KILN_BUF_INIT(KILN_MIB);
