@@ -31,11 +31,17 @@
 #define CHROOT_COMMAND_STACK ((size_t)256 * 1024)   /* the command before exec: PATH search */
 #define CHROOT_INIT_STACK ((size_t)2 * 1024 * 1024) /* init: root setup, then reaping */
 
+/* Report err to kiln, then give the exit status to use. */
+static int child_failed(int fd, enum chroot_msg_kind kind, const struct kiln_err *err, int code)
+{
+	chroot_msg_send(fd, kind, err, 0);
+	return code;
+}
+
 KILN_NORETURN static void child_fail(int fd, enum chroot_msg_kind kind, const struct kiln_err *err,
                                      int code)
 {
-	chroot_msg_send(fd, kind, err, 0);
-	_exit(code);
+	_exit(child_failed(fd, kind, err, code));
 }
 
 int chroot_ns_flags(const struct chroot_exec *ex)
@@ -156,11 +162,6 @@ static kiln_rc build_root(const struct chroot_exec *ex, struct kiln_err *err)
 /* The processes below run on stacks of their own inside their parent's memory (CLONE_VM):
  * they end by returning their exit status to clone(), never through a noreturn call, which
  * AddressSanitizer could not follow on such a stack. */
-static int child_failed(int fd, enum chroot_msg_kind kind, const struct kiln_err *err, int code)
-{
-	chroot_msg_send(fd, kind, err, 0);
-	return code;
-}
 
 /* The command before exec, on init's memory (start_command): only system calls and the
  * error text on its own stack, no allocation, nothing init reads afterwards. */
