@@ -182,10 +182,12 @@ pid_t chroot_waitpid(pid_t pid, int *status, int flags);
 KILN_MUST_CHECK kiln_rc chroot_env_build(const char *const *env, const char *home,
                                          struct kiln_arena *a, char ***out, const char **path_out,
                                          struct kiln_err *err);
-/* The environment ex gives a command run with env (chroot_env_build with ex's HOME). OUT:
- * the NULL-terminated list, in a. */
+/* The environment ex gives a command run with env (chroot_env_build with ex's HOME): the one
+ * place that decides it, for runs and for in-process %(...) answers. OUT: the
+ * NULL-terminated list and (path_out, may be NULL) its PATH, in a. */
 KILN_MUST_CHECK kiln_rc chroot_exec_env(const struct chroot_exec *ex, const char *const *env,
-                                        struct kiln_arena *a, char ***out, struct kiln_err *err);
+                                        struct kiln_arena *a, char ***out, const char **path_out,
+                                        struct kiln_err *err);
 /* Copy a NULL-terminated argv into a (KILN_EINVAL when empty). */
 KILN_MUST_CHECK kiln_rc chroot_argv_copy(const char *const *argv, struct kiln_arena *a, char ***out,
                                          struct kiln_err *err);

@@ -789,6 +789,15 @@ static kiln_rc finish(struct runstate *st, int64_t timeout_ms, struct kiln_err *
 	return KILN_OK;
 }
 
+kiln_rc chroot_exec_env(const struct chroot_exec *ex, const char *const *env, struct kiln_arena *a,
+                        char ***out, const char **path_out, struct kiln_err *err)
+{
+	const char *path;
+
+	return chroot_env_build(env, ex->kind == CHROOT_EXEC_SANDBOX ? ex->home : NULL, a, out,
+	                        path_out ? path_out : &path, err);
+}
+
 static kiln_rc run_prepare(struct runstate *st, struct kiln_arena *a, struct chroot_child *c,
                            struct kiln_err *err)
 {
@@ -802,8 +811,7 @@ static kiln_rc run_prepare(struct runstate *st, struct kiln_arena *a, struct chr
 		                    run->cwd);
 	rc = chroot_argv_copy(run->argv, a, (char ***)&c->argv, err);
 	if (!rc)
-		rc = chroot_env_build(run->env, ex->kind == CHROOT_EXEC_SANDBOX ? ex->home : NULL,
-		                      a, (char ***)&c->envp, &c->path, err);
+		rc = chroot_exec_env(ex, run->env, a, (char ***)&c->envp, &c->path, err);
 	if (rc || !want_cgroup(&ex->cfg.limits))
 		return rc;
 	snprintf(name, sizeof(name), "kiln-%s-%u", ex->id, ex->runs);
@@ -874,15 +882,6 @@ out:
 		chroot_cgroup_run_destroy(&st.cg);
 	kiln_arena_release(&a);
 	return rc;
-}
-
-kiln_rc chroot_exec_env(const struct chroot_exec *ex, const char *const *env, struct kiln_arena *a,
-                        char ***out, struct kiln_err *err)
-{
-	const char *path;
-
-	return chroot_env_build(env, ex->kind == CHROOT_EXEC_SANDBOX ? ex->home : NULL, a, out,
-	                        &path, err);
 }
 
 kiln_rc chroot_sandbox_probe(const struct chroot_config *cfg, struct kiln_err *err)

@@ -19,7 +19,7 @@ static bool chroot_shell_inprocess(const struct chroot_shell *sh, const char *cm
 	bool ok;
 
 	kiln_arena_init(&a, KILN_LIMIT_ARENA);
-	ok = !chroot_exec_env(sh->exec, sh->env, &a, &env, &e) &&
+	ok = !chroot_exec_env(sh->exec, sh->env, &a, &env, NULL, &e) &&
 	     macro_shell_inprocess(cmd, (const char *const *)env, out);
 	kiln_arena_release(&a);
 	return ok;

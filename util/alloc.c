@@ -79,7 +79,7 @@ char *kiln_strdup(const char *s)
  * in huge pages, with MADV_HUGEPAGE. A 16-byte-aligned header in front of what the caller
  * gets says how the block was made: its mapping's length, or 0 for malloc. */
 #define BIGMEM_HDR 64
-#define BIGMEM_HUGE ((size_t)2 * 1024 * 1024)
+#define BIGMEM_HUGE UTIL_BIGMEM_MIN /* the threshold is the x86-64 huge page size */
 
 static void *bigmem_map(size_t size)
 {
