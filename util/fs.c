@@ -201,8 +201,8 @@ void util_atomic_abort(struct util_atomic_file *f)
 	f->path = NULL;
 }
 
-kiln_rc util_write_atomic(const char *path, const void *data, size_t len, mode_t mode,
-                          struct kiln_err *err)
+static kiln_rc write_atomic(const char *path, const void *data, size_t len, mode_t mode,
+                            bool nosync, struct kiln_err *err)
 {
 	struct util_atomic_file f;
 	kiln_rc rc;
@@ -210,6 +210,7 @@ kiln_rc util_write_atomic(const char *path, const void *data, size_t len, mode_t
 	rc = util_atomic_open(&f, path, mode, err);
 	if (rc)
 		return rc;
+	f.nosync = nosync;
 	rc = util_write_all(f.fd, data, len, err);
 	if (rc) {
 		kiln_err_wrap(err, "cannot write '%s'", path);
@@ -217,6 +218,18 @@ kiln_rc util_write_atomic(const char *path, const void *data, size_t len, mode_t
 		return rc;
 	}
 	return util_atomic_commit(&f, err);
+}
+
+kiln_rc util_write_atomic(const char *path, const void *data, size_t len, mode_t mode,
+                          struct kiln_err *err)
+{
+	return write_atomic(path, data, len, mode, false, err);
+}
+
+kiln_rc util_write_atomic_nosync(const char *path, const void *data, size_t len, mode_t mode,
+                                 struct kiln_err *err)
+{
+	return write_atomic(path, data, len, mode, true, err);
 }
 
 kiln_rc util_mkdir_p(const char *path, mode_t mode, struct kiln_err *err)

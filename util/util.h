@@ -428,6 +428,10 @@ KILN_MUST_CHECK kiln_rc util_read_fd(int fd, struct kiln_buf *out, struct kiln_e
  * fsync the directory. Readers see the old or the new contents, never a mix. */
 KILN_MUST_CHECK kiln_rc util_write_atomic(const char *path, const void *data, size_t len,
                                           mode_t mode, struct kiln_err *err);
+/* The same without the fsyncs (util_atomic_file.nosync), for scratch files the caller
+ * writes again on its next run (a build stage's script). */
+KILN_MUST_CHECK kiln_rc util_write_atomic_nosync(const char *path, const void *data, size_t len,
+                                                 mode_t mode, struct kiln_err *err);
 
 /* Streaming form of util_write_atomic for large outputs. */
 struct util_atomic_file {

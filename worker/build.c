@@ -465,7 +465,8 @@ static kiln_rc build_stage_run(struct build *b, enum spec_section sec, const cha
 		rc = kiln_err_set(err, KILN_ENOMEM, "out of memory");
 		goto out;
 	}
-	rc = util_write_atomic(hscript, text.ptr, text.len, 0755, err);
+	/* Made again by every run, like rpmbuild's mkstemp scripts: no fsync. */
+	rc = util_write_atomic_nosync(hscript, text.ptr, text.len, 0755, err);
 	if (!rc)
 		rc = build_argv_split(b, cmd, script, &argv, err);
 	if (rc)

@@ -81,6 +81,28 @@ KILN_TEST(fs_atomic_commit_without_sync)
 	kiln_buf_release(&b);
 }
 
+/* The scratch-file form replaces whole files with the mode asked for, like the synced one. */
+KILN_TEST(fs_write_atomic_nosync_replaces)
+{
+	struct kiln_buf b = KILN_BUF_INIT(KILN_MIB);
+	struct kiln_err err = KILN_ERR_INIT;
+	struct stat st;
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/scratch.sh", kiln_test_tmpdir());
+	assert_ok(util_write_atomic_nosync(path, "first\n", 6, 0755, &err), &err);
+	assert_ok(util_write_atomic_nosync(path, "2nd\n", 4, 0755, &err), &err);
+	assert_ok(util_read_file(path, 100, &b, &err), &err);
+	assert_string_equal(b.ptr, "2nd\n");
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0755);
+	assert_int_not_equal(util_write_atomic_nosync("/nonexistent/dir/x", "x", 1, 0644, &err),
+	                     KILN_OK);
+	assert_non_null(strstr(err.msg, "/nonexistent/dir/x"));
+	kiln_err_clear(&err);
+	kiln_buf_release(&b);
+}
+
 KILN_TEST(fs_mkdir_p_rm_rf_copy)
 {
 	struct kiln_buf b = KILN_BUF_INIT(KILN_MIB);
