@@ -416,6 +416,17 @@ struct pack_write_opts {
 	/* Do not fsync the package (util_atomic_file.nosync): for outputs the caller can build
 	 * again, as rpmbuild writes them. Still renamed into place whole. */
 	bool nosync;
+	/* Optional work the caller finishes while the payload is compressed: pack_write
+	 * starts the payload on a thread of its own, then calls overlap(overlap_arg) on the
+	 * calling thread before it reads hdr or the files' color, fclass and mime, which the
+	 * callback may still fill in (through the caller's own pointers; the payload reads
+	 * none of them). A non-zero return stops the payload and is pack_write's error. The
+	 * output bytes are the same as without it. */
+	kiln_rc (*overlap)(void *arg, struct kiln_err *err);
+	void *overlap_arg;
+	/* Compressed bytes held in memory until the header is done; past it the payload
+	 * waits for the callback. 0 = 64 MiB. */
+	size_t overlap_spill_max;
 };
 
 /* Write a package to path atomically. hdr holds the caller's tags (NAME, VERSION, RELEASE,

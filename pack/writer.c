@@ -7,10 +7,15 @@
  * the payload streamed through cpio -> digests -> compressor -> digests -> file (computing
  * the file digests on the way), then the real main header, then the signature header, then
  * the lead. Nothing depends on the clock, the host or the order files were given in.
+ *
+ * With pack_write_opts.overlap the payload starts on a thread of its own while the caller
+ * finishes the header's inputs (file classes, dependencies) on its thread; the compressed
+ * bytes wait in memory until the header's size, and so the payload's offset, is known.
  */
 #include "util/util.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -20,6 +25,7 @@
 #define RPMLIB_FLAGS (SPEC_DEP_RPMLIB | SPEC_DEP_LESS | SPEC_DEP_EQUAL)
 #define RESERVED_DEFAULT 4128 /* 32 + %__gpg_reserved_space 4096, like rpmbuild */
 #define U32_LIMIT 0xffffffffull
+#define SPILL_MAX_DEFAULT (64 * KILN_MIB) /* pack_write_opts.overlap_spill_max */
 
 void pack_write_opts_init(struct pack_write_opts *o)
 {
@@ -64,6 +70,15 @@ struct writer {
 	struct kiln_buf hbuf;                /* encoded main header */
 	char zeros[2 * UTIL_DIGEST_MAX + 1]; /* placeholder file digest */
 	struct kiln_err *err;
+	/* Overlapped payload (opts->overlap). mu guards ready, stop and spill; flushed is the
+	 * payload thread's own. */
+	bool overlap, flushed;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool ready; /* out.fd is positioned at payload_off */
+	bool stop;  /* the caller failed: end the payload */
+	struct kiln_buf spill;
+	size_t spill_max;
 };
 
 static const enum util_digest_algo pdig_algo[3] = {UTIL_DIGEST_SHA256, UTIL_DIGEST_SHA512,
@@ -418,8 +433,9 @@ out:
 	return rc;
 }
 
-/* FILEDIGESTS from the digests computed while writing the payload. */
-static kiln_rc digest_tag(struct writer *wr, struct kiln_err *err)
+/* FILEDIGESTS from the digests computed while writing the payload, or (placeholders) zeros
+ * of the final length: the payload may be running on another thread then. */
+static kiln_rc digest_tag(struct writer *wr, bool placeholders, struct kiln_err *err)
 {
 	const char **d = kiln_calloc(wr->n ? wr->n : 1, sizeof(*d));
 	size_t i;
@@ -429,9 +445,8 @@ static kiln_rc digest_tag(struct writer *wr, struct kiln_err *err)
 		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
 	for (i = 0; i < wr->n; i++) {
 		const struct wfile *w = &wr->files[i];
-		const char *dg = wr->files[w->leader].digest;
+		const char *dg = placeholders ? NULL : wr->files[w->leader].digest;
 
-		/* Before the payload is written: zeros of the final length as placeholders. */
 		if (!dg && S_ISREG(w->f->mode) && in_payload(w))
 			dg = wr->zeros;
 		d[i] = or_empty(dg);
@@ -603,7 +618,7 @@ static kiln_rc build_header(struct writer *wr, const struct pack_header *in, str
 	if (!rc && wr->n)
 		rc = file_tags(wr, err);
 	if (!rc && wr->n)
-		rc = digest_tag(wr, err); /* placeholders: "" until the payload is written */
+		rc = digest_tag(wr, true, err);
 	/* Also without files, as rpmbuild does. */
 	if (!rc && (wr->o->format == 6 || wr->o->fdigest != UTIL_DIGEST_MD5))
 		rc = pack_header_put_u32(&wr->h, SPEC_TAG_FILEDIGESTALGO,
@@ -624,6 +639,33 @@ static kiln_rc build_header(struct writer *wr, const struct pack_header *in, str
 /* ---------------------------------------------------------------------------------------- */
 /* Payload */
 
+/* The payload thread's output while overlapped: kept until the caller has positioned the
+ * file, then the kept bytes and everything after go to the file. */
+static kiln_rc spill_write(struct writer *wr, const void *data, size_t len, struct kiln_err *err)
+{
+	kiln_rc rc = KILN_OK;
+	bool ready;
+
+	pthread_mutex_lock(&wr->mu);
+	while (!wr->ready && !wr->stop && wr->spill.len + len > wr->spill_max)
+		pthread_cond_wait(&wr->cv, &wr->mu);
+	ready = wr->ready;
+	if (wr->stop) {
+		rc = kiln_err_set(err, KILN_ECANCEL, "payload stopped");
+	} else if (!ready) {
+		kiln_buf_add(&wr->spill, data, len);
+		rc = kiln_buf_finish(&wr->spill, err);
+	}
+	pthread_mutex_unlock(&wr->mu);
+	if (rc || !ready)
+		return rc;
+	/* ready is set once and spill is no longer touched by the caller's thread. */
+	wr->flushed = true;
+	rc = util_write_all(wr->out.fd, wr->spill.ptr, wr->spill.len, err);
+	kiln_buf_reset(&wr->spill);
+	return rc ? rc : util_write_all(wr->out.fd, data, len, err);
+}
+
 static kiln_rc file_sink_write(struct pack_sink *s, const void *data, size_t len,
                                struct kiln_err *err)
 {
@@ -635,6 +677,8 @@ static kiln_rc file_sink_write(struct pack_sink *s, const void *data, size_t len
 			util_digest_update(&wr->cdig[i], data, len);
 	}
 	wr->csize += len;
+	if (wr->overlap && !wr->flushed)
+		return spill_write(wr, data, len, err);
 	return util_write_all(wr->out.fd, data, len, err);
 }
 
@@ -832,7 +876,7 @@ static kiln_rc fill_payload_digests(struct writer *wr, struct kiln_err *err)
 	if (!rc && wr->o->format == 6)
 		rc = pack_header_put_u64(&wr->h, SPEC_TAG_PAYLOADSIZEALT, wr->usize, err);
 	if (!rc && wr->n)
-		rc = digest_tag(wr, err);
+		rc = digest_tag(wr, false, err);
 	return rc;
 }
 
@@ -1005,12 +1049,104 @@ static kiln_rc check_opts(const struct pack_write_opts *o, struct kiln_err *err)
 	return KILN_OK;
 }
 
+/* The main header with placeholders, the signature header with placeholders, and where
+ * the payload starts. */
+static kiln_rc plan_headers(struct writer *wr, const struct pack_header *hdr, size_t *sig_size,
+                            struct kiln_err *err)
+{
+	char z40[41], z64[65];
+	unsigned char z16[16];
+	kiln_rc rc;
+
+	memset(z40, '0', 40);
+	z40[40] = '\0';
+	memset(z64, '0', 64);
+	z64[64] = '\0';
+	memset(z16, 0, sizeof(z16));
+	rc = build_header(wr, hdr, err);
+	/* Placeholders fix the sizes of both headers before the payload is placed. */
+	if (!rc)
+		rc = build_sig(wr, z40, z64, z64, z16, 0, 0, err);
+	if (!rc)
+		rc = pack_header_write(&wr->h, SPEC_TAG_HEADERIMMUTABLE, &wr->hbuf, err);
+	if (rc)
+		return rc;
+	*sig_size = pack_header_size(&wr->sig, PACK_SIGTAG_HEADERSIGNATURES);
+	wr->payload_off = PACK_LEAD_SIZE + *sig_size + (8 - *sig_size % 8) % 8 + wr->hbuf.len;
+	if (lseek(wr->out.fd, (off_t)wr->payload_off, SEEK_SET) < 0)
+		return kiln_err_sys(err, KILN_EIO, "seek");
+	return KILN_OK;
+}
+
+struct payload_job {
+	struct writer *wr;
+	struct kiln_err err;
+	kiln_rc rc;
+};
+
+static void *payload_main(void *arg)
+{
+	struct payload_job *j = arg;
+
+	j->rc = write_payload(j->wr, &j->err);
+	return NULL;
+}
+
+/* The payload on a thread of its own while the caller's overlap work and the headers run
+ * here; its bytes are kept in wr->spill until the file is positioned. */
+static kiln_rc write_overlapped(struct writer *wr, const struct pack_header *hdr, size_t *sig_size,
+                                struct kiln_err *err)
+{
+	struct payload_job job = {wr, KILN_ERR_INIT, KILN_OK};
+	pthread_t t;
+	kiln_rc rc;
+	int e;
+
+	wr->overlap = true;
+	wr->spill_max = wr->o->overlap_spill_max ? wr->o->overlap_spill_max : SPILL_MAX_DEFAULT;
+	kiln_buf_init(&wr->spill, wr->spill_max); /* spill_write waits rather than pass it */
+	if (pthread_mutex_init(&wr->mu, NULL))
+		return kiln_err_set(err, KILN_ENOMEM, "cannot make a mutex");
+	if (pthread_cond_init(&wr->cv, NULL)) {
+		pthread_mutex_destroy(&wr->mu);
+		return kiln_err_set(err, KILN_ENOMEM, "cannot make a condition variable");
+	}
+	e = pthread_create(&t, NULL, payload_main, &job);
+	if (e) {
+		errno = e;
+		rc = kiln_err_sys(err, KILN_EIO, "cannot start the payload thread");
+		goto out;
+	}
+	rc = wr->o->overlap(wr->o->overlap_arg, err);
+	if (!rc)
+		rc = plan_headers(wr, hdr, sig_size, err);
+	pthread_mutex_lock(&wr->mu);
+	if (rc)
+		wr->stop = true;
+	else
+		wr->ready = true;
+	pthread_cond_broadcast(&wr->cv);
+	pthread_mutex_unlock(&wr->mu);
+	pthread_join(t, NULL);
+	if (!rc && job.rc) {
+		kiln_err_merge(err, &job.err);
+		rc = job.rc;
+	}
+	/* A payload that ended before the file was positioned is still all in memory. */
+	if (!rc && wr->spill.len)
+		rc = util_write_all(wr->out.fd, wr->spill.ptr, wr->spill.len, err);
+out:
+	kiln_err_clear(&job.err);
+	kiln_buf_release(&wr->spill);
+	pthread_cond_destroy(&wr->cv);
+	pthread_mutex_destroy(&wr->mu);
+	return rc;
+}
+
 kiln_rc pack_write(const char *path, const struct pack_header *hdr, const struct pack_file *files,
                    size_t n, const struct pack_write_opts *opts, struct kiln_err *err)
 {
 	struct writer wr;
-	char z40[41], z64[65];
-	unsigned char z16[16];
 	size_t sig_size = 0, i;
 	kiln_rc rc = check_opts(opts, err);
 
@@ -1021,31 +1157,19 @@ kiln_rc pack_write(const char *path, const struct pack_header *hdr, const struct
 	pack_header_init(&wr.h);
 	pack_header_init(&wr.sig);
 	kiln_buf_init(&wr.hbuf, KILN_LIMIT_HEADER_DATA + 16 * KILN_LIMIT_HEADER_TAGS + 16);
-	memset(z40, '0', 40);
-	z40[40] = '\0';
-	memset(z64, '0', 64);
-	z64[64] = '\0';
-	memset(z16, 0, sizeof(z16));
 	memset(wr.zeros, '0', 2 * util_digest_size(opts->fdigest));
 	if (!rc)
 		rc = prepare_files(&wr, files, n, err);
 	if (!rc)
-		rc = build_header(&wr, hdr, err);
-	/* Placeholders fix the sizes of both headers before the payload is written. */
-	if (!rc)
-		rc = build_sig(&wr, z40, z64, z64, z16, 0, 0, err);
-	if (!rc)
-		rc = pack_header_write(&wr.h, SPEC_TAG_HEADERIMMUTABLE, &wr.hbuf, err);
-	if (!rc) {
-		sig_size = pack_header_size(&wr.sig, PACK_SIGTAG_HEADERSIGNATURES);
-		wr.payload_off = PACK_LEAD_SIZE + sig_size + (8 - sig_size % 8) % 8 + wr.hbuf.len;
 		rc = util_atomic_open(&wr.out, path, 0644, err);
-	}
 	wr.out.nosync = opts->nosync;
-	if (!rc && lseek(wr.out.fd, (off_t)wr.payload_off, SEEK_SET) < 0)
-		rc = kiln_err_sys(err, KILN_EIO, "seek in %s", path);
-	if (!rc)
-		rc = write_payload(&wr, err);
+	if (!rc && opts->overlap) {
+		rc = write_overlapped(&wr, hdr, &sig_size, err);
+	} else if (!rc) {
+		rc = plan_headers(&wr, hdr, &sig_size, err);
+		if (!rc)
+			rc = write_payload(&wr, err);
+	}
 	if (!rc)
 		rc = finish_file(&wr, sig_size, err);
 	if (!rc)

@@ -72,7 +72,6 @@ struct fl {
 	uint32_t now;
 	bool failed;
 	kiln_rc fatal; /* ENOMEM / EIO: stop */
-	magic_t ms, mime;
 };
 
 /* ---------------------------------------------------------------------------------------- */
@@ -544,22 +543,34 @@ uint32_t worker_elf_color_fd(int fd)
 	return h[4];
 }
 
-static kiln_rc magic_init(struct fl *fl)
+/* libmagic cookies for one list: a description cookie for v4's FILECLASS or a MIME cookie
+ * for v6, never both (each load is a parse of the whole magic database). */
+struct magic_pair {
+	magic_t ms, mime;
+};
+
+static kiln_rc magic_pair_open(struct magic_pair *m, int rpmformat, struct kiln_err *err)
 {
 	int flags = MAGIC_CHECK | MAGIC_COMPRESS | MAGIC_NO_CHECK_TOKENS | MAGIC_ERROR;
+	magic_t *c = rpmformat == 6 ? &m->mime : &m->ms;
 
-	if (fl->ms)
-		return KILN_OK;
-	if (util_dl_ready(&worker_libmagic_dl, fl->err))
-		return fl->err && fl->err->code ? fl->err->code : KILN_ENOTFOUND;
-	fl->ms = magic_open(flags);
-	fl->mime = magic_open(flags | MAGIC_MIME_TYPE);
-	if (!fl->ms || !fl->mime)
-		return kiln_err_set(fl->err, KILN_ENOMEM, "magic_open failed");
-	if (magic_load(fl->ms, NULL) || magic_load(fl->mime, NULL))
-		return kiln_err_set(fl->err, KILN_EIO, "magic_load failed: %s",
-		                    magic_error(fl->ms) ? magic_error(fl->ms) : "unknown error");
+	if (util_dl_ready(&worker_libmagic_dl, err))
+		return err && err->code ? err->code : KILN_ENOTFOUND;
+	*c = magic_open(rpmformat == 6 ? flags | MAGIC_MIME_TYPE : flags);
+	if (!*c)
+		return kiln_err_set(err, KILN_ENOMEM, "magic_open failed");
+	if (magic_load(*c, NULL))
+		return kiln_err_set(err, KILN_EIO, "magic_load failed: %s",
+		                    magic_error(*c) ? magic_error(*c) : "unknown error");
 	return KILN_OK;
+}
+
+static void magic_pair_close(struct magic_pair *m)
+{
+	if (m->ms)
+		magic_close(m->ms);
+	if (m->mime)
+		magic_close(m->mime);
 }
 
 static const char *type_desc(uint32_t mode)
@@ -606,35 +617,52 @@ static const char *magic_ask(magic_t m, const char *path, const char *fallback)
 	return r;
 }
 
-static kiln_rc classify(struct fl *fl, const struct rec *r, struct pack_file *f)
+/* FILECLASS or MIME type and FILECOLORS of one file; disk is where it is in the buildroot. */
+static kiln_rc classify(const struct magic_pair *m, const char *disk, struct pack_file *f,
+                        struct kiln_arena *a, struct kiln_err *err)
 {
-	struct kiln_arena *a = &fl->out->arena;
-	const char *desc = type_desc(r->mode);
-	const char *mime = skipped_match(r->disk, true);
+	const char *desc = type_desc(f->mode);
+	const char *mime = skipped_match(disk, true);
 
 	/* libmagic is most of the cost of packaging many small files: ask only for what the
 	 * package format stores (FILECLASS in v4, MIME types in v6). */
-	bool want_desc = fl->o->rpmformat != 6, want_mime = fl->o->rpmformat == 6;
+	bool want_desc = m->ms != NULL, want_mime = m->mime != NULL;
 
 	if (!desc)
-		desc = skipped_match(r->disk, false);
-	if (!strncmp(r->cpio, "/dev/", 5) && !type_desc(r->mode))
+		desc = skipped_match(disk, false);
+	if (!strncmp(f->path, "/dev/", 5) && !type_desc(f->mode))
 		desc = "";
 	else if (!desc)
-		desc = want_desc ? magic_ask(fl->ms, r->disk, "data") : "";
+		desc = want_desc ? magic_ask(m->ms, disk, "data") : "";
 	if (!mime)
-		mime = want_mime ? magic_ask(fl->mime, r->disk, "application/octet-stream") : "";
+		mime = want_mime ? magic_ask(m->mime, disk, "application/octet-stream") : "";
 	f->fclass = worker_fileclass_kept(desc) ? kiln_arena_strdup(a, desc) : "";
 	f->mime = kiln_arena_strdup(a, mime);
-	if (S_ISREG(r->mode) && (r->mode & 0111)) {
-		int fd = open(r->disk, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (S_ISREG(f->mode) && (f->mode & 0111)) {
+		int fd = open(disk, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 
 		if (fd >= 0) {
 			f->color = worker_elf_color_fd(fd);
 			util_close(fd);
 		}
 	}
-	return kiln_arena_finish(a, fl->err);
+	return kiln_arena_finish(a, err);
+}
+
+kiln_rc worker_filelist_classify(struct worker_filelist *l, int rpmformat, struct kiln_err *err)
+{
+	struct magic_pair m = {NULL, NULL};
+	kiln_rc rc = KILN_OK;
+	size_t i;
+
+	if (l->classified || !l->n)
+		return KILN_OK;
+	rc = magic_pair_open(&m, rpmformat, err);
+	for (i = 0; !rc && i < l->n; i++)
+		rc = classify(&m, l->disk[i], &l->files[i], &l->arena, err);
+	magic_pair_close(&m);
+	l->classified = !rc;
+	return rc;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -1604,7 +1632,8 @@ static kiln_rc rec_to_file(struct fl *fl, size_t i, struct pack_file *f)
 	f->rdev = (uint32_t)r->st.st_rdev;
 	f->size = S_ISDIR(r->mode) ? 0 : (uint64_t)r->st.st_size;
 	f->hardlink = rec_hardlink(fl, i);
-	return classify(fl, r, f);
+	fl->out->disk[fl->out->n] = r->disk;
+	return KILN_OK;
 }
 
 static kiln_rc finish(struct fl *fl)
@@ -1626,15 +1655,18 @@ static kiln_rc finish(struct fl *fl)
 		}
 	}
 	out->files = kiln_arena_array(&out->arena, fl->nrecs ? fl->nrecs : 1, sizeof(*out->files));
-	if (!out->files)
+	out->disk = kiln_arena_array(&out->arena, fl->nrecs ? fl->nrecs : 1, sizeof(*out->disk));
+	if (!out->files || !out->disk)
 		return fl_nomem(fl);
 	out->cap = fl->nrecs;
-	if (fl->nrecs)
-		rc = magic_init(fl);
 	for (i = 0; !rc && i < fl->nrecs; i++) {
-		if (fl->recs[i].cpio && !(fl->recs[i].flags & FL_EXCLUDE))
-			rc = rec_to_file(fl, i, &out->files[out->n++]);
+		if (fl->recs[i].cpio && !(fl->recs[i].flags & FL_EXCLUDE)) {
+			rc = rec_to_file(fl, i, &out->files[out->n]);
+			out->n++;
+		}
 	}
+	if (!rc && !fl->o->defer_classify)
+		rc = worker_filelist_classify(out, fl->o->rpmformat, fl->err);
 	return rc;
 }
 
@@ -1754,10 +1786,6 @@ kiln_rc worker_filelist_collect(struct worker_filelist *out, struct spec *spec,
 	util_close(fl.rootfd);
 	free(fl.realroot);
 	free(fl.recs);
-	if (fl.ms)
-		magic_close(fl.ms);
-	if (fl.mime)
-		magic_close(fl.mime);
 	return rc;
 }
 

@@ -267,11 +267,31 @@ static kiln_rc pkg_deps(struct build *b, struct spec_package *pkg, struct pack_h
 	return rc;
 }
 
+/* What a binary package's header still needs once its payload is under way. */
+struct pkg_late {
+	struct build *b;
+	struct spec_package *pkg;
+	struct worker_filelist *fl;
+	struct pack_header *h;
+	int format;
+};
+
+/* Runs while pack_write compresses the payload on another thread: libmagic and the
+ * dependency generators read the buildroot alongside it. */
+static kiln_rc pkg_late_run(void *arg, struct kiln_err *err)
+{
+	struct pkg_late *l = arg;
+	kiln_rc rc = worker_filelist_classify(l->fl, l->format, err);
+
+	return rc ? rc : pkg_deps(l->b, l->pkg, l->h, l->fl, err);
+}
+
 static kiln_rc pkg_binary_write(struct build *b, struct spec_package *pkg,
-                                const struct worker_filelist *fl, struct kiln_err *err)
+                                struct worker_filelist *fl, struct kiln_err *err)
 {
 	struct pack_header h;
 	struct pack_write_opts wo;
+	struct pkg_late late;
 	const char *path, *srpm, *arch;
 	kiln_rc rc;
 
@@ -284,12 +304,13 @@ static kiln_rc pkg_binary_write(struct build *b, struct spec_package *pkg,
 	srpm = pkg_srpm_name(b);
 	if (!rc)
 		rc = srpm ? pack_header_put_string(&h, SPEC_TAG_SOURCERPM, srpm, err) : KILN_ENOMEM;
-	if (!rc)
-		rc = pkg_deps(b, pkg, &h, fl, err);
 	path = rc ? NULL : pkg_filename(b, pkg->tags, err);
 	if (!rc && !path)
 		rc = err->code ? err->code : KILN_ENOMEM;
 	arch = spec_tagset_get_str(pkg->tags, SPEC_TAG_ARCH);
+	late = (struct pkg_late){b, pkg, fl, &h, wo.format};
+	wo.overlap = pkg_late_run;
+	wo.overlap_arg = &late;
 	if (!rc)
 		rc =
 		    pkg_write(b, path, &h, fl->files, fl->n, &wo, "binary",
@@ -324,6 +345,7 @@ kiln_rc worker_build_binaries(struct build *b, bool write, struct kiln_err *err)
 	fo.now = (uint32_t)b->res->buildtime; /* %ghost mtimes: reproducible */
 	rc = pkg_write_opts(b, false, &wo, err);
 	fo.rpmformat = wo.format;
+	fo.defer_classify = true; /* done by pkg_late_run, alongside the payload */
 	if (!rc)
 		rc = worker_build_mtime_clamp(b, &fo.clamp_mtime, &fo.clamp_to, err);
 	/* A spec without %install still has a (then empty) buildroot. */

@@ -43,7 +43,10 @@
  * the list's arena; release with worker_filelist_release(). */
 struct worker_filelist {
 	struct pack_file *files; /* sorted by path */
+	const char **disk;       /* files[i] in the buildroot on the host (symlinked parents
+	                          * resolved), what classification reads */
 	size_t n, cap;
+	bool classified; /* color, fclass and mime filled (worker_filelist_classify) */
 	struct kiln_arena arena;
 	/* Buildroot-relative disk paths ("/usr/bin/x", symlinked parents resolved, before
 	 * RemovePathPostfixes) of every regular file and symlink the %files lines matched:
@@ -72,6 +75,9 @@ struct worker_filelist_opts {
 	/* The package format the list is for: 6 classifies files by MIME type only (v6
 	 * stores MIME types), anything else by libmagic description only (v4's FILECLASS). */
 	int rpmformat;
+	/* Leave classification to a later worker_filelist_classify() (the package writer runs
+	 * it while the payload is compressed). */
+	bool defer_classify;
 };
 
 /* Collect pkg's files: read its %files -f lists (relative to o->builddir, parsed into
@@ -94,6 +100,14 @@ KILN_MUST_CHECK kiln_rc worker_filelist_collect(struct worker_filelist *out, str
                                                 struct spec_package *pkg,
                                                 const struct worker_filelist_opts *o,
                                                 struct kiln_err *err);
+
+/* Classify a collected list's files for a package of format rpmformat (4 or 6): libmagic's
+ * description (v4 FILECLASS, kept as rpm filters it) or MIME type (v6), and FILECOLORS
+ * from ELF headers; strings go to l's arena. Does nothing when already classified. Uses
+ * only l (safe while another thread reads the files' other fields). Errors: libmagic
+ * missing or its database unreadable, KILN_ENOMEM. */
+KILN_MUST_CHECK kiln_rc worker_filelist_classify(struct worker_filelist *l, int rpmformat,
+                                                 struct kiln_err *err);
 
 /* rpm's unpackaged-files check over a whole build: every regular file and symlink under
  * buildroot (empty directories are not reported, as rpm's check-files) that no list in

@@ -537,6 +537,48 @@ KILN_TEST(filelist_class_filter_and_skipped_extensions)
 	ft_release(&t);
 }
 
+/* defer_classify leaves libmagic and the ELF colours to worker_filelist_classify(), which
+ * fills exactly what collection fills without it (the package writer calls it while the
+ * payload is compressed). */
+KILN_TEST(filelist_deferred_classification_same_result)
+{
+	struct ft t;
+	struct worker_filelist eager;
+	size_t i;
+
+	ft_init(&t);
+	mkdir_at(t.root, "/usr/bin");
+	mkelf(&t, "/usr/bin/e64", 2, 62, 0755);
+	mkfile(&t, "/usr/share/t/x.sh", "#!/bin/sh\necho hi\n", 0755);
+	mkfile(&t, "/usr/share/t/x.pc", "prefix=/usr\n", 0644);
+	mklink(&t, "x.sh", "/usr/share/t/rel");
+	ft_ok(&t, "/usr/bin/e64\n/usr/share/t\n");
+	assert_true(t.fl.classified);
+	eager = t.fl;
+	memset(&t.fl, 0, sizeof(t.fl));
+	t.o.defer_classify = true;
+	ft_ok(&t, "/usr/bin/e64\n/usr/share/t\n");
+	assert_false(t.fl.classified);
+	assert_null(ft_must(&t, "/usr/share/t/x.sh")->fclass);
+	assert_int_equal(ft_must(&t, "/usr/bin/e64")->color, 0);
+	assert_ok(worker_filelist_classify(&t.fl, 4, &t.err), &t.err);
+	assert_true(t.fl.classified);
+	assert_int_equal(t.fl.n, eager.n);
+	for (i = 0; i < eager.n; i++) {
+		assert_string_equal(t.fl.files[i].path, eager.files[i].path);
+		assert_string_equal(t.fl.files[i].fclass, eager.files[i].fclass);
+		assert_string_equal(t.fl.files[i].mime, eager.files[i].mime);
+		assert_int_equal(t.fl.files[i].color, eager.files[i].color);
+	}
+	assert_int_equal(ft_must(&t, "/usr/bin/e64")->color, 2);
+	assert_string_equal(ft_must(&t, "/usr/share/t/x.pc")->fclass, "pkgconfig file");
+	/* A second call keeps what the first filled. */
+	assert_ok(worker_filelist_classify(&t.fl, 4, &t.err), &t.err);
+	assert_string_equal(ft_must(&t, "/usr/share/t/x.pc")->fclass, "pkgconfig file");
+	worker_filelist_release(&eager);
+	ft_release(&t);
+}
+
 KILN_TEST(filelist_mtime_clamp)
 {
 	struct ft t;
