@@ -85,6 +85,13 @@ struct chroot_config {
 	enum chroot_root_kind root;
 	const char *root_path; /* borrowed: dir: or tar: path; NULL for the host root */
 	bool root_readonly;    /* dir:/tar: roots: no writable upper layer (host is always ro) */
+	/* The executor serves one run (`kiln sandbox`): a dir:/tar: root's upper layer is a
+	 * tmpfs made inside that run's mount namespace, so nothing is written to or removed from
+	 * the host's disk. Without it the upper layer is a state directory that keeps what one
+	 * stage wrote into the root for the next (a build). Not with a user namespace (tmpfs
+	 * has user.* xattrs, which overlayfs needs there, only since Linux 6.6) or with
+	 * reverse_order. */
+	bool single_run;
 	const struct chroot_bind *binds; /* borrowed array of nbinds */
 	size_t nbinds;
 	const char *const *tmpfs; /* borrowed array of ntmpfs absolute paths; NULL = the default

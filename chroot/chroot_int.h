@@ -81,7 +81,8 @@ bool chroot_path_within(const char *path, const char *dir);
 KILN_MUST_CHECK kiln_rc chroot_mount_private(struct kiln_err *err);
 /* A fresh tmpfs attached at mnt (a host directory kiln made); *rootfd gets its root. */
 KILN_MUST_CHECK kiln_rc chroot_mount_root_tmpfs(const char *mnt, int *rootfd, struct kiln_err *err);
-/* An overlay of lower (read-only) with upper/work (per-build, on the host) at mnt. */
+/* An overlay of lower (read-only) with upper/work (per-build, on the host) at mnt; with
+ * upper NULL, upper and work are made on a tmpfs mounted at mnt first (one run's root). */
 KILN_MUST_CHECK kiln_rc chroot_mount_root_overlay(const char *lower, const char *upper,
                                                   const char *work, bool userxattr, const char *mnt,
                                                   int *rootfd, struct kiln_err *err);
@@ -257,7 +258,8 @@ struct chroot_exec {
 	struct chroot_plan plan;  /* sandbox only */
 	char *state_dir;          /* owned (arena): made by chroot_exec_new, removed by _free */
 	char *mnt;                /* arena: state_dir/root, the root's mount point */
-	char *upper, *work;       /* arena: overlay layers (dir:/tar: roots) */
+	char *upper, *work;       /* arena: overlay layers (dir:/tar: roots); NULL with a
+	                           * dir:/tar: root = a tmpfs upper made by the run */
 	char *lower;              /* arena: the dir: path or the unpacked tar: image */
 	const char *home;         /* arena */
 	bool userns;

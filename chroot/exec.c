@@ -238,6 +238,14 @@ static bool shared_mount_point(struct chroot_exec *ex, const char *base)
 	return true;
 }
 
+/* A dir:/tar: root whose upper layer lives and dies with its one run (chroot_config
+ * .single_run). */
+static bool upper_in_run(const struct chroot_exec *ex)
+{
+	return ex->cfg.root != CHROOT_ROOT_HOST && ex->cfg.single_run && !ex->userns &&
+	       !ex->cfg.reverse_order;
+}
+
 static kiln_rc make_state(struct chroot_exec *ex, struct kiln_err *err)
 {
 	const char *base = ex->cfg.state_dir;
@@ -247,7 +255,7 @@ static kiln_rc make_state(struct chroot_exec *ex, struct kiln_err *err)
 		base = getenv("TMPDIR");
 	if (!base || !*base)
 		base = "/tmp";
-	if (ex->cfg.root == CHROOT_ROOT_HOST && !ex->cfg.reverse_order &&
+	if ((ex->cfg.root == CHROOT_ROOT_HOST || upper_in_run(ex)) && !ex->cfg.reverse_order &&
 	    shared_mount_point(ex, base))
 		return KILN_OK;
 	tmpl = kiln_arena_printf(&ex->arena, "%s/kiln-sandbox-XXXXXX", base);
@@ -294,7 +302,8 @@ static kiln_rc prepare_lower(struct chroot_exec *ex, struct kiln_err *err)
 	if (!rc && (strchr(ex->lower, ',') || strchr(ex->lower, ':')))
 		rc = kiln_err_set(err, KILN_EINVAL, "root path '%s' may not contain ',' or ':'",
 		                  ex->lower);
-	if (!rc) {
+	/* Without a state directory (upper_in_run) the run makes its layers on a tmpfs. */
+	if (!rc && ex->state_dir) {
 		ex->upper = chroot_exec_state_path(ex, "upper", err);
 		ex->work = ex->upper ? chroot_exec_state_path(ex, "work", err) : NULL;
 		if (!ex->work)

@@ -127,20 +127,50 @@ kiln_rc chroot_mount_root_tmpfs(const char *mnt, int *rootfd, struct kiln_err *e
 	return rc;
 }
 
+/* One run's upper and work directories on a tmpfs attached at mnt (the overlay will cover
+ * it there); their paths go to upper and work (size bytes each). */
+static kiln_rc run_layers(const char *mnt, char *upper, char *work, size_t size,
+                          struct kiln_err *err)
+{
+	static const struct fs_opt opts[] = {{"mode", "0755"}};
+	int mfd = -1, dummy = -1;
+	kiln_rc rc;
+
+	if ((size_t)snprintf(upper, size, "%s/upper", mnt) >= size ||
+	    (size_t)snprintf(work, size, "%s/work", mnt) >= size)
+		return kiln_err_set(err, KILN_ELIMIT, "sandbox mount point '%s' is too long", mnt);
+	rc = fs_new("tmpfs", opts, KILN_ARRAY_SIZE(opts), MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+	            "the root's upper layer", &mfd, err);
+	if (!rc)
+		rc = root_attach(mfd, mnt, &dummy, err);
+	if (!rc && (mkdirat(mfd, "upper", 0755) < 0 || mkdirat(mfd, "work", 0755) < 0))
+		rc = kiln_err_sys(err, KILN_EIO, "cannot make the root's upper layer");
+	util_close(mfd);
+	return rc;
+}
+
 kiln_rc chroot_mount_root_overlay(const char *lower, const char *upper, const char *work,
                                   bool userxattr, const char *mnt, int *rootfd,
                                   struct kiln_err *err)
 {
+	char up[KILN_LIMIT_PATH], wk[KILN_LIMIT_PATH];
+	kiln_rc rc = KILN_OK;
+	int mfd = -1;
+
+	*rootfd = -1;
+	if (!upper) {
+		rc = run_layers(mnt, up, wk, sizeof(up), err);
+		upper = up;
+		work = wk;
+	}
 	/* userxattr: in a user namespace overlayfs must keep its metadata in user.* xattrs,
 	 * trusted.* needs CAP_SYS_ADMIN on the host. */
 	const struct fs_opt opts[] = {
 	    {"lowerdir", lower}, {"upperdir", upper}, {"workdir", work}, {"userxattr", NULL}};
-	kiln_rc rc;
-	int mfd = -1;
 
-	*rootfd = -1;
-	rc = fs_new("overlay", opts, userxattr ? 4 : 3, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, "/",
-	            &mfd, err);
+	if (!rc)
+		rc = fs_new("overlay", opts, userxattr ? 4 : 3,
+		            MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, "/", &mfd, err);
 	if (!rc)
 		rc = root_attach(mfd, mnt, rootfd, err);
 	if (rc)

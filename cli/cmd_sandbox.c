@@ -199,6 +199,7 @@ static kiln_rc fill_config(struct sandbox_opts *o, struct chroot_config *cfg, st
 	cfg->hostname = o->hostname;
 	cfg->network = o->network;
 	cfg->root_readonly = o->readonly;
+	cfg->single_run = true; /* one command: its root's writes need no place on disk */
 	cfg->state_dir = o->state_dir;
 	if (o->userns)
 		cfg->userns = CHROOT_USERNS_ALWAYS;

@@ -219,6 +219,20 @@ def test_dir_root_read_only_image_with_writable_upper(sb, tmp_path):
     assert r.returncode != 0 and "Read-only file system" in r.stderr
 
 
+def test_dir_root_one_run_keeps_its_upper_layer_off_the_disk(sb, tmp_path):
+    """`kiln sandbox` runs one command: its dir: root's upper layer is a tmpfs of that run,
+    so the state directory gets no layers (only the shared mount point) during or after."""
+    image = _minimal_tree(tmp_path / "image")
+    r = sb("--root", f"dir:{image}", "--bind", f"{tmp_path}:/state:ro", "--",
+           *sh("echo x > /etc/new && cat /etc/new && ls /state | tr '\\n' ' '"))
+    assert r.returncode == 0, r.stderr
+    inside = set(r.stdout.split()[1:])
+    assert r.stdout.split()[0] == "x"
+    assert inside == {"image", f"kiln-sandbox-mnt-{os.geteuid()}"}, r.stdout
+    assert {p.name for p in tmp_path.iterdir()} == inside
+    assert not (image / "etc/new").exists()
+
+
 def test_tar_root_is_unpacked_once(sb, tmp_path):
     image = _minimal_tree(tmp_path / "image")
     tar = tmp_path / "image.tar"
