@@ -110,11 +110,22 @@ $(LIBKILN): $(LIB_OBJS)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
 
+# The small libraries every kiln process would load at start (jansson, the compressors, Lua)
+# are linked in from their archives where installed (Debian's -dev packages ship them):
+# loading five shared objects was ~0.7 ms of each `kiln` start, which sandbox runs and CLI
+# calls pay (bench/chroot). The heavy ones (libcrypto, libcurl, libgit2, libmagic, sqlite,
+# libmicrohttpd) are opened on first use. KILN_STATIC_LIBS= links all of them shared; a
+# security update of a static one needs a rebuild of kiln (docs/ARCHITECTURE.md).
+KILN_STATIC_LIBS ?= jansson lzma zstd lua5.4 z
+KILN_STATIC_AR := $(foreach l,$(KILN_STATIC_LIBS),$(filter /%,$(shell $(CC) -print-file-name=lib$(l).a)))
+KILN_STATIC_L := $(patsubst lib%.a,-l%,$(notdir $(KILN_STATIC_AR)))
+
 # Full RELRO (-z now): every symbol is bound at start and the GOT is read-only, so the
 # sandbox's forked processes never resolve symbols (and dirty pages) each on their own.
 $(KILN): $(MAIN_OBJ) $(LIBKILN)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS_ALL) -Wl,--as-needed -Wl,-z,relro,-z,now -o $@ $(MAIN_OBJ) $(LIBKILN) $(LIBS_ALL)
+	$(Q)$(CC) $(LDFLAGS_ALL) -Wl,--as-needed -Wl,-z,relro,-z,now -o $@ $(MAIN_OBJ) $(LIBKILN) \
+		$(KILN_STATIC_AR) $(filter-out $(KILN_STATIC_L),$(LIBS_ALL)) -lm
 
 # Each unit runner links its module's tests, the shared harness and libkiln.a.
 unit_objs = $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/unit/$(1)/test_*.c))
