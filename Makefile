@@ -110,13 +110,15 @@ $(LIBKILN): $(LIB_OBJS)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-# The small libraries every kiln process would load at start (jansson, the compressors, Lua)
-# are linked in from their archives where installed (Debian's -dev packages ship them):
-# loading five shared objects was ~0.7 ms of each `kiln` start, which sandbox runs and CLI
-# calls pay (bench/chroot). The heavy ones (libcrypto, libcurl, libgit2, libmagic, sqlite,
-# libmicrohttpd) are opened on first use. KILN_STATIC_LIBS= links all of them shared; a
-# security update of a static one needs a rebuild of kiln (docs/ARCHITECTURE.md).
-KILN_STATIC_LIBS ?= jansson lzma zstd lua5.4 z
+# Small libraries every kiln process would load at start (jansson, liblzma, Lua, zlib) are
+# linked in from their archives where installed (Debian's -dev packages ship them): loading
+# them as shared objects was ~0.5 ms of each `kiln` start, which sandbox runs and CLI calls
+# pay (bench/chroot). Not libzstd: Debian's libzstd.a is built without multi-threading
+# (ZSTD_c_nbWorkers is refused), which large payloads use. The heavy ones (libcrypto,
+# libcurl, libgit2, libmagic, sqlite, libmicrohttpd) are opened on first use.
+# KILN_STATIC_LIBS= links all of them shared; a security update of a static one needs a
+# rebuild of kiln (docs/ARCHITECTURE.md).
+KILN_STATIC_LIBS ?= jansson lzma lua5.4 z
 KILN_STATIC_AR := $(foreach l,$(KILN_STATIC_LIBS),$(filter /%,$(shell $(CC) -print-file-name=lib$(l).a)))
 KILN_STATIC_L := $(patsubst lib%.a,-l%,$(notdir $(KILN_STATIC_AR)))
 
