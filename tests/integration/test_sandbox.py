@@ -130,6 +130,57 @@ def test_root_and_usr_are_read_only(sb):
     assert not Path("/usr/kiln-probe").exists()
 
 
+# open_by_handle_at() on the host's root directory (ext4 and others: inode 2, generation 0,
+# handle type FILEID_INO32_GEN) through a mount of the same filesystem: with
+# CAP_DAC_READ_SEARCH it opens the host's / from inside the sandbox ("shocker").
+_HANDLE_PROBE = r"""
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+int main(int argc, char **argv)
+{
+	struct { struct file_handle h; unsigned char b[8]; } fh;
+	unsigned int ino = 2, gen = 0;
+	int m = open(argv[1], O_RDONLY | O_DIRECTORY), fd;
+
+	fh.h.handle_bytes = 8;
+	fh.h.handle_type = 1;
+	memcpy(fh.h.f_handle, &ino, 4);
+	memcpy(fh.h.f_handle + 4, &gen, 4);
+	fd = open_by_handle_at(m, &fh.h, O_RDONLY | O_DIRECTORY);
+	if (fd < 0) {
+		perror("open_by_handle_at");
+		return 1;
+	}
+	puts("ESCAPED");
+	return 0;
+}
+"""
+
+
+def test_no_open_by_handle_escape_to_the_host(sb, tmp_path):
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        pytest.skip("no C compiler to build the probe")
+    (tmp_path / "probe").mkdir()
+    (tmp_path / "probe.c").write_text(_HANDLE_PROBE)
+    subprocess.run([cc, "-o", str(tmp_path / "probe/probe"), str(tmp_path / "probe.c")],
+                   check=True)
+    # The probe itself works where the capability is held (root on the host), so a pass
+    # below means the sandbox stopped it, not that the handle was wrong.
+    if os.geteuid() == 0 and os.stat("/").st_dev == os.stat("/usr").st_dev:
+        host = subprocess.run([str(tmp_path / "probe/probe"), "/usr"], capture_output=True,
+                              text=True)
+        assert "ESCAPED" in host.stdout, host.stderr
+    r = sb("--bind", f"{tmp_path}/probe:/probe:ro", "--", "/probe/probe", "/usr")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "ESCAPED" not in r.stdout
+    assert "Operation not permitted" in r.stderr
+    caps = sb(*sh("grep CapBnd /proc/self/status"))
+    assert not int(caps.stdout.split()[1], 16) & (1 << 2)  # CAP_DAC_READ_SEARCH
+
+
 def test_background_process_is_gone_after_the_run(sb):
     marker = f"kiln-bg-{uuid.uuid4().hex}"
     r = sb("bash", "-c", f"(exec -a {marker} sleep 1000) & (exec -a {marker} sleep 1000 &) ; echo started")
