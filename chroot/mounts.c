@@ -448,6 +448,37 @@ static kiln_rc op_symlink(int rootfd, const struct chroot_op *op, struct kiln_er
 	return rc;
 }
 
+/* The kernel-wide knobs under a fresh /proc, read-only as bwrap and container runtimes
+ * keep them: as real root the command could otherwise write /proc/sys (a core_pattern pipe
+ * runs a program as root on the host) or /proc/sysrq-trigger. Each is covered by a
+ * read-only clone of itself; a path this kernel lacks is skipped. */
+static kiln_rc proc_protect(int rootfd, struct kiln_err *err)
+{
+	static const char *const paths[] = {"proc/sys", "proc/sysrq-trigger", "proc/irq",
+	                                    "proc/bus"};
+	kiln_rc rc = KILN_OK;
+	size_t i;
+
+	for (i = 0; !rc && i < KILN_ARRAY_SIZE(paths); i++) {
+		int tfd = open_tree(rootfd, paths[i],
+		                    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE |
+		                        AT_SYMLINK_NOFOLLOW);
+
+		if (tfd < 0 && errno == ENOENT)
+			continue;
+		if (tfd < 0)
+			return kiln_err_sys(err, KILN_EIO, "cannot protect '/%s'", paths[i]);
+		rc = set_attr(tfd, "", AT_EMPTY_PATH | AT_RECURSIVE,
+		              MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+		                  MOUNT_ATTR_NOEXEC,
+		              0, paths[i], err);
+		if (!rc && move_mount(tfd, "", rootfd, paths[i], MOVE_MOUNT_F_EMPTY_PATH) < 0)
+			rc = kiln_err_sys(err, KILN_EIO, "cannot protect '/%s'", paths[i]);
+		util_close(tfd);
+	}
+	return rc;
+}
+
 kiln_rc chroot_op_apply(int rootfd, const struct chroot_op *op, struct kiln_err *err)
 {
 	static const struct fs_opt sysfs_opts[1] = {{NULL, NULL}};
@@ -470,9 +501,10 @@ kiln_rc chroot_op_apply(int rootfd, const struct chroot_op *op, struct kiln_err 
 	case CHROOT_OP_PROC:
 		/* Our PID namespace's proc (we are its init). hidepid is not needed: only the
 		 * sandbox's own processes exist in it. */
-		return mount_fresh(rootfd, "proc", NULL, 0,
-		                   MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
-		                   op->dst, NULL, err);
+		rc = mount_fresh(rootfd, "proc", NULL, 0,
+		                 MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, op->dst,
+		                 NULL, err);
+		return rc ? rc : proc_protect(rootfd, err);
 	case CHROOT_OP_SYSFS:
 		return mount_fresh(rootfd, "sysfs", sysfs_opts, 0,
 		                   MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |

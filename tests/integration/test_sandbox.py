@@ -181,6 +181,19 @@ def test_no_open_by_handle_escape_to_the_host(sb, tmp_path):
     assert not int(caps.stdout.split()[1], 16) & (1 << 2)  # CAP_DAC_READ_SEARCH
 
 
+def test_kernel_knobs_under_proc_are_read_only(sb):
+    """Opening for writing only (nothing is written): as real root, a writable
+    /proc/sys/kernel/core_pattern would let the command run a program as root on the host."""
+    knobs = ["/proc/sys/kernel/core_pattern", "/proc/sys/vm/drop_caches"]
+    r = sb(*sh("; ".join(f"( exec 3>>{k} ) 2>&1" for k in knobs) +
+               "; grep -E ' /proc/(sys|irq) ' /proc/self/mountinfo; cat /proc/sys/kernel/ostype"))
+    assert r.stdout.count("Read-only file system") == 2, r.stdout + r.stderr
+    mounts = [line for line in r.stdout.splitlines() if " - proc " in line]
+    assert any(" /proc/sys " in line for line in mounts), r.stdout
+    assert all(" ro," in line for line in mounts), mounts
+    assert r.stdout.rstrip().endswith("Linux")  # still readable
+
+
 def test_background_process_is_gone_after_the_run(sb):
     marker = f"kiln-bg-{uuid.uuid4().hex}"
     r = sb("bash", "-c", f"(exec -a {marker} sleep 1000) & (exec -a {marker} sleep 1000 &) ; echo started")
