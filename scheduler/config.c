@@ -34,6 +34,7 @@ void scheduler_config_init(struct scheduler_config *cfg)
 	cfg->default_key = "default";
 	cfg->publish_keep_versions = 3;
 	cfg->publish_generations = 3;
+	cfg->publish_retire_ms = 86400000; /* a day: clients cache metadata for hours */
 }
 
 void scheduler_config_release(struct scheduler_config *cfg)
@@ -71,9 +72,13 @@ static kiln_rc parse_duration(const char *v, int64_t *out_ms, struct kiln_err *e
 		len--;
 	else if (len > 1 && v[len - 1] == 'm')
 		mul = 60000, len--;
-	if (util_parse_i64(v, len, 10, 1, INT64_MAX / 60000, &n, NULL))
+	else if (len > 1 && v[len - 1] == 'h')
+		mul = 3600000, len--;
+	else if (len > 1 && v[len - 1] == 'd')
+		mul = 86400000, len--;
+	if (util_parse_i64(v, len, 10, 1, INT64_MAX / 86400000, &n, NULL))
 		return kiln_err_set(err, KILN_EINVAL,
-		                    "'%s' is not a duration (like 30, 1500ms, 2m)", v);
+		                    "'%s' is not a duration (like 30, 1500ms, 2m, 6h, 1d)", v);
 	*out_ms = n * mul;
 	return KILN_OK;
 }
@@ -156,6 +161,13 @@ static kiln_rc set_publish(struct scheduler_config *c, const char *k, const char
 		return parse_count(v, 0, 1000, &c->publish_keep_versions, err);
 	if (!strcmp(k, "generations"))
 		return parse_count(v, 1, 100, &c->publish_generations, err);
+	if (!strcmp(k, "retire_after")) {
+		if (!strcmp(v, "0")) {
+			c->publish_retire_ms = 0;
+			return KILN_OK;
+		}
+		return parse_duration(v, &c->publish_retire_ms, err);
+	}
 	if (!strcmp(k, "key"))
 		c->publish_key = v;
 	else if (!strcmp(k, "base_url"))

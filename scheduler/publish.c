@@ -163,20 +163,26 @@ out:
 	return rc;
 }
 
-/* Is rel (below a package directory) one of the wanted paths? */
-static bool wanted(const char *const *want, size_t n, const char *rel)
-{
-	size_t i;
+/* Files no longer published are retired, not removed at once: a client may hold metadata
+ * from before the swap (dnf caches it for hours) and still download what it names. This
+ * file in the repository directory (a dot file: never served, never indexed) records since
+ * when each was retired, as "SINCE_MS REL" lines; past [publish] retire_after it goes. */
+#define RETIRED_FILE ".kiln-retired"
+#define RETIRED_MAX (16 * KILN_MIB)
 
-	for (i = 0; i < n; i++)
-		if (!strcmp(want[i], rel))
-			return true;
-	return false;
+struct unwanted {
+	const char **rel; /* arena strings, below the repository directory */
+	size_t n, cap;
+};
+
+static int strp_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* Remove *.rpm files below dir/sub that are not wanted (removed or retired packages). */
-static void prune_files(const char *dir, const char *sub, const char *const *want, size_t nwant,
-                        int depth)
+/* Every *.rpm below dir/sub that want (sorted) does not list, into u. */
+static void find_unwanted(const char *dir, const char *sub, const char *const *want, size_t nwant,
+                          int depth, struct kiln_arena *a, struct unwanted *u)
 {
 	struct kiln_buf p = KILN_BUF_INIT(KILN_LIMIT_PATH), rel = KILN_BUF_INIT(KILN_LIMIT_PATH);
 	struct dirent *de;
@@ -185,6 +191,7 @@ static void prune_files(const char *dir, const char *sub, const char *const *wan
 	kiln_buf_addf(&p, "%s/%s", dir, sub);
 	d = p.err || depth > 4 ? NULL : opendir(p.ptr);
 	while (d && (de = readdir(d))) {
+		const char *r = rel.ptr;
 		struct stat st;
 
 		if (de->d_name[0] == '.' || !strcmp(de->d_name, "repodata") ||
@@ -192,18 +199,113 @@ static void prune_files(const char *dir, const char *sub, const char *const *wan
 			continue;
 		kiln_buf_reset(&rel);
 		kiln_buf_addf(&rel, "%s/%s", sub, de->d_name);
+		r = rel.ptr;
 		if (rel.err)
 			continue;
-		if (S_ISDIR(st.st_mode))
-			prune_files(dir, rel.ptr, want, nwant, depth + 1);
-		else if (kiln_str_ends(kiln_str_from(de->d_name), ".rpm") &&
-		         !wanted(want, nwant, rel.ptr))
-			(void)unlinkat(dirfd(d), de->d_name, 0);
+		if (S_ISDIR(st.st_mode)) {
+			find_unwanted(dir, rel.ptr, want, nwant, depth + 1, a, u);
+		} else if (kiln_str_ends(kiln_str_from(de->d_name), ".rpm") &&
+		           !bsearch(&r, want, nwant, sizeof(*want), strp_cmp)) {
+			if (u->n == u->cap) {
+				size_t cap = u->cap ? u->cap * 2 : 16;
+				const char **nv = kiln_arena_array(a, cap, sizeof(*nv));
+
+				if (!nv)
+					break;
+				if (u->n)
+					memcpy(nv, u->rel, u->n * sizeof(*nv));
+				u->rel = nv;
+				u->cap = cap;
+			}
+			u->rel[u->n] = kiln_arena_strdup(a, rel.ptr);
+			if (u->rel[u->n])
+				u->n++;
+		}
 	}
 	if (d)
 		closedir(d);
 	kiln_buf_release(&rel);
 	kiln_buf_release(&p);
+}
+
+/* Since when rel has been retired according to the record text (-1: not recorded). */
+static int64_t retired_since(const struct kiln_buf *rec, const char *rel)
+{
+	size_t rl = strlen(rel);
+	const char *line = rec->ptr, *end = rec->ptr + rec->len;
+
+	while (line < end) {
+		const char *nl = memchr(line, '\n', (size_t)(end - line));
+		const char *sp = memchr(line, ' ', (size_t)((nl ? nl : end) - line));
+		int64_t since;
+
+		if (sp && (size_t)((nl ? nl : end) - sp - 1) == rl && !memcmp(sp + 1, rel, rl) &&
+		    !util_parse_i64(line, (size_t)(sp - line), 10, 0, INT64_MAX, &since, NULL))
+			return since;
+		line = nl ? nl + 1 : end;
+	}
+	return -1;
+}
+
+/* Retire the files of u (sorted): record the new ones, remove those retired for longer than
+ * retire_after, rewrite the record (kept only for files still waiting). */
+static kiln_rc retire_files(struct scheduler *s, const char *dir, const struct unwanted *u,
+                            struct kiln_err *err)
+{
+	struct kiln_buf path = KILN_BUF_INIT(KILN_LIMIT_PATH), rec = KILN_BUF_INIT(RETIRED_MAX);
+	struct kiln_buf out = KILN_BUF_INIT(RETIRED_MAX), f = KILN_BUF_INIT(KILN_LIMIT_PATH);
+	int64_t now = util_clock_wall_ms(), after = s->cfg->publish_retire_ms;
+	kiln_rc rc;
+	size_t i;
+
+	kiln_buf_addf(&path, "%s/" RETIRED_FILE, dir);
+	if ((rc = kiln_buf_finish(&path, err)))
+		goto out;
+	if (util_read_file(path.ptr, RETIRED_MAX, &rec, NULL))
+		kiln_buf_reset(&rec); /* none yet, or unreadable: every file starts waiting now */
+	for (i = 0; i < u->n; i++) {
+		int64_t since = retired_since(&rec, u->rel[i]);
+
+		if (since < 0 || since > now)
+			since = now;
+		if (now - since >= after) {
+			kiln_buf_reset(&f);
+			kiln_buf_addf(&f, "%s/%s", dir, u->rel[i]);
+			if (!f.err && unlink(f.ptr) < 0 && errno != ENOENT)
+				kiln_log(KILN_LOG_WARN, "cannot remove retired %s: %s", f.ptr,
+				         strerror(errno));
+		} else {
+			kiln_buf_addf(&out, "%" PRId64 " %s\n", since, u->rel[i]);
+		}
+	}
+	if ((rc = kiln_buf_finish(&out, err)))
+		goto out;
+	if (out.len)
+		rc = util_write_atomic(path.ptr, out.ptr, out.len, 0644, err);
+	else if (unlink(path.ptr) < 0 && errno != ENOENT)
+		rc = kiln_err_sys(err, KILN_EIO, "cannot remove %s", path.ptr);
+out:
+	kiln_buf_release(&f);
+	kiln_buf_release(&out);
+	kiln_buf_release(&rec);
+	kiln_buf_release(&path);
+	return rc;
+}
+
+/* The wanted packages below dir/sub/ as paths below dir/sub (want is sorted, so they are
+ * one run of it, and stay sorted without the prefix). */
+static const char **want_below(const char *const *want, size_t nwant, const char *sub,
+                               struct kiln_arena *a, size_t *n)
+{
+	size_t sl = strlen(sub), i;
+	const char **v = kiln_arena_array(a, nwant + 1, sizeof(*v));
+
+	*n = 0;
+	for (i = 0; v && i < nwant; i++) {
+		if (!strncmp(want[i], sub, sl) && want[i][sl] == '/')
+			v[(*n)++] = want[i] + sl + 1;
+	}
+	return v;
 }
 
 /* The armored public keys: the repository key first, then the farm's other keys (packages
@@ -322,6 +424,7 @@ static kiln_rc publish_repo(struct scheduler *s, const struct pub_repo *r, struc
 	struct scheduler_repodata_result res;
 	const struct sign_key *key = NULL;
 	const char *arches[PUB_MAX_ARCHES + 1], **want;
+	struct unwanted unw = {NULL, 0, 0};
 	size_t n = 0, narch = 0, nwant = 0, i, k;
 	int64_t rev = 0;
 	bool noarch = false;
@@ -371,15 +474,7 @@ static kiln_rc publish_repo(struct scheduler *s, const struct pub_repo *r, struc
 	}
 	if (rc || (rc = kiln_arena_finish(&a, err)))
 		goto out;
-	/* Packages no longer published leave before the new metadata is written. */
-	for (k = 0; k <= narch; k++) {
-		const char *d = k < narch ? arches[k] : "SRPMS";
-
-		kiln_buf_reset(&sub);
-		kiln_buf_addf(&sub, "%s%s", d, k < narch ? "/Packages" : "");
-		if (!sub.err)
-			prune_files(dir.ptr, sub.ptr, want, nwant, 0);
-	}
+	qsort(want, nwant, sizeof(*want), strp_cmp);
 	scheduler_repodata_opts_init(&o);
 	o.zstd = s->cfg->publish_zstd;
 	o.keep = (unsigned)s->cfg->publish_generations;
@@ -394,11 +489,31 @@ static kiln_rc publish_repo(struct scheduler *s, const struct pub_repo *r, struc
 			break;
 		if (k == narch && !util_is_dir(sub.ptr))
 			break;
-		if (!(rc = util_mkdir_p(sub.ptr, 0755, err)))
+		/* Only what is published now: files on their way out stay on disk a while
+		 * (retire_files) but leave the metadata at once. */
+		o.only = want_below(want, nwant, d, &a, &o.nonly);
+		if (!o.only)
+			rc = kiln_err_set(err, KILN_ENOMEM, "out of memory");
+		if (!rc)
+			rc = util_mkdir_p(sub.ptr, 0755, err);
+		if (!rc)
 			rc = scheduler_repodata_write(sub.ptr, &o, &res, err);
 		if (!rc && res.revision > rev)
 			rev = res.revision;
 	}
+	/* Only once every arch's new metadata is in: nothing it names is ever missing. */
+	for (k = 0; !rc && k <= narch; k++) {
+		const char *d = k < narch ? arches[k] : "SRPMS";
+
+		kiln_buf_reset(&sub);
+		kiln_buf_addf(&sub, "%s%s", d, k < narch ? "/Packages" : "");
+		if (!sub.err)
+			find_unwanted(dir.ptr, sub.ptr, want, nwant, 0, &a, &unw);
+	}
+	if (!rc)
+		rc = kiln_arena_finish(&a, err);
+	if (!rc)
+		rc = retire_files(s, dir.ptr, &unw, err);
 	if (!rc)
 		rc = write_client_files(s, r, dir.ptr, key, err);
 	if (!rc)

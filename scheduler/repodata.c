@@ -44,6 +44,8 @@ struct rd_pkg {
 
 struct rd_run {
 	const char *dir;
+	const char *const *only; /* scheduler_repodata_opts.only */
+	size_t nonly;
 	struct rd_pkg *pkgs;
 	size_t n, cap;
 	pthread_mutex_t lock;
@@ -614,6 +616,17 @@ static kiln_rc scan_add(struct rd_run *r, const char *rel, struct kiln_err *err)
 	return KILN_OK;
 }
 
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Is rel one of the packages asked for (all of them without a list)? */
+static bool scan_wanted(const struct rd_run *r, const char *rel)
+{
+	return !r->only || bsearch(&rel, r->only, r->nonly, sizeof(*r->only), str_cmp);
+}
+
 /* Every regular *.rpm below rel (not in repodata or dot directories). */
 static kiln_rc scan_dir(struct rd_run *r, const char *rel, int depth, struct kiln_err *err)
 {
@@ -645,7 +658,8 @@ static kiln_rc scan_dir(struct rd_run *r, const char *rel, int depth, struct kil
 			continue;
 		if (S_ISDIR(st.st_mode))
 			rc = scan_dir(r, sub.ptr, depth + 1, err);
-		else if (S_ISREG(st.st_mode) && kiln_str_ends(kiln_str_from(de->d_name), ".rpm"))
+		else if (S_ISREG(st.st_mode) && kiln_str_ends(kiln_str_from(de->d_name), ".rpm") &&
+		         scan_wanted(r, sub.ptr))
 			rc = scan_add(r, sub.ptr, err);
 	}
 	closedir(d);
@@ -1044,7 +1058,7 @@ out:
 kiln_rc scheduler_repodata_write(const char *dir, const struct scheduler_repodata_opts *o,
                                  struct scheduler_repodata_result *res, struct kiln_err *err)
 {
-	struct rd_run r = {.dir = dir};
+	struct rd_run r = {.dir = dir, .only = o->only, .nonly = o->nonly};
 	struct kiln_buf gens = KILN_BUF_INIT(KILN_LIMIT_PATH), tmp = KILN_BUF_INIT(KILN_LIMIT_PATH);
 	struct kiln_buf fin = KILN_BUF_INIT(KILN_LIMIT_PATH);
 	char name[33];

@@ -63,6 +63,9 @@ struct scheduler_config {
 	bool publish_zstd;             /* compress = zstd (default gzip) */
 	int64_t publish_keep_versions; /* keep_versions: per package name and arch (3; 0: all) */
 	int64_t publish_generations;   /* generations: metadata generations kept (3) */
+	int64_t publish_retire_ms;     /* retire_after: how long a package file no longer published
+	                                * stays on disk for clients holding older metadata
+	                                * (1 day; 0: removed once the new metadata is in) */
 	const char *publish_key;       /* key: signs repomd.xml (default: default_key) */
 	const char *publish_base_url;  /* base_url: for .repo files (default: the listen address) */
 	struct scheduler_token_cfg *tokens;
@@ -113,6 +116,10 @@ struct scheduler_repodata_opts {
 	unsigned keep;              /* metadata generations kept, the current one included */
 	int64_t revision;           /* <revision> and timestamps; -1: the newest build time */
 	const struct sign_key *key; /* signs repomd.xml (repomd.xml.asc); NULL: unsigned */
+	/* When set: index only these packages (paths below dir, sorted by strcmp); other .rpm
+	 * files below dir are left out of the metadata but not touched. */
+	const char *const *only;
+	size_t nonly;
 };
 
 struct scheduler_repodata_result {

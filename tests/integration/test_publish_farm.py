@@ -3,6 +3,7 @@ name, laid out as ARCH/Packages/L/FILE and SRPMS/, served read-only at /repos/ w
 and ETag; real dnf installs from it over HTTP with gpgcheck=1 and repo_gpgcheck=1; the
 reproducibility verdict gates publishing; retention, removal, v6 repositories; the
 scheduler killed in the middle of publishes leaves a readable repository."""
+import gzip
 import hashlib
 import json
 import os
@@ -55,7 +56,10 @@ date +%s%N > %{buildroot}/usr/share/leaky/stamp
 
 def start(kiln_bin, data, repos):
     return Scheduler(kiln_bin, data, *FAST, f"repositories.main={repos}/main",
-                     "publish.keep_versions=2").start()
+                     "publish.keep_versions=2", f"publish.retire_after={RETIRE_S}s").start()
+
+
+RETIRE_S = 1  # publish.retire_after here; the default is a day
 
 
 @pytest.fixture(scope="module")
@@ -216,13 +220,26 @@ def test_retention_removal_and_v6(farm, kiln_bin):
     for v in ("2", "3"):
         run_job(s, spec(v), "farm-hello.spec")
     doc = wait_published(s, "main", lambda d: "farm-hello-3-1.noarch.rpm" in files_of(d))
-    # keep_versions = 2: version 1 retired, files included
+    # keep_versions = 2: version 1 retired, at once from the metadata
     assert [f for f in files_of(doc) if f.endswith("noarch.rpm")] == [
         "farm-hello-2-1.noarch.rpm", "farm-hello-3-1.noarch.rpm"]
     arch = os.uname().machine
-    pk = base / "repos" / "main" / arch / "Packages" / "f"
-    assert sorted(p.name for p in pk.iterdir()) == ["farm-hello-2-1.noarch.rpm",
-                                                    "farm-hello-3-1.noarch.rpm"]
+    repo = base / "repos" / "main"
+    pk = repo / arch / "Packages" / "f"
+    check_repodata(repo / arch)
+
+    def on_disk():
+        return sorted(p.name for p in pk.iterdir())
+
+    def regenerate_after_retirement():
+        time.sleep(RETIRE_S + 0.2)
+        assert s.call("POST", "/api/v1/repos/main/regenerate?wait=1").status == 200
+
+    # ... and from the disk once retire_after has passed (clients holding the metadata from
+    # before could still download it meanwhile)
+    regenerate_after_retirement()
+    assert on_disk() == ["farm-hello-2-1.noarch.rpm", "farm-hello-3-1.noarch.rpm"]
+    assert not (repo / ".kiln-retired").exists()
     env = dict(os.environ, KILN_URL=s.url, KILN_TOKEN=s.admin)
     r = subprocess.run([str(kiln_bin), "repo", "remove-package", "main", "farm-hello-3-1.noarch"],
                        capture_output=True, text=True, env=env)
@@ -230,7 +247,19 @@ def test_retention_removal_and_v6(farm, kiln_bin):
     r = subprocess.run([str(kiln_bin), "repo", "show", "main"], capture_output=True, text=True,
                        env=env)
     assert "farm-hello-3-1.noarch.rpm" not in files_of(json.loads(r.stdout))
-    assert sorted(p.name for p in pk.iterdir()) == ["farm-hello-2-1.noarch.rpm"]
+    # Out of the metadata, still served, recorded as retired; a dot file is never served.
+    check_repodata(repo / arch)
+    primary = b"".join(p.read_bytes() for p in (repo / arch / "repodata").glob("*primary*"))
+    assert b"farm-hello-2-1" in gzip.decompress(primary) and \
+        b"farm-hello-3-1" not in gzip.decompress(primary)
+    assert "farm-hello-3-1.noarch.rpm" in on_disk()
+    assert f"{arch}/Packages/f/farm-hello-3-1.noarch.rpm" in (repo / ".kiln-retired").read_text()
+    got = s.call("GET", f"/repos/main/{arch}/Packages/f/farm-hello-3-1.noarch.rpm", token="")
+    assert got.status == 200
+    assert s.call("GET", "/repos/main/.kiln-retired", token="").status == 404
+    regenerate_after_retirement()
+    assert on_disk() == ["farm-hello-2-1.noarch.rpm"]
+    assert not (repo / ".kiln-retired").exists()
     r = subprocess.run([str(kiln_bin), "repo", "remove-package", "main", "nothing-1-1.noarch"],
                        capture_output=True, text=True, env=env)
     assert r.returncode == 1 and "no package" in r.stderr

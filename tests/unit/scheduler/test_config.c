@@ -173,3 +173,29 @@ KILN_TEST(config_publish_section)
 	assert_int_equal(load(&c, "[publish]\ngenerations = 0\n", &err), KILN_EINVAL);
 	scheduler_config_release(&c);
 }
+
+/* How long a package file no longer published stays for clients with older metadata. */
+KILN_TEST(config_publish_retire_after)
+{
+	static const struct {
+		const char *text;
+		int64_t ms;
+	} ok[] = {{"0", 0}, {"90s", 90000}, {"6h", 21600000}, {"2d", 172800000}, {"500ms", 500}};
+	struct scheduler_config c;
+	struct kiln_err err = KILN_ERR_INIT;
+	char text[128];
+	size_t i;
+
+	scheduler_config_init(&c);
+	assert_int_equal(c.publish_retire_ms, 86400000);
+	scheduler_config_release(&c);
+	for (i = 0; i < KILN_ARRAY_SIZE(ok); i++) {
+		snprintf(text, sizeof(text), "[publish]\nretire_after = %s\n", ok[i].text);
+		assert_ok(load(&c, text, &err), &err);
+		assert_int_equal(c.publish_retire_ms, ok[i].ms);
+		scheduler_config_release(&c);
+	}
+	assert_int_equal(load(&c, "[publish]\nretire_after = later\n", &err), KILN_EINVAL);
+	assert_non_null(strstr(err.msg, "retire_after"));
+	scheduler_config_release(&c);
+}
