@@ -191,7 +191,7 @@ static void find_unwanted(const char *dir, const char *sub, const char *const *w
 	kiln_buf_addf(&p, "%s/%s", dir, sub);
 	d = p.err || depth > 4 ? NULL : opendir(p.ptr);
 	while (d && (de = readdir(d))) {
-		const char *r = rel.ptr;
+		const char *r;
 		struct stat st;
 
 		if (de->d_name[0] == '.' || !strcmp(de->d_name, "repodata") ||
