@@ -1,6 +1,7 @@
 /*
  * metrics.c - GET /metrics in Prometheus' text format: jobs by state, queue depth per arch,
- * wait and build time histograms, lease grants and expiries, retries by reason.
+ * wait, build and publish time histograms, lease grants and expiries, retries by reason,
+ * publish failures.
  *
  * Counters and histograms are the running process's (they restart at zero with the
  * scheduler, as Prometheus counters may); the gauges come from the store.
@@ -75,6 +76,12 @@ kiln_rc scheduler_metrics_text(struct scheduler *s, struct kiln_buf *o, struct k
 	              "kiln_retries_total{reason=\"infra\"} %lld\n",
 	              (long long)s->retries_lost, (long long)s->retries_infra);
 	counter(o, "kiln_packages_signed_total", "Packages signed.", "", s->signed_packages);
+	hist(o, "kiln_publish_seconds", "Time to publish a repository (layout and metadata).",
+	     &s->publish_hist);
+	counter(o, "kiln_publish_failures_total",
+	        "Publishes that failed (logged; retried on the "
+	        "next change).",
+	        "", s->publish_failures);
 	pthread_mutex_unlock(&s->stats_lock);
 	rc = kiln_buf_finish(o, err);
 out:

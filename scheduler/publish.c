@@ -538,6 +538,7 @@ static void *publisher_thread(void *arg)
 	while (!p->stop) {
 		struct pub_repo *r = NULL;
 		struct kiln_err err = KILN_ERR_INIT;
+		int64_t t0;
 		size_t i;
 
 		for (i = 0; !r && i < p->n; i++)
@@ -551,10 +552,17 @@ static void *publisher_thread(void *arg)
 		r->dirty = false;
 		r->busy = true;
 		pthread_mutex_unlock(&p->lock);
-		if (publish_repo(s, r, &err))
+		t0 = util_clock_mono_ns();
+		if (publish_repo(s, r, &err)) {
 			kiln_log_err(KILN_LOG_WARN, &err);
-		else
+			pthread_mutex_lock(&s->stats_lock);
+			s->publish_failures++;
+			pthread_mutex_unlock(&s->stats_lock);
+		} else {
 			kiln_log(KILN_LOG_INFO, "published repository %s", r->name);
+			scheduler_hist_add(s, &s->publish_hist,
+			                   (double)(util_clock_mono_ns() - t0) / 1e9);
+		}
 		pthread_mutex_lock(&p->lock);
 		r->busy = false;
 		p->publishes++;

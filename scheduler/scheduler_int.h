@@ -469,7 +469,8 @@ struct scheduler {
 	pthread_mutex_t log_lock;           /* appends to log files */
 	pthread_mutex_t stats_lock;
 	int64_t lease_grants, lease_expiries, retries_lost, retries_infra, signed_packages;
-	struct scheduler_hist wait_hist, build_hist;
+	int64_t publish_failures;
+	struct scheduler_hist wait_hist, build_hist, publish_hist;
 	struct scheduler_publisher *publisher; /* owned (publish.c); NULL without repositories */
 	char public_host[256];                 /* the listening host, for .repo files */
 	unsigned port;                         /* the bound port */

@@ -260,6 +260,10 @@ def test_retention_removal_and_v6(farm, kiln_bin):
     regenerate_after_retirement()
     assert on_disk() == ["farm-hello-2-1.noarch.rpm"]
     assert not (repo / ".kiln-retired").exists()
+    m = s.call("GET", "/metrics", token="").body.decode()
+    count = re.search(r"^kiln_publish_seconds_count (\d+)$", m, re.M)
+    assert count and int(count.group(1)) >= 4, m
+    assert re.search(r"^kiln_publish_failures_total 0$", m, re.M), m
     r = subprocess.run([str(kiln_bin), "repo", "remove-package", "main", "nothing-1-1.noarch"],
                        capture_output=True, text=True, env=env)
     assert r.returncode == 1 and "no package" in r.stderr
