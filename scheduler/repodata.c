@@ -34,8 +34,16 @@
 #define RD_BUF_MAX ((size_t)1 << 30) /* one package's XML, one repomd.xml */
 
 /* One package: where it is and its three XML fragments. */
+/* What says that the file at a path is still the one a cached description came from. */
+struct rd_key {
+	uint64_t size, ino, dev;
+	int64_t mtime_ns, ctime_ns;
+};
+
 struct rd_pkg {
 	char *rel; /* owned: path relative to the repository directory */
+	struct rd_key key;
+	bool cached; /* xml and buildtime came from the previous generation's cache */
 	struct kiln_buf xml[3];
 	int64_t buildtime;
 	kiln_rc rc;
@@ -581,7 +589,8 @@ static void *describe_thread(void *arg)
 		pthread_mutex_unlock(&r->lock);
 		if (i >= r->n)
 			break;
-		r->pkgs[i].rc = pkg_describe(r->dir, &r->pkgs[i], &fb, &r->pkgs[i].err);
+		if (!r->pkgs[i].cached)
+			r->pkgs[i].rc = pkg_describe(r->dir, &r->pkgs[i], &fb, &r->pkgs[i].err);
 	}
 	kiln_buf_release(&fb);
 	return NULL;
@@ -590,7 +599,8 @@ static void *describe_thread(void *arg)
 /* ---------------------------------------------------------------------------------------- */
 /* Finding packages */
 
-static kiln_rc scan_add(struct rd_run *r, const char *rel, struct kiln_err *err)
+static kiln_rc scan_add(struct rd_run *r, const char *rel, const struct stat *st,
+                        struct kiln_err *err)
 {
 	if (r->n == r->cap) {
 		size_t cap = r->cap ? r->cap * 2 : 64;
@@ -610,6 +620,10 @@ static kiln_rc scan_add(struct rd_run *r, const char *rel, struct kiln_err *err)
 	if (!r->pkgs[r->n].rel)
 		return kiln_err_set(err, KILN_ENOMEM, "package list");
 	r->pkgs[r->n].err = (struct kiln_err)KILN_ERR_INIT;
+	r->pkgs[r->n].key =
+	    (struct rd_key){(uint64_t)st->st_size, (uint64_t)st->st_ino, (uint64_t)st->st_dev,
+	                    st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec,
+	                    st->st_ctim.tv_sec * 1000000000LL + st->st_ctim.tv_nsec};
 	for (int k = 0; k < 3; k++)
 		kiln_buf_init(&r->pkgs[r->n].xml[k], RD_BUF_MAX);
 	r->n++;
@@ -660,7 +674,7 @@ static kiln_rc scan_dir(struct rd_run *r, const char *rel, int depth, struct kil
 			rc = scan_dir(r, sub.ptr, depth + 1, err);
 		else if (S_ISREG(st.st_mode) && kiln_str_ends(kiln_str_from(de->d_name), ".rpm") &&
 		         scan_wanted(r, sub.ptr))
-			rc = scan_add(r, sub.ptr, err);
+			rc = scan_add(r, sub.ptr, &st, err);
 	}
 	closedir(d);
 out:
@@ -672,6 +686,119 @@ out:
 static int pkg_cmp(const void *a, const void *b)
 {
 	return strcmp(((const struct rd_pkg *)a)->rel, ((const struct rd_pkg *)b)->rel);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* The description cache */
+
+/* Each generation keeps, beside its metadata, every package's three fragments and the key
+ * of the file they were read from (a dot file: not named by repomd.xml, never served). The
+ * next write takes a package's fragments from there when the file at its path has the same
+ * size, mtime, ctime, inode and device: what createrepo_c --update trusts (size, mtime),
+ * plus what changes when the publisher links another blob at the same path. Anything
+ * unreadable in it only costs reading the packages again. */
+#define RD_CACHE_NAME ".kiln-describe-cache"
+#define RD_CACHE_MAGIC "kiln-repodata-cache 1\n"
+#define RD_CACHE_MAX ((size_t)1 << 30)
+
+static int rel_cmp(const void *key, const void *pkg)
+{
+	return strcmp(key, ((const struct rd_pkg *)pkg)->rel);
+}
+
+/* One record's head: "REL_LEN SIZE INO DEV MTIME CTIME BUILDTIME LEN0 LEN1 LEN2\n". */
+static bool cache_head(const char **p, const char *end, uint64_t v[10])
+{
+	int i;
+
+	for (i = 0; i < 10; i++) {
+		const char *t = *p;
+		int64_t n;
+
+		while (t < end && *t != ' ' && *t != '\n')
+			t++;
+		if (t == end || t == *p || (i < 9) != (*t == ' ') ||
+		    util_parse_i64(*p, (size_t)(t - *p), 10, INT64_MIN, INT64_MAX, &n, NULL))
+			return false;
+		v[i] = (uint64_t)n;
+		*p = t + 1;
+	}
+	return true;
+}
+
+static void cache_load(struct rd_run *r)
+{
+	struct kiln_buf path = KILN_BUF_INIT(KILN_LIMIT_PATH), text = KILN_BUF_INIT(RD_CACHE_MAX);
+	char rel[KILN_LIMIT_PATH];
+	const char *p, *end;
+	uint64_t v[10];
+
+	kiln_buf_addf(&path, "%s/repodata/" RD_CACHE_NAME, r->dir);
+	if (path.err || !r->n || util_read_file(path.ptr, RD_CACHE_MAX, &text, NULL) ||
+	    text.len < strlen(RD_CACHE_MAGIC) ||
+	    memcmp(text.ptr, RD_CACHE_MAGIC, strlen(RD_CACHE_MAGIC)))
+		goto out;
+	p = text.ptr + strlen(RD_CACHE_MAGIC);
+	end = text.ptr + text.len;
+	while (p < end && cache_head(&p, end, v)) {
+		uint64_t need = v[0] + v[7] + v[8] + v[9];
+		struct rd_pkg *pk;
+
+		if (v[0] >= sizeof(rel) || v[7] > RD_BUF_MAX || v[8] > RD_BUF_MAX ||
+		    v[9] > RD_BUF_MAX || need > (uint64_t)(end - p))
+			break;
+		memcpy(rel, p, v[0]);
+		rel[v[0]] = '\0';
+		p += v[0];
+		pk = bsearch(rel, r->pkgs, r->n, sizeof(*r->pkgs), rel_cmp);
+		if (pk && !pk->cached && pk->key.size == v[1] && pk->key.ino == v[2] &&
+		    pk->key.dev == v[3] && pk->key.mtime_ns == (int64_t)v[4] &&
+		    pk->key.ctime_ns == (int64_t)v[5]) {
+			for (int k = 0; k < 3; k++) {
+				kiln_buf_add(&pk->xml[k], p, v[7 + k]);
+				p += v[7 + k];
+			}
+			pk->buildtime = (int64_t)v[6];
+			pk->cached = !pk->xml[0].err && !pk->xml[1].err && !pk->xml[2].err;
+			for (int k = 0; k < 3 && !pk->cached; k++)
+				kiln_buf_reset(&pk->xml[k]);
+		} else {
+			p += v[7] + v[8] + v[9];
+		}
+	}
+out:
+	kiln_buf_release(&text);
+	kiln_buf_release(&path);
+}
+
+/* gen/RD_CACHE_NAME for every package of this generation; a failure only costs the next
+ * write its reuse. */
+static void cache_write(const struct rd_run *r, const char *gen)
+{
+	struct kiln_buf path = KILN_BUF_INIT(KILN_LIMIT_PATH), out = KILN_BUF_INIT(RD_CACHE_MAX);
+	struct kiln_err err = KILN_ERR_INIT;
+	size_t i;
+
+	kiln_buf_addf(&path, "%s/" RD_CACHE_NAME, gen);
+	kiln_buf_addstr(&out, RD_CACHE_MAGIC);
+	for (i = 0; i < r->n && !out.err; i++) {
+		const struct rd_pkg *pk = &r->pkgs[i];
+
+		kiln_buf_addf(&out,
+		              "%zu %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRId64 " %" PRId64
+		              " %" PRId64 " %zu %zu %zu\n",
+		              strlen(pk->rel), pk->key.size, pk->key.ino, pk->key.dev,
+		              pk->key.mtime_ns, pk->key.ctime_ns, pk->buildtime, pk->xml[0].len,
+		              pk->xml[1].len, pk->xml[2].len);
+		kiln_buf_addstr(&out, pk->rel);
+		for (int k = 0; k < 3; k++)
+			kiln_buf_add(&out, pk->xml[k].ptr, pk->xml[k].len);
+	}
+	if (path.err || out.err || util_write_atomic_nosync(path.ptr, out.ptr, out.len, 0644, &err))
+		kiln_log(KILN_LOG_DEBUG, "repodata: no description cache in %s: %s", gen,
+		         err.msg[0] ? err.msg : "too large");
+	kiln_buf_release(&out);
+	kiln_buf_release(&path);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -1077,6 +1204,15 @@ kiln_rc scheduler_repodata_write(const char *dir, const struct scheduler_repodat
 	if ((rc = kiln_buf_finish(&gens, err)) || (rc = kiln_buf_finish(&tmp, err)) ||
 	    (rc = util_mkdir_p(tmp.ptr, 0755, err)))
 		goto out;
+	cache_load(&r);
+	if (kiln_log_enabled(KILN_LOG_DEBUG)) {
+		size_t hits = 0;
+
+		for (i = 0; i < r.n; i++)
+			hits += r.pkgs[i].cached;
+		kiln_debug("repodata: %s: %zu packages, %zu from the description cache", dir, r.n,
+		           hits);
+	}
 	if ((rc = describe_all(&r, o->workers, err)) ||
 	    (rc = gen_write(&r, tmp.ptr, o, res, err))) {
 		struct kiln_err e2 = KILN_ERR_INIT;
@@ -1085,6 +1221,7 @@ kiln_rc scheduler_repodata_write(const char *dir, const struct scheduler_repodat
 			kiln_err_clear(&e2);
 		goto out;
 	}
+	cache_write(&r, tmp.ptr);
 	memcpy(name, res->repomd_sha256, 32);
 	name[32] = '\0';
 	kiln_buf_addf(&fin, "%s/%s", gens.ptr, name);

@@ -155,8 +155,10 @@ def test_same_packages_same_bytes(kiln, pkgdir, tmp_path):
     for d in (a, b):
         r = kiln("repo", "regenerate", "--dir", d, "--workers", "1" if d == a else "3")
         assert r.returncode == 0, r.stderr
-    names = sorted(p.name for p in (a / "repodata").iterdir())
-    assert names == sorted(p.name for p in (b / "repodata").iterdir())
+    # (dot files are kiln's own: the description cache, keyed by inode, is not metadata)
+    names = sorted(p.name for p in (a / "repodata").iterdir() if not p.name.startswith("."))
+    assert names == sorted(p.name for p in (b / "repodata").iterdir()
+                           if not p.name.startswith("."))
     for n in names:
         assert (a / "repodata" / n).read_bytes() == (b / "repodata" / n).read_bytes(), n
     rev, md = repomd(a)
@@ -167,6 +169,56 @@ def test_same_packages_same_bytes(kiln, pkgdir, tmp_path):
     target = os.readlink(a / "repodata")
     assert kiln("repo", "regenerate", "--dir", a).returncode == 0
     assert os.readlink(a / "repodata") == target
+
+
+def test_unchanged_packages_come_from_the_description_cache(kiln, pkgdir, tmp_path):
+    """A write takes the descriptions of files unchanged since the previous generation from
+    that generation's cache; the bytes are those of a fresh index of the same files, also
+    after a package is removed and another is replaced by different bytes at its path."""
+    d, fresh = tmp_path / "cached", tmp_path / "fresh"
+    shutil.copytree(pkgdir, d)
+    debug = {"KILN_LOG_LEVEL": "debug"}
+    rpms = sorted(d.rglob("*.rpm"))
+    assert len(rpms) >= 3
+
+    def regenerate(where):
+        r = kiln("repo", "regenerate", "--dir", where, env=debug)
+        assert r.returncode == 0, r.stderr
+        m = re.search(r"(\d+) packages, (\d+) from the description cache", r.stderr)
+        assert m, r.stderr
+        return int(m.group(1)), int(m.group(2))
+
+    def same_as_fresh():
+        if fresh.exists():
+            shutil.rmtree(fresh)
+        shutil.copytree(d, fresh, ignore=shutil.ignore_patterns("repodata", ".repodata-gens"))
+        regenerate(fresh)
+        for kind in ("primary", "filelists", "other"):
+            assert load(d, kind)[1] == load(fresh, kind)[1], kind
+
+    assert regenerate(d) == (len(rpms), 0)
+    assert regenerate(d) == (len(rpms), len(rpms))
+    rpms[0].unlink()
+    # Other bytes of the same size and mtime in the same file (a byte of the signature
+    # header's reserved space, which no digest covers): only its ctime says it changed.
+    st = rpms[1].stat()
+    raw = bytearray(rpms[1].read_bytes())
+    il = int.from_bytes(raw[104:108], "big")
+    for i in range(il):
+        tag, _, off, _ = (int.from_bytes(raw[112 + 16 * i + 4 * k:116 + 16 * i + 4 * k], "big")
+                          for k in range(4))
+        if tag == 1008:  # RESERVEDSPACE
+            raw[112 + 16 * il + off] ^= 1
+            break
+    else:
+        pytest.fail("no reserved space")
+    with open(rpms[1], "r+b") as f:
+        f.write(raw)
+    os.utime(rpms[1], ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert rpms[1].stat().st_size == st.st_size and rpms[1].stat().st_ino == st.st_ino
+    assert regenerate(d) == (len(rpms) - 1, len(rpms) - 2)
+    same_as_fresh()
+    check_repomd(d)
 
 
 def test_zstd_generations_and_dnf(kiln, pkgdir, tmp_path):
