@@ -707,66 +707,100 @@ static int rel_cmp(const void *key, const void *pkg)
 }
 
 /* One record's head: "REL_LEN SIZE INO DEV MTIME CTIME BUILDTIME LEN0 LEN1 LEN2\n". */
-static bool cache_head(const char **p, const char *end, uint64_t v[10])
+static bool cache_head(const char **p, const char *end, int64_t v[10])
 {
 	int i;
 
 	for (i = 0; i < 10; i++) {
 		const char *t = *p;
-		int64_t n;
 
 		while (t < end && *t != ' ' && *t != '\n')
 			t++;
 		if (t == end || t == *p || (i < 9) != (*t == ' ') ||
-		    util_parse_i64(*p, (size_t)(t - *p), 10, INT64_MIN, INT64_MAX, &n, NULL))
+		    util_parse_i64(*p, (size_t)(t - *p), 10, INT64_MIN, INT64_MAX, &v[i], NULL))
 			return false;
-		v[i] = (uint64_t)n;
 		*p = t + 1;
 	}
+	return true;
+}
+
+size_t scheduler_rdcache_parse(const char *text, size_t len,
+                               bool (*fn)(void *arg, const struct scheduler_rdcache_rec *r),
+                               void *arg)
+{
+	const size_t ml = strlen(RD_CACHE_MAGIC);
+	const char *p = text + ml, *end = text + len;
+	size_t n = 0;
+	int64_t v[10];
+
+	if (len < ml || memcmp(text, RD_CACHE_MAGIC, ml))
+		return 0;
+	while (p < end && cache_head(&p, end, v)) {
+		struct scheduler_rdcache_rec r;
+		uint64_t left = (uint64_t)(end - p), need = 0;
+		int k;
+
+		/* Every length is checked before it is added: none may pass what is left. */
+		for (k = 0; k < 4; k++) {
+			int64_t l = k ? v[6 + k] : v[0];
+
+			if (l < 0 || (uint64_t)l > left - need)
+				return n;
+			need += (uint64_t)l;
+		}
+		if (v[0] == 0 || v[0] >= (int64_t)KILN_LIMIT_PATH)
+			return n;
+		r.rel = p;
+		r.rel_len = (size_t)v[0];
+		r.size = (uint64_t)v[1];
+		r.ino = (uint64_t)v[2];
+		r.dev = (uint64_t)v[3];
+		r.mtime_ns = v[4];
+		r.ctime_ns = v[5];
+		r.buildtime = v[6];
+		p += r.rel_len;
+		for (k = 0; k < 3; k++) {
+			r.xml[k] = p;
+			r.xml_len[k] = (size_t)v[7 + k];
+			p += r.xml_len[k];
+		}
+		n++;
+		if (!fn(arg, &r))
+			break;
+	}
+	return n;
+}
+
+/* A cached description for the package at r->rel, when its file is still the same. */
+static bool cache_take(void *arg, const struct scheduler_rdcache_rec *c)
+{
+	struct rd_run *r = arg;
+	char rel[KILN_LIMIT_PATH];
+	struct rd_pkg *pk;
+
+	memcpy(rel, c->rel, c->rel_len);
+	rel[c->rel_len] = '\0';
+	pk = bsearch(rel, r->pkgs, r->n, sizeof(*r->pkgs), rel_cmp);
+	if (!pk || pk->cached || pk->key.size != c->size || pk->key.ino != c->ino ||
+	    pk->key.dev != c->dev || pk->key.mtime_ns != c->mtime_ns ||
+	    pk->key.ctime_ns != c->ctime_ns)
+		return true;
+	for (int k = 0; k < 3; k++)
+		kiln_buf_add(&pk->xml[k], c->xml[k], c->xml_len[k]);
+	pk->buildtime = c->buildtime;
+	pk->cached = !pk->xml[0].err && !pk->xml[1].err && !pk->xml[2].err;
+	for (int k = 0; k < 3 && !pk->cached; k++)
+		kiln_buf_reset(&pk->xml[k]);
 	return true;
 }
 
 static void cache_load(struct rd_run *r)
 {
 	struct kiln_buf path = KILN_BUF_INIT(KILN_LIMIT_PATH), text = KILN_BUF_INIT(RD_CACHE_MAX);
-	char rel[KILN_LIMIT_PATH];
-	const char *p, *end;
-	uint64_t v[10];
 
 	kiln_buf_addf(&path, "%s/repodata/" RD_CACHE_NAME, r->dir);
-	if (path.err || !r->n || util_read_file(path.ptr, RD_CACHE_MAX, &text, NULL) ||
-	    text.len < strlen(RD_CACHE_MAGIC) ||
-	    memcmp(text.ptr, RD_CACHE_MAGIC, strlen(RD_CACHE_MAGIC)))
-		goto out;
-	p = text.ptr + strlen(RD_CACHE_MAGIC);
-	end = text.ptr + text.len;
-	while (p < end && cache_head(&p, end, v)) {
-		uint64_t need = v[0] + v[7] + v[8] + v[9];
-		struct rd_pkg *pk;
-
-		if (v[0] >= sizeof(rel) || v[7] > RD_BUF_MAX || v[8] > RD_BUF_MAX ||
-		    v[9] > RD_BUF_MAX || need > (uint64_t)(end - p))
-			break;
-		memcpy(rel, p, v[0]);
-		rel[v[0]] = '\0';
-		p += v[0];
-		pk = bsearch(rel, r->pkgs, r->n, sizeof(*r->pkgs), rel_cmp);
-		if (pk && !pk->cached && pk->key.size == v[1] && pk->key.ino == v[2] &&
-		    pk->key.dev == v[3] && pk->key.mtime_ns == (int64_t)v[4] &&
-		    pk->key.ctime_ns == (int64_t)v[5]) {
-			for (int k = 0; k < 3; k++) {
-				kiln_buf_add(&pk->xml[k], p, v[7 + k]);
-				p += v[7 + k];
-			}
-			pk->buildtime = (int64_t)v[6];
-			pk->cached = !pk->xml[0].err && !pk->xml[1].err && !pk->xml[2].err;
-			for (int k = 0; k < 3 && !pk->cached; k++)
-				kiln_buf_reset(&pk->xml[k]);
-		} else {
-			p += v[7] + v[8] + v[9];
-		}
-	}
-out:
+	if (!path.err && r->n && !util_read_file(path.ptr, RD_CACHE_MAX, &text, NULL))
+		(void)scheduler_rdcache_parse(text.ptr, text.len, cache_take, r);
 	kiln_buf_release(&text);
 	kiln_buf_release(&path);
 }
@@ -821,8 +855,8 @@ struct rd_file {
 static void head_tail(int kind, size_t n, bool tail, struct kiln_buf *b)
 {
 	static const char *const heads[3] = {
-	    "<metadata xmlns=\"http://linux.duke.edu/metadata/common\" "
-	    "xmlns:rpm=\"http://linux.duke.edu/metadata/rpm\"",
+	    ("<metadata xmlns=\"http://linux.duke.edu/metadata/common\" "
+	     "xmlns:rpm=\"http://linux.duke.edu/metadata/rpm\""),
 	    "<filelists xmlns=\"http://linux.duke.edu/metadata/filelists\"",
 	    "<otherdata xmlns=\"http://linux.duke.edu/metadata/other\""};
 	static const char *const tails[3] = {"</metadata>", "</filelists>", "</otherdata>"};
