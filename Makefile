@@ -114,8 +114,8 @@ $(LIBKILN): $(LIB_OBJS)
 # linked in from their archives where installed (Debian's -dev packages ship them): loading
 # them as shared objects was ~0.5 ms of each `kiln` start, which sandbox runs and CLI calls
 # pay (bench/chroot). Not libzstd: Debian's libzstd.a is built without multi-threading
-# (ZSTD_c_nbWorkers is refused), which large payloads use. The heavy ones (libcrypto,
-# libcurl, libgit2, libmagic, sqlite, libmicrohttpd) are opened on first use.
+# (ZSTD_c_nbWorkers is refused), which large payloads use; it is opened on first use, like
+# the heavy ones (libcrypto, libcurl, libgit2, libmagic, sqlite, libmicrohttpd).
 # KILN_STATIC_LIBS= links all of them shared; a security update of a static one needs a
 # rebuild of kiln (docs/ARCHITECTURE.md).
 KILN_STATIC_LIBS ?= jansson lzma lua5.4 z

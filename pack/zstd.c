@@ -14,8 +14,21 @@
 #define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 
+#include "pack/libzstd_int.h"
 #include "pack/pack.h"
 #include "pack/pack_int.h"
+
+/* Filled on first use (see pack/libzstd_int.h). */
+static struct pack_libzstd_fns pack_libzstd;
+static struct util_dl pack_libzstd_dl =
+    UTIL_DL_INIT(PACK_LIBZSTD_SONAME, pack_libzstd_syms, pack_libzstd);
+
+static kiln_rc zstd_ready(struct kiln_err *err)
+{
+	if (util_dl_ready(&pack_libzstd_dl, err))
+		return err && err->code ? err->code : KILN_ENOTFOUND;
+	return KILN_OK;
+}
 
 struct zcomp {
 	struct pack_comp base;
@@ -69,6 +82,7 @@ static void zc_mfree(void *opaque, void *ptr)
 kiln_rc pack_zstd_comp_new(int level, int threads, struct pack_comp **out, struct kiln_err *err)
 {
 	struct zcomp *z = kiln_calloc(1, sizeof(*z));
+	kiln_rc rc;
 	size_t r;
 
 	/* Tables and buffers in huge pages where the kernel has them: the same bytes out,
@@ -76,6 +90,10 @@ kiln_rc pack_zstd_comp_new(int level, int threads, struct pack_comp **out, struc
 	static const ZSTD_customMem mem = {zc_alloc, zc_mfree, NULL};
 
 	*out = NULL;
+	if ((rc = zstd_ready(err))) {
+		free(z);
+		return rc;
+	}
 	if (!z || !(z->cctx = ZSTD_createCCtx_advanced(mem))) {
 		free(z);
 		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
@@ -143,8 +161,13 @@ static void zd_free(struct pack_decomp *d)
 kiln_rc pack_zstd_decomp_new(struct pack_decomp **out, struct kiln_err *err)
 {
 	struct zdecomp *z = kiln_calloc(1, sizeof(*z));
+	kiln_rc rc;
 
 	*out = NULL;
+	if ((rc = zstd_ready(err))) {
+		free(z);
+		return rc;
+	}
 	if (!z || !(z->dctx = ZSTD_createDCtx())) {
 		free(z);
 		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
