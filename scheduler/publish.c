@@ -206,20 +206,11 @@ static void find_unwanted(const char *dir, const char *sub, const char *const *w
 			find_unwanted(dir, rel.ptr, want, nwant, depth + 1, a, u);
 		} else if (kiln_str_ends(kiln_str_from(de->d_name), ".rpm") &&
 		           !bsearch(&r, want, nwant, sizeof(*want), strp_cmp)) {
-			if (u->n == u->cap) {
-				size_t cap = u->cap ? u->cap * 2 : 16;
-				const char **nv = kiln_arena_array(a, cap, sizeof(*nv));
+			const char *keep = kiln_arena_strdup(a, rel.ptr);
 
-				if (!nv)
-					break;
-				if (u->n)
-					memcpy(nv, u->rel, u->n * sizeof(*nv));
-				u->rel = nv;
-				u->cap = cap;
-			}
-			u->rel[u->n] = kiln_arena_strdup(a, rel.ptr);
-			if (u->rel[u->n])
-				u->n++;
+			/* Out of memory: the arena's sticky error ends the publish. */
+			if (!keep || !kiln_arena_strv_add(a, &u->rel, &u->n, &u->cap, keep))
+				break;
 		}
 	}
 	if (d)

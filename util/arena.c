@@ -104,6 +104,24 @@ void *kiln_arena_array(struct kiln_arena *a, size_t n, size_t size)
 	return kiln_arena_alloc(a, total);
 }
 
+bool kiln_arena_strv_add(struct kiln_arena *a, const char ***v, size_t *n, size_t *cap,
+                         const char *s)
+{
+	if (*n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 16;
+		const char **nv = kiln_arena_array(a, ncap, sizeof(*nv));
+
+		if (!nv)
+			return false;
+		if (*n)
+			memcpy(nv, *v, *n * sizeof(*nv));
+		*v = nv;
+		*cap = ncap;
+	}
+	(*v)[(*n)++] = s;
+	return true;
+}
+
 char *kiln_arena_strndup(struct kiln_arena *a, const char *s, size_t len)
 {
 	char *p;

@@ -192,6 +192,11 @@ void kiln_arena_release(struct kiln_arena *a);
 void *kiln_arena_alloc(struct kiln_arena *a, size_t size);
 /* Allocate n elements of size, with overflow checking. */
 void *kiln_arena_array(struct kiln_arena *a, size_t n, size_t size);
+/* Append s to the arena-held string list *v (n entries, room for *cap; all three start
+ * zeroed), doubling the room when full (the old array stays in the arena). false when the
+ * arena cannot grow (its sticky error says why); nothing is appended then. */
+bool kiln_arena_strv_add(struct kiln_arena *a, const char ***v, size_t *n, size_t *cap,
+                         const char *s);
 char *kiln_arena_strdup(struct kiln_arena *a, const char *s);
 char *kiln_arena_strndup(struct kiln_arena *a, const char *s, size_t len);
 char *kiln_arena_printf(struct kiln_arena *a, const char *fmt, ...) KILN_PRINTF(2, 3);

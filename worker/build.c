@@ -136,19 +136,9 @@ void worker_build_warn(struct build *b, const char *fmt, ...)
 	if (b->log_fd >= 0)
 		dprintf(b->log_fd, "warning: %s\n", msg);
 	s = kiln_arena_strdup(&r->arena, msg);
-	if (s && r->nwarnings + 1 >= r->capwarnings) {
-		size_t ncap = r->capwarnings ? 2 * r->capwarnings : 8;
-		const char **nv = kiln_arena_array(&r->arena, ncap, sizeof(*nv));
-
-		if (!nv)
-			return;
-		if (r->nwarnings)
-			memcpy(nv, r->warnings, r->nwarnings * sizeof(*nv));
-		r->warnings = nv;
-		r->capwarnings = ncap;
-	}
 	if (s)
-		r->warnings[r->nwarnings++] = s;
+		(void)kiln_arena_strv_add(&r->arena, &r->warnings, &r->nwarnings, &r->capwarnings,
+		                          s);
 }
 
 kiln_rc worker_build_output_add(struct build *b, const char *path, const char *kind,

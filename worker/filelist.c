@@ -161,18 +161,8 @@ static long macro_num(struct macro_ctx *m, const char *name, long dflt)
 static kiln_rc strv_add(struct worker_strv *sv, struct kiln_arena *a, const char *s,
                         struct kiln_err *err)
 {
-	if (sv->n == sv->cap) {
-		size_t cap = sv->cap ? sv->cap * 2 : 16;
-		const char **v = kiln_arena_array(a, cap, sizeof(*v));
-
-		if (!v)
-			return kiln_arena_finish(a, err);
-		if (sv->n)
-			memcpy(v, sv->v, sv->n * sizeof(*v));
-		sv->v = v;
-		sv->cap = cap;
-	}
-	sv->v[sv->n++] = s;
+	if (!kiln_arena_strv_add(a, &sv->v, &sv->n, &sv->cap, s))
+		return kiln_arena_finish(a, err);
 	return KILN_OK;
 }
 

@@ -57,3 +57,30 @@ KILN_TEST(arena_printf_and_strndup)
 	kiln_arena_release(&a);
 	kiln_arena_release(&a);
 }
+
+/* The string list keeps every entry in order across the doublings, and stops (appending
+ * nothing) once the arena's limit is reached. */
+KILN_TEST(arena_strv_add_grows_and_stops_at_the_limit)
+{
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
+	struct kiln_arena small = KILN_ARENA_INIT(64);
+	const char **v = NULL;
+	size_t n = 0, cap = 0, i;
+	char name[16];
+
+	for (i = 0; i < 100; i++) {
+		snprintf(name, sizeof(name), "s%zu", i);
+		assert_true(kiln_arena_strv_add(&a, &v, &n, &cap, kiln_arena_strdup(&a, name)));
+	}
+	assert_int_equal(n, 100);
+	assert_true(cap >= 100);
+	assert_string_equal(v[0], "s0");
+	assert_string_equal(v[99], "s99");
+	v = NULL;
+	n = cap = 0;
+	assert_false(kiln_arena_strv_add(&small, &v, &n, &cap, "x"));
+	assert_int_equal(n, 0);
+	assert_int_equal(kiln_arena_finish(&small, NULL), KILN_ELIMIT);
+	kiln_arena_release(&small);
+	kiln_arena_release(&a);
+}
