@@ -238,7 +238,7 @@ static int64_t retired_since(const struct kiln_buf *rec, const char *rel)
 	return -1;
 }
 
-/* Retire the files of u (sorted): record the new ones, remove those retired for longer than
+/* Retire the files of u: record the new ones, remove those retired for longer than
  * retire_after, rewrite the record (kept only for files still waiting). */
 static kiln_rc retire_files(struct scheduler *s, const char *dir, const struct unwanted *u,
                             struct kiln_err *err)
