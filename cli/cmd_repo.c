@@ -29,7 +29,8 @@ struct repo_opts {
 const struct cli_opt cli_repo_opts[] = {
     {"url", 0, CLI_OPT_STRING, ROFF(url), NULL, "URL", "the scheduler (default $KILN_URL)"},
     {"token", 0, CLI_OPT_STRING, ROFF(token), NULL, "TOKEN", "bearer token (default $KILN_TOKEN)"},
-    {"json", 0, CLI_OPT_FLAG, ROFF(json), NULL, NULL, "print the server's JSON"},
+    {"json", 0, CLI_OPT_FLAG, ROFF(json), NULL, NULL,
+     "print the server's JSON instead of text for people"},
     {"dir", 0, CLI_OPT_STRING, ROFF(dir), NULL, "DIR",
      "regenerate: index the packages below DIR here instead of asking the scheduler"},
     {"key", 0, CLI_OPT_STRING, ROFF(key), NULL, "FILE",
@@ -94,7 +95,7 @@ int cli_cmd_repo(int argc, char **argv)
 	c.ca_file = getenv("KILN_CA_FILE");
 	c.out_fd = STDOUT_FILENO;
 	c.progress_fd = -1;
-	c.json = true;
+	c.json = o.json;
 	if (o.dir) {
 		if (strcmp(argv[1], "regenerate") || nargs != 1)
 			return cli_usage_error(cmd, "--dir goes with regenerate alone");

@@ -898,11 +898,128 @@ kiln_rc scheduler_client_token_create(const struct scheduler_client *c, const ch
 /* ---------------------------------------------------------------------------------------- */
 /* Repositories */
 
+struct crepo_pkg {
+	const char *nevra, *sha256;
+	int64_t size, job_id;
+};
+
+#define RPF(n, t, f)                                                                               \
+	{                                                                                          \
+		n, t, false, offsetof(struct crepo_pkg, f), 0, INT64_MAX, NULL, 0, 0               \
+	}
+
+static const struct api_field crepo_pkg_fields[] = {
+    RPF("nevra", API_F_STR, nevra),
+    RPF("sha256", API_F_STR, sha256),
+    RPF("size", API_F_INT, size),
+    RPF("job_id", API_F_INT, job_id),
+    API_FIELD_END,
+};
+
+struct crepo {
+	const char *name, *url, *repo_file;
+	struct api_strlist arches;
+	int64_t package_count, last_publish_ms, revision, removed;
+	struct api_objlist packages;
+};
+
+#define RF(n, t, f)                                                                                \
+	{                                                                                          \
+		n, t, false, offsetof(struct crepo, f), 0, INT64_MAX, NULL, 0, 0                   \
+	}
+
+static const struct api_field crepo_fields[] = {
+    RF("name", API_F_STR, name),
+    RF("repository", API_F_STR, name), /* remove-package's reply */
+    RF("url", API_F_STR, url),
+    RF("repo_file", API_F_STR, repo_file),
+    {"arches", API_F_STRLIST, false, offsetof(struct crepo, arches), 0, 1000, NULL, 0, 0},
+    RF("package_count", API_F_INT, package_count),
+    RF("last_publish_ms", API_F_INT, last_publish_ms),
+    RF("revision", API_F_INT, revision),
+    RF("removed", API_F_INT, removed),
+    {"packages", API_F_OBJLIST, false, offsetof(struct crepo, packages), 0, 1000000,
+     crepo_pkg_fields, sizeof(struct crepo_pkg), 0},
+    API_FIELD_END,
+};
+
+struct crepos {
+	struct api_objlist repositories;
+};
+
+static const struct api_field crepos_fields[] = {
+    {"repositories", API_F_OBJLIST, true, offsetof(struct crepos, repositories), 0, 100000,
+     crepo_fields, sizeof(struct crepo), 0},
+    API_FIELD_END,
+};
+
+/* "2026-12-04 10:40:16 UTC", or "never" before the first publish. */
+static const char *publish_time(int64_t ms, char *buf, size_t size)
+{
+	if (ms <= 0)
+		return "never";
+	return util_clock_format_utc(ms / 1000, "%Y-%m-%d %H:%M:%S UTC", buf, size);
+}
+
+static void repo_arches(const struct scheduler_client *c, const struct crepo *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->arches.n; i++)
+		out_printf(c, "%s%s", i ? "," : "", r->arches.v[i]);
+	if (!r->arches.n)
+		out_printf(c, "-");
+}
+
+static void repo_print_list(const struct scheduler_client *c, const struct crepos *rs)
+{
+	char t[64];
+	size_t i;
+
+	out_printf(c, "%-24s %8s %12s  %-23s  %s\n", "NAME", "PACKAGES", "REVISION", "LAST PUBLISH",
+	           "ARCHES");
+	for (i = 0; i < rs->repositories.n; i++) {
+		const struct crepo *r = (const struct crepo *)rs->repositories.v + i;
+
+		out_printf(c, "%-24s %8lld %12lld  %-23s  ", r->name ? r->name : "",
+		           (long long)r->package_count, (long long)r->revision,
+		           publish_time(r->last_publish_ms, t, sizeof(t)));
+		repo_arches(c, r);
+		out_printf(c, "\n");
+	}
+}
+
+static void repo_print_one(const struct scheduler_client *c, const struct crepo *r)
+{
+	char t[64];
+	size_t i;
+
+	out_printf(c, "repository: %s\npackages: %lld\nrevision: %lld\nlast publish: %s\narches: ",
+	           r->name ? r->name : "", (long long)r->package_count, (long long)r->revision,
+	           publish_time(r->last_publish_ms, t, sizeof(t)));
+	repo_arches(c, r);
+	out_printf(c, "\nurl: %s\n", r->url ? r->url : "");
+	if (r->repo_file)
+		out_printf(c, ".repo file: %s\n", r->repo_file);
+	if (r->packages.n)
+		out_printf(c, "\n%-50s %8s %12s  %s\n", "PACKAGE", "JOB", "SIZE", "SHA256");
+	for (i = 0; i < r->packages.n; i++) {
+		const struct crepo_pkg *p = (const struct crepo_pkg *)r->packages.v + i;
+
+		out_printf(c, "%-50s %8lld %12lld  %.16s\n", p->nevra ? p->nevra : "",
+		           (long long)p->job_id, (long long)p->size, p->sha256 ? p->sha256 : "");
+	}
+}
+
 kiln_rc scheduler_client_repo(const struct scheduler_client *c, const char *op, const char *name,
                               const char *pkg, struct kiln_err *err)
 {
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_LIMIT_ARENA);
 	struct kiln_buf path = KILN_BUF_INIT(KILN_LIMIT_URL);
 	const char *method = "GET";
+	struct crepos rs = {0};
+	struct crepo r = {0};
+	struct conn k = {0};
 	kiln_rc rc;
 
 	kiln_buf_addstr(&path, "/api/v1/repos");
@@ -921,7 +1038,24 @@ kiln_rc scheduler_client_repo(const struct scheduler_client *c, const char *op, 
 	}
 	rc = kiln_buf_finish(&path, err);
 	if (!rc)
-		rc = get_print(c, method, path.ptr, NULL, err);
+		rc = conn_open(c, &k, err);
+	if (!rc)
+		rc = call(&k, method, path.ptr, NULL, path.ptr, err);
+	if (!rc && c->json)
+		out_write(c, k.r.body.ptr, k.r.body.len);
+	else if (!rc && !name)
+		rc = reply_decode(&k, crepos_fields, &rs, &a, err);
+	else if (!rc)
+		rc = reply_decode(&k, crepo_fields, &r, &a, err);
+	if (!rc && !c->json && !name)
+		repo_print_list(c, &rs);
+	else if (!rc && !c->json && !strcmp(op, "remove-package"))
+		out_printf(c, "removed %lld package%s from %s\n", (long long)r.removed,
+		           r.removed == 1 ? "" : "s", r.name ? r.name : name);
+	else if (!rc && !c->json)
+		repo_print_one(c, &r);
+	conn_close(&k);
 	kiln_buf_release(&path);
+	kiln_arena_release(&a);
 	return rc;
 }

@@ -241,11 +241,17 @@ def test_retention_removal_and_v6(farm, kiln_bin):
     assert on_disk() == ["farm-hello-2-1.noarch.rpm", "farm-hello-3-1.noarch.rpm"]
     assert not (repo / ".kiln-retired").exists()
     env = dict(os.environ, KILN_URL=s.url, KILN_TOKEN=s.admin)
-    r = subprocess.run([str(kiln_bin), "repo", "remove-package", "main", "farm-hello-3-1.noarch"],
-                       capture_output=True, text=True, env=env)
-    assert r.returncode == 0 and json.loads(r.stdout)["removed"] == 1, r.stderr
+    # Text for people, the server's JSON with --json.
     r = subprocess.run([str(kiln_bin), "repo", "show", "main"], capture_output=True, text=True,
                        env=env)
+    assert r.returncode == 0, r.stderr
+    assert "repository: main\npackages: 4\n" in r.stdout, r.stdout  # the src.rpms too
+    assert re.search(r"^farm-hello-3-1\.noarch +\d+ +\d+  [0-9a-f]{16}$", r.stdout, re.M), r.stdout
+    r = subprocess.run([str(kiln_bin), "repo", "remove-package", "main", "farm-hello-3-1.noarch"],
+                       capture_output=True, text=True, env=env)
+    assert r.returncode == 0 and r.stdout == "removed 1 package from main\n", r.stdout + r.stderr
+    r = subprocess.run([str(kiln_bin), "repo", "show", "--json", "main"], capture_output=True,
+                       text=True, env=env)
     assert "farm-hello-3-1.noarch.rpm" not in files_of(json.loads(r.stdout))
     # Out of the metadata, still served, recorded as retired; a dot file is never served.
     check_repodata(repo / arch)
@@ -268,7 +274,15 @@ def test_retention_removal_and_v6(farm, kiln_bin):
                        capture_output=True, text=True, env=env)
     assert r.returncode == 1 and "no package" in r.stderr
     r = subprocess.run([str(kiln_bin), "repo", "list"], capture_output=True, text=True, env=env)
-    assert r.returncode == 0 and "main-v6" in r.stdout
+    assert r.returncode == 0 and r.stdout.startswith("NAME "), r.stdout
+    rows = {line.split()[0]: line.split() for line in r.stdout.splitlines()[1:]}
+    r = subprocess.run([str(kiln_bin), "repo", "list", "--json"], capture_output=True,
+                       text=True, env=env)
+    repos = {x["name"]: x for x in json.loads(r.stdout)["repositories"]}
+    assert set(rows) == set(repos) >= {"main", "main-v6"}
+    for name, row in rows.items():
+        assert row[1] == str(repos[name]["package_count"]), (row, repos[name])
+    assert rows["main"][-1] == ",".join(repos["main"]["arches"])
     # a v6 package goes to its own repository
     run_job(s, spec("6"), "farm-hello.spec", formats=["v6"])
     v6 = wait_published(s, "main-v6", lambda d: d["package_count"] >= 2)
