@@ -23,13 +23,6 @@ static struct pack_libzstd_fns pack_libzstd;
 static struct util_dl pack_libzstd_dl =
     UTIL_DL_INIT(PACK_LIBZSTD_SONAME, pack_libzstd_syms, pack_libzstd);
 
-static kiln_rc zstd_ready(struct kiln_err *err)
-{
-	if (util_dl_ready(&pack_libzstd_dl, err))
-		return err && err->code ? err->code : KILN_ENOTFOUND;
-	return KILN_OK;
-}
-
 struct zcomp {
 	struct pack_comp base;
 	ZSTD_CCtx *cctx;
@@ -90,7 +83,7 @@ kiln_rc pack_zstd_comp_new(int level, int threads, struct pack_comp **out, struc
 	static const ZSTD_customMem mem = {zc_alloc, zc_mfree, NULL};
 
 	*out = NULL;
-	if ((rc = zstd_ready(err))) {
+	if ((rc = util_dl_ready(&pack_libzstd_dl, err))) {
 		free(z);
 		return rc;
 	}
@@ -164,7 +157,7 @@ kiln_rc pack_zstd_decomp_new(struct pack_decomp **out, struct kiln_err *err)
 	kiln_rc rc;
 
 	*out = NULL;
-	if ((rc = zstd_ready(err))) {
+	if ((rc = util_dl_ready(&pack_libzstd_dl, err))) {
 		free(z);
 		return rc;
 	}

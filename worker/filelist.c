@@ -543,9 +543,10 @@ static kiln_rc magic_pair_open(struct magic_pair *m, int rpmformat, struct kiln_
 {
 	int flags = MAGIC_CHECK | MAGIC_COMPRESS | MAGIC_NO_CHECK_TOKENS | MAGIC_ERROR;
 	magic_t *c = rpmformat == 6 ? &m->mime : &m->ms;
+	kiln_rc rc = util_dl_ready(&worker_libmagic_dl, err);
 
-	if (util_dl_ready(&worker_libmagic_dl, err))
-		return err && err->code ? err->code : KILN_ENOTFOUND;
+	if (rc)
+		return rc;
 	*c = magic_open(rpmformat == 6 ? flags | MAGIC_MIME_TYPE : flags);
 	if (!*c)
 		return kiln_err_set(err, KILN_ENOMEM, "magic_open failed");
