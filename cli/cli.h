@@ -200,7 +200,7 @@ KILN_MUST_CHECK kiln_rc cli_keyring_open(const char *dir, struct sign_keyring **
 /* ---------------------------------------------------------------------------------------- */
 /* Options shared by the commands that fetch sources (fetch, build). Embed a struct
  * cli_fetch_opts in the command's options and put CLI_FETCH_OPTS(type, member) in its
- * table; cli_fetch_opts_apply() fills a struct worker_fetch_opts (strings borrowed). */
+ * table; cli_fetch_opts_apply() fills a struct sources_fetch_opts (strings borrowed). */
 
 struct cli_fetch_opts {
 	const char *cache, *cache_max, *max_size;
@@ -242,9 +242,9 @@ struct cli_fetch_opts {
 	 "never show download progress"}
 /* clang-format on */
 
-struct worker_fetch_opts;
+struct sources_fetch_opts;
 KILN_MUST_CHECK kiln_rc cli_fetch_opts_apply(const struct cli_fetch_opts *c,
-                                             struct worker_fetch_opts *o, struct kiln_err *err);
+                                             struct sources_fetch_opts *o, struct kiln_err *err);
 /* "1024", "512K", "10G": bytes. */
 KILN_MUST_CHECK kiln_rc cli_parse_size(const char *s, uint64_t *out, struct kiln_err *err);
 

@@ -192,11 +192,11 @@ static int build_verify(const struct build_cli_opts *o, const struct worker_buil
 /* --git: check the repository out under %{_topdir}/GIT (visible in the sandbox), make it
  * the source directory, and let the fetcher make NAME-VERSION.tar.gz from the commit. */
 static kiln_rc build_from_git(const struct build_cli_opts *o, struct macro_ctx *mc,
-                              struct worker_fetch_opts *fo, struct kiln_arena *a,
-                              struct worker_git_rev *rev, const char **spec_path,
+                              struct sources_fetch_opts *fo, struct kiln_arena *a,
+                              struct sources_git_rev *rev, const char **spec_path,
                               struct kiln_err *err)
 {
-	struct worker_sources *s = NULL;
+	struct sources *s = NULL;
 	struct kiln_buf dir = KILN_BUF_INIT(KILN_LIMIT_PATH), spec = KILN_BUF_INIT(KILN_LIMIT_PATH);
 	char *top = NULL;
 	const char *where;
@@ -206,12 +206,11 @@ static kiln_rc build_from_git(const struct build_cli_opts *o, struct macro_ctx *
 	if (!rc)
 		rc = util_rm_rf(top, err);
 	if (!rc)
-		rc = worker_sources_global_init(err);
+		rc = sources_global_init(err);
 	if (!rc)
-		rc = worker_sources_new(fo, &s, err);
+		rc = sources_new(fo, &s, err);
 	if (!rc)
-		rc = worker_sources_checkout(s, o->git, o->ref, top, o->spec_rel, rev, &dir, &spec,
-		                             err);
+		rc = sources_checkout(s, o->git, o->ref, top, o->spec_rel, rev, &dir, &spec, err);
 	if (!rc)
 		rc = macro_define(mc, "_sourcedir", NULL, "%{_topdir}/GIT", MACRO_LEVEL_CMDLINE,
 		                  err);
@@ -228,7 +227,7 @@ static kiln_rc build_from_git(const struct build_cli_opts *o, struct macro_ctx *
 			kiln_log(KILN_LOG_WARN, "%s moved from %s to %s", o->ref ? o->ref : "HEAD",
 			         rev->previous, rev->commit);
 	}
-	worker_sources_free(s);
+	sources_free(s);
 	kiln_buf_release(&dir);
 	kiln_buf_release(&spec);
 	free(top);
@@ -272,8 +271,8 @@ int cli_cmd_build(int argc, char **argv)
 	struct worker_build_opts bo;
 	struct worker_build_result res = {0};
 	struct chroot_config cc;
-	struct worker_fetch_opts fo;
-	struct worker_git_rev rev;
+	struct sources_fetch_opts fo;
+	struct sources_git_rev rev;
 	struct kiln_err err = KILN_ERR_INIT;
 	struct macro_ctx *mc = NULL;
 	struct sign_key *key = NULL;

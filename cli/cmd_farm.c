@@ -119,7 +119,7 @@ int cli_cmd_scheduler(int argc, char **argv)
 		rc = api_global_init(&err);
 	/* rebuilds name published packages by URL: the scheduler fetches them */
 	if (!rc)
-		rc = worker_sources_global_init(&err);
+		rc = sources_global_init(&err);
 	if (!rc) {
 		signals_install();
 		setvbuf(stdout, NULL, _IONBF, 0);

@@ -87,9 +87,9 @@ static kiln_rc ref_resolve(struct scheduler *s, const char *field, struct rb_ref
 {
 	struct kiln_buf tmp = KILN_BUF_INIT(KILN_LIMIT_PATH),
 	                cache = KILN_BUF_INIT(KILN_LIMIT_PATH);
-	struct worker_fetch_opts fo = {0};
-	struct worker_sources *src = NULL;
-	struct worker_source_result res;
+	struct sources_fetch_opts fo = {0};
+	struct sources *src = NULL;
+	struct sources_result res;
 	bool made = false;
 	char *sha;
 	kiln_rc rc = KILN_OK;
@@ -127,9 +127,9 @@ static kiln_rc ref_resolve(struct scheduler *s, const char *field, struct rb_ref
 	fo.retries = 1;
 	rc = kiln_buf_finish(&tmp, err);
 	if (!rc)
-		rc = worker_sources_new(&fo, &src, err);
+		rc = sources_new(&fo, &src, err);
 	if (!rc)
-		rc = worker_sources_fetch_url(src, ref->url, NULL, tmp.ptr, &res, err);
+		rc = sources_fetch_url(src, ref->url, NULL, tmp.ptr, &res, err);
 	if (!rc) {
 		sha = kiln_arena_strdup(a, res.sha256);
 		rc = sha ? scheduler_blob_adopt(s, tmp.ptr, sha, err)
@@ -144,7 +144,7 @@ out:
 		if (util_rm_rf(cache.ptr, NULL))
 			kiln_log(KILN_LOG_WARN, "cannot remove %s", cache.ptr);
 	}
-	worker_sources_free(src);
+	sources_free(src);
 	kiln_buf_release(&tmp);
 	kiln_buf_release(&cache);
 	return rc;

@@ -774,8 +774,8 @@ static kiln_rc build_log_open(struct build *b, struct kiln_err *err)
  * call. */
 static kiln_rc build_fetch(struct build *b, struct kiln_err *err)
 {
-	struct worker_fetch_opts def;
-	const struct worker_fetch_opts *fo = b->o->fetch;
+	struct sources_fetch_opts def;
+	const struct sources_fetch_opts *fo = b->o->fetch;
 	const char **saved;
 	size_t i, n = b->spec->nsources;
 	kiln_rc rc;
@@ -798,9 +798,9 @@ static kiln_rc build_fetch(struct build *b, struct kiln_err *err)
 		saved[i] = b->spec->sources[i].path;
 		b->spec->sources[i].path = worker_build_host_path(b, saved[i]);
 	}
-	rc = worker_sources_global_init(err);
+	rc = sources_global_init(err);
 	if (!rc)
-		rc = worker_sources_fetch(b->spec, fo, NULL, err);
+		rc = sources_fetch(b->spec, fo, NULL, err);
 	for (i = 0; i < n; i++)
 		b->spec->sources[i].path = saved[i];
 	return rc;

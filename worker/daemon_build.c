@@ -94,7 +94,7 @@ int worker_daemon_build_child(const struct worker_child_req *r)
 	struct chroot_config cc;
 	struct kiln_err err = KILN_ERR_INIT;
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_LIMIT_ARENA);
-	struct worker_fetch_opts fo = {0};
+	struct sources_fetch_opts fo = {0};
 	struct worker_vary_state vs = {0};
 	struct macro_ctx *mc = NULL;
 	char sde[32], msg[KILN_ERR_MSG_MAX + KILN_ERR_INPUT_MAX + 16];

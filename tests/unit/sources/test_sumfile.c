@@ -3,22 +3,22 @@
  */
 #include "util/util.h"
 
-#include "tests/unit/worker/worker_test.h"
+#include "tests/unit/sources/sources_test.h"
 
 #define H64 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 #define H128 H64 H64
 
-static kiln_rc parse(struct worker_sums *s, const char *text, struct kiln_err *err)
+static kiln_rc parse(struct sources_sums *s, const char *text, struct kiln_err *err)
 {
-	worker_sums_init(s);
-	return worker_sums_parse(s, "sources", text, strlen(text), err);
+	sources_sums_init(s);
+	return sources_sums_parse(s, "sources", text, strlen(text), err);
 }
 
 KILN_TEST(sums_tagged_lines)
 {
 	struct kiln_err err = KILN_ERR_INIT;
-	struct worker_sums s;
-	const struct worker_sum *e;
+	struct sources_sums s;
+	const struct sources_sum *e;
 
 	assert_ok(parse(&s,
 	                "SHA512 (foo-1.0.tar.gz) = " H128 "\n"
@@ -27,21 +27,21 @@ KILN_TEST(sums_tagged_lines)
 	                &err),
 	          &err);
 	assert_int_equal(s.n, 2);
-	e = worker_sums_find(&s, "foo-1.0.tar.gz");
+	e = sources_sums_find(&s, "foo-1.0.tar.gz");
 	assert_non_null(e);
 	assert_int_equal(e->algo, UTIL_DIGEST_SHA512);
 	assert_string_equal(e->hex, H128);
-	e = worker_sums_find(&s, "name with (parens) and spaces.zip");
+	e = sources_sums_find(&s, "name with (parens) and spaces.zip");
 	assert_non_null(e);
 	assert_int_equal(e->algo, UTIL_DIGEST_SHA256);
-	assert_null(worker_sums_find(&s, "other"));
-	worker_sums_release(&s);
+	assert_null(sources_sums_find(&s, "other"));
+	sources_sums_release(&s);
 }
 
 KILN_TEST(sums_plain_lines_pick_the_algorithm_by_length)
 {
 	struct kiln_err err = KILN_ERR_INIT;
-	struct worker_sums s;
+	struct sources_sums s;
 
 	assert_ok(parse(&s,
 	                "0123456789ABCDEF0123456789abcdef  old.tar.bz2\n" H64 " *bin.iso\r\n" H128
@@ -54,30 +54,30 @@ KILN_TEST(sums_plain_lines_pick_the_algorithm_by_length)
 	assert_int_equal(s.v[1].algo, UTIL_DIGEST_SHA256);
 	assert_string_equal(s.v[1].file, "bin.iso");
 	assert_int_equal(s.v[2].algo, UTIL_DIGEST_SHA512);
-	worker_sums_release(&s);
+	sources_sums_release(&s);
 }
 
 KILN_TEST(sums_later_line_replaces)
 {
 	struct kiln_err err = KILN_ERR_INIT;
-	struct worker_sums s;
+	struct sources_sums s;
 
 	assert_ok(parse(&s, "SHA256 (a) = " H64 "\nSHA512 (a) = " H128 "\n", &err), &err);
 	assert_int_equal(s.n, 1);
 	assert_int_equal(s.v[0].algo, UTIL_DIGEST_SHA512);
-	worker_sums_release(&s);
+	sources_sums_release(&s);
 }
 
 static void bad(const char *text, kiln_rc code, const char *msg)
 {
 	struct kiln_err err = KILN_ERR_INIT;
-	struct worker_sums s;
+	struct sources_sums s;
 
 	assert_int_equal(parse(&s, text, &err), code);
 	if (!strstr(err.msg, msg))
 		print_error("message: %s\n", err.msg);
 	assert_non_null(strstr(err.msg, msg));
-	worker_sums_release(&s);
+	sources_sums_release(&s);
 }
 
 KILN_TEST(sums_errors_name_the_line)
@@ -97,46 +97,46 @@ KILN_TEST(sums_errors_name_the_line)
 KILN_TEST(sums_limits)
 {
 	struct kiln_err err = KILN_ERR_INIT;
-	struct worker_sums s;
+	struct sources_sums s;
 	char *big = kiln_malloc(KILN_LIMIT_SUMFILE + 2);
 
 	assert_non_null(big);
 	memset(big, '#', KILN_LIMIT_SUMFILE + 1);
 	big[KILN_LIMIT_SUMFILE + 1] = '\0';
-	worker_sums_init(&s);
-	assert_int_equal(worker_sums_parse(&s, "sources", big, strlen(big), &err), KILN_ELIMIT);
+	sources_sums_init(&s);
+	assert_int_equal(sources_sums_parse(&s, "sources", big, strlen(big), &err), KILN_ELIMIT);
 	free(big);
-	worker_sums_release(&s);
+	sources_sums_release(&s);
 }
 
 KILN_TEST(sums_set_and_format_roundtrip)
 {
 	struct kiln_err err = KILN_ERR_INIT;
 	struct kiln_buf out = KILN_BUF_INIT(4096);
-	struct worker_sums s, back;
+	struct sources_sums s, back;
 
-	worker_sums_init(&s);
-	assert_ok(worker_sums_set(&s, "b.tar.gz", UTIL_DIGEST_SHA512, H128, &err), &err);
-	assert_ok(worker_sums_set(&s, "a.zip", UTIL_DIGEST_SHA256, H64, &err), &err);
-	assert_int_equal(worker_sums_set(&s, "x/y", UTIL_DIGEST_SHA256, H64, &err), KILN_EINVAL);
-	worker_sums_format(&s, &out);
+	sources_sums_init(&s);
+	assert_ok(sources_sums_set(&s, "b.tar.gz", UTIL_DIGEST_SHA512, H128, &err), &err);
+	assert_ok(sources_sums_set(&s, "a.zip", UTIL_DIGEST_SHA256, H64, &err), &err);
+	assert_int_equal(sources_sums_set(&s, "x/y", UTIL_DIGEST_SHA256, H64, &err), KILN_EINVAL);
+	sources_sums_format(&s, &out);
 	assert_string_equal(out.ptr, "SHA512 (b.tar.gz) = " H128 "\nSHA256 (a.zip) = " H64 "\n");
 	assert_ok(parse(&back, out.ptr, &err), &err);
 	assert_int_equal(back.n, 2);
 	assert_string_equal(back.v[1].file, "a.zip");
-	worker_sums_release(&back);
-	worker_sums_release(&s);
+	sources_sums_release(&back);
+	sources_sums_release(&s);
 	kiln_buf_release(&out);
 }
 
 KILN_TEST(sums_read_missing_file)
 {
 	struct kiln_err err = KILN_ERR_INIT;
-	struct worker_sums s;
+	struct sources_sums s;
 	char p[512];
 
-	worker_sums_init(&s);
-	assert_int_equal(worker_sums_read(&s, wt_path(p, sizeof(p), "nope/sources"), &err),
+	sources_sums_init(&s);
+	assert_int_equal(sources_sums_read(&s, wt_path(p, sizeof(p), "nope/sources"), &err),
 	                 KILN_ENOTFOUND);
-	worker_sums_release(&s);
+	sources_sums_release(&s);
 }

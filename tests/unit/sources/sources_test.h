@@ -1,16 +1,16 @@
 /*
- * worker_test.h - helpers shared by the worker unit tests: files in the test's temporary
+ * sources_test.h - helpers shared by the sources unit tests: files in the test's temporary
  * directory, and fetch options pointing at a cache there.
  */
-#ifndef KILN_TESTS_WORKER_TEST_H
-#define KILN_TESTS_WORKER_TEST_H
+#ifndef KILN_TESTS_SOURCES_TEST_H
+#define KILN_TESTS_SOURCES_TEST_H
 
 #include "util/util.h"
 
 #include "macro/macro.h"
 #include "spec/spec.h"
-#include "worker/worker.h"
-#include "worker/sources_int.h"
+#include "sources/sources.h"
+#include "sources/sources_int.h"
 #include "tests/unit/harness.h"
 
 /* "<a fresh tmpdir>/<rel>" into buf, with rel's parent directories made. */
@@ -45,12 +45,12 @@ static inline void wt_sha256(const void *data, size_t len, char *hex)
 }
 
 /* Fetch options with the cache in <tmpdir>/<name>, no retries delay to speak of. */
-static inline struct worker_fetch_opts wt_opts(char *cache, size_t size, const char *name)
+static inline struct sources_fetch_opts wt_opts(char *cache, size_t size, const char *name)
 {
-	struct worker_fetch_opts o = {0};
+	struct sources_fetch_opts o = {0};
 	struct kiln_err err = KILN_ERR_INIT;
 
-	assert_ok(worker_sources_global_init(&err), &err);
+	assert_ok(sources_global_init(&err), &err);
 	o.cache_dir = wt_path(cache, size, name);
 	o.retry_delay_ms = 1;
 	return o;

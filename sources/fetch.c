@@ -15,26 +15,26 @@
 #include <unistd.h>
 
 #include <curl/curl.h>
-#include "worker/libcurl_int.h"
+#include "sources/libcurl_int.h"
 
-#include "worker/worker.h"
-#include "worker/sources_int.h"
+#include "sources/sources.h"
+#include "sources/sources_int.h"
 
-/* Filled on first use (see worker/libcurl_int.h). */
-static struct worker_libcurl_fns worker_libcurl;
-static struct util_dl worker_libcurl_dl =
-    UTIL_DL_INIT(WORKER_LIBCURL_SONAME, worker_libcurl_syms, worker_libcurl);
+/* Filled on first use (see sources/libcurl_int.h). */
+static struct sources_libcurl_fns sources_libcurl;
+static struct util_dl sources_libcurl_dl =
+    UTIL_DL_INIT(SOURCES_LIBCURL_SONAME, sources_libcurl_syms, sources_libcurl);
 
 #define PROGRESS_MIN_BYTES (1024 * 1024) /* smaller files print no progress */
 #define PROGRESS_EVERY_NS (500 * 1000000LL)
 
 /* One download: the state callbacks see. */
 struct xfer {
-	struct worker_sources *s;
+	struct sources *s;
 	const char *shown; /* the URL as messages show it (no password) */
 	const char *label; /* file name for progress lines */
 	int fd;
-	struct worker_hashes *h;
+	struct sources_hashes *h;
 	uint64_t written; /* bytes in the file, kept across resumed attempts */
 	uint64_t max;
 	bool too_big;
@@ -79,7 +79,7 @@ static size_t on_body(char *data, size_t size, size_t n, void *ctx)
 	}
 	if (util_write_all(x->fd, data, len, &x->werr))
 		return 0;
-	worker_hashes_update(x->h, data, len);
+	sources_hashes_update(x->h, data, len);
 	x->written += len;
 	return len;
 }
@@ -176,7 +176,7 @@ static const char *redirect_protocols(const char *url)
 
 static void set_options(struct xfer *x, const char *url, char *errbuf)
 {
-	const struct worker_fetch_opts *o = &x->s->o;
+	const struct sources_fetch_opts *o = &x->s->o;
 	CURL *c = x->s->curl;
 	int redirs = o->max_redirects ? o->max_redirects : KILN_LIMIT_REDIRECTS;
 
@@ -242,9 +242,9 @@ static bool code_transient(CURLcode rc)
 static const char *host_of(const char *url, char *out, size_t size)
 {
 	struct kiln_err e = KILN_ERR_INIT;
-	struct worker_url u;
+	struct sources_url u;
 
-	if (worker_url_parse(url, strlen(url), &u, &e) || !u.host.len)
+	if (sources_url_parse(url, strlen(url), &u, &e) || !u.host.len)
 		snprintf(out, size, "?");
 	else if (u.port.len)
 		snprintf(out, size, KILN_STR_FMT ":" KILN_STR_FMT, KILN_STR_ARG(u.host),
@@ -270,7 +270,7 @@ static bool is_tls_error(CURLcode rc)
 static kiln_rc describe(struct xfer *x, CURLcode rc, long status, const char *errbuf,
                         struct kiln_err *err)
 {
-	const struct worker_fetch_opts *o = &x->s->o;
+	const struct sources_fetch_opts *o = &x->s->o;
 	const char *detail = *errbuf ? errbuf : curl_easy_strerror(rc);
 	char host[300];
 	double connect = 0;
@@ -348,11 +348,11 @@ static kiln_rc restart(struct xfer *x, struct kiln_err *err)
 	if (ftruncate(x->fd, 0) < 0 || lseek(x->fd, 0, SEEK_SET) < 0)
 		return kiln_err_sys(err, KILN_EIO, "cannot truncate a download");
 	x->written = 0;
-	return worker_hashes_reset(x->h, err);
+	return sources_hashes_reset(x->h, err);
 }
 
 /* Sleep ms, in slices so a cancel request is seen. */
-static bool backoff_sleep(const struct worker_fetch_opts *o, long ms)
+static bool backoff_sleep(const struct sources_fetch_opts *o, long ms)
 {
 	while (ms > 0) {
 		long slice = ms > 100 ? 100 : ms;
@@ -367,7 +367,7 @@ static bool backoff_sleep(const struct worker_fetch_opts *o, long ms)
 	return !(o->cancel && *o->cancel);
 }
 
-static long next_delay(struct worker_sources *s, long delay)
+static long next_delay(struct sources *s, long delay)
 {
 	curl_off_t after = 0;
 	long max = lpos(s->o.retry_max_ms, 60000);
@@ -403,8 +403,8 @@ static kiln_rc attempt(struct xfer *x, const char *url, enum outcome *out, struc
 	return describe(x, rc, status, errbuf, err);
 }
 
-kiln_rc worker_curl_download(struct worker_sources *s, const char *url, int fd,
-                             struct worker_hashes *h, struct kiln_err *err)
+kiln_rc sources_curl_download(struct sources *s, const char *url, int fd, struct sources_hashes *h,
+                              struct kiln_err *err)
 {
 	struct kiln_buf shown = KILN_BUF_INIT(KILN_LIMIT_URL + 16);
 	struct xfer x = {.s = s, .fd = fd, .h = h};
@@ -415,7 +415,7 @@ kiln_rc worker_curl_download(struct worker_sources *s, const char *url, int fd,
 	int n;
 
 	x.max = s->o.max_size ? s->o.max_size : KILN_LIMIT_SOURCE_FILE;
-	worker_url_redact(url, &shown);
+	sources_url_redact(url, &shown);
 	x.shown = shown.err ? url : shown.ptr;
 	x.label = util_path_basename(x.shown);
 	if (s->o.insecure && !strncasecmp(url, "https", 5))
@@ -449,16 +449,16 @@ kiln_rc worker_curl_download(struct worker_sources *s, const char *url, int fd,
 
 /* ---- set-up ------------------------------------------------------------------------------ */
 
-kiln_rc worker_curl_global_init(struct kiln_err *err)
+kiln_rc sources_curl_global_init(struct kiln_err *err)
 {
-	if (util_dl_ready(&worker_libcurl_dl, err))
+	if (util_dl_ready(&sources_libcurl_dl, err))
 		return err && err->code ? err->code : KILN_ENOTFOUND;
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
 		return kiln_err_set(err, KILN_ENOMEM, "cannot initialise libcurl");
 	return KILN_OK;
 }
 
-kiln_rc worker_curl_open(struct worker_sources *s, struct kiln_err *err)
+kiln_rc sources_curl_open(struct sources *s, struct kiln_err *err)
 {
 	s->curl = curl_easy_init();
 	if (!s->curl)
@@ -466,7 +466,7 @@ kiln_rc worker_curl_open(struct worker_sources *s, struct kiln_err *err)
 	return KILN_OK;
 }
 
-void worker_curl_close(struct worker_sources *s)
+void sources_curl_close(struct sources *s)
 {
 	if (s && s->curl)
 		curl_easy_cleanup(s->curl);

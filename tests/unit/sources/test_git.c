@@ -9,7 +9,7 @@
 
 #include <git2.h>
 
-#include "tests/unit/worker/worker_test.h"
+#include "tests/unit/sources/sources_test.h"
 
 struct repo {
 	char path[512];
@@ -86,28 +86,28 @@ static void free_repo(struct repo *rp)
 KILN_TEST(git_resolve_refs)
 {
 	struct kiln_err err = KILN_ERR_INIT;
-	struct worker_sources *s = NULL;
-	struct worker_git_rev rev;
+	struct sources *s = NULL;
+	struct sources_git_rev rev;
 	char cache[512], abbrev[12];
-	struct worker_fetch_opts o = wt_opts(cache, sizeof(cache), "gc1");
+	struct sources_fetch_opts o = wt_opts(cache, sizeof(cache), "gc1");
 	struct repo rp;
 
 	make_repo(&rp, "repo1");
-	assert_ok(worker_sources_new(&o, &s, &err), &err);
-	assert_ok(worker_git_resolve(s, rp.path, "v1", &rev, &err), &err);
+	assert_ok(sources_new(&o, &s, &err), &err);
+	assert_ok(sources_git_resolve(s, rp.path, "v1", &rev, &err), &err);
 	assert_string_equal(rev.commit, rp.first);
 	assert_false(rev.moved);
 	assert_int_equal(rev.time, 1700000000);
-	assert_ok(worker_git_resolve(s, rp.path, NULL, &rev, &err), &err);
+	assert_ok(sources_git_resolve(s, rp.path, NULL, &rev, &err), &err);
 	assert_string_equal(rev.commit, rp.second);
 	snprintf(abbrev, sizeof(abbrev), "%.10s", rp.first);
-	assert_ok(worker_git_resolve(s, rp.path, abbrev, &rev, &err), &err);
+	assert_ok(sources_git_resolve(s, rp.path, abbrev, &rev, &err), &err);
 	assert_string_equal(rev.commit, rp.first);
-	assert_ok(worker_git_resolve(s, rp.path, rp.second, &rev, &err), &err);
+	assert_ok(sources_git_resolve(s, rp.path, rp.second, &rev, &err), &err);
 	assert_string_equal(rev.previous, rp.second);
-	assert_int_equal(worker_git_resolve(s, rp.path, "nope", &rev, &err), KILN_ENOTFOUND);
+	assert_int_equal(sources_git_resolve(s, rp.path, "nope", &rev, &err), KILN_ENOTFOUND);
 	assert_non_null(strstr(err.msg, "no ref or commit 'nope'"));
-	worker_sources_free(s);
+	sources_free(s);
 	free_repo(&rp);
 }
 
@@ -115,17 +115,17 @@ KILN_TEST(git_export_tree)
 {
 	struct kiln_err err = KILN_ERR_INIT;
 	struct kiln_buf b = KILN_BUF_INIT(4096);
-	struct worker_sources *s = NULL;
+	struct sources *s = NULL;
 	char cache[512], out[512], p[700], link[64];
-	struct worker_fetch_opts o = wt_opts(cache, sizeof(cache), "gc2");
+	struct sources_fetch_opts o = wt_opts(cache, sizeof(cache), "gc2");
 	struct repo rp;
 	struct stat st;
 	ssize_t n;
 
 	make_repo(&rp, "repo2");
-	assert_ok(worker_sources_new(&o, &s, &err), &err);
+	assert_ok(sources_new(&o, &s, &err), &err);
 	wt_path(out, sizeof(out), "export2");
-	assert_ok(worker_git_export(s, rp.path, rp.first, out, &err), &err);
+	assert_ok(sources_git_export(s, rp.path, rp.first, out, &err), &err);
 	snprintf(p, sizeof(p), "%s/README", out);
 	assert_ok(util_read_file(p, 4096, &b, &err), &err);
 	assert_string_equal(b.ptr, "one\n");
@@ -140,11 +140,11 @@ KILN_TEST(git_export_tree)
 	snprintf(p, sizeof(p), "%s/.git", out);
 	assert_int_equal(access(p, F_OK), -1);
 	/* Not into a directory that has something in it. */
-	assert_int_equal(worker_git_export(s, rp.path, rp.first, out, &err), KILN_EEXIST);
+	assert_int_equal(sources_git_export(s, rp.path, rp.first, out, &err), KILN_EEXIST);
 	kiln_err_clear(&err);
-	assert_int_equal(worker_git_export(s, rp.path, "1234", out, &err), KILN_EINVAL);
+	assert_int_equal(sources_git_export(s, rp.path, "1234", out, &err), KILN_EINVAL);
 	kiln_buf_release(&b);
-	worker_sources_free(s);
+	sources_free(s);
 	free_repo(&rp);
 }
 
@@ -152,20 +152,20 @@ KILN_TEST(git_tarball_is_deterministic)
 {
 	struct kiln_err err = KILN_ERR_INIT;
 	struct kiln_buf a = KILN_BUF_INIT(KILN_MIB), b = KILN_BUF_INIT(KILN_MIB);
-	struct worker_sources *s1 = NULL, *s2 = NULL;
+	struct sources *s1 = NULL, *s2 = NULL;
 	char c1[512], c2[512], t1[512], t2[512];
-	struct worker_fetch_opts o1 = wt_opts(c1, sizeof(c1), "gc3a");
-	struct worker_fetch_opts o2 = wt_opts(c2, sizeof(c2), "gc3b");
+	struct sources_fetch_opts o1 = wt_opts(c1, sizeof(c1), "gc3a");
+	struct sources_fetch_opts o2 = wt_opts(c2, sizeof(c2), "gc3b");
 	struct repo rp;
 
 	make_repo(&rp, "repo3");
-	assert_ok(worker_sources_new(&o1, &s1, &err), &err);
-	assert_ok(worker_sources_new(&o2, &s2, &err), &err);
-	assert_ok(worker_git_tarball(s1, rp.path, rp.second, "t-1/",
-	                             wt_path(t1, sizeof(t1), "a.tgz"), &err),
+	assert_ok(sources_new(&o1, &s1, &err), &err);
+	assert_ok(sources_new(&o2, &s2, &err), &err);
+	assert_ok(sources_git_tarball(s1, rp.path, rp.second, "t-1/",
+	                              wt_path(t1, sizeof(t1), "a.tgz"), &err),
 	          &err);
-	assert_ok(worker_git_tarball(s2, rp.path, rp.second, "t-1/",
-	                             wt_path(t2, sizeof(t2), "sub/b.tgz"), &err),
+	assert_ok(sources_git_tarball(s2, rp.path, rp.second, "t-1/",
+	                              wt_path(t2, sizeof(t2), "sub/b.tgz"), &err),
 	          &err);
 	assert_ok(util_read_file(t1, KILN_MIB, &a, &err), &err);
 	assert_ok(util_read_file(t2, KILN_MIB, &b, &err), &err);
@@ -174,26 +174,26 @@ KILN_TEST(git_tarball_is_deterministic)
 	assert_memory_equal(a.ptr, "\x1f\x8b\x08\x00\x00\x00\x00\x00", 8); /* no name, no time */
 	kiln_buf_release(&a);
 	kiln_buf_release(&b);
-	worker_sources_free(s1);
-	worker_sources_free(s2);
+	sources_free(s1);
+	sources_free(s2);
 	free_repo(&rp);
 }
 
 KILN_TEST(git_offline_without_mirror)
 {
 	struct kiln_err err = KILN_ERR_INIT;
-	struct worker_sources *s = NULL;
-	struct worker_git_rev rev;
+	struct sources *s = NULL;
+	struct sources_git_rev rev;
 	char cache[512];
-	struct worker_fetch_opts o = wt_opts(cache, sizeof(cache), "gc4");
+	struct sources_fetch_opts o = wt_opts(cache, sizeof(cache), "gc4");
 	struct repo rp;
 
 	make_repo(&rp, "repo4");
 	o.offline = true;
-	assert_ok(worker_sources_new(&o, &s, &err), &err);
-	assert_int_equal(worker_git_resolve(s, rp.path, "v1", &rev, &err), KILN_ENOTFOUND);
+	assert_ok(sources_new(&o, &s, &err), &err);
+	assert_int_equal(sources_git_resolve(s, rp.path, "v1", &rev, &err), KILN_ENOTFOUND);
 	assert_non_null(strstr(err.msg, "offline: no mirror of"));
-	worker_sources_free(s);
+	sources_free(s);
 	free_repo(&rp);
 }
 
@@ -201,49 +201,49 @@ KILN_TEST(git_checkout_finds_the_spec)
 {
 	struct kiln_err err = KILN_ERR_INIT;
 	struct kiln_buf dir = KILN_BUF_INIT(KILN_LIMIT_PATH), spec = KILN_BUF_INIT(KILN_LIMIT_PATH);
-	struct worker_sources *s = NULL;
-	struct worker_git_rev rev;
+	struct sources *s = NULL;
+	struct sources_git_rev rev;
 	char cache[512], out[512];
-	struct worker_fetch_opts o = wt_opts(cache, sizeof(cache), "gc5");
+	struct sources_fetch_opts o = wt_opts(cache, sizeof(cache), "gc5");
 	struct repo rp;
 
 	make_repo(&rp, "repo5");
-	assert_ok(worker_sources_new(&o, &s, &err), &err);
+	assert_ok(sources_new(&o, &s, &err), &err);
 	/* The tree has no *.spec at its top: the error says so; a named file is found. */
-	assert_int_equal(worker_sources_checkout(s, rp.path, "v1", wt_path(out, sizeof(out), "co"),
-	                                         NULL, &rev, &dir, &spec, &err),
+	assert_int_equal(sources_checkout(s, rp.path, "v1", wt_path(out, sizeof(out), "co"), NULL,
+	                                  &rev, &dir, &spec, &err),
 	                 KILN_ENOTFOUND);
 	assert_non_null(strstr(err.msg, "no spec file at the top"));
 	kiln_err_clear(&err);
 	kiln_buf_reset(&dir);
 	kiln_buf_reset(&spec);
-	assert_ok(worker_sources_checkout(s, rp.path, "v1", wt_path(out, sizeof(out), "co"),
-	                                  "src/main.c", &rev, &dir, &spec, &err),
+	assert_ok(sources_checkout(s, rp.path, "v1", wt_path(out, sizeof(out), "co"), "src/main.c",
+	                           &rev, &dir, &spec, &err),
 	          &err);
 	assert_string_equal(rev.commit, rp.first);
 	assert_string_equal(dir.ptr, out);
 	assert_non_null(strstr(spec.ptr, "/co/src/main.c"));
 	kiln_buf_release(&dir);
 	kiln_buf_release(&spec);
-	worker_sources_free(s);
+	sources_free(s);
 	free_repo(&rp);
 }
 
 KILN_TEST(git_ssh_url_is_recognised)
 {
 	struct kiln_err err = KILN_ERR_INIT;
-	struct worker_sources *s = NULL;
-	struct worker_git_rev rev;
+	struct sources *s = NULL;
+	struct sources_git_rev rev;
 	char cache[512];
-	struct worker_fetch_opts o = wt_opts(cache, sizeof(cache), "gc6");
+	struct sources_fetch_opts o = wt_opts(cache, sizeof(cache), "gc6");
 
 	/* Offline, an ssh URL gets as far as the (missing) mirror when libgit2 has ssh, and
 	 * is refused by name when it does not: never a network access either way. */
 	o.offline = true;
-	assert_ok(worker_sources_new(&o, &s, &err), &err);
-	assert_int_not_equal(worker_git_resolve(s, "git@example.org:pkg/foo.git", "v1", &rev, &err),
-	                     KILN_OK);
+	assert_ok(sources_new(&o, &s, &err), &err);
+	assert_int_not_equal(
+	    sources_git_resolve(s, "git@example.org:pkg/foo.git", "v1", &rev, &err), KILN_OK);
 	assert_true(strstr(err.msg, "offline: no mirror of 'git@example.org:pkg/foo.git'") ||
 	            strstr(err.msg, "no ssh support"));
-	worker_sources_free(s);
+	sources_free(s);
 }

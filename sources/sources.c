@@ -15,14 +15,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "worker/worker.h"
-#include "worker/sources_int.h"
+#include "sources/sources.h"
+#include "sources/sources_int.h"
 
 /* What was computed over one file's bytes. */
 struct digests {
 	size_t n;
-	enum util_digest_algo algo[WORKER_HASHES_MAX];
-	char hex[WORKER_HASHES_MAX][2 * UTIL_DIGEST_MAX + 1];
+	enum util_digest_algo algo[SOURCES_HASHES_MAX];
+	char hex[SOURCES_HASHES_MAX][2 * UTIL_DIGEST_MAX + 1];
 	uint64_t size;
 };
 
@@ -32,26 +32,26 @@ struct job {
 	const char *url;   /* NULL: a plain file name */
 	const char *file;
 	const char *dest;
-	const struct worker_sum *sum; /* NULL: nothing declared (or --pin) */
+	const struct sources_sum *sum; /* NULL: nothing declared (or --pin) */
 	struct digests got;
-	enum worker_source_origin origin;
+	enum sources_origin origin;
 	bool verified;
 };
 
-kiln_rc worker_sources_global_init(struct kiln_err *err)
+kiln_rc sources_global_init(struct kiln_err *err)
 {
-	kiln_rc rc = worker_curl_global_init(err);
+	kiln_rc rc = sources_curl_global_init(err);
 
-	return rc ? rc : worker_git_global_init(err);
+	return rc ? rc : sources_git_global_init(err);
 }
 
-void worker_fetch_report_init(struct worker_fetch_report *r)
+void sources_fetch_report_init(struct sources_fetch_report *r)
 {
 	memset(r, 0, sizeof(*r));
 	kiln_arena_init(&r->arena, KILN_LIMIT_ARENA);
 }
 
-void worker_fetch_report_release(struct worker_fetch_report *r)
+void sources_fetch_report_release(struct sources_fetch_report *r)
 {
 	if (!r)
 		return;
@@ -60,11 +60,10 @@ void worker_fetch_report_release(struct worker_fetch_report *r)
 	memset(r, 0, sizeof(*r));
 }
 
-kiln_rc worker_sources_new(const struct worker_fetch_opts *o, struct worker_sources **out,
-                           struct kiln_err *err)
+kiln_rc sources_new(const struct sources_fetch_opts *o, struct sources **out, struct kiln_err *err)
 {
 	struct kiln_buf dir = KILN_BUF_INIT(KILN_LIMIT_PATH);
-	struct worker_sources *s = kiln_calloc(1, sizeof(*s));
+	struct sources *s = kiln_calloc(1, sizeof(*s));
 	kiln_rc rc;
 
 	*out = NULL;
@@ -72,30 +71,30 @@ kiln_rc worker_sources_new(const struct worker_fetch_opts *o, struct worker_sour
 		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
 	s->o = *o;
 	kiln_arena_init(&s->tmp, KILN_LIMIT_ARENA);
-	worker_sums_init(&s->filesums);
+	sources_sums_init(&s->filesums);
 	if (o->cache_dir)
 		kiln_buf_addstr(&dir, o->cache_dir);
-	rc = o->cache_dir ? kiln_buf_finish(&dir, err) : worker_cache_default_dir(&dir, err);
+	rc = o->cache_dir ? kiln_buf_finish(&dir, err) : sources_cache_default_dir(&dir, err);
 	if (!rc)
-		rc = worker_cache_open(&s->cache, dir.ptr, o->cache_max, err);
+		rc = sources_cache_open(&s->cache, dir.ptr, o->cache_max, err);
 	if (!rc)
-		rc = worker_curl_open(s, err);
+		rc = sources_curl_open(s, err);
 	kiln_buf_release(&dir);
 	if (rc) {
-		worker_sources_free(s);
+		sources_free(s);
 		return rc;
 	}
 	*out = s;
 	return KILN_OK;
 }
 
-void worker_sources_free(struct worker_sources *s)
+void sources_free(struct sources *s)
 {
 	if (!s)
 		return;
-	worker_curl_close(s);
-	worker_cache_close(&s->cache);
-	worker_sums_release(&s->filesums);
+	sources_curl_close(s);
+	sources_cache_close(&s->cache);
+	sources_sums_release(&s->filesums);
 	kiln_arena_release(&s->tmp);
 	free(s);
 }
@@ -115,14 +114,14 @@ static const char *digest_of(const struct digests *d, enum util_digest_algo algo
 
 /* sha256 names objects; sha512 is what dist-git "sources" files declare, so every
  * download gets both (an alias lets a later lookaside-style lookup by sha512 find it). */
-static kiln_rc hashes_start(const struct worker_sources *s, const struct job *j, bool download,
-                            struct worker_hashes *h, struct kiln_err *err)
+static kiln_rc hashes_start(const struct sources *s, const struct job *j, bool download,
+                            struct sources_hashes *h, struct kiln_err *err)
 {
-	return worker_hashes_init(h, j->sum ? &j->sum->algo : NULL,
-	                          download || (s->o.pin && j->url), err);
+	return sources_hashes_init(h, j->sum ? &j->sum->algo : NULL,
+	                           download || (s->o.pin && j->url), err);
 }
 
-static kiln_rc hashes_done(struct worker_hashes *h, struct digests *d, struct kiln_err *err)
+static kiln_rc hashes_done(struct sources_hashes *h, struct digests *d, struct kiln_err *err)
 {
 	size_t i;
 
@@ -130,7 +129,7 @@ static kiln_rc hashes_done(struct worker_hashes *h, struct digests *d, struct ki
 	d->size = h->size;
 	for (i = 0; i < h->n; i++)
 		d->algo[i] = h->d[i].algo;
-	return worker_hashes_final(h, d->hex, err);
+	return sources_hashes_final(h, d->hex, err);
 }
 
 /* Compare with the declared checksum, naming the file, expected and actual digests. */
@@ -147,10 +146,10 @@ static kiln_rc check_sum(const struct job *j, const struct digests *d, struct ki
 	                    util_digest_name(j->sum->algo), j->sum->hex, got ? got : "nothing");
 }
 
-static kiln_rc hash_file(const struct worker_sources *s, struct job *j, const char *path,
+static kiln_rc hash_file(const struct sources *s, struct job *j, const char *path,
                          struct kiln_err *err)
 {
-	struct worker_hashes h;
+	struct sources_hashes h;
 	size_t cap = 256 * KILN_KIB;
 	char *chunk = kiln_malloc(cap);
 	kiln_rc rc;
@@ -170,11 +169,11 @@ static kiln_rc hash_file(const struct worker_sources *s, struct job *j, const ch
 		rc = util_read_full(fd, chunk, cap, &got, err);
 		if (rc || !got)
 			break;
-		worker_hashes_update(&h, chunk, got);
+		sources_hashes_update(&h, chunk, got);
 	}
 	if (!rc)
 		rc = hashes_done(&h, &j->got, err);
-	worker_hashes_release(&h);
+	sources_hashes_release(&h);
 out:
 	util_close(fd);
 	free(chunk);
@@ -191,7 +190,7 @@ static bool regular_file(const char *path)
 }
 
 /* A file already at dest: KILN_OK to use it, KILN_ENOTFOUND to go on fetching. */
-static kiln_rc use_local(struct worker_sources *s, struct job *j, struct kiln_err *err)
+static kiln_rc use_local(struct sources *s, struct job *j, struct kiln_err *err)
 {
 	struct kiln_err why = KILN_ERR_INIT;
 
@@ -207,22 +206,22 @@ static kiln_rc use_local(struct worker_sources *s, struct job *j, struct kiln_er
 		kiln_warn("%s: %s; fetching it again", j->dest, why.msg);
 		return KILN_ENOTFOUND;
 	}
-	j->origin = WORKER_SOURCE_LOCAL;
+	j->origin = SOURCES_ORIGIN_LOCAL;
 	j->verified = j->sum != NULL;
 	return KILN_OK;
 }
 
 /* Copy the object to dest, re-hashing it: a cache object whose bytes no longer match its
  * name is removed and treated as a miss (KILN_ENOTFOUND). */
-static kiln_rc copy_object(struct worker_sources *s, struct job *j, const char *sha256,
+static kiln_rc copy_object(struct sources *s, struct job *j, const char *sha256,
                            struct kiln_err *err)
 {
 	struct kiln_buf p = KILN_BUF_INIT(KILN_LIMIT_PATH);
-	struct worker_hashes h;
+	struct sources_hashes h;
 	kiln_rc rc;
 	int fd = -1;
 
-	worker_cache_object_path(&s->cache, sha256, &p);
+	sources_cache_object_path(&s->cache, sha256, &p);
 	rc = kiln_buf_finish(&p, err);
 	if (!rc)
 		rc = hashes_start(s, j, false, &h, err);
@@ -233,7 +232,7 @@ static kiln_rc copy_object(struct worker_sources *s, struct job *j, const char *
 		rc = KILN_ENOTFOUND; /* evicted since the lookup */
 		goto hashes;
 	}
-	rc = worker_copy_fd(fd, j->dest, &h, err);
+	rc = sources_copy_fd(fd, j->dest, &h, err);
 	if (!rc)
 		rc = hashes_done(&h, &j->got, err);
 	if (!rc && strcmp(j->got.hex[0], sha256)) {
@@ -243,7 +242,7 @@ static kiln_rc copy_object(struct worker_sources *s, struct job *j, const char *
 		rc = KILN_ENOTFOUND;
 	}
 hashes:
-	worker_hashes_release(&h);
+	sources_hashes_release(&h);
 out:
 	util_close(fd);
 	kiln_buf_release(&p);
@@ -251,16 +250,16 @@ out:
 }
 
 /* From the cache: KILN_OK, KILN_ENOTFOUND on a miss, or a real error. */
-static kiln_rc use_cache(struct worker_sources *s, struct job *j, struct kiln_err *err)
+static kiln_rc use_cache(struct sources *s, struct job *j, struct kiln_err *err)
 {
-	char sha256[WORKER_SHA256_HEX];
+	char sha256[SOURCES_SHA256_HEX];
 	struct kiln_err miss = KILN_ERR_INIT;
 	kiln_rc rc;
 
 	if (j->sum)
-		rc = worker_cache_find_digest(&s->cache, j->sum->algo, j->sum->hex, sha256, &miss);
+		rc = sources_cache_find_digest(&s->cache, j->sum->algo, j->sum->hex, sha256, &miss);
 	else if (j->url)
-		rc = worker_cache_find_url(&s->cache, j->url, sha256, &miss);
+		rc = sources_cache_find_url(&s->cache, j->url, sha256, &miss);
 	else
 		return KILN_ENOTFOUND;
 	if (rc == KILN_ENOTFOUND)
@@ -274,18 +273,18 @@ static kiln_rc use_cache(struct worker_sources *s, struct job *j, struct kiln_er
 		rc = check_sum(j, &j->got, err);
 	if (rc)
 		return rc;
-	worker_cache_touch(&s->cache, sha256);
-	if (j->url && j->sum && worker_cache_index_url(&s->cache, j->url, sha256, &miss))
+	sources_cache_touch(&s->cache, sha256);
+	if (j->url && j->sum && sources_cache_index_url(&s->cache, j->url, sha256, &miss))
 		kiln_log_err(KILN_LOG_WARN, &miss);
-	j->origin = WORKER_SOURCE_CACHE;
+	j->origin = SOURCES_ORIGIN_CACHE;
 	j->verified = j->sum != NULL;
 	return KILN_OK;
 }
 
 /* Download into tmp/, verify, store, copy out. Called with the URL's lock held. */
-static kiln_rc download(struct worker_sources *s, struct job *j, struct kiln_err *err)
+static kiln_rc download(struct sources *s, struct job *j, struct kiln_err *err)
 {
-	struct worker_hashes h;
+	struct sources_hashes h;
 	char *tmp = NULL;
 	kiln_rc rc;
 	int fd = -1;
@@ -293,27 +292,27 @@ static kiln_rc download(struct worker_sources *s, struct job *j, struct kiln_err
 	rc = hashes_start(s, j, true, &h, err);
 	if (rc)
 		return rc;
-	rc = worker_cache_tmp_open(&s->cache, &fd, &tmp, err);
+	rc = sources_cache_tmp_open(&s->cache, &fd, &tmp, err);
 	if (!rc)
-		rc = worker_curl_download(s, j->url, fd, &h, err);
+		rc = sources_curl_download(s, j->url, fd, &h, err);
 	if (!rc)
 		rc = hashes_done(&h, &j->got, err);
 	if (!rc)
 		rc = check_sum(j, &j->got, err);
 	if (!rc)
-		rc = worker_cache_store(&s->cache, fd, tmp, &h, j->got.hex, j->url, err);
+		rc = sources_cache_store(&s->cache, fd, tmp, &h, j->got.hex, j->url, err);
 	if (!rc) {
 		free(tmp); /* renamed: nothing to clean up */
 		tmp = NULL;
-		rc = worker_copy_fd(fd, j->dest, NULL, err);
+		rc = sources_copy_fd(fd, j->dest, NULL, err);
 	}
 	if (tmp)
 		unlink(tmp);
 	free(tmp);
 	util_close(fd);
-	worker_hashes_release(&h);
+	sources_hashes_release(&h);
 	if (!rc) {
-		j->origin = WORKER_SOURCE_NETWORK;
+		j->origin = SOURCES_ORIGIN_NETWORK;
 		j->verified = j->sum != NULL;
 	}
 	return rc;
@@ -321,11 +320,11 @@ static kiln_rc download(struct worker_sources *s, struct job *j, struct kiln_err
 
 static kiln_rc check_url(const struct job *j, struct kiln_err *err)
 {
-	struct worker_url u;
+	struct sources_url u;
 
-	if (worker_url_parse(j->url, strlen(j->url), &u, err))
+	if (sources_url_parse(j->url, strlen(j->url), &u, err))
 		return err->code;
-	if (u.scheme == WORKER_URL_OTHER)
+	if (u.scheme == SOURCES_URL_OTHER)
 		return kiln_err_set(err, KILN_EUNSUPP,
 		                    "URL scheme '" KILN_STR_FMT "' is not one kiln fetches "
 		                    "(http, https, ftp, ftps, file)",
@@ -333,7 +332,7 @@ static kiln_rc check_url(const struct job *j, struct kiln_err *err)
 	return KILN_OK;
 }
 
-static kiln_rc fetch_remote(struct worker_sources *s, struct job *j, struct kiln_err *err)
+static kiln_rc fetch_remote(struct sources *s, struct job *j, struct kiln_err *err)
 {
 	int lock = -1;
 	kiln_rc rc = check_url(j, err);
@@ -344,16 +343,16 @@ static kiln_rc fetch_remote(struct worker_sources *s, struct job *j, struct kiln
 		return kiln_err_set(err, KILN_ENOTFOUND,
 		                    "offline: %s does not exist and the cache %s has no copy",
 		                    j->dest, s->cache.dir);
-	rc = worker_cache_lock(&s->cache, "url", j->url, true, &lock, err);
+	rc = sources_cache_lock(&s->cache, "url", j->url, true, &lock, err);
 	if (rc)
 		return rc;
 	/* Another process may have fetched it while this one waited for the lock. */
 	rc = use_cache(s, j, err);
 	if (rc == KILN_ENOTFOUND)
 		rc = download(s, j, err);
-	worker_cache_unlock(lock);
-	if (!rc && j->origin == WORKER_SOURCE_NETWORK)
-		worker_cache_enforce(&s->cache);
+	sources_cache_unlock(lock);
+	if (!rc && j->origin == SOURCES_ORIGIN_NETWORK)
+		sources_cache_enforce(&s->cache);
 	return rc;
 }
 
@@ -370,7 +369,7 @@ static kiln_rc make_dest_dir(const char *dest, struct kiln_err *err)
 	return rc;
 }
 
-static kiln_rc fetch_job(struct worker_sources *s, struct job *j, struct kiln_err *err)
+static kiln_rc fetch_job(struct sources *s, struct job *j, struct kiln_err *err)
 {
 	kiln_rc rc = make_dest_dir(j->dest, err);
 
@@ -389,7 +388,7 @@ static kiln_rc fetch_job(struct worker_sources *s, struct job *j, struct kiln_er
 
 /* ---- results --------------------------------------------------------------------------- */
 
-static void fill_result(const struct job *j, struct kiln_arena *a, struct worker_source_result *r)
+static void fill_result(const struct job *j, struct kiln_arena *a, struct sources_result *r)
 {
 	memset(r, 0, sizeof(*r));
 	r->file = kiln_arena_strdup(a, j->file);
@@ -402,12 +401,12 @@ static void fill_result(const struct job *j, struct kiln_arena *a, struct worker
 	r->verified = j->verified;
 }
 
-static kiln_rc report_add(struct worker_fetch_report *rep, const struct job *j,
+static kiln_rc report_add(struct sources_fetch_report *rep, const struct job *j,
                           const struct spec_source *src, struct kiln_err *err)
 {
 	if (rep->n == rep->cap) {
 		size_t cap = rep->cap ? 2 * rep->cap : 16;
-		struct worker_source_result *v = kiln_reallocarray(rep->v, cap, sizeof(*v));
+		struct sources_result *v = kiln_reallocarray(rep->v, cap, sizeof(*v));
 
 		if (!v)
 			return kiln_err_set(err, KILN_ENOMEM, "out of memory");
@@ -421,9 +420,8 @@ static kiln_rc report_add(struct worker_fetch_report *rep, const struct job *j,
 	return kiln_arena_finish(&rep->arena, err);
 }
 
-kiln_rc worker_sources_fetch_url(struct worker_sources *s, const char *url,
-                                 const struct worker_sum *sum, const char *dest,
-                                 struct worker_source_result *res, struct kiln_err *err)
+kiln_rc sources_fetch_url(struct sources *s, const char *url, const struct sources_sum *sum,
+                          const char *dest, struct sources_result *res, struct kiln_err *err)
 {
 	struct job j = {.label = url, .url = url, .dest = dest, .sum = s->o.pin ? NULL : sum};
 	struct kiln_buf shown = KILN_BUF_INIT(KILN_LIMIT_URL + 16);
@@ -434,7 +432,7 @@ kiln_rc worker_sources_fetch_url(struct worker_sources *s, const char *url,
 	if (!rc)
 		rc = fetch_job(s, &j, err);
 	if (rc) {
-		worker_url_redact(url, &shown);
+		sources_url_redact(url, &shown);
 		kiln_err_wrap(err, "%s", shown.ptr);
 	}
 	kiln_buf_release(&shown);
@@ -452,14 +450,14 @@ kiln_rc worker_sources_fetch_url(struct worker_sources *s, const char *url,
 static bool has_scheme(const char *url)
 {
 	struct kiln_err e = KILN_ERR_INIT;
-	struct worker_url u;
+	struct sources_url u;
 
-	return !worker_url_parse(url, strlen(url), &u, &e) ? u.scheme != WORKER_URL_NONE
-	                                                   : strstr(url, "://") != NULL;
+	return !sources_url_parse(url, strlen(url), &u, &e) ? u.scheme != SOURCES_URL_NONE
+	                                                    : strstr(url, "://") != NULL;
 }
 
-static kiln_rc sums_path(const struct worker_sources *s, const struct spec *spec,
-                         struct kiln_buf *out, struct kiln_err *err)
+static kiln_rc sums_path(const struct sources *s, const struct spec *spec, struct kiln_buf *out,
+                         struct kiln_err *err)
 {
 	if (s->o.sums_file) {
 		kiln_buf_addstr(out, s->o.sums_file);
@@ -470,13 +468,13 @@ static kiln_rc sums_path(const struct worker_sources *s, const struct spec *spec
 	return kiln_buf_finish(out, err);
 }
 
-static kiln_rc load_sums(struct worker_sources *s, const char *path, struct kiln_err *err)
+static kiln_rc load_sums(struct sources *s, const char *path, struct kiln_err *err)
 {
 	kiln_rc rc;
 
-	worker_sums_release(&s->filesums);
-	worker_sums_init(&s->filesums);
-	rc = worker_sums_read(&s->filesums, path, err);
+	sources_sums_release(&s->filesums);
+	sources_sums_init(&s->filesums);
+	rc = sources_sums_read(&s->filesums, path, err);
 	/* No "sources" beside the spec: nothing declared. A file named by the caller must
 	 * exist, unless --pin is about to write it. */
 	if (rc == KILN_ENOTFOUND && (!s->o.sums_file || s->o.pin)) {
@@ -486,17 +484,17 @@ static kiln_rc load_sums(struct worker_sources *s, const char *path, struct kiln
 	return rc;
 }
 
-static const struct worker_sum *declared(const struct worker_sources *s, const char *file)
+static const struct sources_sum *declared(const struct sources *s, const char *file)
 {
-	const struct worker_sum *sum = worker_sums_find(s->o.sums, file);
+	const struct sources_sum *sum = sources_sums_find(s->o.sums, file);
 
 	if (s->o.pin)
 		return NULL;
-	return sum ? sum : worker_sums_find(&s->filesums, file);
+	return sum ? sum : sources_sums_find(&s->filesums, file);
 }
 
 /* NAME-VERSION.tar.gz of a spec built from git, made from the commit. */
-static bool git_tarball_wanted(const struct worker_sources *s, const struct spec *spec,
+static bool git_tarball_wanted(const struct sources *s, const struct spec *spec,
                                const struct job *j, char *prefix, size_t size)
 {
 	const char *name, *version;
@@ -515,7 +513,7 @@ static bool git_tarball_wanted(const struct worker_sources *s, const struct spec
 	       !strcmp(j->file + n, ".tar.gz");
 }
 
-static kiln_rc make_git_tarball(struct worker_sources *s, struct job *j, const char *prefix,
+static kiln_rc make_git_tarball(struct sources *s, struct job *j, const char *prefix,
                                 struct kiln_err *err)
 {
 	char dir[520];
@@ -523,21 +521,21 @@ static kiln_rc make_git_tarball(struct worker_sources *s, struct job *j, const c
 
 	snprintf(dir, sizeof(dir), "%.512s/", prefix);
 	kiln_err_clear(err);
-	rc = worker_git_tarball(s, s->o.git_url, s->o.git_commit, dir, j->dest, err);
+	rc = sources_git_tarball(s, s->o.git_url, s->o.git_commit, dir, j->dest, err);
 	if (!rc)
 		rc = hash_file(s, j, j->dest, err);
 	if (!rc)
 		rc = check_sum(j, &j->got, err);
 	if (!rc) {
-		j->origin = WORKER_SOURCE_GIT;
+		j->origin = SOURCES_ORIGIN_GIT;
 		j->verified = j->sum != NULL;
 	}
 	return rc;
 }
 
-static kiln_rc fetch_source(struct worker_sources *s, const struct spec *spec,
-                            const struct spec_source *src, struct worker_fetch_report *rep,
-                            struct worker_sums *pins, struct kiln_err *err)
+static kiln_rc fetch_source(struct sources *s, const struct spec *spec,
+                            const struct spec_source *src, struct sources_fetch_report *rep,
+                            struct sources_sums *pins, struct kiln_err *err)
 {
 	char label[32], prefix[512];
 	struct job j = {.label = label, .file = src->file, .dest = src->path};
@@ -550,32 +548,32 @@ static kiln_rc fetch_source(struct worker_sources *s, const struct spec *spec,
 	if (rc == KILN_ENOTFOUND && git_tarball_wanted(s, spec, &j, prefix, sizeof(prefix)))
 		rc = make_git_tarball(s, &j, prefix, err);
 	if (!rc && s->o.pin && j.url)
-		rc = worker_sums_set(pins, j.file, UTIL_DIGEST_SHA512,
-		                     digest_of(&j.got, UTIL_DIGEST_SHA512), err);
+		rc = sources_sums_set(pins, j.file, UTIL_DIGEST_SHA512,
+		                      digest_of(&j.got, UTIL_DIGEST_SHA512), err);
 	if (rc) {
 		struct kiln_buf shown = KILN_BUF_INIT(KILN_LIMIT_URL + 16);
 
 		if (j.url)
-			worker_url_redact(j.url, &shown);
+			sources_url_redact(j.url, &shown);
 		kiln_err_wrap(err, "%s%s%s%s", label, j.url ? " (" : "", j.url ? shown.ptr : "",
 		              j.url ? ")" : "");
 		kiln_buf_release(&shown);
 		return rc;
 	}
 	kiln_debug("%s: %s (%s)", label, j.dest,
-	           j.origin == WORKER_SOURCE_LOCAL   ? "present"
-	           : j.origin == WORKER_SOURCE_CACHE ? "from the cache"
-	           : j.origin == WORKER_SOURCE_GIT   ? "made from git"
-	                                             : "downloaded");
+	           j.origin == SOURCES_ORIGIN_LOCAL   ? "present"
+	           : j.origin == SOURCES_ORIGIN_CACHE ? "from the cache"
+	           : j.origin == SOURCES_ORIGIN_GIT   ? "made from git"
+	                                              : "downloaded");
 	return rep ? report_add(rep, &j, src, err) : KILN_OK;
 }
 
-static kiln_rc write_pins(struct worker_sums *pins, const char *path, struct kiln_err *err)
+static kiln_rc write_pins(struct sources_sums *pins, const char *path, struct kiln_err *err)
 {
 	struct kiln_buf text = KILN_BUF_INIT(KILN_LIMIT_SUMFILE);
 	kiln_rc rc;
 
-	worker_sums_format(pins, &text);
+	sources_sums_format(pins, &text);
 	rc = kiln_buf_finish(&text, err);
 	if (!rc)
 		rc = util_write_atomic(path, text.ptr, text.len, 0644, err);
@@ -583,21 +581,21 @@ static kiln_rc write_pins(struct worker_sums *pins, const char *path, struct kil
 	return rc;
 }
 
-kiln_rc worker_sources_fetch_spec(struct worker_sources *s, const struct spec *spec,
-                                  struct worker_fetch_report *rep, struct kiln_err *err)
+kiln_rc sources_fetch_spec(struct sources *s, const struct spec *spec,
+                           struct sources_fetch_report *rep, struct kiln_err *err)
 {
 	struct kiln_buf path = KILN_BUF_INIT(KILN_LIMIT_PATH);
-	struct worker_sums pins;
+	struct sources_sums pins;
 	kiln_rc rc;
 	size_t i;
 
-	worker_sums_init(&pins);
+	sources_sums_init(&pins);
 	rc = sums_path(s, spec, &path, err);
 	if (!rc)
 		rc = load_sums(s, path.ptr, err);
 	if (!rc && s->o.pin) {
 		/* --pin keeps the entries of files the spec no longer fetches from a URL. */
-		rc = worker_sums_read(&pins, path.ptr, err);
+		rc = sources_sums_read(&pins, path.ptr, err);
 		if (rc == KILN_ENOTFOUND) {
 			kiln_err_clear(err);
 			rc = KILN_OK;
@@ -607,20 +605,20 @@ kiln_rc worker_sources_fetch_spec(struct worker_sources *s, const struct spec *s
 		rc = fetch_source(s, spec, &spec->sources[i], rep, &pins, err);
 	if (!rc && s->o.pin)
 		rc = write_pins(&pins, path.ptr, err);
-	worker_sums_release(&pins);
+	sources_sums_release(&pins);
 	kiln_buf_release(&path);
 	return rc;
 }
 
-kiln_rc worker_sources_fetch(const struct spec *spec, const struct worker_fetch_opts *o,
-                             struct worker_fetch_report *rep, struct kiln_err *err)
+kiln_rc sources_fetch(const struct spec *spec, const struct sources_fetch_opts *o,
+                      struct sources_fetch_report *rep, struct kiln_err *err)
 {
-	struct worker_sources *s = NULL;
-	kiln_rc rc = worker_sources_new(o, &s, err);
+	struct sources *s = NULL;
+	kiln_rc rc = sources_new(o, &s, err);
 
 	if (!rc)
-		rc = worker_sources_fetch_spec(s, spec, rep, err);
-	worker_sources_free(s);
+		rc = sources_fetch_spec(s, spec, rep, err);
+	sources_free(s);
 	return rc;
 }
 
@@ -649,16 +647,15 @@ static kiln_rc find_spec(const char *dir, struct kiln_buf *out, struct kiln_err 
 	return kiln_buf_finish(out, err);
 }
 
-kiln_rc worker_sources_checkout(struct worker_sources *s, const char *url, const char *ref,
-                                const char *dir, const char *spec_rel, struct worker_git_rev *rev,
-                                struct kiln_buf *dir_abs, struct kiln_buf *spec_path,
-                                struct kiln_err *err)
+kiln_rc sources_checkout(struct sources *s, const char *url, const char *ref, const char *dir,
+                         const char *spec_rel, struct sources_git_rev *rev,
+                         struct kiln_buf *dir_abs, struct kiln_buf *spec_path, struct kiln_err *err)
 {
 	char abs[PATH_MAX];
-	kiln_rc rc = worker_git_resolve(s, url, ref, rev, err);
+	kiln_rc rc = sources_git_resolve(s, url, ref, rev, err);
 
 	if (!rc)
-		rc = worker_git_export(s, url, rev->commit, dir, err);
+		rc = sources_git_export(s, url, rev->commit, dir, err);
 	if (!rc && !realpath(dir, abs))
 		rc = kiln_err_sys(err, KILN_EIO, "cannot resolve '%s'", dir);
 	if (rc)

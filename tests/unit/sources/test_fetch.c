@@ -9,30 +9,30 @@
 #include <netinet/in.h>
 #include <unistd.h>
 
-#include "tests/unit/worker/worker_test.h"
+#include "tests/unit/sources/sources_test.h"
 
-static kiln_rc download(const struct worker_fetch_opts *o, const char *url, struct kiln_buf *out,
+static kiln_rc download(const struct sources_fetch_opts *o, const char *url, struct kiln_buf *out,
                         char *sha, struct kiln_err *err)
 {
-	char hex[WORKER_HASHES_MAX][2 * UTIL_DIGEST_MAX + 1], p[512];
-	struct worker_sources *s = NULL;
-	struct worker_hashes h;
+	char hex[SOURCES_HASHES_MAX][2 * UTIL_DIGEST_MAX + 1], p[512];
+	struct sources *s = NULL;
+	struct sources_hashes h;
 	kiln_rc rc;
 	int fd;
 
-	assert_ok(worker_sources_new(o, &s, err), err);
-	assert_ok(worker_hashes_init(&h, NULL, false, err), err);
+	assert_ok(sources_new(o, &s, err), err);
+	assert_ok(sources_hashes_init(&h, NULL, false, err), err);
 	fd = open(wt_path(p, sizeof(p), "fetch.out"), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	assert_true(fd >= 0);
-	rc = worker_curl_download(s, url, fd, &h, err);
+	rc = sources_curl_download(s, url, fd, &h, err);
 	if (!rc) {
-		assert_ok(worker_hashes_final(&h, hex, err), err);
+		assert_ok(sources_hashes_final(&h, hex, err), err);
 		memcpy(sha, hex[0], 65);
 		assert_ok(util_read_file(p, KILN_MIB, out, err), err);
 	}
 	util_close(fd);
-	worker_hashes_release(&h);
-	worker_sources_free(s);
+	sources_hashes_release(&h);
+	sources_free(s);
 	return rc;
 }
 
@@ -41,7 +41,7 @@ KILN_TEST(fetch_file_url)
 	struct kiln_err err = KILN_ERR_INIT;
 	struct kiln_buf out = KILN_BUF_INIT(KILN_MIB);
 	char cache[512], src[512], url[600], sha[65], want[65];
-	struct worker_fetch_opts o = wt_opts(cache, sizeof(cache), "fc1");
+	struct sources_fetch_opts o = wt_opts(cache, sizeof(cache), "fc1");
 
 	wt_write(wt_path(src, sizeof(src), "srv/a.txt"), "file body\n", 10);
 	snprintf(url, sizeof(url), "file://%s", src);
@@ -57,7 +57,7 @@ KILN_TEST(fetch_missing_file_names_the_url)
 	struct kiln_err err = KILN_ERR_INIT;
 	struct kiln_buf out = KILN_BUF_INIT(KILN_MIB);
 	char cache[512], url[600], sha[65];
-	struct worker_fetch_opts o = wt_opts(cache, sizeof(cache), "fc2");
+	struct sources_fetch_opts o = wt_opts(cache, sizeof(cache), "fc2");
 
 	snprintf(url, sizeof(url), "file://%s/none.tgz", kiln_test_tmpdir());
 	assert_int_equal(download(&o, url, &out, sha, &err), KILN_ENOTFOUND);
@@ -71,7 +71,7 @@ KILN_TEST(fetch_size_limit)
 	struct kiln_err err = KILN_ERR_INIT;
 	struct kiln_buf out = KILN_BUF_INIT(KILN_MIB);
 	char cache[512], src[512], url[600], sha[65];
-	struct worker_fetch_opts o = wt_opts(cache, sizeof(cache), "fc3");
+	struct sources_fetch_opts o = wt_opts(cache, sizeof(cache), "fc3");
 
 	wt_write(wt_path(src, sizeof(src), "srv/big.txt"), "0123456789", 10);
 	snprintf(url, sizeof(url), "file://%s", src);
@@ -88,7 +88,7 @@ KILN_TEST(fetch_connection_refused)
 	struct sockaddr_in sa = {.sin_family = AF_INET};
 	socklen_t len = sizeof(sa);
 	char cache[512], url[128], sha[65], want[64];
-	struct worker_fetch_opts o = wt_opts(cache, sizeof(cache), "fc4");
+	struct sources_fetch_opts o = wt_opts(cache, sizeof(cache), "fc4");
 	int sock = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
 	/* A port that was free a moment ago and has no listener: connect is refused. */

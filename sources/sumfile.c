@@ -9,16 +9,16 @@
 
 #include <strings.h>
 
-#include "worker/worker.h"
-#include "worker/sources_int.h"
+#include "sources/sources.h"
+#include "sources/sources_int.h"
 
-void worker_sums_init(struct worker_sums *s)
+void sources_sums_init(struct sources_sums *s)
 {
 	memset(s, 0, sizeof(*s));
 	kiln_arena_init(&s->arena, KILN_LIMIT_ARENA);
 }
 
-void worker_sums_release(struct worker_sums *s)
+void sources_sums_release(struct sources_sums *s)
 {
 	if (!s)
 		return;
@@ -27,7 +27,7 @@ void worker_sums_release(struct worker_sums *s)
 	memset(s, 0, sizeof(*s));
 }
 
-const struct worker_sum *worker_sums_find(const struct worker_sums *s, const char *file)
+const struct sources_sum *sources_sums_find(const struct sources_sums *s, const char *file)
 {
 	size_t i;
 
@@ -59,10 +59,10 @@ static bool name_ok(struct kiln_str n)
 	return memchr(n.ptr, '/', n.len) == NULL && memchr(n.ptr, '\0', n.len) == NULL;
 }
 
-static kiln_rc sums_put(struct worker_sums *s, struct kiln_str file, enum util_digest_algo algo,
+static kiln_rc sums_put(struct sources_sums *s, struct kiln_str file, enum util_digest_algo algo,
                         struct kiln_str hex, struct kiln_err *err)
 {
-	struct worker_sum *e = NULL;
+	struct sources_sum *e = NULL;
 	size_t i;
 
 	if (hex.len != 2 * util_digest_size(algo) || !is_hex(hex))
@@ -76,7 +76,7 @@ static kiln_rc sums_put(struct worker_sums *s, struct kiln_str file, enum util_d
 		return kiln_err_set(err, KILN_ELIMIT, "more than %d checksums", KILN_LIMIT_SOURCES);
 	if (!e && s->n == s->cap) {
 		size_t cap = s->cap ? 2 * s->cap : 8;
-		struct worker_sum *v = kiln_reallocarray(s->v, cap, sizeof(*v));
+		struct sources_sum *v = kiln_reallocarray(s->v, cap, sizeof(*v));
 
 		if (!v)
 			return kiln_err_set(err, KILN_ENOMEM, "out of memory");
@@ -97,8 +97,8 @@ static kiln_rc sums_put(struct worker_sums *s, struct kiln_str file, enum util_d
 	return KILN_OK;
 }
 
-kiln_rc worker_sums_set(struct worker_sums *s, const char *file, enum util_digest_algo algo,
-                        const char *hex, struct kiln_err *err)
+kiln_rc sources_sums_set(struct sources_sums *s, const char *file, enum util_digest_algo algo,
+                         const char *hex, struct kiln_err *err)
 {
 	struct kiln_str f = kiln_str_from(file);
 
@@ -109,7 +109,7 @@ kiln_rc worker_sums_set(struct worker_sums *s, const char *file, enum util_diges
 
 /* "ALGO (name) = hex": the name is everything between the first " (" and the last ") = ",
  * so names with parentheses or spaces survive as fedpkg writes them. */
-static kiln_rc parse_tagged(struct worker_sums *s, struct kiln_str line, struct kiln_err *err)
+static kiln_rc parse_tagged(struct sources_sums *s, struct kiln_str line, struct kiln_err *err)
 {
 	const char *open = memchr(line.ptr, '(', line.len);
 	const char *close = NULL;
@@ -140,7 +140,7 @@ static kiln_rc parse_tagged(struct worker_sums *s, struct kiln_str line, struct 
 }
 
 /* "hex  name" or "hex *name" (md5sum and friends; '*' marks binary mode). */
-static kiln_rc parse_plain(struct worker_sums *s, struct kiln_str line, struct kiln_err *err)
+static kiln_rc parse_plain(struct sources_sums *s, struct kiln_str line, struct kiln_err *err)
 {
 	ptrdiff_t sp = kiln_str_chr(line, ' ');
 	struct kiln_str hex, name;
@@ -177,7 +177,7 @@ static kiln_rc parse_plain(struct worker_sums *s, struct kiln_str line, struct k
 	return sums_put(s, name, algo, hex, err);
 }
 
-static kiln_rc parse_line(struct worker_sums *s, struct kiln_str line, struct kiln_err *err)
+static kiln_rc parse_line(struct sources_sums *s, struct kiln_str line, struct kiln_err *err)
 {
 	ptrdiff_t sp = kiln_str_chr(line, ' ');
 
@@ -190,8 +190,8 @@ static kiln_rc parse_line(struct worker_sums *s, struct kiln_str line, struct ki
 	return parse_plain(s, line, err);
 }
 
-kiln_rc worker_sums_parse(struct worker_sums *s, const char *name, const char *text, size_t len,
-                          struct kiln_err *err)
+kiln_rc sources_sums_parse(struct sources_sums *s, const char *name, const char *text, size_t len,
+                           struct kiln_err *err)
 {
 	struct kiln_str rest = kiln_str_make(text, len);
 	int lineno = 0;
@@ -217,13 +217,13 @@ kiln_rc worker_sums_parse(struct worker_sums *s, const char *name, const char *t
 	return KILN_OK;
 }
 
-kiln_rc worker_sums_read(struct worker_sums *s, const char *path, struct kiln_err *err)
+kiln_rc sources_sums_read(struct sources_sums *s, const char *path, struct kiln_err *err)
 {
 	struct kiln_buf b = KILN_BUF_INIT(KILN_LIMIT_SUMFILE);
 	kiln_rc rc = util_read_file(path, KILN_LIMIT_SUMFILE, &b, err);
 
 	if (!rc)
-		rc = worker_sums_parse(s, path, b.ptr, b.len, err);
+		rc = sources_sums_parse(s, path, b.ptr, b.len, err);
 	kiln_buf_release(&b);
 	return rc;
 }
@@ -237,7 +237,7 @@ static void upper(const char *s, char *out, size_t size)
 	out[i] = '\0';
 }
 
-void worker_sums_format(const struct worker_sums *s, struct kiln_buf *out)
+void sources_sums_format(const struct sources_sums *s, struct kiln_buf *out)
 {
 	char algo[16];
 	size_t i;

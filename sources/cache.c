@@ -16,17 +16,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "worker/worker.h"
-#include "worker/sources_int.h"
+#include "sources/sources.h"
+#include "sources/sources_int.h"
 
 static const char *const subdirs[] = {"sha256", "alias", "url", "git", "tmp", "lock"};
 
 /* ---- digests while streaming ---------------------------------------------------------- */
 
-kiln_rc worker_hashes_init(struct worker_hashes *h, const enum util_digest_algo *extra,
-                           bool want512, struct kiln_err *err)
+kiln_rc sources_hashes_init(struct sources_hashes *h, const enum util_digest_algo *extra,
+                            bool want512, struct kiln_err *err)
 {
-	enum util_digest_algo want[WORKER_HASHES_MAX];
+	enum util_digest_algo want[SOURCES_HASHES_MAX];
 	size_t n = 0, i;
 	kiln_rc rc = KILN_OK;
 
@@ -42,11 +42,11 @@ kiln_rc worker_hashes_init(struct worker_hashes *h, const enum util_digest_algo 
 			h->n++;
 	}
 	if (rc)
-		worker_hashes_release(h);
+		sources_hashes_release(h);
 	return rc;
 }
 
-void worker_hashes_update(struct worker_hashes *h, const void *data, size_t len)
+void sources_hashes_update(struct sources_hashes *h, const void *data, size_t len)
 {
 	size_t i;
 
@@ -55,7 +55,7 @@ void worker_hashes_update(struct worker_hashes *h, const void *data, size_t len)
 	h->size += len;
 }
 
-kiln_rc worker_hashes_reset(struct worker_hashes *h, struct kiln_err *err)
+kiln_rc sources_hashes_reset(struct sources_hashes *h, struct kiln_err *err)
 {
 	unsigned char scratch[UTIL_DIGEST_MAX];
 	size_t i;
@@ -69,8 +69,8 @@ kiln_rc worker_hashes_reset(struct worker_hashes *h, struct kiln_err *err)
 	return KILN_OK;
 }
 
-kiln_rc worker_hashes_final(struct worker_hashes *h, char hex[][2 * UTIL_DIGEST_MAX + 1],
-                            struct kiln_err *err)
+kiln_rc sources_hashes_final(struct sources_hashes *h, char hex[][2 * UTIL_DIGEST_MAX + 1],
+                             struct kiln_err *err)
 {
 	unsigned char raw[UTIL_DIGEST_MAX];
 	size_t i;
@@ -83,7 +83,7 @@ kiln_rc worker_hashes_final(struct worker_hashes *h, char hex[][2 * UTIL_DIGEST_
 	return KILN_OK;
 }
 
-void worker_hashes_release(struct worker_hashes *h)
+void sources_hashes_release(struct sources_hashes *h)
 {
 	size_t i;
 
@@ -92,7 +92,7 @@ void worker_hashes_release(struct worker_hashes *h)
 	h->n = 0;
 }
 
-int worker_hashes_find(const struct worker_hashes *h, enum util_digest_algo algo)
+int sources_hashes_find(const struct sources_hashes *h, enum util_digest_algo algo)
 {
 	size_t i;
 
@@ -105,7 +105,7 @@ int worker_hashes_find(const struct worker_hashes *h, enum util_digest_algo algo
 
 /* ---- opening ---------------------------------------------------------------------------- */
 
-kiln_rc worker_cache_default_dir(struct kiln_buf *out, struct kiln_err *err)
+kiln_rc sources_cache_default_dir(struct kiln_buf *out, struct kiln_err *err)
 {
 	const char *env = getenv("KILN_CACHE_DIR");
 	const char *xdg = getenv("XDG_CACHE_HOME");
@@ -125,8 +125,8 @@ kiln_rc worker_cache_default_dir(struct kiln_buf *out, struct kiln_err *err)
 	return kiln_buf_finish(out, err);
 }
 
-kiln_rc worker_cache_open(struct worker_cache *c, const char *dir, uint64_t max,
-                          struct kiln_err *err)
+kiln_rc sources_cache_open(struct sources_cache *c, const char *dir, uint64_t max,
+                           struct kiln_err *err)
 {
 	struct kiln_buf p = KILN_BUF_INIT(KILN_LIMIT_PATH);
 	kiln_rc rc = KILN_OK;
@@ -146,13 +146,13 @@ kiln_rc worker_cache_open(struct worker_cache *c, const char *dir, uint64_t max,
 	}
 	if (rc) {
 		kiln_err_wrap(err, "cannot set up the source cache '%s'", dir);
-		worker_cache_close(c);
+		sources_cache_close(c);
 	}
 	kiln_buf_release(&p);
 	return rc;
 }
 
-void worker_cache_close(struct worker_cache *c)
+void sources_cache_close(struct sources_cache *c)
 {
 	if (!c)
 		return;
@@ -162,8 +162,8 @@ void worker_cache_close(struct worker_cache *c)
 
 /* ---- paths and lookups ------------------------------------------------------------------ */
 
-void worker_cache_object_path(const struct worker_cache *c, const char *sha256,
-                              struct kiln_buf *out)
+void sources_cache_object_path(const struct sources_cache *c, const char *sha256,
+                               struct kiln_buf *out)
 {
 	kiln_buf_addf(out, "%s/sha256/%.2s/%s", c->dir, sha256, sha256);
 }
@@ -181,12 +181,13 @@ static bool is_sha256_hex(const char *s, size_t len)
 	return true;
 }
 
-static kiln_rc object_exists(const struct worker_cache *c, const char *sha256, struct kiln_err *err)
+static kiln_rc object_exists(const struct sources_cache *c, const char *sha256,
+                             struct kiln_err *err)
 {
 	struct kiln_buf p = KILN_BUF_INIT(KILN_LIMIT_PATH);
 	kiln_rc rc;
 
-	worker_cache_object_path(c, sha256, &p);
+	sources_cache_object_path(c, sha256, &p);
 	rc = kiln_buf_finish(&p, err);
 	if (!rc && access(p.ptr, F_OK) < 0)
 		rc = kiln_err_set(err, KILN_ENOTFOUND, "object %s is not in the cache", sha256);
@@ -196,7 +197,7 @@ static kiln_rc object_exists(const struct worker_cache *c, const char *sha256, s
 
 /* Read the sha256 an index file (url/ or alias/) points at: its first line starts with
  * the hex (url/ entries say "sha256 HEX"). */
-static kiln_rc read_pointer(const char *path, char sha256[WORKER_SHA256_HEX], struct kiln_err *err)
+static kiln_rc read_pointer(const char *path, char sha256[SOURCES_SHA256_HEX], struct kiln_err *err)
 {
 	struct kiln_buf b = KILN_BUF_INIT(KILN_LIMIT_URL + 256);
 	const char *p;
@@ -223,7 +224,7 @@ static kiln_rc sha256_of_str(const char *s, char hex[2 * UTIL_DIGEST_MAX + 1], s
 	return util_digest_mem_hex(UTIL_DIGEST_SHA256, s, strlen(s), hex, err);
 }
 
-static kiln_rc url_index_path(const struct worker_cache *c, const char *url, struct kiln_buf *out,
+static kiln_rc url_index_path(const struct sources_cache *c, const char *url, struct kiln_buf *out,
                               struct kiln_err *err)
 {
 	char hex[2 * UTIL_DIGEST_MAX + 1];
@@ -234,14 +235,14 @@ static kiln_rc url_index_path(const struct worker_cache *c, const char *url, str
 	return kiln_buf_finish(out, err);
 }
 
-static void alias_path(const struct worker_cache *c, enum util_digest_algo algo, const char *hex,
+static void alias_path(const struct sources_cache *c, enum util_digest_algo algo, const char *hex,
                        struct kiln_buf *out)
 {
 	kiln_buf_addf(out, "%s/alias/%s/%.2s/%s", c->dir, util_digest_name(algo), hex, hex);
 }
 
-static kiln_rc find_via(const struct worker_cache *c, const char *index,
-                        char sha256[WORKER_SHA256_HEX], struct kiln_err *err)
+static kiln_rc find_via(const struct sources_cache *c, const char *index,
+                        char sha256[SOURCES_SHA256_HEX], struct kiln_err *err)
 {
 	struct kiln_err quiet = KILN_ERR_INIT;
 
@@ -258,9 +259,9 @@ static kiln_rc find_via(const struct worker_cache *c, const char *index,
 	return object_exists(c, sha256, err);
 }
 
-kiln_rc worker_cache_find_digest(const struct worker_cache *c, enum util_digest_algo algo,
-                                 const char *hex, char sha256[WORKER_SHA256_HEX],
-                                 struct kiln_err *err)
+kiln_rc sources_cache_find_digest(const struct sources_cache *c, enum util_digest_algo algo,
+                                  const char *hex, char sha256[SOURCES_SHA256_HEX],
+                                  struct kiln_err *err)
 {
 	struct kiln_buf p = KILN_BUF_INIT(KILN_LIMIT_PATH);
 	kiln_rc rc;
@@ -268,7 +269,7 @@ kiln_rc worker_cache_find_digest(const struct worker_cache *c, enum util_digest_
 	if (algo == UTIL_DIGEST_SHA256) {
 		if (!is_sha256_hex(hex, strlen(hex)))
 			return kiln_err_set(err, KILN_EINVAL, "bad sha256 '%s'", hex);
-		memcpy(sha256, hex, WORKER_SHA256_HEX);
+		memcpy(sha256, hex, SOURCES_SHA256_HEX);
 		return object_exists(c, sha256, err);
 	}
 	alias_path(c, algo, hex, &p);
@@ -279,8 +280,8 @@ kiln_rc worker_cache_find_digest(const struct worker_cache *c, enum util_digest_
 	return rc;
 }
 
-kiln_rc worker_cache_find_url(const struct worker_cache *c, const char *url,
-                              char sha256[WORKER_SHA256_HEX], struct kiln_err *err)
+kiln_rc sources_cache_find_url(const struct sources_cache *c, const char *url,
+                               char sha256[SOURCES_SHA256_HEX], struct kiln_err *err)
 {
 	struct kiln_buf p = KILN_BUF_INIT(KILN_LIMIT_PATH);
 	kiln_rc rc = url_index_path(c, url, &p, err);
@@ -291,8 +292,8 @@ kiln_rc worker_cache_find_url(const struct worker_cache *c, const char *url,
 	return rc;
 }
 
-kiln_rc worker_cache_git_path(const struct worker_cache *c, const char *url, struct kiln_buf *out,
-                              struct kiln_err *err)
+kiln_rc sources_cache_git_path(const struct sources_cache *c, const char *url, struct kiln_buf *out,
+                               struct kiln_err *err)
 {
 	char hex[2 * UTIL_DIGEST_MAX + 1];
 
@@ -304,8 +305,8 @@ kiln_rc worker_cache_git_path(const struct worker_cache *c, const char *url, str
 
 /* ---- writing ---------------------------------------------------------------------------- */
 
-kiln_rc worker_cache_tmp_open(const struct worker_cache *c, int *fd, char **path,
-                              struct kiln_err *err)
+kiln_rc sources_cache_tmp_open(const struct sources_cache *c, int *fd, char **path,
+                               struct kiln_err *err)
 {
 	struct kiln_buf p = KILN_BUF_INIT(KILN_LIMIT_PATH);
 	kiln_rc rc;
@@ -364,8 +365,8 @@ static kiln_rc write_index(const char *path, const char *text, struct kiln_err *
 	return rc;
 }
 
-kiln_rc worker_cache_index_url(const struct worker_cache *c, const char *url, const char *sha256,
-                               struct kiln_err *err)
+kiln_rc sources_cache_index_url(const struct sources_cache *c, const char *url, const char *sha256,
+                                struct kiln_err *err)
 {
 	struct kiln_buf p = KILN_BUF_INIT(KILN_LIMIT_PATH);
 	struct kiln_buf text = KILN_BUF_INIT(KILN_LIMIT_URL + 256);
@@ -381,11 +382,11 @@ kiln_rc worker_cache_index_url(const struct worker_cache *c, const char *url, co
 	return rc;
 }
 
-static kiln_rc write_aliases(const struct worker_cache *c, const struct worker_hashes *h,
+static kiln_rc write_aliases(const struct sources_cache *c, const struct sources_hashes *h,
                              char hex[][2 * UTIL_DIGEST_MAX + 1], struct kiln_err *err)
 {
 	struct kiln_buf p = KILN_BUF_INIT(KILN_LIMIT_PATH);
-	char line[WORKER_SHA256_HEX + 1];
+	char line[SOURCES_SHA256_HEX + 1];
 	kiln_rc rc = KILN_OK;
 	size_t i;
 
@@ -401,15 +402,15 @@ static kiln_rc write_aliases(const struct worker_cache *c, const struct worker_h
 	return rc;
 }
 
-kiln_rc worker_cache_store(const struct worker_cache *c, int fd, const char *tmp,
-                           const struct worker_hashes *h, char hex[][2 * UTIL_DIGEST_MAX + 1],
-                           const char *url, struct kiln_err *err)
+kiln_rc sources_cache_store(const struct sources_cache *c, int fd, const char *tmp,
+                            const struct sources_hashes *h, char hex[][2 * UTIL_DIGEST_MAX + 1],
+                            const char *url, struct kiln_err *err)
 {
 	struct kiln_buf obj = KILN_BUF_INIT(KILN_LIMIT_PATH);
 	struct kiln_buf dir = KILN_BUF_INIT(KILN_LIMIT_PATH);
 	kiln_rc rc;
 
-	worker_cache_object_path(c, hex[0], &obj);
+	sources_cache_object_path(c, hex[0], &obj);
 	kiln_buf_addf(&dir, "%s/sha256/%.2s", c->dir, hex[0]);
 	rc = kiln_buf_finish(&obj, err);
 	if (!rc)
@@ -428,25 +429,25 @@ kiln_rc worker_cache_store(const struct worker_cache *c, int fd, const char *tmp
 	if (!rc)
 		rc = write_aliases(c, h, hex, err);
 	if (!rc && url)
-		rc = worker_cache_index_url(c, url, hex[0], err);
+		rc = sources_cache_index_url(c, url, hex[0], err);
 	kiln_buf_release(&dir);
 	kiln_buf_release(&obj);
 	return rc;
 }
 
-void worker_cache_touch(const struct worker_cache *c, const char *sha256)
+void sources_cache_touch(const struct sources_cache *c, const char *sha256)
 {
 	struct kiln_buf p = KILN_BUF_INIT(KILN_LIMIT_PATH);
 
-	worker_cache_object_path(c, sha256, &p);
+	sources_cache_object_path(c, sha256, &p);
 	/* The mtime of an object is its last use (atime is unreliable under relatime). */
 	if (!p.err)
 		(void)utimensat(AT_FDCWD, p.ptr, NULL, 0);
 	kiln_buf_release(&p);
 }
 
-kiln_rc worker_cache_lock(const struct worker_cache *c, const char *kind, const char *key,
-                          bool wait, int *fd, struct kiln_err *err)
+kiln_rc sources_cache_lock(const struct sources_cache *c, const char *kind, const char *key,
+                           bool wait, int *fd, struct kiln_err *err)
 {
 	struct kiln_buf name = KILN_BUF_INIT(KILN_LIMIT_URL + 64);
 	struct kiln_buf p = KILN_BUF_INIT(KILN_LIMIT_PATH);
@@ -486,18 +487,18 @@ out:
 	return rc;
 }
 
-void worker_cache_unlock(int fd)
+void sources_cache_unlock(int fd)
 {
 	util_close(fd); /* closing the last fd drops the flock */
 }
 
-void worker_cache_enforce(const struct worker_cache *c)
+void sources_cache_enforce(const struct sources_cache *c)
 {
 	struct kiln_err err = KILN_ERR_INIT;
 
 	if (!c->max)
 		return;
-	if (worker_cache_collect(c->dir, c->max, 0, NULL, &err)) {
+	if (sources_cache_collect(c->dir, c->max, 0, NULL, &err)) {
 		kiln_err_wrap(&err, "cache size cap");
 		kiln_log_err(KILN_LOG_WARN, &err);
 	}
@@ -560,7 +561,7 @@ static bool copy_in_kernel(int in, int out, kiln_rc *rc, struct kiln_err *err)
 	return true;
 }
 
-static kiln_rc copy_data(int in, int out, struct worker_hashes *h, struct kiln_err *err)
+static kiln_rc copy_data(int in, int out, struct sources_hashes *h, struct kiln_err *err)
 {
 	size_t cap = 256 * KILN_KIB;
 	char *chunk = kiln_malloc(cap);
@@ -577,7 +578,7 @@ static kiln_rc copy_data(int in, int out, struct worker_hashes *h, struct kiln_e
 		if (rc || !got)
 			break;
 		if (h)
-			worker_hashes_update(h, chunk, got);
+			sources_hashes_update(h, chunk, got);
 		rc = util_write_all(out, chunk, got, err);
 	}
 	free(chunk);
@@ -588,7 +589,7 @@ static kiln_rc copy_data(int in, int out, struct worker_hashes *h, struct kiln_e
  * new one; not fsync'ed: a copy in %{_sourcedir} is checked against its declared checksum
  * whenever it is used, and re-made from the cache, so durability is not worth a sync of
  * every source on every build. */
-kiln_rc worker_copy_fd(int fd, const char *dest, struct worker_hashes *h, struct kiln_err *err)
+kiln_rc sources_copy_fd(int fd, const char *dest, struct sources_hashes *h, struct kiln_err *err)
 {
 	char *tmp = NULL;
 	int out = -1;

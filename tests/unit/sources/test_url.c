@@ -3,45 +3,45 @@
  */
 #include "util/util.h"
 
-#include "tests/unit/worker/worker_test.h"
+#include "tests/unit/sources/sources_test.h"
 
-static struct worker_url parse_ok(const char *url)
+static struct sources_url parse_ok(const char *url)
 {
 	struct kiln_err err = KILN_ERR_INIT;
-	struct worker_url u;
+	struct sources_url u;
 
-	assert_ok(worker_url_parse(url, strlen(url), &u, &err), &err);
+	assert_ok(sources_url_parse(url, strlen(url), &u, &err), &err);
 	return u;
 }
 
 KILN_TEST(url_parts)
 {
-	struct worker_url u = parse_ok("https://user:pw@Example.org:8443/a/b.tar.gz?x=1#frag");
+	struct sources_url u = parse_ok("https://user:pw@Example.org:8443/a/b.tar.gz?x=1#frag");
 
-	assert_int_equal(u.scheme, WORKER_URL_HTTPS);
+	assert_int_equal(u.scheme, SOURCES_URL_HTTPS);
 	assert_true(kiln_str_eq_cstr(u.userinfo, "user:pw"));
 	assert_true(kiln_str_eq_cstr(u.host, "Example.org"));
 	assert_true(kiln_str_eq_cstr(u.port, "8443"));
 	assert_true(kiln_str_eq_cstr(u.path, "/a/b.tar.gz"));
 	u = parse_ok("HTTP://[::1]:80/x");
-	assert_int_equal(u.scheme, WORKER_URL_HTTP);
+	assert_int_equal(u.scheme, SOURCES_URL_HTTP);
 	assert_true(kiln_str_eq_cstr(u.host, "[::1]"));
 	u = parse_ok("file:///srv/a.tgz");
-	assert_int_equal(u.scheme, WORKER_URL_FILE);
+	assert_int_equal(u.scheme, SOURCES_URL_FILE);
 	assert_int_equal(u.host.len, 0);
-	assert_int_equal(parse_ok("ftp://h/p").scheme, WORKER_URL_FTP);
-	assert_int_equal(parse_ok("git+ssh://h/p").scheme, WORKER_URL_OTHER);
+	assert_int_equal(parse_ok("ftp://h/p").scheme, SOURCES_URL_FTP);
+	assert_int_equal(parse_ok("git+ssh://h/p").scheme, SOURCES_URL_OTHER);
 	u = parse_ok("foo-1.0.tar.gz");
-	assert_int_equal(u.scheme, WORKER_URL_NONE);
-	assert_int_equal(parse_ok("a:b/c").scheme, WORKER_URL_NONE);
+	assert_int_equal(u.scheme, SOURCES_URL_NONE);
+	assert_int_equal(parse_ok("a:b/c").scheme, SOURCES_URL_NONE);
 }
 
 static void bad(const char *url, kiln_rc code)
 {
 	struct kiln_err err = KILN_ERR_INIT;
-	struct worker_url u;
+	struct sources_url u;
 
-	assert_int_equal(worker_url_parse(url, strlen(url), &u, &err), code);
+	assert_int_equal(sources_url_parse(url, strlen(url), &u, &err), code);
 }
 
 KILN_TEST(url_errors)
@@ -67,10 +67,10 @@ KILN_TEST(url_redact_hides_credentials)
 {
 	struct kiln_buf b = KILN_BUF_INIT(KILN_LIMIT_URL);
 
-	worker_url_redact("https://tok:secret@h.example/x?y", &b);
+	sources_url_redact("https://tok:secret@h.example/x?y", &b);
 	assert_string_equal(b.ptr, "https://***@h.example/x?y");
 	kiln_buf_reset(&b);
-	worker_url_redact("https://h.example/a@b", &b);
+	sources_url_redact("https://h.example/a@b", &b);
 	assert_string_equal(b.ptr, "https://h.example/a@b");
 	kiln_buf_release(&b);
 }

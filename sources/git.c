@@ -18,19 +18,20 @@
 #include <unistd.h>
 
 #include <git2.h>
-#include "worker/libgit2_int.h"
+#include "sources/libgit2_int.h"
 
-#include "worker/worker.h"
-#include "worker/sources_int.h"
+#include "pack/pack.h"
+#include "sources/sources.h"
+#include "sources/sources_int.h"
 
-/* Filled on first use (see worker/libgit2_int.h). */
-static struct worker_libgit2_fns worker_libgit2;
-static struct util_dl worker_libgit2_dl =
-    UTIL_DL_INIT(WORKER_LIBGIT2_SONAME, worker_libgit2_syms, worker_libgit2);
+/* Filled on first use (see sources/libgit2_int.h). */
+static struct sources_libgit2_fns sources_libgit2;
+static struct util_dl sources_libgit2_dl =
+    UTIL_DL_INIT(SOURCES_LIBGIT2_SONAME, sources_libgit2_syms, sources_libgit2);
 
-kiln_rc worker_git_global_init(struct kiln_err *err)
+kiln_rc sources_git_global_init(struct kiln_err *err)
 {
-	if (util_dl_ready(&worker_libgit2_dl, err))
+	if (util_dl_ready(&sources_libgit2_dl, err))
 		return err && err->code ? err->code : KILN_ENOTFOUND;
 	if (git_libgit2_init() < 0)
 		return kiln_err_set(err, KILN_ENOMEM, "cannot initialise libgit2");
@@ -56,7 +57,7 @@ static void mirror_close(struct mirror *m)
 {
 	git_repository_free(m->repo);
 	m->repo = NULL;
-	worker_cache_unlock(m->lock);
+	sources_cache_unlock(m->lock);
 	m->lock = -1;
 	free(m->path);
 	m->path = NULL;
@@ -65,7 +66,7 @@ static void mirror_close(struct mirror *m)
 /* ---- fetching ------------------------------------------------------------------------------ */
 
 struct cred_state {
-	const struct worker_fetch_opts *o;
+	const struct sources_fetch_opts *o;
 	int tries;
 };
 
@@ -93,7 +94,7 @@ static int on_credentials(git_credential **out, const char *url, const char *use
 
 static int on_certificate(git_cert *cert, int valid, const char *host, void *payload)
 {
-	const struct worker_fetch_opts *o = payload;
+	const struct sources_fetch_opts *o = payload;
 
 	(void)cert;
 	(void)host;
@@ -104,7 +105,7 @@ static int on_certificate(git_cert *cert, int valid, const char *host, void *pay
 
 static int on_transfer(const git_indexer_progress *st, void *payload)
 {
-	const struct worker_fetch_opts *o = payload;
+	const struct sources_fetch_opts *o = payload;
 
 	(void)st;
 	return o->cancel && *o->cancel ? -1 : 0;
@@ -121,7 +122,7 @@ static int on_transfer_cred(const git_indexer_progress *st, void *payload)
 }
 
 /* All callbacks get the credential state, which points at the options. */
-static void fetch_options(const struct worker_fetch_opts *o, struct cred_state *cred,
+static void fetch_options(const struct sources_fetch_opts *o, struct cred_state *cred,
                           git_fetch_options *fo)
 {
 	cred->o = o;
@@ -135,7 +136,7 @@ static void fetch_options(const struct worker_fetch_opts *o, struct cred_state *
 	fo->callbacks.payload = cred;
 }
 
-static kiln_rc mirror_fetch(struct worker_sources *s, git_repository *repo, const char *url,
+static kiln_rc mirror_fetch(struct sources *s, git_repository *repo, const char *url,
                             const char *shown, struct kiln_err *err)
 {
 	git_remote *remote = NULL;
@@ -178,7 +179,7 @@ static kiln_rc mirror_fetch(struct worker_sources *s, git_repository *repo, cons
 }
 
 /* First clone: init a bare repository beside the final path, fetch, rename into place. */
-static kiln_rc mirror_create(struct worker_sources *s, struct mirror *m, const char *url,
+static kiln_rc mirror_create(struct sources *s, struct mirror *m, const char *url,
                              struct kiln_err *err)
 {
 	struct kiln_buf tmp = KILN_BUF_INIT(KILN_LIMIT_PATH);
@@ -229,7 +230,7 @@ static kiln_rc check_transport(const char *url, const char *shown, struct kiln_e
 }
 
 /* Lock and open the mirror of url; with update, create or fetch it first (not offline). */
-static kiln_rc mirror_open(struct worker_sources *s, const char *url, bool update, struct mirror *m,
+static kiln_rc mirror_open(struct sources *s, const char *url, bool update, struct mirror *m,
                            struct kiln_err *err)
 {
 	struct kiln_buf p = KILN_BUF_INIT(KILN_LIMIT_PATH);
@@ -239,16 +240,16 @@ static kiln_rc mirror_open(struct worker_sources *s, const char *url, bool updat
 
 	memset(m, 0, sizeof(*m));
 	m->lock = -1;
-	worker_url_redact(url, &shown);
+	sources_url_redact(url, &shown);
 	snprintf(m->shown, sizeof(m->shown), "%s", shown.err ? "?" : shown.ptr);
 	kiln_buf_release(&shown);
 	rc = check_transport(url, m->shown, err);
 	if (!rc)
-		rc = worker_cache_git_path(&s->cache, url, &p, err);
+		rc = sources_cache_git_path(&s->cache, url, &p, err);
 	/* The lock key is sha256(url), the basename without ".git", as gc computes it. */
 	snprintf(key, sizeof(key), "%.64s", util_path_basename(p.ptr));
 	if (!rc)
-		rc = worker_cache_lock(&s->cache, "git", key, true, &m->lock, err);
+		rc = sources_cache_lock(&s->cache, "git", key, true, &m->lock, err);
 	if (!rc && !(m->path = kiln_buf_take(&p, NULL)))
 		rc = kiln_err_set(err, KILN_ENOMEM, "out of memory");
 	kiln_buf_release(&p);
@@ -322,8 +323,8 @@ static kiln_rc resolve_in(git_repository *repo, const char *ref, git_oid *oid, b
 	return KILN_OK;
 }
 
-kiln_rc worker_git_resolve(struct worker_sources *s, const char *url, const char *ref,
-                           struct worker_git_rev *rev, struct kiln_err *err)
+kiln_rc sources_git_resolve(struct sources *s, const char *url, const char *ref,
+                            struct sources_git_rev *rev, struct kiln_err *err)
 {
 	struct kiln_err ignore = KILN_ERR_INIT;
 	struct mirror m;
@@ -486,7 +487,7 @@ static kiln_rc commit_tree(struct mirror *m, const char *commit, git_tree **tree
 }
 
 /* Open the mirror with the commit in it: fetch only when the commit is not there yet. */
-static kiln_rc mirror_with_commit(struct worker_sources *s, const char *url, const char *commit,
+static kiln_rc mirror_with_commit(struct sources *s, const char *url, const char *commit,
                                   struct mirror *m, struct kiln_err *err)
 {
 	struct kiln_err miss = KILN_ERR_INIT;
@@ -594,8 +595,8 @@ static kiln_rc export_top(const char *dir, int *fd, struct kiln_err *err)
 	return KILN_OK;
 }
 
-kiln_rc worker_git_export(struct worker_sources *s, const char *url, const char *commit,
-                          const char *dir, struct kiln_err *err)
+kiln_rc sources_git_export(struct sources *s, const char *url, const char *commit, const char *dir,
+                           struct kiln_err *err)
 {
 	struct export x = {.w = {.entry = export_entry, .leave = export_leave}};
 	struct mirror m;
@@ -628,13 +629,13 @@ kiln_rc worker_git_export(struct worker_sources *s, const char *url, const char 
 
 struct tarball {
 	struct walk w;
-	struct worker_tar tar;
-	struct worker_tar_sink sink;
+	struct sources_tar tar;
+	struct sources_tar_sink sink;
 	struct pack_compfile *gz;
 	const char *prefix;
 };
 
-static kiln_rc gz_write(struct worker_tar_sink *sink, const void *data, size_t len,
+static kiln_rc gz_write(struct sources_tar_sink *sink, const void *data, size_t len,
                         struct kiln_err *err)
 {
 	struct tarball *t = (struct tarball *)((char *)sink - offsetof(struct tarball, sink));
@@ -653,7 +654,7 @@ static kiln_rc tar_entry(struct walk *w, const char *path, const char *name, uns
 	if (n < 0 || (size_t)n >= sizeof(full))
 		return kiln_err_set(err, KILN_ELIMIT, "path longer than %zu bytes", sizeof(full));
 	git_oid_tostr(hex, sizeof(hex), oid);
-	return worker_tar_entry(&t->tar, full, mode, hex, data, size, err);
+	return sources_tar_entry(&t->tar, full, mode, hex, data, size, err);
 }
 
 static kiln_rc tar_leave(struct walk *w, struct kiln_err *err)
@@ -675,19 +676,19 @@ static kiln_rc tarball_write(struct tarball *t, git_tree *tree, const git_oid *t
 	if (!rc)
 		rc = pack_compfile_open(&gz, fd, &t->gz, err);
 	if (!rc)
-		rc = worker_tar_global(&t->tar, commit, err);
+		rc = sources_tar_global(&t->tar, commit, err);
 	/* A prefix ending in '/' is a directory of its own, written first (with the tree's
 	 * id, as git does). */
 	if (!rc && plen > 1 && t->prefix[plen - 1] == '/' && plen < sizeof(top)) {
 		memcpy(top, t->prefix, plen - 1);
 		top[plen - 1] = '\0';
 		git_oid_tostr(hex, sizeof(hex), tree_id);
-		rc = worker_tar_entry(&t->tar, top, 040000, hex, NULL, 0, err);
+		rc = sources_tar_entry(&t->tar, top, 040000, hex, NULL, 0, err);
 	}
 	if (!rc)
 		rc = walk_tree(&t->w, tree, "", 0, err);
 	if (!rc)
-		rc = worker_tar_finish(&t->tar, err);
+		rc = sources_tar_finish(&t->tar, err);
 	if (!rc)
 		rc = pack_compfile_finish(t->gz, err);
 	pack_compfile_free(t->gz);
@@ -695,8 +696,8 @@ static kiln_rc tarball_write(struct tarball *t, git_tree *tree, const git_oid *t
 	return rc;
 }
 
-kiln_rc worker_git_tarball(struct worker_sources *s, const char *url, const char *commit,
-                           const char *prefix, const char *out_path, struct kiln_err *err)
+kiln_rc sources_git_tarball(struct sources *s, const char *url, const char *commit,
+                            const char *prefix, const char *out_path, struct kiln_err *err)
 {
 	struct tarball t = {.w = {.entry = tar_entry, .leave = tar_leave}, .prefix = prefix};
 	struct util_atomic_file f = {.fd = -1};
@@ -712,7 +713,7 @@ kiln_rc worker_git_tarball(struct worker_sources *s, const char *url, const char
 		return rc;
 	t.w.repo = m.repo;
 	rc = commit_tree(&m, commit, &tree, &when, &tree_id, err);
-	worker_tar_init(&t.tar, &t.sink, when < 0 ? 0 : (uint64_t)when);
+	sources_tar_init(&t.tar, &t.sink, when < 0 ? 0 : (uint64_t)when);
 	if (!rc)
 		rc = util_atomic_open(&f, out_path, 0644, err);
 	if (!rc)

@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "worker/worker.h"
-#include "worker/sources_int.h"
+#include "sources/sources.h"
+#include "sources/sources_int.h"
 
 #define TMP_MAX_AGE (24 * 3600) /* a download left this long is from a dead process */
 
@@ -117,9 +117,9 @@ static uint64_t du(const char *path, int depth)
 }
 
 struct gc_ctx {
-	struct worker_cache c;
-	struct worker_cache_stats st;
-	struct worker_cache_gc res;
+	struct sources_cache c;
+	struct sources_cache_stats st;
+	struct sources_cache_gc res;
 	struct gc_list items;
 	unsigned flags;
 	bool collect; /* false: statistics only */
@@ -155,7 +155,7 @@ static kiln_rc object_entry(void *ctx, const char *path, const char *name, struc
 
 	if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode) || strlen(name) != 64)
 		return KILN_OK;
-	if (g->collect && (g->flags & WORKER_CACHE_GC_VERIFY)) {
+	if (g->collect && (g->flags & SOURCES_CACHE_GC_VERIFY)) {
 		if (verify_object(g, path, name, &bad, err))
 			return err->code;
 		if (bad) {
@@ -294,12 +294,12 @@ static bool mirror_evict(struct gc_ctx *g, const char *path)
 	int fd;
 
 	snprintf(key, sizeof(key), "%.64s", base);
-	if (worker_cache_lock(&g->c, "git", key, false, &fd, &e))
+	if (sources_cache_lock(&g->c, "git", key, false, &fd, &e))
 		return false;
 	ok = !util_rm_rf(path, &e);
 	if (!ok)
 		kiln_log_err(KILN_LOG_WARN, &e);
-	worker_cache_unlock(fd);
+	sources_cache_unlock(fd);
 	return ok;
 }
 
@@ -325,7 +325,7 @@ static void evict(struct gc_ctx *g, uint64_t max)
 	}
 }
 
-kiln_rc worker_cache_stats(const char *dir, struct worker_cache_stats *st, struct kiln_err *err)
+kiln_rc sources_cache_stats(const char *dir, struct sources_cache_stats *st, struct kiln_err *err)
 {
 	struct gc_ctx g = {.collect = false};
 	kiln_rc rc;
@@ -336,18 +336,18 @@ kiln_rc worker_cache_stats(const char *dir, struct worker_cache_stats *st, struc
 	return rc;
 }
 
-kiln_rc worker_cache_collect(const char *dir, uint64_t max_bytes, unsigned flags,
-                             struct worker_cache_gc *res, struct kiln_err *err)
+kiln_rc sources_cache_collect(const char *dir, uint64_t max_bytes, unsigned flags,
+                              struct sources_cache_gc *res, struct kiln_err *err)
 {
 	struct gc_ctx g = {.collect = true, .flags = flags};
 	int lock = -1;
 	kiln_rc rc;
 
 	g.now = util_clock_wall();
-	rc = worker_cache_open(&g.c, dir, 0, err);
+	rc = sources_cache_open(&g.c, dir, 0, err);
 	if (rc)
 		return rc;
-	rc = worker_cache_lock(&g.c, "gc", "", true, &lock, err);
+	rc = sources_cache_lock(&g.c, "gc", "", true, &lock, err);
 	/* Objects first (evicting them makes index entries dangle), then the indexes. */
 	if (!rc)
 		rc = scan(&g, err);
@@ -357,15 +357,15 @@ kiln_rc worker_cache_collect(const char *dir, uint64_t max_bytes, unsigned flags
 		struct gc_list keep = g.items;
 
 		memset(&g.items, 0, sizeof(g.items));
-		g.flags &= ~(unsigned)WORKER_CACHE_GC_VERIFY;
+		g.flags &= ~(unsigned)SOURCES_CACHE_GC_VERIFY;
 		memset(&g.st, 0, sizeof(g.st));
 		rc = scan(&g, err); /* second pass drops what the evictions left dangling */
 		list_release(&keep);
 	}
-	worker_cache_unlock(lock);
+	sources_cache_unlock(lock);
 	if (res)
 		*res = g.res;
 	list_release(&g.items);
-	worker_cache_close(&g.c);
+	sources_cache_close(&g.c);
 	return rc;
 }

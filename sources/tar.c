@@ -8,8 +8,8 @@
  */
 #include "util/util.h"
 
-#include "worker/worker.h"
-#include "worker/sources_int.h"
+#include "sources/sources.h"
+#include "sources/sources_int.h"
 
 #define BLOCK 512
 #define USTAR_MAX_SIZE 077777777777ULL
@@ -35,7 +35,7 @@ enum {
 	H_PREFIX = 345,
 };
 
-void worker_tar_init(struct worker_tar *t, struct worker_tar_sink *sink, uint64_t mtime)
+void sources_tar_init(struct sources_tar *t, struct sources_tar_sink *sink, uint64_t mtime)
 {
 	memset(t, 0, sizeof(*t));
 	t->sink = sink;
@@ -43,7 +43,7 @@ void worker_tar_init(struct worker_tar *t, struct worker_tar_sink *sink, uint64_
 	t->umask = 002;
 }
 
-static kiln_rc flush_if_full(struct worker_tar *t, struct kiln_err *err)
+static kiln_rc flush_if_full(struct sources_tar *t, struct kiln_err *err)
 {
 	if (t->off < sizeof(t->block))
 		return KILN_OK;
@@ -52,7 +52,7 @@ static kiln_rc flush_if_full(struct worker_tar *t, struct kiln_err *err)
 }
 
 /* Append data, then zero-pad to a whole 512-byte block. */
-static kiln_rc put(struct worker_tar *t, const void *data, uint64_t size, struct kiln_err *err)
+static kiln_rc put(struct sources_tar *t, const void *data, uint64_t size, struct kiln_err *err)
 {
 	const unsigned char *p = data;
 	size_t tail;
@@ -90,7 +90,7 @@ static void field_octal(unsigned char *h, size_t off, size_t width, uint64_t v)
 	h[off + width - 1] = '\0';
 }
 
-static void header_finish(struct worker_tar *t, unsigned char *h, unsigned mode, uint64_t size)
+static void header_finish(struct sources_tar *t, unsigned char *h, unsigned mode, uint64_t size)
 {
 	unsigned sum = 0;
 	size_t i;
@@ -125,7 +125,7 @@ static void pax_record(struct kiln_buf *b, const char *key, const void *value, s
 	kiln_buf_addch(b, '\n');
 }
 
-static kiln_rc put_pax(struct worker_tar *t, char type, const char *name, const struct kiln_buf *b,
+static kiln_rc put_pax(struct sources_tar *t, char type, const char *name, const struct kiln_buf *b,
                        struct kiln_err *err)
 {
 	unsigned char h[BLOCK] = {0};
@@ -138,7 +138,7 @@ static kiln_rc put_pax(struct worker_tar *t, char type, const char *name, const 
 	return put(t, b->ptr, b->len, err);
 }
 
-kiln_rc worker_tar_global(struct worker_tar *t, const char *commit, struct kiln_err *err)
+kiln_rc sources_tar_global(struct sources_tar *t, const char *commit, struct kiln_err *err)
 {
 	struct kiln_buf b = KILN_BUF_INIT(4096);
 	char num[32];
@@ -175,7 +175,7 @@ static size_t split_at(const char *path, size_t len)
 }
 
 /* The type flag and the mode bits git gives each kind of tree entry. */
-static kiln_rc entry_kind(const struct worker_tar *t, unsigned gitmode, char *type, unsigned *mode,
+static kiln_rc entry_kind(const struct sources_tar *t, unsigned gitmode, char *type, unsigned *mode,
                           struct kiln_err *err)
 {
 	switch (gitmode & 0170000) {
@@ -217,8 +217,8 @@ static void set_name(unsigned char *h, const char *path, size_t len, const char 
 	pax_record(ext, "path", path, len);
 }
 
-kiln_rc worker_tar_entry(struct worker_tar *t, const char *path, unsigned gitmode, const char *oid,
-                         const void *data, size_t size, struct kiln_err *err)
+kiln_rc sources_tar_entry(struct sources_tar *t, const char *path, unsigned gitmode,
+                          const char *oid, const void *data, size_t size, struct kiln_err *err)
 {
 	struct kiln_buf full = KILN_BUF_INIT(KILN_LIMIT_PATH + 2);
 	struct kiln_buf ext = KILN_BUF_INIT(2 * KILN_LIMIT_PATH + 512);
@@ -269,7 +269,7 @@ out:
 	return rc;
 }
 
-kiln_rc worker_tar_finish(struct worker_tar *t, struct kiln_err *err)
+kiln_rc sources_tar_finish(struct sources_tar *t, struct kiln_err *err)
 {
 	size_t tail = sizeof(t->block) - t->off;
 

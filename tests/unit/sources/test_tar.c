@@ -4,14 +4,14 @@
  */
 #include "util/util.h"
 
-#include "tests/unit/worker/worker_test.h"
+#include "tests/unit/sources/sources_test.h"
 
 struct memsink {
-	struct worker_tar_sink base;
+	struct sources_tar_sink base;
 	struct kiln_buf out;
 };
 
-static kiln_rc mem_write(struct worker_tar_sink *s, const void *data, size_t len,
+static kiln_rc mem_write(struct sources_tar_sink *s, const void *data, size_t len,
                          struct kiln_err *err)
 {
 	struct memsink *m = (struct memsink *)s;
@@ -51,17 +51,17 @@ static unsigned long checksum(const unsigned char *h)
 KILN_TEST(tar_entries_and_records)
 {
 	struct kiln_err err = KILN_ERR_INIT;
-	struct worker_tar t;
+	struct sources_tar t;
 	struct memsink m;
 	const unsigned char *h;
 
 	sink_init(&m);
-	worker_tar_init(&t, &m.base, 1700000000);
-	assert_ok(worker_tar_global(&t, OID, &err), &err);
-	assert_ok(worker_tar_entry(&t, "p", 040000, OID, NULL, 0, &err), &err);
-	assert_ok(worker_tar_entry(&t, "p/run", 0100755, OID, "#!/bin/sh\n", 10, &err), &err);
-	assert_ok(worker_tar_entry(&t, "p/l", 0120000, OID, "run", 3, &err), &err);
-	assert_ok(worker_tar_finish(&t, &err), &err);
+	sources_tar_init(&t, &m.base, 1700000000);
+	assert_ok(sources_tar_global(&t, OID, &err), &err);
+	assert_ok(sources_tar_entry(&t, "p", 040000, OID, NULL, 0, &err), &err);
+	assert_ok(sources_tar_entry(&t, "p/run", 0100755, OID, "#!/bin/sh\n", 10, &err), &err);
+	assert_ok(sources_tar_entry(&t, "p/l", 0120000, OID, "run", 3, &err), &err);
+	assert_ok(sources_tar_finish(&t, &err), &err);
 	/* 5 blocks of content (global header + its data, dir, file + data, link) => 1 record */
 	assert_int_equal(m.out.len % 10240, 0);
 	assert_int_equal(m.out.len, 10240);
@@ -97,20 +97,20 @@ KILN_TEST(tar_entries_and_records)
 KILN_TEST(tar_long_names)
 {
 	struct kiln_err err = KILN_ERR_INIT;
-	struct worker_tar t;
+	struct sources_tar t;
 	struct memsink m;
 	char path[400], target[200];
 	const unsigned char *h;
 	unsigned long len;
 
 	sink_init(&m);
-	worker_tar_init(&t, &m.base, 0);
+	sources_tar_init(&t, &m.base, 0);
 	/* 50 + '/' + 80: split into prefix and name */
 	memset(path, 'a', 50);
 	path[50] = '/';
 	memset(path + 51, 'b', 80);
 	path[131] = '\0';
-	assert_ok(worker_tar_entry(&t, path, 0100644, OID, "", 0, &err), &err);
+	assert_ok(sources_tar_entry(&t, path, 0100644, OID, "", 0, &err), &err);
 	h = (const unsigned char *)m.out.ptr;
 	assert_int_equal(t.off, 512);
 	h = t.block;
@@ -121,8 +121,8 @@ KILN_TEST(tar_long_names)
 	path[120] = '\0';
 	memset(target, 't', 150);
 	target[150] = '\0';
-	worker_tar_init(&t, &m.base, 0);
-	assert_ok(worker_tar_entry(&t, path, 0120000, OID, target, 150, &err), &err);
+	sources_tar_init(&t, &m.base, 0);
+	assert_ok(sources_tar_entry(&t, path, 0120000, OID, target, 150, &err), &err);
 	h = t.block;
 	assert_int_equal(h[156], 'x');
 	assert_string_equal((const char *)h, OID ".paxheader");
@@ -139,12 +139,12 @@ KILN_TEST(tar_long_names)
 KILN_TEST(tar_bad_mode)
 {
 	struct kiln_err err = KILN_ERR_INIT;
-	struct worker_tar t;
+	struct sources_tar t;
 	struct memsink m;
 
 	sink_init(&m);
-	worker_tar_init(&t, &m.base, 0);
-	assert_int_equal(worker_tar_entry(&t, "dev", 0020644, OID, NULL, 0, &err), KILN_EFORMAT);
+	sources_tar_init(&t, &m.base, 0);
+	assert_int_equal(sources_tar_entry(&t, "dev", 0020644, OID, NULL, 0, &err), KILN_EFORMAT);
 	kiln_buf_release(&m.out);
 }
 
@@ -152,16 +152,16 @@ KILN_TEST(tar_trailer_adds_a_record_when_short)
 {
 	struct kiln_err err = KILN_ERR_INIT;
 	char data[9216];
-	struct worker_tar t;
+	struct sources_tar t;
 	struct memsink m;
 
 	/* header + 9216 bytes = 9728: only 512 bytes left in the record, less than the two
 	 * zero blocks, so the archive ends one record later. */
 	memset(data, 'z', sizeof(data));
 	sink_init(&m);
-	worker_tar_init(&t, &m.base, 0);
-	assert_ok(worker_tar_entry(&t, "f", 0100644, OID, data, sizeof(data), &err), &err);
-	assert_ok(worker_tar_finish(&t, &err), &err);
+	sources_tar_init(&t, &m.base, 0);
+	assert_ok(sources_tar_entry(&t, "f", 0100644, OID, data, sizeof(data), &err), &err);
+	assert_ok(sources_tar_finish(&t, &err), &err);
 	assert_int_equal(m.out.len, 20480);
 	kiln_buf_release(&m.out);
 }

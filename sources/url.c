@@ -7,15 +7,15 @@
 
 #include <strings.h>
 
-#include "worker/worker.h"
-#include "worker/sources_int.h"
+#include "sources/sources.h"
+#include "sources/sources_int.h"
 
 static const struct {
 	const char *name;
-	enum worker_url_scheme scheme;
+	enum sources_url_scheme scheme;
 } schemes[] = {
-    {"http", WORKER_URL_HTTP}, {"https", WORKER_URL_HTTPS}, {"ftp", WORKER_URL_FTP},
-    {"ftps", WORKER_URL_FTPS}, {"file", WORKER_URL_FILE},
+    {"http", SOURCES_URL_HTTP}, {"https", SOURCES_URL_HTTPS}, {"ftp", SOURCES_URL_FTP},
+    {"ftps", SOURCES_URL_FTPS}, {"file", SOURCES_URL_FILE},
 };
 
 static bool scheme_char(char c, bool first)
@@ -25,7 +25,7 @@ static bool scheme_char(char c, bool first)
 	return !first && ((c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.');
 }
 
-static enum worker_url_scheme scheme_of(struct kiln_str name)
+static enum sources_url_scheme scheme_of(struct kiln_str name)
 {
 	size_t i;
 
@@ -34,7 +34,7 @@ static enum worker_url_scheme scheme_of(struct kiln_str name)
 		    !strncasecmp(schemes[i].name, name.ptr, name.len))
 			return schemes[i].scheme;
 	}
-	return WORKER_URL_OTHER;
+	return SOURCES_URL_OTHER;
 }
 
 /* Where "scheme://" ends, or 0 when s does not start with one. */
@@ -65,7 +65,7 @@ static kiln_rc parse_port(struct kiln_str port, struct kiln_err *err)
 }
 
 /* host[:port] or [v6]:port; userinfo already removed. */
-static kiln_rc parse_hostport(struct kiln_str hp, struct worker_url *out, struct kiln_err *err)
+static kiln_rc parse_hostport(struct kiln_str hp, struct sources_url *out, struct kiln_err *err)
 {
 	const char *colon;
 
@@ -84,7 +84,7 @@ static kiln_rc parse_hostport(struct kiln_str hp, struct worker_url *out, struct
 	}
 	if (colon)
 		out->port = kiln_str_make(colon + 1, hp.len - (size_t)(colon + 1 - hp.ptr));
-	if (out->scheme != WORKER_URL_FILE && !out->host.len)
+	if (out->scheme != SOURCES_URL_FILE && !out->host.len)
 		return kiln_err_set(err, KILN_ESYNTAX, "no host");
 	return parse_port(out->port, err);
 }
@@ -103,7 +103,8 @@ static kiln_rc check_chars(const char *url, size_t len, struct kiln_err *err)
 	return KILN_OK;
 }
 
-kiln_rc worker_url_parse(const char *url, size_t len, struct worker_url *out, struct kiln_err *err)
+kiln_rc sources_url_parse(const char *url, size_t len, struct sources_url *out,
+                          struct kiln_err *err)
 {
 	struct kiln_str auth, rest;
 	size_t se, i;
@@ -114,7 +115,7 @@ kiln_rc worker_url_parse(const char *url, size_t len, struct worker_url *out, st
 		return kiln_err_set(err, KILN_ELIMIT, "URL longer than %zu bytes", KILN_LIMIT_URL);
 	se = scheme_end(url, len);
 	if (!se) {
-		out->scheme = WORKER_URL_NONE;
+		out->scheme = SOURCES_URL_NONE;
 		out->path = kiln_str_make(url, len);
 		return memchr(url, '\0', len) ? kiln_err_set(err, KILN_ESYNTAX, "NUL in name")
 		                              : KILN_OK;
@@ -144,13 +145,13 @@ kiln_rc worker_url_parse(const char *url, size_t len, struct worker_url *out, st
 	return parse_hostport(auth, out, err);
 }
 
-void worker_url_redact(const char *url, struct kiln_buf *out)
+void sources_url_redact(const char *url, struct kiln_buf *out)
 {
 	struct kiln_err err = KILN_ERR_INIT;
-	struct worker_url u;
+	struct sources_url u;
 	size_t len = strnlen(url, KILN_LIMIT_URL + 1);
 
-	if (worker_url_parse(url, len, &u, &err) || !u.userinfo.len) {
+	if (sources_url_parse(url, len, &u, &err) || !u.userinfo.len) {
 		kiln_buf_add(out, url, len);
 		return;
 	}

@@ -1,7 +1,7 @@
 /*
  * libgit2_int.h - libgit2, opened on first use rather than linked (util_dl_ready).
  *
- * Only worker/git.c includes this, after <git2.h>. kiln does not link libgit2: mapping
+ * Only sources/git.c includes this, after <git2.h>. kiln does not link libgit2: mapping
  * and relocating it and the libraries it pulls in would cost every kiln command at start
  * (about 3 ms), though only this file uses it. Its calls go through a table of entry
  * points filled on first use; the names below turn each call into a call through the
@@ -10,11 +10,11 @@
 #ifndef KILN_WORKER_LIBGIT2_INT_H
 #define KILN_WORKER_LIBGIT2_INT_H
 
-#ifndef WORKER_LIBGIT2_SONAME
-#define WORKER_LIBGIT2_SONAME "libgit2.so" /* the Makefile passes the exact SONAME */
+#ifndef SOURCES_LIBGIT2_SONAME
+#define SOURCES_LIBGIT2_SONAME "libgit2.so" /* the Makefile passes the exact SONAME */
 #endif
 
-#define WORKER_LIBGIT2_FUNCS(X)                                                                    \
+#define SOURCES_LIBGIT2_FUNCS(X)                                                                   \
 	X(git_blob_free)                                                                           \
 	X(git_blob_lookup)                                                                         \
 	X(git_blob_rawcontent)                                                                     \
@@ -59,57 +59,58 @@
 	X(git_tree_lookup)
 
 /* The entry points (the file's registry of them). */
-struct worker_libgit2_fns {
-#define WORKER_LIBGIT2_FIELD(f) __typeof__(f) *fn_##f;
-	WORKER_LIBGIT2_FUNCS(WORKER_LIBGIT2_FIELD)
-#undef WORKER_LIBGIT2_FIELD
+struct sources_libgit2_fns {
+#define SOURCES_LIBGIT2_FIELD(f) __typeof__(f) *fn_##f;
+	SOURCES_LIBGIT2_FUNCS(SOURCES_LIBGIT2_FIELD)
+#undef SOURCES_LIBGIT2_FIELD
 };
 
-#define WORKER_LIBGIT2_SYM(f) {#f, offsetof(struct worker_libgit2_fns, fn_##f)},
-static const struct util_dl_sym worker_libgit2_syms[] = {WORKER_LIBGIT2_FUNCS(WORKER_LIBGIT2_SYM)};
-#undef WORKER_LIBGIT2_SYM
+#define SOURCES_LIBGIT2_SYM(f) {#f, offsetof(struct sources_libgit2_fns, fn_##f)},
+static const struct util_dl_sym sources_libgit2_syms[] = {
+    SOURCES_LIBGIT2_FUNCS(SOURCES_LIBGIT2_SYM)};
+#undef SOURCES_LIBGIT2_SYM
 
-#define git_blob_free (worker_libgit2.fn_git_blob_free)
-#define git_blob_lookup (worker_libgit2.fn_git_blob_lookup)
-#define git_blob_rawcontent (worker_libgit2.fn_git_blob_rawcontent)
-#define git_blob_rawsize (worker_libgit2.fn_git_blob_rawsize)
-#define git_buf_dispose (worker_libgit2.fn_git_buf_dispose)
-#define git_commit_committer (worker_libgit2.fn_git_commit_committer)
-#define git_commit_free (worker_libgit2.fn_git_commit_free)
-#define git_commit_lookup (worker_libgit2.fn_git_commit_lookup)
-#define git_commit_tree (worker_libgit2.fn_git_commit_tree)
-#define git_commit_tree_id (worker_libgit2.fn_git_commit_tree_id)
-#define git_credential_ssh_key_from_agent (worker_libgit2.fn_git_credential_ssh_key_from_agent)
-#define git_credential_ssh_key_new (worker_libgit2.fn_git_credential_ssh_key_new)
-#define git_credential_username_new (worker_libgit2.fn_git_credential_username_new)
-#define git_error_last (worker_libgit2.fn_git_error_last)
-#define git_fetch_options_init (worker_libgit2.fn_git_fetch_options_init)
-#define git_libgit2_features (worker_libgit2.fn_git_libgit2_features)
-#define git_libgit2_init (worker_libgit2.fn_git_libgit2_init)
-#define git_object_free (worker_libgit2.fn_git_object_free)
-#define git_object_id (worker_libgit2.fn_git_object_id)
-#define git_object_peel (worker_libgit2.fn_git_object_peel)
-#define git_oid_cpy (worker_libgit2.fn_git_oid_cpy)
-#define git_oid_equal (worker_libgit2.fn_git_oid_equal)
-#define git_oid_fromstr (worker_libgit2.fn_git_oid_fromstr)
-#define git_oid_tostr (worker_libgit2.fn_git_oid_tostr)
-#define git_remote_connect (worker_libgit2.fn_git_remote_connect)
-#define git_remote_create_options_init (worker_libgit2.fn_git_remote_create_options_init)
-#define git_remote_create_with_opts (worker_libgit2.fn_git_remote_create_with_opts)
-#define git_remote_default_branch (worker_libgit2.fn_git_remote_default_branch)
-#define git_remote_fetch (worker_libgit2.fn_git_remote_fetch)
-#define git_remote_free (worker_libgit2.fn_git_remote_free)
-#define git_repository_free (worker_libgit2.fn_git_repository_free)
-#define git_repository_init (worker_libgit2.fn_git_repository_init)
-#define git_repository_open_bare (worker_libgit2.fn_git_repository_open_bare)
-#define git_repository_set_head (worker_libgit2.fn_git_repository_set_head)
-#define git_revparse_single (worker_libgit2.fn_git_revparse_single)
-#define git_tree_entry_byindex (worker_libgit2.fn_git_tree_entry_byindex)
-#define git_tree_entry_filemode_raw (worker_libgit2.fn_git_tree_entry_filemode_raw)
-#define git_tree_entry_id (worker_libgit2.fn_git_tree_entry_id)
-#define git_tree_entry_name (worker_libgit2.fn_git_tree_entry_name)
-#define git_tree_entrycount (worker_libgit2.fn_git_tree_entrycount)
-#define git_tree_free (worker_libgit2.fn_git_tree_free)
-#define git_tree_lookup (worker_libgit2.fn_git_tree_lookup)
+#define git_blob_free (sources_libgit2.fn_git_blob_free)
+#define git_blob_lookup (sources_libgit2.fn_git_blob_lookup)
+#define git_blob_rawcontent (sources_libgit2.fn_git_blob_rawcontent)
+#define git_blob_rawsize (sources_libgit2.fn_git_blob_rawsize)
+#define git_buf_dispose (sources_libgit2.fn_git_buf_dispose)
+#define git_commit_committer (sources_libgit2.fn_git_commit_committer)
+#define git_commit_free (sources_libgit2.fn_git_commit_free)
+#define git_commit_lookup (sources_libgit2.fn_git_commit_lookup)
+#define git_commit_tree (sources_libgit2.fn_git_commit_tree)
+#define git_commit_tree_id (sources_libgit2.fn_git_commit_tree_id)
+#define git_credential_ssh_key_from_agent (sources_libgit2.fn_git_credential_ssh_key_from_agent)
+#define git_credential_ssh_key_new (sources_libgit2.fn_git_credential_ssh_key_new)
+#define git_credential_username_new (sources_libgit2.fn_git_credential_username_new)
+#define git_error_last (sources_libgit2.fn_git_error_last)
+#define git_fetch_options_init (sources_libgit2.fn_git_fetch_options_init)
+#define git_libgit2_features (sources_libgit2.fn_git_libgit2_features)
+#define git_libgit2_init (sources_libgit2.fn_git_libgit2_init)
+#define git_object_free (sources_libgit2.fn_git_object_free)
+#define git_object_id (sources_libgit2.fn_git_object_id)
+#define git_object_peel (sources_libgit2.fn_git_object_peel)
+#define git_oid_cpy (sources_libgit2.fn_git_oid_cpy)
+#define git_oid_equal (sources_libgit2.fn_git_oid_equal)
+#define git_oid_fromstr (sources_libgit2.fn_git_oid_fromstr)
+#define git_oid_tostr (sources_libgit2.fn_git_oid_tostr)
+#define git_remote_connect (sources_libgit2.fn_git_remote_connect)
+#define git_remote_create_options_init (sources_libgit2.fn_git_remote_create_options_init)
+#define git_remote_create_with_opts (sources_libgit2.fn_git_remote_create_with_opts)
+#define git_remote_default_branch (sources_libgit2.fn_git_remote_default_branch)
+#define git_remote_fetch (sources_libgit2.fn_git_remote_fetch)
+#define git_remote_free (sources_libgit2.fn_git_remote_free)
+#define git_repository_free (sources_libgit2.fn_git_repository_free)
+#define git_repository_init (sources_libgit2.fn_git_repository_init)
+#define git_repository_open_bare (sources_libgit2.fn_git_repository_open_bare)
+#define git_repository_set_head (sources_libgit2.fn_git_repository_set_head)
+#define git_revparse_single (sources_libgit2.fn_git_revparse_single)
+#define git_tree_entry_byindex (sources_libgit2.fn_git_tree_entry_byindex)
+#define git_tree_entry_filemode_raw (sources_libgit2.fn_git_tree_entry_filemode_raw)
+#define git_tree_entry_id (sources_libgit2.fn_git_tree_entry_id)
+#define git_tree_entry_name (sources_libgit2.fn_git_tree_entry_name)
+#define git_tree_entrycount (sources_libgit2.fn_git_tree_entrycount)
+#define git_tree_free (sources_libgit2.fn_git_tree_free)
+#define git_tree_lookup (sources_libgit2.fn_git_tree_lookup)
 
 #endif
