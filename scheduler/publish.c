@@ -651,13 +651,13 @@ static kiln_rc pkg_describe(struct scheduler *s, const struct scheduler_job *j,
 	*v6 = p.format >= 6;
 	out->repo = kiln_arena_printf(a, "%s%s", repo, *v6 ? "-v6" : "");
 	out->file = kiln_arena_strdup(a, art->name);
-	out->name = kiln_arena_strdup(a, pack_header_get_string(&p.hdr, SPEC_TAG_NAME));
-	out->version = kiln_arena_strdup(a, pack_header_get_string(&p.hdr, SPEC_TAG_VERSION));
-	out->release = kiln_arena_strdup(a, pack_header_get_string(&p.hdr, SPEC_TAG_RELEASE));
+	out->name = kiln_arena_strdup(a, pack_header_get_string(&p.hdr, RPMTAG_NAME));
+	out->version = kiln_arena_strdup(a, pack_header_get_string(&p.hdr, RPMTAG_VERSION));
+	out->release = kiln_arena_strdup(a, pack_header_get_string(&p.hdr, RPMTAG_RELEASE));
 	out->arch =
-	    p.source ? "src" : kiln_arena_strdup(a, pack_header_get_string(&p.hdr, SPEC_TAG_ARCH));
-	out->epoch = pack_header_get_number(&p.hdr, SPEC_TAG_EPOCH, &epoch) ? (int64_t)epoch : -1;
-	(void)pack_header_get_number(&p.hdr, SPEC_TAG_BUILDTIME, &bt);
+	    p.source ? "src" : kiln_arena_strdup(a, pack_header_get_string(&p.hdr, RPMTAG_ARCH));
+	out->epoch = pack_header_get_number(&p.hdr, RPMTAG_EPOCH, &epoch) ? (int64_t)epoch : -1;
+	(void)pack_header_get_number(&p.hdr, RPMTAG_BUILDTIME, &bt);
 	out->buildtime = (int64_t)bt;
 	memcpy(out->sha256, sha, 65);
 	out->size = *art->signed_sha256 ? art->signed_size : art->size;

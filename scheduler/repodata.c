@@ -136,7 +136,7 @@ static uint32_t ent_count(const struct pack_entry *e)
 
 static const char *ent_str(const struct pack_entry *e, uint32_t i)
 {
-	if (!e || i >= e->count || !spec_type_is_string(e->type))
+	if (!e || i >= e->count || !rpmtag_type_is_string(e->type))
 		return "";
 	return ((const char *const *)e->data)[i];
 }
@@ -146,14 +146,14 @@ static uint64_t ent_num(const struct pack_entry *e, uint32_t i)
 	if (!e || i >= e->count)
 		return 0;
 	switch (e->type) {
-	case SPEC_TYPE_CHAR:
-	case SPEC_TYPE_INT8:
+	case RPMTAG_TYPE_CHAR:
+	case RPMTAG_TYPE_INT8:
 		return ((const uint8_t *)e->data)[i];
-	case SPEC_TYPE_INT16:
+	case RPMTAG_TYPE_INT16:
 		return ((const uint16_t *)e->data)[i];
-	case SPEC_TYPE_INT32:
+	case RPMTAG_TYPE_INT32:
 		return ((const uint32_t *)e->data)[i];
-	case SPEC_TYPE_INT64:
+	case RPMTAG_TYPE_INT64:
 		return ((const uint64_t *)e->data)[i];
 	default:
 		return 0;
@@ -197,11 +197,11 @@ static void evr_split(const char *evr, struct kiln_buf *tmp, const char **e, con
 }
 
 static const char *const flag_names[16] = {
-    [SPEC_DEP_LESS] = "LT",
-    [SPEC_DEP_GREATER] = "GT",
-    [SPEC_DEP_EQUAL] = "EQ",
-    [SPEC_DEP_LESS | SPEC_DEP_EQUAL] = "LE",
-    [SPEC_DEP_GREATER | SPEC_DEP_EQUAL] = "GE",
+    [RPMTAG_DEP_LESS] = "LT",
+    [RPMTAG_DEP_GREATER] = "GT",
+    [RPMTAG_DEP_EQUAL] = "EQ",
+    [RPMTAG_DEP_LESS | RPMTAG_DEP_EQUAL] = "LE",
+    [RPMTAG_DEP_GREATER | RPMTAG_DEP_EQUAL] = "GE",
 };
 
 /* A file createrepo_c lists in primary.xml too (what dnf resolves file requires with). */
@@ -219,12 +219,12 @@ struct rd_files {
 static kiln_rc files_get(const struct pack_header *h, struct kiln_arena *a, struct rd_files *f,
                          struct kiln_err *err)
 {
-	const struct pack_entry *bn = pack_header_get(h, SPEC_TAG_BASENAMES);
-	const struct pack_entry *dn = pack_header_get(h, SPEC_TAG_DIRNAMES);
-	const struct pack_entry *di = pack_header_get(h, SPEC_TAG_DIRINDEXES);
-	const struct pack_entry *modes = pack_header_get(h, SPEC_TAG_FILEMODES);
-	const struct pack_entry *flags = pack_header_get(h, SPEC_TAG_FILEFLAGS);
-	const struct pack_entry *old = pack_header_get(h, SPEC_TAG_OLDFILENAMES);
+	const struct pack_entry *bn = pack_header_get(h, RPMTAG_BASENAMES);
+	const struct pack_entry *dn = pack_header_get(h, RPMTAG_DIRNAMES);
+	const struct pack_entry *di = pack_header_get(h, RPMTAG_DIRINDEXES);
+	const struct pack_entry *modes = pack_header_get(h, RPMTAG_FILEMODES);
+	const struct pack_entry *flags = pack_header_get(h, RPMTAG_FILEFLAGS);
+	const struct pack_entry *old = pack_header_get(h, RPMTAG_OLDFILENAMES);
 	uint32_t i, n = bn ? bn->count : ent_count(old);
 
 	f->n = 0;
@@ -248,7 +248,7 @@ static kiln_rc files_get(const struct pack_header *h, struct kiln_arena *a, stru
 		       : kiln_arena_strdup(a, ent_str(old, i));
 		if (!f->paths[i])
 			return kiln_err_set(err, KILN_ENOMEM, "file list");
-		f->kind[i] = (m & 0170000) == 0040000 ? 1 : (fl & SPEC_FILE_GHOST) ? 2 : 0;
+		f->kind[i] = (m & 0170000) == 0040000 ? 1 : (fl & RPMTAG_FILE_GHOST) ? 2 : 0;
 	}
 	f->n = n;
 	return KILN_OK;
@@ -306,9 +306,9 @@ static void deps_xml(struct kiln_buf *b, const struct pack_header *h, const char
 	const struct pack_entry *ne = pack_header_get(h, ntag);
 	const struct pack_entry *ve = pack_header_get(h, vtag);
 	const struct pack_entry *fe = pack_header_get(h, ftag);
-	const struct pack_entry *pn = pack_header_get(h, SPEC_TAG_PROVIDENAME);
-	const struct pack_entry *pv = pack_header_get(h, SPEC_TAG_PROVIDEVERSION);
-	const struct pack_entry *pf = pack_header_get(h, SPEC_TAG_PROVIDEFLAGS);
+	const struct pack_entry *pn = pack_header_get(h, RPMTAG_PROVIDENAME);
+	const struct pack_entry *pv = pack_header_get(h, RPMTAG_PROVIDEVERSION);
+	const struct pack_entry *pf = pack_header_get(h, RPMTAG_PROVIDEFLAGS);
 	struct req_seen *seen = NULL;
 	uint32_t i, j, n = ent_count(ne), nseen = 0;
 	bool opened = false;
@@ -341,7 +341,7 @@ static void deps_xml(struct kiln_buf *b, const struct pack_header *h, const char
 		ver = ent_count(ve) == n ? ent_str(ve, i) : "";
 		fl = ent_count(fe) == n ? ent_num(fe, i) : 0;
 		pre = requires &&
-		      (fl & (SPEC_DEP_PREREQ | SPEC_DEP_SCRIPT_PRE | SPEC_DEP_SCRIPT_POST));
+		      (fl & (RPMTAG_DEP_PREREQ | RPMTAG_DEP_SCRIPT_PRE | RPMTAG_DEP_SCRIPT_POST));
 		fname = flag_names[fl & 0xe];
 
 		if (requires) {
@@ -402,10 +402,10 @@ static void deps_xml(struct kiln_buf *b, const struct pack_header *h, const char
 static void version_xml(struct kiln_buf *b, const struct pack_header *h, const char *indent)
 {
 	kiln_buf_addf(b, "%s<version epoch=\"%" PRIu64 "\" ver=\"", indent,
-	              hnum(h, SPEC_TAG_EPOCH, 0));
-	xml_esc(b, hstr(h, SPEC_TAG_VERSION), true);
+	              hnum(h, RPMTAG_EPOCH, 0));
+	xml_esc(b, hstr(h, RPMTAG_VERSION), true);
 	kiln_buf_addstr(b, "\" rel=\"");
-	xml_esc(b, hstr(h, SPEC_TAG_RELEASE), true);
+	xml_esc(b, hstr(h, RPMTAG_RELEASE), true);
 	kiln_buf_addstr(b, "\"/>\n");
 }
 
@@ -413,7 +413,7 @@ static void pkgid_xml(struct kiln_buf *b, const struct pack_header *h, const cha
                       const char *arch)
 {
 	kiln_buf_addf(b, "<package pkgid=\"%s\" name=\"", sha);
-	xml_esc(b, hstr(h, SPEC_TAG_NAME), true);
+	xml_esc(b, hstr(h, RPMTAG_NAME), true);
 	kiln_buf_addstr(b, "\" arch=\"");
 	xml_esc(b, arch, true);
 	kiln_buf_addstr(b, "\">\n");
@@ -425,24 +425,24 @@ static void primary_xml(struct kiln_buf *b, const struct pack_package *p, const 
                         struct kiln_buf *tmp)
 {
 	const struct pack_header *h = &p->hdr;
-	uint64_t bt = hnum(h, SPEC_TAG_BUILDTIME, 0), archive, v;
+	uint64_t bt = hnum(h, RPMTAG_BUILDTIME, 0), archive, v;
 	uint32_t i;
 
 	if (!pack_header_get_number(&p->sig, PACK_SIGTAG_LONGARCHIVESIZE, &archive) &&
 	    !pack_header_get_number(&p->sig, PACK_SIGTAG_PAYLOADSIZE, &archive))
-		archive = hnum(h, SPEC_TAG_PAYLOADSIZE, hnum(h, SPEC_TAG_ARCHIVESIZE, 0));
+		archive = hnum(h, RPMTAG_PAYLOADSIZE, hnum(h, RPMTAG_ARCHIVESIZE, 0));
 	kiln_buf_addstr(b, "<package type=\"rpm\">\n");
-	xml_elem(b, "  ", "name", hstr(h, SPEC_TAG_NAME));
+	xml_elem(b, "  ", "name", hstr(h, RPMTAG_NAME));
 	xml_elem(b, "  ", "arch", arch);
 	version_xml(b, h, "  ");
 	kiln_buf_addf(b, "  <checksum type=\"sha256\" pkgid=\"YES\">%s</checksum>\n", sha);
-	xml_elem(b, "  ", "summary", hstr(h, SPEC_TAG_SUMMARY));
-	xml_elem(b, "  ", "description", hstr(h, SPEC_TAG_DESCRIPTION));
-	xml_elem(b, "  ", "packager", hstr(h, SPEC_TAG_PACKAGER));
-	xml_elem(b, "  ", "url", hstr(h, SPEC_TAG_URL));
+	xml_elem(b, "  ", "summary", hstr(h, RPMTAG_SUMMARY));
+	xml_elem(b, "  ", "description", hstr(h, RPMTAG_DESCRIPTION));
+	xml_elem(b, "  ", "packager", hstr(h, RPMTAG_PACKAGER));
+	xml_elem(b, "  ", "url", hstr(h, RPMTAG_URL));
 	/* The file time is the build time: a copy's mtime must not change the metadata. */
 	kiln_buf_addf(b, "  <time file=\"%" PRIu64 "\" build=\"%" PRIu64 "\"/>\n", bt, bt);
-	v = hnum(h, SPEC_TAG_LONGSIZE, hnum(h, SPEC_TAG_SIZE, 0));
+	v = hnum(h, RPMTAG_LONGSIZE, hnum(h, RPMTAG_SIZE, 0));
 	kiln_buf_addf(b,
 	              "  <size package=\"%" PRIu64 "\" installed=\"%" PRIu64 "\" archive=\"%" PRIu64
 	              "\"/>\n",
@@ -450,29 +450,29 @@ static void primary_xml(struct kiln_buf *b, const struct pack_package *p, const 
 	kiln_buf_addstr(b, "  <location href=\"");
 	xml_esc(b, rel, true);
 	kiln_buf_addstr(b, "\"/>\n  <format>\n");
-	xml_elem(b, "    ", "rpm:license", hstr(h, SPEC_TAG_LICENSE));
-	xml_elem(b, "    ", "rpm:vendor", hstr(h, SPEC_TAG_VENDOR));
-	xml_elem(b, "    ", "rpm:group", hstr(h, SPEC_TAG_GROUP));
-	xml_elem(b, "    ", "rpm:buildhost", hstr(h, SPEC_TAG_BUILDHOST));
-	xml_elem(b, "    ", "rpm:sourcerpm", hstr(h, SPEC_TAG_SOURCERPM));
+	xml_elem(b, "    ", "rpm:license", hstr(h, RPMTAG_LICENSE));
+	xml_elem(b, "    ", "rpm:vendor", hstr(h, RPMTAG_VENDOR));
+	xml_elem(b, "    ", "rpm:group", hstr(h, RPMTAG_GROUP));
+	xml_elem(b, "    ", "rpm:buildhost", hstr(h, RPMTAG_BUILDHOST));
+	xml_elem(b, "    ", "rpm:sourcerpm", hstr(h, RPMTAG_SOURCERPM));
 	kiln_buf_addf(b, "    <rpm:header-range start=\"%" PRIu64 "\" end=\"%" PRIu64 "\"/>\n",
 	              p->hdr_off, p->payload_off);
-	deps_xml(b, h, "provides", SPEC_TAG_PROVIDENAME, SPEC_TAG_PROVIDEVERSION,
-	         SPEC_TAG_PROVIDEFLAGS, false, f, tmp);
-	deps_xml(b, h, "requires", SPEC_TAG_REQUIRENAME, SPEC_TAG_REQUIREVERSION,
-	         SPEC_TAG_REQUIREFLAGS, true, f, tmp);
-	deps_xml(b, h, "conflicts", SPEC_TAG_CONFLICTNAME, SPEC_TAG_CONFLICTVERSION,
-	         SPEC_TAG_CONFLICTFLAGS, false, f, tmp);
-	deps_xml(b, h, "obsoletes", SPEC_TAG_OBSOLETENAME, SPEC_TAG_OBSOLETEVERSION,
-	         SPEC_TAG_OBSOLETEFLAGS, false, f, tmp);
-	deps_xml(b, h, "suggests", SPEC_TAG_SUGGESTNAME, SPEC_TAG_SUGGESTVERSION,
-	         SPEC_TAG_SUGGESTFLAGS, false, f, tmp);
-	deps_xml(b, h, "enhances", SPEC_TAG_ENHANCENAME, SPEC_TAG_ENHANCEVERSION,
-	         SPEC_TAG_ENHANCEFLAGS, false, f, tmp);
-	deps_xml(b, h, "recommends", SPEC_TAG_RECOMMENDNAME, SPEC_TAG_RECOMMENDVERSION,
-	         SPEC_TAG_RECOMMENDFLAGS, false, f, tmp);
-	deps_xml(b, h, "supplements", SPEC_TAG_SUPPLEMENTNAME, SPEC_TAG_SUPPLEMENTVERSION,
-	         SPEC_TAG_SUPPLEMENTFLAGS, false, f, tmp);
+	deps_xml(b, h, "provides", RPMTAG_PROVIDENAME, RPMTAG_PROVIDEVERSION, RPMTAG_PROVIDEFLAGS,
+	         false, f, tmp);
+	deps_xml(b, h, "requires", RPMTAG_REQUIRENAME, RPMTAG_REQUIREVERSION, RPMTAG_REQUIREFLAGS,
+	         true, f, tmp);
+	deps_xml(b, h, "conflicts", RPMTAG_CONFLICTNAME, RPMTAG_CONFLICTVERSION,
+	         RPMTAG_CONFLICTFLAGS, false, f, tmp);
+	deps_xml(b, h, "obsoletes", RPMTAG_OBSOLETENAME, RPMTAG_OBSOLETEVERSION,
+	         RPMTAG_OBSOLETEFLAGS, false, f, tmp);
+	deps_xml(b, h, "suggests", RPMTAG_SUGGESTNAME, RPMTAG_SUGGESTVERSION, RPMTAG_SUGGESTFLAGS,
+	         false, f, tmp);
+	deps_xml(b, h, "enhances", RPMTAG_ENHANCENAME, RPMTAG_ENHANCEVERSION, RPMTAG_ENHANCEFLAGS,
+	         false, f, tmp);
+	deps_xml(b, h, "recommends", RPMTAG_RECOMMENDNAME, RPMTAG_RECOMMENDVERSION,
+	         RPMTAG_RECOMMENDFLAGS, false, f, tmp);
+	deps_xml(b, h, "supplements", RPMTAG_SUPPLEMENTNAME, RPMTAG_SUPPLEMENTVERSION,
+	         RPMTAG_SUPPLEMENTFLAGS, false, f, tmp);
 	for (i = 0; i < f->n; i++)
 		if (path_primary(f->paths[i]))
 			file_line(b, f->paths[i], f->kind[i], "    ");
@@ -482,9 +482,9 @@ static void primary_xml(struct kiln_buf *b, const struct pack_package *p, const 
 static void other_xml(struct kiln_buf *b, const struct pack_header *h, const char *sha,
                       const char *arch)
 {
-	const struct pack_entry *t = pack_header_get(h, SPEC_TAG_CHANGELOGTIME);
-	const struct pack_entry *nm = pack_header_get(h, SPEC_TAG_CHANGELOGNAME);
-	const struct pack_entry *tx = pack_header_get(h, SPEC_TAG_CHANGELOGTEXT);
+	const struct pack_entry *t = pack_header_get(h, RPMTAG_CHANGELOGTIME);
+	const struct pack_entry *nm = pack_header_get(h, RPMTAG_CHANGELOGNAME);
+	const struct pack_entry *tx = pack_header_get(h, RPMTAG_CHANGELOGTEXT);
 	uint32_t n = ent_count(t), i;
 
 	pkgid_xml(b, h, sha, arch);
@@ -557,8 +557,8 @@ static kiln_rc pkg_describe(const char *dir, struct rd_pkg *pk, struct kiln_buf 
 		kiln_err_wrap(err, "%s", pk->rel);
 		goto out;
 	}
-	arch = p.source ? "src" : hstr(&p.hdr, SPEC_TAG_ARCH);
-	pk->buildtime = (int64_t)hnum(&p.hdr, SPEC_TAG_BUILDTIME, 0);
+	arch = p.source ? "src" : hstr(&p.hdr, RPMTAG_ARCH);
+	pk->buildtime = (int64_t)hnum(&p.hdr, RPMTAG_BUILDTIME, 0);
 	primary_xml(&pk->xml[0], &p, sha, pk->rel, (uint64_t)st.st_size, arch, &f, &tmp);
 	pkgid_xml(&pk->xml[1], &p.hdr, sha, arch);
 	for (i = 0; i < f.n; i++)

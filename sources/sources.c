@@ -502,8 +502,8 @@ static bool git_tarball_wanted(const struct sources *s, const struct spec *spec,
 
 	if (j->url || !s->o.git_url || !s->o.git_commit || !spec->npackages)
 		return false;
-	name = spec_tagset_get_str(spec->packages[0]->tags, SPEC_TAG_NAME);
-	version = spec_tagset_get_str(spec->packages[0]->tags, SPEC_TAG_VERSION);
+	name = rpmtag_set_get_str(spec->packages[0]->tags, RPMTAG_NAME);
+	version = rpmtag_set_get_str(spec->packages[0]->tags, RPMTAG_VERSION);
 	if (!name || !version)
 		return false;
 	n = snprintf(prefix, size, "%s-%s", name, version);

@@ -113,14 +113,14 @@ static uint32_t parse_op(const char *s, size_t len)
 		const char *tok;
 		uint32_t flags;
 	} ops[] = {
-	    {"<=", SPEC_DEP_LESS | SPEC_DEP_EQUAL},
-	    {"=<", SPEC_DEP_LESS | SPEC_DEP_EQUAL},
-	    {"<", SPEC_DEP_LESS},
-	    {"==", SPEC_DEP_EQUAL},
-	    {"=", SPEC_DEP_EQUAL},
-	    {">=", SPEC_DEP_GREATER | SPEC_DEP_EQUAL},
-	    {"=>", SPEC_DEP_GREATER | SPEC_DEP_EQUAL},
-	    {">", SPEC_DEP_GREATER},
+	    {"<=", RPMTAG_DEP_LESS | RPMTAG_DEP_EQUAL},
+	    {"=<", RPMTAG_DEP_LESS | RPMTAG_DEP_EQUAL},
+	    {"<", RPMTAG_DEP_LESS},
+	    {"==", RPMTAG_DEP_EQUAL},
+	    {"=", RPMTAG_DEP_EQUAL},
+	    {">=", RPMTAG_DEP_GREATER | RPMTAG_DEP_EQUAL},
+	    {"=>", RPMTAG_DEP_GREATER | RPMTAG_DEP_EQUAL},
+	    {">", RPMTAG_DEP_GREATER},
 	};
 	size_t i;
 
@@ -205,8 +205,8 @@ static kiln_rc check_dep(struct dep_parse *d, const char *name, const char *evr)
 
 static bool is_trigger(uint32_t flags)
 {
-	return flags & (SPEC_DEP_TRIGGERPREIN | SPEC_DEP_TRIGGERIN | SPEC_DEP_TRIGGERUN |
-	                SPEC_DEP_TRIGGERPOSTUN);
+	return flags & (RPMTAG_DEP_TRIGGERPREIN | RPMTAG_DEP_TRIGGERIN | RPMTAG_DEP_TRIGGERUN |
+	                RPMTAG_DEP_TRIGGERPOSTUN);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -233,19 +233,19 @@ static bool evr_overlap(const struct macro_evr *va, uint32_t fa, const struct ma
 		sense = macro_vercmp(va->version, vb->version);
 	if (!sense && has_text(va->release) && has_text(vb->release))
 		sense = macro_vercmp(va->release, vb->release);
-	else if (!sense && ((has_text(va->release) && (fb & SPEC_DEP_EQUAL)) ||
-	                    (has_text(vb->release) && (fa & SPEC_DEP_EQUAL))))
+	else if (!sense && ((has_text(va->release) && (fb & RPMTAG_DEP_EQUAL)) ||
+	                    (has_text(vb->release) && (fa & RPMTAG_DEP_EQUAL))))
 		return true; /* the side without a release matches any */
 	if (sense < 0)
-		return (fa & SPEC_DEP_GREATER) || (fb & SPEC_DEP_LESS);
+		return (fa & RPMTAG_DEP_GREATER) || (fb & RPMTAG_DEP_LESS);
 	if (sense > 0)
-		return (fa & SPEC_DEP_LESS) || (fb & SPEC_DEP_GREATER);
-	return ((fa & fb) & (SPEC_DEP_EQUAL | SPEC_DEP_LESS | SPEC_DEP_GREATER)) != 0;
+		return (fa & RPMTAG_DEP_LESS) || (fb & RPMTAG_DEP_GREATER);
+	return ((fa & fb) & (RPMTAG_DEP_EQUAL | RPMTAG_DEP_LESS | RPMTAG_DEP_GREATER)) != 0;
 }
 
 bool spec_dep_overlap(const struct spec_dep *a, const struct spec_dep *b)
 {
-	const uint32_t mask = SPEC_DEP_LESS | SPEC_DEP_GREATER | SPEC_DEP_EQUAL;
+	const uint32_t mask = RPMTAG_DEP_LESS | RPMTAG_DEP_GREATER | RPMTAG_DEP_EQUAL;
 	struct kiln_err ignored = KILN_ERR_INIT;
 	struct macro_evr va = {0};
 	struct macro_evr vb = {0};
@@ -281,7 +281,7 @@ static kiln_rc dep_add(struct dep_parse *d, struct spec_deps *out, const char *n
 		if (d->opts & SPEC_DEPP_PROVIDES)
 			return dep_fail(d, "invalid dependency");
 		if (!is_trigger(flags))
-			flags |= SPEC_DEP_RPMLIB;
+			flags |= RPMTAG_DEP_RPMLIB;
 	}
 	return spec_deps_add(d->p->spec, out, name, evr, flags, d->p->err);
 }
@@ -402,9 +402,9 @@ static kiln_rc rich_simple(struct dep_parse *d, const char **ps)
 		return KILN_ENOMEM;
 	kiln_buf_addstr(&d->rich, name);
 	if (evr)
-		kiln_buf_addf(&d->rich, " %s%s%s %s", sense & SPEC_DEP_LESS ? "<" : "",
-		              sense & SPEC_DEP_GREATER ? ">" : "",
-		              sense & SPEC_DEP_EQUAL ? "=" : "", version);
+		kiln_buf_addf(&d->rich, " %s%s%s %s", sense & RPMTAG_DEP_LESS ? "<" : "",
+		              sense & RPMTAG_DEP_GREATER ? ">" : "",
+		              sense & RPMTAG_DEP_EQUAL ? "=" : "", version);
 	*ps = s;
 	return check_dep(d, name, version);
 }

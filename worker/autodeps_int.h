@@ -43,7 +43,7 @@ typedef kiln_rc (*worker_depline_fn)(void *data, const char *name, const char *e
 
 struct worker_depline {
 	const char *what;           /* the file the output is about */
-	bool provides;              /* provides: no rich dependencies, SPEC_DEP_FIND_PROVIDES */
+	bool provides;              /* provides: no rich dependencies, RPMTAG_DEP_FIND_PROVIDES */
 	bool terminate_bad_version; /* %_wrong_version_format_terminate_build */
 	struct macro_ctx *macros;   /* where warnings go */
 	worker_depline_fn fn;

@@ -449,7 +449,7 @@ static kiln_rc build_stage_run(struct build *b, enum spec_section sec, const cha
 		goto out;
 	script =
 	    kiln_arena_printf(&b->arena, "%s/.kiln-%s-%s.sh", b->in_builddir,
-	                      spec_tagset_get_str(b->spec->packages[0]->tags, SPEC_TAG_NAME), name);
+	                      rpmtag_set_get_str(b->spec->packages[0]->tags, RPMTAG_NAME), name);
 	hscript = script ? worker_build_host_path(b, script) : NULL;
 	if (!hscript) {
 		rc = kiln_err_set(err, KILN_ENOMEM, "out of memory");
@@ -525,16 +525,16 @@ static void build_shell_quote(struct kiln_buf *out, const char *s)
 
 static const char *build_dep_op(uint32_t flags)
 {
-	switch (flags & (SPEC_DEP_LESS | SPEC_DEP_GREATER | SPEC_DEP_EQUAL)) {
-	case SPEC_DEP_LESS:
+	switch (flags & (RPMTAG_DEP_LESS | RPMTAG_DEP_GREATER | RPMTAG_DEP_EQUAL)) {
+	case RPMTAG_DEP_LESS:
 		return "<";
-	case SPEC_DEP_GREATER:
+	case RPMTAG_DEP_GREATER:
 		return ">";
-	case SPEC_DEP_EQUAL:
+	case RPMTAG_DEP_EQUAL:
 		return "=";
-	case SPEC_DEP_LESS | SPEC_DEP_EQUAL:
+	case RPMTAG_DEP_LESS | RPMTAG_DEP_EQUAL:
 		return "<=";
-	case SPEC_DEP_GREATER | SPEC_DEP_EQUAL:
+	case RPMTAG_DEP_GREATER | RPMTAG_DEP_EQUAL:
 		return ">=";
 	default:
 		return NULL;

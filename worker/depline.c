@@ -14,7 +14,7 @@
 #include "macro/macro.h"
 #include "worker/autodeps_int.h"
 
-#define SENSE (SPEC_DEP_LESS | SPEC_DEP_GREATER | SPEC_DEP_EQUAL)
+#define SENSE (RPMTAG_DEP_LESS | RPMTAG_DEP_GREATER | RPMTAG_DEP_EQUAL)
 
 /* One line's parse: the line (for rpm's "MESSAGE: REST" errors) and where we are. */
 struct dl {
@@ -75,14 +75,14 @@ static uint32_t sense_parse(const char *s, size_t len)
 		const char *tok;
 		uint32_t flags;
 	} ops[] = {
-	    {"<=", SPEC_DEP_LESS | SPEC_DEP_EQUAL},
-	    {"=<", SPEC_DEP_LESS | SPEC_DEP_EQUAL},
-	    {"<", SPEC_DEP_LESS},
-	    {"==", SPEC_DEP_EQUAL},
-	    {"=", SPEC_DEP_EQUAL},
-	    {">=", SPEC_DEP_GREATER | SPEC_DEP_EQUAL},
-	    {"=>", SPEC_DEP_GREATER | SPEC_DEP_EQUAL},
-	    {">", SPEC_DEP_GREATER},
+	    {"<=", RPMTAG_DEP_LESS | RPMTAG_DEP_EQUAL},
+	    {"=<", RPMTAG_DEP_LESS | RPMTAG_DEP_EQUAL},
+	    {"<", RPMTAG_DEP_LESS},
+	    {"==", RPMTAG_DEP_EQUAL},
+	    {"=", RPMTAG_DEP_EQUAL},
+	    {">=", RPMTAG_DEP_GREATER | RPMTAG_DEP_EQUAL},
+	    {"=>", RPMTAG_DEP_GREATER | RPMTAG_DEP_EQUAL},
+	    {">", RPMTAG_DEP_GREATER},
 	};
 	size_t i;
 
@@ -253,9 +253,9 @@ static bool rich_simple(struct rich *r, const char **ps)
 		return rich_fail(r, "Version required");
 	kiln_buf_add(r->out, n, (size_t)(ne - n));
 	if (sense) {
-		kiln_buf_addf(r->out, " %s%s%s ", sense & SPEC_DEP_LESS ? "<" : "",
-		              sense & SPEC_DEP_GREATER ? ">" : "",
-		              sense & SPEC_DEP_EQUAL ? "=" : "");
+		kiln_buf_addf(r->out, " %s%s%s ", sense & RPMTAG_DEP_LESS ? "<" : "",
+		              sense & RPMTAG_DEP_GREATER ? ">" : "",
+		              sense & RPMTAG_DEP_EQUAL ? "=" : "");
 		kiln_buf_add(r->out, e, (size_t)(ee - e));
 	}
 	name = kiln_strndup(n, (size_t)(ne - n));
@@ -393,7 +393,7 @@ static kiln_rc line_rich(const struct dl *d, const char **ps)
 	}
 	rc = kiln_buf_finish(&b, d->err);
 	if (!rc)
-		rc = d->p->fn(d->p->data, b.ptr, "", SPEC_DEP_FIND_REQUIRES, d->err);
+		rc = d->p->fn(d->p->data, b.ptr, "", RPMTAG_DEP_FIND_REQUIRES, d->err);
 	kiln_buf_release(&b);
 	*ps = p;
 	return rc;
@@ -408,7 +408,7 @@ static kiln_rc line_item(const struct dl *d, const char **ps)
 	const char *re = skip_word(r, d->end);
 	const char *v = skip_white(re, d->end);
 	const char *ve = skip_word(v, d->end);
-	uint32_t flags = d->p->provides ? SPEC_DEP_FIND_PROVIDES : SPEC_DEP_FIND_REQUIRES;
+	uint32_t flags = d->p->provides ? RPMTAG_DEP_FIND_PROVIDES : RPMTAG_DEP_FIND_REQUIRES;
 	uint32_t sense = ve > v ? sense_parse(v, (size_t)(ve - v)) : 0;
 	char *name = kiln_strndup(r, (size_t)(re - r));
 	char *evr = NULL;

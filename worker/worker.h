@@ -141,7 +141,7 @@ void worker_filelist_release(struct worker_filelist *fl);
  * fonts, desktop files, ...) are not run. rpmlib() requires and the package's own
  * name/name(arch) provides are the package assembly's business, not this section's. */
 
-/* One dependency (flags: rpm's RPMSENSE_* bits, enum spec_dep_flags, as pack_deps_add takes
+/* One dependency (flags: rpm's RPMSENSE_* bits, enum rpmtag_dep_flags, as pack_deps_add takes
  * them). */
 struct worker_dep {
 	const char *name;
@@ -265,7 +265,7 @@ struct worker_autodeps_opts {
  * dropped). files are the package's files in any order; a regular file's contents are read
  * from its src (its on-disk mode decides "executable", as rpm stats the buildroot file),
  * symlinked .pc files are followed inside the list. Generated dependencies carry
- * SPEC_DEP_FIND_REQUIRES or SPEC_DEP_FIND_PROVIDES.
+ * RPMTAG_DEP_FIND_REQUIRES or RPMTAG_DEP_FIND_PROVIDES.
  *   ELF (ET_EXEC/ET_DYN): provides the soname (for a library without DT_DEBUG; without a
  *     DT_SONAME its file name) and every version it defines, "libfoo.so.1()(64bit)",
  *     "libfoo.so.1(FOO_1.0)(64bit)"; requires DT_NEEDED, versions needed and

@@ -10,43 +10,43 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "spec/spec.h"
-#include "spec/spec_int.h"
+#include "rpmtag/rpmtag.h"
+#include "rpmtag/rpmtag_int.h"
 
 static const struct {
 	const char *name;
-	enum spec_qf_fmt fmt;
+	enum rpmtag_qf_fmt fmt;
 } fmt_names[] = {
-    {"string", SPEC_QF_FMT_STRING},
-    {"armor", SPEC_QF_FMT_ARMOR},
-    {"arraysize", SPEC_QF_FMT_ARRAYSIZE},
-    {"base64", SPEC_QF_FMT_BASE64},
-    {"date", SPEC_QF_FMT_DATE},
-    {"day", SPEC_QF_FMT_DAY},
-    {"depflags", SPEC_QF_FMT_DEPFLAGS},
-    {"deptype", SPEC_QF_FMT_DEPTYPE},
-    {"expand", SPEC_QF_FMT_EXPAND},
-    {"fflags", SPEC_QF_FMT_FFLAGS},
-    {"fstate", SPEC_QF_FMT_FSTATE},
-    {"fstatus", SPEC_QF_FMT_FSTATUS},
-    {"hashalgo", SPEC_QF_FMT_HASHALGO},
-    {"hex", SPEC_QF_FMT_HEX},
-    {"humaniec", SPEC_QF_FMT_HUMANIEC},
-    {"humansi", SPEC_QF_FMT_HUMANSI},
-    {"json", SPEC_QF_FMT_JSON},
-    {"octal", SPEC_QF_FMT_OCTAL},
-    {"perms", SPEC_QF_FMT_PERMS},
-    {"permissions", SPEC_QF_FMT_PERMS},
-    {"pgpsig", SPEC_QF_FMT_PGPSIG},
-    {"shescape", SPEC_QF_FMT_SHESCAPE},
-    {"tagname", SPEC_QF_FMT_TAGNAME},
-    {"tagnum", SPEC_QF_FMT_TAGNUM},
-    {"triggertype", SPEC_QF_FMT_TRIGGERTYPE},
-    {"vflags", SPEC_QF_FMT_VFLAGS},
-    {"xml", SPEC_QF_FMT_XML},
+    {"string", RPMTAG_QF_FMT_STRING},
+    {"armor", RPMTAG_QF_FMT_ARMOR},
+    {"arraysize", RPMTAG_QF_FMT_ARRAYSIZE},
+    {"base64", RPMTAG_QF_FMT_BASE64},
+    {"date", RPMTAG_QF_FMT_DATE},
+    {"day", RPMTAG_QF_FMT_DAY},
+    {"depflags", RPMTAG_QF_FMT_DEPFLAGS},
+    {"deptype", RPMTAG_QF_FMT_DEPTYPE},
+    {"expand", RPMTAG_QF_FMT_EXPAND},
+    {"fflags", RPMTAG_QF_FMT_FFLAGS},
+    {"fstate", RPMTAG_QF_FMT_FSTATE},
+    {"fstatus", RPMTAG_QF_FMT_FSTATUS},
+    {"hashalgo", RPMTAG_QF_FMT_HASHALGO},
+    {"hex", RPMTAG_QF_FMT_HEX},
+    {"humaniec", RPMTAG_QF_FMT_HUMANIEC},
+    {"humansi", RPMTAG_QF_FMT_HUMANSI},
+    {"json", RPMTAG_QF_FMT_JSON},
+    {"octal", RPMTAG_QF_FMT_OCTAL},
+    {"perms", RPMTAG_QF_FMT_PERMS},
+    {"permissions", RPMTAG_QF_FMT_PERMS},
+    {"pgpsig", RPMTAG_QF_FMT_PGPSIG},
+    {"shescape", RPMTAG_QF_FMT_SHESCAPE},
+    {"tagname", RPMTAG_QF_FMT_TAGNAME},
+    {"tagnum", RPMTAG_QF_FMT_TAGNUM},
+    {"triggertype", RPMTAG_QF_FMT_TRIGGERTYPE},
+    {"vflags", RPMTAG_QF_FMT_VFLAGS},
+    {"xml", RPMTAG_QF_FMT_XML},
 };
 
-bool spec_qf_fmt_lookup(const char *name, size_t len, enum spec_qf_fmt *out)
+bool rpmtag_qf_fmt_lookup(const char *name, size_t len, enum rpmtag_qf_fmt *out)
 {
 	size_t i;
 
@@ -59,34 +59,34 @@ bool spec_qf_fmt_lookup(const char *name, size_t len, enum spec_qf_fmt *out)
 	return false;
 }
 
-uint64_t spec_qf_value_num(const struct spec_qf_value *v, uint32_t i)
+uint64_t rpmtag_qf_value_num(const struct rpmtag_qf_value *v, uint32_t i)
 {
 	switch (v->type) {
-	case SPEC_TYPE_CHAR:
-	case SPEC_TYPE_INT8:
+	case RPMTAG_TYPE_CHAR:
+	case RPMTAG_TYPE_INT8:
 		return ((const uint8_t *)v->data)[i];
-	case SPEC_TYPE_INT16:
+	case RPMTAG_TYPE_INT16:
 		return ((const uint16_t *)v->data)[i];
-	case SPEC_TYPE_INT32:
+	case RPMTAG_TYPE_INT32:
 		return ((const uint32_t *)v->data)[i];
-	case SPEC_TYPE_INT64:
+	case RPMTAG_TYPE_INT64:
 		return ((const uint64_t *)v->data)[i];
-	case SPEC_TYPE_NULL:
-	case SPEC_TYPE_STRING:
-	case SPEC_TYPE_BIN:
-	case SPEC_TYPE_STRING_ARRAY:
-	case SPEC_TYPE_I18NSTRING:
+	case RPMTAG_TYPE_NULL:
+	case RPMTAG_TYPE_STRING:
+	case RPMTAG_TYPE_BIN:
+	case RPMTAG_TYPE_STRING_ARRAY:
+	case RPMTAG_TYPE_I18NSTRING:
 		break;
 	}
 	return 0;
 }
 
-const char *spec_qf_value_str(const struct spec_qf_value *v, uint32_t i)
+const char *rpmtag_qf_value_str(const struct rpmtag_qf_value *v, uint32_t i)
 {
 	return ((const char *const *)v->data)[i];
 }
 
-void spec_qf_base64(const void *data, size_t len, bool wrap, struct kiln_buf *out)
+void rpmtag_qf_base64(const void *data, size_t len, bool wrap, struct kiln_buf *out)
 {
 	struct kiln_buf tmp = KILN_BUF_INIT(out->max);
 	size_t i;
@@ -157,40 +157,41 @@ static void add_escaped_json(struct kiln_buf *out, const char *s)
 	kiln_buf_addch(out, '"');
 }
 
-static void fmt_string(const struct spec_qf_value *v, uint32_t elem, struct kiln_buf *out)
+static void fmt_string(const struct rpmtag_qf_value *v, uint32_t elem, struct kiln_buf *out)
 {
 	char hex[3];
 	uint32_t i;
 
-	if (spec_type_is_number(v->type)) {
-		kiln_buf_addf(out, "%" PRIu64, spec_qf_value_num(v, elem));
-	} else if (v->type == SPEC_TYPE_BIN) {
+	if (rpmtag_type_is_number(v->type)) {
+		kiln_buf_addf(out, "%" PRIu64, rpmtag_qf_value_num(v, elem));
+	} else if (v->type == RPMTAG_TYPE_BIN) {
 		for (i = 0; i < v->count; i++) {
 			util_hex_encode((const unsigned char *)v->data + i, 1, hex);
 			kiln_buf_add(out, hex, 2);
 		}
 	} else {
-		kiln_buf_addstr(out, spec_qf_value_str(v, elem));
+		kiln_buf_addstr(out, rpmtag_qf_value_str(v, elem));
 	}
 }
 
-static void fmt_xml(const struct spec_qf_value *v, uint32_t elem, struct kiln_buf *out)
+static void fmt_xml(const struct rpmtag_qf_value *v, uint32_t elem, struct kiln_buf *out)
 {
-	if (spec_type_is_number(v->type)) {
-		kiln_buf_addf(out, "\t<integer>%" PRIu64 "</integer>", spec_qf_value_num(v, elem));
-	} else if (v->type == SPEC_TYPE_BIN) {
+	if (rpmtag_type_is_number(v->type)) {
+		kiln_buf_addf(out, "\t<integer>%" PRIu64 "</integer>",
+		              rpmtag_qf_value_num(v, elem));
+	} else if (v->type == RPMTAG_TYPE_BIN) {
 		if (!v->count) {
 			kiln_buf_addstr(out, "\t<base64/>");
 			return;
 		}
 		kiln_buf_addstr(out, "\t<base64>");
-		spec_qf_base64(v->data, v->count, true, out);
+		rpmtag_qf_base64(v->data, v->count, true, out);
 		kiln_buf_addstr(out, "</base64>");
-	} else if (!*spec_qf_value_str(v, elem)) {
+	} else if (!*rpmtag_qf_value_str(v, elem)) {
 		kiln_buf_addstr(out, "\t<string/>");
 	} else {
 		kiln_buf_addstr(out, "\t<string>");
-		add_escaped_xml(out, spec_qf_value_str(v, elem));
+		add_escaped_xml(out, rpmtag_qf_value_str(v, elem));
 		kiln_buf_addstr(out, "</string>");
 	}
 }
@@ -198,18 +199,18 @@ static void fmt_xml(const struct spec_qf_value *v, uint32_t elem, struct kiln_bu
 /* rpm 4.20's :json (not in 4.18): numbers bare, strings and base64 of blobs as JSON
  * strings. The TAB before each value in --json output is %{*:json}'s layout, not the
  * formatter's: rpm's jsonFormat returns the bare value (rpm-reference.md section 9.3). */
-static void fmt_json(const struct spec_qf_value *v, uint32_t elem, struct kiln_buf *out)
+static void fmt_json(const struct rpmtag_qf_value *v, uint32_t elem, struct kiln_buf *out)
 {
 	struct kiln_buf b64 = KILN_BUF_INIT(out->max);
 
-	if (spec_type_is_number(v->type)) {
-		kiln_buf_addf(out, "%" PRIu64, spec_qf_value_num(v, elem));
-	} else if (v->type == SPEC_TYPE_BIN) {
-		spec_qf_base64(v->data, v->count, false, &b64);
+	if (rpmtag_type_is_number(v->type)) {
+		kiln_buf_addf(out, "%" PRIu64, rpmtag_qf_value_num(v, elem));
+	} else if (v->type == RPMTAG_TYPE_BIN) {
+		rpmtag_qf_base64(v->data, v->count, false, &b64);
 		add_escaped_json(out, b64.ptr);
 		kiln_buf_release(&b64);
 	} else {
-		add_escaped_json(out, spec_qf_value_str(v, elem));
+		add_escaped_json(out, rpmtag_qf_value_str(v, elem));
 	}
 }
 
@@ -233,11 +234,11 @@ static void fmt_time(uint64_t t, bool day, struct kiln_buf *out)
 
 static void fmt_depflags(uint64_t n, struct kiln_buf *out)
 {
-	if (n & SPEC_DEP_LESS)
+	if (n & RPMTAG_DEP_LESS)
 		kiln_buf_addch(out, '<');
-	if (n & SPEC_DEP_GREATER)
+	if (n & RPMTAG_DEP_GREATER)
 		kiln_buf_addch(out, '>');
-	if (n & SPEC_DEP_EQUAL)
+	if (n & RPMTAG_DEP_EQUAL)
 		kiln_buf_addch(out, '=');
 }
 
@@ -247,22 +248,22 @@ static void fmt_deptype(uint64_t n, struct kiln_buf *out)
 		uint64_t bits;
 		const char *word;
 	} words[] = {
-	    {SPEC_DEP_SCRIPT_PRE, "pre"},
-	    {SPEC_DEP_SCRIPT_POST, "post"},
-	    {SPEC_DEP_SCRIPT_PREUN, "preun"},
-	    {SPEC_DEP_SCRIPT_POSTUN, "postun"},
-	    {SPEC_DEP_SCRIPT_VERIFY, "verify"},
-	    {SPEC_DEP_INTERP, "interp"},
-	    {SPEC_DEP_RPMLIB, "rpmlib"},
-	    {SPEC_DEP_FIND_REQUIRES | SPEC_DEP_FIND_PROVIDES, "auto"},
-	    {SPEC_DEP_PREREQ, "prereq"},
-	    {SPEC_DEP_PRETRANS, "pretrans"},
-	    {SPEC_DEP_POSTTRANS, "posttrans"},
-	    {SPEC_DEP_PREUNTRANS, "preuntrans"},
-	    {SPEC_DEP_POSTUNTRANS, "postuntrans"},
-	    {SPEC_DEP_CONFIG, "config"},
-	    {SPEC_DEP_MISSINGOK, "missingok"},
-	    {SPEC_DEP_META, "meta"},
+	    {RPMTAG_DEP_SCRIPT_PRE, "pre"},
+	    {RPMTAG_DEP_SCRIPT_POST, "post"},
+	    {RPMTAG_DEP_SCRIPT_PREUN, "preun"},
+	    {RPMTAG_DEP_SCRIPT_POSTUN, "postun"},
+	    {RPMTAG_DEP_SCRIPT_VERIFY, "verify"},
+	    {RPMTAG_DEP_INTERP, "interp"},
+	    {RPMTAG_DEP_RPMLIB, "rpmlib"},
+	    {RPMTAG_DEP_FIND_REQUIRES | RPMTAG_DEP_FIND_PROVIDES, "auto"},
+	    {RPMTAG_DEP_PREREQ, "prereq"},
+	    {RPMTAG_DEP_PRETRANS, "pretrans"},
+	    {RPMTAG_DEP_POSTTRANS, "posttrans"},
+	    {RPMTAG_DEP_PREUNTRANS, "preuntrans"},
+	    {RPMTAG_DEP_POSTUNTRANS, "postuntrans"},
+	    {RPMTAG_DEP_CONFIG, "config"},
+	    {RPMTAG_DEP_MISSINGOK, "missingok"},
+	    {RPMTAG_DEP_META, "meta"},
 	};
 	size_t start = out->len, i;
 
@@ -283,9 +284,9 @@ static void fmt_fflags(uint64_t n, struct kiln_buf *out)
 		uint64_t bit;
 		char c;
 	} letters[] = {
-	    {SPEC_FILE_DOC, 'd'},       {SPEC_FILE_CONFIG, 'c'},    {SPEC_FILE_SPECFILE, 's'},
-	    {SPEC_FILE_MISSINGOK, 'm'}, {SPEC_FILE_NOREPLACE, 'n'}, {SPEC_FILE_GHOST, 'g'},
-	    {SPEC_FILE_LICENSE, 'l'},   {SPEC_FILE_README, 'r'},    {SPEC_FILE_ARTIFACT, 'a'},
+	    {RPMTAG_FILE_DOC, 'd'},       {RPMTAG_FILE_CONFIG, 'c'},    {RPMTAG_FILE_SPECFILE, 's'},
+	    {RPMTAG_FILE_MISSINGOK, 'm'}, {RPMTAG_FILE_NOREPLACE, 'n'}, {RPMTAG_FILE_GHOST, 'g'},
+	    {RPMTAG_FILE_LICENSE, 'l'},   {RPMTAG_FILE_README, 'r'},    {RPMTAG_FILE_ARTIFACT, 'a'},
 	};
 	size_t i;
 
@@ -308,15 +309,15 @@ static void fmt_vflags(uint64_t n, const char *pad, struct kiln_buf *out)
 {
 	const uint64_t readlinkfail = 1u << 29, readfail = 1u << 30;
 
-	kiln_buf_addstr(out, n & SPEC_VERIFY_FILESIZE ? "S" : pad);
-	kiln_buf_addstr(out, n & SPEC_VERIFY_MODE ? "M" : pad);
-	kiln_buf_addstr(out, n & readfail ? "?" : n & SPEC_VERIFY_FILEDIGEST ? "5" : pad);
-	kiln_buf_addstr(out, n & SPEC_VERIFY_RDEV ? "D" : pad);
-	kiln_buf_addstr(out, n & readlinkfail ? "?" : n & SPEC_VERIFY_LINKTO ? "L" : pad);
-	kiln_buf_addstr(out, n & SPEC_VERIFY_USER ? "U" : pad);
-	kiln_buf_addstr(out, n & SPEC_VERIFY_GROUP ? "G" : pad);
-	kiln_buf_addstr(out, n & SPEC_VERIFY_MTIME ? "T" : pad);
-	kiln_buf_addstr(out, n & SPEC_VERIFY_CAPS ? "P" : pad);
+	kiln_buf_addstr(out, n & RPMTAG_VERIFY_FILESIZE ? "S" : pad);
+	kiln_buf_addstr(out, n & RPMTAG_VERIFY_MODE ? "M" : pad);
+	kiln_buf_addstr(out, n & readfail ? "?" : n & RPMTAG_VERIFY_FILEDIGEST ? "5" : pad);
+	kiln_buf_addstr(out, n & RPMTAG_VERIFY_RDEV ? "D" : pad);
+	kiln_buf_addstr(out, n & readlinkfail ? "?" : n & RPMTAG_VERIFY_LINKTO ? "L" : pad);
+	kiln_buf_addstr(out, n & RPMTAG_VERIFY_USER ? "U" : pad);
+	kiln_buf_addstr(out, n & RPMTAG_VERIFY_GROUP ? "G" : pad);
+	kiln_buf_addstr(out, n & RPMTAG_VERIFY_MTIME ? "T" : pad);
+	kiln_buf_addstr(out, n & RPMTAG_VERIFY_CAPS ? "P" : pad);
 }
 
 static const char *hash_name(uint64_t n)
@@ -398,13 +399,13 @@ static void fmt_perms(uint64_t m, struct kiln_buf *out)
 
 static void fmt_triggertype(uint64_t n, struct kiln_buf *out)
 {
-	if (n & SPEC_DEP_TRIGGERPREIN)
+	if (n & RPMTAG_DEP_TRIGGERPREIN)
 		kiln_buf_addstr(out, "prein");
-	else if (n & SPEC_DEP_TRIGGERIN)
+	else if (n & RPMTAG_DEP_TRIGGERIN)
 		kiln_buf_addstr(out, "in");
-	else if (n & SPEC_DEP_TRIGGERUN)
+	else if (n & RPMTAG_DEP_TRIGGERUN)
 		kiln_buf_addstr(out, "un");
-	else if (n & SPEC_DEP_TRIGGERPOSTUN)
+	else if (n & RPMTAG_DEP_TRIGGERPOSTUN)
 		kiln_buf_addstr(out, "postun");
 }
 
@@ -559,19 +560,19 @@ static bool base64_complete(const char *s)
 }
 
 /* The bytes of a signature-ish value: a blob as is, a string decoded from base64 into tmp. */
-static bool blob_of(const struct spec_qf_value *v, uint32_t elem, struct kiln_buf *tmp,
+static bool blob_of(const struct rpmtag_qf_value *v, uint32_t elem, struct kiln_buf *tmp,
                     const unsigned char **p, size_t *n)
 {
 	const char *s;
 
-	if (v->type == SPEC_TYPE_BIN) {
+	if (v->type == RPMTAG_TYPE_BIN) {
 		*p = v->data;
 		*n = v->count;
 		return true;
 	}
-	if (!spec_type_is_string(v->type))
+	if (!rpmtag_type_is_string(v->type))
 		return false;
-	s = spec_qf_value_str(v, elem);
+	s = rpmtag_qf_value_str(v, elem);
 	if (!base64_complete(s) || util_base64_decode(s, strlen(s), tmp, NULL))
 		return false;
 	*p = (const unsigned char *)tmp->ptr;
@@ -579,7 +580,7 @@ static bool blob_of(const struct spec_qf_value *v, uint32_t elem, struct kiln_bu
 	return true;
 }
 
-static void fmt_pgpsig(const struct spec_qf_value *v, uint32_t elem, struct kiln_buf *out)
+static void fmt_pgpsig(const struct rpmtag_qf_value *v, uint32_t elem, struct kiln_buf *out)
 {
 	struct kiln_buf tmp = KILN_BUF_INIT(KILN_LIMIT_PGP_PACKET);
 	const unsigned char *p;
@@ -587,11 +588,11 @@ static void fmt_pgpsig(const struct spec_qf_value *v, uint32_t elem, struct kiln
 	char keyid[17];
 	size_t n;
 
-	if (v->type != SPEC_TYPE_BIN && !spec_type_is_string(v->type)) {
+	if (v->type != RPMTAG_TYPE_BIN && !rpmtag_type_is_string(v->type)) {
 		kiln_buf_addstr(out, "(not a blob)");
 	} else if (!blob_of(v, elem, &tmp, &p, &n)) {
-		kiln_buf_addstr(out, v->type == SPEC_TYPE_BIN ? "(not an OpenPGP signature)"
-		                                              : "(not base64)");
+		kiln_buf_addstr(out, v->type == RPMTAG_TYPE_BIN ? "(not an OpenPGP signature)"
+		                                                : "(not base64)");
 	} else if (!parse_sig(p, n, &si)) {
 		kiln_buf_addstr(out, "(not an OpenPGP signature)");
 	} else {
@@ -623,16 +624,16 @@ static uint32_t crc24(const unsigned char *p, size_t n)
 /* ASCII armor (RFC 4880 section 6.2) as rpm's :armor writes it, Version line included (the
  * rpm release kiln's query output is checked against). */
 #define ARMOR_VERSION "rpm-4.18.0"
-static void fmt_armor(const struct spec_qf_value *v, uint32_t elem, struct kiln_buf *out)
+static void fmt_armor(const struct rpmtag_qf_value *v, uint32_t elem, struct kiln_buf *out)
 {
 	struct kiln_buf tmp = KILN_BUF_INIT(KILN_LIMIT_PGP_PACKET);
-	const char *what = v->type == SPEC_TYPE_BIN ? "SIGNATURE" : "PUBLIC KEY BLOCK";
+	const char *what = v->type == RPMTAG_TYPE_BIN ? "SIGNATURE" : "PUBLIC KEY BLOCK";
 	const unsigned char *p;
 	unsigned char crc[3];
 	uint32_t c;
 	size_t n;
 
-	if (v->type != SPEC_TYPE_BIN && !spec_type_is_string(v->type)) {
+	if (v->type != RPMTAG_TYPE_BIN && !rpmtag_type_is_string(v->type)) {
 		kiln_buf_addstr(out, "(invalid type)");
 	} else if (!blob_of(v, elem, &tmp, &p, &n)) {
 		kiln_buf_addstr(out, "(not base64)");
@@ -642,77 +643,77 @@ static void fmt_armor(const struct spec_qf_value *v, uint32_t elem, struct kiln_
 		crc[1] = (unsigned char)(c >> 8);
 		crc[2] = (unsigned char)c;
 		kiln_buf_addf(out, "-----BEGIN PGP %s-----\nVersion: " ARMOR_VERSION "\n\n", what);
-		spec_qf_base64(p, n, true, out);
+		rpmtag_qf_base64(p, n, true, out);
 		kiln_buf_addch(out, '=');
-		spec_qf_base64(crc, 3, false, out);
+		rpmtag_qf_base64(crc, 3, false, out);
 		kiln_buf_addf(out, "\n-----END PGP %s-----\n", what);
 	}
 	kiln_buf_release(&tmp);
 }
 
-static kiln_rc fmt_expand(struct spec_qf_render *r, const struct spec_qf_value *v, uint32_t elem,
-                          struct kiln_buf *out)
+static kiln_rc fmt_expand(struct rpmtag_qf_render *r, const struct rpmtag_qf_value *v,
+                          uint32_t elem, struct kiln_buf *out)
 {
-	const struct spec_qf_source *src = r->src;
+	const struct rpmtag_qf_source *src = r->src;
 
-	if (!spec_type_is_string(v->type)) {
+	if (!rpmtag_type_is_string(v->type)) {
 		kiln_buf_addstr(out, "(not a string)");
 		return KILN_OK;
 	}
 	if (!src->ops->expand) {
-		kiln_buf_addstr(out, spec_qf_value_str(v, elem));
+		kiln_buf_addstr(out, rpmtag_qf_value_str(v, elem));
 		return KILN_OK;
 	}
-	return src->ops->expand(src->ctx, spec_qf_value_str(v, elem), out, r->err);
+	return src->ops->expand(src->ctx, rpmtag_qf_value_str(v, elem), out, r->err);
 }
 
 /* Formats that take a number; false when fmt is not one of them. */
-static bool fmt_number(enum spec_qf_fmt fmt, uint64_t n, struct kiln_buf *out)
+static bool fmt_number(enum rpmtag_qf_fmt fmt, uint64_t n, struct kiln_buf *out)
 {
 	switch (fmt) {
-	case SPEC_QF_FMT_DATE:
+	case RPMTAG_QF_FMT_DATE:
 		fmt_time(n, false, out);
 		break;
-	case SPEC_QF_FMT_DAY:
+	case RPMTAG_QF_FMT_DAY:
 		fmt_time(n, true, out);
 		break;
-	case SPEC_QF_FMT_DEPFLAGS:
+	case RPMTAG_QF_FMT_DEPFLAGS:
 		fmt_depflags(n, out);
 		break;
-	case SPEC_QF_FMT_DEPTYPE:
+	case RPMTAG_QF_FMT_DEPTYPE:
 		fmt_deptype(n, out);
 		break;
-	case SPEC_QF_FMT_FFLAGS:
+	case RPMTAG_QF_FMT_FFLAGS:
 		fmt_fflags(n, out);
 		break;
-	case SPEC_QF_FMT_FSTATE:
+	case RPMTAG_QF_FMT_FSTATE:
 		fmt_fstate(n, out);
 		break;
-	case SPEC_QF_FMT_FSTATUS:
+	case RPMTAG_QF_FMT_FSTATUS:
 		fmt_vflags(n, ".", out);
 		break;
-	case SPEC_QF_FMT_VFLAGS:
+	case RPMTAG_QF_FMT_VFLAGS:
 		fmt_vflags(n, "", out);
 		break;
-	case SPEC_QF_FMT_HASHALGO:
+	case RPMTAG_QF_FMT_HASHALGO:
 		kiln_buf_addstr(out, hash_name(n) ? hash_name(n) : "Unknown hash algorithm");
 		break;
-	case SPEC_QF_FMT_HEX:
+	case RPMTAG_QF_FMT_HEX:
 		kiln_buf_addf(out, "%" PRIx64, n);
 		break;
-	case SPEC_QF_FMT_OCTAL:
+	case RPMTAG_QF_FMT_OCTAL:
 		kiln_buf_addf(out, "%" PRIo64, n);
 		break;
-	case SPEC_QF_FMT_HUMANIEC:
+	case RPMTAG_QF_FMT_HUMANIEC:
 		fmt_human(n, 1024, out);
 		break;
-	case SPEC_QF_FMT_HUMANSI:
+	case RPMTAG_QF_FMT_HUMANSI:
 		fmt_human(n, 1000, out);
 		break;
-	case SPEC_QF_FMT_PERMS:
+	case RPMTAG_QF_FMT_PERMS:
 		fmt_perms(n, out);
 		break;
-	case SPEC_QF_FMT_TRIGGERTYPE:
+	case RPMTAG_QF_FMT_TRIGGERTYPE:
 		fmt_triggertype(n, out);
 		break;
 	default:
@@ -721,57 +722,57 @@ static bool fmt_number(enum spec_qf_fmt fmt, uint64_t n, struct kiln_buf *out)
 	return true;
 }
 
-kiln_rc spec_qf_fmt_apply(struct spec_qf_render *r, enum spec_qf_fmt fmt, uint32_t tag,
-                          const struct spec_qf_value *v, uint32_t elem, struct kiln_buf *out)
+kiln_rc rpmtag_qf_fmt_apply(struct rpmtag_qf_render *r, enum rpmtag_qf_fmt fmt, uint32_t tag,
+                            const struct rpmtag_qf_value *v, uint32_t elem, struct kiln_buf *out)
 {
 	char name[64];
 
 	switch (fmt) {
-	case SPEC_QF_FMT_STRING:
-	case SPEC_QF_FMT_ARRAYSIZE:
+	case RPMTAG_QF_FMT_STRING:
+	case RPMTAG_QF_FMT_ARRAYSIZE:
 		fmt_string(v, elem, out);
 		return KILN_OK;
-	case SPEC_QF_FMT_XML:
+	case RPMTAG_QF_FMT_XML:
 		fmt_xml(v, elem, out);
 		return KILN_OK;
-	case SPEC_QF_FMT_JSON:
+	case RPMTAG_QF_FMT_JSON:
 		fmt_json(v, elem, out);
 		return KILN_OK;
-	case SPEC_QF_FMT_TAGNAME:
-		kiln_buf_addstr(out, spec_tag_shortname(tag, name, sizeof(name)));
+	case RPMTAG_QF_FMT_TAGNAME:
+		kiln_buf_addstr(out, rpmtag_shortname(tag, name, sizeof(name)));
 		return KILN_OK;
-	case SPEC_QF_FMT_TAGNUM:
+	case RPMTAG_QF_FMT_TAGNUM:
 		kiln_buf_addf(out, "%" PRIu32, tag);
 		return KILN_OK;
-	case SPEC_QF_FMT_BASE64:
-		if (v->type != SPEC_TYPE_BIN)
+	case RPMTAG_QF_FMT_BASE64:
+		if (v->type != RPMTAG_TYPE_BIN)
 			kiln_buf_addstr(out, "(not a blob)");
 		else
-			spec_qf_base64(v->data, v->count, true, out);
+			rpmtag_qf_base64(v->data, v->count, true, out);
 		return KILN_OK;
-	case SPEC_QF_FMT_PGPSIG:
+	case RPMTAG_QF_FMT_PGPSIG:
 		fmt_pgpsig(v, elem, out);
 		return KILN_OK;
-	case SPEC_QF_FMT_ARMOR:
+	case RPMTAG_QF_FMT_ARMOR:
 		fmt_armor(v, elem, out);
 		return KILN_OK;
-	case SPEC_QF_FMT_EXPAND:
+	case RPMTAG_QF_FMT_EXPAND:
 		return fmt_expand(r, v, elem, out);
-	case SPEC_QF_FMT_SHESCAPE:
-		if (spec_type_is_number(v->type))
+	case RPMTAG_QF_FMT_SHESCAPE:
+		if (rpmtag_type_is_number(v->type))
 			fmt_string(v, elem, out);
-		else if (spec_type_is_string(v->type))
-			fmt_shescape(spec_qf_value_str(v, elem), out);
+		else if (rpmtag_type_is_string(v->type))
+			fmt_shescape(rpmtag_qf_value_str(v, elem), out);
 		else
 			kiln_buf_addstr(out, "(invalid type)");
 		return KILN_OK;
 	default:
 		break;
 	}
-	if (!spec_type_is_number(v->type))
+	if (!rpmtag_type_is_number(v->type))
 		kiln_buf_addstr(out, "(not a number)");
 	else
-		fmt_number(fmt, spec_qf_value_num(v, elem), out);
+		fmt_number(fmt, rpmtag_qf_value_num(v, elem), out);
 	return KILN_OK;
 }
 
@@ -842,7 +843,7 @@ static const struct {
     {"filecaps", "[%{FILENAMES}\\t%|FILECAPS?{%{FILECAPS}}|\\n]"},
 };
 
-const char *spec_qf_alias(const char *name)
+const char *rpmtag_qf_alias(const char *name)
 {
 	size_t i;
 

@@ -9,17 +9,17 @@
 
 #include <strings.h>
 
-#include "spec/spec.h"
+#include "rpmtag/rpmtag.h"
 
-#define A SPEC_TAG_F_ARRAY
-#define X SPEC_TAG_F_EXT
-#define N SPEC_TAG_F_NEW
+#define A RPMTAG_F_ARRAY
+#define X RPMTAG_F_EXT
+#define N RPMTAG_F_NEW
 #define T(name, num, type, flags)                                                                  \
 	{                                                                                          \
-#name, num, SPEC_TYPE_##type, flags                                                \
+#name, num, RPMTAG_TYPE_##type, flags                                              \
 	}
 
-static const struct spec_tag_info tag_table[] = {
+static const struct rpmtag_info tag_table[] = {
     T(HEADERIMAGE, 61, BIN, 0),
     T(HEADERSIGNATURES, 62, BIN, 0),
     T(HEADERIMMUTABLE, 63, BIN, 0),
@@ -284,19 +284,19 @@ static const struct {
 	const char *name;
 	uint32_t num;
 } tag_aliases[] = {
-    {"PAYLOADDIGEST", SPEC_TAG_PAYLOADSHA256},
-    {"PAYLOADDIGESTALGO", SPEC_TAG_PAYLOADSHA256ALGO},
-    {"PAYLOADDIGESTALT", SPEC_TAG_PAYLOADSHA256ALT},
-    {"SOURCEPKGID", SPEC_TAG_SOURCESIGMD5},
+    {"PAYLOADDIGEST", RPMTAG_PAYLOADSHA256},
+    {"PAYLOADDIGESTALGO", RPMTAG_PAYLOADSHA256ALGO},
+    {"PAYLOADDIGESTALT", RPMTAG_PAYLOADSHA256ALT},
+    {"SOURCEPKGID", RPMTAG_SOURCESIGMD5},
 };
 
-const struct spec_tag_info *spec_tag_table(size_t *count)
+const struct rpmtag_info *rpmtag_table(size_t *count)
 {
 	*count = KILN_ARRAY_SIZE(tag_table);
 	return tag_table;
 }
 
-const struct spec_tag_info *spec_tag_by_num(uint32_t num)
+const struct rpmtag_info *rpmtag_by_num(uint32_t num)
 {
 	size_t lo = 0, hi = KILN_ARRAY_SIZE(tag_table);
 
@@ -318,7 +318,7 @@ static bool name_eq(const char *table_name, const char *name, size_t len)
 	return strlen(table_name) == len && !strncasecmp(table_name, name, len);
 }
 
-const struct spec_tag_info *spec_tag_by_name(const char *name, size_t len)
+const struct rpmtag_info *rpmtag_by_name(const char *name, size_t len)
 {
 	size_t i;
 
@@ -332,14 +332,14 @@ const struct spec_tag_info *spec_tag_by_name(const char *name, size_t len)
 	}
 	for (i = 0; i < KILN_ARRAY_SIZE(tag_aliases); i++) {
 		if (name_eq(tag_aliases[i].name, name, len))
-			return spec_tag_by_num(tag_aliases[i].num);
+			return rpmtag_by_num(tag_aliases[i].num);
 	}
 	return NULL;
 }
 
-const char *spec_tag_shortname(uint32_t num, char *dst, size_t size)
+const char *rpmtag_shortname(uint32_t num, char *dst, size_t size)
 {
-	const struct spec_tag_info *t = spec_tag_by_num(num);
+	const struct rpmtag_info *t = rpmtag_by_num(num);
 	size_t i;
 
 	if (!size)
@@ -357,12 +357,13 @@ const char *spec_tag_shortname(uint32_t num, char *dst, size_t size)
 	return dst;
 }
 
-bool spec_type_is_number(enum spec_tag_type t)
+bool rpmtag_type_is_number(enum rpmtag_type t)
 {
-	return t >= SPEC_TYPE_CHAR && t <= SPEC_TYPE_INT64;
+	return t >= RPMTAG_TYPE_CHAR && t <= RPMTAG_TYPE_INT64;
 }
 
-bool spec_type_is_string(enum spec_tag_type t)
+bool rpmtag_type_is_string(enum rpmtag_type t)
 {
-	return t == SPEC_TYPE_STRING || t == SPEC_TYPE_STRING_ARRAY || t == SPEC_TYPE_I18NSTRING;
+	return t == RPMTAG_TYPE_STRING || t == RPMTAG_TYPE_STRING_ARRAY ||
+	       t == RPMTAG_TYPE_I18NSTRING;
 }

@@ -1,8 +1,8 @@
 #include "util/util.h"
 
-#include "spec/spec.h"
+#include "rpmtag/rpmtag.h"
 #include "tests/unit/harness.h"
-#include "tests/unit/spec/qfsrc.h"
+#include "tests/unit/rpmtag/qfsrc.h"
 
 static char buf[4096];
 #define R(fmt) qfsrc_render(fmt, buf, sizeof(buf))
@@ -27,19 +27,19 @@ KILN_TEST(ext_files_and_deps)
 KILN_TEST(ext_triggers)
 {
 	const struct qfsrc_tag tags[] = {
-	    QF_STRS(SPEC_TAG_TRIGGERSCRIPTS, 2, "echo a", "echo b"),
-	    QF_STRS(SPEC_TAG_TRIGGERNAME, 3, "bash", "zsh", "ksh"),
-	    QF_STRS(SPEC_TAG_TRIGGERVERSION, 3, "", "5", ""),
-	    QF_U32S(SPEC_TAG_TRIGGERFLAGS, 3, SPEC_DEP_TRIGGERIN, SPEC_DEP_TRIGGERIN | 12,
-	            SPEC_DEP_TRIGGERPOSTUN),
-	    QF_U32S(SPEC_TAG_TRIGGERINDEX, 3, 0, 0, 1),
+	    QF_STRS(RPMTAG_TRIGGERSCRIPTS, 2, "echo a", "echo b"),
+	    QF_STRS(RPMTAG_TRIGGERNAME, 3, "bash", "zsh", "ksh"),
+	    QF_STRS(RPMTAG_TRIGGERVERSION, 3, "", "5", ""),
+	    QF_U32S(RPMTAG_TRIGGERFLAGS, 3, RPMTAG_DEP_TRIGGERIN, RPMTAG_DEP_TRIGGERIN | 12,
+	            RPMTAG_DEP_TRIGGERPOSTUN),
+	    QF_U32S(RPMTAG_TRIGGERINDEX, 3, 0, 0, 1),
 	};
 	struct qfsrc s = {tags, KILN_ARRAY_SIZE(tags)};
-	struct spec_qf_source src = {&qfsrc_ops, &s, 0};
+	struct rpmtag_qf_source src = {&qfsrc_ops, &s, 0};
 	struct kiln_buf out = KILN_BUF_INIT(KILN_MIB);
 	struct kiln_err err = KILN_ERR_INIT;
 
-	assert_ok(spec_qf_format("[%{TRIGGERTYPE}: %{TRIGGERCONDS}\\n]", &src, &out, &err), &err);
+	assert_ok(rpmtag_qf_format("[%{TRIGGERTYPE}: %{TRIGGERCONDS}\\n]", &src, &out, &err), &err);
 	assert_string_equal(out.ptr, "in: bash, zsh >= 5\npostun: ksh\n");
 	kiln_buf_release(&out);
 }
@@ -49,19 +49,18 @@ KILN_TEST(ext_triggers)
 KILN_TEST(ext_fileclass_by_type)
 {
 	const struct qfsrc_tag tags[] = {
-	    QF_U16S(SPEC_TAG_FILEMODES, 7, 040755, 0100644, 010644, 0140644, 020644, 060644,
-	            0120777),
-	    QF_STRS(SPEC_TAG_FILELINKTOS, 7, "", "", "", "", "", "", "x"),
-	    QF_STRS(SPEC_TAG_BASENAMES, 7, "d", "f", "p", "s", "c", "b", "l"),
-	    QF_U32S(SPEC_TAG_FILECLASS, 7, 0, 1, 0, 0, 0, 0, 0),
-	    QF_STRS(SPEC_TAG_CLASSDICT, 2, "", "ASCII text"),
+	    QF_U16S(RPMTAG_FILEMODES, 7, 040755, 0100644, 010644, 0140644, 020644, 060644, 0120777),
+	    QF_STRS(RPMTAG_FILELINKTOS, 7, "", "", "", "", "", "", "x"),
+	    QF_STRS(RPMTAG_BASENAMES, 7, "d", "f", "p", "s", "c", "b", "l"),
+	    QF_U32S(RPMTAG_FILECLASS, 7, 0, 1, 0, 0, 0, 0, 0),
+	    QF_STRS(RPMTAG_CLASSDICT, 2, "", "ASCII text"),
 	};
 	struct qfsrc s = {tags, KILN_ARRAY_SIZE(tags)};
-	struct spec_qf_source src = {&qfsrc_ops, &s, 0};
+	struct rpmtag_qf_source src = {&qfsrc_ops, &s, 0};
 	struct kiln_buf out = KILN_BUF_INIT(KILN_MIB);
 	struct kiln_err err = KILN_ERR_INIT;
 
-	assert_ok(spec_qf_format("[%{FILECLASS}|]", &src, &out, &err), &err);
+	assert_ok(rpmtag_qf_format("[%{FILECLASS}|]", &src, &out, &err), &err);
 	assert_string_equal(out.ptr, "directory|ASCII text|fifo (named pipe)|socket|"
 	                             "character special|block special|symbolic link to `x'|");
 	kiln_buf_release(&out);

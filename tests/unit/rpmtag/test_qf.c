@@ -1,8 +1,8 @@
 #include "util/util.h"
 
-#include "spec/spec.h"
+#include "rpmtag/rpmtag.h"
 #include "tests/unit/harness.h"
-#include "tests/unit/spec/qfsrc.h"
+#include "tests/unit/rpmtag/qfsrc.h"
 
 static char buf[4096];
 #define R(fmt) qfsrc_render(fmt, buf, sizeof(buf))
@@ -97,16 +97,16 @@ KILN_TEST(qf_aliases_compile)
 	static const char *const names[] = {"info",    "changelog", "xml",
 	                                    "json",    "requires",  "provides",
 	                                    "scripts", "triggers",  "filetriggers"};
-	struct spec_qf *qf = NULL;
+	struct rpmtag_qf *qf = NULL;
 	struct kiln_err err = KILN_ERR_INIT;
 	size_t i;
 
 	for (i = 0; i < KILN_ARRAY_SIZE(names); i++) {
-		const char *f = spec_qf_alias(names[i]);
+		const char *f = rpmtag_qf_alias(names[i]);
 
 		assert_non_null(f);
-		assert_ok(spec_qf_compile(f, strlen(f), &qf, &err), &err);
-		spec_qf_free(qf);
+		assert_ok(rpmtag_qf_compile(f, strlen(f), &qf, &err), &err);
+		rpmtag_qf_free(qf);
 	}
-	assert_null(spec_qf_alias("nope"));
+	assert_null(rpmtag_qf_alias("nope"));
 }

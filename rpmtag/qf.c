@@ -7,8 +7,8 @@
  */
 #include "util/util.h"
 
-#include "spec/spec.h"
-#include "spec/spec_int.h"
+#include "rpmtag/rpmtag.h"
+#include "rpmtag/rpmtag_int.h"
 
 #define QF_MIN(a, b) ((a) < (b) ? (a) : (b))
 
@@ -30,7 +30,7 @@ struct tok {
 	bool star;   /* %{*}: every stored tag */
 	bool locked; /* %{=TAG}: always element 0 */
 	bool count;  /* %{#TAG}: the element count */
-	enum spec_qf_fmt fmt;
+	enum rpmtag_qf_fmt fmt;
 	int width; /* printf field width; 0 = none */
 	bool left; /* '-' flag */
 	/* TOK_ARRAY (body) and TOK_COND (body = present, alt = absent) */
@@ -38,7 +38,7 @@ struct tok {
 	struct tok *alt;
 };
 
-struct spec_qf {
+struct rpmtag_qf {
 	struct kiln_arena arena; /* owns every token */
 	struct tok *first;
 };
@@ -98,7 +98,7 @@ static kiln_rc lit_add(struct parser *ps, struct tok ***tail, struct tok **last,
 
 static kiln_rc lookup_tag(struct parser *ps, const char *name, size_t len, uint32_t *num)
 {
-	const struct spec_tag_info *ti = spec_tag_by_name(name, len);
+	const struct rpmtag_info *ti = rpmtag_by_name(name, len);
 
 	if (!ti)
 		return kiln_err_set(ps->err, KILN_ESYNTAX,
@@ -157,7 +157,7 @@ static kiln_rc parse_tag(struct parser *ps, struct tok **out)
 		return bad(ps, "empty tag name");
 	if (colon && colon + 1 == close)
 		return bad(ps, "empty tag format");
-	if (colon && !spec_qf_fmt_lookup(colon + 1, (size_t)(close - colon - 1), &t->fmt))
+	if (colon && !rpmtag_qf_fmt_lookup(colon + 1, (size_t)(close - colon - 1), &t->fmt))
 		return kiln_err_set(ps->err, KILN_ESYNTAX,
 		                    "incorrect format: unknown tag format: \"%.*s\"",
 		                    (int)(close - colon - 1), colon + 1);
@@ -166,7 +166,7 @@ static kiln_rc parse_tag(struct parser *ps, struct tok **out)
 	else
 		rc = lookup_tag(ps, name, (size_t)((colon ? colon : close) - name), &t->tag);
 	if (t->count)
-		t->fmt = SPEC_QF_FMT_ARRAYSIZE;
+		t->fmt = RPMTAG_QF_FMT_ARRAYSIZE;
 	ps->p = close + 1;
 	*out = t;
 	return rc;
@@ -319,9 +319,9 @@ static kiln_rc parse_seq(struct parser *ps, char term, struct tok **out, bool *t
 	return rc;
 }
 
-kiln_rc spec_qf_compile(const char *fmt, size_t len, struct spec_qf **out, struct kiln_err *err)
+kiln_rc rpmtag_qf_compile(const char *fmt, size_t len, struct rpmtag_qf **out, struct kiln_err *err)
 {
-	struct spec_qf *qf = kiln_calloc(1, sizeof(*qf));
+	struct rpmtag_qf *qf = kiln_calloc(1, sizeof(*qf));
 	struct parser ps = {fmt, fmt + len, NULL, err, 0};
 	bool done = false;
 	kiln_rc rc;
@@ -335,14 +335,14 @@ kiln_rc spec_qf_compile(const char *fmt, size_t len, struct spec_qf **out, struc
 	if (!rc)
 		rc = kiln_arena_finish(&qf->arena, err);
 	if (rc) {
-		spec_qf_free(qf);
+		rpmtag_qf_free(qf);
 		return rc;
 	}
 	*out = qf;
 	return KILN_OK;
 }
 
-void spec_qf_free(struct spec_qf *qf)
+void rpmtag_qf_free(struct rpmtag_qf *qf)
 {
 	if (!qf)
 		return;
@@ -353,13 +353,13 @@ void spec_qf_free(struct spec_qf *qf)
 /* ---------------------------------------------------------------------------------------- */
 /* Rendering */
 
-static kiln_rc render_seq(struct spec_qf_render *r, const struct tok *t, uint32_t elem,
+static kiln_rc render_seq(struct rpmtag_qf_render *r, const struct tok *t, uint32_t elem,
                           struct kiln_buf *out);
 
 /* rpm counts a blob as one element. */
-static uint32_t elems(const struct spec_qf_value *v)
+static uint32_t elems(const struct rpmtag_qf_value *v)
 {
-	return v->type == SPEC_TYPE_BIN ? 1 : v->count;
+	return v->type == RPMTAG_TYPE_BIN ? 1 : v->count;
 }
 
 static void pad_to(struct kiln_buf *out, size_t start, const struct tok *t)
@@ -383,10 +383,10 @@ static void pad_to(struct kiln_buf *out, size_t start, const struct tok *t)
 	}
 }
 
-static kiln_rc render_tag(struct spec_qf_render *r, const struct tok *t, uint32_t elem,
+static kiln_rc render_tag(struct rpmtag_qf_render *r, const struct tok *t, uint32_t elem,
                           struct kiln_buf *out)
 {
-	struct spec_qf_value v;
+	struct rpmtag_qf_value v;
 	size_t start = out->len;
 	kiln_rc rc = KILN_OK;
 
@@ -398,14 +398,14 @@ static kiln_rc render_tag(struct spec_qf_render *r, const struct tok *t, uint32_
 	}
 	if (t->locked)
 		elem = 0;
-	if (!spec_qf_get(r, t->tag, &v))
+	if (!rpmtag_qf_get(r, t->tag, &v))
 		kiln_buf_addstr(out, "(none)");
-	else if (t->fmt == SPEC_QF_FMT_ARRAYSIZE)
+	else if (t->fmt == RPMTAG_QF_FMT_ARRAYSIZE)
 		kiln_buf_addf(out, "%" PRIu32, elems(&v));
 	else if (elem >= elems(&v))
 		kiln_buf_addstr(out, "(none)");
 	else
-		rc = spec_qf_fmt_apply(r, t->fmt, t->tag, &v, elem, out);
+		rc = rpmtag_qf_fmt_apply(r, t->fmt, t->tag, &v, elem, out);
 	if (t->width)
 		pad_to(out, start, t);
 	return rc;
@@ -413,14 +413,14 @@ static kiln_rc render_tag(struct spec_qf_render *r, const struct tok *t, uint32_
 
 static bool is_region_tag(uint32_t tag)
 {
-	return tag >= SPEC_TAG_HEADERIMAGE && tag <= SPEC_TAG_HEADERREGIONS;
+	return tag >= RPMTAG_HEADERIMAGE && tag <= RPMTAG_HEADERREGIONS;
 }
 
 /* [%{*:xml}...] and [%{*:json}...]: every stored tag with rpm's wrappers (section 9.3). */
-static kiln_rc render_star(struct spec_qf_render *r, const struct tok *star, struct kiln_buf *out)
+static kiln_rc render_star(struct rpmtag_qf_render *r, const struct tok *star, struct kiln_buf *out)
 {
-	const struct spec_qf_source *src = r->src;
-	bool json = star->fmt == SPEC_QF_FMT_JSON;
+	const struct rpmtag_qf_source *src = r->src;
+	bool json = star->fmt == RPMTAG_QF_FMT_JSON;
 	size_t i, n = src->ops->tag_count(src->ctx);
 	char name[64];
 	kiln_rc rc = KILN_OK;
@@ -428,12 +428,12 @@ static kiln_rc render_star(struct spec_qf_render *r, const struct tok *star, str
 	kiln_buf_addstr(out, json ? "{\n" : "<rpmHeader>\n");
 	for (i = 0; !rc && i < n; i++) {
 		uint32_t tag = src->ops->tag_at(src->ctx, i);
-		struct spec_qf_value v;
+		struct rpmtag_qf_value v;
 		uint32_t e;
 
-		if (is_region_tag(tag) || !spec_qf_get_raw(r, tag, &v))
+		if (is_region_tag(tag) || !rpmtag_qf_get_raw(r, tag, &v))
 			continue;
-		spec_tag_shortname(tag, name, sizeof(name));
+		rpmtag_shortname(tag, name, sizeof(name));
 		if (json)
 			kiln_buf_addf(out, "    \"%s\": %s", name, elems(&v) > 1 ? "[\n" : "");
 		else
@@ -443,7 +443,7 @@ static kiln_rc render_star(struct spec_qf_render *r, const struct tok *star, str
 				kiln_buf_addstr(out, ",\n");
 			if (json)
 				kiln_buf_addch(out, '\t');
-			rc = spec_qf_fmt_apply(r, star->fmt, tag, &v, e, out);
+			rc = rpmtag_qf_fmt_apply(r, star->fmt, tag, &v, e, out);
 			if (!rc)
 				rc = render_seq(r, star->next, e, out);
 		}
@@ -464,24 +464,24 @@ static kiln_rc render_star(struct spec_qf_render *r, const struct tok *star, str
 
 /* [%{*:FMT}...] with any other format: the rest of the body once per element of every
  * stored tag, in header order. */
-static kiln_rc render_star_plain(struct spec_qf_render *r, const struct tok *star,
+static kiln_rc render_star_plain(struct rpmtag_qf_render *r, const struct tok *star,
                                  struct kiln_buf *out)
 {
-	const struct spec_qf_source *src = r->src;
+	const struct rpmtag_qf_source *src = r->src;
 	size_t i, n = src->ops->tag_count(src->ctx);
 	kiln_rc rc = KILN_OK;
 
 	for (i = 0; !rc && i < n; i++) {
 		uint32_t tag = src->ops->tag_at(src->ctx, i);
-		struct spec_qf_value v;
+		struct rpmtag_qf_value v;
 		uint32_t e;
 
-		if (is_region_tag(tag) || !spec_qf_get_raw(r, tag, &v))
+		if (is_region_tag(tag) || !rpmtag_qf_get_raw(r, tag, &v))
 			continue;
 		for (e = 0; !rc && e < elems(&v); e++) {
 			size_t start = out->len;
 
-			rc = spec_qf_fmt_apply(r, star->fmt, tag, &v, e, out);
+			rc = rpmtag_qf_fmt_apply(r, star->fmt, tag, &v, e, out);
 			if (!rc && star->width)
 				pad_to(out, start, star);
 			if (!rc)
@@ -491,23 +491,23 @@ static kiln_rc render_star_plain(struct spec_qf_render *r, const struct tok *sta
 	return rc;
 }
 
-static kiln_rc render_array(struct spec_qf_render *r, const struct tok *a, struct kiln_buf *out)
+static kiln_rc render_array(struct rpmtag_qf_render *r, const struct tok *a, struct kiln_buf *out)
 {
 	const struct tok *t;
-	struct spec_qf_value v;
+	struct rpmtag_qf_value v;
 	int64_t n = -1;
 	uint32_t i;
 	kiln_rc rc = KILN_OK;
 
 	if (a->body && a->body->kind == TOK_TAG && a->body->star &&
-	    (a->body->fmt == SPEC_QF_FMT_XML || a->body->fmt == SPEC_QF_FMT_JSON))
+	    (a->body->fmt == RPMTAG_QF_FMT_XML || a->body->fmt == RPMTAG_QF_FMT_JSON))
 		return render_star(r, a->body, out);
 	if (a->body && a->body->kind == TOK_TAG && a->body->star)
 		return render_star_plain(r, a->body, out);
 	/* Only placeholders at the top of the iterator decide its length (rpm ignores tags
 	 * inside conditionals there); absent tags are skipped. */
 	for (t = a->body; t; t = t->next) {
-		if (t->kind != TOK_TAG || t->locked || t->star || !spec_qf_get(r, t->tag, &v))
+		if (t->kind != TOK_TAG || t->locked || t->star || !rpmtag_qf_get(r, t->tag, &v))
 			continue;
 		if (n >= 0 && elems(&v) != (uint32_t)n)
 			return kiln_err_set(r->err, KILN_ESYNTAX,
@@ -520,10 +520,10 @@ static kiln_rc render_array(struct spec_qf_render *r, const struct tok *a, struc
 	return rc;
 }
 
-static kiln_rc render_seq(struct spec_qf_render *r, const struct tok *t, uint32_t elem,
+static kiln_rc render_seq(struct rpmtag_qf_render *r, const struct tok *t, uint32_t elem,
                           struct kiln_buf *out)
 {
-	struct spec_qf_value v;
+	struct rpmtag_qf_value v;
 	kiln_rc rc = KILN_OK;
 
 	for (; !rc && t; t = t->next) {
@@ -538,8 +538,8 @@ static kiln_rc render_seq(struct spec_qf_render *r, const struct tok *t, uint32_
 			rc = render_array(r, t, out);
 			break;
 		case TOK_COND:
-			rc =
-			    render_seq(r, spec_qf_get(r, t->tag, &v) ? t->body : t->alt, elem, out);
+			rc = render_seq(r, rpmtag_qf_get(r, t->tag, &v) ? t->body : t->alt, elem,
+			                out);
 			break;
 		}
 		if (!rc && out->err)
@@ -550,10 +550,10 @@ static kiln_rc render_seq(struct spec_qf_render *r, const struct tok *t, uint32_
 	return rc;
 }
 
-kiln_rc spec_qf_render(const struct spec_qf *qf, const struct spec_qf_source *src,
-                       struct kiln_buf *out, struct kiln_err *err)
+kiln_rc rpmtag_qf_render(const struct rpmtag_qf *qf, const struct rpmtag_qf_source *src,
+                         struct kiln_buf *out, struct kiln_err *err)
 {
-	struct spec_qf_render *r = kiln_calloc(1, sizeof(*r));
+	struct rpmtag_qf_render *r = kiln_calloc(1, sizeof(*r));
 	kiln_rc rc;
 
 	if (!r)
@@ -567,14 +567,14 @@ kiln_rc spec_qf_render(const struct spec_qf *qf, const struct spec_qf_source *sr
 	return rc;
 }
 
-kiln_rc spec_qf_format(const char *fmt, const struct spec_qf_source *src, struct kiln_buf *out,
-                       struct kiln_err *err)
+kiln_rc rpmtag_qf_format(const char *fmt, const struct rpmtag_qf_source *src, struct kiln_buf *out,
+                         struct kiln_err *err)
 {
-	struct spec_qf *qf = NULL;
-	kiln_rc rc = spec_qf_compile(fmt, strlen(fmt), &qf, err);
+	struct rpmtag_qf *qf = NULL;
+	kiln_rc rc = rpmtag_qf_compile(fmt, strlen(fmt), &qf, err);
 
 	if (!rc)
-		rc = spec_qf_render(qf, src, out, err);
-	spec_qf_free(qf);
+		rc = rpmtag_qf_render(qf, src, out, err);
+	rpmtag_qf_free(qf);
 	return rc;
 }

@@ -3,59 +3,60 @@
  */
 #include "util/util.h"
 
-#include "spec/spec.h"
+#include "rpmtag/rpmtag.h"
 
 struct tag_ent {
 	uint32_t tag;
-	enum spec_tag_type type;
+	enum rpmtag_type type;
 	uint32_t count;
 	void *data; /* in the arena */
 	size_t cap; /* elements allocated */
 };
 
-struct spec_tagset {
+struct rpmtag_set {
 	struct kiln_arena *arena; /* borrowed */
 	struct tag_ent *v;        /* in the arena */
 	size_t n, cap;
 };
 
-static size_t elem_size(enum spec_tag_type t)
+static size_t elem_size(enum rpmtag_type t)
 {
 	switch (t) {
-	case SPEC_TYPE_CHAR:
-	case SPEC_TYPE_INT8:
-	case SPEC_TYPE_BIN:
-	case SPEC_TYPE_NULL:
+	case RPMTAG_TYPE_CHAR:
+	case RPMTAG_TYPE_INT8:
+	case RPMTAG_TYPE_BIN:
+	case RPMTAG_TYPE_NULL:
 		return 1;
-	case SPEC_TYPE_INT16:
+	case RPMTAG_TYPE_INT16:
 		return 2;
-	case SPEC_TYPE_INT32:
+	case RPMTAG_TYPE_INT32:
 		return 4;
-	case SPEC_TYPE_INT64:
+	case RPMTAG_TYPE_INT64:
 		return 8;
-	case SPEC_TYPE_STRING:
-	case SPEC_TYPE_STRING_ARRAY:
-	case SPEC_TYPE_I18NSTRING:
+	case RPMTAG_TYPE_STRING:
+	case RPMTAG_TYPE_STRING_ARRAY:
+	case RPMTAG_TYPE_I18NSTRING:
 		return sizeof(char *);
 	}
 	return 1;
 }
 
-static bool is_str(enum spec_tag_type t)
+static bool is_str(enum rpmtag_type t)
 {
-	return t == SPEC_TYPE_STRING || t == SPEC_TYPE_STRING_ARRAY || t == SPEC_TYPE_I18NSTRING;
+	return t == RPMTAG_TYPE_STRING || t == RPMTAG_TYPE_STRING_ARRAY ||
+	       t == RPMTAG_TYPE_I18NSTRING;
 }
 
-struct spec_tagset *spec_tagset_new(struct kiln_arena *a)
+struct rpmtag_set *rpmtag_set_new(struct kiln_arena *a)
 {
-	struct spec_tagset *ts = kiln_arena_alloc(a, sizeof(*ts));
+	struct rpmtag_set *ts = kiln_arena_alloc(a, sizeof(*ts));
 
 	if (ts)
 		ts->arena = a;
 	return ts;
 }
 
-static struct tag_ent *find(const struct spec_tagset *ts, uint32_t tag)
+static struct tag_ent *find(const struct rpmtag_set *ts, uint32_t tag)
 {
 	size_t i;
 
@@ -66,7 +67,7 @@ static struct tag_ent *find(const struct spec_tagset *ts, uint32_t tag)
 	return NULL;
 }
 
-static kiln_rc oom(struct spec_tagset *ts, struct kiln_err *err)
+static kiln_rc oom(struct rpmtag_set *ts, struct kiln_err *err)
 {
 	kiln_rc rc = kiln_arena_finish(ts->arena, err);
 
@@ -74,7 +75,7 @@ static kiln_rc oom(struct spec_tagset *ts, struct kiln_err *err)
 }
 
 /* Store count elements from data at element offset at, growing the entry as needed. */
-static kiln_rc ent_store(struct spec_tagset *ts, struct tag_ent *e, uint32_t at, const void *data,
+static kiln_rc ent_store(struct rpmtag_set *ts, struct tag_ent *e, uint32_t at, const void *data,
                          uint32_t count, struct kiln_err *err)
 {
 	size_t es = elem_size(e->type);
@@ -111,7 +112,7 @@ static kiln_rc ent_store(struct spec_tagset *ts, struct tag_ent *e, uint32_t at,
 	return KILN_OK;
 }
 
-static struct tag_ent *ent_new(struct spec_tagset *ts, uint32_t tag, enum spec_tag_type type)
+static struct tag_ent *ent_new(struct rpmtag_set *ts, uint32_t tag, enum rpmtag_type type)
 {
 	struct tag_ent *e;
 
@@ -133,8 +134,8 @@ static struct tag_ent *ent_new(struct spec_tagset *ts, uint32_t tag, enum spec_t
 	return e;
 }
 
-kiln_rc spec_tagset_put(struct spec_tagset *ts, uint32_t tag, enum spec_tag_type type,
-                        const void *data, uint32_t count, struct kiln_err *err)
+kiln_rc rpmtag_set_put(struct rpmtag_set *ts, uint32_t tag, enum rpmtag_type type, const void *data,
+                       uint32_t count, struct kiln_err *err)
 {
 	struct tag_ent *e = find(ts, tag);
 
@@ -150,8 +151,8 @@ kiln_rc spec_tagset_put(struct spec_tagset *ts, uint32_t tag, enum spec_tag_type
 	return ent_store(ts, e, 0, data, count, err);
 }
 
-kiln_rc spec_tagset_append(struct spec_tagset *ts, uint32_t tag, enum spec_tag_type type,
-                           const void *data, uint32_t count, struct kiln_err *err)
+kiln_rc rpmtag_set_append(struct rpmtag_set *ts, uint32_t tag, enum rpmtag_type type,
+                          const void *data, uint32_t count, struct kiln_err *err)
 {
 	struct tag_ent *e = find(ts, tag);
 
@@ -166,18 +167,17 @@ kiln_rc spec_tagset_append(struct spec_tagset *ts, uint32_t tag, enum spec_tag_t
 	return ent_store(ts, e, e->count, data, count, err);
 }
 
-kiln_rc spec_tagset_put_str(struct spec_tagset *ts, uint32_t tag, const char *s,
-                            struct kiln_err *err)
+kiln_rc rpmtag_set_put_str(struct rpmtag_set *ts, uint32_t tag, const char *s, struct kiln_err *err)
 {
-	return spec_tagset_put(ts, tag, SPEC_TYPE_STRING, &s, 1, err);
+	return rpmtag_set_put(ts, tag, RPMTAG_TYPE_STRING, &s, 1, err);
 }
 
-kiln_rc spec_tagset_put_u32(struct spec_tagset *ts, uint32_t tag, uint32_t v, struct kiln_err *err)
+kiln_rc rpmtag_set_put_u32(struct rpmtag_set *ts, uint32_t tag, uint32_t v, struct kiln_err *err)
 {
-	return spec_tagset_put(ts, tag, SPEC_TYPE_INT32, &v, 1, err);
+	return rpmtag_set_put(ts, tag, RPMTAG_TYPE_INT32, &v, 1, err);
 }
 
-bool spec_tagset_get(const struct spec_tagset *ts, uint32_t tag, struct spec_qf_value *v)
+bool rpmtag_set_get(const struct rpmtag_set *ts, uint32_t tag, struct rpmtag_qf_value *v)
 {
 	const struct tag_ent *e = ts ? find(ts, tag) : NULL;
 
@@ -189,16 +189,16 @@ bool spec_tagset_get(const struct spec_tagset *ts, uint32_t tag, struct spec_qf_
 	return true;
 }
 
-const char *spec_tagset_get_str(const struct spec_tagset *ts, uint32_t tag)
+const char *rpmtag_set_get_str(const struct rpmtag_set *ts, uint32_t tag)
 {
-	struct spec_qf_value v;
+	struct rpmtag_qf_value v;
 
-	if (!spec_tagset_get(ts, tag, &v) || !is_str(v.type))
+	if (!rpmtag_set_get(ts, tag, &v) || !is_str(v.type))
 		return NULL;
 	return ((const char *const *)v.data)[0];
 }
 
-void spec_tagset_del(struct spec_tagset *ts, uint32_t tag)
+void rpmtag_set_del(struct rpmtag_set *ts, uint32_t tag)
 {
 	struct tag_ent *e = find(ts, tag);
 	size_t i;
@@ -210,12 +210,12 @@ void spec_tagset_del(struct spec_tagset *ts, uint32_t tag)
 	ts->n--;
 }
 
-size_t spec_tagset_count(const struct spec_tagset *ts)
+size_t rpmtag_set_count(const struct rpmtag_set *ts)
 {
 	return ts ? ts->n : 0;
 }
 
-uint32_t spec_tagset_tag_at(const struct spec_tagset *ts, size_t i)
+uint32_t rpmtag_set_tag_at(const struct rpmtag_set *ts, size_t i)
 {
 	return i < ts->n ? ts->v[i].tag : 0;
 }
@@ -227,7 +227,7 @@ static int ent_cmp(const void *a, const void *b)
 	return x->tag < y->tag ? -1 : x->tag > y->tag;
 }
 
-void spec_tagset_sort(struct spec_tagset *ts)
+void rpmtag_set_sort(struct rpmtag_set *ts)
 {
 	if (ts && ts->n > 1)
 		qsort(ts->v, ts->n, sizeof(*ts->v), ent_cmp);

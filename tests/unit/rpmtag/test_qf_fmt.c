@@ -2,9 +2,9 @@
 
 #include <time.h>
 
-#include "spec/spec.h"
+#include "rpmtag/rpmtag.h"
 #include "tests/unit/harness.h"
-#include "tests/unit/spec/qfsrc.h"
+#include "tests/unit/rpmtag/qfsrc.h"
 
 static char buf[4096];
 #define R(fmt) qfsrc_render(fmt, buf, sizeof(buf))
@@ -66,15 +66,15 @@ KILN_TEST(fmt_pgpsig_parses_a_v4_signature)
 	    0x65, 0x92, 0x00, 0x80, 0x00, 0x0a, 0x09, 0x10, 0x01, 0x23, 0x45,
 	    0x67, 0x89, 0xab, 0xcd, 0xef, 0x00, 0x00, 0x00, 0x00,
 	};
-	const struct qfsrc_tag tags[] = {{SPEC_TAG_RSAHEADER, {SPEC_TYPE_BIN, sizeof(sig), sig}}};
+	const struct qfsrc_tag tags[] = {{RPMTAG_RSAHEADER, {RPMTAG_TYPE_BIN, sizeof(sig), sig}}};
 	struct qfsrc s = {tags, 1};
-	struct spec_qf_source src = {&qfsrc_ops, &s, 0};
+	struct rpmtag_qf_source src = {&qfsrc_ops, &s, 0};
 	struct kiln_buf out = KILN_BUF_INIT(KILN_MIB);
 	struct kiln_err err = KILN_ERR_INIT;
 
 	setenv("TZ", "UTC", 1);
 	tzset();
-	assert_ok(spec_qf_format("%{RSAHEADER:pgpsig}", &src, &out, &err), &err);
+	assert_ok(rpmtag_qf_format("%{RSAHEADER:pgpsig}", &src, &out, &err), &err);
 	assert_string_equal(out.ptr,
 	                    "RSA/SHA256, Mon Jan  1 00:00:00 2024, Key ID 0123456789abcdef");
 	kiln_buf_release(&out);
