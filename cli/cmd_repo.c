@@ -11,6 +11,7 @@
 
 #include "api/api.h"
 #include "cli/cli.h"
+#include "repo/repo.h"
 #include "scheduler/scheduler.h"
 #include "sign/sign.h"
 
@@ -47,12 +48,12 @@ const struct cli_opt cli_repo_opts[] = {
 
 static kiln_rc regenerate_dir(const struct repo_opts *o, struct kiln_err *err)
 {
-	struct scheduler_repodata_opts ro;
-	struct scheduler_repodata_result res;
+	struct repo_metadata_opts ro;
+	struct repo_metadata_result res;
 	struct sign_key *key = NULL;
 	kiln_rc rc = KILN_OK;
 
-	scheduler_repodata_opts_init(&ro);
+	repo_metadata_opts_init(&ro);
 	ro.zstd = o->zstd;
 	if (o->workers < 0 || o->workers > 64 || o->keep < 0 || o->keep > 100)
 		return kiln_err_set(err, KILN_EINVAL, "--workers: 0 to 64, --keep: 1 to 100");
@@ -69,7 +70,7 @@ static kiln_rc regenerate_dir(const struct repo_opts *o, struct kiln_err *err)
 	if (o->key && (rc = sign_key_load_secret(o->key, &key, err)))
 		return rc;
 	ro.key = key;
-	rc = scheduler_repodata_write(o->dir, &ro, &res, err);
+	rc = repo_metadata_write(o->dir, &ro, &res, err);
 	if (!rc)
 		printf("%s: %zu packages, revision %" PRId64 ", repomd.xml sha256 %s\n", o->dir,
 		       res.npackages, res.revision, res.repomd_sha256);

@@ -2,7 +2,7 @@
  * publish.c - publishing: the signed packages of a succeeded job (reproducible, when it
  * asked for reruns) go into the repository it names; publisher threads lay each
  * repository out (ARCH/Packages/L/FILE, SRPMS/FILE, v6 packages in NAME-v6) and write its
- * metadata (repodata.c), key and .repo file; the repositories are served read-only at
+ * metadata (repo/repodata.c), key and .repo file; the repositories are served read-only at
  * /repos/ with Range and ETag, and described at /api/v1/repos.
  *
  * The store is the truth (repo_packages); a repository directory is made from it, so a
@@ -411,8 +411,8 @@ static kiln_rc publish_repo(struct scheduler *s, const struct pub_repo *r, struc
 	struct kiln_buf dir = KILN_BUF_INIT(KILN_LIMIT_PATH), rel = KILN_BUF_INIT(KILN_LIMIT_PATH);
 	struct kiln_buf sub = KILN_BUF_INIT(KILN_LIMIT_PATH);
 	struct scheduler_repo_pkg *v = NULL;
-	struct scheduler_repodata_opts o;
-	struct scheduler_repodata_result res;
+	struct repo_metadata_opts o;
+	struct repo_metadata_result res;
 	const struct sign_key *key = NULL;
 	const char *arches[PUB_MAX_ARCHES + 1], **want;
 	struct unwanted unw = {NULL, 0, 0};
@@ -466,7 +466,7 @@ static kiln_rc publish_repo(struct scheduler *s, const struct pub_repo *r, struc
 	if (rc || (rc = kiln_arena_finish(&a, err)))
 		goto out;
 	qsort(want, nwant, sizeof(*want), strp_cmp);
-	scheduler_repodata_opts_init(&o);
+	repo_metadata_opts_init(&o);
 	o.zstd = s->cfg->publish_zstd;
 	o.keep = (unsigned)s->cfg->publish_generations;
 	o.workers = 2;
@@ -488,7 +488,7 @@ static kiln_rc publish_repo(struct scheduler *s, const struct pub_repo *r, struc
 		if (!rc)
 			rc = util_mkdir_p(sub.ptr, 0755, err);
 		if (!rc)
-			rc = scheduler_repodata_write(sub.ptr, &o, &res, err);
+			rc = repo_metadata_write(sub.ptr, &o, &res, err);
 		if (!rc && res.revision > rev)
 			rev = res.revision;
 	}

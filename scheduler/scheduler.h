@@ -105,42 +105,6 @@ KILN_MUST_CHECK kiln_rc scheduler_run(const struct scheduler_config *cfg,
                                       struct kiln_err *err);
 
 /* ======================================================================================== */
-/* Repository metadata (repodata.c; docs/publish.md)                                        */
-/* ======================================================================================== */
-
-struct sign_key;
-
-struct scheduler_repodata_opts {
-	bool zstd;                  /* .xml.zst instead of .xml.gz (gzip for old clients) */
-	unsigned workers;           /* threads reading packages, 0: one per CPU */
-	unsigned keep;              /* metadata generations kept, the current one included */
-	int64_t revision;           /* <revision> and timestamps; -1: the newest build time */
-	const struct sign_key *key; /* signs repomd.xml (repomd.xml.asc); NULL: unsigned */
-	/* When set: index only these packages (paths below dir, sorted by strcmp); other .rpm
-	 * files below dir are left out of the metadata but not touched. */
-	const char *const *only;
-	size_t nonly;
-};
-
-struct scheduler_repodata_result {
-	size_t npackages;
-	int64_t revision;
-	char repomd_sha256[65];
-};
-
-/* Defaults: gzip, a worker per CPU, keep 3, revision from the packages, no key. */
-void scheduler_repodata_opts_init(struct scheduler_repodata_opts *o);
-/* Index every .rpm below dir (not in dot directories or repodata/, at most 8 levels) into
- * a fresh generation dir/.repodata-gens/HASH (primary, filelists, other, repomd.xml and
- * with a key repomd.xml.asc) and make dir/repodata a symlink to it with one rename, then
- * drop generations beyond o->keep. The same packages give the same bytes. A package that
- * cannot be read is an error naming it; nothing changes then. */
-KILN_MUST_CHECK kiln_rc scheduler_repodata_write(const char *dir,
-                                                 const struct scheduler_repodata_opts *o,
-                                                 struct scheduler_repodata_result *res,
-                                                 struct kiln_err *err);
-
-/* ======================================================================================== */
 /* The client (kiln submit, jobs, job, logs, cancel, retry, download, token)                */
 /* ======================================================================================== */
 

@@ -13,6 +13,7 @@
 #include <pthread.h>
 
 #include "api/api.h"
+#include "repo/repo.h"
 #include "scheduler/scheduler.h"
 #include "sign/sign.h"
 
@@ -434,28 +435,6 @@ struct scheduler_request {
 KILN_MUST_CHECK kiln_rc scheduler_request_parse(const void *body, size_t len, struct kiln_arena *a,
                                                 struct scheduler_request *out,
                                                 struct kiln_err *err);
-
-/* ---------------------------------------------------------------------------------------- */
-/* The repodata description cache (repodata.c) */
-
-/* One record of a generation's description cache: a package path, the key of the file its
- * description was read from, and its primary, filelists and other entries. */
-struct scheduler_rdcache_rec {
-	const char *rel; /* not NUL-terminated: rel_len bytes */
-	size_t rel_len;
-	uint64_t size, ino, dev;
-	int64_t mtime_ns, ctime_ns, buildtime;
-	const char *xml[3];
-	size_t xml_len[3];
-};
-
-/* Walk the records of a cache file's text (len bytes): fn gets each well-formed one in
- * order, its pointers into text; the walk stops at the first malformed record (the rest
- * is ignored, as a damaged cache only costs reading packages again) or when fn returns
- * false. Returns how many records fn was given. */
-size_t scheduler_rdcache_parse(const char *text, size_t len,
-                               bool (*fn)(void *arg, const struct scheduler_rdcache_rec *r),
-                               void *arg);
 
 /* ---------------------------------------------------------------------------------------- */
 /* The context */

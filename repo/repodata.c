@@ -25,7 +25,9 @@
 
 #include "macro/macro.h"
 #include "pack/pack.h"
-#include "scheduler/scheduler_int.h"
+#include "sign/sign.h"
+#include "repo/repo.h"
+#include "repo/repo_int.h"
 
 #define REPODATA_MAX_PACKAGES 1000000
 #define REPODATA_MAX_DEPTH 8
@@ -52,7 +54,7 @@ struct rd_pkg {
 
 struct rd_run {
 	const char *dir;
-	const char *const *only; /* scheduler_repodata_opts.only */
+	const char *const *only; /* repo_metadata_opts.only */
 	size_t nonly;
 	struct rd_pkg *pkgs;
 	size_t n, cap;
@@ -724,9 +726,8 @@ static bool cache_head(const char **p, const char *end, int64_t v[10])
 	return true;
 }
 
-size_t scheduler_rdcache_parse(const char *text, size_t len,
-                               bool (*fn)(void *arg, const struct scheduler_rdcache_rec *r),
-                               void *arg)
+size_t repo_rdcache_parse(const char *text, size_t len,
+                          bool (*fn)(void *arg, const struct repo_rdcache_rec *r), void *arg)
 {
 	const size_t ml = strlen(RD_CACHE_MAGIC);
 	const char *p = text + ml, *end = text + len;
@@ -736,7 +737,7 @@ size_t scheduler_rdcache_parse(const char *text, size_t len,
 	if (len < ml || memcmp(text, RD_CACHE_MAGIC, ml))
 		return 0;
 	while (p < end && cache_head(&p, end, v)) {
-		struct scheduler_rdcache_rec r;
+		struct repo_rdcache_rec r;
 		uint64_t left = (uint64_t)(end - p), need = 0;
 		int k;
 
@@ -772,7 +773,7 @@ size_t scheduler_rdcache_parse(const char *text, size_t len,
 }
 
 /* A cached description for the package at r->rel, when its file is still the same. */
-static bool cache_take(void *arg, const struct scheduler_rdcache_rec *c)
+static bool cache_take(void *arg, const struct repo_rdcache_rec *c)
 {
 	struct rd_run *r = arg;
 	char rel[KILN_LIMIT_PATH];
@@ -800,7 +801,7 @@ static void cache_load(struct rd_run *r)
 
 	kiln_buf_addf(&path, "%s/repodata/" RD_CACHE_NAME, r->dir);
 	if (!path.err && r->n && !util_read_file(path.ptr, RD_CACHE_MAX, &text, NULL))
-		(void)scheduler_rdcache_parse(text.ptr, text.len, cache_take, r);
+		(void)repo_rdcache_parse(text.ptr, text.len, cache_take, r);
 	kiln_buf_release(&text);
 	kiln_buf_release(&path);
 }
@@ -844,7 +845,7 @@ struct rd_file {
 	struct rd_run *run;
 	int kind;
 	const char *gen; /* the new generation's directory */
-	const struct scheduler_repodata_opts *o;
+	const struct repo_metadata_opts *o;
 	char sha[65], open_sha[65];
 	uint64_t size, open_size;
 	char *name; /* owned: "<sha>-primary.xml.gz" */
@@ -1102,7 +1103,7 @@ out:
 
 /* ---------------------------------------------------------------------------------------- */
 
-void scheduler_repodata_opts_init(struct scheduler_repodata_opts *o)
+void repo_metadata_opts_init(struct repo_metadata_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->keep = 3;
@@ -1137,8 +1138,8 @@ static kiln_rc describe_all(struct rd_run *r, unsigned workers, struct kiln_err 
 }
 
 /* Write the generation's files into gen (which exists), the repomd.xml last. */
-static kiln_rc gen_write(struct rd_run *r, const char *gen, const struct scheduler_repodata_opts *o,
-                         struct scheduler_repodata_result *res, struct kiln_err *err)
+static kiln_rc gen_write(struct rd_run *r, const char *gen, const struct repo_metadata_opts *o,
+                         struct repo_metadata_result *res, struct kiln_err *err)
 {
 	struct rd_file files[3];
 	struct kiln_buf md = KILN_BUF_INIT(RD_BUF_MAX), sig = KILN_BUF_INIT(RD_BUF_MAX),
@@ -1216,8 +1217,8 @@ out:
 	return rc;
 }
 
-kiln_rc scheduler_repodata_write(const char *dir, const struct scheduler_repodata_opts *o,
-                                 struct scheduler_repodata_result *res, struct kiln_err *err)
+kiln_rc repo_metadata_write(const char *dir, const struct repo_metadata_opts *o,
+                            struct repo_metadata_result *res, struct kiln_err *err)
 {
 	struct rd_run r = {.dir = dir, .only = o->only, .nonly = o->nonly};
 	struct kiln_buf gens = KILN_BUF_INIT(KILN_LIMIT_PATH), tmp = KILN_BUF_INIT(KILN_LIMIT_PATH);
