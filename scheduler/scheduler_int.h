@@ -515,6 +515,37 @@ void scheduler_publish_wait(struct scheduler *s, int64_t timeout_ms);
 /* Routes (http_*.c). */
 extern const struct api_route scheduler_routes[];
 
+/* Comparing two packages (compare.c): reproducibility reruns and rebuilds judge alike. */
+struct pack_diff_item;
+struct scheduler_compare_opts {
+	const char *old_label, *new_label; /* name the two sides in the rendered diff */
+	size_t json_max, text_max;         /* bounds of the rendered diff; past them: NULL */
+	/* A difference to set aside (it counts neither as payload nor as metadata): true with
+	 * the reason in why (size bytes). NULL: none is set aside. */
+	bool (*ignore)(void *arg, const struct pack_diff_item *it, char *why, size_t size);
+	void *ignore_arg;
+};
+/* Labels "old"/"new", 4 MiB of JSON, 1 MiB of text, nothing set aside. */
+void scheduler_compare_opts_init(struct scheduler_compare_opts *o);
+
+/* What scheduler_compare_blobs() found; strings in the caller's arena. */
+struct scheduler_compare {
+	bool compared;        /* false: error says why the packages could not be read */
+	const char *error;    /* kiln_err text, when !compared */
+	size_t nitems;        /* differences pack_diff_files() found, the ignored included */
+	size_t ndiffs;        /* those not set aside */
+	bool payload_match;   /* no difference (not set aside) in the payload */
+	bool metadata_match;  /* nor in the header's other tags */
+	const char **ignored; /* the reasons of the differences set aside */
+	size_t nignored;
+	const char *json, *text; /* every difference rendered (pack_diff_format); NULL when
+	                          * identical or too large to render */
+};
+/* Compare the blobs old_sha256 and new_sha256 (the signature headers set aside). */
+void scheduler_compare_blobs(const struct scheduler *s, const char *old_sha256,
+                             const char *new_sha256, const struct scheduler_compare_opts *o,
+                             struct kiln_arena *a, struct scheduler_compare *out);
+
 /* Blobs: content-addressed files under blob_dir/ab/abcd... */
 void scheduler_blob_path(const struct scheduler *s, const char *sha256, struct kiln_buf *out);
 /* Move the file at tmp (sha256 already checked) into the blob store. */
