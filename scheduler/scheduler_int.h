@@ -167,12 +167,17 @@ struct scheduler_token {
 };
 
 /* What a lease grant looks for. */
+struct scheduler_misfit;
 struct scheduler_lease_query {
 	const char *worker;
 	const char *arches; /* ",x86_64,noarch," */
 	const char *tags;   /* ",a,b," */
 	int64_t now_ms, ttl_ms;
 	const char *lease_id; /* the new lease's id (random, 32 hex) */
+	/* Whether a job fits a worker: the scheduler's rule (scheduler_job_fits), which the
+	 * store applies to each candidate and for anti-affinity; required. */
+	bool (*fits)(const char *job_arch, const char *job_tags, const char *arches,
+	             const char *tags, struct scheduler_misfit *why);
 };
 
 /* How a lease ends. */
@@ -591,6 +596,20 @@ void scheduler_worker_json(struct api_jw *w, const struct scheduler_worker_info 
 KILN_MUST_CHECK kiln_rc scheduler_placement_json(struct scheduler *s, const struct scheduler_job *j,
                                                  struct kiln_arena *a, struct api_jw *w,
                                                  struct kiln_err *err);
+/* Why a job does not fit a worker (scheduler_job_fits). */
+enum scheduler_misfit_what { SCHED_MISFIT_NONE, SCHED_MISFIT_ARCH, SCHED_MISFIT_TAG };
+struct scheduler_misfit {
+	enum scheduler_misfit_what what;
+	const char *tag; /* SCHED_MISFIT_TAG: the tag the worker lacks, len bytes, in job_tags */
+	size_t len;
+};
+/* The one rule that matches jobs to workers, for the grant (the store asks it of each
+ * candidate) and for placement answers alike: the job's arch ("" for any) is one of the
+ * worker's arches, and every job tag is one of the worker's tags. Word lists are joined
+ * with commas (",x86_64,noarch,"; a job's tags may be "a,b" or ",a,b,"); any length. why
+ * (may be NULL) says what did not fit. */
+bool scheduler_job_fits(const char *job_arch, const char *job_tags, const char *arches,
+                        const char *tags, struct scheduler_misfit *why);
 /* True when a worker with these arches and tags could run job j; *why gets the reason
  * when not (static or arena string). */
 bool scheduler_worker_matches(const struct scheduler_job *j, const char *arches, const char *tags,
