@@ -1976,7 +1976,7 @@ static kiln_rc repo_pkg_put(struct scheduler_store *base, const struct scheduler
 		sqlite3_bind_int64(st, 12, p->published_ms);
 		rc = step_done(s, st, err, "publish a package");
 	}
-	pthread_mutex_unlock(&s->lock);
+	sq_unlock(s);
 	return rc;
 }
 
@@ -2021,7 +2021,7 @@ static kiln_rc repo_pkgs(struct scheduler_store *base, const char *repo, struct 
 	}
 	if (st)
 		sqlite3_reset(st);
-	pthread_mutex_unlock(&s->lock);
+	pthread_mutex_unlock(&s->lock); /* a read: the store version stays */
 	*out = v;
 	if (!st)
 		return KILN_EIO;
@@ -2047,7 +2047,7 @@ static kiln_rc repo_pkg_delete(struct scheduler_store *base, const char *repo, c
 			rc = kiln_err_set(err, KILN_ENOTFOUND, "repository %s has no %s", repo,
 			                  file);
 	}
-	pthread_mutex_unlock(&s->lock);
+	sq_unlock(s);
 	return rc;
 }
 
@@ -2069,7 +2069,7 @@ static kiln_rc repo_publish_mark(struct scheduler_store *base, int64_t job_id, c
 		sqlite3_bind_int64(st, 5, now_ms);
 		rc = step_done(s, st, err, "record a publishing decision");
 	}
-	pthread_mutex_unlock(&s->lock);
+	sq_unlock(s);
 	return rc;
 }
 
@@ -2097,7 +2097,7 @@ static kiln_rc repo_publish_get(struct scheduler_store *base, int64_t job_id, st
 		         : db_err(s, err, "publishing decision");
 		sqlite3_reset(st);
 	}
-	pthread_mutex_unlock(&s->lock);
+	pthread_mutex_unlock(&s->lock); /* a read: the store version stays */
 	return rc;
 }
 
@@ -2123,7 +2123,7 @@ static kiln_rc repo_state_put(struct scheduler_store *base, const char *name, in
 		sqlite3_bind_int64(st, 3, published_ms);
 		rc = step_done(s, st, err, "record a publish");
 	}
-	pthread_mutex_unlock(&s->lock);
+	sq_unlock(s);
 	return rc;
 }
 
@@ -2156,7 +2156,7 @@ static kiln_rc repo_states(struct scheduler_store *base, struct kiln_arena *a,
 	}
 	if (st)
 		sqlite3_reset(st);
-	pthread_mutex_unlock(&s->lock);
+	pthread_mutex_unlock(&s->lock); /* a read: the store version stays */
 	*out = v;
 	if (!st)
 		return KILN_EIO;
