@@ -113,7 +113,9 @@ static void bi_getconfdir(struct mbuf *mb, const struct macro_builtin *bi, int a
 	(void)bi;
 	(void)argc;
 	(void)argv;
-	out_str(mb, mb->ctx->confdir ? mb->ctx->confdir : "");
+	/* rpm's compiled-in configuration directory, which its macro files (and specs) build
+	 * %_rpmconfigdir, %_rpmmacrodir, %_fileattrsdir... from. kiln's own is %_kiln_confdir. */
+	out_str(mb, MACRO_RPM_CONFIGDIR);
 }
 
 static void bi_getenv(struct mbuf *mb, const struct macro_builtin *bi, int argc, char **argv)

@@ -85,7 +85,11 @@ void macro_ctx_set_restricted(struct macro_ctx *ctx, bool restricted);
 void macro_ctx_set_limit(struct macro_ctx *ctx, size_t max_expansion);
 /* %verbose and %{verbose:...} report this. */
 void macro_ctx_set_verbose(struct macro_ctx *ctx, bool verbose);
-/* What %getconfdir returns (kiln's configuration directory). Copied. */
+/* rpm's configuration directory, what %getconfdir returns whatever directory kiln loads its
+ * configuration from: specs see rpm's %_rpmconfigdir, %_rpmmacrodir, %_fileattrsdir... */
+#define MACRO_RPM_CONFIGDIR "/usr/lib/rpm"
+/* Where kiln itself found its configuration and helper scripts: defines %_kiln_confdir
+ * (at MACRO_LEVEL_DEFAULT; the macro files may build on it). */
 KILN_MUST_CHECK kiln_rc macro_ctx_set_confdir(struct macro_ctx *ctx, const char *dir,
                                               struct kiln_err *err);
 

@@ -89,7 +89,6 @@ struct macro_ctx {
 	bool verbose;
 	bool restricted;      /* no shell, no Lua I/O, no file loading (untrusted input) */
 	size_t max_expansion; /* limit of every buffer an expansion fills */
-	char *confdir;        /* owned */
 	macro_diag_fn diag;
 	void *diag_data;
 	macro_shell_fn shell;

@@ -28,9 +28,7 @@ MACROS = ("/usr/lib/rpm/macros:/usr/lib/rpm/macros.d/macros.*:"
           "/usr/lib/rpm/platform/%{_target}/macros:/usr/lib/rpm/fileattrs/*.attr")
 ARGS = ["--macros", MACROS, "--rcfile", "/usr/lib/rpm/rpmrc",
         "--define", "_topdir /builddir/build",
-        "--define", "_sourcedir /builddir/build/SOURCES",
-        # kiln's %getconfdir is its own directory; rpm's files want rpm's.
-        "--define", "_rpmconfigdir /usr/lib/rpm"]
+        "--define", "_sourcedir /builddir/build/SOURCES"]
 
 
 def run_kiln(spec: Path, home: Path):
