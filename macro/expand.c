@@ -805,8 +805,8 @@ static void expand_expr(struct mbuf *mb, const char *expr, size_t len)
 /* ---------------------------------------------------------------------------------------- */
 /* Entry points. */
 
-kiln_rc macro_expand(struct macro_ctx *ctx, const char *src, size_t len, struct kiln_buf *out,
-                     struct kiln_err *err)
+static kiln_rc expand_top(struct macro_ctx *ctx, const char *src, size_t len, struct kiln_buf *out,
+                          bool keep_partial, struct kiln_err *err)
 {
 	struct kiln_err local = KILN_ERR_INIT;
 	struct mbuf mb = {.ctx = ctx, .out = out, .err = err ? err : &local};
@@ -818,10 +818,23 @@ kiln_rc macro_expand(struct macro_ctx *ctx, const char *src, size_t len, struct 
 	if (!ctx->active)
 		macro_graveyard_empty(ctx);
 	if (mb.error) {
-		kiln_buf_truncate(out, start);
+		if (!keep_partial || out->err)
+			kiln_buf_truncate(out, start);
 		return mb.err->code ? mb.err->code : KILN_EMACRO;
 	}
 	return KILN_OK;
+}
+
+kiln_rc macro_expand(struct macro_ctx *ctx, const char *src, size_t len, struct kiln_buf *out,
+                     struct kiln_err *err)
+{
+	return expand_top(ctx, src, len, out, false, err);
+}
+
+kiln_rc macro_expand_partial(struct macro_ctx *ctx, const char *src, size_t len,
+                             struct kiln_buf *out, struct kiln_err *err)
+{
+	return expand_top(ctx, src, len, out, true, err);
 }
 
 kiln_rc macro_expand_str(struct macro_ctx *ctx, const char *src, char **out, struct kiln_err *err)

@@ -131,6 +131,10 @@ const char *macro_body_get(const struct macro_ctx *ctx, const char *name);
  * KILN_ELIMIT for the recursion and size limits). */
 KILN_MUST_CHECK kiln_rc macro_expand(struct macro_ctx *ctx, const char *src, size_t len,
                                      struct kiln_buf *out, struct kiln_err *err);
+/* rpm's rpmExpand(): like macro_expand(), but on an error out keeps what was expanded before
+ * it (rpm's expansion stops there and drops the rest); the error is still returned. */
+KILN_MUST_CHECK kiln_rc macro_expand_partial(struct macro_ctx *ctx, const char *src, size_t len,
+                                             struct kiln_buf *out, struct kiln_err *err);
 /* Convenience: expand a C string into a new malloc'ed string (OUT: caller frees). */
 KILN_MUST_CHECK kiln_rc macro_expand_str(struct macro_ctx *ctx, const char *src, char **out,
                                          struct kiln_err *err);
