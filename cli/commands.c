@@ -48,8 +48,8 @@ const struct cli_command cli_commands[] = {
      "With -v, also print where kiln found its configuration.", version_opts, cli_cmd_version},
     {"query", "show what is in package files, like rpm -qp", "-p [options] PKG...",
      "Prints rpm -qp's output byte for byte: the default NVRA line, a query format (--qf), "
-     "-i, -l, --dump, --xml, --json (as rpm 4.20), dependency lists, changelog and "
-     "scriptlets.",
+     "-i, -l, --dump, --xml and --json (with rpm 6.0's tag names and layout, as rpm 6.0.2 "
+     "prints them), dependency lists, changelog and scriptlets.",
      cli_query_opts, cli_cmd_query},
     {"keygen", "make an OpenPGP signing key", "--name NAME [--email ADDR] [options]",
      "Writes the secret key to DIR/KEYID.key (mode 0600) and the armored public key, "
