@@ -4,7 +4,6 @@ accept it: rpmkeys checks every signature, dnf resolves and installs from it, an
 dnf makes compiles and runs a C program."""
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
