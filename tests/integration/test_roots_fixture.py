@@ -160,10 +160,12 @@ install -D -m 0755 hello %{buildroot}/usr/bin/hello
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="chroot needs root")
-def test_dnf_installs_a_root_that_compiles_and_runs_hello(debrpm_repo, dnf_ready, tmp_path):
+def test_dnf_installs_a_root_that_compiles_and_runs_hello(debrpm_repo, dnf_ready, kiln_bin,
+                                                          tmp_path):
     """dnf installs @buildsys-build and zlib-devel; in the root, make and gcc build a
-    program against zlib that runs, and rpmbuild (its BuildRequires checked against the
-    root's rpm database) packages it."""
+    program against zlib that runs, rpmbuild (its BuildRequires checked against the root's
+    rpm database) packages it, and kiln builds tests/data/build/hello.spec in it, whose
+    package rpm installs there (its Requires: /bin/sh met by the root's bash)."""
     root = tmp_path / "root"
     dnf_ready("-y", "install", "@buildsys-build", "zlib-devel")
     listed = set(run("rpm", "--root", root, "-qa", "--qf", "%{NAME}\n").stdout.split())
@@ -187,6 +189,17 @@ def test_dnf_installs_a_root_that_compiles_and_runs_hello(debrpm_repo, dnf_ready
     assert re.search(r"^hello from zlib \d", r.stdout, re.M)
     assert "awk works" in r.stdout and re.search(r"^zlib1g-dev-", r.stdout, re.M)
     assert "libz.so.1()(64bit)" in r.stdout.split()
+    # kiln builds in it too, as a dir: root (what a root from a lock will be), and the
+    # package installs into it with rpm and runs.
+    import test_build as tb
+    top = tb.topdir_with_sources(tmp_path / "k")
+    k = tb.kiln_build(kiln_bin, top, "-bb", "--root", f"dir:{root}", tb.DATA / "hello.spec")
+    assert k.returncode == 0, k.stdout + k.stderr
+    pkgs = [top / p for p in tb.outputs(top)]
+    run("rpm", "-i", "--root", root, *pkgs)
+    r = subprocess.run(["chroot", str(root), "/usr/bin/hello"], capture_output=True, text=True,
+                       env=env)
+    assert r.stdout == "Hello, kiln!\n", r.stdout + r.stderr
 
 
 def test_rpmvercmp_agrees_with_rpm(tmp_path):
