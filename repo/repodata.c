@@ -981,18 +981,19 @@ static bool groups_name_ok(const char *name)
 	return true;
 }
 
-/* Write bytes to gen/NAME through comp (NULL: as they are); sha256 and size of the file. */
-static kiln_rc groups_file_write(const char *gen, const char *name, const struct kiln_buf *data,
+/* Write data to gen through comp (NULL: as it is) and name the file "<sha256>-SUFFIX" by
+ * its own digest, as the other files are named; its sha256, size and name (owned). */
+static kiln_rc groups_file_write(const char *gen, const char *suffix, const struct kiln_buf *data,
                                  const struct pack_compress *comp, char sha[65], uint64_t *size,
-                                 struct kiln_err *err)
+                                 char **name, struct kiln_err *err)
 {
-	struct kiln_buf path = KILN_BUF_INIT(KILN_LIMIT_PATH);
+	struct kiln_buf path = KILN_BUF_INIT(KILN_LIMIT_PATH), fin = KILN_BUF_INIT(KILN_LIMIT_PATH);
 	struct pack_compfile *cf = NULL;
 	struct stat st;
 	kiln_rc rc;
 	int fd = -1;
 
-	kiln_buf_addf(&path, "%s/%s", gen, name);
+	kiln_buf_addf(&path, "%s/tmp-%s", gen, suffix);
 	if ((rc = kiln_buf_finish(&path, err)))
 		goto out;
 	fd = open(path.ptr, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -1013,10 +1014,20 @@ static kiln_rc groups_file_write(const char *gen, const char *name, const struct
 		goto out;
 	}
 	*size = (uint64_t)st.st_size;
-	rc = util_digest_file_hex(UTIL_DIGEST_SHA256, path.ptr, sha, err);
+	if ((rc = util_digest_file_hex(UTIL_DIGEST_SHA256, path.ptr, sha, err)))
+		goto out;
+	kiln_buf_addf(&fin, "%s/%s-%s", gen, sha, suffix);
+	if ((rc = kiln_buf_finish(&fin, err)))
+		goto out;
+	if (rename(path.ptr, fin.ptr) < 0) {
+		rc = kiln_err_sys(err, KILN_EIO, "cannot rename %s", path.ptr);
+		goto out;
+	}
+	*name = kiln_strdup(fin.ptr + strlen(gen) + 1);
 out:
 	pack_compfile_free(cf);
 	util_close(fd);
+	kiln_buf_release(&fin);
 	kiln_buf_release(&path);
 	return rc;
 }
@@ -1025,8 +1036,8 @@ out:
 static kiln_rc groups_write(const char *gen, const struct repo_metadata_opts *o,
                             struct rd_groups *g, struct kiln_err *err)
 {
-	struct kiln_buf data = KILN_BUF_INIT(RD_GROUPS_MAX), tmp = KILN_BUF_INIT(KILN_LIMIT_PATH);
-	struct kiln_buf fin = KILN_BUF_INIT(KILN_LIMIT_PATH);
+	struct kiln_buf data = KILN_BUF_INIT(RD_GROUPS_MAX),
+	                zsuffix = KILN_BUF_INIT(KILN_LIMIT_PATH);
 	const char *base = util_path_basename(o->groups);
 	struct pack_compress comp;
 	kiln_rc rc;
@@ -1047,40 +1058,14 @@ static kiln_rc groups_write(const char *gen, const struct repo_metadata_opts *o,
 		                  o->groups);
 		goto out;
 	}
-	if ((rc = pack_compress_parse(o->zstd ? "w10.zstdio" : "w6.gzdio", &comp, err)) ||
-	    (rc = groups_file_write(gen, "tmp-group", &data, NULL, g->sha, &g->size, err)) ||
-	    (rc = groups_file_write(gen, "tmp-group-z", &data, &comp, g->zsha, &g->zsize, err)))
+	kiln_buf_addf(&zsuffix, "%s.%s", base, g->ext);
+	if ((rc = kiln_buf_finish(&zsuffix, err)) ||
+	    (rc = pack_compress_parse(o->zstd ? "w10.zstdio" : "w6.gzdio", &comp, err)) ||
+	    (rc = groups_file_write(gen, base, &data, NULL, g->sha, &g->size, &g->name, err)))
 		goto out;
-	kiln_buf_addf(&fin, "%s-%s", g->sha, base);
-	if ((rc = kiln_buf_finish(&fin, err)))
-		goto out;
-	g->name = kiln_strdup(fin.ptr);
-	kiln_buf_reset(&fin);
-	kiln_buf_addf(&fin, "%s-%s.%s", g->zsha, base, g->ext);
-	if ((rc = kiln_buf_finish(&fin, err)))
-		goto out;
-	g->zname = kiln_strdup(fin.ptr);
-	kiln_buf_reset(&tmp);
-	kiln_buf_reset(&fin);
-	kiln_buf_addf(&tmp, "%s/tmp-group", gen);
-	kiln_buf_addf(&fin, "%s/%s", gen, g->name);
-	if ((rc = kiln_buf_finish(&tmp, err)) || (rc = kiln_buf_finish(&fin, err)))
-		goto out;
-	if (rename(tmp.ptr, fin.ptr) < 0) {
-		rc = kiln_err_sys(err, KILN_EIO, "cannot rename %s", tmp.ptr);
-		goto out;
-	}
-	kiln_buf_reset(&tmp);
-	kiln_buf_reset(&fin);
-	kiln_buf_addf(&tmp, "%s/tmp-group-z", gen);
-	kiln_buf_addf(&fin, "%s/%s", gen, g->zname);
-	if ((rc = kiln_buf_finish(&tmp, err)) || (rc = kiln_buf_finish(&fin, err)))
-		goto out;
-	if (rename(tmp.ptr, fin.ptr) < 0)
-		rc = kiln_err_sys(err, KILN_EIO, "cannot rename %s", tmp.ptr);
+	rc = groups_file_write(gen, zsuffix.ptr, &data, &comp, g->zsha, &g->zsize, &g->zname, err);
 out:
-	kiln_buf_release(&fin);
-	kiln_buf_release(&tmp);
+	kiln_buf_release(&zsuffix);
 	kiln_buf_release(&data);
 	return rc;
 }
