@@ -163,14 +163,18 @@ KILN_MUST_CHECK kiln_rc roots_pool_new(const char *arch, bool weak_deps, struct 
 void roots_pool_free(struct roots_pool *p);
 
 /* Add a repository named name from its metadata in memory (plain XML, already verified
- * by the caller): primary.xml (required), filelists.xml and comps (NULL, 0 when absent).
- * priority as dnf's (lower wins). Malformed metadata is KILN_EFORMAT naming the repository
- * and file; a package without a sha256 checksum is KILN_EFORMAT (a lock needs one). */
+ * by the caller): primary.xml (required) and comps (NULL, 0 when absent). priority as
+ * dnf's (lower wins). Malformed metadata is KILN_EFORMAT naming the repository and file; a
+ * package without a sha256 checksum is KILN_EFORMAT (a lock needs one), one located
+ * outside the repository (absolute, "..", xml:base) KILN_EPRIV. */
 KILN_MUST_CHECK kiln_rc roots_pool_add_repo(struct roots_pool *p, const char *name, int priority,
                                             const char *primary, size_t primary_len,
-                                            const char *filelists, size_t filelists_len,
                                             const char *comps, size_t comps_len,
                                             struct kiln_err *err);
+/* Extend the packages of repository name (added before) with its filelists.xml. */
+KILN_MUST_CHECK kiln_rc roots_pool_add_filelists(struct roots_pool *p, const char *name,
+                                                 const char *xml, size_t len,
+                                                 struct kiln_err *err);
 
 /* Whether a file dependency among the loaded packages' requires, or among requests (the
  * install strings, n of them, may be NULL) and deps (may be NULL), lies outside the file

@@ -21,4 +21,23 @@ struct roots_lock_pkg;
 KILN_MUST_CHECK kiln_rc roots_lock_add(struct roots_lock *l, const struct roots_lock_pkg *pkg,
                                        struct kiln_err *err);
 
+struct sources;
+struct sign_keyring;
+struct roots_fetch_opts;
+struct roots_repo_config;
+
+/* Read url into out (bounded by max): file:// from the file itself, anything else
+ * downloaded fresh (sources_fetch_fresh): repomd.xml, its signature, keys. KILN_ENOTFOUND
+ * for a missing local file. (metadata.c) */
+KILN_MUST_CHECK kiln_rc roots_url_read(struct sources *s, const char *url, size_t max,
+                                       struct kiln_buf *out, struct kiln_err *err);
+/* The repository's gpgkey as a keyring. OUT: *out, sign_keyring_free(). */
+KILN_MUST_CHECK kiln_rc roots_keyring_load(struct sources *s, const struct roots_repo_config *r,
+                                           struct sign_keyring **out, struct kiln_err *err);
+/* A fetcher with o's cache and network choice. OUT: *out, sources_free(). */
+KILN_MUST_CHECK kiln_rc roots_sources_open(const struct roots_fetch_opts *o,
+                                           struct sources **out, struct kiln_err *err);
+/* A fresh private directory under $TMPDIR (or /tmp), its path appended to out. */
+KILN_MUST_CHECK kiln_rc roots_tmpdir_make(struct kiln_buf *out, struct kiln_err *err);
+
 #endif

@@ -15,6 +15,7 @@
 #include "util/util.h"
 
 #include "macro/macro.h"
+#include "rpmtag/rpmtag.h"
 #include "spec/spec.h"
 #include "roots/roots.h"
 #include "roots/roots_int.h"
@@ -41,7 +42,9 @@ static struct util_dl roots_libsolv_dl =
 struct roots_pool {
 	Pool *pool;         /* owned: pool_free() */
 	Repo *requests;     /* the "@kiln-requests" repository of the last resolve, or NULL */
-	Repo *comps[ROOTS_CONFIG_MAX_REPOS]; /* the repositories holding groups */
+	Repo *repos[ROOTS_CONFIG_MAX_REPOS]; /* the packages of each repository */
+	size_t nrepos;
+	Repo *comps[ROOTS_CONFIG_MAX_REPOS]; /* the groups of each repository that has them */
 	size_t ncomps;
 	bool weak_deps;
 	char arch[64];
@@ -151,32 +154,39 @@ static kiln_rc check_packages(Repo *repo, struct kiln_err *err)
 }
 
 kiln_rc roots_pool_add_repo(struct roots_pool *p, const char *name, int priority,
-                            const char *primary, size_t primary_len, const char *filelists,
-                            size_t filelists_len, const char *comps, size_t comps_len,
-                            struct kiln_err *err)
+                            const char *primary, size_t primary_len, const char *comps,
+                            size_t comps_len, struct kiln_err *err)
 {
 	Repo *repo, *crepo;
 	kiln_rc rc;
 
+	if (p->nrepos == ROOTS_CONFIG_MAX_REPOS)
+		return kiln_err_set(err, KILN_ELIMIT, "over %d repositories", ROOTS_CONFIG_MAX_REPOS);
 	repo = repo_create(p->pool, name);
 	repo->priority = -priority;
-	rc = add_xml(repo, "primary", primary, primary_len, false, REPO_NO_INTERNALIZE, err);
-	if (!rc && filelists)
-		rc = add_xml(repo, "filelists", filelists, filelists_len, false,
-		             REPO_EXTEND_SOLVABLES | REPO_NO_INTERNALIZE, err);
-	repo_internalize(repo);
+	p->repos[p->nrepos++] = repo;
+	rc = add_xml(repo, "primary", primary, primary_len, false, 0, err);
 	if (!rc)
 		rc = check_packages(repo, err);
 	if (!rc && comps) {
-		if (p->ncomps == ROOTS_CONFIG_MAX_REPOS)
-			return kiln_err_set(err, KILN_ELIMIT, "over %d repositories with groups",
-			                    ROOTS_CONFIG_MAX_REPOS);
 		crepo = repo_create(p->pool, name);
 		crepo->priority = -priority;
 		p->comps[p->ncomps++] = crepo;
 		rc = add_xml(crepo, "comps", comps, comps_len, true, 0, err);
 	}
 	return rc;
+}
+
+kiln_rc roots_pool_add_filelists(struct roots_pool *p, const char *name, const char *xml,
+                                 size_t len, struct kiln_err *err)
+{
+	size_t i;
+
+	for (i = 0; i < p->nrepos; i++)
+		if (!strcmp(p->repos[i]->name, name))
+			return add_xml(p->repos[i], "filelists", xml, len, false,
+			               REPO_EXTEND_SOLVABLES, err);
+	return kiln_err_set(err, KILN_ENOTFOUND, "no repository '%s' to extend", name);
 }
 
 /* ---- requests -------------------------------------------------------------------------- */
@@ -268,11 +278,11 @@ static Id spec_dep_id(Pool *pool, const struct spec_dep *dep, struct kiln_err *e
 		return d;
 	}
 	d = pool_str2id(pool, dep->name, 1);
-	if (dep->flags & SPEC_DEP_LESS)
+	if (dep->flags & RPMTAG_DEP_LESS)
 		flags |= REL_LT;
-	if (dep->flags & SPEC_DEP_GREATER)
+	if (dep->flags & RPMTAG_DEP_GREATER)
 		flags |= REL_GT;
-	if (dep->flags & SPEC_DEP_EQUAL)
+	if (dep->flags & RPMTAG_DEP_EQUAL)
 		flags |= REL_EQ;
 	if (flags && dep->evr[0])
 		d = pool_rel2id(pool, d, pool_str2id(pool, dep->evr, 1), flags, 1);
