@@ -490,7 +490,7 @@ out:
 	return out;
 }
 
-static kiln_rc config_substitute(struct roots_config *c, struct kiln_err *err)
+static kiln_rc config_substitute(struct roots_config *c, const char *name, struct kiln_err *err)
 {
 	struct kiln_err e = KILN_ERR_INIT;
 	size_t i;
@@ -503,6 +503,7 @@ static kiln_rc config_substitute(struct roots_config *c, struct kiln_err *err)
 			r->gpgkey = substitute(c, r->gpgkey, &e);
 		if (e.code) {
 			kiln_err_wrap(&e, "[repo %s]", r->name);
+			kiln_err_locate(&e, name, r->line, 0);
 			kiln_err_merge(err, &e);
 			return e.code;
 		}
@@ -543,7 +544,7 @@ kiln_rc roots_config_from_mem(struct roots_config *c, const char *name, const ch
 	if (rc)
 		kiln_err_locate(err, name, 0, 0);
 	if (!rc)
-		rc = config_substitute(c, err);
+		rc = config_substitute(c, name, err);
 	return rc;
 }
 

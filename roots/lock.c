@@ -267,6 +267,10 @@ kiln_rc roots_lock_from_mem(struct roots_lock *l, const char *name, const char *
 		goto out;
 	}
 	rc = api_json_decode(data, len, lock_fields, API_DECODE_STRICT, &j, &a, err);
+	/* api/ names its input "body" (a request's); here it is the lock file, line and column
+	 * kept. */
+	if (rc && err)
+		snprintf(err->input, sizeof(err->input), "%s", name);
 	if (!rc && !roots_name_ok(kiln_str_from(j.arch), "_"))
 		rc = kiln_err_set(err, KILN_EINVAL, "arch: malformed value");
 	if (!rc)

@@ -412,6 +412,7 @@ static kiln_rc job_group(struct roots_pool *p, Queue *job, const char *group,
 		return kiln_err_set(err, KILN_ENOTFOUND, "no repository has the group '@%s'", group);
 	queue_init(&q);
 	for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+		queue_empty(&q);
 		solvable_lookup_deparray(g, keys[k], &q, 0);
 		for (i = 0; i < q.count; i++) {
 			if (has_providers(p->pool, q.elements[i]))
