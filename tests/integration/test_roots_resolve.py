@@ -226,6 +226,14 @@ def test_unsigned_package_is_refused(kiln, lock, tmp_path, repo):
     assert "NOTFOUND" in r.stderr or "no good signature" in r.stderr
 
 
+def test_rich_and_request_installs_both(lock, tmp_path, repo):
+    # Where kiln and dnf 4.14 differ (docs/roots.md): `dnf install '(editor-b and shell)'`
+    # installs editor-b alone; the dependency means both, and kiln installs both.
+    r = lock(write_config(tmp_path / "t.cfg", repo, "(editor-b and shell)"), "--json")
+    assert r.returncode == 0, r.stderr
+    assert nevras(r.stdout) == ["editor-b-1-1.noarch", "shell-5.2-1.x86_64"]
+
+
 # ---- Debian's dnf as the oracle -----------------------------------------------------------
 
 REQUESTS = sorted({name for name, _, _, _ in rootsrepo.UNIVERSE}) + [
@@ -234,7 +242,8 @@ REQUESTS = sorted({name for name, _, _, _ in rootsrepo.UNIVERSE}) + [
     "old-tool = 2.0", "mta",
     "/usr/bin/sh", "/usr/share/docfile/README", "/etc/thing.conf", "/usr/bin/gcc",
     "/usr/sbin/sendmail", "/usr/bin/ld",
-    "(python-a or python-b)", "(editor-b and shell)", "(python-b or nonexistent-cap)",
+    "(python-a or python-b)", "(python-b or nonexistent-cap)", "(shell or conflicted)",
+    "(libz >= 1.3 or shell)",
     "editor-a editor-b", "conflicted shell", "conflicts-new needs-new-bin",
     "old-tool new-tool", "uses-old-tool new-tool", "nonexistent-cap", "with-guile make-lite",
     "langpack-x editor-a", "ifelse-dep with-guile", "toolchain needs-old-bin",
@@ -307,7 +316,7 @@ def test_resolution_agrees_with_dnf(kiln, tmp_path, repo):
         (work / "cache-ready").touch()
         return req, dnf_resolve(repo, work, req), kiln_resolve(kiln, repo, work, req)
 
-    with ThreadPoolExecutor(max_workers=4) as pool:
+    with ThreadPoolExecutor(max_workers=8) as pool:
         for req, want, got in pool.map(one, enumerate(REQUESTS)):
             results[req] = (want, got)
     failures = 0
