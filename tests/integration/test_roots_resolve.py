@@ -275,7 +275,7 @@ def dnf_resolve(repo: dict, work: Path, req: str):
     rows, on = [], False
     for line in r.stdout.splitlines():
         if line.startswith("Installing"):
-            on = True
+            on = not line.startswith("Installing Groups")  # a group is not a package
             continue
         if on and not line.startswith(" "):
             on = False
@@ -329,3 +329,27 @@ def test_resolution_agrees_with_dnf(kiln, tmp_path, repo):
             assert got[1] == want[1], f"{req}: kiln names {got[1]}, dnf {want[1]}"
     # The universe has unsatisfiable requests of each kind; they must have been compared.
     assert failures >= 6
+
+
+FIXTURE_REQUESTS = ["@buildsys-build", "gcc", "rpm", "make pkgconf", "libc6-dev", "/usr/bin/gcc",
+                    "(busybox or coreutils)", "bash tar gzip", "no-such-package"]
+
+
+@pytest.mark.skipif(not shutil.which("dnf"), reason="dnf is not installed (scripts/deps.sh)")
+def test_fixture_distribution_agrees_with_dnf(kiln, tmp_path, request):
+    """The fixture distribution (Debian's toolchain as RPMs, with the comps group mock's
+    configs install) resolves as dnf resolves it."""
+    try:
+        deb = request.getfixturevalue("debrpm_repo")
+    except pytest.FixtureLookupError:
+        pytest.skip("the fixture distribution (tests/fixtures/debrpm.py) is not in this tree")
+    repo = {"repo": deb.repo, "key": deb.key}
+    warm = tmp_path / "warm"
+    dnf_resolve(repo, warm, "bash")
+    for i, req in enumerate(FIXTURE_REQUESTS):
+        work = tmp_path / f"r{i}"
+        shutil.copytree(warm / "cache", work / "cache")
+        (work / "cache-ready").touch()
+        want = dnf_resolve(repo, work, req)
+        got = kiln_resolve(kiln, repo, work, req)
+        assert got == want, f"{req}: kiln {got} != dnf {want}"
