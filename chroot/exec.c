@@ -256,8 +256,7 @@ static kiln_rc make_state(struct chroot_exec *ex, struct kiln_err *err)
 	if (!base || !*base)
 		base = "/tmp";
 	if ((ex->cfg.root == CHROOT_ROOT_HOST || upper_in_run(ex) || ex->cfg.root_direct) &&
-	    !ex->cfg.reverse_order &&
-	    shared_mount_point(ex, base))
+	    !ex->cfg.reverse_order && shared_mount_point(ex, base))
 		return KILN_OK;
 	tmpl = kiln_arena_printf(&ex->arena, "%s/kiln-sandbox-XXXXXX", base);
 	if (!tmpl)
@@ -365,9 +364,10 @@ static kiln_rc exec_setup(struct chroot_exec *ex, const struct chroot_config *cf
 	if (!rc && ex->cfg.root_direct &&
 	    (ex->kind != CHROOT_EXEC_SANDBOX || ex->cfg.root != CHROOT_ROOT_DIR ||
 	     ex->cfg.root_readonly || ex->cfg.reverse_order))
-		rc = kiln_err_set(err, KILN_EINVAL,
-		                  "a root used in place must be a dir: root in the sandbox, writable, "
-		                  "without the file order variation");
+		rc = kiln_err_set(
+		    err, KILN_EINVAL,
+		    "a root used in place must be a dir: root in the sandbox, writable, "
+		    "without the file order variation");
 	if (rc || ex->kind == CHROOT_EXEC_HOST)
 		goto out;
 	rc = check_hostname(ex->cfg.hostname, err);

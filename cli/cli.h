@@ -169,6 +169,9 @@ int cli_cmd_provenance(int argc, char **argv);
 /* Comparing packages (cmd_diff.c). */
 extern const struct cli_opt cli_diff_opts[];
 int cli_cmd_diff(int argc, char **argv);
+/* Installing packages into images, the image cache (cmd_image.c). */
+extern const struct cli_opt cli_image_opts[];
+int cli_cmd_image(int argc, char **argv);
 /* The sandbox (cmd_sandbox.c). */
 extern const struct cli_opt cli_sandbox_opts[];
 int cli_cmd_sandbox(int argc, char **argv);

@@ -99,6 +99,16 @@ const struct cli_command cli_commands[] = {
      "limit killed it, 125 when the sandbox could not be set up, 127 when CMD was not "
      "found). Put -- before CMD when it has options. See docs/sandbox.md.",
      cli_sandbox_opts, cli_cmd_sandbox},
+    {"image", "install package files into an image, or get a cached image by key",
+     "install [options] DIR PKG... | get [--cache DIR] [--key KEY] [options] PKG...",
+     "install: unpacks PKG... into the directory DIR with kiln's own payload reader (no host "
+     "rpm or dnf), in rpm's transaction order, running their scriptlets and triggers in the "
+     "sandbox chrooted into DIR, and, when rpm is among them, writing the image's rpm "
+     "database with the image's own rpm. Packages with paths escaping the image, device "
+     "nodes or (without --allow-setuid) setuid files are refused before anything is "
+     "written. get: prints the path of the cached image KEY, making it from PKG... once "
+     "however many processes ask at the same time. See docs/roots.md.",
+     cli_image_opts, cli_cmd_image},
     {"fetch", "make a spec's sources present, verified and cached, like spectool -g",
      "[options] SPEC... | --git URL [--ref REF] [--spec PATH] [--checkout DIR] | --git URL "
      "[--ref REF] --archive FILE --prefix P/ | --url URL -o FILE [--sha256 HEX]",

@@ -21,13 +21,10 @@ const char *roots_hdr_str(const struct pack_header *h, uint32_t tag, uint32_t i)
 {
 	const struct pack_entry *e = pack_header_get(h, tag);
 
-	if (!e || i >= e->count)
+	/* Every string class is an array of string pointers in memory (STRING has one). */
+	if (!e || i >= e->count || !spec_type_is_string(e->type))
 		return NULL;
-	if (e->type == SPEC_TYPE_STRING)
-		return i ? NULL : (const char *)e->data;
-	if (e->type == SPEC_TYPE_STRING_ARRAY || e->type == SPEC_TYPE_I18NSTRING)
-		return ((const char *const *)e->data)[i];
-	return NULL;
+	return ((const char *const *)e->data)[i];
 }
 
 bool roots_hdr_num(const struct pack_header *h, uint32_t tag, uint32_t i, uint64_t *out)
@@ -124,8 +121,7 @@ static kiln_rc bad(const struct roots_pkg *p, struct kiln_err *err, const char *
 }
 
 static kiln_rc load_deps(struct roots_set *set, struct roots_pkg *p, uint32_t ntag, uint32_t vtag,
-                         uint32_t ftag, struct roots_dep **out, size_t *nout,
-                         struct kiln_err *err)
+                         uint32_t ftag, struct roots_dep **out, size_t *nout, struct kiln_err *err)
 {
 	const struct pack_header *h = &p->pkg.hdr;
 	uint32_t n = roots_hdr_count(h, ntag), i;
@@ -162,8 +158,8 @@ static kiln_rc load_files(struct roots_set *set, struct roots_pkg *p, struct kil
 	uint32_t n = nb ? nb : nold, i;
 
 	if (n > KILN_LIMIT_PACKAGE_FILES)
-		return kiln_err_set(err, KILN_ELIMIT, "%s: %" PRIu32 " files exceed %d", p->path,
-		                    n, (int)KILN_LIMIT_PACKAGE_FILES);
+		return kiln_err_set(err, KILN_ELIMIT, "%s: %" PRIu32 " files exceed %d", p->path, n,
+		                    (int)KILN_LIMIT_PACKAGE_FILES);
 	p->files = kiln_arena_array(&set->arena, n ? n : 1, sizeof(*p->files));
 	if (!p->files)
 		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
@@ -328,7 +324,8 @@ static kiln_rc check_file(const struct roots_pkg *p, uint32_t i, unsigned flags,
 		return refuse(p, path, err, "not a clean absolute path (escapes the image)");
 	if (!roots_hdr_num(h, SPEC_TAG_FILEMODES, i, &mode) ||
 	    !roots_hdr_str(h, SPEC_TAG_FILEUSERNAME, i) ||
-	    !roots_hdr_str(h, SPEC_TAG_FILEGROUPNAME, i) || !roots_hdr_str(h, SPEC_TAG_FILELINKTOS, i))
+	    !roots_hdr_str(h, SPEC_TAG_FILEGROUPNAME, i) ||
+	    !roots_hdr_str(h, SPEC_TAG_FILELINKTOS, i))
 		return kiln_err_set(err, KILN_EFORMAT,
 		                    "%s: header: file %" PRIu32 " ('%s'): file arrays too short",
 		                    p->path, i, path);

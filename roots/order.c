@@ -45,10 +45,10 @@ struct named {
 
 struct graph {
 	size_t n;
-	uint8_t *edge;   /* owned: edge[q * n + p] */
-	size_t *npred;   /* owned: remaining predecessors */
-	size_t *qcnt;    /* owned: packages requiring this one */
-	bool *placed;    /* owned */
+	uint8_t *edge;              /* owned: edge[q * n + p] */
+	size_t *npred;              /* owned: remaining predecessors */
+	size_t *qcnt;               /* owned: packages requiring this one */
+	bool *placed;               /* owned */
 	struct named *prov, *files; /* owned, sorted by name */
 	size_t nprov, nfiles;
 };
@@ -79,7 +79,8 @@ static kiln_rc index_names(struct graph *g, const struct roots_set *set, struct 
 		const struct roots_pkg *p = &set->pkgs[i];
 
 		for (j = 0; j < p->nprovides; j++)
-			g->prov[g->nprov++] = (struct named){p->provides[j].name, i, &p->provides[j]};
+			g->prov[g->nprov++] =
+			    (struct named){p->provides[j].name, i, &p->provides[j]};
 		for (j = 0; j < p->nfiles; j++)
 			g->files[g->nfiles++] = (struct named){p->files[j], i, NULL};
 	}
@@ -138,7 +139,8 @@ static void add_edges(struct graph *g, size_t p, const struct roots_dep *deps, s
 		uint8_t w;
 		size_t q;
 
-		if ((r->flags & (SPEC_DEP_RPMLIB | SPEC_DEP_CONFIG)) || !strncmp(r->name, "rpmlib(", 7))
+		if ((r->flags & (SPEC_DEP_RPMLIB | SPEC_DEP_CONFIG)) ||
+		    !strncmp(r->name, "rpmlib(", 7))
 			continue;
 		q = provider(g, r, p);
 		if (q == SIZE_MAX)

@@ -92,9 +92,9 @@ typedef kiln_rc (*roots_image_make_fn)(void *arg, const char *root, struct kiln_
 
 /* An image in use: its path and the shared lock that keeps the collector away. */
 struct roots_image {
-	char *root;   /* owned: CACHE/images/KEY/root */
-	int lock_fd;  /* owned: shared flock on images/lock/KEY (-1 when released) */
-	bool made;    /* this call made the image */
+	char *root;    /* owned: CACHE/images/KEY/root */
+	int lock_fd;   /* owned: shared flock on images/lock/KEY (-1 when released) */
+	bool made;     /* this call made the image */
 	uint64_t size; /* bytes, from the info file */
 };
 
@@ -105,8 +105,8 @@ struct roots_image {
 KILN_MUST_CHECK kiln_rc roots_image_get(const char *cache_dir, const char *key,
                                         roots_image_make_fn make, void *arg,
                                         struct roots_image *img, struct kiln_err *err);
-/* Drop the lock and free the path; a zeroed img (lock_fd 0 is treated as held only after
- * a successful get) or a released one is fine. */
+/* Drop the lock and free the path. A zeroed or released img is fine (fd 0, standard
+ * input, is never taken for a lock). */
 void roots_image_release(struct roots_image *img);
 
 struct roots_image_gc {

@@ -19,23 +19,23 @@ struct roots_dep {
 };
 
 struct roots_pkg {
-	const char *path;       /* borrowed: the caller's package file */
+	const char *path;        /* borrowed: the caller's package file */
 	struct pack_package pkg; /* owned: lead and headers (pack_package_release) */
-	const char *name;       /* borrowed from pkg.hdr */
-	const char *evr;        /* set arena: "[E:]V-R" */
-	const char *nevra;      /* set arena: "N-[E:]V-R.A" */
+	const char *name;        /* borrowed from pkg.hdr */
+	const char *evr;         /* set arena: "[E:]V-R" */
+	const char *nevra;       /* set arena: "N-[E:]V-R.A" */
 	struct roots_dep *requires, *provides, *orders; /* set arena */
 	size_t nrequires, nprovides, norders;
-	const char **files;     /* set arena: every file's absolute path, header order */
+	const char **files; /* set arena: every file's absolute path, header order */
 	uint32_t nfiles;
-	size_t index;           /* position in the caller's list */
+	size_t index; /* position in the caller's list */
 };
 
 struct roots_set {
 	struct kiln_arena arena; /* owns every string and array above but pkg */
 	struct roots_pkg *pkgs;  /* owned (heap), in the caller's order */
 	size_t n;
-	size_t *order;           /* owned (heap): install order, indexes into pkgs */
+	size_t *order; /* owned (heap): install order, indexes into pkgs */
 };
 
 /* Read the headers of every package (no payload). set must be zeroed; release it with
@@ -85,19 +85,19 @@ void roots_ids_release(struct roots_ids *ids);
 /* Unpacking (unpack.c) */
 
 struct roots_unpack {
-	int rootfd;              /* borrowed: the image */
-	unsigned flags;          /* enum roots_install_flags */
-	bool chown;              /* set owners (we may: root or CAP_CHOWN) */
+	int rootfd;                     /* borrowed: the image */
+	unsigned flags;                 /* enum roots_install_flags */
+	bool chown;                     /* set owners (we may: root or CAP_CHOWN) */
 	struct roots_ids users, groups; /* owned: reloaded when /etc/passwd, /etc/group change */
 	struct stat_key {
 		int64_t mtime_ns;
 		uint64_t ino, size;
 	} passwd_key, group_key;
 	char lastdir[KILN_LIMIT_PATH]; /* the parent directory opened last ("" when none) */
-	int lastfd;              /* owned: its O_PATH fd, -1 when none */
-	size_t files;            /* entries written so far */
+	int lastfd;                    /* owned: its O_PATH fd, -1 when none */
+	size_t files;                  /* entries written so far */
 	size_t warnings;
-	int log_fd;              /* borrowed: warnings go here too (-1: only counted) */
+	int log_fd; /* borrowed: warnings go here too (-1: only counted) */
 };
 
 void roots_unpack_init(struct roots_unpack *u, int rootfd, unsigned flags, int log_fd);
@@ -105,6 +105,11 @@ void roots_unpack_release(struct roots_unpack *u);
 /* Unpack one package's payload into the image. Errors name the package and the path. */
 KILN_MUST_CHECK kiln_rc roots_unpack_pkg(struct roots_unpack *u, const struct roots_pkg *p,
                                          struct kiln_err *err);
+
+/* Write text to rel (no leading "/") in the image, its directories resolved in the image
+ * and made when missing, the file itself never through a link. */
+KILN_MUST_CHECK kiln_rc roots_image_put_file(int rootfd, const char *rel, const char *text,
+                                             struct kiln_err *err);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Scriptlets (script.c) */
@@ -125,21 +130,19 @@ void roots_scripts_free(struct roots_scripts *s);
  * failure of %pretrans or %pre is KILN_EBUILD; of %post or %posttrans a warning (counted
  * in *warnings). */
 KILN_MUST_CHECK kiln_rc roots_scripts_run(struct roots_scripts *s, const struct roots_pkg *p,
-                                          enum roots_script_kind kind, bool *ran,
-                                          size_t *warnings, struct kiln_err *err);
+                                          enum roots_script_kind kind, bool *ran, size_t *warnings,
+                                          struct kiln_err *err);
 /* Install-side triggers around installing p (installed: the packages already in the image,
  * p excluded): with prein, %triggerprein; else %triggerin. Fired in installed packages by p,
  * then in p by installed packages (and, for triggerin, by p itself). Failures are
  * warnings. *ran counts the triggers run. */
 KILN_MUST_CHECK kiln_rc roots_scripts_triggers(struct roots_scripts *s, const struct roots_set *set,
                                                const size_t *installed, size_t ninstalled,
-                                               const struct roots_pkg *p, bool prein,
-                                               size_t *ran, size_t *warnings,
-                                               struct kiln_err *err);
+                                               const struct roots_pkg *p, bool prein, size_t *ran,
+                                               size_t *warnings, struct kiln_err *err);
 /* `rpm -i --justdb` of the whole set with the image's rpm (package files bound read-only):
  * KILN_EBUILD when it fails. */
 KILN_MUST_CHECK kiln_rc roots_rpmdb_write(const char *image, const struct roots_set *set,
-                                          const struct roots_install_opts *o,
-                                          struct kiln_err *err);
+                                          const struct roots_install_opts *o, struct kiln_err *err);
 
 #endif

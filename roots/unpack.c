@@ -23,7 +23,7 @@
 #define IDS_FILE_MAX (4 * KILN_MIB)
 
 struct pending_dir {
-	char *rel; /* owned */
+	char *rel;                  /* owned */
 	struct pack_file_info meta; /* strings borrowed from the package header */
 };
 
@@ -33,7 +33,7 @@ struct unpack_pkg {
 	struct pack_payload *pl;
 	struct pending_dir *dirs; /* owned */
 	size_t ndirs, capdirs;
-	struct kiln_buf links; /* hard-link members waiting for data: "ino\0rel\0" */
+	struct kiln_buf links;  /* hard-link members waiting for data: "ino\0rel\0" */
 	struct kiln_buf warned; /* "user\0" names warned about already */
 };
 
@@ -119,7 +119,8 @@ static void warn_unknown(struct unpack_pkg *x, const char *what, const char *nam
 
 	x->u->warnings++;
 	if (x->u->log_fd >= 0 && n > 0)
-		(void)!write(x->u->log_fd, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+		(void)!write(x->u->log_fd, line,
+		             (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 }
 
 static uint32_t lookup(struct unpack_pkg *x, const struct roots_ids *ids, const char *name,
@@ -169,7 +170,10 @@ static kiln_rc make_dirs(int rootfd, const char *rel, int *out, struct kiln_err 
 
 	if (len >= sizeof(prefix))
 		return kiln_err_set(err, KILN_ELIMIT, "path too long: '/%.200s'", rel);
-	for (i = 0; i <= len; i++) {
+	parent = open_in_root(rootfd, ".", O_PATH | O_DIRECTORY);
+	if (parent < 0)
+		return kiln_err_sys(err, KILN_EIO, "cannot open the image");
+	for (i = 1; i <= len; i++) {
 		if (i < len && rel[i] != '/')
 			continue;
 		memcpy(prefix, rel, i);
@@ -485,8 +489,8 @@ static kiln_rc open_payload(struct unpack_pkg *x, int *fd, struct kiln_err *err)
 
 kiln_rc roots_unpack_pkg(struct roots_unpack *u, const struct roots_pkg *p, struct kiln_err *err)
 {
-	struct unpack_pkg x = {u, p, NULL, NULL, 0, 0, KILN_BUF_INIT(16 * KILN_MIB),
-	                       KILN_BUF_INIT(KILN_MIB)};
+	struct unpack_pkg x = {
+	    u, p, NULL, NULL, 0, 0, KILN_BUF_INIT(16 * KILN_MIB), KILN_BUF_INIT(KILN_MIB)};
 	struct pack_file_info fi;
 	kiln_rc rc;
 	int fd = -1;
@@ -512,5 +516,32 @@ kiln_rc roots_unpack_pkg(struct roots_unpack *u, const struct roots_pkg *p, stru
 	kiln_buf_release(&x.warned);
 	pack_payload_free(x.pl);
 	util_close(fd);
+	return rc;
+}
+
+kiln_rc roots_image_put_file(int rootfd, const char *rel, const char *text, struct kiln_err *err)
+{
+	const char *slash = strrchr(rel, '/');
+	char dir[KILN_LIMIT_PATH];
+	int dfd = -1, fd = -1;
+	kiln_rc rc = KILN_OK;
+
+	if (!slash || (size_t)(slash - rel) >= sizeof(dir))
+		return kiln_err_set(err, KILN_EINVAL, "bad image path '%s'", rel);
+	memcpy(dir, rel, (size_t)(slash - rel));
+	dir[slash - rel] = '\0';
+	rc = make_dirs(rootfd, dir, &dfd, err);
+	if (!rc && unlinkat(dfd, slash + 1, 0) && errno != ENOENT)
+		rc = kiln_err_sys(err, KILN_EIO, "cannot replace /%s", rel);
+	if (!rc) {
+		fd = openat(dfd, slash + 1, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		            0644);
+		if (fd < 0)
+			rc = kiln_err_sys(err, KILN_EIO, "cannot create /%s", rel);
+	}
+	if (!rc)
+		rc = util_write_all(fd, text, strlen(text), err);
+	util_close(fd);
+	util_close(dfd);
 	return rc;
 }
