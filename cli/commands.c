@@ -127,7 +127,8 @@ const struct cli_command cli_commands[] = {
      "The cache holds downloaded sources by sha256 and git mirrors, shared by every kiln "
      "process of the machine. --gc removes leftovers of interrupted downloads and index "
      "entries whose object is gone, and with --max-size evicts the least recently used "
-     "objects and mirrors until the cache fits.",
+     "objects and mirrors until the cache fits; build-root images (kiln image) are "
+     "collected the same way, never one in use.",
      cli_cache_opts, cli_cmd_cache},
     /* The build farm (cmd_farm.c, cmd_worker.c). */
     {"scheduler", "run the build farm's scheduler (REST API, job store, leases)",
