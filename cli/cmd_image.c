@@ -8,7 +8,7 @@
 
 #include "cli/cli.h"
 #include "roots/roots.h"
-#include "worker/worker.h"
+#include "sources/sources.h"
 
 struct image_cli {
 	const char *cache;
@@ -118,7 +118,7 @@ static int cmd_get(const struct image_cli *c, const char *const *pkgs, size_t n)
 	if (!rc && c->cache)
 		kiln_buf_addstr(&dir, c->cache);
 	if (!rc)
-		rc = c->cache ? kiln_buf_finish(&dir, &err) : worker_cache_default_dir(&dir, &err);
+		rc = c->cache ? kiln_buf_finish(&dir, &err) : sources_cache_default_dir(&dir, &err);
 	if (!rc)
 		rc = roots_image_get(dir.ptr, key, make_image, &m, &img, &err);
 	if (!rc && img.made && !c->quiet)

@@ -22,7 +22,7 @@ const char *roots_hdr_str(const struct pack_header *h, uint32_t tag, uint32_t i)
 	const struct pack_entry *e = pack_header_get(h, tag);
 
 	/* Every string class is an array of string pointers in memory (STRING has one). */
-	if (!e || i >= e->count || !spec_type_is_string(e->type))
+	if (!e || i >= e->count || !rpmtag_type_is_string(e->type))
 		return NULL;
 	return ((const char *const *)e->data)[i];
 }
@@ -34,17 +34,17 @@ bool roots_hdr_num(const struct pack_header *h, uint32_t tag, uint32_t i, uint64
 	if (!e || i >= e->count)
 		return false;
 	switch (e->type) {
-	case SPEC_TYPE_CHAR:
-	case SPEC_TYPE_INT8:
+	case RPMTAG_TYPE_CHAR:
+	case RPMTAG_TYPE_INT8:
 		*out = ((const uint8_t *)e->data)[i];
 		return true;
-	case SPEC_TYPE_INT16:
+	case RPMTAG_TYPE_INT16:
 		*out = ((const uint16_t *)e->data)[i];
 		return true;
-	case SPEC_TYPE_INT32:
+	case RPMTAG_TYPE_INT32:
 		*out = ((const uint32_t *)e->data)[i];
 		return true;
-	case SPEC_TYPE_INT64:
+	case RPMTAG_TYPE_INT64:
 		*out = ((const uint64_t *)e->data)[i];
 		return true;
 	default:
@@ -92,7 +92,7 @@ static int evr_cmp(const char *a, const char *b)
 #define TAG_ORDERVERSION 5036
 #define TAG_ORDERFLAGS 5037
 
-#define SENSE_MASK (SPEC_DEP_LESS | SPEC_DEP_GREATER | SPEC_DEP_EQUAL)
+#define SENSE_MASK (RPMTAG_DEP_LESS | RPMTAG_DEP_GREATER | RPMTAG_DEP_EQUAL)
 
 bool roots_dep_matches(const struct roots_dep *r, const char *pname, uint32_t pflags,
                        const char *pversion)
@@ -107,12 +107,12 @@ bool roots_dep_matches(const struct roots_dep *r, const char *pname, uint32_t pf
 		return true;
 	cmp = evr_cmp(pversion, r->version);
 	if (cmp < 0)
-		return (ps & SPEC_DEP_GREATER) || (rs & SPEC_DEP_LESS);
+		return (ps & RPMTAG_DEP_GREATER) || (rs & RPMTAG_DEP_LESS);
 	if (cmp > 0)
-		return (ps & SPEC_DEP_LESS) || (rs & SPEC_DEP_GREATER);
-	return ((ps & SPEC_DEP_EQUAL) && (rs & SPEC_DEP_EQUAL)) ||
-	       ((ps & SPEC_DEP_LESS) && (rs & SPEC_DEP_LESS)) ||
-	       ((ps & SPEC_DEP_GREATER) && (rs & SPEC_DEP_GREATER));
+		return (ps & RPMTAG_DEP_LESS) || (rs & RPMTAG_DEP_GREATER);
+	return ((ps & RPMTAG_DEP_EQUAL) && (rs & RPMTAG_DEP_EQUAL)) ||
+	       ((ps & RPMTAG_DEP_LESS) && (rs & RPMTAG_DEP_LESS)) ||
+	       ((ps & RPMTAG_DEP_GREATER) && (rs & RPMTAG_DEP_GREATER));
 }
 
 static kiln_rc bad(const struct roots_pkg *p, struct kiln_err *err, const char *why)
@@ -153,8 +153,8 @@ static kiln_rc load_deps(struct roots_set *set, struct roots_pkg *p, uint32_t nt
 static kiln_rc load_files(struct roots_set *set, struct roots_pkg *p, struct kiln_err *err)
 {
 	const struct pack_header *h = &p->pkg.hdr;
-	uint32_t nb = roots_hdr_count(h, SPEC_TAG_BASENAMES);
-	uint32_t nold = roots_hdr_count(h, SPEC_TAG_OLDFILENAMES);
+	uint32_t nb = roots_hdr_count(h, RPMTAG_BASENAMES);
+	uint32_t nold = roots_hdr_count(h, RPMTAG_OLDFILENAMES);
 	uint32_t n = nb ? nb : nold, i;
 
 	if (n > KILN_LIMIT_PACKAGE_FILES)
@@ -163,19 +163,19 @@ static kiln_rc load_files(struct roots_set *set, struct roots_pkg *p, struct kil
 	p->files = kiln_arena_array(&set->arena, n ? n : 1, sizeof(*p->files));
 	if (!p->files)
 		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
-	if (nb && roots_hdr_count(h, SPEC_TAG_DIRINDEXES) != nb)
+	if (nb && roots_hdr_count(h, RPMTAG_DIRINDEXES) != nb)
 		return bad(p, err, "DIRINDEXES not one per file");
 	for (i = 0; i < n; i++) {
 		uint64_t di = 0;
 		const char *dn;
 
 		if (!nb) {
-			p->files[i] = roots_hdr_str(h, SPEC_TAG_OLDFILENAMES, i);
-		} else if (roots_hdr_num(h, SPEC_TAG_DIRINDEXES, i, &di) && di <= UINT32_MAX &&
-		           (dn = roots_hdr_str(h, SPEC_TAG_DIRNAMES, (uint32_t)di)) &&
-		           roots_hdr_str(h, SPEC_TAG_BASENAMES, i)) {
+			p->files[i] = roots_hdr_str(h, RPMTAG_OLDFILENAMES, i);
+		} else if (roots_hdr_num(h, RPMTAG_DIRINDEXES, i, &di) && di <= UINT32_MAX &&
+		           (dn = roots_hdr_str(h, RPMTAG_DIRNAMES, (uint32_t)di)) &&
+		           roots_hdr_str(h, RPMTAG_BASENAMES, i)) {
 			p->files[i] = kiln_arena_printf(&set->arena, "%s%s", dn,
-			                                roots_hdr_str(h, SPEC_TAG_BASENAMES, i));
+			                                roots_hdr_str(h, RPMTAG_BASENAMES, i));
 			if (!p->files[i])
 				return kiln_err_set(err, KILN_ENOMEM, "out of memory");
 		} else {
@@ -193,13 +193,13 @@ static kiln_rc load_files(struct roots_set *set, struct roots_pkg *p, struct kil
 static kiln_rc load_names(struct roots_set *set, struct roots_pkg *p, struct kiln_err *err)
 {
 	const struct pack_header *h = &p->pkg.hdr;
-	const char *v = pack_header_get_string(h, SPEC_TAG_VERSION);
-	const char *r = pack_header_get_string(h, SPEC_TAG_RELEASE);
-	const char *a = pack_header_get_string(h, SPEC_TAG_ARCH);
+	const char *v = pack_header_get_string(h, RPMTAG_VERSION);
+	const char *r = pack_header_get_string(h, RPMTAG_RELEASE);
+	const char *a = pack_header_get_string(h, RPMTAG_ARCH);
 	uint64_t e = 0;
-	bool has_e = pack_header_get_number(h, SPEC_TAG_EPOCH, &e);
+	bool has_e = pack_header_get_number(h, RPMTAG_EPOCH, &e);
 
-	p->name = pack_header_get_string(h, SPEC_TAG_NAME);
+	p->name = pack_header_get_string(h, RPMTAG_NAME);
 	if (!p->name || !v || !r)
 		return bad(p, err, "no NAME, VERSION or RELEASE");
 	if (p->pkg.source)
@@ -228,11 +228,11 @@ static kiln_rc load_one(struct roots_set *set, struct roots_pkg *p, struct kiln_
 	if (!rc)
 		rc = load_names(set, p, err);
 	if (!rc)
-		rc = load_deps(set, p, SPEC_TAG_REQUIRENAME, SPEC_TAG_REQUIREVERSION,
-		               SPEC_TAG_REQUIREFLAGS, &p->requires, &p->nrequires, err);
+		rc = load_deps(set, p, RPMTAG_REQUIRENAME, RPMTAG_REQUIREVERSION,
+		               RPMTAG_REQUIREFLAGS, &p->requires, &p->nrequires, err);
 	if (!rc)
-		rc = load_deps(set, p, SPEC_TAG_PROVIDENAME, SPEC_TAG_PROVIDEVERSION,
-		               SPEC_TAG_PROVIDEFLAGS, &p->provides, &p->nprovides, err);
+		rc = load_deps(set, p, RPMTAG_PROVIDENAME, RPMTAG_PROVIDEVERSION,
+		               RPMTAG_PROVIDEFLAGS, &p->provides, &p->nprovides, err);
 	if (!rc)
 		rc = load_deps(set, p, TAG_ORDERNAME, TAG_ORDERVERSION, TAG_ORDERFLAGS, &p->orders,
 		               &p->norders, err);
@@ -322,15 +322,15 @@ static kiln_rc check_file(const struct roots_pkg *p, uint32_t i, unsigned flags,
 		return refuse(p, "...", err, "path too long");
 	if (!path_clean(path))
 		return refuse(p, path, err, "not a clean absolute path (escapes the image)");
-	if (!roots_hdr_num(h, SPEC_TAG_FILEMODES, i, &mode) ||
-	    !roots_hdr_str(h, SPEC_TAG_FILEUSERNAME, i) ||
-	    !roots_hdr_str(h, SPEC_TAG_FILEGROUPNAME, i) ||
-	    !roots_hdr_str(h, SPEC_TAG_FILELINKTOS, i))
+	if (!roots_hdr_num(h, RPMTAG_FILEMODES, i, &mode) ||
+	    !roots_hdr_str(h, RPMTAG_FILEUSERNAME, i) ||
+	    !roots_hdr_str(h, RPMTAG_FILEGROUPNAME, i) ||
+	    !roots_hdr_str(h, RPMTAG_FILELINKTOS, i))
 		return kiln_err_set(err, KILN_EFORMAT,
 		                    "%s: header: file %" PRIu32 " ('%s'): file arrays too short",
 		                    p->path, i, path);
-	(void)roots_hdr_num(h, SPEC_TAG_FILEFLAGS, i, &fflags);
-	if (fflags & SPEC_FILE_GHOST)
+	(void)roots_hdr_num(h, RPMTAG_FILEFLAGS, i, &fflags);
+	if (fflags & RPMTAG_FILE_GHOST)
 		return KILN_OK; /* never created */
 	switch (mode & S_IFMT) {
 	case S_IFREG:
@@ -338,7 +338,7 @@ static kiln_rc check_file(const struct roots_pkg *p, uint32_t i, unsigned flags,
 	case S_IFIFO:
 		break;
 	case S_IFLNK:
-		if (!roots_hdr_str(h, SPEC_TAG_FILELINKTOS, i)[0])
+		if (!roots_hdr_str(h, RPMTAG_FILELINKTOS, i)[0])
 			return refuse(p, path, err, "symlink without a target");
 		break;
 	case S_IFCHR:

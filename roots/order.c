@@ -34,8 +34,8 @@
 #define EDGE_STRONG 2
 
 #define PREREQ_MASK                                                                                \
-	(SPEC_DEP_SCRIPT_PRE | SPEC_DEP_SCRIPT_POST | SPEC_DEP_PRETRANS | SPEC_DEP_POSTTRANS |     \
-	 SPEC_DEP_PREREQ)
+	(RPMTAG_DEP_SCRIPT_PRE | RPMTAG_DEP_SCRIPT_POST | RPMTAG_DEP_PRETRANS | RPMTAG_DEP_POSTTRANS |     \
+	 RPMTAG_DEP_PREREQ)
 
 struct named {
 	const char *name; /* borrowed: a provide name or a file path */
@@ -139,7 +139,7 @@ static void add_edges(struct graph *g, size_t p, const struct roots_dep *deps, s
 		uint8_t w;
 		size_t q;
 
-		if ((r->flags & (SPEC_DEP_RPMLIB | SPEC_DEP_CONFIG)) ||
+		if ((r->flags & (RPMTAG_DEP_RPMLIB | RPMTAG_DEP_CONFIG)) ||
 		    !strncmp(r->name, "rpmlib(", 7))
 			continue;
 		q = provider(g, r, p);

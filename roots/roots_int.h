@@ -15,7 +15,7 @@
 struct roots_dep {
 	const char *name;
 	const char *version; /* "" when unversioned */
-	uint32_t flags;      /* SPEC_DEP_* */
+	uint32_t flags;      /* RPMTAG_DEP_* */
 };
 
 struct roots_pkg {

@@ -270,10 +270,10 @@ struct kind_tags {
 };
 
 static const struct kind_tags kinds[] = {
-    [ROOTS_SCRIPT_PRETRANS] = {"%pretrans", SPEC_TAG_PRETRANS, SPEC_TAG_PRETRANSPROG, true},
-    [ROOTS_SCRIPT_PRE] = {"%pre", SPEC_TAG_PREIN, SPEC_TAG_PREINPROG, true},
-    [ROOTS_SCRIPT_POST] = {"%post", SPEC_TAG_POSTIN, SPEC_TAG_POSTINPROG, false},
-    [ROOTS_SCRIPT_POSTTRANS] = {"%posttrans", SPEC_TAG_POSTTRANS, SPEC_TAG_POSTTRANSPROG, false},
+    [ROOTS_SCRIPT_PRETRANS] = {"%pretrans", RPMTAG_PRETRANS, RPMTAG_PRETRANSPROG, true},
+    [ROOTS_SCRIPT_PRE] = {"%pre", RPMTAG_PREIN, RPMTAG_PREINPROG, true},
+    [ROOTS_SCRIPT_POST] = {"%post", RPMTAG_POSTIN, RPMTAG_POSTINPROG, false},
+    [ROOTS_SCRIPT_POSTTRANS] = {"%posttrans", RPMTAG_POSTTRANS, RPMTAG_POSTTRANSPROG, false},
 };
 
 /* The interpreter of a scriptlet: PROG's strings (one STRING or a STRING_ARRAY), else
@@ -326,7 +326,7 @@ static kiln_rc fire(struct roots_scripts *s, const struct roots_pkg *owner,
                     struct kiln_err *err)
 {
 	const struct pack_header *h = &owner->pkg.hdr;
-	uint32_t n = roots_hdr_count(h, SPEC_TAG_TRIGGERNAME), i, j;
+	uint32_t n = roots_hdr_count(h, RPMTAG_TRIGGERNAME), i, j;
 	uint32_t fired[64];
 	size_t nfired = 0;
 	kiln_rc rc = KILN_OK;
@@ -335,7 +335,7 @@ static kiln_rc fire(struct roots_scripts *s, const struct roots_pkg *owner,
 		struct roots_dep cond;
 		uint64_t flags = 0, idx = 0;
 		bool seen = false;
-		struct script sc = {sense == SPEC_DEP_TRIGGERPREIN ? "%triggerprein" : "%triggerin",
+		struct script sc = {sense == RPMTAG_DEP_TRIGGERPREIN ? "%triggerprein" : "%triggerin",
 		                    owner->nevra,
 		                    NULL,
 		                    {NULL},
@@ -344,15 +344,15 @@ static kiln_rc fire(struct roots_scripts *s, const struct roots_pkg *owner,
 		                    1,
 		                    false};
 
-		cond.name = roots_hdr_str(h, SPEC_TAG_TRIGGERNAME, i);
-		cond.version = roots_hdr_str(h, SPEC_TAG_TRIGGERVERSION, i);
+		cond.name = roots_hdr_str(h, RPMTAG_TRIGGERNAME, i);
+		cond.version = roots_hdr_str(h, RPMTAG_TRIGGERVERSION, i);
 		if (!cond.name || !cond.version ||
-		    !roots_hdr_num(h, SPEC_TAG_TRIGGERFLAGS, i, &flags) ||
-		    !roots_hdr_num(h, SPEC_TAG_TRIGGERINDEX, i, &idx))
+		    !roots_hdr_num(h, RPMTAG_TRIGGERFLAGS, i, &flags) ||
+		    !roots_hdr_num(h, RPMTAG_TRIGGERINDEX, i, &idx))
 			break;
 		cond.flags = (uint32_t)flags;
 		if (!(cond.flags & sense) ||
-		    !roots_dep_matches(&cond, trig->name, SPEC_DEP_EQUAL, trig->evr))
+		    !roots_dep_matches(&cond, trig->name, RPMTAG_DEP_EQUAL, trig->evr))
 			continue;
 		/* One run per script, even when several of its conditions match. */
 		for (j = 0; j < nfired; j++)
@@ -361,8 +361,8 @@ static kiln_rc fire(struct roots_scripts *s, const struct roots_pkg *owner,
 			continue;
 		if (nfired < KILN_ARRAY_SIZE(fired))
 			fired[nfired++] = (uint32_t)idx;
-		sc.body = roots_hdr_str(h, SPEC_TAG_TRIGGERSCRIPTS, (uint32_t)idx);
-		script_prog(&sc, h, SPEC_TAG_TRIGGERSCRIPTPROG, (uint32_t)idx, true);
+		sc.body = roots_hdr_str(h, RPMTAG_TRIGGERSCRIPTS, (uint32_t)idx);
+		script_prog(&sc, h, RPMTAG_TRIGGERSCRIPTPROG, (uint32_t)idx, true);
 		(*ran)++;
 		rc = script_run(s, &sc, warnings, err);
 	}
@@ -374,7 +374,7 @@ kiln_rc roots_scripts_triggers(struct roots_scripts *s, const struct roots_set *
                                const struct roots_pkg *p, bool prein, size_t *ran, size_t *warnings,
                                struct kiln_err *err)
 {
-	uint32_t sense = prein ? SPEC_DEP_TRIGGERPREIN : SPEC_DEP_TRIGGERIN;
+	uint32_t sense = prein ? RPMTAG_DEP_TRIGGERPREIN : RPMTAG_DEP_TRIGGERIN;
 	kiln_rc rc = KILN_OK;
 	size_t i;
 

@@ -456,7 +456,7 @@ static kiln_rc unpack_one(struct unpack_pkg *x, const struct pack_file_info *fi,
 	if (fi->path[0] != '/' || !fi->path[1])
 		return kiln_err_set(err, KILN_EPRIV, "%s: file '%s': not an absolute path",
 		                    x->p->path, fi->path);
-	if (fi->flags & SPEC_FILE_GHOST)
+	if (fi->flags & RPMTAG_FILE_GHOST)
 		return KILN_OK;
 	if (S_ISREG(fi->mode) && fi->nlink > 1 && !fi->link_data) {
 		kiln_buf_add(&x->links, &fi->inode, sizeof(fi->inode));
