@@ -121,6 +121,18 @@ const struct cli_command cli_commands[] = {
      "into the cache, REF is resolved to a commit (printed), and the tree is checked out "
      "and its spec's sources fetched, or written as a deterministic tarball.",
      cli_fetch_opts_table, cli_cmd_fetch},
+    {"root", "build roots from RPM repositories: resolve a root configuration into a lock",
+     "lock CONFIG [SPEC|SRPM] [--json] [--lock FILE] [--download DIR] [--cache DIR] "
+     "[--offline]",
+     "CONFIG is a root configuration's name (NAME.cfg in /etc/kiln/roots or kiln's "
+     "configs/roots) or path: an architecture, repositories and a base set, like a mock "
+     "config. lock reads each repository's repomd.xml (its signature checked with the "
+     "repository's gpgkey), its primary, comps and, when a file dependency needs them, "
+     "filelists through the source cache, resolves the base set plus the spec's or source "
+     "package's BuildRequires with libsolv, and prints the packages; --json prints the lock, "
+     "whose sha256 is the root's identity. --lock FILE checks a lock against the "
+     "repositories instead of resolving. See docs/roots.md.",
+     cli_root_opts, cli_cmd_root},
     {"cache", "show or clean the source cache",
      "[--cache DIR] [--stats | --gc [--max-size SIZE] "
      "[--verify]]",

@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "roots/roots_int.h"
+#include "roots/install_int.h"
 
 #define KEY_MAX 128
 #define INFO_MAX (4 * KILN_MIB)

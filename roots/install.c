@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "roots/roots_int.h"
+#include "roots/install_int.h"
 
 void roots_install_opts_init(struct roots_install_opts *o)
 {

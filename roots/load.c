@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 
 #include "macro/macro.h"
-#include "roots/roots_int.h"
+#include "roots/install_int.h"
 
 uint32_t roots_hdr_count(const struct pack_header *h, uint32_t tag)
 {

@@ -26,7 +26,7 @@
  */
 #include "util/util.h"
 
-#include "roots/roots_int.h"
+#include "roots/install_int.h"
 
 #define ORDER_MAX_PACKAGES 8192
 

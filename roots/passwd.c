@@ -5,7 +5,7 @@
  */
 #include "util/util.h"
 
-#include "roots/roots_int.h"
+#include "roots/install_int.h"
 
 #define IDS_MAX_LINES 65536
 #define IDS_MAX_LINE (64 * KILN_KIB)

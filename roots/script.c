@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "chroot/chroot.h"
-#include "roots/roots_int.h"
+#include "roots/install_int.h"
 
 #define SCRIPT_DIR_INSIDE "/tmp/kiln-install"
 #define SCRIPT_FILE "script"

@@ -18,7 +18,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "roots/roots_int.h"
+#include "roots/install_int.h"
 
 #define IDS_FILE_MAX (4 * KILN_MIB)
 
