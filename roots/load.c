@@ -324,8 +324,7 @@ static kiln_rc check_file(const struct roots_pkg *p, uint32_t i, unsigned flags,
 		return refuse(p, path, err, "not a clean absolute path (escapes the image)");
 	if (!roots_hdr_num(h, RPMTAG_FILEMODES, i, &mode) ||
 	    !roots_hdr_str(h, RPMTAG_FILEUSERNAME, i) ||
-	    !roots_hdr_str(h, RPMTAG_FILEGROUPNAME, i) ||
-	    !roots_hdr_str(h, RPMTAG_FILELINKTOS, i))
+	    !roots_hdr_str(h, RPMTAG_FILEGROUPNAME, i) || !roots_hdr_str(h, RPMTAG_FILELINKTOS, i))
 		return kiln_err_set(err, KILN_EFORMAT,
 		                    "%s: header: file %" PRIu32 " ('%s'): file arrays too short",
 		                    p->path, i, path);

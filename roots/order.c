@@ -34,8 +34,8 @@
 #define EDGE_STRONG 2
 
 #define PREREQ_MASK                                                                                \
-	(RPMTAG_DEP_SCRIPT_PRE | RPMTAG_DEP_SCRIPT_POST | RPMTAG_DEP_PRETRANS | RPMTAG_DEP_POSTTRANS |     \
-	 RPMTAG_DEP_PREREQ)
+	(RPMTAG_DEP_SCRIPT_PRE | RPMTAG_DEP_SCRIPT_POST | RPMTAG_DEP_PRETRANS |                    \
+	 RPMTAG_DEP_POSTTRANS | RPMTAG_DEP_PREREQ)
 
 struct named {
 	const char *name; /* borrowed: a provide name or a file path */

@@ -335,7 +335,8 @@ static kiln_rc fire(struct roots_scripts *s, const struct roots_pkg *owner,
 		struct roots_dep cond;
 		uint64_t flags = 0, idx = 0;
 		bool seen = false;
-		struct script sc = {sense == RPMTAG_DEP_TRIGGERPREIN ? "%triggerprein" : "%triggerin",
+		struct script sc = {sense == RPMTAG_DEP_TRIGGERPREIN ? "%triggerprein"
+		                                                     : "%triggerin",
 		                    owner->nevra,
 		                    NULL,
 		                    {NULL},

@@ -441,6 +441,8 @@ static kiln_rc link_members(struct unpack_pkg *x, const struct pack_file_info *f
 			rc = clear_place(x, dfd, base, rel, err);
 		if (!rc && linkat(tfd, tbase, dfd, base, 0))
 			rc = kiln_err_sys(err, KILN_EIO, "%s: link /%s", x->p->path, rel);
+		if (!rc)
+			x->u->files++;
 	}
 	util_close(tfd);
 	return rc;
