@@ -173,6 +173,6 @@ int cli_cmd_root(int argc, char **argv)
 		return cli_usage_error(cmd, "give lock");
 	if (!strcmp(argv[1], "lock") && (nargs == 2 || nargs == 3))
 		return root_lock(&o, argv[2], nargs == 3 ? argv[3] : NULL, &err) ? cli_fail(&err)
-		                                                                  : CLI_EXIT_OK;
+		                                                                 : CLI_EXIT_OK;
 	return cli_usage_error(cmd, "use lock CONFIG [SPEC|SRPM]");
 }

@@ -81,7 +81,8 @@ static kiln_rc parse_bool(struct kiln_str v, bool *out, struct kiln_err *err)
 			return KILN_OK;
 		}
 	}
-	return kiln_err_set(err, KILN_ESYNTAX, "expected a boolean (1/0, yes/no, true/false), got '" KILN_STR_FMT "'",
+	return kiln_err_set(err, KILN_ESYNTAX,
+	                    "expected a boolean (1/0, yes/no, true/false), got '" KILN_STR_FMT "'",
 	                    KILN_STR_ARG(v));
 }
 
@@ -116,7 +117,8 @@ static kiln_rc rich_word(struct kiln_str *rest, struct kiln_str *out, struct kil
 	for (i = 0; i < s.len; i++) {
 		if (s.ptr[i] == '(') {
 			if (++depth > ROOTS_RICH_MAX_DEPTH)
-				return kiln_err_set(err, KILN_ELIMIT, "rich dependency nested too deeply");
+				return kiln_err_set(err, KILN_ELIMIT,
+				                    "rich dependency nested too deeply");
 		} else if (s.ptr[i] == ')' && --depth == 0) {
 			break;
 		}
@@ -164,7 +166,8 @@ static kiln_rc parse_install(struct parser *p, struct kiln_str v, struct kiln_er
 		w = next_word(&rest);
 		if (is_op(w))
 			return kiln_err_set(err, KILN_ESYNTAX,
-			                    "'" KILN_STR_FMT "' without a name before it in install",
+			                    "'" KILN_STR_FMT
+			                    "' without a name before it in install",
 			                    KILN_STR_ARG(w));
 		/* "NAME OP EVR" stays one request. */
 		{
@@ -201,7 +204,8 @@ static kiln_rc set_root(struct parser *p, struct kiln_str k, struct kiln_str v,
 
 	if (kiln_str_eq_cstr(k, "arch")) {
 		if (!roots_name_ok(v, "_"))
-			return kiln_err_set(err, KILN_ESYNTAX, "arch: malformed architecture '" KILN_STR_FMT "'",
+			return kiln_err_set(err, KILN_ESYNTAX,
+			                    "arch: malformed architecture '" KILN_STR_FMT "'",
 			                    KILN_STR_ARG(v));
 		c->arch = arena_str(p, v);
 		p->have_arch = true;
@@ -212,7 +216,8 @@ static kiln_rc set_root(struct parser *p, struct kiln_str k, struct kiln_str v,
 		return parse_bool(v, &c->weak_deps, err);
 	} else if (kiln_str_eq_cstr(k, "releasever")) {
 		if (!roots_name_ok(v, "._-~+"))
-			return kiln_err_set(err, KILN_ESYNTAX, "releasever: malformed value '" KILN_STR_FMT "'",
+			return kiln_err_set(err, KILN_ESYNTAX,
+			                    "releasever: malformed value '" KILN_STR_FMT "'",
 			                    KILN_STR_ARG(v));
 		c->releasever = arena_str(p, v);
 	} else {
@@ -267,15 +272,16 @@ static kiln_rc check_url(struct kiln_str v, const char *what, struct kiln_err *e
 	if (!(kiln_str_starts(v, "file:///") || kiln_str_starts(v, "http://") ||
 	      kiln_str_starts(v, "https://")))
 		return kiln_err_set(err, KILN_ESYNTAX,
-		                    "%s: '" KILN_STR_FMT "' is not a file:///, http:// or https:// URL",
+		                    "%s: '" KILN_STR_FMT
+		                    "' is not a file:///, http:// or https:// URL",
 		                    what, KILN_STR_ARG(v));
 	if (v.len > KILN_LIMIT_URL)
 		return kiln_err_set(err, KILN_ELIMIT, "%s: URL over %zu bytes", what,
 		                    (size_t)KILN_LIMIT_URL);
 	for (size_t i = 0; i < v.len; i++)
 		if ((unsigned char)v.ptr[i] <= ' ' || v.ptr[i] == 0x7f)
-			return kiln_err_set(err, KILN_ESYNTAX, "%s: a space or control character in the URL",
-			                    what);
+			return kiln_err_set(err, KILN_ESYNTAX,
+			                    "%s: a space or control character in the URL", what);
 	return KILN_OK;
 }
 
@@ -327,14 +333,17 @@ static kiln_rc repo_begin(struct parser *p, struct kiln_str name, int line, stru
 	size_t i;
 
 	if (!roots_name_ok(name, "-_.:"))
-		return kiln_err_set(err, KILN_ESYNTAX, "malformed repository name '" KILN_STR_FMT "'",
+		return kiln_err_set(err, KILN_ESYNTAX,
+		                    "malformed repository name '" KILN_STR_FMT "'",
 		                    KILN_STR_ARG(name));
 	for (i = 0; i < c->nrepos; i++)
 		if (kiln_str_eq_cstr(name, c->repos[i].name))
-			return kiln_err_set(err, KILN_ESYNTAX, "[repo " KILN_STR_FMT "] given twice",
+			return kiln_err_set(err, KILN_ESYNTAX,
+			                    "[repo " KILN_STR_FMT "] given twice",
 			                    KILN_STR_ARG(name));
 	if (c->nrepos >= ROOTS_CONFIG_MAX_REPOS)
-		return kiln_err_set(err, KILN_ELIMIT, "over %d repositories", ROOTS_CONFIG_MAX_REPOS);
+		return kiln_err_set(err, KILN_ELIMIT, "over %d repositories",
+		                    ROOTS_CONFIG_MAX_REPOS);
 	if (c->nrepos == p->cap_repos) {
 		size_t cap = p->cap_repos ? 2 * p->cap_repos : 4;
 		struct roots_repo_config *nv = kiln_arena_array(&c->arena, cap, sizeof(*nv));
@@ -408,8 +417,7 @@ static kiln_rc key_value(struct parser *p, struct kiln_str line, struct kiln_err
 	}
 }
 
-static kiln_rc config_line(struct parser *p, struct kiln_str raw, int lineno,
-                           struct kiln_err *err)
+static kiln_rc config_line(struct parser *p, struct kiln_str raw, int lineno, struct kiln_err *err)
 {
 	struct kiln_str line = kiln_str_trim(raw);
 
@@ -418,7 +426,8 @@ static kiln_rc config_line(struct parser *p, struct kiln_str raw, int lineno,
 	/* An indented line continues the value before it. */
 	if (isspace((unsigned char)raw.ptr[0]) && p->continue_install)
 		return parse_install(p, line, err);
-	if (isspace((unsigned char)raw.ptr[0]) && line.ptr[0] != '[' && !memchr(line.ptr, '=', line.len))
+	if (isspace((unsigned char)raw.ptr[0]) && line.ptr[0] != '[' &&
+	    !memchr(line.ptr, '=', line.len))
 		return kiln_err_set(err, KILN_ESYNTAX, "only install continues on indented lines");
 	if (line.ptr[0] == '[') {
 		p->continue_install = false;
@@ -441,10 +450,11 @@ static kiln_rc config_check(struct parser *p, struct kiln_err *err)
 		if (!r->baseurl)
 			rc = kiln_err_set(err, KILN_ESYNTAX, "[repo %s] has no baseurl", r->name);
 		else if ((r->gpgcheck || r->repo_gpgcheck) && !r->gpgkey)
-			rc = kiln_err_set(err, KILN_ESYNTAX,
-			                  "[repo %s] checks signatures (gpgcheck, repo_gpgcheck) but "
-			                  "has no gpgkey",
-			                  r->name);
+			rc = kiln_err_set(
+			    err, KILN_ESYNTAX,
+			    "[repo %s] checks signatures (gpgcheck, repo_gpgcheck) but "
+			    "has no gpgkey",
+			    r->name);
 		else
 			continue;
 		kiln_err_locate(err, p->name, r->line, 0);
@@ -469,8 +479,8 @@ static char *substitute(struct roots_config *c, const char *url, struct kiln_err
 			if (!strncmp(p, vars[i], strlen(vars[i])))
 				hit = i;
 		if (hit == 2 && !c->releasever) {
-			kiln_err_set(err, KILN_ESYNTAX, "'%s' uses $releasever but [root] sets none",
-			             url);
+			kiln_err_set(err, KILN_ESYNTAX,
+			             "'%s' uses $releasever but [root] sets none", url);
 			goto out;
 		}
 		if (hit < 3) {
@@ -524,7 +534,8 @@ kiln_rc roots_config_from_mem(struct roots_config *c, const char *name, const ch
 	if (!err)
 		err = &local; /* the helpers read err->code */
 	if (len > ROOTS_CONFIG_MAX_BYTES) {
-		rc = kiln_err_set(err, KILN_ELIMIT, "over %zu bytes", (size_t)ROOTS_CONFIG_MAX_BYTES);
+		rc = kiln_err_set(err, KILN_ELIMIT, "over %zu bytes",
+		                  (size_t)ROOTS_CONFIG_MAX_BYTES);
 		kiln_err_locate(err, name, 0, 0);
 		return rc;
 	}
@@ -532,7 +543,8 @@ kiln_rc roots_config_from_mem(struct roots_config *c, const char *name, const ch
 		rest = kiln_str_split(rest, '\n', &line, &found);
 		lineno++;
 		if (line.len > ROOTS_CONFIG_MAX_LINE)
-			rc = kiln_err_set(err, KILN_ELIMIT, "line over %d bytes", ROOTS_CONFIG_MAX_LINE);
+			rc = kiln_err_set(err, KILN_ELIMIT, "line over %d bytes",
+			                  ROOTS_CONFIG_MAX_LINE);
 		else
 			rc = config_line(&p, line, lineno, err);
 		if (rc) {
@@ -589,13 +601,14 @@ kiln_rc roots_config_find(const char *what, struct kiln_buf *out, struct kiln_er
 
 	if (is_path(what)) {
 		if (!util_exists(what))
-			return kiln_err_set(err, KILN_ENOTFOUND, "root configuration '%s' does not exist",
-			                    what);
+			return kiln_err_set(err, KILN_ENOTFOUND,
+			                    "root configuration '%s' does not exist", what);
 		kiln_buf_addstr(out, what);
 		return kiln_buf_finish(out, err);
 	}
 	if (!roots_name_ok(kiln_str_from(what), "-_.+"))
-		return kiln_err_set(err, KILN_EINVAL, "malformed root configuration name '%s'", what);
+		return kiln_err_set(err, KILN_EINVAL, "malformed root configuration name '%s'",
+		                    what);
 	kiln_buf_addf(&probe, "%s/%s.cfg", ROOTS_ETC_DIR, what);
 	if (!probe.err && util_exists(probe.ptr))
 		goto found;

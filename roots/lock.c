@@ -33,8 +33,7 @@ void roots_lock_release(struct roots_lock *l)
 	memset(l, 0, sizeof(*l));
 }
 
-kiln_rc roots_lock_add(struct roots_lock *l, const struct roots_lock_pkg *pkg,
-                       struct kiln_err *err)
+kiln_rc roots_lock_add(struct roots_lock *l, const struct roots_lock_pkg *pkg, struct kiln_err *err)
 {
 	struct roots_lock_pkg *dst;
 
@@ -93,9 +92,9 @@ kiln_rc roots_lock_finish(struct roots_lock *l, struct kiln_err *err)
 		const struct roots_lock_pkg *a = &l->pkgs[i - 1], *c = &l->pkgs[i];
 
 		if (!strcmp(a->name, c->name) && !strcmp(a->arch, c->arch))
-			return kiln_err_set(err, KILN_EINVAL, "the lock has %s.%s twice (%s-%s and %s-%s)",
-			                    a->name, a->arch, a->version, a->release, c->version,
-			                    c->release);
+			return kiln_err_set(
+			    err, KILN_EINVAL, "the lock has %s.%s twice (%s-%s and %s-%s)", a->name,
+			    a->arch, a->version, a->release, c->version, c->release);
 	}
 	roots_lock_write(l, &b);
 	rc = kiln_buf_finish(&b, err);
@@ -156,11 +155,12 @@ void roots_lock_format_text(const struct roots_lock *l, struct kiln_buf *out)
 		char evr[LOCK_MAX_FIELD * 2 + 16];
 
 		if (p->epoch)
-			snprintf(evr, sizeof(evr), "%" PRIu32 ":%s-%s", p->epoch, p->version, p->release);
+			snprintf(evr, sizeof(evr), "%" PRIu32 ":%s-%s", p->epoch, p->version,
+			         p->release);
 		else
 			snprintf(evr, sizeof(evr), "%s-%s", p->version, p->release);
-		kiln_buf_addf(out, "%-*s  %-*s  %-*s  %s\n", (int)wn, p->name, (int)we, evr, (int)wa,
-		              p->arch, p->repo);
+		kiln_buf_addf(out, "%-*s  %-*s  %-*s  %s\n", (int)wn, p->name, (int)we, evr,
+		              (int)wa, p->arch, p->repo);
 	}
 	kiln_buf_addf(out, "%zu packages for %s, lock sha256 %s\n", l->n, l->arch ? l->arch : "",
 	              l->id);
@@ -181,7 +181,7 @@ struct lock_json {
 
 #define PF(n, t, req, min, max)                                                                    \
 	{                                                                                          \
-		#n, t, req, offsetof(struct lock_pkg_json, n), min, max, NULL, 0, 0                \
+#n, t, req, offsetof(struct lock_pkg_json, n), min, max, NULL, 0, 0                \
 	}
 
 static const struct api_field pkg_fields[] = {

@@ -29,8 +29,8 @@ kiln_rc roots_url_read(struct sources *s, const char *url, size_t max, struct ki
 	/* A local repository is read where it is: no copy, and it works offline. */
 	if (!strncmp(url, "file://", 7)) {
 		if (strchr(url, '%'))
-			return kiln_err_set(err, KILN_EUNSUPP, "'%s': escaped file URLs are not supported",
-			                    url);
+			return kiln_err_set(err, KILN_EUNSUPP,
+			                    "'%s': escaped file URLs are not supported", url);
 		rc = util_read_file(url + 7, max, out, err);
 		if (rc == KILN_EIO && err && err->sys_errno == ENOENT)
 			err->code = rc = KILN_ENOTFOUND;
@@ -87,10 +87,11 @@ static kiln_rc check_repomd_sig(struct sources *s, struct repo_state *rs, const 
 		rc = roots_url_read(s, sigurl.ptr, KILN_LIMIT_PGP_FILE, &sig, err);
 		if (rc == KILN_ENOTFOUND) {
 			kiln_err_clear(err);
-			rc = kiln_err_set(err, KILN_ESIG,
-			                  "repository %s: repomd.xml is not signed (no repomd.xml.asc) "
-			                  "and repo_gpgcheck is on",
-			                  rs->r->name);
+			rc = kiln_err_set(
+			    err, KILN_ESIG,
+			    "repository %s: repomd.xml is not signed (no repomd.xml.asc) "
+			    "and repo_gpgcheck is on",
+			    rs->r->name);
 		}
 	}
 	if (!rc) {
@@ -161,8 +162,9 @@ static kiln_rc fetch_data(struct sources *s, const struct repo_state *rs,
 		rc = pack_decompress_mem(raw.ptr, raw.len, out, err);
 	}
 	if (!rc && d->open_size && out->len != d->open_size)
-		rc = kiln_err_set(err, KILN_EFORMAT, "%zu bytes decompressed, open-size says %" PRIu64,
-		                  out->len, d->open_size);
+		rc = kiln_err_set(err, KILN_EFORMAT,
+		                  "%zu bytes decompressed, open-size says %" PRIu64, out->len,
+		                  d->open_size);
 	if (rc)
 		kiln_err_wrap(err, "repository %s: %s", rs->r->name, d->href);
 	if (dest.len)
@@ -183,7 +185,8 @@ static kiln_rc load_repo(struct roots_pool *p, struct sources *s, struct repo_st
 
 	rc = load_repomd(s, rs, err);
 	if (!rc)
-		rc = fetch_data(s, rs, roots_repomd_find(&rs->md, "primary"), tmpdir, &primary, err);
+		rc =
+		    fetch_data(s, rs, roots_repomd_find(&rs->md, "primary"), tmpdir, &primary, err);
 	g = roots_repomd_find(&rs->md, "group_gz");
 	if (!g)
 		g = roots_repomd_find(&rs->md, "group");

@@ -43,14 +43,14 @@ static kiln_rc check_signature(const struct sign_keyring *kr, const struct roots
 
 		if (it->status != SIGN_ITEM_OK)
 			rc = kiln_err_set(err, KILN_ESIG, "%s: %s%s%s", it->what,
-			                  sign_item_status_name(it->status), it->detail[0] ? ": " : "",
-			                  it->detail);
+			                  sign_item_status_name(it->status),
+			                  it->detail[0] ? ": " : "", it->detail);
 	}
 	if (!rc && !chk->ok)
 		rc = kiln_err_set(err, KILN_ESIG, "no good signature");
 	if (rc)
-		kiln_err_wrap(err, "package %s-%s-%s.%s from repository %s", pkg->name, pkg->version,
-		              pkg->release, pkg->arch, pkg->repo);
+		kiln_err_wrap(err, "package %s-%s-%s.%s from repository %s", pkg->name,
+		              pkg->version, pkg->release, pkg->arch, pkg->repo);
 	free(chk);
 	return rc;
 }
@@ -110,10 +110,11 @@ kiln_rc roots_lock_fetch(const struct roots_config *c, const struct roots_lock *
 		size_t ri;
 
 		if (!r) {
-			rc = kiln_err_set(err, KILN_ENOTFOUND,
-			                  "locked package %s comes from repository '%s', which the root "
-			                  "configuration does not have",
-			                  pkg->name, pkg->repo);
+			rc = kiln_err_set(
+			    err, KILN_ENOTFOUND,
+			    "locked package %s comes from repository '%s', which the root "
+			    "configuration does not have",
+			    pkg->name, pkg->repo);
 			break;
 		}
 		ri = (size_t)(r - c->repos);
@@ -151,7 +152,8 @@ static kiln_rc add_deps(const struct pack_header *h, uint32_t ntag, uint32_t fta
 		return KILN_OK;
 	if (n->type != RPMTAG_TYPE_STRING_ARRAY || !f || f->type != RPMTAG_TYPE_INT32 || !v ||
 	    v->type != RPMTAG_TYPE_STRING_ARRAY || f->count != n->count || v->count != n->count)
-		return kiln_err_set(err, KILN_EFORMAT, "tag %" PRIu32 ": malformed dependencies", ntag);
+		return kiln_err_set(err, KILN_EFORMAT, "tag %" PRIu32 ": malformed dependencies",
+		                    ntag);
 	out->v = kiln_arena_array(a, n->count ? n->count : 1, sizeof(*out->v));
 	if (!out->v)
 		return kiln_arena_finish(a, err);
@@ -183,8 +185,8 @@ kiln_rc roots_srpm_deps(const char *path, struct kiln_arena *a, struct spec_deps
 	if (!rc && !p.source)
 		rc = kiln_err_set(err, KILN_EINVAL, "%s is not a source package", path);
 	if (!rc)
-		rc = add_deps(&p.hdr, RPMTAG_REQUIRENAME, RPMTAG_REQUIREFLAGS, RPMTAG_REQUIREVERSION, a,
-		              deps, err);
+		rc = add_deps(&p.hdr, RPMTAG_REQUIRENAME, RPMTAG_REQUIREFLAGS,
+		              RPMTAG_REQUIREVERSION, a, deps, err);
 	if (!rc)
 		rc = add_deps(&p.hdr, RPMTAG_CONFLICTNAME, RPMTAG_CONFLICTFLAGS,
 		              RPMTAG_CONFLICTVERSION, a, conflicts, err);

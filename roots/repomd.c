@@ -190,7 +190,8 @@ static kiln_rc unescape(struct scan *s, struct kiln_str in, struct kiln_buf *out
 	static const struct {
 		const char *ent;
 		char c;
-	} ents[] = {{"&amp;", '&'}, {"&lt;", '<'}, {"&gt;", '>'}, {"&quot;", '"'}, {"&apos;", '\''}};
+	} ents[] = {
+	    {"&amp;", '&'}, {"&lt;", '<'}, {"&gt;", '>'}, {"&quot;", '"'}, {"&apos;", '\''}};
 	size_t i = 0, k;
 
 	while (i < in.len) {
@@ -213,8 +214,8 @@ static kiln_rc unescape(struct scan *s, struct kiln_str in, struct kiln_buf *out
 
 /* The unescaped value of attribute name in the repomd's arena: KILN_OK, or KILN_ENOTFOUND
  * (err untouched) when t has none. */
-static kiln_rc attr_get(struct scan *s, const struct xml_tag *t, const char *name,
-                        const char **out, struct kiln_err *err)
+static kiln_rc attr_get(struct scan *s, const struct xml_tag *t, const char *name, const char **out,
+                        struct kiln_err *err)
 {
 	struct kiln_buf b = KILN_BUF_INIT(XML_MAX_VALUE);
 	kiln_rc rc = KILN_ENOTFOUND;
@@ -380,7 +381,8 @@ static kiln_rc on_tag(struct scan *s, struct kiln_err *err)
 		return rc;
 	if (t.closing) {
 		if (!s->depth || !kiln_str_eq(s->open[s->depth - 1], t.name))
-			return fail(s, KILN_ESYNTAX, "an end tag does not match its start tag", err);
+			return fail(s, KILN_ESYNTAX, "an end tag does not match its start tag",
+			            err);
 		{
 			struct kiln_buf plain = KILN_BUF_INIT(XML_MAX_VALUE);
 
@@ -452,14 +454,17 @@ static kiln_rc check_data(struct scan *s, struct kiln_err *err)
 
 		if (!d->href || !d->sum || !d->sum_type)
 			return kiln_err_set(err, KILN_EFORMAT, "%s: <data type=\"%s\"> lacks %s",
-			                    s->name, d->type, !d->href ? "a location" : "a checksum");
+			                    s->name, d->type,
+			                    !d->href ? "a location" : "a checksum");
 		if (util_digest_by_name(d->sum_type, &algo, &e))
-			return kiln_err_set(err, KILN_EFORMAT, "%s: <data type=\"%s\">: checksum type '%s' is unknown",
+			return kiln_err_set(err, KILN_EFORMAT,
+			                    "%s: <data type=\"%s\">: checksum type '%s' is unknown",
 			                    s->name, d->type, d->sum_type);
 		if (strlen(d->sum) != 2 * util_digest_size(algo))
-			return kiln_err_set(err, KILN_EFORMAT,
-			                    "%s: <data type=\"%s\">: a %s checksum of %zu hex digits",
-			                    s->name, d->type, d->sum_type, strlen(d->sum));
+			return kiln_err_set(
+			    err, KILN_EFORMAT,
+			    "%s: <data type=\"%s\">: a %s checksum of %zu hex digits", s->name,
+			    d->type, d->sum_type, strlen(d->sum));
 	}
 	return KILN_OK;
 }
@@ -487,8 +492,8 @@ kiln_rc roots_repomd_parse(struct roots_repomd *md, const char *name, const char
 	while (!rc && s.p < s.end)
 		rc = scan_step(&s, &seen_root, err);
 	if (!rc && (s.depth || !seen_root))
-		rc = fail(&s, KILN_ESYNTAX, seen_root ? "the document ends inside an element"
-		                                      : "no document element",
+		rc = fail(&s, KILN_ESYNTAX,
+		          seen_root ? "the document ends inside an element" : "no document element",
 		          err);
 	if (!rc)
 		rc = check_data(&s, err);

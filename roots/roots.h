@@ -26,8 +26,8 @@
 
 #include "util/util.h"
 
-struct macro_ctx;  /* macro/macro.h */
-struct spec_deps;  /* spec/spec.h */
+struct macro_ctx; /* macro/macro.h */
+struct spec_deps; /* spec/spec.h */
 
 /* ======================================================================================== */
 /* Root configurations                                                                      */
@@ -138,8 +138,7 @@ void roots_repomd_release(struct roots_repomd *md);
 KILN_MUST_CHECK kiln_rc roots_repomd_parse(struct roots_repomd *md, const char *name,
                                            const char *xml, size_t len, struct kiln_err *err);
 /* The entry of type, or NULL. Borrowed from md. */
-const struct roots_repomd_data *roots_repomd_find(const struct roots_repomd *md,
-                                                  const char *type);
+const struct roots_repomd_data *roots_repomd_find(const struct roots_repomd *md, const char *type);
 
 /* ======================================================================================== */
 /* Resolution                                                                               */
@@ -173,8 +172,7 @@ KILN_MUST_CHECK kiln_rc roots_pool_add_repo(struct roots_pool *p, const char *na
                                             struct kiln_err *err);
 /* Extend the packages of repository name (added before) with its filelists.xml. */
 KILN_MUST_CHECK kiln_rc roots_pool_add_filelists(struct roots_pool *p, const char *name,
-                                                 const char *xml, size_t len,
-                                                 struct kiln_err *err);
+                                                 const char *xml, size_t len, struct kiln_err *err);
 
 /* Whether a file dependency among the loaded packages' requires, or among requests (the
  * install strings, n of them, may be NULL) and deps (may be NULL), lies outside the file

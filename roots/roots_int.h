@@ -35,8 +35,8 @@ KILN_MUST_CHECK kiln_rc roots_url_read(struct sources *s, const char *url, size_
 KILN_MUST_CHECK kiln_rc roots_keyring_load(struct sources *s, const struct roots_repo_config *r,
                                            struct sign_keyring **out, struct kiln_err *err);
 /* A fetcher with o's cache and network choice. OUT: *out, sources_free(). */
-KILN_MUST_CHECK kiln_rc roots_sources_open(const struct roots_fetch_opts *o,
-                                           struct sources **out, struct kiln_err *err);
+KILN_MUST_CHECK kiln_rc roots_sources_open(const struct roots_fetch_opts *o, struct sources **out,
+                                           struct kiln_err *err);
 /* A fresh private directory under $TMPDIR (or /tmp), its path appended to out. */
 KILN_MUST_CHECK kiln_rc roots_tmpdir_make(struct kiln_buf *out, struct kiln_err *err);
 

@@ -40,8 +40,8 @@ static struct util_dl roots_libsolv_dl =
 #define PROBLEMS_MAX (256 * KILN_KIB)
 
 struct roots_pool {
-	Pool *pool;         /* owned: pool_free() */
-	Repo *requests;     /* the "@kiln-requests" repository of the last resolve, or NULL */
+	Pool *pool;     /* owned: pool_free() */
+	Repo *requests; /* the "@kiln-requests" repository of the last resolve, or NULL */
 	Repo *repos[ROOTS_CONFIG_MAX_REPOS]; /* the packages of each repository */
 	size_t nrepos;
 	Repo *comps[ROOTS_CONFIG_MAX_REPOS]; /* the groups of each repository that has them */
@@ -108,7 +108,8 @@ static kiln_rc add_xml(Repo *repo, const char *what, const char *xml, size_t len
 	int r;
 
 	if (!len)
-		return kiln_err_set(err, KILN_EFORMAT, "repository %s: %s is empty", repo->name, what);
+		return kiln_err_set(err, KILN_EFORMAT, "repository %s: %s is empty", repo->name,
+		                    what);
 	fp = fmemopen((void *)xml, len, "r");
 	if (!fp)
 		return kiln_err_sys(err, KILN_EIO, "repository %s: %s", repo->name, what);
@@ -136,10 +137,11 @@ static kiln_rc check_packages(Repo *repo, struct kiln_err *err)
 		bool bad_loc;
 
 		if (!sum || type != REPOKEY_TYPE_SHA256)
-			return kiln_err_set(err, KILN_EFORMAT,
-			                    "repository %s: package %s has no sha256 checksum (a lock "
-			                    "needs one)",
-			                    repo->name, pool_solvable2str(pool, s));
+			return kiln_err_set(
+			    err, KILN_EFORMAT,
+			    "repository %s: package %s has no sha256 checksum (a lock "
+			    "needs one)",
+			    repo->name, pool_solvable2str(pool, s));
 		bad_loc = !loc || strstr(loc, "://") || loc[0] == '/' ||
 		          util_path_check_relative(loc, strlen(loc), &clean, &e) ||
 		          solvable_lookup_str(s, SOLVABLE_MEDIABASE);
@@ -161,7 +163,8 @@ kiln_rc roots_pool_add_repo(struct roots_pool *p, const char *name, int priority
 	kiln_rc rc;
 
 	if (p->nrepos == ROOTS_CONFIG_MAX_REPOS)
-		return kiln_err_set(err, KILN_ELIMIT, "over %d repositories", ROOTS_CONFIG_MAX_REPOS);
+		return kiln_err_set(err, KILN_ELIMIT, "over %d repositories",
+		                    ROOTS_CONFIG_MAX_REPOS);
 	repo = repo_create(p->pool, name);
 	repo->priority = -priority;
 	p->repos[p->nrepos++] = repo;
@@ -274,7 +277,8 @@ static Id spec_dep_id(Pool *pool, const struct spec_dep *dep, struct kiln_err *e
 	if (dep->name[0] == '(') {
 		d = pool_parserpmrichdep(pool, dep->name);
 		if (!d)
-			kiln_err_set(err, KILN_ESYNTAX, "malformed rich dependency '%s'", dep->name);
+			kiln_err_set(err, KILN_ESYNTAX, "malformed rich dependency '%s'",
+			             dep->name);
 		return d;
 	}
 	d = pool_str2id(pool, dep->name, 1);
@@ -370,8 +374,9 @@ static void job_add(Queue *job, Id how, Id what)
 /* Install d: by name when a package has that name, else by what provides it. */
 static void job_install(Pool *pool, Queue *job, Id d)
 {
-	job_add(job, SOLVER_INSTALL | (is_package_name(pool, d) ? SOLVER_SOLVABLE_NAME
-	                                                        : SOLVER_SOLVABLE_PROVIDES),
+	job_add(job,
+	        SOLVER_INSTALL |
+	            (is_package_name(pool, d) ? SOLVER_SOLVABLE_NAME : SOLVER_SOLVABLE_PROVIDES),
 	        d);
 }
 
@@ -399,8 +404,7 @@ static Solvable *find_group(struct roots_pool *p, const char *group)
 
 /* A comps group: its mandatory (requires) and default (recommends) packages, as dnf group
  * install takes them; a member no repository has is skipped with a warning, as dnf does. */
-static kiln_rc job_group(struct roots_pool *p, Queue *job, const char *group,
-                         struct kiln_err *err)
+static kiln_rc job_group(struct roots_pool *p, Queue *job, const char *group, struct kiln_err *err)
 {
 	static const Id keys[] = {SOLVABLE_REQUIRES, SOLVABLE_RECOMMENDS};
 	Solvable *g = find_group(p, group);
@@ -409,7 +413,8 @@ static kiln_rc job_group(struct roots_pool *p, Queue *job, const char *group,
 	int i;
 
 	if (!g)
-		return kiln_err_set(err, KILN_ENOTFOUND, "no repository has the group '@%s'", group);
+		return kiln_err_set(err, KILN_ENOTFOUND, "no repository has the group '@%s'",
+		                    group);
 	queue_init(&q);
 	for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
 		queue_empty(&q);
@@ -418,8 +423,8 @@ static kiln_rc job_group(struct roots_pool *p, Queue *job, const char *group,
 			if (has_providers(p->pool, q.elements[i]))
 				job_install(p->pool, job, q.elements[i]);
 			else
-				kiln_warn("group @%s: no package '%s' in the repositories; skipped", group,
-				          pool_dep2str(p->pool, q.elements[i]));
+				kiln_warn("group @%s: no package '%s' in the repositories; skipped",
+				          group, pool_dep2str(p->pool, q.elements[i]));
 		}
 	}
 	queue_free(&q);
@@ -442,7 +447,7 @@ static void requests_repo(struct roots_pool *p, const Queue *deps, const Queue *
 	s->evr = pool_str2id(p->pool, "0", 1);
 	s->arch = ARCH_NOARCH;
 	for (i = 0; i < deps->count; i++)
-		s->requires = repo_addid_dep(p->requests, s->requires, deps->elements[i], 0);
+	s->requires = repo_addid_dep(p->requests, s->requires, deps->elements[i], 0);
 	for (i = 0; i < conflicts->count; i++)
 		s->conflicts = repo_addid_dep(p->requests, s->conflicts, conflicts->elements[i], 0);
 	repo_internalize(p->requests);
@@ -500,7 +505,8 @@ static kiln_rc make_job(struct roots_pool *p, const char *const *requests, size_
 		if (rs->names.elements[k])
 			job_install(p->pool, job, rs->deps.elements[k]);
 		else /* BuildRequires are provides, as dnf builddep reads them */
-			job_add(job, SOLVER_INSTALL | SOLVER_SOLVABLE_PROVIDES, rs->deps.elements[k]);
+			job_add(job, SOLVER_INSTALL | SOLVER_SOLVABLE_PROVIDES,
+			        rs->deps.elements[k]);
 	}
 	/* BuildConflicts: whatever provides them stays out of the root. */
 	for (k = 0; k < rs->conflicts.count; k++)
@@ -527,7 +533,8 @@ static kiln_rc report_problems(struct roots_pool *p, Solver *solv, struct kiln_e
 		solver_findallproblemrules(solv, i, &rules);
 		for (j = 0; j < rules.count; j++) {
 			Id from, to, dep;
-			SolverRuleinfo type = solver_ruleinfo(solv, rules.elements[j], &from, &to, &dep);
+			SolverRuleinfo type =
+			    solver_ruleinfo(solv, rules.elements[j], &from, &to, &dep);
 			const char *text = solver_problemruleinfo2str(solv, type, from, to, dep);
 
 			if (type == SOLVER_RULE_JOB_NOTHING_PROVIDES_DEP ||
@@ -682,8 +689,8 @@ static bool same_package(Pool *pool, Solvable *s, const struct roots_lock_pkg *p
 		snprintf(evr, sizeof(evr), "%u:%s-%s", pkg->epoch, pkg->version, pkg->release);
 	else
 		snprintf(evr, sizeof(evr), "%s-%s", pkg->version, pkg->release);
-	if (strcmp(pool_id2str(pool, s->evr), evr) || strcmp(pool_id2str(pool, s->arch), pkg->arch) ||
-	    strcmp(s->repo->name, pkg->repo))
+	if (strcmp(pool_id2str(pool, s->evr), evr) ||
+	    strcmp(pool_id2str(pool, s->arch), pkg->arch) || strcmp(s->repo->name, pkg->repo))
 		return false;
 	sum = solvable_lookup_checksum(s, SOLVABLE_CHECKSUM, &type);
 	loc = solvable_lookup_location(s, NULL);
@@ -698,8 +705,8 @@ kiln_rc roots_lock_check(struct roots_pool *p, const struct roots_lock *l, struc
 	Id s;
 
 	if (l->arch && strcmp(l->arch, p->arch))
-		return kiln_err_set(err, KILN_EINVAL, "the lock is for %s, the root for %s", l->arch,
-		                    p->arch);
+		return kiln_err_set(err, KILN_EINVAL, "the lock is for %s, the root for %s",
+		                    l->arch, p->arch);
 	for (i = 0; i < l->n; i++) {
 		const struct roots_lock_pkg *pkg = &l->pkgs[i];
 		Id name = pool_str2id(pool, pkg->name, 0);
@@ -711,11 +718,12 @@ kiln_rc roots_lock_check(struct roots_pool *p, const struct roots_lock *l, struc
 			found = sv->repo && sv->name == name && same_package(pool, sv, pkg);
 		}
 		if (!found)
-			return kiln_err_set(err, KILN_ENOTFOUND,
-			                    "locked package %s-%s-%s.%s (sha256 %.12s...) is not in "
-			                    "repository %s as locked",
-			                    pkg->name, pkg->version, pkg->release, pkg->arch, pkg->sha256,
-			                    pkg->repo);
+			return kiln_err_set(
+			    err, KILN_ENOTFOUND,
+			    "locked package %s-%s-%s.%s (sha256 %.12s...) is not in "
+			    "repository %s as locked",
+			    pkg->name, pkg->version, pkg->release, pkg->arch, pkg->sha256,
+			    pkg->repo);
 	}
 	return KILN_OK;
 }

@@ -29,8 +29,8 @@ static inline void rt_xml_escape(struct kiln_buf *b, const char *s)
 /* One <rpm:entry>: "name", "name OP [E:]V[-R]" or "(rich)". */
 static inline void rt_entry(struct kiln_buf *b, const char *dep)
 {
-	static const char *const ops[][2] = {{"<=", "LE"}, {">=", "GE"}, {"=", "EQ"},
-	                                     {"<", "LT"},  {">", "GT"}};
+	static const char *const ops[][2] = {
+	    {"<=", "LE"}, {">=", "GE"}, {"=", "EQ"}, {"<", "LT"}, {">", "GT"}};
 	char name[256], op[4], evr[256], ver[256], rel[300] = "", epoch[256] = "0";
 	const char *flags = NULL;
 	char *dash, *colon;

@@ -14,8 +14,13 @@ static void add(struct roots_lock *l, const char *name, uint32_t epoch, const ch
                 const char *r, const char *arch, const char *sum)
 {
 	struct kiln_err err = KILN_ERR_INIT;
-	struct roots_lock_pkg p = {.name = name, .epoch = epoch, .version = v, .release = r,
-	                           .arch = arch, .repo = "base", .location = "Packages/x.rpm",
+	struct roots_lock_pkg p = {.name = name,
+	                           .epoch = epoch,
+	                           .version = v,
+	                           .release = r,
+	                           .arch = arch,
+	                           .repo = "base",
+	                           .location = "Packages/x.rpm",
 	                           .size = 42};
 
 	snprintf(p.sha256, sizeof(p.sha256), "%s", sum);
@@ -42,15 +47,15 @@ KILN_TEST(lock_canonical_bytes)
 
 	two(&l);
 	roots_lock_write(&l, &b);
-	assert_string_equal(b.ptr,
-	                    "{\"kiln_root_lock\":1,\"arch\":\"x86_64\",\"packages\":[\n"
-	                    "{\"name\":\"bash\",\"epoch\":1,\"version\":\"5.2\",\"release\":\"3.fc42\","
-	                    "\"arch\":\"x86_64\",\"sha256\":\"" S1 "\",\"repo\":\"base\","
-	                    "\"location\":\"Packages/x.rpm\",\"size\":42},\n"
-	                    "{\"name\":\"zlib\",\"epoch\":0,\"version\":\"1.3\",\"release\":\"1\","
-	                    "\"arch\":\"x86_64\",\"sha256\":\"" S2 "\",\"repo\":\"base\","
-	                    "\"location\":\"Packages/x.rpm\",\"size\":42}\n"
-	                    "]}\n");
+	assert_string_equal(
+	    b.ptr, "{\"kiln_root_lock\":1,\"arch\":\"x86_64\",\"packages\":[\n"
+	           "{\"name\":\"bash\",\"epoch\":1,\"version\":\"5.2\",\"release\":\"3.fc42\","
+	           "\"arch\":\"x86_64\",\"sha256\":\"" S1 "\",\"repo\":\"base\","
+	           "\"location\":\"Packages/x.rpm\",\"size\":42},\n"
+	           "{\"name\":\"zlib\",\"epoch\":0,\"version\":\"1.3\",\"release\":\"1\","
+	           "\"arch\":\"x86_64\",\"sha256\":\"" S2 "\",\"repo\":\"base\","
+	           "\"location\":\"Packages/x.rpm\",\"size\":42}\n"
+	           "]}\n");
 	assert_ok(util_digest_mem_hex(UTIL_DIGEST_SHA256, b.ptr, b.len, id, &err), &err);
 	assert_string_equal(l.id, id);
 	kiln_buf_release(&b);
@@ -61,7 +66,8 @@ KILN_TEST(lock_round_trip_and_identity_ignores_formatting)
 {
 	static const char reformatted[] =
 	    "{ \"packages\": [\n"
-	    "  {\"size\": 42, \"location\": \"Packages/x.rpm\", \"repo\": \"base\", \"sha256\": \"" S2
+	    "  {\"size\": 42, \"location\": \"Packages/x.rpm\", \"repo\": \"base\", \"sha256\": "
+	    "\"" S2
 	    "\", \"arch\": \"x86_64\", \"release\": \"1\", \"version\": \"1.3\", \"epoch\": 0, "
 	    "\"name\": \"zlib\"},\n"
 	    "  {\"name\": \"bash\", \"epoch\": 1, \"version\": \"5.2\", \"release\": \"3.fc42\", "
@@ -126,7 +132,8 @@ KILN_TEST(lock_reader_names_the_bad_field)
 	    {"{\"kiln_root_lock\":2,\"arch\":\"x86_64\",\"packages\":[]}", KILN_EINVAL,
 	     "kiln_root_lock"},
 	    {"{\"kiln_root_lock\":1,\"packages\":[]}", KILN_EINVAL, "arch"},
-	    {"{\"kiln_root_lock\":1,\"arch\":\"x86_64\",\"packages\":[],\"x\":1}", KILN_EINVAL, "x"},
+	    {"{\"kiln_root_lock\":1,\"arch\":\"x86_64\",\"packages\":[],\"x\":1}", KILN_EINVAL,
+	     "x"},
 	    {"{\"kiln_root_lock\":1,\"arch\":\"x 86\",\"packages\":[]}", KILN_EINVAL, "arch"},
 	    {"{\"kiln_root_lock\":1,\"arch\":\"x86_64\",\"packages\":[{\"name\":\"a\",\"epoch\":0,"
 	     "\"version\":\"1\",\"release\":\"1\",\"arch\":\"x86_64\",\"sha256\":\"" S1 "\","
@@ -157,7 +164,8 @@ KILN_TEST(lock_reader_names_the_bad_field)
 		kiln_rc rc;
 
 		roots_lock_init(&l);
-		rc = roots_lock_from_mem(&l, "lock.json", cases[i].json, strlen(cases[i].json), &err);
+		rc = roots_lock_from_mem(&l, "lock.json", cases[i].json, strlen(cases[i].json),
+		                         &err);
 		if (rc != cases[i].code || !strstr(err.msg, cases[i].msg) ||
 		    strcmp(err.input, "lock.json"))
 			fail_msg("case %zu: rc %d input '%s' msg '%s'", i, rc, err.input, err.msg);

@@ -7,25 +7,24 @@
 
 #define H "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
-static const char good[] =
-    "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-    "<repomd xmlns=\"http://linux.duke.edu/metadata/repo\" "
-    "xmlns:rpm=\"http://linux.duke.edu/metadata/rpm\">\n"
-    "  <revision>1704067200</revision>\n"
-    "  <!-- a comment -->\n"
-    "  <data type=\"primary\">\n"
-    "    <checksum type=\"sha256\">" H "</checksum>\n"
-    "    <open-checksum type=\"sha256\">" H "</open-checksum>\n"
-    "    <location href=\"repodata/" H "-primary.xml.gz\"/>\n"
-    "    <timestamp>1704067200</timestamp>\n"
-    "    <size>1234</size>\n"
-    "    <open-size>5678</open-size>\n"
-    "  </data>\n"
-    "  <data type='group'>\n"
-    "    <checksum type=\"SHA256\">" H "</checksum>\n"
-    "    <location href=\"repodata/comps&amp;co.xml\"></location>\n"
-    "  </data>\n"
-    "</repomd>\n";
+static const char good[] = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                           "<repomd xmlns=\"http://linux.duke.edu/metadata/repo\" "
+                           "xmlns:rpm=\"http://linux.duke.edu/metadata/rpm\">\n"
+                           "  <revision>1704067200</revision>\n"
+                           "  <!-- a comment -->\n"
+                           "  <data type=\"primary\">\n"
+                           "    <checksum type=\"sha256\">" H "</checksum>\n"
+                           "    <open-checksum type=\"sha256\">" H "</open-checksum>\n"
+                           "    <location href=\"repodata/" H "-primary.xml.gz\"/>\n"
+                           "    <timestamp>1704067200</timestamp>\n"
+                           "    <size>1234</size>\n"
+                           "    <open-size>5678</open-size>\n"
+                           "  </data>\n"
+                           "  <data type='group'>\n"
+                           "    <checksum type=\"SHA256\">" H "</checksum>\n"
+                           "    <location href=\"repodata/comps&amp;co.xml\"></location>\n"
+                           "  </data>\n"
+                           "</repomd>\n";
 
 KILN_TEST(repomd_reads_what_createrepo_writes)
 {
@@ -92,7 +91,8 @@ KILN_TEST(repomd_refuses_hostile_input)
 		kiln_rc rc;
 
 		roots_repomd_init(&md);
-		rc = roots_repomd_parse(&md, "repomd.xml", cases[i].xml, strlen(cases[i].xml), &err);
+		rc =
+		    roots_repomd_parse(&md, "repomd.xml", cases[i].xml, strlen(cases[i].xml), &err);
 		if (rc != cases[i].code || !strstr(err.msg, cases[i].msg))
 			fail_msg("case %zu: rc %d msg '%s'", i, rc, err.msg);
 		roots_repomd_release(&md);
@@ -108,8 +108,9 @@ KILN_TEST(repomd_bounds)
 
 	kiln_buf_addstr(&b, "<repomd>");
 	for (i = 0; i <= ROOTS_REPOMD_MAX_DATA; i++)
-		kiln_buf_addf(&b, "<data type=\"t%d\"><checksum type=\"sha256\">" H
-		                  "</checksum><location href=\"x\"/></data>",
+		kiln_buf_addf(&b,
+		              "<data type=\"t%d\"><checksum type=\"sha256\">" H
+		              "</checksum><location href=\"x\"/></data>",
 		              i);
 	kiln_buf_addstr(&b, "</repomd>");
 	roots_repomd_init(&md);

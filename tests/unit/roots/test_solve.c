@@ -73,10 +73,11 @@ static void lock_words(const struct roots_lock *l, char *out, size_t size)
 	out[0] = '\0';
 	for (i = 0; i < l->n && used < size; i++) {
 		const struct roots_lock_pkg *p = &l->pkgs[i];
-		int w = p->epoch ? snprintf(out + used, size - used, "%s%s-%u:%s-%s.%s", used ? " " : "",
-		                            p->name, p->epoch, p->version, p->release, p->arch)
-		                 : snprintf(out + used, size - used, "%s%s-%s-%s.%s", used ? " " : "",
-		                            p->name, p->version, p->release, p->arch);
+		int w = p->epoch
+		            ? snprintf(out + used, size - used, "%s%s-%u:%s-%s.%s", used ? " " : "",
+		                       p->name, p->epoch, p->version, p->release, p->arch)
+		            : snprintf(out + used, size - used, "%s%s-%s-%s.%s", used ? " " : "",
+		                       p->name, p->version, p->release, p->arch);
 		used += (size_t)w;
 	}
 }
@@ -232,9 +233,9 @@ KILN_TEST(solve_spec_build_requires_and_conflicts)
 	                         &spec, &err),
 	          &err);
 	roots_lock_init(&l);
-	assert_ok(roots_pool_resolve(p, NULL, 0, &spec->buildrequires, &spec->buildconflicts, &l,
-	                             &err),
-	          &err);
+	assert_ok(
+	    roots_pool_resolve(p, NULL, 0, &spec->buildrequires, &spec->buildconflicts, &l, &err),
+	    &err);
 	lock_words(&l, got, sizeof(got));
 	assert_string_equal(got, "bash-5.2-1.x86_64 filesystem-3-1.x86_64 libfoo-2.1-1.x86_64 "
 	                         "tool-b-1-1.noarch");
