@@ -71,7 +71,9 @@ static kiln_rc install_one(struct install *in, size_t k, struct kiln_err *err)
 	t1 = util_clock_mono_ns();
 	if (!rc)
 		rc = roots_unpack_pkg(&in->unpack, p, err);
-	in->rep.unpack_ns += util_clock_mono_ns() - t1;
+	t1 = util_clock_mono_ns() - t1;
+	in->rep.unpack_ns += t1;
+	t0 += t1; /* scriptlet time without the unpacking */
 	if (!rc && in->scripts) {
 		rc = roots_scripts_run(in->scripts, p, ROOTS_SCRIPT_POST, &ran, &in->rep.warnings,
 		                       err);
