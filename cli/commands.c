@@ -123,7 +123,7 @@ const struct cli_command cli_commands[] = {
      cli_fetch_opts_table, cli_cmd_fetch},
     {"root", "build roots from RPM repositories: resolve a root configuration into a lock",
      "lock CONFIG [SPEC|SRPM] [--json] [--lock FILE] [--download DIR] [--cache DIR] "
-     "[--offline]",
+     "[--offline] | create CONFIG [--lock FILE] | shell CONFIG [--lock FILE] [-- CMD...]",
      "CONFIG is a root configuration's name (NAME.cfg in /etc/kiln/roots or kiln's "
      "configs/roots) or path: an architecture, repositories and a base set, like a mock "
      "config. lock reads each repository's repomd.xml (its signature checked with the "
@@ -131,7 +131,10 @@ const struct cli_command cli_commands[] = {
      "filelists through the source cache, resolves the base set plus the spec's or source "
      "package's BuildRequires with libsolv, and prints the packages; --json prints the lock, "
      "whose sha256 is the root's identity. --lock FILE checks a lock against the "
-     "repositories instead of resolving. See docs/roots.md.",
+     "repositories instead of resolving. create makes the lock's image once in the image "
+     "cache (packages fetched and verified, installed by kiln with their scriptlets) and "
+     "prints its path and key; shell runs CMD, or a shell, on a fresh overlay of it, like "
+     "mock --shell. See docs/roots.md.",
      cli_root_opts, cli_cmd_root},
     {"cache", "show or clean the source cache",
      "[--cache DIR] [--stats | --gc [--max-size SIZE] "

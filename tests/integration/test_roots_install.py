@@ -362,3 +362,31 @@ def test_fixture_toolchain_compiles_hello(kiln, sandbox_ok, tmp_path):
              "--qf", "%{NAME}-%{VERSION}-%{RELEASE}.%{ARCH}.rpm\n")
     assert r.returncode == 0, r.stderr
     assert sorted(r.stdout.split()) == sorted(Path(f).name for f in files)
+
+
+def test_root_create_and_shell_from_the_fixture_repository(kiln, sandbox_ok, tmp_path):
+    repo = fixture_repo()
+    if not repo:
+        pytest.skip("no fixture distribution made yet (tests/fixtures/debrpm.py)")
+    cfg = tmp_path / "fx.cfg"
+    cfg.write_text(f"[root]\narch = x86_64\ninstall = @buildsys-build\n\n[repo fx]\n"
+                   f"baseurl = file://{repo}\ngpgkey = file://{repo.parent / 'key/key.asc'}\n")
+    cache = tmp_path / "cache"
+    args = ("--cache", cache, "--state-dir", tmp_path)
+    r = kiln("root", "create", *args, cfg, timeout=1200)
+    assert r.returncode == 0, r.stderr[-4000:]
+    root, key, made = r.stdout.split()[1], r.stdout.split()[3], r.stdout.split()[4]
+    assert made == "made" and root == str(cache / "images" / key / "root")
+    lock = kiln("root", "lock", "--json", "--cache", cache, cfg)
+    assert lock.returncode == 0, lock.stderr
+    import hashlib
+    assert hashlib.sha256(lock.stdout.encode()).hexdigest() == key
+    r = kiln("root", "create", *args, cfg)
+    assert r.returncode == 0 and r.stdout.split()[4] == "cached", r.stderr
+    # shell: a fresh overlay; the image never changes.
+    r = kiln("root", "shell", *args, cfg, "--", "sh", "-c",
+             "rpm -q gcc make >/dev/null && touch /usr/bin/scratch && echo ok")
+    assert r.returncode == 0 and r.stdout == "ok\n", r.stderr
+    assert not (Path(root) / "usr/bin/scratch").exists()
+    r = kiln("root", "shell", *args, cfg, "--", "sh", "-c", "exit 7")
+    assert r.returncode == 7
