@@ -132,6 +132,9 @@ static kiln_rc install_all(struct install *in, const char *image, struct kiln_er
 	for (k = 0; !rc && k < in->set.n; k++)
 		rc = install_one(in, k, err);
 	t0 = util_clock_mono_ns();
+	if (!rc && in->scripts)
+		rc = roots_scripts_run_deferred(in->scripts, &in->rep.scriptlets, &in->rep.warnings,
+		                                err);
 	if (!rc)
 		rc = run_all(in, ROOTS_SCRIPT_POSTTRANS, err);
 	if (!rc && !(in->o->flags & ROOTS_INSTALL_F_NORPMDB) && set_has_rpm(&in->set)) {

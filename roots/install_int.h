@@ -132,6 +132,11 @@ void roots_scripts_free(struct roots_scripts *s);
 KILN_MUST_CHECK kiln_rc roots_scripts_run(struct roots_scripts *s, const struct roots_pkg *p,
                                           enum roots_script_kind kind, bool *ran, size_t *warnings,
                                           struct kiln_err *err);
+/* The <lua> %post and trigger scriptlets met before the image had rpm, in the order met:
+ * run now (once every package is unpacked, before %posttrans) through the image's rpm, or
+ * skipped with a warning when the set has no rpm. Failures are warnings. */
+KILN_MUST_CHECK kiln_rc roots_scripts_run_deferred(struct roots_scripts *s, size_t *ran,
+                                                   size_t *warnings, struct kiln_err *err);
 /* Install-side triggers around installing p (installed: the packages already in the image,
  * p excluded): with prein, %triggerprein; else %triggerin. Fired in installed packages by p,
  * then in p by installed packages (and, for triggerin, by p itself). Failures are

@@ -13,8 +13,10 @@
  *
  * <lua> scriptlets need rpm's embedded Lua (its rpm.* and posix.* extensions), which kiln
  * does not have: they run through the image's own rpm (`rpm --eval '%{lua:...}'` on the
- * body, arg = {"<lua>", "1"}); while the image has no /usr/bin/rpm yet they are skipped
- * with a warning (docs/roots.md).
+ * body, arg = {"<lua>", "1"}). One met while the image has no /usr/bin/rpm yet is deferred
+ * until every package is unpacked (then run, before %posttrans) when it is a %post or a
+ * trigger, and skipped with a warning when it is a %pretrans or %pre, which must not run
+ * late (docs/roots.md).
  */
 #include "util/util.h"
 
@@ -32,7 +34,20 @@
 static const char *const script_env[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C.UTF-8",
                                          "TERM=dumb", NULL};
 
+struct script {
+	const char *what;  /* "%pre", "%triggerin", ... */
+	const char *nevra; /* the package the scriptlet belongs to */
+	const char *body;  /* NULL: the program alone */
+	const char *prog[16];
+	size_t nprog;
+	int arg1, arg2; /* -1: not passed */
+	bool fatal;     /* failure stops the install */
+};
+
 struct roots_scripts {
+	struct script *deferred; /* owned (heap): <lua> scriptlets waiting for rpm; their
+	                          * strings are borrowed from the set's headers */
+	size_t ndeferred, capdeferred;
 	char *image;            /* owned */
 	char *dir;              /* owned: host temp directory bound at SCRIPT_DIR_INSIDE */
 	struct chroot_exec *ex; /* owned */
@@ -125,21 +140,12 @@ void roots_scripts_free(struct roots_scripts *s)
 		kiln_log_err(KILN_LOG_WARN, &err);
 	free(s->dir);
 	free(s->image);
+	free(s->deferred);
 	free(s);
 }
 
 /* ---------------------------------------------------------------------------------------- */
 /* One scriptlet */
-
-struct script {
-	const char *what;  /* "%pre", "%triggerin", ... */
-	const char *nevra; /* the package the scriptlet belongs to */
-	const char *body;  /* NULL: the program alone */
-	const char *prog[16];
-	size_t nprog;
-	int arg1, arg2; /* -1: not passed */
-	bool fatal;     /* failure stops the install */
-};
 
 static void log_line(const struct roots_scripts *s, const char *line)
 {
@@ -204,6 +210,36 @@ static kiln_rc script_argv(const struct script *sc, struct kiln_arena *a, const 
 	return kiln_arena_finish(a, err);
 }
 
+/* A <lua> scriptlet before the image has rpm: deferred, or skipped (see the top). */
+static kiln_rc lua_later(struct roots_scripts *s, const struct script *sc, size_t *warnings,
+                         struct kiln_err *err)
+{
+	char line[600];
+
+	if (sc->fatal || s->ndeferred >= 65536) {
+		snprintf(line, sizeof(line),
+		         "warning: %s(%s): <lua> scriptlet skipped: no rpm in the image yet\n",
+		         sc->what, sc->nevra);
+		log_line(s, line);
+		(*warnings)++;
+		return KILN_OK;
+	}
+	if (s->ndeferred == s->capdeferred) {
+		size_t cap = s->capdeferred ? 2 * s->capdeferred : 16;
+		struct script *v = kiln_reallocarray(s->deferred, cap, sizeof(*v));
+
+		if (!v)
+			return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+		s->deferred = v;
+		s->capdeferred = cap;
+	}
+	s->deferred[s->ndeferred++] = *sc;
+	snprintf(line, sizeof(line), "%s(%s): <lua> scriptlet deferred until rpm is in the image\n",
+	         sc->what, sc->nevra);
+	log_line(s, line);
+	return KILN_OK;
+}
+
 static kiln_rc script_run(struct roots_scripts *s, const struct script *sc, size_t *warnings,
                           struct kiln_err *err)
 {
@@ -215,15 +251,8 @@ static kiln_rc script_run(struct roots_scripts *s, const struct script *sc, size
 	const char **argv = NULL;
 	kiln_rc rc;
 
-	if (!strcmp(sc->prog[0], "<lua>") && !image_has(s, "usr/bin/rpm")) {
-		snprintf(why, sizeof(why),
-		         "warning: %s(%s): <lua> scriptlet skipped: no rpm in the "
-		         "image yet\n",
-		         sc->what, sc->nevra);
-		log_line(s, why);
-		(*warnings)++;
-		return KILN_OK;
-	}
+	if (!strcmp(sc->prog[0], "<lua>") && !image_has(s, "usr/bin/rpm"))
+		return lua_later(s, sc, warnings, err);
 	kiln_arena_init(&a, KILN_MIB);
 	snprintf(file, sizeof(file), "%s/%s", s->dir, SCRIPT_FILE);
 	rc = util_write_atomic_nosync(file, sc->body ? sc->body : "",
@@ -257,6 +286,24 @@ static kiln_rc script_run(struct roots_scripts *s, const struct script *sc, size
 	rc = failed(s, sc, why, warnings, err);
 out:
 	kiln_arena_release(&a);
+	return rc;
+}
+
+kiln_rc roots_scripts_run_deferred(struct roots_scripts *s, size_t *ran, size_t *warnings,
+                                   struct kiln_err *err)
+{
+	size_t i, n = s->ndeferred;
+	kiln_rc rc = KILN_OK;
+
+	/* Run once: what is still without rpm now is skipped (script_run defers no more). */
+	for (i = 0; !rc && i < n; i++) {
+		s->deferred[i].fatal = true; /* not deferred again: skipped with a warning */
+		if (image_has(s, "usr/bin/rpm"))
+			s->deferred[i].fatal = false;
+		(*ran)++;
+		rc = script_run(s, &s->deferred[i], warnings, err);
+	}
+	s->ndeferred = 0;
 	return rc;
 }
 

@@ -172,7 +172,8 @@ static kiln_rc make_dirs(int rootfd, const char *rel, int *out, struct kiln_err 
 		return kiln_err_set(err, KILN_ELIMIT, "path too long: '/%.200s'", rel);
 	parent = open_in_root(rootfd, ".", O_PATH | O_DIRECTORY);
 	if (parent < 0)
-		return kiln_err_sys(err, KILN_EIO, "cannot open the image");
+		return kiln_err_sys(err, errno == ENOSYS ? KILN_EUNSUPP : KILN_EIO,
+		                    "cannot open the image (openat2 needs Linux 5.6)");
 	for (i = 1; i <= len; i++) {
 		if (i < len && rel[i] != '/')
 			continue;
@@ -227,7 +228,9 @@ static kiln_rc parent_of(struct roots_unpack *u, const char *rel, int *dirfd, co
 	}
 	if (!dlen) {
 		fd = open_in_root(u->rootfd, ".", O_PATH | O_DIRECTORY);
-		rc = fd < 0 ? kiln_err_sys(err, KILN_EIO, "cannot open the image") : KILN_OK;
+		rc = fd < 0 ? kiln_err_sys(err, errno == ENOSYS ? KILN_EUNSUPP : KILN_EIO,
+		                           "cannot open the image (openat2 needs Linux 5.6)")
+		            : KILN_OK;
 	} else {
 		rc = make_dirs(u->rootfd, dir, &fd, err);
 	}
