@@ -171,6 +171,9 @@ int cli_cmd_provenance(int argc, char **argv);
 /* Comparing packages (cmd_diff.c). */
 extern const struct cli_opt cli_diff_opts[];
 int cli_cmd_diff(int argc, char **argv);
+/* Installing packages into images, the image cache (cmd_image.c). */
+extern const struct cli_opt cli_image_opts[];
+int cli_cmd_image(int argc, char **argv);
 /* The sandbox (cmd_sandbox.c). */
 extern const struct cli_opt cli_sandbox_opts[];
 int cli_cmd_sandbox(int argc, char **argv);
@@ -255,5 +258,73 @@ extern const struct cli_opt cli_fetch_opts_table[];
 extern const struct cli_opt cli_cache_opts[];
 int cli_cmd_fetch(int argc, char **argv);
 int cli_cmd_cache(int argc, char **argv);
+
+/* ======================================================================================== */
+/* The farm client (kiln submit, jobs, job, logs, cancel, retry, download, token; client.c) */
+/* ======================================================================================== */
+
+struct cli_client {
+	const char *url;     /* KILN_URL */
+	const char *token;   /* KILN_TOKEN */
+	const char *ca_file; /* KILN_CA_FILE: CA bundle for https, NULL for the system's */
+	int out_fd;          /* where results are printed (stdout) */
+	int progress_fd;     /* where the progress line goes (-1 for none: stderr on a tty) */
+	bool json;           /* print JSON instead of text */
+};
+
+struct cli_submit {
+	const char *spec_path; /* a spec file, or */
+	const char *srpm_path; /* a source package, or */
+	const char *git_url;   /* a git repository */
+	const char *git_ref, *git_spec;
+	const char **sources; /* files uploaded as the spec's sources */
+	size_t nsources;
+	const char **defines; /* "NAME VALUE" */
+	size_t ndefines;
+	const char **with, **without, **tags;
+	size_t nwith, nwithout, ntags;
+	const char *arch, *sign_key, *repository, *formats;
+	int64_t priority, reruns, timeout;
+	const char *idempotency_key;
+	bool wait, follow;
+};
+
+/* Submit; with wait/follow, wait for the end (following the log). KILN_OK when submitted
+ * (and, when waiting, the job succeeded); KILN_EBUILD when it failed or was cancelled. */
+KILN_MUST_CHECK kiln_rc cli_client_submit(const struct cli_client *c, const struct cli_submit *s,
+                                          struct kiln_err *err);
+KILN_MUST_CHECK kiln_rc cli_client_jobs(const struct cli_client *c, const char *state,
+                                        int64_t limit, struct kiln_err *err);
+KILN_MUST_CHECK kiln_rc cli_client_job(const struct cli_client *c, int64_t id,
+                                       struct kiln_err *err);
+/* attempt 0 = the latest. */
+KILN_MUST_CHECK kiln_rc cli_client_logs(const struct cli_client *c, int64_t id, int64_t attempt,
+                                        bool follow, struct kiln_err *err);
+/* action: "cancel" or "retry". */
+KILN_MUST_CHECK kiln_rc cli_client_action(const struct cli_client *c, int64_t id,
+                                          const char *action, struct kiln_err *err);
+
+/* More reproducibility reruns (count 0: one); with wait, wait for the verdict and print
+ * the report: KILN_EBUILD unless the job is reproducible. */
+KILN_MUST_CHECK kiln_rc cli_client_reproduce(const struct cli_client *c, int64_t id, int64_t count,
+                                             bool wait, struct kiln_err *err);
+/* Rebuilder mode: srpm and rpms are files (uploaded) or http(s) URLs; with wait, wait for
+ * the verdict and print the report: KILN_EBUILD unless every package matches. */
+KILN_MUST_CHECK kiln_rc cli_client_rebuild(const struct cli_client *c, const char *srpm,
+                                           const char *const *rpms, size_t nrpms, const char *arch,
+                                           bool wait, struct kiln_err *err);
+KILN_MUST_CHECK kiln_rc cli_client_download(const struct cli_client *c, int64_t id, const char *dir,
+                                            struct kiln_err *err);
+/* kiln repo: op "list" (name NULL), "show", "regenerate" (waits for the publish),
+ * "remove-package" (pkg: a file name or NAME-[E:]V-R.ARCH; waits); prints the JSON. */
+KILN_MUST_CHECK kiln_rc cli_client_repo(const struct cli_client *c, const char *op,
+                                        const char *name, const char *pkg, struct kiln_err *err);
+KILN_MUST_CHECK kiln_rc cli_client_workers(const struct cli_client *c, struct kiln_err *err);
+/* Tokens (admin): create prints the new token once. */
+KILN_MUST_CHECK kiln_rc cli_client_token_create(const struct cli_client *c, const char *scopes,
+                                                const char *name, struct kiln_err *err);
+KILN_MUST_CHECK kiln_rc cli_client_tokens(const struct cli_client *c, struct kiln_err *err);
+KILN_MUST_CHECK kiln_rc cli_client_token_revoke(const struct cli_client *c, int64_t id,
+                                                struct kiln_err *err);
 
 #endif

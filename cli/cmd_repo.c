@@ -82,7 +82,7 @@ int cli_cmd_repo(int argc, char **argv)
 {
 	const struct cli_command *cmd = cli_command_find("repo");
 	struct repo_opts o = {0};
-	struct scheduler_client c = {0};
+	struct cli_client c = {0};
 	struct kiln_err err = KILN_ERR_INIT;
 	int nargs;
 	kiln_rc rc;
@@ -107,11 +107,11 @@ int cli_cmd_repo(int argc, char **argv)
 		return cli_fail(&err);
 	signal(SIGPIPE, SIG_IGN);
 	if (!strcmp(argv[1], "list") && nargs == 1)
-		rc = scheduler_client_repo(&c, "list", NULL, NULL, &err);
+		rc = cli_client_repo(&c, "list", NULL, NULL, &err);
 	else if ((!strcmp(argv[1], "show") || !strcmp(argv[1], "regenerate")) && nargs == 2)
-		rc = scheduler_client_repo(&c, argv[1], argv[2], NULL, &err);
+		rc = cli_client_repo(&c, argv[1], argv[2], NULL, &err);
 	else if (!strcmp(argv[1], "remove-package") && nargs == 3)
-		rc = scheduler_client_repo(&c, argv[1], argv[2], argv[3], &err);
+		rc = cli_client_repo(&c, argv[1], argv[2], argv[3], &err);
 	else
 		return cli_usage_error(cmd, "use list | show NAME | remove-package NAME PKG | "
 		                            "regenerate NAME | regenerate --dir DIR");

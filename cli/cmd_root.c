@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "chroot/chroot.h"
 #include "cli/cli.h"
 #include "macro/macro.h"
 #include "spec/spec.h"
@@ -20,6 +21,8 @@ struct root_opts {
 	const char *cache;
 	bool offline;
 	const char *download;
+	const char *state_dir;
+	bool allow_setid;
 };
 
 #define ROFF(f) offsetof(struct root_opts, f)
@@ -34,6 +37,10 @@ const struct cli_opt cli_root_opts[] = {
      "no network: local repositories and the cache only"},
     {"download", 0, CLI_OPT_STRING, ROFF(download), NULL, "DIR",
      "also fetch every locked package into DIR, verified by sha256 and signature"},
+    {"state-dir", 0, CLI_OPT_STRING, ROFF(state_dir), NULL, "DIR",
+     "create, shell: where the sandbox keeps its state (default $TMPDIR)"},
+    {"allow-setuid", 0, CLI_OPT_FLAG, ROFF(allow_setid), NULL, NULL,
+     "create, shell: accept setuid and setgid files in the root's packages"},
     CLI_OPT_END,
 };
 
@@ -160,6 +167,146 @@ static kiln_rc root_lock(const struct root_opts *o, const char *config, const ch
 	return rc;
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* kiln root create, kiln root shell: the image of a lock, made once in the image cache. */
+
+struct image_make {
+	struct root_job *j;
+	const struct root_opts *o;
+	const struct roots_lock *lock;
+};
+
+/* Fetch the lock's packages (verified) into a scratch directory beside the image being
+ * made, install them, and drop the copies. */
+static kiln_rc make_image(void *arg, const char *root, struct kiln_err *err)
+{
+	struct image_make *m = arg;
+	struct roots_fetch_opts fo = {.cache_dir = m->o->cache, .offline = m->o->offline};
+	struct kiln_buf dir = KILN_BUF_INIT(KILN_LIMIT_PATH);
+	struct kiln_err cerr = KILN_ERR_INIT;
+	struct roots_install_report rep;
+	struct roots_install_opts io;
+	char **paths = kiln_calloc(m->lock->n ? m->lock->n : 1, sizeof(*paths));
+	kiln_rc rc = paths ? KILN_OK : kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	size_t i;
+
+	fo.progress = isatty(STDERR_FILENO);
+	kiln_buf_addf(&dir, "%s.packages", root);
+	if (!rc)
+		rc = kiln_buf_finish(&dir, err);
+	if (!rc)
+		rc = roots_lock_fetch(&m->j->cfg, m->lock, &fo, dir.ptr, paths, err);
+	roots_install_opts_init(&io);
+	io.log_fd = STDERR_FILENO;
+	io.state_dir = m->o->state_dir;
+	io.flags = m->o->allow_setid ? ROOTS_INSTALL_F_ALLOW_SETID : 0;
+	if (!rc)
+		rc = roots_install(root, (const char *const *)paths, m->lock->n, &io, &rep, err);
+	if (!rc)
+		fprintf(stderr, "installed %zu packages, %zu files, %zu scriptlets, %zu warnings\n",
+		        rep.packages, rep.files, rep.scriptlets, rep.warnings);
+	for (i = 0; paths && i < m->lock->n; i++)
+		free(paths[i]);
+	free(paths);
+	if (dir.len && util_rm_rf(dir.ptr, &cerr))
+		kiln_log_err(KILN_LOG_WARN, &cerr);
+	kiln_buf_release(&dir);
+	return rc;
+}
+
+/* Resolve (or take --lock), then get the image of the lock. img is held until released. */
+static kiln_rc root_image(const struct root_opts *o, struct root_job *j, struct roots_lock *lock,
+                          struct roots_image *img, struct kiln_err *err)
+{
+	struct kiln_buf cache = KILN_BUF_INIT(KILN_LIMIT_PATH);
+	struct image_make m = {j, o, lock};
+	kiln_rc rc;
+
+	rc = sources_global_init(err);
+	if (!rc)
+		rc = resolve(j, o, lock, err);
+	if (!rc && o->cache)
+		kiln_buf_addstr(&cache, o->cache);
+	if (!rc)
+		rc = o->cache ? kiln_buf_finish(&cache, err)
+		              : sources_cache_default_dir(&cache, err);
+	if (!rc)
+		rc = roots_image_get(cache.ptr, lock->id, make_image, &m, img, err);
+	kiln_buf_release(&cache);
+	return rc;
+}
+
+static kiln_rc shell_run(const struct root_opts *o, const char *root, char **cmd, int ncmd,
+                         int *status, struct kiln_err *err)
+{
+	static const char *const sh[] = {"/bin/sh", "-l", NULL};
+	const char *env[3] = {"TERM=dumb", NULL, NULL};
+	const char *term = getenv("TERM");
+	char termvar[256];
+	struct chroot_config cfg;
+	struct chroot_exec *ex = NULL;
+	struct chroot_result res;
+	struct chroot_run run;
+	kiln_rc rc;
+
+	if (term && strlen(term) < 200) {
+		snprintf(termvar, sizeof(termvar), "TERM=%s", term);
+		env[0] = termvar;
+	}
+	chroot_config_init(&cfg);
+	cfg.kind = CHROOT_EXEC_SANDBOX;
+	cfg.root = CHROOT_ROOT_DIR;
+	cfg.root_path = root;
+	cfg.single_run = true; /* a fresh overlay on the image, gone with the run */
+	cfg.state_dir = o->state_dir;
+	rc = chroot_exec_new(&cfg, &ex, err);
+	memset(&run, 0, sizeof(run));
+	cmd[ncmd] = NULL;
+	run.argv = ncmd ? (const char *const *)cmd : sh;
+	run.env = env;
+	run.stdin_fd = STDIN_FILENO;
+	run.stdout_fd = STDOUT_FILENO;
+	run.stderr_fd = STDERR_FILENO;
+	if (isatty(STDIN_FILENO))
+		run.flags |= CHROOT_RUN_KEEP_SESSION;
+	if (!rc)
+		rc = chroot_exec_run(ex, &run, &res, err);
+	if (!rc)
+		*status = res.signal ? 128 + res.signal : res.exit_code;
+	chroot_exec_free(ex);
+	return rc;
+}
+
+/* create: print the image and its key; shell: run CMD (default a shell) on a fresh overlay
+ * of it, holding the image (the collector leaves it alone) until CMD ends. */
+static int root_create_or_shell(const struct root_opts *o, const char *config, char **cmd, int ncmd,
+                                bool shell)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	struct roots_image img = {NULL, -1, false, 0};
+	struct root_job j = {0};
+	struct roots_lock lock;
+	int status = CLI_EXIT_OK;
+	kiln_rc rc;
+
+	roots_config_init(&j.cfg);
+	roots_lock_init(&lock);
+	kiln_arena_init(&j.arena, KILN_LIMIT_ARENA);
+	rc = roots_config_open(&j.cfg, config, &err);
+	if (!rc)
+		rc = root_image(o, &j, &lock, &img, &err);
+	if (!rc && !shell)
+		printf("root: %s\nkey: %s\n%s\n", img.root, lock.id, img.made ? "made" : "cached");
+	fflush(stdout);
+	if (!rc && shell)
+		rc = shell_run(o, img.root, cmd, ncmd, &status, &err);
+	roots_image_release(&img);
+	roots_lock_release(&lock);
+	kiln_arena_release(&j.arena);
+	roots_config_release(&j.cfg);
+	return rc ? cli_fail(&err) : status;
+}
+
 int cli_cmd_root(int argc, char **argv)
 {
 	const struct cli_command *cmd = cli_command_find("root");
@@ -174,5 +321,10 @@ int cli_cmd_root(int argc, char **argv)
 	if (!strcmp(argv[1], "lock") && (nargs == 2 || nargs == 3))
 		return root_lock(&o, argv[2], nargs == 3 ? argv[3] : NULL, &err) ? cli_fail(&err)
 		                                                                 : CLI_EXIT_OK;
-	return cli_usage_error(cmd, "use lock CONFIG [SPEC|SRPM]");
+	if (!strcmp(argv[1], "create") && nargs == 2)
+		return root_create_or_shell(&o, argv[2], NULL, 0, false);
+	if (!strcmp(argv[1], "shell") && nargs >= 2)
+		return root_create_or_shell(&o, argv[2], argv + 3, nargs - 2, true);
+	return cli_usage_error(cmd, "use lock CONFIG [SPEC|SRPM], create CONFIG or shell CONFIG "
+	                            "[-- CMD...]");
 }

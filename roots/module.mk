@@ -1,4 +1,5 @@
-# roots/: root configurations, repository metadata, libsolv resolution, the lock.
+# roots/: root configurations, repository metadata, libsolv resolution, the lock;
+# installing packages into images and the image cache.
 roots_SRCS := $(wildcard roots/*.c)
 roots_PKGS := libsolv libsolvext
 # libsolvext (and through it libsolv) is opened with dlopen at its first use

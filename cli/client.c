@@ -14,17 +14,17 @@
 #include <unistd.h>
 
 #include "api/api.h"
-#include "scheduler/scheduler_int.h"
+#include "cli/cli.h"
 
 #define REPLY_MAX (64 * KILN_MIB)
 
 struct conn {
 	struct api_client *c;
 	struct api_reply r;
-	const struct scheduler_client *cfg;
+	const struct cli_client *cfg;
 };
 
-static kiln_rc conn_open(const struct scheduler_client *cfg, struct conn *k, struct kiln_err *err)
+static kiln_rc conn_open(const struct cli_client *cfg, struct conn *k, struct kiln_err *err)
 {
 	struct api_client_config cc = {0};
 
@@ -63,14 +63,14 @@ static kiln_rc call(struct conn *k, const char *method, const char *path,
 	return rc;
 }
 
-static void out_write(const struct scheduler_client *c, const char *s, size_t len)
+static void out_write(const struct cli_client *c, const char *s, size_t len)
 {
 	if (util_write_all(c->out_fd, s, len, NULL))
 		return; /* stdout closed: nothing more to say */
 }
 
-static void out_printf(const struct scheduler_client *c, const char *fmt, ...) KILN_PRINTF(2, 3);
-static void out_printf(const struct scheduler_client *c, const char *fmt, ...)
+static void out_printf(const struct cli_client *c, const char *fmt, ...) KILN_PRINTF(2, 3);
+static void out_printf(const struct cli_client *c, const char *fmt, ...)
 {
 	struct kiln_buf b = KILN_BUF_INIT(KILN_LIMIT_LINE);
 	va_list ap;
@@ -206,7 +206,7 @@ static void jw_words(struct api_jw *w, const char *key, const char **v, size_t n
 	api_jw_end(w);
 }
 
-static void jw_defines(struct api_jw *w, const struct scheduler_submit *s)
+static void jw_defines(struct api_jw *w, const struct cli_submit *s)
 {
 	size_t i;
 
@@ -225,7 +225,7 @@ static void jw_defines(struct api_jw *w, const struct scheduler_submit *s)
 	api_jw_end(w);
 }
 
-static void jw_options(struct api_jw *w, const struct scheduler_submit *s)
+static void jw_options(struct api_jw *w, const struct cli_submit *s)
 {
 	jw_defines(w, s);
 	jw_words(w, "with", s->with, s->nwith);
@@ -254,7 +254,7 @@ static void jw_options(struct api_jw *w, const struct scheduler_submit *s)
 		api_jw_kint(w, "timeout", s->timeout);
 }
 
-static kiln_rc submit_body(struct conn *k, const struct scheduler_submit *s, struct kiln_buf *body,
+static kiln_rc submit_body(struct conn *k, const struct cli_submit *s, struct kiln_buf *body,
                            struct kiln_err *err)
 {
 	struct kiln_buf spec = KILN_BUF_INIT(KILN_LIMIT_HTTP_BODY);
@@ -307,7 +307,7 @@ static kiln_rc submit_body(struct conn *k, const struct scheduler_submit *s, str
 /* ---------------------------------------------------------------------------------------- */
 /* Waiting and following */
 
-static void progress(const struct scheduler_client *c, const struct cjob *j, int64_t t0)
+static void progress(const struct cli_client *c, const struct cjob *j, int64_t t0)
 {
 	char line[256];
 	int n;
@@ -388,8 +388,7 @@ static kiln_rc wait_job(struct conn *k, int64_t id, bool follow, struct cjob *j,
 	return KILN_OK;
 }
 
-static kiln_rc job_outcome(const struct scheduler_client *c, const struct cjob *j,
-                           struct kiln_err *err)
+static kiln_rc job_outcome(const struct cli_client *c, const struct cjob *j, struct kiln_err *err)
 {
 	if (!c->json)
 		out_printf(c, "job %lld %s%s%s\n", (long long)j->id, j->state,
@@ -402,8 +401,8 @@ static kiln_rc job_outcome(const struct scheduler_client *c, const struct cjob *
 	return KILN_EBUILD;
 }
 
-kiln_rc scheduler_client_submit(const struct scheduler_client *c, const struct scheduler_submit *s,
-                                struct kiln_err *err)
+kiln_rc cli_client_submit(const struct cli_client *c, const struct cli_submit *s,
+                          struct kiln_err *err)
 {
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_LIMIT_ARENA);
 	struct kiln_buf body = KILN_BUF_INIT(KILN_LIMIT_HTTP_BODY * 2);
@@ -452,8 +451,8 @@ out:
 /* ---------------------------------------------------------------------------------------- */
 /* Reading */
 
-kiln_rc scheduler_client_jobs(const struct scheduler_client *c, const char *state, int64_t limit,
-                              struct kiln_err *err)
+kiln_rc cli_client_jobs(const struct cli_client *c, const char *state, int64_t limit,
+                        struct kiln_err *err)
 {
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_LIMIT_ARENA);
 	struct kiln_buf path = KILN_BUF_INIT(KILN_LIMIT_PATH);
@@ -491,7 +490,7 @@ kiln_rc scheduler_client_jobs(const struct scheduler_client *c, const char *stat
 	return rc;
 }
 
-kiln_rc scheduler_client_job(const struct scheduler_client *c, int64_t id, struct kiln_err *err)
+kiln_rc cli_client_job(const struct cli_client *c, int64_t id, struct kiln_err *err)
 {
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_LIMIT_ARENA);
 	struct cjob j = {0};
@@ -517,8 +516,8 @@ kiln_rc scheduler_client_job(const struct scheduler_client *c, int64_t id, struc
 	return rc;
 }
 
-kiln_rc scheduler_client_logs(const struct scheduler_client *c, int64_t id, int64_t attempt,
-                              bool follow, struct kiln_err *err)
+kiln_rc cli_client_logs(const struct cli_client *c, int64_t id, int64_t attempt, bool follow,
+                        struct kiln_err *err)
 {
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_LIMIT_ARENA);
 	int64_t offset = 0;
@@ -533,7 +532,7 @@ kiln_rc scheduler_client_logs(const struct scheduler_client *c, int64_t id, int6
 	if (rc)
 		goto out;
 	if (follow && !attempt) {
-		struct scheduler_client quiet = *c;
+		struct cli_client quiet = *c;
 
 		quiet.progress_fd = -1;
 		k.cfg = &quiet;
@@ -556,8 +555,8 @@ out:
 	return rc;
 }
 
-kiln_rc scheduler_client_action(const struct scheduler_client *c, int64_t id, const char *action,
-                                struct kiln_err *err)
+kiln_rc cli_client_action(const struct cli_client *c, int64_t id, const char *action,
+                          struct kiln_err *err)
 {
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB * 64);
 	struct cjob j = {0};
@@ -624,8 +623,8 @@ static kiln_rc repro_verdict(struct conn *k, int64_t id, struct kiln_arena *a, c
 	return rc;
 }
 
-kiln_rc scheduler_client_reproduce(const struct scheduler_client *c, int64_t id, int64_t count,
-                                   bool wait, struct kiln_err *err)
+kiln_rc cli_client_reproduce(const struct cli_client *c, int64_t id, int64_t count, bool wait,
+                             struct kiln_err *err)
 {
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB * 64);
 	struct kiln_buf body = KILN_BUF_INIT(KILN_LIMIT_LINE);
@@ -692,9 +691,8 @@ static kiln_rc rebuild_ref(struct conn *k, struct api_jw *w, const char *arg, st
 	return KILN_OK;
 }
 
-kiln_rc scheduler_client_rebuild(const struct scheduler_client *c, const char *srpm,
-                                 const char *const *rpms, size_t nrpms, const char *arch, bool wait,
-                                 struct kiln_err *err)
+kiln_rc cli_client_rebuild(const struct cli_client *c, const char *srpm, const char *const *rpms,
+                           size_t nrpms, const char *arch, bool wait, struct kiln_err *err)
 {
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB * 64);
 	struct kiln_buf body = KILN_BUF_INIT(KILN_LIMIT_HTTP_BODY);
@@ -793,8 +791,8 @@ out:
 	return rc;
 }
 
-kiln_rc scheduler_client_download(const struct scheduler_client *c, int64_t id, const char *dir,
-                                  struct kiln_err *err)
+kiln_rc cli_client_download(const struct cli_client *c, int64_t id, const char *dir,
+                            struct kiln_err *err)
 {
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_LIMIT_ARENA);
 	struct carts cs = {0};
@@ -824,7 +822,7 @@ kiln_rc scheduler_client_download(const struct scheduler_client *c, int64_t id, 
 /* ---------------------------------------------------------------------------------------- */
 /* Workers and tokens: the server's JSON as it is */
 
-static kiln_rc get_print(const struct scheduler_client *c, const char *method, const char *path,
+static kiln_rc get_print(const struct cli_client *c, const char *method, const char *path,
                          const struct kiln_buf *body, struct kiln_err *err)
 {
 	struct conn k = {0};
@@ -839,18 +837,17 @@ static kiln_rc get_print(const struct scheduler_client *c, const char *method, c
 	return rc;
 }
 
-kiln_rc scheduler_client_workers(const struct scheduler_client *c, struct kiln_err *err)
+kiln_rc cli_client_workers(const struct cli_client *c, struct kiln_err *err)
 {
 	return get_print(c, "GET", "/api/v1/workers", NULL, err);
 }
 
-kiln_rc scheduler_client_tokens(const struct scheduler_client *c, struct kiln_err *err)
+kiln_rc cli_client_tokens(const struct cli_client *c, struct kiln_err *err)
 {
 	return get_print(c, "GET", "/api/v1/tokens", NULL, err);
 }
 
-kiln_rc scheduler_client_token_revoke(const struct scheduler_client *c, int64_t id,
-                                      struct kiln_err *err)
+kiln_rc cli_client_token_revoke(const struct cli_client *c, int64_t id, struct kiln_err *err)
 {
 	char path[64];
 
@@ -862,8 +859,8 @@ struct ctoken {
 	const char *token;
 };
 
-kiln_rc scheduler_client_token_create(const struct scheduler_client *c, const char *scopes,
-                                      const char *name, struct kiln_err *err)
+kiln_rc cli_client_token_create(const struct cli_client *c, const char *scopes, const char *name,
+                                struct kiln_err *err)
 {
 	static const struct api_field f[] = {
 	    {"token", API_F_STR, true, offsetof(struct ctoken, token), 0, 256, NULL, 0, 0},
@@ -961,7 +958,7 @@ static const char *publish_time(int64_t ms, char *buf, size_t size)
 	return util_clock_format_utc(ms / 1000, "%Y-%m-%d %H:%M:%S UTC", buf, size);
 }
 
-static void repo_arches(const struct scheduler_client *c, const struct crepo *r)
+static void repo_arches(const struct cli_client *c, const struct crepo *r)
 {
 	size_t i;
 
@@ -971,7 +968,7 @@ static void repo_arches(const struct scheduler_client *c, const struct crepo *r)
 		out_printf(c, "-");
 }
 
-static void repo_print_list(const struct scheduler_client *c, const struct crepos *rs)
+static void repo_print_list(const struct cli_client *c, const struct crepos *rs)
 {
 	char t[64];
 	size_t i;
@@ -989,7 +986,7 @@ static void repo_print_list(const struct scheduler_client *c, const struct crepo
 	}
 }
 
-static void repo_print_one(const struct scheduler_client *c, const struct crepo *r)
+static void repo_print_one(const struct cli_client *c, const struct crepo *r)
 {
 	char t[64];
 	size_t i;
@@ -1011,8 +1008,8 @@ static void repo_print_one(const struct scheduler_client *c, const struct crepo 
 	}
 }
 
-kiln_rc scheduler_client_repo(const struct scheduler_client *c, const char *op, const char *name,
-                              const char *pkg, struct kiln_err *err)
+kiln_rc cli_client_repo(const struct cli_client *c, const char *op, const char *name,
+                        const char *pkg, struct kiln_err *err)
 {
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_LIMIT_ARENA);
 	struct kiln_buf path = KILN_BUF_INIT(KILN_LIMIT_URL);
