@@ -160,8 +160,8 @@ def debrpm_key(debrpm) -> str:
 @pytest.fixture(scope="session")
 def debrpm_repo(kiln_bin) -> DebRpmRepo:
     """The fixture distribution (see DebRpmRepo), made once per key under
-    debian_root_cache()/debrpm-KEY. Skips, saying why, only where it cannot be made (a
-    toolchain package not installed, not root for the host files)."""
+    debian_root_cache()/debrpm-KEY (about 30 s on 2 CPUs). Skips, saying why, only where
+    it cannot be made (a toolchain package not installed, not root)."""
     import fcntl
     import shutil
     import sys
@@ -181,8 +181,8 @@ def debrpm_repo(kiln_bin) -> DebRpmRepo:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not (top / "INFO.json").exists():
             if os.geteuid() != 0:
-                pytest.skip("no fixture distribution: its packages copy root-only host "
-                            "files (run as root)")
+                pytest.skip("no fixture distribution: its packages copy host files only "
+                            "root can read (/var/cache/ldconfig): run as root")
             part = cache / f"debrpm-{key}.part"
             shutil.rmtree(part, ignore_errors=True)
             try:

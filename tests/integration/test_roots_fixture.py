@@ -139,12 +139,33 @@ def test_dnf_resolves_the_toolchain_and_buildsys_build(dnf_ready):
     assert r.returncode != 0 and "no-such-package" in r.stdout + r.stderr
 
 
+HELLO_SPEC = """Name: hello
+Version: 1
+Release: 1
+Summary: hello with zlib
+License: MIT
+BuildRequires: gcc make zlib-devel
+%description
+Built by rpmbuild inside a root dnf made from the fixture distribution.
+%build
+cp /tmp/hello.c /tmp/Makefile .
+make CC=gcc hello
+%install
+install -D -m 0755 hello %{buildroot}/usr/bin/hello
+%files
+/usr/bin/hello
+"""
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="chroot needs root")
 def test_dnf_installs_a_root_that_compiles_and_runs_hello(debrpm_repo, dnf_ready, tmp_path):
+    """dnf installs @buildsys-build and zlib-devel; in the root, make and gcc build a
+    program against zlib that runs, and rpmbuild (its BuildRequires checked against the
+    root's rpm database) packages it."""
     root = tmp_path / "root"
-    dnf_ready("-y", "install", "gcc", "make", "libc6-dev", "zlib-devel", "coreutils")
+    dnf_ready("-y", "install", "@buildsys-build", "zlib-devel")
     listed = set(run("rpm", "--root", root, "-qa", "--qf", "%{NAME}\n").stdout.split())
-    assert {"gcc", "make", "zlib1g-dev", "filesystem", "libc-bin"} <= listed
+    assert {"gcc", "make", "rpm", "zlib1g-dev", "filesystem", "libc-bin", "gawk"} <= listed
     # The scriptlets ran: ldconfig (libc-bin, zlib1g) and the Lua one (bash).
     assert (root / "etc/ld.so.cache").stat().st_size > 0
     assert "/bin/bash" in (root / "etc/shells").read_text().split()
@@ -152,12 +173,18 @@ def test_dnf_installs_a_root_that_compiles_and_runs_hello(debrpm_repo, dnf_ready
         "#include <stdio.h>\n#include <zlib.h>\n"
         "int main(void) { printf(\"hello from zlib %s\\n\", zlibVersion()); return 0; }\n")
     (root / "tmp/Makefile").write_text("hello: hello.c\n\t$(CC) -O2 -o $@ $< -lz\n")
+    (root / "tmp/hello.spec").write_text(HELLO_SPEC)
     env = {"PATH": "/usr/bin:/usr/sbin", "HOME": "/root", "LC_ALL": "C"}
-    r = subprocess.run(["chroot", str(root), "/bin/sh", "-c", "cd /tmp && make CC=cc hello && "
-                        "./hello && ls -l hello"], capture_output=True, text=True, env=env)
+    script = ("cd /tmp && make CC=cc hello && ./hello && awk 'BEGIN { print \"awk works\" }' && "
+              "rpm -q --whatprovides zlib-devel && "
+              "rpmbuild -bb --quiet --define '_topdir /tmp/top' hello.spec && "
+              "rpm -qp --requires /tmp/top/RPMS/x86_64/hello-1-1.x86_64.rpm")
+    r = subprocess.run(["chroot", str(root), "/bin/sh", "-c", script], capture_output=True,
+                       text=True, env=env)
     assert r.returncode == 0, r.stdout + r.stderr
     assert re.search(r"^hello from zlib \d", r.stdout, re.M)
-    shutil.rmtree(root / "tmp", ignore_errors=True)
+    assert "awk works" in r.stdout and re.search(r"^zlib1g-dev-", r.stdout, re.M)
+    assert "libz.so.1()(64bit)" in r.stdout.split()
 
 
 def test_rpmvercmp_agrees_with_rpm(tmp_path):
