@@ -121,7 +121,7 @@ def debian_root() -> Path:
 # (tests/fixtures/debrpm.py, docs/roots.md). Cached by a key over the generator, the kiln
 # sources that shape packages and repositories, and the Debian packages' versions.
 DEBRPM_KILN_INPUTS = ("util", "macro", "spec", "rpmtag", "pack", "sign", "chroot", "worker",
-                      "sources", "repo", "configs", "scheduler/repodata.c",
+                      "sources", "repo", "configs",
                       "cli/cmd_build.c", "cli/cmd_repo.c", "cli/cmd_keygen.c")
 DEBRPM_STALE_AFTER = 24 * 3600  # other keys' repositories unused this long are removed
 
