@@ -215,3 +215,14 @@ def test_debian_versions_and_relations_translate():
         debrpm.dep_groups("a, b (~ 1)", "t")
     assert debrpm.files_glob_quote("/usr/bin/[") == "/usr/bin/[[]"
     assert debrpm.canonical("/bin/sh") == "/usr/bin/sh" and debrpm.canonical("/lib64") == ""
+
+
+def test_closure_names_what_is_not_installed():
+    """The fixture skips with this message where a toolchain package is missing."""
+    pkgs = debrpm.dpkg_packages()
+    names = debrpm.closure(pkgs)
+    assert "libc6" in names and "zlib1g" in names and "libc-bin" in names
+    del pkgs["gawk"], pkgs["busybox"]
+    with pytest.raises(debrpm.Failure, match=r"^Debian packages not installed: busybox gawk "
+                       r"\(scripts/deps.sh installs them\)$"):
+        debrpm.closure(pkgs)
