@@ -139,6 +139,11 @@ class DebRpmRepo:
         self.secret_key = next((top / "key").glob("*.key"))
         self.info = json.loads((top / "INFO.json").read_text())
 
+    def root_config(self, install: str = "@buildsys-build") -> str:
+        """A root configuration over this repository in the minimal form of issue 21."""
+        return (f"[root]\narch = x86_64\ninstall = {install}\n\n"
+                f"[repo base]\nbaseurl = file://{self.repo}\ngpgkey = file://{self.key}\n")
+
 
 def debrpm_key(debrpm) -> str:
     import hashlib

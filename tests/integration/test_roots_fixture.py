@@ -106,6 +106,9 @@ def test_versions_and_translated_dependencies(debrpm_repo):
     z = tags("zlib1g-dev", "provides")
     assert "zlib-devel" in z and "libz-dev" in z
     assert any(t.startswith("pkgconfig(zlib) = ") for t in z)
+    # Recommends and Suggests stay weak.
+    assert "(libc6-dev or libc-dev)" in tags("gcc", "recommends")
+    assert "make" in tags("gcc", "suggests")
     # Breaks/Conflicts become Conflicts.
     assert any(t.startswith("bash-completion < ") for t in tags("bash", "conflicts"))
     # Scriptlets: ldconfig as the interpreter, a Lua one, no Debian maintainer scripts.
