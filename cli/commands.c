@@ -201,14 +201,15 @@ const struct cli_command cli_commands[] = {
      cli_provenance_opts, cli_cmd_provenance},
     {"repo", "published repositories: list, show, remove a package, regenerate metadata",
      "list | show NAME | remove-package NAME NEVRA | regenerate NAME | regenerate --dir DIR "
-     "[--key FILE] [--zstd] [--workers N] [--keep N] [--revision N]",
+     "[--key FILE] [--groups FILE] [--zstd] [--workers N] [--keep N] [--revision N]",
      "The scheduler publishes the signed packages of succeeded jobs into the repository "
      "each job names (docs/publish.md). list and show print what is published; "
      "remove-package drops one package (NAME-[EPOCH:]VERSION-RELEASE.ARCH) and republishes; "
      "regenerate rewrites a repository's metadata. With --dir, regenerate indexes the "
      "packages below a local directory instead, as createrepo_c does: repodata/ with "
      "primary, filelists and other (gzip, or --zstd), the revision and timestamps from the "
-     "newest build time, repomd.xml.asc with --key.",
+     "newest build time, repomd.xml.asc with --key, a comps file (group and group_gz) with "
+     "--groups.",
      cli_repo_opts, cli_cmd_repo},
     {"workers", "list the scheduler's workers (JSON)", "", NULL, cli_client_opts, cli_cmd_client},
     {"token", "manage API tokens (admin)", "create --scope SCOPES [--name NAME] | list | revoke ID",
