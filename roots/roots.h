@@ -15,8 +15,9 @@
  * its packages fetched, verified by sha256 and by their OpenPGP signatures, for
  * installation.
  *
- * What it does not do: install packages into an image (the installer's section below), run
- * scriptlets, or talk to rpm, dnf or mock.
+ * The last sections install a lock's packages into an image without host rpm, dnf or mock
+ * (rpm's order, scriptlets and triggers in kiln's sandbox, the image's rpm database) and
+ * keep images in a cache keyed by the lock's identity.
  *
  * Thread safety: a struct roots_pool belongs to one thread at a time; configurations and
  * locks are read-only after they are made and may be shared.
