@@ -155,6 +155,8 @@ int cli_cmd_keygen(int argc, char **argv);
 /* Published repositories (cli/cmd_repo.c). */
 extern const struct cli_opt cli_repo_opts[];
 int cli_cmd_repo(int argc, char **argv);
+extern const struct cli_opt cli_root_opts[];
+int cli_cmd_root(int argc, char **argv);
 int cli_cmd_keys(int argc, char **argv);
 int cli_cmd_sign(int argc, char **argv);
 int cli_cmd_verify(int argc, char **argv);
@@ -169,6 +171,9 @@ int cli_cmd_provenance(int argc, char **argv);
 /* Comparing packages (cmd_diff.c). */
 extern const struct cli_opt cli_diff_opts[];
 int cli_cmd_diff(int argc, char **argv);
+/* Installing packages into images, the image cache (cmd_image.c). */
+extern const struct cli_opt cli_image_opts[];
+int cli_cmd_image(int argc, char **argv);
 /* The sandbox (cmd_sandbox.c). */
 extern const struct cli_opt cli_sandbox_opts[];
 int cli_cmd_sandbox(int argc, char **argv);

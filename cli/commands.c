@@ -99,6 +99,16 @@ const struct cli_command cli_commands[] = {
      "limit killed it, 125 when the sandbox could not be set up, 127 when CMD was not "
      "found). Put -- before CMD when it has options. See docs/sandbox.md.",
      cli_sandbox_opts, cli_cmd_sandbox},
+    {"image", "install package files into an image, or get a cached image by key",
+     "install [options] DIR PKG... | get [--cache DIR] [--key KEY] [options] PKG...",
+     "install: unpacks PKG... into the directory DIR with kiln's own payload reader (no host "
+     "rpm or dnf), in rpm's transaction order, running their scriptlets and triggers in the "
+     "sandbox chrooted into DIR, and, when rpm is among them, writing the image's rpm "
+     "database with the image's own rpm. Packages with paths escaping the image, device "
+     "nodes or (without --allow-setuid) setuid files are refused before anything is "
+     "written. get: prints the path of the cached image KEY, making it from PKG... once "
+     "however many processes ask at the same time. See docs/roots.md.",
+     cli_image_opts, cli_cmd_image},
     {"fetch", "make a spec's sources present, verified and cached, like spectool -g",
      "[options] SPEC... | --git URL [--ref REF] [--spec PATH] [--checkout DIR] | --git URL "
      "[--ref REF] --archive FILE --prefix P/ | --url URL -o FILE [--sha256 HEX]",
@@ -111,13 +121,29 @@ const struct cli_command cli_commands[] = {
      "into the cache, REF is resolved to a commit (printed), and the tree is checked out "
      "and its spec's sources fetched, or written as a deterministic tarball.",
      cli_fetch_opts_table, cli_cmd_fetch},
+    {"root", "build roots from RPM repositories: resolve a root configuration into a lock",
+     "lock CONFIG [SPEC|SRPM] [--json] [--lock FILE] [--download DIR] [--cache DIR] "
+     "[--offline] | create CONFIG [--lock FILE] | shell CONFIG [--lock FILE] [-- CMD...]",
+     "CONFIG is a root configuration's name (NAME.cfg in /etc/kiln/roots or kiln's "
+     "configs/roots) or path: an architecture, repositories and a base set, like a mock "
+     "config. lock reads each repository's repomd.xml (its signature checked with the "
+     "repository's gpgkey), its primary, comps and, when a file dependency needs them, "
+     "filelists through the source cache, resolves the base set plus the spec's or source "
+     "package's BuildRequires with libsolv, and prints the packages; --json prints the lock, "
+     "whose sha256 is the root's identity. --lock FILE checks a lock against the "
+     "repositories instead of resolving. create makes the lock's image once in the image "
+     "cache (packages fetched and verified, installed by kiln with their scriptlets) and "
+     "prints its path and key; shell runs CMD, or a shell, on a fresh overlay of it, like "
+     "mock --shell. See docs/roots.md.",
+     cli_root_opts, cli_cmd_root},
     {"cache", "show or clean the source cache",
      "[--cache DIR] [--stats | --gc [--max-size SIZE] "
      "[--verify]]",
      "The cache holds downloaded sources by sha256 and git mirrors, shared by every kiln "
      "process of the machine. --gc removes leftovers of interrupted downloads and index "
      "entries whose object is gone, and with --max-size evicts the least recently used "
-     "objects and mirrors until the cache fits.",
+     "objects and mirrors until the cache fits; build-root images (kiln image) are "
+     "collected the same way, never one in use.",
      cli_cache_opts, cli_cmd_cache},
     /* The build farm (cmd_farm.c, cmd_worker.c). */
     {"scheduler", "run the build farm's scheduler (REST API, job store, leases)",

@@ -261,6 +261,12 @@ KILN_MUST_CHECK kiln_rc pack_compfile_write(struct pack_compfile *f, const void 
 /* End the stream (flushes everything to fd). */
 KILN_MUST_CHECK kiln_rc pack_compfile_finish(struct pack_compfile *f, struct kiln_err *err);
 void pack_compfile_free(struct pack_compfile *f);
+/* Decompress data (gzip, xz or zstd, told by its magic; anything else is copied as it is)
+ * and append the result to out, which bounds it (KILN_ELIMIT beyond out->max): for
+ * compressed files that are not payloads (repository metadata, roots/). KILN_EFORMAT for a
+ * corrupt or truncated stream. */
+KILN_MUST_CHECK kiln_rc pack_decompress_mem(const void *data, size_t len, struct kiln_buf *out,
+                                            struct kiln_err *err);
 
 /* ======================================================================================== */
 /* Payloads */

@@ -7,7 +7,8 @@ set -eu
 # Libraries kiln links, and the tools that build it.
 BUILD="build-essential pkg-config git
  libcurl4-openssl-dev libgit2-dev libssl-dev libzstd-dev liblzma-dev liblua5.4-dev
- libsqlite3-dev libmicrohttpd-dev libjansson-dev zlib1g-dev libmagic-dev"
+ libsqlite3-dev libmicrohttpd-dev libjansson-dev zlib1g-dev libmagic-dev
+ libsolv-dev libsolvext-dev"
 
 # Test harnesses and linters.
 TEST="libcmocka-dev python3-pytest clang-format cppcheck clang libclang-rt-14-dev valgrind"
