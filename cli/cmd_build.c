@@ -119,12 +119,6 @@ static kiln_rc build_steps(char c, bool sc, unsigned *steps, bool *anyarch, stru
 	}
 }
 
-static kiln_rc build_define(struct macro_ctx *mc, const char *name, const char *value,
-                            struct kiln_err *err)
-{
-	return macro_define(mc, name, NULL, value, MACRO_LEVEL_CMDLINE, err);
-}
-
 static void build_print_json(const struct worker_build_result *res, bool ok,
                              const struct kiln_err *err)
 {
@@ -269,6 +263,7 @@ int cli_cmd_build(int argc, char **argv)
 	const struct cli_command *cmd = cli_command_find("build");
 	struct build_cli_opts o = {0};
 	struct worker_build_opts bo;
+	struct worker_build_setup setup;
 	struct worker_build_result res = {0};
 	struct chroot_config cc;
 	struct sources_fetch_opts fo;
@@ -299,13 +294,25 @@ int cli_cmd_build(int argc, char **argv)
 		status = cli_usage_error(cmd, "%s", err.msg);
 		goto out;
 	}
+	if (o.sandbox && o.no_sandbox) {
+		status = cli_usage_error(cmd, "--sandbox and --no-sandbox exclude each other");
+		goto out;
+	}
+	/* --define, --with and --without were applied in command-line order by
+	 * cli_macro_ctx_open(), through the same macro/ calls a farm job's go through */
+	worker_build_setup_init(&setup);
+	setup.topdir = o.topdir;
+	setup.buildroot = o.buildroot;
+	setup.rpm_format = o.rpm_format;
+	setup.sandbox = !o.no_sandbox;
+	setup.root = o.root;
+	setup.network = o.network;
+	setup.limits.cpus = o.cpus > 0 ? (unsigned)o.cpus : 0;
+	setup.limits.timeout_ms = o.timeout > 0 ? (int64_t)o.timeout * 1000 : 0;
+	setup.limits.pids_max = o.pids > 0 ? (uint64_t)o.pids : 0;
 	rc = cli_macro_ctx_open(&o.macros, &mc, &err);
-	if (!rc && o.topdir)
-		rc = build_define(mc, "_topdir", o.topdir, &err);
-	if (!rc && o.buildroot)
-		rc = build_define(mc, "buildroot", o.buildroot, &err);
-	if (!rc && o.rpm_format)
-		rc = build_define(mc, "_rpmformat", o.rpm_format, &err);
+	if (!rc)
+		rc = worker_build_prepare(&setup, mc, &bo, &cc, &err);
 	if (!rc && o.sign)
 		rc = sign_key_load_secret(o.sign, &key, &err);
 	if (!rc && o.git) {
@@ -347,22 +354,7 @@ int cli_cmd_build(int argc, char **argv)
 		bo.fetch = &fo;
 	}
 	bo.out_fd = o.json ? STDERR_FILENO : STDOUT_FILENO;
-	if (o.sandbox && o.no_sandbox) {
-		status = cli_usage_error(cmd, "--sandbox and --no-sandbox exclude each other");
-		goto out;
-	}
-	if (!o.no_sandbox) {
-		chroot_config_init(&cc);
-		cc.kind = CHROOT_EXEC_SANDBOX;
-		cc.network = o.network;
-		cc.limits.cpus = o.cpus > 0 ? (unsigned)o.cpus : 0;
-		cc.limits.timeout_ms = o.timeout > 0 ? (int64_t)o.timeout * 1000 : 0;
-		cc.limits.pids_max = o.pids > 0 ? (uint64_t)o.pids : 0;
-		if (o.root && chroot_config_root_parse(&cc, o.root, &err)) {
-			status = cli_fail(&err);
-			goto out;
-		}
-		bo.exec = &cc;
+	if (bo.exec) {
 		/* Without the privileges for namespaces, a local build falls back to the host
 		 * (as rpmbuild runs) unless the sandbox was asked for explicitly. */
 		if (chroot_sandbox_probe(&cc, &err)) {

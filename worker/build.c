@@ -36,6 +36,7 @@ void worker_build_opts_init(struct worker_build_opts *o)
 	o->steps = WORKER_STEPS_A;
 	o->out_fd = STDOUT_FILENO;
 	o->output_digests = true;
+	o->source_date_epoch = -1;
 }
 
 const char *worker_build_expand(struct build *b, const char *s, struct kiln_err *err)
@@ -213,8 +214,10 @@ static kiln_rc build_times(struct build *b, struct kiln_err *err)
 	kiln_rc rc;
 
 	r->source_date_epoch = -1;
-	rc = util_clock_source_date_epoch(&v, err);
-	if (rc == KILN_OK) {
+	rc = b->o->source_date_epoch >= 0 ? KILN_OK : util_clock_source_date_epoch(&v, err);
+	if (rc == KILN_OK && b->o->source_date_epoch >= 0) {
+		r->source_date_epoch = b->o->source_date_epoch; /* the job's, not the process's */
+	} else if (rc == KILN_OK) {
 		r->source_date_epoch = v;
 	} else if (rc == KILN_ENOTFOUND) {
 		kiln_err_clear(err);

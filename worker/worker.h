@@ -346,8 +346,38 @@ struct worker_build_opts {
 	/* Put each output's sha256 in the result (on by default). Off, sha256 is "": taking
 	 * it means reading every package once more, which rpmbuild's callers never need. */
 	bool output_digests;
+	/* SOURCE_DATE_EPOCH of the build: >= 0 this one (a farm job's); -1 (the default) the
+	 * process environment's, else the newest %changelog entry's when
+	 * %source_date_epoch_from_changelog is set. */
+	int64_t source_date_epoch;
 };
 void worker_build_opts_init(struct worker_build_opts *o);
+
+/* What a build is given besides its spec, alike for `kiln build` and a farm job: one
+ * function (worker_build_prepare) turns it into macro definitions, build options and the
+ * executor, so the same spec, defines and --with give the same packages either way. */
+struct worker_build_setup {
+	/* Macros, defined in this order at the command line's level; NULL: left alone. */
+	const char *topdir, *buildroot, *rpm_format, *sourcedir;
+	const char *const *defines; /* "NAME BODY" each, as rpm's --define reads it */
+	size_t ndefines;
+	const char *const *with, *const *without; /* --with NAME / --without NAME */
+	size_t nwith, nwithout;
+	int64_t source_date_epoch; /* as worker_build_opts.source_date_epoch; -1 none */
+	/* The executor: host processes, or the namespace sandbox with these settings. */
+	bool sandbox;
+	const char *root; /* "host", "dir:PATH", "tar:FILE"; NULL: host */
+	bool network;     /* the sandbox keeps the host network */
+	struct chroot_limits limits;
+};
+/* Nothing defined, no SOURCE_DATE_EPOCH, host processes. */
+void worker_build_setup_init(struct worker_build_setup *s);
+/* Apply s: its macros into mc, SOURCE_DATE_EPOCH into bo, and with s->sandbox the sandbox
+ * into cc (chroot_config_init'ed here) with bo->exec = cc; without it bo->exec = NULL. cc
+ * must outlive the build. Errors name the definition or the root that was refused. */
+KILN_MUST_CHECK kiln_rc worker_build_prepare(const struct worker_build_setup *s,
+                                             struct macro_ctx *mc, struct worker_build_opts *bo,
+                                             struct chroot_config *cc, struct kiln_err *err);
 
 struct worker_build_output {
 	const char *path; /* written package */
