@@ -272,7 +272,7 @@ static kiln_rc build_root_configure(void *arg, struct macro_ctx *mc, struct kiln
  * the build; *usage is set for a usage error. */
 static kiln_rc build_root_open(const struct build_cli_opts *o, const struct build_source *src,
                                const char *input, struct worker_root *root, bool *usage,
-                               struct kiln_err *err)
+                               const char *const *extra, size_t nextra, struct kiln_err *err)
 {
 	struct roots_make_opts ro;
 
@@ -295,8 +295,81 @@ static kiln_rc build_root_open(const struct build_cli_opts *o, const struct buil
 	ro.lock_path = o->lock;
 	ro.progress = isatty(STDERR_FILENO);
 	ro.log_fd = STDERR_FILENO;
+	ro.extra = extra;
+	ro.nextra = nextra;
 	return worker_root_open(o->root, input, src->kind == 'r', &ro, build_root_configure,
 	                        (void *)&o->macros, root, err);
+}
+
+/* At most this many %generate_buildrequires rounds (mock's limit too). */
+#define BUILD_ROOT_ROUNDS 10
+
+/* %generate_buildrequires in a root made from a configuration, as mock runs it: build -br
+ * in the root; while it asks for packages the root lacks, resolve them into the lock, make
+ * that image, and try again; at most BUILD_ROOT_ROUNDS rounds, each said. On return the
+ * root (and *mc, bo's executor) is the one the build can run in. */
+static kiln_rc build_root_rounds(const struct build_cli_opts *o, const struct build_source *src,
+                                 const char *input, struct worker_root *root,
+                                 struct worker_build_setup *setup, struct worker_build_opts *bo,
+                                 struct chroot_config *cc, struct macro_ctx **mc,
+                                 struct kiln_arena *a, struct kiln_err *err)
+{
+	const char **extra = NULL;
+	size_t nextra = 0, cap = 0, i;
+	kiln_rc rc = KILN_OK;
+	unsigned round;
+
+	for (round = 1; !rc; round++) {
+		struct worker_build_result res = {0};
+		struct worker_build_opts br = *bo;
+		struct macro_ctx *bmc = macro_ctx_dup(*mc, err);
+		bool usage;
+
+		if (!bmc)
+			return err->code ? err->code : KILN_ENOMEM;
+		br.steps = WORKER_STEPS_R;
+		br.fetch = bo->fetch;
+		rc = worker_build(&br, bmc, &res, err);
+		macro_ctx_free(bmc);
+		if (!rc && !res.buildreqs_unmet) {
+			fprintf(stderr,
+			        "root %s: %%generate_buildrequires satisfied after %u round%s\n",
+			        root->cfg.name, round, round == 1 ? "" : "s");
+			worker_build_result_release(&res);
+			break;
+		}
+		if (!rc && round == BUILD_ROOT_ROUNDS)
+			rc = kiln_err_set(
+			    err, KILN_EBUILD,
+			    "%%generate_buildrequires still asks for packages after %u "
+			    "rounds: giving up",
+			    BUILD_ROOT_ROUNDS);
+		fprintf(stderr, "root %s: round %u: %%generate_buildrequires asks for",
+		        root->cfg.name, round);
+		for (i = 0; !rc && i < res.ngenreqs; i++) {
+			const char *d = kiln_arena_strdup(a, res.genreqs[i]);
+
+			fprintf(stderr, " %s", res.genreqs[i]);
+			if (!d || !kiln_arena_strv_add(a, &extra, &nextra, &cap, d))
+				rc = kiln_err_set(err, KILN_ENOMEM, "out of memory");
+		}
+		fputc('\n', stderr);
+		worker_build_result_release(&res);
+		if (rc)
+			break;
+		/* the next root: the lock extended by what was asked for */
+		macro_ctx_free(*mc);
+		*mc = NULL;
+		worker_root_close(root);
+		rc = build_root_open(o, src, input, root, &usage, extra, nextra, err);
+		if (!rc) {
+			*mc = root->macros;
+			root->macros = NULL;
+			setup->root = root->root_arg;
+			rc = worker_build_prepare(setup, *mc, bo, cc, err);
+		}
+	}
+	return rc;
 }
 
 int cli_cmd_build(int argc, char **argv)
@@ -355,7 +428,7 @@ int cli_cmd_build(int argc, char **argv)
 	if (worker_root_is_config(o.root)) {
 		bool usage;
 
-		rc = build_root_open(&o, &src, input, &root, &usage, &err);
+		rc = build_root_open(&o, &src, input, &root, &usage, NULL, 0, &err);
 		if (rc && usage) {
 			status = cli_usage_error(cmd, "%s", err.msg);
 			goto out;
@@ -418,7 +491,7 @@ int cli_cmd_build(int argc, char **argv)
 		/* Without the privileges for namespaces, a local build falls back to the host
 		 * (as rpmbuild runs) unless the sandbox was asked for explicitly. */
 		if (chroot_sandbox_probe(&cc, &err)) {
-			if (o.sandbox) {
+			if (o.sandbox || root.root_arg) {
 				status = cli_fail(&err);
 				goto out;
 			}
@@ -428,6 +501,13 @@ int cli_cmd_build(int argc, char **argv)
 			kiln_err_clear(&err);
 			bo.exec = NULL;
 		}
+	}
+	if (!rc && root.dynamic && !o.nodeps && !(bo.steps & WORKER_STEP_BUILDREQS))
+		rc = build_root_rounds(&o, &src, input, &root, &setup, &bo, &cc, &mc, &a, &err);
+	if (rc) {
+		status =
+		    o.json ? (build_print_json(&res, false, &err), CLI_EXIT_FAIL) : cli_fail(&err);
+		goto out;
 	}
 	if (o.verify) {
 		status = build_verify(&o, &bo, mc);

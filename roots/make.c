@@ -33,7 +33,19 @@ static kiln_rc lock_get(const struct roots_config *c, const struct spec_deps *de
 		if (!rc)
 			rc = roots_lock_check(pool, lock, err);
 	} else if (!rc) {
-		rc = roots_pool_resolve(pool, c->install, c->ninstall, deps, conflicts, lock, err);
+		const char **req = kiln_calloc(c->ninstall + o->nextra + 1, sizeof(*req));
+
+		if (!req)
+			rc = kiln_err_set(err, KILN_ENOMEM, "out of memory");
+		if (req) {
+			if (c->ninstall)
+				memcpy(req, c->install, c->ninstall * sizeof(*req));
+			if (o->nextra)
+				memcpy(req + c->ninstall, o->extra, o->nextra * sizeof(*req));
+			rc = roots_pool_resolve(pool, req, c->ninstall + o->nextra, deps, conflicts,
+			                        lock, err);
+		}
+		free(req);
 		/* libsolv's problems, as dnf prints them, name the packages */
 		if (rc && roots_pool_problems(pool)[0] && o->log_fd >= 0 &&
 		    util_write_all(o->log_fd, roots_pool_problems(pool),

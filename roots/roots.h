@@ -403,11 +403,15 @@ struct roots_make_opts {
 	const char *cache_dir; /* the source cache (images live under it); NULL: the default */
 	bool offline;          /* only the cache and local repositories */
 	bool progress;         /* download progress on stderr */
-	const char
-	    *lock_path; /* a lock given back (--lock): its packages, checked; NULL: resolve */
+	/* A lock given back (--lock): its packages, checked; NULL: resolve. */
+	const char *lock_path;
 	const char *state_dir;  /* the installer's sandbox state; NULL: TMPDIR */
 	unsigned install_flags; /* enum roots_install_flags */
 	int log_fd;             /* libsolv's problems, install progress; -1: none */
+	/* More requests beside the configuration's install set (what a spec's
+	 * %generate_buildrequires printed), in the same forms; borrowed. */
+	const char *const *extra;
+	size_t nextra;
 };
 /* No cache given, online, resolving, no log. */
 void roots_make_opts_init(struct roots_make_opts *o);

@@ -96,6 +96,7 @@ static kiln_rc root_deps(struct worker_root *r, const char *input, bool srpm,
 	if (!rc) {
 		*deps = (*spec)->buildrequires;
 		*conflicts = (*spec)->buildconflicts;
+		r->dynamic = (*spec)->sections[SPEC_SEC_BUILDREQUIRES] != NULL;
 	}
 	return rc;
 }

@@ -385,6 +385,7 @@ struct worker_root {
 	struct macro_ctx *macros; /* owned: kiln's, then the image's rpm macros, then the
 	                           * configuration's [macros], then the caller's configure */
 	char *root_arg;           /* owned: "dir:IMAGE", for worker_build_setup.root */
+	bool dynamic;             /* the spec has %generate_buildrequires (rounds needed) */
 };
 /* Is this --root value a root configuration (a name or a path to NAME.cfg) rather than
  * host, dir:PATH or tar:FILE? */
@@ -433,8 +434,12 @@ struct worker_build_result {
 	int64_t source_date_epoch; /* -1 when none */
 	int64_t buildtime;
 	bool buildreqs_unmet; /* -br: %generate_buildrequires asked for missing ones */
-	bool sandboxed;       /* the stages ran in the namespace sandbox */
-	bool network;         /* ... with the host network shared */
+	/* What %generate_buildrequires printed, a dependency a line ("name", "name >= 1.2",
+	 * "(a or b)"), in the result's arena; none when the spec has no such section. */
+	const char **genreqs;
+	size_t ngenreqs, capgenreqs;
+	bool sandboxed; /* the stages ran in the namespace sandbox */
+	bool network;   /* ... with the host network shared */
 	struct kiln_arena arena;
 };
 

@@ -95,3 +95,83 @@ def test_root_usage_errors(kiln_bin, root_env, tmp_path):
     assert r.returncode == 2 and "--lock goes with --root" in r.stderr
     r = run(kiln_bin, "build", "-bb", "--root", "no-such-config", spec, env=env)
     assert r.returncode == 1 and "no-such-config" in r.stderr
+
+
+# %generate_buildrequires in a root: a base set without make, patch and the rest, so each
+# round's request is new to the root. findutils stays in it: the root's post-install policy
+# (brp-strip) needs find.
+MINIMAL = "filesystem bash coreutils findutils sed grep rpm"
+
+TWO_ROUNDS = """Name: dyn
+Version: 1
+Release: 1
+Summary: two rounds of generated build requirements
+License: MIT
+BuildArch: noarch
+
+%description
+d
+
+%generate_buildrequires
+echo make
+if command -v make >/dev/null; then echo patch; fi
+
+%build
+make --version | head -1 > out
+patch --version | head -1 >> out
+
+%install
+install -D -m 0644 out %{buildroot}/usr/share/dyn/out
+
+%files
+/usr/share/dyn/out
+
+%changelog
+* Mon Jan 01 2024 A <a@example.org> - 1-1
+- first
+"""
+
+# Asks each round for the first package of the repository the root lacks: a new one every
+# round, never satisfied within ten.
+def endless_spec(packages):
+    return TWO_ROUNDS.replace("""echo make
+if command -v make >/dev/null; then echo patch; fi""", f"""for p in {' '.join(sorted(packages))}; do
+  rpm -q "$p" >/dev/null 2>&1 || {{ echo "$p"; exit 0; }}
+done""")
+
+
+def minimal_config(debrpm_repo, top):
+    cfg = top / "minimal.cfg"
+    cfg.write_text(debrpm_repo.root_config(MINIMAL))
+    return cfg
+
+
+def test_generate_buildrequires_rounds_extend_the_root(kiln_bin, debrpm_repo, root_env,
+                                                      tmp_path):
+    _, env, top = root_env
+    cfg = minimal_config(debrpm_repo, top)
+    spec = tmp_path / "dyn.spec"
+    spec.write_text(TWO_ROUNDS)
+    r = run(kiln_bin, "build", "-bb", "--topdir", tmp_path / "top", "--root", cfg, spec,
+            env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "round 1: %generate_buildrequires asks for make\n" in r.stderr
+    assert "round 2: %generate_buildrequires asks for make patch\n" in r.stderr
+    assert "satisfied after 3 rounds" in r.stderr
+    rpm = next((tmp_path / "top" / "RPMS" / "noarch").glob("dyn-1-1.noarch.rpm"))
+    out = subprocess.run(["rpm2cpio", rpm], capture_output=True, check=True).stdout
+    assert b"GNU Make" in out and b"patch" in out
+
+
+def test_endless_generate_buildrequires_stops_at_ten_rounds(kiln_bin, debrpm_repo, root_env,
+                                                            tmp_path):
+    _, env, top = root_env
+    cfg = minimal_config(debrpm_repo, top)
+    spec = tmp_path / "endless.spec"
+    spec.write_text(endless_spec(debrpm_repo.info["packages"]))
+    r = run(kiln_bin, "build", "-bb", "--topdir", tmp_path / "top", "--root", cfg, spec,
+            env=env)
+    assert r.returncode == 1
+    assert "round 10: %generate_buildrequires asks for" in r.stderr
+    assert "round 11" not in r.stderr
+    assert "after 10 rounds: giving up" in r.stderr
