@@ -338,22 +338,25 @@ static kiln_rc build_root_rounds(const struct build_cli_opts *o, const struct bu
 			worker_build_result_release(&res);
 			break;
 		}
+		if (!rc) {
+			fprintf(stderr, "root %s: round %u: %%generate_buildrequires asks for",
+			        root->cfg.name, round);
+			for (i = 0; i < res.ngenreqs; i++)
+				fprintf(stderr, " %s", res.genreqs[i]);
+			fputc('\n', stderr);
+		}
 		if (!rc && round == BUILD_ROOT_ROUNDS)
 			rc = kiln_err_set(
 			    err, KILN_EBUILD,
 			    "%%generate_buildrequires still asks for packages after %u "
 			    "rounds: giving up",
 			    BUILD_ROOT_ROUNDS);
-		fprintf(stderr, "root %s: round %u: %%generate_buildrequires asks for",
-		        root->cfg.name, round);
 		for (i = 0; !rc && i < res.ngenreqs; i++) {
 			const char *d = kiln_arena_strdup(a, res.genreqs[i]);
 
-			fprintf(stderr, " %s", res.genreqs[i]);
 			if (!d || !kiln_arena_strv_add(a, &extra, &nextra, &cap, d))
 				rc = kiln_err_set(err, KILN_ENOMEM, "out of memory");
 		}
-		fputc('\n', stderr);
 		worker_build_result_release(&res);
 		if (rc)
 			break;
