@@ -686,15 +686,22 @@ out:
 static kiln_rc build_genreqs_parse(struct build *b, char *text, struct spec_deps *out,
                                    struct kiln_err *err)
 {
+	struct worker_build_result *r = b->res;
 	char *line, *rest;
 
 	for (rest = text; (line = build_line_next(&rest)) != NULL;) {
+		const char *keep;
 		kiln_rc rc;
 
 		while (*line == ' ' || *line == '\t')
 			line++;
 		if (!*line)
 			continue;
+		/* kept for a caller that installs them (a root's next round) */
+		keep = kiln_arena_strdup(&r->arena, line);
+		if (!keep || !kiln_arena_strv_add(&r->arena, &r->genreqs, &r->ngenreqs,
+		                                  &r->capgenreqs, keep))
+			return kiln_err_set(err, KILN_ENOMEM, "out of memory");
 		rc = spec_deps_add_text(b->spec, out, line, err);
 		if (rc)
 			return rc;
