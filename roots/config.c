@@ -696,6 +696,18 @@ static kiln_rc image_macros_load(struct macro_ctx *ctx, const char *image, struc
 static kiln_rc macro_ctx_open_in(const struct roots_config *c, const char *image,
                                  struct macro_ctx **out, struct kiln_err *err);
 
+/* kiln's reproducibility settings again, over what the root's macros set. */
+static kiln_rc kiln_reproducible_load(struct macro_ctx *ctx, const char *confdir,
+                                      struct kiln_err *err)
+{
+	char path[KILN_LIMIT_PATH];
+	int n = snprintf(path, sizeof(path), "%s/macros.d/macros.kiln-reproducible", confdir);
+
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return kiln_err_set(err, KILN_ELIMIT, "%s: path too long", confdir);
+	return macro_load_file(ctx, path, MACRO_LEVEL_FILE, err);
+}
+
 kiln_rc roots_macro_ctx_open(const struct roots_config *c, struct macro_ctx **out,
                              struct kiln_err *err)
 {
@@ -731,6 +743,8 @@ static kiln_rc macro_ctx_open_in(const struct roots_config *c, const char *image
 	rc = macro_config_load(ctx, &cfg, err);
 	if (!rc && image)
 		rc = image_macros_load(ctx, image, err);
+	if (!rc && image)
+		rc = kiln_reproducible_load(ctx, confdir.ptr, err);
 	for (i = 0; !rc && i < c->nmacros; i++)
 		rc = macro_define(ctx, c->macros[i].name, NULL, c->macros[i].value,
 		                  MACRO_LEVEL_FILE, err);
