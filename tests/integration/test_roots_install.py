@@ -308,6 +308,22 @@ def test_eight_processes_make_one_image(kiln_bin, pkgs, tmp_path):
     assert r.returncode == 0 and r.stdout.split()[2] == "cached", r.stderr
 
 
+def test_keys_never_wait_on_each_other(kiln_bin, pkgs, tmp_path):
+    cache = tmp_path / "cache"
+    (cache / "images/lock").mkdir(parents=True)
+    with open(cache / "images/lock/busy", "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)  # as a process making image "busy" holds it
+        r = get_image(kiln_bin, cache, "other", pkgs["base"])
+        assert r.returncode == 0 and r.stdout.split()[2] == "made", r.stderr
+        p = subprocess.Popen([str(kiln_bin), "image", "get", "--cache", str(cache), "--key",
+                              "busy", "-q", str(pkgs["base"])], stdout=subprocess.PIPE,
+                             text=True)
+        time.sleep(1)
+        assert p.poll() is None  # the same key waits for its maker...
+    out, _ = p.communicate(timeout=120)  # ...and goes on when it is done
+    assert p.returncode == 0 and out.split()[2] == "made"
+
+
 def test_failed_image_leaves_nothing(kiln_bin, pkgs, tmp_path):
     cache = tmp_path / "cache"
     r = get_image(kiln_bin, cache, "bad", pkgs["base"], pkgs["failpre"])
