@@ -86,6 +86,12 @@ echo "posttrans $# $1" >> /app.log
 %triggerin -- base
 echo "triggerin $# $1 $2" >> /app.log
 
+%filetriggerin -- /usr/share/app
+while read f; do echo "filetriggerin $# $f" >> /app.log; done
+
+%transfiletriggerin -- /lib /usr/bin
+while read f; do echo "transfiletriggerin $# $f" >> /app.log; done
+
 %files
 %attr(0640,appuser,appgroup) /usr/share/app/data
 /usr/share/app/link
@@ -220,7 +226,16 @@ def test_install_runs_scriptlets_like_rpm(kiln, pkgs, tmp_path):
     assert r.returncode == 0, r.stderr
     assert "installed 2 packages" in r.stderr
     log = (img / "app.log").read_text()
-    assert log == "pre 1 1\npost 1 1\ntriggerin 2 1 1\nposttrans 1 1\n"
+    assert log == ("pre 1 1\n"
+                   "filetriggerin 1 /usr/share/app/data\n"
+                   "filetriggerin 1 /usr/share/app/hard1\n"
+                   "filetriggerin 1 /usr/share/app/hard2\n"
+                   "filetriggerin 1 /usr/share/app/link\n"
+                   "post 1 1\ntriggerin 2 1 1\nposttrans 1 1\n"
+                   "transfiletriggerin 1 /lib/x86_64-linux-gnu/libc.so.6\n"
+                   "transfiletriggerin 1 /lib/x86_64-linux-gnu/libresolv.so.2\n"
+                   "transfiletriggerin 1 /lib64/ld-linux-x86-64.so.2\n"
+                   "transfiletriggerin 1 /usr/bin/busybox\n")
     assert (img / "var/lib/app/state").read_text() == "made-by-post\n"
     st = (img / "usr/share/app/data").stat()
     assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (123, 456, 0o640)
