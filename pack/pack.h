@@ -316,7 +316,7 @@ KILN_MUST_CHECK kiln_rc pack_payload_to_tar(struct pack_payload *pl, int fd, boo
                                             struct kiln_err *err);
 
 /* Extract every payload entry below the directory rootfd: names are checked with
- * util_path_check_relative and opened with util_path_open_in_root (no "..", no absolute
+ * util_path_check_relative and opened with util_path_open_beneath (no "..", no absolute
  * names, never through a symlink). Modes and mtimes are applied; owners only when
  * PACK_EXTRACT_F_OWNERS is set (and then by name lookup, falling back to 0). Device nodes
  * are created only as root. */

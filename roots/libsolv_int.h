@@ -28,6 +28,7 @@
 	X(pool_free)                                                                               \
 	X(pool_id2str)                                                                             \
 	X(pool_parserpmrichdep)                                                                    \
+	X(pool_queuetowhatprovides)                                                                \
 	X(pool_rel2id)                                                                             \
 	X(pool_set_flag)                                                                           \
 	X(pool_setarch)                                                                            \
@@ -35,6 +36,7 @@
 	X(pool_solvable2str)                                                                       \
 	X(pool_str2id)                                                                             \
 	X(pool_strn2id)                                                                            \
+	X(pool_whatmatchessolvable)                                                                \
 	X(queue_free)                                                                              \
 	X(queue_init)                                                                              \
 	X(queue_insert)                                                                            \
@@ -80,6 +82,7 @@ static const struct util_dl_sym roots_libsolv_syms[] = {ROOTS_LIBSOLV_FUNCS(ROOT
 #define pool_free (roots_libsolv.fn_pool_free)
 #define pool_id2str (roots_libsolv.fn_pool_id2str)
 #define pool_parserpmrichdep (roots_libsolv.fn_pool_parserpmrichdep)
+#define pool_queuetowhatprovides (roots_libsolv.fn_pool_queuetowhatprovides)
 #define pool_rel2id (roots_libsolv.fn_pool_rel2id)
 #define pool_set_flag (roots_libsolv.fn_pool_set_flag)
 #define pool_setarch (roots_libsolv.fn_pool_setarch)
@@ -87,6 +90,7 @@ static const struct util_dl_sym roots_libsolv_syms[] = {ROOTS_LIBSOLV_FUNCS(ROOT
 #define pool_solvable2str (roots_libsolv.fn_pool_solvable2str)
 #define pool_str2id (roots_libsolv.fn_pool_str2id)
 #define pool_strn2id (roots_libsolv.fn_pool_strn2id)
+#define pool_whatmatchessolvable (roots_libsolv.fn_pool_whatmatchessolvable)
 #define queue_free (roots_libsolv.fn_queue_free)
 #define queue_init (roots_libsolv.fn_queue_init)
 #define queue_insert (roots_libsolv.fn_queue_insert)

@@ -145,7 +145,7 @@ static kiln_rc add_deps(const struct pack_header *h, uint32_t ntag, uint32_t fta
 	const struct pack_entry *n = pack_header_get(h, ntag);
 	const struct pack_entry *f = pack_header_get(h, ftag);
 	const struct pack_entry *v = pack_header_get(h, vtag);
-	const char *name, *ver;
+	const char *const *names, *const *vers;
 	uint32_t i, flags;
 
 	if (!n)
@@ -157,19 +157,18 @@ static kiln_rc add_deps(const struct pack_header *h, uint32_t ntag, uint32_t fta
 	out->v = kiln_arena_array(a, n->count ? n->count : 1, sizeof(*out->v));
 	if (!out->v)
 		return kiln_arena_finish(a, err);
-	name = n->data;
-	ver = v->data;
+	/* String arrays are held as arrays of pointers (rpmtag_qf_value's layout). */
+	names = n->data;
+	vers = v->data;
 	for (i = 0; i < n->count; i++) {
-		memcpy(&flags, (const char *)f->data + 4 * (size_t)i, 4);
-		if (!(flags & RPMTAG_DEP_RPMLIB) && strncmp(name, "rpmlib(", 7)) {
+		flags = ((const uint32_t *)f->data)[i];
+		if (!(flags & RPMTAG_DEP_RPMLIB) && strncmp(names[i], "rpmlib(", 7)) {
 			struct spec_dep *d = &out->v[out->n++];
 
-			d->name = name;
-			d->evr = ver;
+			d->name = names[i];
+			d->evr = vers[i];
 			d->flags = flags;
 		}
-		name += strlen(name) + 1;
-		ver += strlen(ver) + 1;
 	}
 	out->cap = out->n;
 	return KILN_OK;

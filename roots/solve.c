@@ -371,13 +371,43 @@ static void job_add(Queue *job, Id how, Id what)
 	queue_insert(job, job->count, what);
 }
 
-/* Install d: by name when a package has that name, else by what provides it. */
+/* Install d as `dnf install ARG` does: the packages named d when there are any, else
+ * what provides d; then also every package that obsoletes one of those (dnf's obsoletes=1:
+ * asking for a package that was replaced installs its replacement), one of them chosen by
+ * libsolv's policy. */
 static void job_install(Pool *pool, Queue *job, Id d)
 {
-	job_add(job,
-	        SOLVER_INSTALL |
-	            (is_package_name(pool, d) ? SOLVER_SOLVABLE_NAME : SOLVER_SOLVABLE_PROVIDES),
-	        d);
+	bool by_name = is_package_name(pool, d);
+	Queue cand, obs;
+	Id *pp;
+	int i, j;
+
+	/* A rich dependency is satisfied by a set, not by one of its providers. */
+	if (ISRELDEP(d) && GETRELDEP(pool, d)->flags >= 8 &&
+	    GETRELDEP(pool, d)->flags != REL_ARCH) {
+		job_add(job, SOLVER_INSTALL | SOLVER_SOLVABLE_PROVIDES, d);
+		return;
+	}
+	queue_init(&cand);
+	queue_init(&obs);
+	for (pp = pool->whatprovidesdata + whatprovides(pool, d); *pp; pp++)
+		if (!by_name || pool->solvables[*pp].name == d)
+			queue_insert(&cand, cand.count, *pp);
+	for (i = 0, j = cand.count; i < j; i++) {
+		int k;
+
+		queue_empty(&obs);
+		pool_whatmatchessolvable(pool, SOLVABLE_OBSOLETES, cand.elements[i], &obs, 0);
+		for (k = 0; k < obs.count; k++)
+			queue_insert(&cand, cand.count, obs.elements[k]);
+	}
+	if (cand.count)
+		job_add(job, SOLVER_INSTALL | SOLVER_SOLVABLE_ONE_OF,
+		        pool_queuetowhatprovides(pool, &cand));
+	else /* libsolv reports "nothing provides requested d" */
+		job_add(job, SOLVER_INSTALL | SOLVER_SOLVABLE_PROVIDES, d);
+	queue_free(&obs);
+	queue_free(&cand);
 }
 
 static Solvable *find_group(struct roots_pool *p, const char *group)

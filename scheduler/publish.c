@@ -1083,14 +1083,14 @@ static int open_repo_file(const char *dir, const char *rel, struct stat *st)
 
 	if (root < 0)
 		return -1;
-	if (util_path_open_in_root(root, rel, O_RDONLY, 0, 0, &fd, &err))
+	if (util_path_open_beneath(root, rel, O_RDONLY, 0, 0, &fd, &err))
 		fd = -1;
 	if (fd < 0 && slash && slash - rel >= 8 && !strncmp(slash - 8, "repodata", 8) &&
 	    (slash - 8 == rel || slash[-9] == '/')) {
 		int gfd = -1;
 
 		kiln_buf_addf(&alt, "%.*s.repodata-gens", (int)(slash - 8 - rel), rel);
-		if (!alt.err && !util_path_open_in_root(root, alt.ptr, O_RDONLY | O_DIRECTORY, 0, 0,
+		if (!alt.err && !util_path_open_beneath(root, alt.ptr, O_RDONLY | O_DIRECTORY, 0, 0,
 		                                        &gfd, &err))
 			d = fdopendir(gfd);
 		if (!d)
@@ -1100,7 +1100,7 @@ static int open_repo_file(const char *dir, const char *rel, struct stat *st)
 				continue;
 			kiln_buf_reset(&alt);
 			kiln_buf_addf(&alt, "%s/%s", de->d_name, slash + 1);
-			if (alt.err || util_path_open_in_root(dirfd(d), alt.ptr, O_RDONLY, 0,
+			if (alt.err || util_path_open_beneath(dirfd(d), alt.ptr, O_RDONLY, 0,
 			                                      UTIL_OPEN_NOFOLLOW, &fd, &err))
 				fd = -1;
 			kiln_err_clear(&err);

@@ -366,7 +366,7 @@ static kiln_rc gwalk_magic(struct gwalk *g, struct kiln_buf *prefix, const char 
 		return KILN_OK; /* no name can match */
 	memcpy(pat, c, n);
 	pat[n] = '\0';
-	if (util_path_open_in_root(g->rootfd, prefix->len ? prefix->ptr + 1 : ".",
+	if (util_path_open_beneath(g->rootfd, prefix->len ? prefix->ptr + 1 : ".",
 	                           O_RDONLY | O_DIRECTORY, 0, 0, &fd, &e2))
 		return e2.code == KILN_EPRIV ? (kiln_err_merge(g->err, &e2), KILN_EPRIV) : KILN_OK;
 	d = fdopendir(fd);
@@ -935,7 +935,7 @@ static bool locate(struct fl *fl, const char *cpio, struct located *l)
 		return false;
 	memcpy(parent, cpio, plen);
 	parent[plen] = '\0';
-	if (util_path_open_in_root(fl->rootfd, plen ? parent + 1 : ".", O_PATH | O_DIRECTORY, 0, 0,
+	if (util_path_open_beneath(fl->rootfd, plen ? parent + 1 : ".", O_PATH | O_DIRECTORY, 0, 0,
 	                           &l->pfd, &e2)) {
 		l->escapes = e2.code == KILN_EPRIV;
 		return false;
@@ -1452,7 +1452,7 @@ static kiln_rc special_copy(struct fl *fl, int bfd, int dfd, const char *glob,
 
 		util_path_dirname(m.v[i][0] == '/' ? m.v[i] + 1 : m.v[i], &rel);
 		e2 = (struct kiln_err)KILN_ERR_INIT;
-		if (!util_path_open_in_root(bfd, rel.ptr, O_RDONLY | O_DIRECTORY, 0, 0, &sfd, &e2))
+		if (!util_path_open_beneath(bfd, rel.ptr, O_RDONLY | O_DIRECTORY, 0, 0, &sfd, &e2))
 			(void)copy_tree(sfd, dfd, base, 0, &e2);
 		util_close(sfd);
 		kiln_buf_release(&rel);

@@ -25,6 +25,7 @@ static const struct rt_pkg base_repo[] = {
     {"filesystem", "3-1", "x86_64", "F:/etc/passwd-dir"},
     {"new-name", "2-1", "noarch", "O:old-name < 2;P:old-name = 2"},
     {"old-name", "1-1", "noarch", ""},
+    {"needs-old", "1-1", "noarch", "R:old-name = 1"},
     {"weakling", "1-1", "noarch", "W:bonus"},
     {"bonus", "1-1", "noarch", ""},
     {"epochy", "1:0.5-1", "noarch", ""},
@@ -127,7 +128,8 @@ KILN_TEST(solve_requests_of_every_kind)
 	    {"libfoo.so.1()(64bit)", "libfoo-1.5-1.x86_64"},
 	    {"(libfoo and bonus)", "bonus-1-1.noarch libfoo-2.1-1.x86_64"},
 	    {"/usr/bin/bash", "bash-5.2-1.x86_64 filesystem-3-1.x86_64"},
-	    {"old-name", "old-name-1-1.noarch"},
+	    /* As dnf does: what replaced a package is installed for it. */
+	    {"old-name", "new-name-2-1.noarch"},
 	    {"old-name = 2", "new-name-2-1.noarch"},
 	    {"epochy", "epochy-1:0.5-1.noarch"},
 	    {"epochy < 1:0", "epochy-9.0-1.noarch"},
@@ -168,7 +170,7 @@ KILN_TEST(solve_problems_name_the_packages)
 	const char *nothing[] = {"no-such-package"};
 	const char *broken[] = {"broken"};
 	const char *clash[] = {"clash", "bash"};
-	const char *olds[] = {"new-name", "old-name"};
+	const char *olds[] = {"new-name", "needs-old"};
 	char got[2048];
 
 	assert_int_equal(resolve(p, nothing, 1, got, sizeof(got), &err), KILN_ENOTFOUND);
@@ -181,7 +183,7 @@ KILN_TEST(solve_problems_name_the_packages)
 	assert_int_equal(resolve(p, clash, 2, got, sizeof(got), &err), KILN_ECONFLICT);
 	assert_non_null(strstr(roots_pool_problems(p), "clash-1-1.noarch conflicts with bash"));
 	kiln_err_clear(&err);
-	/* Obsoletes: new-name replaces old-name, so both cannot be installed. */
+	/* Obsoletes: new-name replaces old-name, which needs-old needs exactly. */
 	assert_int_equal(resolve(p, olds, 2, got, sizeof(got), &err), KILN_ECONFLICT);
 	assert_non_null(strstr(roots_pool_problems(p), "obsoletes old-name < 2"));
 	kiln_err_clear(&err);
