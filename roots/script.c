@@ -525,12 +525,15 @@ out:
 	return rc;
 }
 
+/* --nosignature --nodigest: kiln checked every header digest when it read the set and every
+ * payload digest while unpacking (and the fetcher the signatures); rpm checking them again
+ * would read all the payloads a second time for nothing. */
 static kiln_rc rpmdb_binds(const struct roots_set *set, struct kiln_arena *a,
                            struct chroot_bind **out, const char ***argv, struct kiln_err *err)
 {
-	static const char *const head[] = {"rpm",          "-i",           "--justdb",
-	                                   "--nodeps",     "--noscripts",  "--notriggers",
-	                                   "--ignoresize", "--nosignature"};
+	static const char *const head[] = {
+	    "rpm",          "-i",           "--justdb",      "--nodeps",  "--noscripts",
+	    "--notriggers", "--ignoresize", "--nosignature", "--nodigest"};
 	struct chroot_bind *b = kiln_arena_array(a, set->n ? set->n : 1, sizeof(*b));
 	const char **v = kiln_arena_array(a, set->n + KILN_ARRAY_SIZE(head) + 1, sizeof(*v));
 	size_t i, n = 0;
