@@ -45,13 +45,15 @@ struct named {
 
 struct graph {
 	size_t n;
-	uint8_t *edge;              /* owned: edge[q * n + p] */
-	size_t *npred;              /* owned: remaining predecessors */
-	size_t *qcnt;               /* owned: packages requiring this one */
-	bool *placed;               /* owned */
-	size_t *comp;               /* owned: strongly connected component of each package */
-	size_t *csize;              /* owned: members per component */
-	size_t *ext_pred;           /* owned: remaining edges into a component from outside */
+	uint8_t *edge;    /* owned: edge[q * n + p] */
+	size_t *npred;    /* owned: remaining predecessors */
+	size_t *qcnt;     /* owned: packages requiring this one */
+	bool *placed;     /* owned */
+	size_t *comp;     /* owned: strongly connected component of each package */
+	size_t *csize;    /* owned: members per component */
+	size_t *ext_pred; /* owned: remaining edges into a component from outside */
+	size_t *queue;    /* owned: rpm's queue of ready packages (tsi_suc chain) */
+	size_t qhead, qlen;
 	struct named *prov, *files; /* owned, sorted by name */
 	size_t nprov, nfiles;
 };
@@ -192,8 +194,22 @@ static void graph_release(struct graph *g)
 	free(g->comp);
 	free(g->csize);
 	free(g->ext_pred);
+	free(g->queue);
 	free(g->prov);
 	free(g->files);
+}
+
+/* rpm's addQ: into the part of the queue not taken yet, before the first package required
+ * by no more packages than p (so among equals the newest goes first). */
+static void enqueue(struct graph *g, size_t p)
+{
+	size_t i = g->qhead;
+
+	while (i < g->qlen && g->qcnt[g->queue[i]] > g->qcnt[p])
+		i++;
+	memmove(&g->queue[i + 1], &g->queue[i], (g->qlen - i) * sizeof(*g->queue));
+	g->queue[i] = p;
+	g->qlen++;
 }
 
 static void place(struct graph *g, size_t q)
@@ -201,13 +217,20 @@ static void place(struct graph *g, size_t q)
 	size_t p;
 
 	g->placed[q] = true;
-	for (p = 0; p < g->n; p++) {
-		if (g->edge[q * g->n + p] && !g->placed[p]) {
-			g->edge[q * g->n + p] = 0;
-			g->npred[p]--;
-			if (g->comp[q] != g->comp[p])
-				g->ext_pred[g->comp[p]]--;
-		}
+	/* Successors in rpm's relation order: the last requirer first. */
+	for (p = g->n; p-- > 0;) {
+		size_t c = g->comp[p];
+
+		if (!g->edge[q * g->n + p] || g->placed[p])
+			continue;
+		g->edge[q * g->n + p] = 0;
+		g->npred[p]--;
+		if (g->comp[q] != c)
+			g->ext_pred[c]--;
+		/* A package alone becomes ready; a loop once nothing outside holds it back
+		 * (p is its representative, as in rpm's collectTE). */
+		if (g->csize[c] == 1 ? !g->npred[p] : (g->comp[q] != c && !g->ext_pred[c]))
+			enqueue(g, p);
 	}
 }
 
@@ -306,28 +329,39 @@ static bool better(size_t qcnt, size_t idx, size_t best_qcnt, size_t best_idx)
 	return qcnt > best_qcnt || (qcnt == best_qcnt && idx < best_idx);
 }
 
-/* Next outside any loop being opened: a ready package alone in its component, or a whole
- * loop nothing outside holds back any more (it is then opened: *loop), as rpm queues a
- * loop once its outside requirements are placed. SIZE_MAX: none. */
-static size_t pick_outer(const struct graph *g, size_t *loop)
+/* Next outside any loop being opened: the head of the queue; when it stands for a loop,
+ * the loop is opened (*loop). SIZE_MAX: the queue is empty. */
+static size_t pick_outer(struct graph *g, size_t *loop)
 {
-	size_t best = SIZE_MAX, bq = 0, bi = SIZE_MAX, v;
+	size_t v;
 
 	*loop = SIZE_MAX;
+	while (g->qhead < g->qlen) {
+		v = g->queue[g->qhead++];
+		if (g->placed[v])
+			continue;
+		if (g->csize[g->comp[v]] > 1)
+			*loop = g->comp[v];
+		return v;
+	}
+	return SIZE_MAX;
+}
+
+/* The first queue: packages alone with nothing before them, and loops nothing outside
+ * holds back (their first member), in the caller's order through enqueue. */
+static void queue_start(struct graph *g)
+{
+	size_t v, w;
+
 	for (v = 0; v < g->n; v++) {
 		size_t c = g->comp[v];
+		bool first = true;
 
-		if (g->placed[v] || (g->csize[c] == 1 ? g->npred[v] != 0 : g->ext_pred[c] != 0))
-			continue;
-		if (better(g->qcnt[v], v, bq, bi)) {
-			best = v;
-			bq = g->qcnt[v];
-			bi = v;
-		}
+		for (w = 0; w < v && first; w++)
+			first = g->comp[w] != c;
+		if (g->csize[c] == 1 ? !g->npred[v] : (first && !g->ext_pred[c]))
+			enqueue(g, v);
 	}
-	if (best != SIZE_MAX && g->csize[g->comp[best]] > 1)
-		*loop = g->comp[best];
-	return best;
 }
 
 /* Next inside the loop c: a member with nothing left before it, else the member the loop
@@ -382,6 +416,13 @@ kiln_rc roots_set_order(struct roots_set *set, struct kiln_err *err)
 	rc = graph_build(&g, set, err);
 	if (!rc)
 		rc = components(&g, err);
+	if (!rc) {
+		g.queue = kiln_calloc(2 * set->n + 1, sizeof(*g.queue));
+		if (!g.queue)
+			rc = kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	}
+	if (!rc)
+		queue_start(&g);
 	while (!rc && k < set->n) {
 		if (loop == SIZE_MAX)
 			q = pick_outer(&g, &loop);
