@@ -124,6 +124,10 @@ kiln_rc cli_macro_without_cb(void *ctx, const char *arg, struct kiln_err *err);
  * files, the target, then the defines in command-line order. OUT: macro_ctx_free(). */
 KILN_MUST_CHECK kiln_rc cli_macro_ctx_open(const struct cli_macro_opts *m, struct macro_ctx **out,
                                            struct kiln_err *err);
+/* The defines, undefines, loads and --with/--without of m, in command-line order, into an
+ * already configured ctx (a build root's). */
+KILN_MUST_CHECK kiln_rc cli_macro_ops_apply(struct macro_ctx *ctx, const struct cli_macro_opts *m,
+                                            struct kiln_err *err);
 void cli_macro_opts_release(struct cli_macro_opts *m);
 
 /* Subcommands. */

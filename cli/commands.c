@@ -48,8 +48,8 @@ const struct cli_command cli_commands[] = {
      "With -v, also print where kiln found its configuration.", version_opts, cli_cmd_version},
     {"query", "show what is in package files, like rpm -qp", "-p [options] PKG...",
      "Prints rpm -qp's output byte for byte: the default NVRA line, a query format (--qf), "
-     "-i, -l, --dump, --xml, --json (as rpm 4.20), dependency lists, changelog and "
-     "scriptlets.",
+     "-i, -l, --dump, --xml and --json (with rpm 6.0's tag names and layout, as rpm 6.0.2 "
+     "prints them), dependency lists, changelog and scriptlets.",
      cli_query_opts, cli_cmd_query},
     {"keygen", "make an OpenPGP signing key", "--name NAME [--email ADDR] [options]",
      "Writes the secret key to DIR/KEYID.key (mode 0600) and the armored public key, "
@@ -201,14 +201,15 @@ const struct cli_command cli_commands[] = {
      cli_provenance_opts, cli_cmd_provenance},
     {"repo", "published repositories: list, show, remove a package, regenerate metadata",
      "list | show NAME | remove-package NAME NEVRA | regenerate NAME | regenerate --dir DIR "
-     "[--key FILE] [--zstd] [--workers N] [--keep N] [--revision N]",
+     "[--key FILE] [--groups FILE] [--zstd] [--workers N] [--keep N] [--revision N]",
      "The scheduler publishes the signed packages of succeeded jobs into the repository "
      "each job names (docs/publish.md). list and show print what is published; "
      "remove-package drops one package (NAME-[EPOCH:]VERSION-RELEASE.ARCH) and republishes; "
      "regenerate rewrites a repository's metadata. With --dir, regenerate indexes the "
      "packages below a local directory instead, as createrepo_c does: repodata/ with "
      "primary, filelists and other (gzip, or --zstd), the revision and timestamps from the "
-     "newest build time, repomd.xml.asc with --key.",
+     "newest build time, repomd.xml.asc with --key, a comps file (group and group_gz) with "
+     "--groups.",
      cli_repo_opts, cli_cmd_repo},
     {"workers", "list the scheduler's workers (JSON)", "", NULL, cli_client_opts, cli_cmd_client},
     {"token", "manage API tokens (admin)", "create --scope SCOPES [--name NAME] | list | revoke ID",

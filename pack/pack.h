@@ -196,6 +196,12 @@ struct pack_qf_view {
 	const struct pack_entry **merged; /* owned (heap): sorted by main-header number */
 	uint32_t *tags;                   /* owned (heap): merged[i]'s main-header number */
 	size_t n;
+	/* %{HEADERIMMUTABLE}: the immutable region as a blob of its own (count, data length,
+	 * index, data), as rpm's headerGet gives it; NULL when the header has none. Borrowed
+	 * from pkg->hdr_raw when the region is the whole header, else owned (region_owned). */
+	const unsigned char *region;
+	size_t region_len;
+	unsigned char *region_owned;
 };
 KILN_MUST_CHECK kiln_rc pack_qf_view_init(struct pack_qf_view *v, const struct pack_package *p,
                                           struct kiln_err *err);

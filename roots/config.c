@@ -9,6 +9,8 @@
  */
 #include "util/util.h"
 
+#include <glob.h>
+
 #include "macro/macro.h"
 #include "roots/roots.h"
 #include "roots/roots_int.h"
@@ -645,8 +647,69 @@ kiln_rc roots_config_open(struct roots_config *c, const char *what, struct kiln_
 
 /* ---- the macro context ----------------------------------------------------------------- */
 
+/* The rpm macro files an image carries, in the order rpm reads them (its MACROFILES:
+ * lib/rpmrc.c), the image's path in front; TARGET is %{_target}. */
+static const char *const image_macrofiles[] = {
+    "usr/lib/rpm/macros",
+    "usr/lib/rpm/macros.d/macros.*",
+    "usr/lib/rpm/platform/%s/macros",
+    "usr/lib/rpm/fileattrs/*.attr",
+    "usr/lib/rpm/redhat/macros",
+    "etc/rpm/macros.*",
+    "etc/rpm/macros",
+    "etc/rpm/%s/macros",
+};
+
+static kiln_rc image_macros_load(struct macro_ctx *ctx, const char *image, struct kiln_err *err)
+{
+	char *target = NULL;
+	kiln_rc rc;
+	size_t i, k;
+
+	rc = macro_expand_str(ctx, "%{_target}", &target, err);
+	for (i = 0; !rc && i < KILN_ARRAY_SIZE(image_macrofiles); i++) {
+		char pat[KILN_LIMIT_PATH];
+		glob_t g = {0};
+		int n;
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+		n = snprintf(pat, sizeof(pat), "%s/", image);
+		if (n > 0 && (size_t)n < sizeof(pat))
+			n +=
+			    snprintf(pat + n, sizeof(pat) - (size_t)n, image_macrofiles[i], target);
+#pragma GCC diagnostic pop
+		if (n < 0 || (size_t)n >= sizeof(pat)) {
+			rc = kiln_err_set(err, KILN_ELIMIT, "%s: path too long", image);
+			break;
+		}
+		if (glob(pat, 0, NULL, &g) != 0)
+			continue; /* none there */
+		for (k = 0; !rc && k < g.gl_pathc; k++)
+			rc = macro_load_file(ctx, g.gl_pathv[k], MACRO_LEVEL_FILE, err);
+		globfree(&g);
+	}
+	free(target);
+	return rc;
+}
+
+static kiln_rc macro_ctx_open_in(const struct roots_config *c, const char *image,
+                                 struct macro_ctx **out, struct kiln_err *err);
+
 kiln_rc roots_macro_ctx_open(const struct roots_config *c, struct macro_ctx **out,
                              struct kiln_err *err)
+{
+	return macro_ctx_open_in(c, NULL, out, err);
+}
+
+kiln_rc roots_macro_ctx_open_image(const struct roots_config *c, const char *image_root,
+                                   struct macro_ctx **out, struct kiln_err *err)
+{
+	return macro_ctx_open_in(c, image_root, out, err);
+}
+
+static kiln_rc macro_ctx_open_in(const struct roots_config *c, const char *image,
+                                 struct macro_ctx **out, struct kiln_err *err)
 {
 	struct kiln_buf confdir = KILN_BUF_INIT(KILN_LIMIT_PATH);
 	struct macro_config cfg = {0};
@@ -666,6 +729,8 @@ kiln_rc roots_macro_ctx_open(const struct roots_config *c, struct macro_ctx **ou
 	cfg.confdir = confdir.ptr;
 	cfg.target = c->arch;
 	rc = macro_config_load(ctx, &cfg, err);
+	if (!rc && image)
+		rc = image_macros_load(ctx, image, err);
 	for (i = 0; !rc && i < c->nmacros; i++)
 		rc = macro_define(ctx, c->macros[i].name, NULL, c->macros[i].value,
 		                  MACRO_LEVEL_FILE, err);

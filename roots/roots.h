@@ -15,8 +15,9 @@
  * its packages fetched, verified by sha256 and by their OpenPGP signatures, for
  * installation.
  *
- * What it does not do: install packages into an image (the installer's section below), run
- * scriptlets, or talk to rpm, dnf or mock.
+ * The last sections install a lock's packages into an image without host rpm, dnf or mock
+ * (rpm's order, scriptlets and triggers in kiln's sandbox, the image's rpm database) and
+ * keep images in a cache keyed by the lock's identity.
  *
  * Thread safety: a struct roots_pool belongs to one thread at a time; configurations and
  * locks are read-only after they are made and may be shared.
@@ -393,5 +394,46 @@ struct roots_image_gc {
  * lock held) is never removed. out may be NULL. Errors: KILN_EIO. */
 KILN_MUST_CHECK kiln_rc roots_image_collect(const char *cache_dir, uint64_t max_bytes,
                                             struct roots_image_gc *out, struct kiln_err *err);
+
+/* ======================================================================================== */
+/* A root for a build (make.c)                                                              */
+/* ======================================================================================== */
+
+struct roots_make_opts {
+	const char *cache_dir; /* the source cache (images live under it); NULL: the default */
+	bool offline;          /* only the cache and local repositories */
+	bool progress;         /* download progress on stderr */
+	/* A lock given back (--lock): its packages, checked; NULL: resolve. */
+	const char *lock_path;
+	const char *state_dir;  /* the installer's sandbox state; NULL: TMPDIR */
+	unsigned install_flags; /* enum roots_install_flags */
+	int log_fd;             /* libsolv's problems, install progress; -1: none */
+	/* More requests beside the configuration's install set (what a spec's
+	 * %generate_buildrequires printed), in the same forms; borrowed. */
+	const char *const *extra;
+	size_t nextra;
+};
+/* No cache given, online, resolving, no log. */
+void roots_make_opts_init(struct roots_make_opts *o);
+
+/* The root of configuration c for a build with these dependencies (deps, conflicts: a
+ * spec's BuildRequires/BuildConflicts, may be NULL): resolved into lock (initialised by
+ * the caller) or taken from o->lock_path and checked against the repositories, then its
+ * image from the image cache, made when missing (roots_image_get, roots_install). *img is
+ * held until roots_image_release(). Errors as the steps give them, prefixed "root NAME". */
+KILN_MUST_CHECK kiln_rc roots_root_get(const struct roots_config *c, const struct spec_deps *deps,
+                                       const struct spec_deps *conflicts,
+                                       const struct roots_make_opts *o, struct roots_lock *lock,
+                                       struct roots_image *img, struct kiln_err *err);
+
+/* A macro context for building in the image at image_root (the root of c): kiln's
+ * configuration with the target set to the root's arch, then the rpm macro files the image
+ * carries, in rpm's order (usr/lib/rpm/macros, macros.d/macros.NAME, platform/TARGET/macros,
+ * fileattrs/ATTR files, redhat/macros, etc/rpm/macros.NAME, etc/rpm/macros, etc/rpm/TARGET/macros:
+ * redhat-rpm-config, python-rpm-macros, the cmake and meson macros...), as rpmbuild inside
+ * mock reads them, then the configuration's [macros]. OUT: *out, macro_ctx_free(). */
+KILN_MUST_CHECK kiln_rc roots_macro_ctx_open_image(const struct roots_config *c,
+                                                   const char *image_root, struct macro_ctx **out,
+                                                   struct kiln_err *err);
 
 #endif

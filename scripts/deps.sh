@@ -23,8 +23,9 @@ ORACLES="rpm rpm2cpio sq gnupg createrepo-c dnf diffoscope-minimal python3-rpm
 # Tools kiln runs: disorderfs (FUSE) for the file_order reproducibility variation.
 RUNTIME="disorderfs"
 
-# Test fixtures: mmdebstrap makes the Debian root the `--root dir:` tests build in.
-FIXTURES="mmdebstrap"
+# Test fixtures: mmdebstrap makes the Debian root the `--root dir:` tests build in; gawk and
+# busybox join the toolchain tests/fixtures/debrpm.py turns into an RPM distribution.
+FIXTURES="mmdebstrap gawk busybox"
 
 # Optional extra packages for a caller (e.g. KILN_DEPS_EXTRA="hyperfine" for benchmarks).
 EXTRA="${KILN_DEPS_EXTRA:-}"

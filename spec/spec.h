@@ -28,7 +28,7 @@ enum spec_parse_flags {
 	 * an excluded target fails with KILN_EUNSUPP and rpm's "Architecture is excluded: X",
 	 * "Architecture is not included: X", "OS is excluded: X" or "OS is not included: X". */
 	SPEC_PARSE_ANYARCH = 1 << 0,
-	SPEC_PARSE_FORCE = 1 << 1, /* keep going after %prep errors (rpmspec -P does) */
+	SPEC_PARSE_FORCE = 1 << 1, /* keep going after %changelog errors (rpmspec -P does) */
 	/* Read nothing but the spec text: %include and Icon: are errors. For specs from
 	 * outside (the API, fuzzing), together with a restricted macro context. */
 	SPEC_PARSE_NO_FILES = 1 << 2,
@@ -253,6 +253,79 @@ KILN_MUST_CHECK kiln_rc spec_package_build_tags(struct spec *spec, struct spec_p
  * prints. Errors use rpm's wording for BuildRequires. */
 KILN_MUST_CHECK kiln_rc spec_deps_add_text(struct spec *spec, struct spec_deps *out,
                                            const char *text, struct kiln_err *err);
+
+/* ---------------------------------------------------------------------------------------- */
+/* rpm's dependency grammar, for the spec's tags and for dependency generator output alike.
+ * spec_deps_scan() reads a list the way rpm 4.18's parseRCPOT does: items separated by
+ * blanks or commas, each "NAME [OP EVR]" (OP one of < <= =< = == >= => >, a word of its
+ * own) or a rich dependency "(...)" read by rpm's rpmrichParse rules (and/or/if/unless/
+ * else/with/without, chaining and contexts; nested at most KILN_LIMIT_EXPR_DEPTH deep).
+ * Every name gets rpm's checkDep: its first character, no version on a file name,
+ * rpmCharCheck on the version, checkSep/checkEpoch. The scanner stores nothing and words
+ * no location: it reports each item and each complaint, and the caller keeps the one and
+ * turns the other into its own "line N: ..." or "FILE: ..." message. */
+
+enum spec_deps_scan_flags {
+	/* Rich dependencies are allowed (else rpm's "No rich dependencies allowed for this
+	 * type"), judged as in a requirement-like tag: a top-level "unless" is refused. */
+	SPEC_DEPS_SCAN_RICH = 1 << 0,
+	/* With _RICH: judged as in a conflict-like tag instead: a top-level "if" is refused. */
+	SPEC_DEPS_SCAN_NEGATIVE = 1 << 1,
+	/* File trigger conditions: a name not beginning with '/' is refused before checkDep,
+	 * as rpm's parseRCPOT does for the file trigger tags. */
+	SPEC_DEPS_SCAN_PATHS = 1 << 2,
+};
+
+/* One item; the strings are borrowed until the callback returns. */
+struct spec_deps_item {
+	const char *name; /* the name, or a whole rich dependency as rpm spells it again:
+	                   * "( a  =>  1 )" is "(a >= 1)" */
+	const char *evr;  /* NULL when unversioned (always for a rich dependency) */
+	uint32_t sense;   /* RPMTAG_DEP_LESS/_GREATER/_EQUAL, 0 when unversioned */
+	bool rich;
+};
+
+enum spec_deps_note_kind {
+	SPEC_DEPS_NOTE_ERROR,   /* the list is refused */
+	SPEC_DEPS_NOTE_WARNING, /* rpmCharCheck's "Possible unexpanded macro" */
+	/* checkSep/checkEpoch: an error only with %_wrong_version_format_terminate_build
+	 * (which rpm's macros set), else a warning. */
+	SPEC_DEPS_NOTE_BAD_VERSION,
+};
+
+/* What rpm quotes after a message. */
+enum spec_deps_quote {
+	/* parseRCPOT on generator output quotes the text from the item on (from after a rich
+	 * dependency that its tag's context refuses); rpm's spec parser quotes the line. */
+	SPEC_DEPS_QUOTE_REST,
+	/* rpmCharCheck without a spec quotes the version; with one, the spec's current line. */
+	SPEC_DEPS_QUOTE_FIELD,
+	SPEC_DEPS_QUOTE_NAME, /* the file trigger condition, in every reader */
+};
+
+struct spec_deps_note {
+	enum spec_deps_note_kind kind;
+	kiln_rc code;               /* as an error: KILN_ESYNTAX, KILN_ELIMIT for nesting */
+	char msg[KILN_ERR_MSG_MAX]; /* rpm's message: "Versioned file name not permitted" */
+	enum spec_deps_quote quote_kind;
+	const char *quote; /* in the scanned text; quote_len bytes, no NUL */
+	size_t quote_len;
+};
+
+/* The callbacks get the err given to spec_deps_scan(); what they return other than
+ * KILN_OK stops the scan and is its result. An error note stops it in any case (with
+ * note->code when its callback returns KILN_OK). */
+struct spec_deps_scan_ops {
+	kiln_rc (*item)(void *ctx, const struct spec_deps_item *item, struct kiln_err *err);
+	kiln_rc (*note)(void *ctx, const struct spec_deps_note *note, struct kiln_err *err);
+};
+
+/* Scan [text, text+len) (a NUL ends it too) with flags from enum spec_deps_scan_flags.
+ * err gets only the scanner's own failures: KILN_ENOMEM, or KILN_ELIMIT for an item
+ * longer than KILN_LIMIT_LINE. Thread-safe. */
+KILN_MUST_CHECK kiln_rc spec_deps_scan(const char *text, size_t len, unsigned flags,
+                                       const struct spec_deps_scan_ops *ops, void *ctx,
+                                       struct kiln_err *err);
 
 /* Parse text (a %files -f list, read after %install) as more lines of pkg's %files
  * section, with the %defattr/%defverify in force at its end, as rpmbuild does: each line is

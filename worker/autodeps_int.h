@@ -30,10 +30,10 @@ KILN_MUST_CHECK kiln_rc worker_pc_print(const char *text, size_t len, const char
  * each, appended to out. */
 void worker_pc_rpm_lines(const char *text, size_t len, struct kiln_buf *out);
 
-/* Generator output, read as rpmbuild reads it (parseRCPOT with FIND_REQUIRES/PROVIDES):
- * lines of "NAME [OP EVR]" items and, for requires, "(rich dependencies)", separated by
- * blanks or commas; a NUL, "\n" or "\r" ends a line. fn gets each dependency (flags:
- * SPEC_DEP_FIND_* and the comparison; evr "" when unversioned). Errors are rpm's
+/* Generator output, read as rpmbuild reads it (parseRCPOT with FIND_REQUIRES/PROVIDES, in
+ * spec_deps_scan): lines of "NAME [OP EVR]" items and, for requires, "(rich dependencies)",
+ * separated by blanks or commas; a NUL, "\n" or "\r" ends a line. fn gets each dependency
+ * (flags: RPMTAG_DEP_FIND_* and the comparison; evr "" when unversioned). Errors are rpm's
  * messages prefixed with what: "what: Versioned file name not permitted: /x >= 1", as
  * KILN_ESYNTAX; a bad version format is a warning (through macros) unless
  * terminate_bad_version. Whatever fn returns stops the parse. */

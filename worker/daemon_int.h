@@ -18,6 +18,9 @@ struct worker_daemon {
 	char work_dir[KILN_LIMIT_PATH];
 	bool sandbox; /* stages run in the namespace sandbox */
 	int64_t poll_ms;
+	/* kiln's macro configuration, loaded once at start; each build child duplicates it
+	 * (macro_ctx_dup) instead of reading the macro files again. Owned. */
+	struct macro_ctx *macros;
 };
 
 /* A lease as the scheduler granted it; strings in the job's arena. */
@@ -79,6 +82,7 @@ struct worker_child_req {
 	const char *cache_dir;   /* the source cache for URL sources */
 	const char *format;      /* "4", "6" or NULL for kiln's default */
 	const char *result_path; /* worker_build_result_json() goes here */
+	const struct macro_ctx *macros; /* the daemon's configuration, duplicated per build */
 	bool sandbox;
 	const char *root;
 	unsigned vary; /* enum worker_vary: a rerun's variations */

@@ -577,6 +577,7 @@ static int build_once(struct jobrun *j, const char *format, const char *result_p
 	req.sandbox = j->d->sandbox;
 	req.root = j->d->o->root;
 	req.cache_dir = j->cache;
+	req.macros = j->d->macros;
 	req.vary = j->vary;
 	if (j->l->job.has_git &&
 	    pathf(spec, sizeof(spec), "%s/%s", j->checkout, j->l->job.git.spec)) {
