@@ -439,7 +439,7 @@ kiln_rc roots_image_collect(const char *cache_dir, uint64_t max_bytes, struct ro
 		rc = gc_tmp(cache_dir, &g, err);
 	if (!rc)
 		rc = gc_list(cache_dir, &v, &n, err);
-	if (!rc)
+	if (!rc && n)
 		qsort(v, n, sizeof(*v), gc_cmp);
 	for (i = 0; !rc && i < n; i++)
 		total += v[i].size;

@@ -74,6 +74,9 @@ static kiln_rc install_one(struct install *in, size_t k, struct kiln_err *err)
 	t1 = util_clock_mono_ns() - t1;
 	in->rep.unpack_ns += t1;
 	t0 += t1; /* scriptlet time without the unpacking */
+	if (!rc && in->scripts)
+		rc = roots_scripts_file_triggers(in->scripts, &in->set, in->set.order, k + 1, 1,
+		                                 &in->rep.scriptlets, &in->rep.warnings, err);
 	if (!rc && in->scripts) {
 		rc = roots_scripts_run(in->scripts, p, ROOTS_SCRIPT_POST, &ran, &in->rep.warnings,
 		                       err);
@@ -82,6 +85,9 @@ static kiln_rc install_one(struct install *in, size_t k, struct kiln_err *err)
 	if (!rc && in->scripts)
 		rc = roots_scripts_triggers(in->scripts, &in->set, in->set.order, k, p, false,
 		                            &in->rep.scriptlets, &in->rep.warnings, err);
+	if (!rc && in->scripts)
+		rc = roots_scripts_file_triggers(in->scripts, &in->set, in->set.order, k + 1, 2,
+		                                 &in->rep.scriptlets, &in->rep.warnings, err);
 	in->rep.scriptlet_ns += util_clock_mono_ns() - t0;
 	if (!rc)
 		in->rep.packages++;
@@ -137,6 +143,9 @@ static kiln_rc install_all(struct install *in, const char *image, struct kiln_er
 		                                err);
 	if (!rc)
 		rc = run_all(in, ROOTS_SCRIPT_POSTTRANS, err);
+	if (!rc && in->scripts)
+		rc = roots_scripts_file_triggers(in->scripts, &in->set, in->set.order, in->set.n, 0,
+		                                 &in->rep.scriptlets, &in->rep.warnings, err);
 	if (!rc && !(in->o->flags & ROOTS_INSTALL_F_NORPMDB) && set_has_rpm(&in->set)) {
 		rc = roots_rpmdb_write(in->image, &in->set, in->o, err);
 		in->rep.rpmdb = !rc;

@@ -145,6 +145,19 @@ KILN_MUST_CHECK kiln_rc roots_scripts_triggers(struct roots_scripts *s, const st
                                                const size_t *installed, size_t ninstalled,
                                                const struct roots_pkg *p, bool prein, size_t *ran,
                                                size_t *warnings, struct kiln_err *err);
+/* File triggers (install side), rpm's file_triggers.md: installed[0..n) are the packages
+ * in the image, the last one just unpacked. phase 1: %filetriggerin of priority above
+ * 100000 (before %post), phase 2: the others (after %triggerin); each trigger of an
+ * installed package whose prefixes match files of the new package runs once with those
+ * files on its standard input, and the new package's own triggers with the matching files
+ * of every installed package. phase 0: %transfiletriggerin after %posttrans, each trigger
+ * once with the matching files of the whole set. Higher priority first; $1 = 1. Failures
+ * are warnings. */
+KILN_MUST_CHECK kiln_rc roots_scripts_file_triggers(struct roots_scripts *s,
+                                                    const struct roots_set *set,
+                                                    const size_t *installed, size_t ninstalled,
+                                                    int phase, size_t *ran, size_t *warnings,
+                                                    struct kiln_err *err);
 /* `rpm -i --justdb` of the whole set with the image's rpm (package files bound read-only):
  * KILN_EBUILD when it fails. */
 KILN_MUST_CHECK kiln_rc roots_rpmdb_write(const char *image, const struct roots_set *set,

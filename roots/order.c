@@ -45,10 +45,15 @@ struct named {
 
 struct graph {
 	size_t n;
-	uint8_t *edge;              /* owned: edge[q * n + p] */
-	size_t *npred;              /* owned: remaining predecessors */
-	size_t *qcnt;               /* owned: packages requiring this one */
-	bool *placed;               /* owned */
+	uint8_t *edge;    /* owned: edge[q * n + p] */
+	size_t *npred;    /* owned: remaining predecessors */
+	size_t *qcnt;     /* owned: packages requiring this one */
+	bool *placed;     /* owned */
+	size_t *comp;     /* owned: strongly connected component of each package */
+	size_t *csize;    /* owned: members per component */
+	size_t *ext_pred; /* owned: remaining edges into a component from outside */
+	size_t *queue;    /* owned: rpm's queue of ready packages (tsi_suc chain) */
+	size_t qhead, qlen;
 	struct named *prov, *files; /* owned, sorted by name */
 	size_t nprov, nfiles;
 };
@@ -186,22 +191,25 @@ static void graph_release(struct graph *g)
 	free(g->npred);
 	free(g->qcnt);
 	free(g->placed);
+	free(g->comp);
+	free(g->csize);
+	free(g->ext_pred);
+	free(g->queue);
 	free(g->prov);
 	free(g->files);
 }
 
-/* The ready package to place next (SIZE_MAX: none is ready). */
-static size_t pick_ready(const struct graph *g)
+/* rpm's addQ: into the part of the queue not taken yet, before the first package required
+ * by no more packages than p (so among equals the newest goes first). */
+static void enqueue(struct graph *g, size_t p)
 {
-	size_t best = SIZE_MAX, i;
+	size_t i = g->qhead;
 
-	for (i = 0; i < g->n; i++) {
-		if (g->placed[i] || g->npred[i])
-			continue;
-		if (best == SIZE_MAX || g->qcnt[i] > g->qcnt[best])
-			best = i;
-	}
-	return best;
+	while (i < g->qlen && g->qcnt[g->queue[i]] > g->qcnt[p])
+		i++;
+	memmove(&g->queue[i + 1], &g->queue[i], (g->qlen - i) * sizeof(*g->queue));
+	g->queue[i] = p;
+	g->qlen++;
 }
 
 static void place(struct graph *g, size_t q)
@@ -209,11 +217,20 @@ static void place(struct graph *g, size_t q)
 	size_t p;
 
 	g->placed[q] = true;
-	for (p = 0; p < g->n; p++) {
-		if (g->edge[q * g->n + p] && !g->placed[p]) {
-			g->edge[q * g->n + p] = 0;
-			g->npred[p]--;
-		}
+	/* Successors in rpm's relation order: the last requirer first. */
+	for (p = g->n; p-- > 0;) {
+		size_t c = g->comp[p];
+
+		if (!g->edge[q * g->n + p] || g->placed[p])
+			continue;
+		g->edge[q * g->n + p] = 0;
+		g->npred[p]--;
+		if (g->comp[q] != c)
+			g->ext_pred[c]--;
+		/* A package alone becomes ready; a loop once nothing outside holds it back
+		 * (p is its representative, as in rpm's collectTE). */
+		if (g->csize[c] == 1 ? !g->npred[p] : (g->comp[q] != c && !g->ext_pred[c]))
+			enqueue(g, p);
 	}
 }
 
@@ -270,51 +287,105 @@ static uint64_t break_score(const struct graph *g, const size_t *comp, size_t v)
 	       (uint64_t)(g->qcnt[v] & 0xffffffffu);
 }
 
-/* Open the loop: drop the incoming edges of the chosen member from its component. */
-static kiln_rc break_loop(struct graph *g, const struct roots_set *set, struct kiln_err *err)
+/* The components of the whole graph (Tarjan), their sizes and their incoming edges. */
+static kiln_rc components(struct graph *g, struct kiln_err *err)
 {
 	struct tarjan t = {g, NULL, NULL, NULL, NULL, NULL, 0, 0, 0};
-	size_t n = g->n, v, u, c, best = SIZE_MAX;
-	bool *fed = NULL;
+	size_t n = g->n, u, v;
 	kiln_rc rc = KILN_OK;
 
-	t.idx = kiln_calloc(n, sizeof(size_t));
-	t.low = kiln_calloc(n, sizeof(size_t));
-	t.stack = kiln_calloc(n, sizeof(size_t));
-	t.comp = kiln_calloc(n, sizeof(size_t));
-	t.on = kiln_calloc(n, sizeof(bool));
-	fed = kiln_calloc(n + 1, sizeof(bool));
-	if (!t.idx || !t.low || !t.stack || !t.comp || !t.on || !fed) {
+	t.idx = kiln_calloc(n ? n : 1, sizeof(size_t));
+	t.low = kiln_calloc(n ? n : 1, sizeof(size_t));
+	t.stack = kiln_calloc(n ? n : 1, sizeof(size_t));
+	t.on = kiln_calloc(n ? n : 1, sizeof(bool));
+	g->comp = kiln_calloc(n ? n : 1, sizeof(size_t));
+	g->csize = kiln_calloc(n ? n : 1, sizeof(size_t));
+	g->ext_pred = kiln_calloc(n ? n : 1, sizeof(size_t));
+	if (!t.idx || !t.low || !t.stack || !t.on || !g->comp || !g->csize || !g->ext_pred) {
 		rc = kiln_err_set(err, KILN_ENOMEM, "out of memory");
 		goto out;
 	}
+	t.comp = g->comp;
 	for (v = 0; v < n; v++) {
-		if (!g->placed[v] && !t.idx[v])
+		if (!t.idx[v])
 			strongconnect(&t, v);
 	}
-	/* A component is fed when an edge enters it from another unplaced component. */
-	for (u = 0; u < n; u++) {
-		for (v = 0; !g->placed[u] && v < n; v++) {
-			if (!g->placed[v] && g->edge[u * n + v] && t.comp[u] != t.comp[v])
-				fed[t.comp[v]] = true;
+	for (v = 0; v < n; v++) {
+		g->csize[g->comp[v]]++;
+		for (u = 0; u < n; u++)
+			g->ext_pred[g->comp[v]] += g->edge[u * n + v] && g->comp[u] != g->comp[v];
+	}
+out:
+	free(t.idx);
+	free(t.low);
+	free(t.stack);
+	free(t.on);
+	return rc;
+}
+
+/* Better candidate: more requirers, then earlier in the caller's order. */
+static bool better(size_t qcnt, size_t idx, size_t best_qcnt, size_t best_idx)
+{
+	return qcnt > best_qcnt || (qcnt == best_qcnt && idx < best_idx);
+}
+
+/* Next outside any loop being opened: the head of the queue; when it stands for a loop,
+ * the loop is opened (*loop). SIZE_MAX: the queue is empty. */
+static size_t pick_outer(struct graph *g, size_t *loop)
+{
+	size_t v;
+
+	*loop = SIZE_MAX;
+	while (g->qhead < g->qlen) {
+		v = g->queue[g->qhead++];
+		if (g->placed[v])
+			continue;
+		if (g->csize[g->comp[v]] > 1)
+			*loop = g->comp[v];
+		return v;
+	}
+	return SIZE_MAX;
+}
+
+/* The first queue: packages alone with nothing before them, and loops nothing outside
+ * holds back (their first member), in the caller's order through enqueue. */
+static void queue_start(struct graph *g)
+{
+	size_t v, w;
+
+	for (v = 0; v < g->n; v++) {
+		size_t c = g->comp[v];
+		bool first = true;
+
+		for (w = 0; w < v && first; w++)
+			first = g->comp[w] != c;
+		if (g->csize[c] == 1 ? !g->npred[v] : (first && !g->ext_pred[c]))
+			enqueue(g, v);
+	}
+}
+
+/* Next inside the loop c: a member with nothing left before it, else the member the loop
+ * is opened at (break_score), its incoming edges from the loop dropped. */
+static size_t pick_in_loop(struct graph *g, const struct roots_set *set, size_t c)
+{
+	size_t best = SIZE_MAX, bq = 0, v, u, n = g->n;
+
+	for (v = 0; v < n; v++) {
+		if (!g->placed[v] && g->comp[v] == c && !g->npred[v] &&
+		    (best == SIZE_MAX || better(g->qcnt[v], v, bq, best))) {
+			best = v;
+			bq = g->qcnt[v];
 		}
 	}
-	/* The first unfed component in the caller's order of its members. */
-	for (v = 0, c = SIZE_MAX; v < n && c == SIZE_MAX; v++) {
-		if (!g->placed[v] && !fed[t.comp[v]])
-			c = t.comp[v];
-	}
+	if (best != SIZE_MAX)
+		return best;
 	for (v = 0; v < n; v++) {
-		if (g->placed[v] || t.comp[v] != c)
-			continue;
-		if (best == SIZE_MAX || break_score(g, t.comp, v) > break_score(g, t.comp, best))
+		if (!g->placed[v] && g->comp[v] == c &&
+		    (best == SIZE_MAX ||
+		     break_score(g, g->comp, v) > break_score(g, g->comp, best)))
 			best = v;
 	}
-	if (best == SIZE_MAX) {
-		rc = kiln_err_set(err, KILN_EINVAL, "install order: no loop to break");
-		goto out;
-	}
-	for (u = 0; u < n; u++) {
+	for (u = 0; best != SIZE_MAX && u < n; u++) {
 		if (g->placed[u] || !g->edge[u * n + best])
 			continue;
 		kiln_debug("install order: loop broken: %s%s before %s", set->pkgs[best].nevra,
@@ -323,32 +394,48 @@ static kiln_rc break_loop(struct graph *g, const struct roots_set *set, struct k
 		g->edge[u * n + best] = 0;
 		g->npred[best]--;
 	}
-out:
-	free(t.idx);
-	free(t.low);
-	free(t.stack);
-	free(t.comp);
-	free(t.on);
-	free(fed);
-	return rc;
+	return best;
+}
+
+static size_t members_left(const struct graph *g, size_t c)
+{
+	size_t v, left = 0;
+
+	for (v = 0; v < g->n; v++)
+		left += !g->placed[v] && g->comp[v] == c;
+	return left;
 }
 
 kiln_rc roots_set_order(struct roots_set *set, struct kiln_err *err)
 {
 	struct graph g;
-	size_t k = 0, q;
+	size_t k = 0, q, loop = SIZE_MAX;
 	kiln_rc rc;
 
 	memset(&g, 0, sizeof(g));
 	rc = graph_build(&g, set, err);
+	if (!rc)
+		rc = components(&g, err);
+	if (!rc) {
+		g.queue = kiln_calloc(2 * set->n + 1, sizeof(*g.queue));
+		if (!g.queue)
+			rc = kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	}
+	if (!rc)
+		queue_start(&g);
 	while (!rc && k < set->n) {
-		q = pick_ready(&g);
+		if (loop == SIZE_MAX)
+			q = pick_outer(&g, &loop);
+		if (loop != SIZE_MAX)
+			q = pick_in_loop(&g, set, loop);
 		if (q == SIZE_MAX) {
-			rc = break_loop(&g, set, err);
-			continue;
+			rc = kiln_err_set(err, KILN_EINVAL, "install order: nothing can go next");
+			break;
 		}
 		place(&g, q);
 		set->order[k++] = q;
+		if (loop != SIZE_MAX && !members_left(&g, loop))
+			loop = SIZE_MAX;
 	}
 	graph_release(&g);
 	return rc;

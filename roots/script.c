@@ -40,8 +40,9 @@ struct script {
 	const char *body;  /* NULL: the program alone */
 	const char *prog[16];
 	size_t nprog;
-	int arg1, arg2; /* -1: not passed */
-	bool fatal;     /* failure stops the install */
+	int arg1, arg2;    /* -1: not passed */
+	bool fatal;        /* failure stops the install */
+	const char *input; /* standard input (a file trigger's file list); NULL: /dev/null */
 };
 
 struct roots_scripts {
@@ -240,6 +241,23 @@ static kiln_rc lua_later(struct roots_scripts *s, const struct script *sc, size_
 	return KILN_OK;
 }
 
+/* A file holding text, opened for reading (a file trigger's standard input). */
+static kiln_rc open_input(const struct roots_scripts *s, const char *text, int *fd,
+                          struct kiln_err *err)
+{
+	char path[KILN_LIMIT_PATH];
+	kiln_rc rc;
+
+	snprintf(path, sizeof(path), "%s/stdin", s->dir);
+	rc = util_write_atomic_nosync(path, text, strlen(text), 0600, err);
+	if (rc)
+		return rc;
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0)
+		return kiln_err_sys(err, KILN_EIO, "cannot open '%s'", path);
+	return KILN_OK;
+}
+
 static kiln_rc script_run(struct roots_scripts *s, const struct script *sc, size_t *warnings,
                           struct kiln_err *err)
 {
@@ -249,6 +267,7 @@ static kiln_rc script_run(struct roots_scripts *s, const struct script *sc, size
 	struct kiln_err rerr = KILN_ERR_INIT;
 	char file[KILN_LIMIT_PATH], why[600];
 	const char **argv = NULL;
+	int in_fd = -1;
 	kiln_rc rc;
 
 	if (!strcmp(sc->prog[0], "<lua>") && !image_has(s, "usr/bin/rpm"))
@@ -269,6 +288,12 @@ static kiln_rc script_run(struct roots_scripts *s, const struct script *sc, size
 	run.stdout_fd = s->log_fd;
 	run.stderr_fd = s->log_fd;
 	run.timeout_ms = s->timeout_ms;
+	if (sc->input) {
+		rc = open_input(s, sc->input, &in_fd, err);
+		if (rc)
+			goto out;
+		run.stdin_fd = in_fd;
+	}
 	rc = chroot_exec_run(s->ex, &run, &res, &rerr);
 	if (rc == KILN_EUNSUPP || rc == KILN_EPRIV || rc == KILN_EIO) {
 		*err = rerr;
@@ -351,7 +376,7 @@ kiln_rc roots_scripts_run(struct roots_scripts *s, const struct roots_pkg *p,
 {
 	const struct kind_tags *k = &kinds[kind];
 	const struct pack_header *h = &p->pkg.hdr;
-	struct script sc = {k->what, p->nevra, NULL, {NULL}, 0, 1, -1, k->fatal};
+	struct script sc = {k->what, p->nevra, NULL, {NULL}, 0, 1, -1, k->fatal, NULL};
 
 	*ran = false;
 	sc.body = pack_header_get_string(h, k->body);
@@ -390,7 +415,8 @@ static kiln_rc fire(struct roots_scripts *s, const struct roots_pkg *owner,
 		                    0,
 		                    1,
 		                    1,
-		                    false};
+		                    false,
+		                    NULL};
 
 		cond.name = roots_hdr_str(h, RPMTAG_TRIGGERNAME, i);
 		cond.version = roots_hdr_str(h, RPMTAG_TRIGGERVERSION, i);
@@ -499,12 +525,15 @@ out:
 	return rc;
 }
 
+/* --nosignature --nodigest: kiln checked every header digest when it read the set and every
+ * payload digest while unpacking (and the fetcher the signatures); rpm checking them again
+ * would read all the payloads a second time for nothing. */
 static kiln_rc rpmdb_binds(const struct roots_set *set, struct kiln_arena *a,
                            struct chroot_bind **out, const char ***argv, struct kiln_err *err)
 {
-	static const char *const head[] = {"rpm",          "-i",           "--justdb",
-	                                   "--nodeps",     "--noscripts",  "--notriggers",
-	                                   "--ignoresize", "--nosignature"};
+	static const char *const head[] = {
+	    "rpm",          "-i",           "--justdb",      "--nodeps",  "--noscripts",
+	    "--notriggers", "--ignoresize", "--nosignature", "--nodigest"};
 	struct chroot_bind *b = kiln_arena_array(a, set->n ? set->n : 1, sizeof(*b));
 	const char **v = kiln_arena_array(a, set->n + KILN_ARRAY_SIZE(head) + 1, sizeof(*v));
 	size_t i, n = 0;
@@ -559,4 +588,177 @@ kiln_rc roots_rpmdb_write(const char *image, const struct roots_set *set,
 	kiln_arena_release(&a);
 	kiln_buf_release(&out);
 	return rc;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* File triggers (install side): %filetriggerin and %transfiletriggerin */
+
+#define FILETRIGGER_DEFAULT_PRIORITY 1000000
+#define FILETRIGGER_EARLY 100000 /* above: before the standard scriptlets */
+
+struct ftrig_tags {
+	const char *what;
+	uint32_t scripts, prog, name, index, flags, prio;
+};
+
+static const struct ftrig_tags per_package = {"%filetriggerin",
+                                              RPMTAG_FILETRIGGERSCRIPTS,
+                                              RPMTAG_FILETRIGGERSCRIPTPROG,
+                                              RPMTAG_FILETRIGGERNAME,
+                                              RPMTAG_FILETRIGGERINDEX,
+                                              RPMTAG_FILETRIGGERFLAGS,
+                                              RPMTAG_FILETRIGGERPRIORITIES};
+static const struct ftrig_tags per_transaction = {"%transfiletriggerin",
+                                                  RPMTAG_TRANSFILETRIGGERSCRIPTS,
+                                                  RPMTAG_TRANSFILETRIGGERSCRIPTPROG,
+                                                  RPMTAG_TRANSFILETRIGGERNAME,
+                                                  RPMTAG_TRANSFILETRIGGERINDEX,
+                                                  RPMTAG_TRANSFILETRIGGERFLAGS,
+                                                  RPMTAG_TRANSFILETRIGGERPRIORITIES};
+
+/* One trigger script to consider: its owner, script index and priority. */
+struct ftrig {
+	const struct roots_pkg *owner;
+	uint32_t idx;
+	uint64_t prio;
+};
+
+/* A plain string prefix, as rpm matches them: "/lib" also matches "/lib64/x" (rpm 4.18
+ * does, test_install_runs_scriptlets_like_rpm). */
+static bool under_prefix(const char *path, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	return n && !strncmp(path, prefix, n);
+}
+
+/* Append to out the files of p matching one of the trigger's install prefixes. */
+static void match_files(const struct ftrig_tags *t, const struct ftrig *f,
+                        const struct roots_pkg *p, struct kiln_buf *out)
+{
+	const struct pack_header *h = &f->owner->pkg.hdr;
+	uint32_t n = roots_hdr_count(h, t->name), i, j;
+
+	for (j = 0; j < p->nfiles; j++) {
+		for (i = 0; i < n; i++) {
+			uint64_t idx = 0, flags = 0;
+			const char *prefix = roots_hdr_str(h, t->name, i);
+
+			if (!prefix || !roots_hdr_num(h, t->index, i, &idx) || idx != f->idx ||
+			    !roots_hdr_num(h, t->flags, i, &flags) ||
+			    !(flags & RPMTAG_DEP_TRIGGERIN) || !under_prefix(p->files[j], prefix))
+				continue;
+			kiln_buf_addf(out, "%s\n", p->files[j]);
+			break;
+		}
+	}
+}
+
+/* The TRIGGERIN scripts of owner into v (growing), with their priorities. */
+static kiln_rc collect(const struct ftrig_tags *t, const struct roots_pkg *owner, struct ftrig **v,
+                       size_t *n, size_t *cap, struct kiln_err *err)
+{
+	const struct pack_header *h = &owner->pkg.hdr;
+	uint32_t nscripts = roots_hdr_count(h, t->scripts), k;
+
+	for (k = 0; k < nscripts && k < TRIGGERS_MAX; k++) {
+		uint64_t prio = FILETRIGGER_DEFAULT_PRIORITY;
+
+		(void)roots_hdr_num(h, t->prio, k, &prio);
+		if (*n == *cap) {
+			size_t c = *cap ? 2 * *cap : 16;
+			struct ftrig *nv = kiln_reallocarray(*v, c, sizeof(*nv));
+
+			if (!nv)
+				return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+			*v = nv;
+			*cap = c;
+		}
+		(*v)[(*n)++] = (struct ftrig){owner, k, prio};
+	}
+	return KILN_OK;
+}
+
+/* Higher priority first; equal ones keep the install order (insertion sort is stable). */
+static void sort_by_priority(struct ftrig *v, size_t n)
+{
+	size_t i, j;
+
+	for (i = 1; i < n; i++) {
+		struct ftrig x = v[i];
+
+		for (j = i; j > 0 && v[j - 1].prio < x.prio; j--)
+			v[j] = v[j - 1];
+		v[j] = x;
+	}
+}
+
+static kiln_rc fire_file(struct roots_scripts *s, const struct ftrig_tags *t, const struct ftrig *f,
+                         const char *files, size_t *ran, size_t *warnings, struct kiln_err *err)
+{
+	const struct pack_header *h = &f->owner->pkg.hdr;
+	struct script sc = {t->what, f->owner->nevra, NULL, {NULL}, 0, 1, -1, false, files};
+
+	sc.body = roots_hdr_str(h, t->scripts, f->idx);
+	script_prog(&sc, h, t->prog, f->idx, true);
+	(*ran)++;
+	return script_run(s, &sc, warnings, err);
+}
+
+/* The files the trigger f sees: p's when p set it off, or every installed package's when
+ * its owner is the package just installed. */
+static kiln_rc trigger_files(const struct ftrig_tags *t, const struct ftrig *f,
+                             const struct roots_set *set, const size_t *installed, size_t n,
+                             const struct roots_pkg *p, struct kiln_buf *out, struct kiln_err *err)
+{
+	size_t i;
+
+	kiln_buf_reset(out);
+	if (t == &per_package && f->owner != p)
+		match_files(t, f, p, out);
+	else
+		for (i = 0; i < n; i++)
+			match_files(t, f, &set->pkgs[installed[i]], out);
+	return kiln_buf_finish(out, err);
+}
+
+static kiln_rc run_file_triggers(struct roots_scripts *s, const struct ftrig_tags *t,
+                                 const struct roots_set *set, const size_t *installed, size_t n,
+                                 const struct roots_pkg *p, int phase, size_t *ran,
+                                 size_t *warnings, struct kiln_err *err)
+{
+	struct kiln_buf files = KILN_BUF_INIT(64 * KILN_MIB);
+	struct ftrig *v = NULL;
+	size_t nv = 0, cap = 0, i;
+	kiln_rc rc = KILN_OK;
+
+	for (i = 0; !rc && i < n; i++)
+		rc = collect(t, &set->pkgs[installed[i]], &v, &nv, &cap, err);
+	if (!rc)
+		sort_by_priority(v, nv);
+	for (i = 0; !rc && i < nv; i++) {
+		if (phase == 1 && v[i].prio <= FILETRIGGER_EARLY)
+			continue;
+		if (phase == 2 && v[i].prio > FILETRIGGER_EARLY)
+			continue;
+		rc = trigger_files(t, &v[i], set, installed, n, p, &files, err);
+		if (!rc && files.len)
+			rc = fire_file(s, t, &v[i], files.ptr, ran, warnings, err);
+	}
+	free(v);
+	kiln_buf_release(&files);
+	return rc;
+}
+
+kiln_rc roots_scripts_file_triggers(struct roots_scripts *s, const struct roots_set *set,
+                                    const size_t *installed, size_t ninstalled, int phase,
+                                    size_t *ran, size_t *warnings, struct kiln_err *err)
+{
+	const struct roots_pkg *p = ninstalled ? &set->pkgs[installed[ninstalled - 1]] : NULL;
+
+	if (phase == 0)
+		return run_file_triggers(s, &per_transaction, set, installed, ninstalled, NULL, 0,
+		                         ran, warnings, err);
+	return run_file_triggers(s, &per_package, set, installed, ninstalled, p, phase, ran,
+	                         warnings, err);
 }

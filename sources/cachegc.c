@@ -308,7 +308,8 @@ static void evict(struct gc_ctx *g, uint64_t max)
 	uint64_t total = g->st.object_bytes + g->st.mirror_bytes;
 	size_t i;
 
-	qsort(g->items.v, g->items.n, sizeof(*g->items.v), by_mtime);
+	if (g->items.n) /* qsort(NULL, 0) is undefined (UBSan) */
+		qsort(g->items.v, g->items.n, sizeof(*g->items.v), by_mtime);
 	for (i = 0; i < g->items.n && total > max; i++) {
 		struct gc_item *it = &g->items.v[i];
 

@@ -355,6 +355,59 @@ KILN_TEST(exec_sandbox_binds_and_dir_root)
 	kiln_buf_release(&out);
 }
 
+/* root_direct (roots/'s installer): the dir: root is used in place, so writes land in it;
+ * it only goes with a writable dir: root in the sandbox. */
+KILN_TEST(exec_sandbox_dir_root_in_place)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	struct kiln_buf out = KILN_BUF_INIT(KILN_MIB);
+	struct chroot_config cfg;
+	struct chroot_exec *ex = NULL;
+	struct chroot_result res;
+	const char *env[] = {NULL};
+	const char *t = kiln_test_tmpdir();
+	char path[700], file[800];
+	struct chroot_bind b[] = {{"/usr", "/usr", true}};
+	const char *argv[] = {"/usr/bin/sh", "-c", "mkdir -p /etc && echo kept > /etc/new", NULL};
+	struct kiln_buf text = KILN_BUF_INIT(KILN_MIB);
+
+	snprintf(path, sizeof(path), "%s/inplace/usr", t);
+	assert_ok(util_mkdir_p(path, 0755, &err), &err);
+	snprintf(path, sizeof(path), "%s/inplace", t);
+	chroot_config_init(&cfg);
+	cfg.kind = CHROOT_EXEC_SANDBOX;
+	cfg.root = CHROOT_ROOT_DIR;
+	cfg.root_path = path;
+	cfg.root_direct = true;
+	cfg.root_readonly = true;
+	assert_int_equal(chroot_exec_new(&cfg, &ex, &err), KILN_EINVAL);
+	kiln_err_clear(&err);
+	cfg.root_readonly = false;
+	cfg.root = CHROOT_ROOT_HOST;
+	assert_int_equal(chroot_exec_new(&cfg, &ex, &err), KILN_EINVAL);
+	kiln_err_clear(&err);
+	SANDBOX_OR_SKIP();
+	for (const char *l = "lib\0lib64\0bin\0"; *l; l += strlen(l) + 1) {
+		char link[800], target[64];
+
+		snprintf(link, sizeof(link), "%s/%s", path, l);
+		snprintf(target, sizeof(target), "usr/%s", l);
+		assert_int_equal(symlink(target, link), 0);
+	}
+	cfg.root = CHROOT_ROOT_DIR;
+	cfg.binds = b;
+	cfg.nbinds = KILN_ARRAY_SIZE(b);
+	assert_ok(chroot_exec_new(&cfg, &ex, &err), &err);
+	assert_ok(run_capture(ex, argv, env, &out, &res, &err), &err);
+	assert_int_equal(res.exit_code, 0);
+	snprintf(file, sizeof(file), "%s/etc/new", path);
+	assert_ok(util_read_file(file, KILN_MIB, &text, &err), &err);
+	assert_string_equal(text.ptr, "kept\n");
+	chroot_exec_free(ex);
+	kiln_buf_release(&out);
+	kiln_buf_release(&text);
+}
+
 KILN_TEST(exec_host_root_shares_its_mount_point)
 {
 	struct kiln_err err = KILN_ERR_INIT;
