@@ -85,29 +85,26 @@ static kiln_rc load_build_deps(struct root_job *j, const char *path, struct kiln
 	return rc;
 }
 
+/* The options of roots/'s lock and image calls, from the command line. */
+static void make_opts(const struct root_opts *o, struct roots_make_opts *mo)
+{
+	roots_make_opts_init(mo);
+	mo->cache_dir = o->cache;
+	mo->offline = o->offline;
+	mo->progress = isatty(STDERR_FILENO);
+	mo->lock_path = o->lock;
+	mo->state_dir = o->state_dir;
+	mo->install_flags = o->allow_setid ? ROOTS_INSTALL_F_ALLOW_SETID : 0;
+	mo->log_fd = STDERR_FILENO;
+}
+
 static kiln_rc resolve(struct root_job *j, const struct root_opts *o, struct roots_lock *lock,
                        struct kiln_err *err)
 {
-	struct roots_fetch_opts fo = {.cache_dir = o->cache, .offline = o->offline};
-	struct roots_pool *pool = NULL;
-	kiln_rc rc;
+	struct roots_make_opts mo;
 
-	fo.progress = isatty(STDERR_FILENO);
-	rc = roots_pool_new(j->cfg.arch, j->cfg.weak_deps, &pool, err);
-	if (!rc)
-		rc = roots_pool_load(pool, &j->cfg, &fo, &j->deps, err);
-	if (!rc && o->lock) {
-		rc = roots_lock_read(lock, o->lock, err);
-		if (!rc)
-			rc = roots_lock_check(pool, lock, err);
-	} else if (!rc) {
-		rc = roots_pool_resolve(pool, j->cfg.install, j->cfg.ninstall, &j->deps,
-		                        &j->conflicts, lock, err);
-		if (rc && roots_pool_problems(pool)[0])
-			fputs(roots_pool_problems(pool), stderr);
-	}
-	roots_pool_free(pool);
-	return rc;
+	make_opts(o, &mo);
+	return roots_lock_get(&j->cfg, &j->deps, &j->conflicts, &mo, lock, err);
 }
 
 static kiln_rc download(struct root_job *j, const struct root_opts *o,
@@ -170,70 +167,14 @@ static kiln_rc root_lock(const struct root_opts *o, const char *config, const ch
 /* ---------------------------------------------------------------------------------------- */
 /* kiln root create, kiln root shell: the image of a lock, made once in the image cache. */
 
-struct image_make {
-	struct root_job *j;
-	const struct root_opts *o;
-	const struct roots_lock *lock;
-};
-
-/* Fetch the lock's packages (verified) into a scratch directory beside the image being
- * made, install them, and drop the copies. */
-static kiln_rc make_image(void *arg, const char *root, struct kiln_err *err)
-{
-	struct image_make *m = arg;
-	struct roots_fetch_opts fo = {.cache_dir = m->o->cache, .offline = m->o->offline};
-	struct kiln_buf dir = KILN_BUF_INIT(KILN_LIMIT_PATH);
-	struct kiln_err cerr = KILN_ERR_INIT;
-	struct roots_install_report rep;
-	struct roots_install_opts io;
-	char **paths = kiln_calloc(m->lock->n ? m->lock->n : 1, sizeof(*paths));
-	kiln_rc rc = paths ? KILN_OK : kiln_err_set(err, KILN_ENOMEM, "out of memory");
-	size_t i;
-
-	fo.progress = isatty(STDERR_FILENO);
-	kiln_buf_addf(&dir, "%s.packages", root);
-	if (!rc)
-		rc = kiln_buf_finish(&dir, err);
-	if (!rc)
-		rc = roots_lock_fetch(&m->j->cfg, m->lock, &fo, dir.ptr, paths, err);
-	roots_install_opts_init(&io);
-	io.log_fd = STDERR_FILENO;
-	io.state_dir = m->o->state_dir;
-	io.flags = m->o->allow_setid ? ROOTS_INSTALL_F_ALLOW_SETID : 0;
-	if (!rc)
-		rc = roots_install(root, (const char *const *)paths, m->lock->n, &io, &rep, err);
-	if (!rc)
-		fprintf(stderr, "installed %zu packages, %zu files, %zu scriptlets, %zu warnings\n",
-		        rep.packages, rep.files, rep.scriptlets, rep.warnings);
-	for (i = 0; paths && i < m->lock->n; i++)
-		free(paths[i]);
-	free(paths);
-	if (dir.len && util_rm_rf(dir.ptr, &cerr))
-		kiln_log_err(KILN_LOG_WARN, &cerr);
-	kiln_buf_release(&dir);
-	return rc;
-}
-
 /* Resolve (or take --lock), then get the image of the lock. img is held until released. */
 static kiln_rc root_image(const struct root_opts *o, struct root_job *j, struct roots_lock *lock,
                           struct roots_image *img, struct kiln_err *err)
 {
-	struct kiln_buf cache = KILN_BUF_INIT(KILN_LIMIT_PATH);
-	struct image_make m = {j, o, lock};
-	kiln_rc rc;
+	struct roots_make_opts mo;
 
-	rc = sources_global_init(err);
-	if (!rc)
-		rc = resolve(j, o, lock, err);
-	if (!rc && o->cache)
-		kiln_buf_addstr(&cache, o->cache);
-	if (!rc)
-		rc = o->cache ? kiln_buf_finish(&cache, err)
-		              : sources_cache_default_dir(&cache, err);
-	if (!rc)
-		rc = roots_image_get(cache.ptr, lock->id, make_image, &m, img, err);
-	kiln_buf_release(&cache);
-	return rc;
+	make_opts(o, &mo);
+	return roots_root_get(&j->cfg, &j->deps, &j->conflicts, &mo, lock, img, err);
 }
 
 static kiln_rc shell_run(const struct root_opts *o, const char *root, char **cmd, int ncmd,

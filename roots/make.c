@@ -16,9 +16,9 @@ void roots_make_opts_init(struct roots_make_opts *o)
 	o->log_fd = -1;
 }
 
-static kiln_rc lock_get(const struct roots_config *c, const struct spec_deps *deps,
-                        const struct spec_deps *conflicts, const struct roots_make_opts *o,
-                        struct roots_lock *lock, struct kiln_err *err)
+kiln_rc roots_lock_get(const struct roots_config *c, const struct spec_deps *deps,
+                       const struct spec_deps *conflicts, const struct roots_make_opts *o,
+                       struct roots_lock *lock, struct kiln_err *err)
 {
 	struct roots_fetch_opts fo = {.cache_dir = o->cache_dir, .offline = o->offline};
 	struct roots_pool *pool = NULL;
@@ -117,7 +117,7 @@ kiln_rc roots_root_get(const struct roots_config *c, const struct spec_deps *dep
 
 	rc = sources_global_init(err);
 	if (!rc)
-		rc = lock_get(c, deps, conflicts, o, lock, err);
+		rc = roots_lock_get(c, deps, conflicts, o, lock, err);
 	if (!rc && o->cache_dir)
 		kiln_buf_addstr(&cache, o->cache_dir);
 	if (!rc)

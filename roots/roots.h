@@ -416,6 +416,14 @@ struct roots_make_opts {
 /* No cache given, online, resolving, no log. */
 void roots_make_opts_init(struct roots_make_opts *o);
 
+/* The lock of configuration c for these dependencies (deps, conflicts may be NULL): its
+ * repositories loaded, then resolved (the install set, o->extra, deps) or, with
+ * o->lock_path, the lock read and checked against them. libsolv's problems go to
+ * o->log_fd. */
+KILN_MUST_CHECK kiln_rc roots_lock_get(const struct roots_config *c, const struct spec_deps *deps,
+                                       const struct spec_deps *conflicts,
+                                       const struct roots_make_opts *o, struct roots_lock *lock,
+                                       struct kiln_err *err);
 /* The root of configuration c for a build with these dependencies (deps, conflicts: a
  * spec's BuildRequires/BuildConflicts, may be NULL): resolved into lock (initialised by
  * the caller) or taken from o->lock_path and checked against the repositories, then its
