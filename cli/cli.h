@@ -288,6 +288,7 @@ struct cli_submit {
 	const char **with, **without, **tags;
 	size_t nwith, nwithout, ntags;
 	const char *arch, *sign_key, *repository, *formats;
+	const char *root; /* a root configuration's name (kiln submit --root) */
 	int64_t priority, reruns, timeout;
 	const char *idempotency_key;
 	bool wait, follow;

@@ -246,6 +246,8 @@ static void jw_options(struct api_jw *w, const struct cli_submit *s)
 		api_jw_kstr(w, "sign_key", s->sign_key);
 	if (s->repository)
 		api_jw_kstr(w, "repository", s->repository);
+	if (s->root)
+		api_jw_kstr(w, "root", s->root);
 	if (s->priority)
 		api_jw_kint(w, "priority", s->priority);
 	if (s->reruns)

@@ -138,7 +138,7 @@ struct client_cli_opts {
 	const char *url, *token;
 	bool json;
 	/* submit */
-	const char *git, *ref, *spec, *arch, *sign_key, *repository, *formats, *idem;
+	const char *git, *ref, *spec, *arch, *sign_key, *repository, *formats, *idem, *root;
 	int priority, reruns, timeout;
 	bool wait, follow;
 	struct cli_list sources, defines, with, without, tags;
@@ -187,6 +187,8 @@ const struct cli_opt cli_submit_opts[] = {
     {"rpm-format", 0, CLI_OPT_STRING, COFF(formats), NULL, "4|6|4,6", "package format(s)"},
     {"sign-key", 0, CLI_OPT_STRING, COFF(sign_key), NULL, "NAME", "the scheduler's key"},
     {"repository", 0, CLI_OPT_STRING, COFF(repository), NULL, "NAME", "target repository"},
+    {"root", 0, CLI_OPT_STRING, COFF(root), NULL, "CONFIG",
+     "build in a root made from this root configuration (a worker offering it takes the job)"},
     {"priority", 0, CLI_OPT_INT, COFF(priority), NULL, "N", "higher runs first (-1000..1000)"},
     {"reruns", 0, CLI_OPT_INT, COFF(reruns), NULL, "N", "reproducibility reruns"},
     {"reproduce", 0, CLI_OPT_INT, COFF(reruns), NULL, "N", "the same as --reruns"},
@@ -302,6 +304,7 @@ static kiln_rc do_submit(const struct cli_command *cmd, const struct client_cli_
 	s.without = (const char **)o->without.v, s.nwithout = o->without.n;
 	s.tags = (const char **)o->tags.v, s.ntags = o->tags.n;
 	s.arch = o->arch, s.sign_key = o->sign_key, s.repository = o->repository;
+	s.root = o->root;
 	s.formats = o->formats, s.priority = o->priority, s.reruns = o->reruns;
 	s.timeout = o->timeout, s.idempotency_key = o->idem;
 	s.wait = o->wait, s.follow = o->follow;

@@ -20,8 +20,8 @@ struct worker_cli_opts {
 	const char *url, *token, *name, *root, *work_dir;
 	int slots, poll;
 	bool no_sandbox, sandbox;
-	const char *arches[WLIST_MAX], *tags[WLIST_MAX];
-	size_t narches, ntags;
+	const char *arches[WLIST_MAX], *tags[WLIST_MAX], *roots[WLIST_MAX];
+	size_t narches, ntags, nroots;
 };
 
 static kiln_rc wlist(const char **v, size_t *n, const char *what, const char *arg,
@@ -47,6 +47,13 @@ static kiln_rc tag_cb(void *ctx, const char *arg, struct kiln_err *err)
 	return wlist(o->tags, &o->ntags, "--tag", arg, err);
 }
 
+static kiln_rc root_config_cb(void *ctx, const char *arg, struct kiln_err *err)
+{
+	struct worker_cli_opts *o = ctx;
+
+	return wlist(o->roots, &o->nroots, "--root-config", arg, err);
+}
+
 #define WOFF(f) offsetof(struct worker_cli_opts, f)
 
 const struct cli_opt cli_worker_opts[] = {
@@ -59,6 +66,9 @@ const struct cli_opt cli_worker_opts[] = {
      "an architecture this worker builds for (repeatable; default: the host's and noarch)"},
     {"tag", 0, CLI_OPT_CALLBACK, 0, tag_cb, "TAG", "a capability tag (repeatable)"},
     {"root", 0, CLI_OPT_STRING, WOFF(root), NULL, "ROOT", "sandbox root: host, dir:PATH, tar:FILE"},
+    {"root-config", 0, CLI_OPT_CALLBACK, 0, root_config_cb, "CONFIG",
+     "a root configuration (NAME or PATH.cfg) this worker offers: jobs naming it build in a "
+     "root made from its repositories (repeatable; docs/roots.md)"},
     {"work-dir", 0, CLI_OPT_STRING, WOFF(work_dir), NULL, "DIR",
      "where jobs are built (default ./kiln-worker)"},
     {"sandbox", 0, CLI_OPT_FLAG, WOFF(sandbox), NULL, NULL,
@@ -102,6 +112,7 @@ int cli_cmd_worker(int argc, char **argv)
 	d.slots = (unsigned)o.slots;
 	d.arches = o.arches, d.narches = o.narches;
 	d.tags = o.tags, d.ntags = o.ntags;
+	d.root_configs = o.roots, d.nroot_configs = o.nroots;
 	d.root = o.root;
 	d.work_dir = o.work_dir;
 	d.sandbox = o.sandbox;

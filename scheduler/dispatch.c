@@ -65,6 +65,9 @@ bool scheduler_worker_matches(const struct scheduler_job *j, const char *arches,
 	if (m.what == SCHED_MISFIT_ARCH)
 		*why = kiln_arena_printf(a, "arch %s is not among the worker's (%s)", j->arch,
 		                         arches ? arches : "");
+	else if (m.len > 5 && !strncmp(m.tag, "root:", 5))
+		*why = kiln_arena_printf(a, "the worker does not offer root %.*s", (int)m.len - 5,
+		                         m.tag + 5);
 	else
 		*why = kiln_arena_printf(a, "the worker lacks tag %.*s", (int)m.len, m.tag);
 	if (!*why)
@@ -97,9 +100,53 @@ static void worker_verdict(struct api_jw *w, const struct scheduler_job *j,
 	*any |= ok;
 }
 
-static const char *summary(struct kiln_arena *a, const struct scheduler_job *j, bool any,
-                           int64_t ahead, int64_t now)
+/* The root configuration a job names ("root:NAME" among its tags). */
+static bool root_tag(const char *tags, const char **root, size_t *len)
 {
+	const char *p = tags;
+
+	while (p && *p) {
+		size_t l = strcspn(p, ",");
+
+		if (l > 5 && !strncmp(p, "root:", 5)) {
+			*root = p + 5;
+			*len = l - 5;
+			return true;
+		}
+		p += l;
+		p += *p == ',';
+	}
+	return false;
+}
+
+/* Does any known worker, online or not, offer that root? */
+static bool root_offered(const struct scheduler_worker_info *v, size_t n, const char *root,
+                         size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const char *p = v[i].tags;
+
+		while (p && *p) {
+			size_t l = strcspn(p, ",");
+
+			if (l == len + 5 && !strncmp(p, "root:", 5) && !strncmp(p + 5, root, len))
+				return true;
+			p += l;
+			p += *p == ',';
+		}
+	}
+	return false;
+}
+
+static const char *summary(struct kiln_arena *a, const struct scheduler_job *j, bool any,
+                           int64_t ahead, int64_t now, const struct scheduler_worker_info *workers,
+                           size_t n)
+{
+	const char *root = NULL;
+	size_t rlen = 0;
+
 	if (j->state != SCHED_QUEUED)
 		return kiln_arena_printf(a, "the job is %s, not waiting",
 		                         scheduler_state_name(j->state));
@@ -107,6 +154,8 @@ static const char *summary(struct kiln_arena *a, const struct scheduler_job *j, 
 		return kiln_arena_printf(a, "waiting %llds more before retry %lld (backoff)",
 		                         (long long)((j->not_before_ms - now + 999) / 1000),
 		                         (long long)j->attempts + 1);
+	if (!any && root_tag(j->tags, &root, &rlen) && !root_offered(workers, n, root, rlen))
+		return kiln_arena_printf(a, "no worker offers %.*s", (int)rlen, root);
 	if (!any)
 		return "no online worker matches this job";
 	if (ahead)
@@ -138,7 +187,7 @@ kiln_rc scheduler_placement_json(struct scheduler *s, const struct scheduler_job
 	for (i = 0; i < n; i++)
 		worker_verdict(w, j, &v[i], now, a, &any);
 	api_jw_end(w);
-	api_jw_kstr(w, "summary", summary(a, j, any, ahead, now));
+	api_jw_kstr(w, "summary", summary(a, j, any, ahead, now, v, n));
 	api_jw_end(w);
 	return KILN_OK;
 }

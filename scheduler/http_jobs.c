@@ -162,11 +162,13 @@ static void request_json(const struct scheduler_request *r, const char *spec_sha
 	api_jw_kstr(&w, "sign_key", sign_key);
 	jw_strlist(&w, "tags", &r->tags);
 	api_jw_kint(&w, "timeout", timeout);
+	if (r->root)
+		api_jw_kstr(&w, "root", r->root);
 	api_jw_end(&w);
 }
 
 /* The manifest: every input of the build; its sha256 is the job's content key. The root
- * is the worker's default until roots are named per job (issue 12 compares roots). A git
+ * is the root configuration the job names, else the worker's default root. A git
  * job names its URL, ref and commit here: the commit is null until the first worker that
  * runs it reports what the ref resolved to (gitpin.c), which changes the content key. */
 static kiln_rc manifest_json(const struct scheduler_request *r, const char *spec_sha,
@@ -181,7 +183,7 @@ static kiln_rc manifest_json(const struct scheduler_request *r, const char *spec
 	api_jw_obj(&w);
 	jw_inputs(&w, r, spec_sha, true);
 	api_jw_kstr(&w, "kiln_version", KILN_VERSION);
-	api_jw_kstr(&w, "root", "worker-default");
+	api_jw_kstr(&w, "root", r->root ? r->root : "worker-default");
 	api_jw_end(&w);
 	rc = kiln_buf_finish(&raw, err);
 	if (!rc)

@@ -50,6 +50,7 @@ static const struct api_field request_fields[] = {
     F("max_attempts", API_F_INT, false, max_attempts, 1, 20),
     F("sign_key", API_F_STR, false, sign_key, 0, 128),
     F("repository", API_F_STR, false, repository, 0, 128),
+    F("root", API_F_STR, false, root, 0, 128),
     API_FIELD_END,
 };
 
@@ -144,6 +145,34 @@ static kiln_rc check_defines(struct scheduler_request *r, struct kiln_arena *a,
 			                    "field 'defines.%s': a value may not contain a newline",
 			                    r->defines.keys[i]);
 	}
+	return KILN_OK;
+}
+
+/* A job naming a root configuration goes to a worker that offers it: workers advertise
+ * "root:NAME" among their tags, and the job asks for that tag, so placement answers and the
+ * grant use their one matcher (dispatch.c) for roots too. */
+static kiln_rc root_tag(struct scheduler_request *r, struct kiln_arena *a, struct kiln_err *err)
+{
+	const char **v;
+
+	if (!*r->root) {
+		r->root = NULL;
+		return KILN_OK;
+	}
+	if (!word_ok(r->root, "_-.+", false))
+		return kiln_err_set(err, KILN_EINVAL,
+		                    "field 'root': '%.64s' is not a root configuration name",
+		                    r->root);
+	v = kiln_arena_alloc(a, (r->tags.n + 1) * sizeof(*v));
+	if (!v)
+		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	if (r->tags.n)
+		memcpy(v, r->tags.v, r->tags.n * sizeof(*v));
+	v[r->tags.n] = kiln_arena_printf(a, "root:%s", r->root);
+	if (!v[r->tags.n])
+		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	r->tags.v = v;
+	r->tags.n++;
 	return KILN_OK;
 }
 
@@ -277,5 +306,7 @@ kiln_rc scheduler_request_parse(const void *body, size_t len, struct kiln_arena 
 		rc = kiln_err_set(err, KILN_EINVAL, "field 'sign_key': not a key name");
 	if (!rc && out->repository && *out->repository && !word_ok(out->repository, "_-.", false))
 		rc = kiln_err_set(err, KILN_EINVAL, "field 'repository': not a repository name");
+	if (!rc && out->root)
+		rc = root_tag(out, a, err);
 	return rc;
 }

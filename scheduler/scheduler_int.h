@@ -433,6 +433,7 @@ struct scheduler_request {
 	bool has_sde;
 	const char *sign_key;
 	const char *repository;
+	const char *root; /* a root configuration's name (workers offering it take the job) */
 };
 
 /* Decode and validate a POST /api/v1/jobs body (strict: unknown fields are errors); strings

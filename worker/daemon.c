@@ -54,6 +54,7 @@ static const struct api_field job_fields[] = {
     JF("variations", API_F_STRLIST, variations, 16),
     JF("rerun", API_F_INT, rerun, 1000),
     JF("timeout", API_F_INT, timeout, 30 * 86400),
+    JF("root", API_F_STR, root, 128),
     {"source_date_epoch", API_F_INT, false, offsetof(struct worker_job_req, source_date_epoch), 0,
      4294967295LL, NULL, 0, offsetof(struct worker_job_req, has_sde)},
     API_FIELD_END,
@@ -308,6 +309,44 @@ out:
 /* ---------------------------------------------------------------------------------------- */
 /* Set-up */
 
+/* The root configurations this worker offers, each read once to check it and learn its
+ * name; the tags it registers with are its own and "root:NAME" for each (the scheduler's
+ * one matcher then places jobs naming a root). */
+static kiln_rc offers_load(struct worker_daemon *d, const struct worker_daemon_opts *o,
+                           struct kiln_err *err)
+{
+	const char **tags =
+	    kiln_arena_alloc(&d->arena, (o->ntags + o->nroot_configs + 1) * sizeof(*tags));
+	size_t i, nt = 0;
+	kiln_rc rc = KILN_OK;
+
+	d->offers = kiln_arena_alloc(&d->arena, (o->nroot_configs + 1) * sizeof(*d->offers));
+	if (!tags || !d->offers)
+		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	for (i = 0; i < o->ntags; i++)
+		tags[nt++] = o->tags[i];
+	for (i = 0; !rc && i < o->nroot_configs; i++) {
+		struct roots_config c;
+		struct worker_offer *w = &d->offers[d->noffers];
+
+		roots_config_init(&c);
+		rc = roots_config_open(&c, o->root_configs[i], err);
+		if (!rc) {
+			w->name = kiln_arena_strdup(&d->arena, c.name);
+			w->path = kiln_arena_strdup(&d->arena, c.path);
+			tags[nt] = kiln_arena_printf(&d->arena, "root:%s", c.name);
+			if (!w->name || !w->path || !tags[nt])
+				rc = kiln_err_set(err, KILN_ENOMEM, "out of memory");
+			nt++;
+			d->noffers++;
+		}
+		roots_config_release(&c);
+	}
+	if (!rc)
+		jlist(d->tags, sizeof(d->tags), tags, nt);
+	return rc;
+}
+
 static kiln_rc daemon_init(struct worker_daemon *d, const struct worker_daemon_opts *o, char *host,
                            size_t hsize, struct kiln_err *err)
 {
@@ -339,8 +378,7 @@ static kiln_rc daemon_init(struct worker_daemon *d, const struct worker_daemon_o
 	def[0] = u.machine, def[1] = "noarch";
 	jlist(d->arches, sizeof(d->arches), o->narches ? o->arches : def,
 	      o->narches ? o->narches : 2);
-	jlist(d->tags, sizeof(d->tags), o->tags, o->ntags);
-	return KILN_OK;
+	return offers_load(d, o, err);
 }
 
 /* kiln's macro configuration (rpmrc, macro files), read once for every build to copy. */
@@ -405,7 +443,7 @@ static void say_ready(struct worker_daemon *d)
 kiln_rc worker_daemon_run(const struct worker_daemon_opts *o, volatile sig_atomic_t *stop,
                           struct kiln_err *err)
 {
-	struct worker_daemon d = {0};
+	struct worker_daemon d = {.arena = KILN_ARENA_INIT(KILN_MIB)};
 	struct slot slots[64];
 	struct api_client *c = NULL;
 	struct api_reply r;
@@ -446,5 +484,6 @@ out:
 	api_client_free(c);
 	api_reply_release(&r);
 	macro_ctx_free(d.macros);
+	kiln_arena_release(&d.arena);
 	return rc;
 }

@@ -45,6 +45,29 @@ static kiln_rc job_setup(const struct worker_child_req *r, struct kiln_arena *a,
 	return KILN_OK;
 }
 
+/* The job's root: resolved for its spec or source package with the job's macros, made
+ * (or taken from the worker's image cache), and the build's sandbox set on it. */
+static kiln_rc job_root(const struct worker_child_req *r, struct worker_build_setup *s,
+                        struct worker_root *root, struct kiln_err *err)
+{
+	struct roots_make_opts ro;
+	kiln_rc rc;
+
+	roots_make_opts_init(&ro);
+	ro.cache_dir = r->cache_dir;
+	ro.log_fd = STDOUT_FILENO;
+	rc = worker_root_open(r->root_config, r->srpm_path ? r->srpm_path : r->spec_path,
+	                      r->srpm_path != NULL, &ro, worker_build_setup_macros, s, root, err);
+	if (!rc) {
+		printf("kiln worker: root %s, lock %s (%zu packages)\n", root->cfg.name,
+		       root->lock.id, root->lock.n);
+		fflush(stdout);
+		s->sandbox = true;
+		s->root = root->root_arg;
+	}
+	return rc;
+}
+
 static void result_write(const struct worker_child_req *r, const struct worker_build_result *res,
                          bool ok, const struct kiln_err *err)
 {
@@ -68,6 +91,7 @@ int worker_daemon_build_child(const struct worker_child_req *r)
 	struct sources_fetch_opts fo = {0};
 	struct worker_vary_state vs = {0};
 	struct macro_ctx *mc = NULL;
+	struct worker_root root = {0};
 	char msg[KILN_ERR_MSG_MAX + KILN_ERR_INPUT_MAX + 16];
 	kiln_rc rc;
 
@@ -82,10 +106,19 @@ int worker_daemon_build_child(const struct worker_child_req *r)
 	fo.git_commit = r->git_commit;
 	bo.fetch = &fo;
 	rc = job_setup(r, &a, &setup, &err);
-	if (!rc && !(mc = macro_ctx_dup(r->macros, &err)))
-		rc = err.code ? err.code : KILN_ENOMEM;
-	if (!rc)
-		rc = worker_build_prepare(&setup, mc, &bo, &cc, &err);
+	if (!rc && r->root_config) {
+		/* a root made from the job's root configuration, its macros the root's own */
+		rc = job_root(r, &setup, &root, &err);
+		mc = root.macros;
+		root.macros = NULL;
+		if (!rc)
+			rc = worker_build_prepare(&setup, NULL, &bo, &cc, &err);
+	} else {
+		if (!rc && !(mc = macro_ctx_dup(r->macros, &err)))
+			rc = err.code ? err.code : KILN_ENOMEM;
+		if (!rc)
+			rc = worker_build_prepare(&setup, mc, &bo, &cc, &err);
+	}
 	if (!rc && r->srpm_path)
 		rc = worker_srpm_install(r->srpm_path, mc, &a, &bo.spec_path, &err);
 	else
@@ -112,6 +145,7 @@ int worker_daemon_build_child(const struct worker_child_req *r)
 		fprintf(stderr, "error: %s\n", kiln_err_format(&err, msg, sizeof(msg)));
 	worker_build_result_release(&res);
 	macro_ctx_free(mc);
+	worker_root_close(&root);
 	kiln_arena_release(&a);
 	return rc ? 1 : 0;
 }

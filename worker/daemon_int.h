@@ -21,6 +21,13 @@ struct worker_daemon {
 	/* kiln's macro configuration, loaded once at start; each build child duplicates it
 	 * (macro_ctx_dup) instead of reading the macro files again. Owned. */
 	struct macro_ctx *macros;
+	/* The root configurations offered (o->root_configs): name and the file it is read
+	 * from, in the daemon's arena. */
+	struct worker_offer {
+		const char *name, *path;
+	} * offers;
+	size_t noffers;
+	struct kiln_arena arena;
 };
 
 /* A lease as the scheduler granted it; strings in the job's arena. */
@@ -47,6 +54,7 @@ struct worker_job_req {
 	int64_t timeout, source_date_epoch;
 	int64_t rerun; /* 0, or the rerun's number (reproducibility reruns) */
 	bool has_sde;
+	const char *root; /* the root configuration the job names, NULL for the worker's root */
 };
 
 struct worker_lease {
@@ -85,7 +93,8 @@ struct worker_child_req {
 	const struct macro_ctx *macros; /* the daemon's configuration, duplicated per build */
 	bool sandbox;
 	const char *root;
-	unsigned vary; /* enum worker_vary: a rerun's variations */
+	const char *root_config; /* the job's root configuration (a file), NULL for none */
+	unsigned vary;           /* enum worker_vary: a rerun's variations */
 };
 
 /* The variations of a lease's job (unknown names are errors: the scheduler checks them). */

@@ -579,6 +579,18 @@ static int build_once(struct jobrun *j, const char *format, const char *result_p
 	req.cache_dir = j->cache;
 	req.macros = j->d->macros;
 	req.vary = j->vary;
+	if (j->l->job.root) {
+		size_t i;
+
+		for (i = 0; i < j->d->noffers && strcmp(j->d->offers[i].name, j->l->job.root); i++)
+			;
+		if (i == j->d->noffers) {
+			/* the scheduler places a job only where its root is offered */
+			log_note(j, "error: this worker does not offer root %s\n", j->l->job.root);
+			return -1;
+		}
+		req.root_config = j->d->offers[i].path;
+	}
 	if (j->l->job.has_git &&
 	    pathf(spec, sizeof(spec), "%s/%s", j->checkout, j->l->job.git.spec)) {
 		req.spec_path = spec;

@@ -43,13 +43,18 @@ static kiln_rc macros_apply(const struct worker_build_setup *s, struct macro_ctx
 	return rc;
 }
 
+kiln_rc worker_build_setup_macros(void *s, struct macro_ctx *mc, struct kiln_err *err)
+{
+	return macros_apply(s, mc, err);
+}
+
 kiln_rc worker_build_prepare(const struct worker_build_setup *s, struct macro_ctx *mc,
                              struct worker_build_opts *bo, struct chroot_config *cc,
                              struct kiln_err *err)
 {
 	kiln_rc rc;
 
-	rc = macros_apply(s, mc, err);
+	rc = mc ? macros_apply(s, mc, err) : KILN_OK;
 	if (rc)
 		return rc;
 	bo->source_date_epoch = s->source_date_epoch;

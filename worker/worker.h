@@ -400,9 +400,13 @@ KILN_MUST_CHECK kiln_rc worker_root_open(const char *config, const char *input, 
                                                               struct kiln_err *err),
                                          void *arg, struct worker_root *out, struct kiln_err *err);
 void worker_root_close(struct worker_root *r);
-/* Apply s: its macros into mc, SOURCE_DATE_EPOCH into bo, and with s->sandbox the sandbox
+/* Apply s: its macros into mc (NULL: they were applied already, with
+ * worker_build_setup_macros), SOURCE_DATE_EPOCH into bo, and with s->sandbox the sandbox
  * into cc (chroot_config_init'ed here) with bo->exec = cc; without it bo->exec = NULL. cc
  * must outlive the build. Errors name the definition or the root that was refused. */
+/* Only the macros of s into mc (a configure callback of worker_root_open takes it). */
+KILN_MUST_CHECK kiln_rc worker_build_setup_macros(void *s, struct macro_ctx *mc,
+                                                  struct kiln_err *err);
 KILN_MUST_CHECK kiln_rc worker_build_prepare(const struct worker_build_setup *s,
                                              struct macro_ctx *mc, struct worker_build_opts *bo,
                                              struct chroot_config *cc, struct kiln_err *err);
@@ -561,10 +565,14 @@ struct worker_daemon_opts {
 	size_t ntags;
 	const char *work_dir; /* NULL: ./kiln-worker */
 	const char *root;     /* sandbox root: "host", "dir:PATH", "tar:FILE"; NULL host */
-	bool no_sandbox;      /* stages as plain host processes */
-	bool sandbox;         /* the sandbox is required (an error when unavailable) */
-	int64_t poll_ms;      /* long poll length, 0 = 20 s */
-	int ready_fd;         /* "registered as NAME" is written here once; -1 for none */
+	/* Root configurations (names or paths) this worker offers: jobs naming one are built
+	 * in a root made from it (worker_root_open); the worker advertises "root:NAME". */
+	const char *const *root_configs;
+	size_t nroot_configs;
+	bool no_sandbox; /* stages as plain host processes */
+	bool sandbox;    /* the sandbox is required (an error when unavailable) */
+	int64_t poll_ms; /* long poll length, 0 = 20 s */
+	int ready_fd;    /* "registered as NAME" is written here once; -1 for none */
 };
 
 /* Run until *stop is non-zero: 1 stops taking work and lets running builds finish; 2 or

@@ -175,3 +175,60 @@ def test_endless_generate_buildrequires_stops_at_ten_rounds(kiln_bin, debrpm_rep
     assert "round 10: %generate_buildrequires asks for" in r.stderr
     assert "round 11" not in r.stderr
     assert "after 10 rounds: giving up" in r.stderr
+
+
+def test_farm_job_builds_in_the_root_a_worker_offers(kiln_bin, root_env, tmp_path):
+    """kiln submit --root NAME: only a worker offering that root configuration takes the
+    job; it builds in the root (BuildRequires from the repository); a job naming a root no
+    worker offers waits, and its placement says so."""
+    from farm import Scheduler, read_line
+    import time
+
+    cfg, env, _ = root_env
+    s = Scheduler(kiln_bin, tmp_path / "data", "limits.lease_ttl=30", "limits.tick=100ms",
+                  "limits.poll_max=5").start()
+    procs = []
+    try:
+        for name, extra in (("plain", []), ("rooted", ["--root-config", str(cfg)])):
+            p = subprocess.Popen([str(kiln_bin), "worker", "--scheduler", s.url, "--token",
+                                  s.token("worker"), "--name", name, "--work-dir",
+                                  str(tmp_path / name), "--poll", "2", *extra],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+            procs.append(p)
+            line = read_line(p, time.monotonic() + 60, f"worker {name}")
+            assert line.startswith(f"registered as {name}"), line
+        cenv = dict(env, KILN_URL=s.url, KILN_TOKEN=s.token("submit,read"))
+        r = run(kiln_bin, "submit", DATA / "zdemo.spec", "--root", cfg.stem, "--wait",
+                env=cenv)
+        assert r.returncode == 0, r.stdout + r.stderr
+        jid = int(r.stdout.split("job ")[1].split()[0])
+        job = s.job(jid)
+        manifest = job["manifest"] if isinstance(job["manifest"], dict) else json.loads(
+            job["manifest"])
+        assert manifest["root"] == cfg.stem
+        r = run(kiln_bin, "logs", str(jid), env=cenv)
+        assert f"root {cfg.stem}, lock " in r.stdout
+        assert "kiln worker rooted: job" in r.stdout
+        r = run(kiln_bin, "download", str(jid), "-o", tmp_path / "dl", env=cenv)
+        assert r.returncode == 0, r.stderr
+        rpm = next((tmp_path / "dl").glob("zdemo-1.0-1.x86_64.rpm"))
+        req = subprocess.run(["rpm", "-qp", "--requires", rpm], capture_output=True,
+                             text=True, check=True).stdout
+        assert "libz.so.1()(64bit)" in req
+
+        r = s.call("POST", "/api/v1/jobs", {"spec": (DATA / "zdemo.spec").read_text(),
+                                            "spec_name": "zdemo.spec", "root": "nowhere-42"},
+                   token=s.token("submit,read"))
+        assert r.status == 201, r.body
+        pid = r.json()["id"]
+        p = s.call("GET", f"/api/v1/jobs/{pid}/placement").json()
+        assert p["summary"] == "no worker offers nowhere-42", p
+        assert all("does not offer root nowhere-42" in w["reason"] for w in p["workers"]), p
+    finally:
+        for p in procs:
+            p.terminate()
+            try:
+                p.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        s.stop()
