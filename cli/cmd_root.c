@@ -248,6 +248,25 @@ static int root_create_or_shell(const struct root_opts *o, const char *config, c
 	return rc ? cli_fail(&err) : status;
 }
 
+/* kiln root list: each configuration found by name, its arch and its file. */
+static kiln_rc list_one(void *arg, const char *name, const char *path, struct kiln_err *err)
+{
+	char msg[KILN_ERR_MSG_MAX + KILN_ERR_INPUT_MAX + 16];
+	struct roots_config c;
+	kiln_rc rc;
+
+	(void)arg;
+	roots_config_init(&c);
+	rc = roots_config_load(&c, path, err);
+	if (!rc)
+		printf("%-32s %-8s %s\n", name, c.arch, path);
+	else /* a broken file is listed with its error, the others still */
+		printf("%-32s %-8s %s\n", name, "?", kiln_err_format(err, msg, sizeof(msg)));
+	kiln_err_clear(err);
+	roots_config_release(&c);
+	return KILN_OK;
+}
+
 int cli_cmd_root(int argc, char **argv)
 {
 	const struct cli_command *cmd = cli_command_find("root");
@@ -262,10 +281,12 @@ int cli_cmd_root(int argc, char **argv)
 	if (!strcmp(argv[1], "lock") && (nargs == 2 || nargs == 3))
 		return root_lock(&o, argv[2], nargs == 3 ? argv[3] : NULL, &err) ? cli_fail(&err)
 		                                                                 : CLI_EXIT_OK;
+	if (!strcmp(argv[1], "list") && nargs == 1)
+		return roots_config_list(list_one, NULL, &err) ? cli_fail(&err) : CLI_EXIT_OK;
 	if (!strcmp(argv[1], "create") && nargs == 2)
 		return root_create_or_shell(&o, argv[2], NULL, 0, false);
 	if (!strcmp(argv[1], "shell") && nargs >= 2)
 		return root_create_or_shell(&o, argv[2], argv + 3, nargs - 2, true);
-	return cli_usage_error(cmd, "use lock CONFIG [SPEC|SRPM], create CONFIG or shell CONFIG "
-	                            "[-- CMD...]");
+	return cli_usage_error(cmd, "use lock CONFIG [SPEC|SRPM], create CONFIG, list or shell "
+	                            "CONFIG [-- CMD...]");
 }

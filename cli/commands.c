@@ -123,7 +123,7 @@ const struct cli_command cli_commands[] = {
      cli_fetch_opts_table, cli_cmd_fetch},
     {"root", "build roots from RPM repositories: resolve a root configuration into a lock",
      "lock CONFIG [SPEC|SRPM] [--json] [--lock FILE] [--download DIR] [--cache DIR] "
-     "[--offline] | create CONFIG [--lock FILE] | shell CONFIG [--lock FILE] [-- CMD...]",
+     "[--offline] | create CONFIG [--lock FILE] | shell CONFIG [--lock FILE] [-- CMD...] | list",
      "CONFIG is a root configuration's name (NAME.cfg in /etc/kiln/roots or kiln's "
      "configs/roots) or path: an architecture, repositories and a base set, like a mock "
      "config. lock reads each repository's repomd.xml (its signature checked with the "

@@ -9,6 +9,7 @@
  */
 #include "util/util.h"
 
+#include <dirent.h>
 #include <glob.h>
 
 #include "macro/macro.h"
@@ -631,6 +632,79 @@ found:
 out:
 	kiln_buf_release(&probe);
 	kiln_buf_release(&confdir);
+	return rc;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The NAME.cfg names in dir, sorted, appended to names (in a). */
+static kiln_rc list_dir(const char *dir, struct kiln_arena *a, const char ***names, size_t *n,
+                        size_t *cap, struct kiln_err *err)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	size_t first = *n;
+
+	if (!d)
+		return KILN_OK; /* no such directory: no configurations there */
+	while ((e = readdir(d))) {
+		size_t l = strlen(e->d_name);
+		char *name;
+
+		if (l <= 4 || strcmp(e->d_name + l - 4, ".cfg") || e->d_name[0] == '.')
+			continue;
+		name = kiln_arena_strndup(a, e->d_name, l - 4);
+		if (!name || !kiln_arena_strv_add(a, names, n, cap, name)) {
+			closedir(d);
+			return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+		}
+	}
+	closedir(d);
+	if (*n > first)
+		qsort(*names + first, *n - first, sizeof(**names), name_cmp);
+	return KILN_OK;
+}
+
+kiln_rc roots_config_list(kiln_rc (*fn)(void *arg, const char *name, const char *path,
+                                        struct kiln_err *err),
+                          void *arg, struct kiln_err *err)
+{
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_LIMIT_ARENA);
+	struct kiln_buf confdir = KILN_BUF_INIT(KILN_LIMIT_PATH);
+	struct kiln_buf dir = KILN_BUF_INIT(KILN_LIMIT_PATH);
+	struct kiln_err ignored = KILN_ERR_INIT;
+	const char **names = NULL;
+	size_t n = 0, cap = 0, i, k;
+	kiln_rc rc;
+
+	rc = list_dir(ROOTS_ETC_DIR, &a, &names, &n, &cap, err);
+	if (!rc && !util_configdir_find(&confdir, &ignored)) {
+		kiln_buf_addf(&dir, "%s/roots", confdir.ptr);
+		rc = kiln_buf_finish(&dir, err);
+		if (!rc)
+			rc = list_dir(dir.ptr, &a, &names, &n, &cap, err);
+	}
+	if (!rc && n)
+		qsort(names, n, sizeof(*names), name_cmp);
+	for (i = 0; !rc && i < n; i++) {
+		struct kiln_buf path = KILN_BUF_INIT(KILN_LIMIT_PATH);
+		bool dup = false;
+
+		for (k = 0; k < i; k++)
+			dup |= !strcmp(names[k], names[i]);
+		if (dup)
+			continue; /* /etc/kiln/roots shadows the shipped one */
+		rc = roots_config_find(names[i], &path, err);
+		if (!rc)
+			rc = fn(arg, names[i], path.ptr, err);
+		kiln_buf_release(&path);
+	}
+	kiln_buf_release(&dir);
+	kiln_buf_release(&confdir);
+	kiln_arena_release(&a);
 	return rc;
 }
 

@@ -94,6 +94,13 @@ KILN_MUST_CHECK kiln_rc roots_config_load(struct roots_config *c, const char *pa
  * KILN_ENOTFOUND naming every place tried. */
 KILN_MUST_CHECK kiln_rc roots_config_find(const char *what, struct kiln_buf *out,
                                           struct kiln_err *err);
+/* The configurations found by name, as roots_config_find() looks them up: every NAME.cfg
+ * in /etc/kiln/roots/, then those of kiln's configuration directory's roots/ that the first
+ * does not shadow; sorted by name. fn gets each name and path; a non-zero return stops the
+ * walk and is returned. Directories that do not exist are skipped. */
+KILN_MUST_CHECK kiln_rc roots_config_list(kiln_rc (*fn)(void *arg, const char *name,
+                                                        const char *path, struct kiln_err *err),
+                                          void *arg, struct kiln_err *err);
 /* roots_config_find() then roots_config_load(). */
 KILN_MUST_CHECK kiln_rc roots_config_open(struct roots_config *c, const char *what,
                                           struct kiln_err *err);

@@ -232,3 +232,19 @@ def test_farm_job_builds_in_the_root_a_worker_offers(kiln_bin, root_env, tmp_pat
             except subprocess.TimeoutExpired:
                 p.kill()
         s.stop()
+
+
+def test_root_list_names_the_configurations_found(kiln_bin, root_env, tmp_path):
+    import shutil
+
+    cfg, env, _ = root_env
+    confdir = tmp_path / "configs"
+    shutil.copytree(Path(__file__).resolve().parent.parent.parent / "configs", confdir)
+    (confdir / "roots").mkdir(exist_ok=True)
+    shutil.copy(cfg, confdir / "roots" / "fixture-x86_64.cfg")
+    (confdir / "roots" / "broken.cfg").write_text("[root]\narch = x86_64\nbogus = 1\n")
+    r = run(kiln_bin, "root", "list", env=dict(env, KILN_CONFIGDIR=str(confdir)))
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].split()[0] == "broken" and "broken.cfg:3" in lines[0]
+    assert lines[1].split()[:2] == ["fixture-x86_64", "x86_64"]
