@@ -16,6 +16,8 @@
 
 #include "util/util.h"
 
+#include <signal.h>
+
 /* ======================================================================================== */
 /* JSON: decoding against a field table                                                     */
 /* ======================================================================================== */
@@ -154,6 +156,9 @@ KILN_MUST_CHECK kiln_rc api_bearer_parse(const char *value, struct kiln_str *tok
 /* A file name from a request (an artifact or source name): 1..255 bytes, no '/', no NUL,
  * not "." or "..", no control characters. KILN_EINVAL naming what is wrong. */
 KILN_MUST_CHECK kiln_rc api_name_check(const char *name, size_t len, struct kiln_err *err);
+/* A worker's name: 1..64 bytes of letters, digits, '.', '_' and '-', starting with a letter
+ * or digit (a host name fits). KILN_EINVAL naming what is wrong. */
+KILN_MUST_CHECK kiln_rc api_worker_name_check(const char *name, struct kiln_err *err);
 /* 64 lowercase hex digits. */
 bool api_sha256_valid(const char *s);
 
@@ -328,6 +333,9 @@ struct api_call {
 	const char *headers[4];   /* extra "Name: value" lines, NULL-terminated */
 	long timeout_ms;          /* this call; 0 = the client's */
 	int out_fd;               /* write the response body here instead of into resp (2xx) */
+	/* borrowed, NULL for none: the call gives up (KILN_ECANCEL) within about a second of
+	 * *abort turning non-zero, so a daemon told to stop does not wait out a long poll */
+	volatile sig_atomic_t *abort;
 };
 
 struct api_reply {
