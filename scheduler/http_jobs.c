@@ -148,6 +148,22 @@ static void jw_inputs(struct api_jw *w, const struct scheduler_request *r, const
 	jw_strlist(w, "without", &r->without);
 }
 
+/* Only the limits the submitter gave: the worker's own apply to the rest. */
+static void jw_limits(struct api_jw *w, const struct scheduler_job_limits *l)
+{
+	api_jw_key(w, "limits");
+	api_jw_obj(w);
+	if (l->pids)
+		api_jw_kint(w, "pids", l->pids);
+	if (l->memory)
+		api_jw_kint(w, "memory", l->memory);
+	if (l->cpu)
+		api_jw_kint(w, "cpu", l->cpu);
+	if (l->log)
+		api_jw_kint(w, "log", l->log);
+	api_jw_end(w);
+}
+
 static void request_json(const struct scheduler_request *r, const char *spec_sha,
                          const char *sign_key, int64_t timeout, struct kiln_buf *out)
 {
@@ -162,6 +178,8 @@ static void request_json(const struct scheduler_request *r, const char *spec_sha
 	api_jw_kstr(&w, "sign_key", sign_key);
 	jw_strlist(&w, "tags", &r->tags);
 	api_jw_kint(&w, "timeout", timeout);
+	if (r->has_limits)
+		jw_limits(&w, &r->limits);
 	api_jw_end(&w);
 }
 

@@ -118,6 +118,10 @@ int worker_daemon_build_child(const struct worker_child_req *r)
 	if (r->sandbox) {
 		cc.kind = CHROOT_EXEC_SANDBOX;
 		cc.limits.timeout_ms = r->job->timeout * 1000;
+		cc.limits.pids_max = (uint64_t)r->caps->pids;
+		cc.limits.memory_bytes = (uint64_t)r->caps->memory;
+		cc.limits.cpu_percent =
+		    r->caps->cpu > UINT32_MAX ? UINT32_MAX : (uint32_t)r->caps->cpu;
 		bo.exec = &cc;
 	}
 	rc = r->root && r->sandbox ? chroot_config_root_parse(&cc, r->root, &err) : KILN_OK;
