@@ -100,6 +100,8 @@ static const char *const migrations[] = {
     " state TEXT NOT NULL, message TEXT NOT NULL, updated_ms INTEGER NOT NULL);"
     "CREATE TABLE repos(name TEXT PRIMARY KEY, revision INTEGER NOT NULL,"
     " published_ms INTEGER NOT NULL);",
+    /* 5 -> 6: a worker's name belongs to the token that registered it (-1: none yet) */
+    "ALTER TABLE workers ADD COLUMN token_id INTEGER NOT NULL DEFAULT -1;",
 };
 
 #define JOB_COLS                                                                                   \
@@ -136,6 +138,7 @@ enum q {
 	Q_WORKER_FULL,
 	Q_WORKER_SEEN,
 	Q_WORKERS,
+	Q_WORKER_OWNER,
 	Q_TOKEN_INSERT,
 	Q_TOKEN_LOOKUP,
 	Q_TOKENS,
@@ -239,8 +242,9 @@ static const char *const sql[Q_COUNT] = {
                         " signed_size, kind, arch FROM artifacts WHERE job_id = ?1"
                         " ORDER BY attempt, name",
     [Q_WORKER_FULL] = "INSERT OR REPLACE INTO workers(name, arches, tags, slots, free_disk,"
-                      " kernel, version, last_seen_ms, draining)"
-                      " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9)",
+                      " kernel, version, last_seen_ms, draining, token_id)"
+                      " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
+    [Q_WORKER_OWNER] = "SELECT token_id FROM workers WHERE name = ?1",
     /* at most one write a second per worker: polls and heartbeats come often */
     [Q_WORKER_SEEN] = "UPDATE workers SET last_seen_ms = ?2, draining = ?3 WHERE name = ?1"
                       " AND (last_seen_ms < ?2 - 1000 OR draining != ?3)",
@@ -1220,6 +1224,7 @@ static kiln_rc worker_seen(struct scheduler_store *base, const struct scheduler_
 		bind_text(st, 7, w->version);
 		sqlite3_bind_int64(st, 8, w->last_seen_ms);
 		sqlite3_bind_int(st, 9, w->draining);
+		sqlite3_bind_int64(st, 10, w->token_id);
 	} else if (st) {
 		bind_text(st, 1, w->name);
 		sqlite3_bind_int64(st, 2, w->last_seen_ms);
@@ -1227,6 +1232,31 @@ static kiln_rc worker_seen(struct scheduler_store *base, const struct scheduler_
 	}
 	if (st)
 		rc = step_done(s, st, err, "record worker");
+	sq_unlock(s);
+	return rc;
+}
+
+static kiln_rc worker_owner(struct scheduler_store *base, const char *name, int64_t *token_id,
+                            struct kiln_err *err)
+{
+	struct sq *s = reader((struct sq *)base);
+	sqlite3_stmt *st;
+	kiln_rc rc = KILN_EIO;
+	int r;
+
+	pthread_mutex_lock(&s->lock);
+	st = stmt(s, Q_WORKER_OWNER, err);
+	if (st) {
+		bind_text(st, 1, name);
+		r = sqlite3_step(st);
+		if (r == SQLITE_ROW)
+			*token_id = sqlite3_column_int64(st, 0), rc = KILN_OK;
+		else if (r == SQLITE_DONE)
+			rc = kiln_err_set(err, KILN_ENOTFOUND, "no worker '%s'", name);
+		else
+			rc = db_err(s, err, "worker owner");
+		sqlite3_reset(st);
+	}
 	sq_unlock(s);
 	return rc;
 }
@@ -2211,6 +2241,7 @@ static const struct scheduler_store_ops sqlite_ops = {
     .artifacts_list = artifacts_list,
     .worker_seen = worker_seen,
     .workers_list = workers_list,
+    .worker_owner = worker_owner,
     .token_insert = token_insert,
     .token_lookup = token_lookup,
     .tokens_list = tokens_list,

@@ -1,0 +1,168 @@
+"""The farm under hostile load (issue 23): builds that fork or print without end, workers
+that pose as each other, connection floods, oversized bodies.  Every process is the
+test's own child on loopback, bounded in count and time."""
+import os
+import signal
+import socket
+import subprocess
+import threading
+import time
+
+import pytest
+
+from farm import Scheduler, read_line
+from test_farm_e2e import FAST, Worker, spec, submit
+
+
+@pytest.fixture
+def farm(kiln_bin, tmp_path):
+    s = Scheduler(kiln_bin, tmp_path / "data", *FAST).start()
+    workers = []
+
+    def add(name, *extra):
+        w = Worker(kiln_bin, s, name, tmp_path / name, *extra)
+        workers.append(w)
+        return w
+
+    yield s, add
+    for w in workers:
+        w.stop()
+    s.stop()
+
+
+def attempt_log(s, jid, attempt=1):
+    r = s.call("GET", f"/api/v1/jobs/{jid}/attempts/{attempt}/log")
+    assert r.status == 200, r.body
+    return r.body
+
+
+def count_host(pattern):
+    ps = subprocess.run(["pgrep", "-cfx", pattern], capture_output=True, text=True)
+    return int(ps.stdout.strip() or 0)
+
+
+def test_fork_bomb_in_a_farm_job_stays_under_the_pids_cap(farm):
+    s, add = farm
+    add("w1", "--pids-max", "64", "--sandbox")
+    # bounded: 600 sleepers at most, each of a duration no other process uses
+    nap = f"40.{os.getpid()}"
+    bomb = f"for i in $(seq 600); do sleep {nap} & done 2>/dev/null; wait; exit 1"
+    jid = submit(s, spec("bomb", extra=bomb), timeout=60)
+    peak, deadline = 0, time.monotonic() + 90
+    while time.monotonic() < deadline:
+        peak = max(peak, count_host(f"sleep {nap}"))
+        if s.job(jid)["state"] in ("succeeded", "failed"):
+            break
+        time.sleep(0.05)
+    j = s.wait_state(jid, ("failed",))
+    print(f"host process peak under the fork bomb: {peak} sleepers (cap 64)")
+    assert 0 < peak < 64, peak
+    assert b"pids=64" in attempt_log(s, jid), attempt_log(s, jid)[:2000]
+    assert j["state"] == "failed"
+    assert count_host(f"sleep {nap}") == 0
+
+
+def test_default_caps_are_in_every_farm_build(farm):
+    s, add = farm
+    add("w1")
+    jid = submit(s, spec("caps"))
+    assert s.wait_state(jid, ("succeeded",))["state"] == "succeeded"
+    log = attempt_log(s, jid).decode()
+    assert "limits pids=4096 memory=" in log, log[:2000]
+    assert " log=67108864" in log
+
+
+def test_a_job_may_lower_its_caps_but_not_raise_them(farm):
+    s, add = farm
+    add("w1", "--pids-max", "100", "--log-max", "2M")
+    low = submit(s, spec("low"), limits={"pids": 50, "log": 1 << 20})
+    high = submit(s, spec("high"), limits={"pids": 100000, "log": 1 << 30})
+    s.wait_state(low, ("succeeded",))
+    s.wait_state(high, ("succeeded",))
+    assert "limits pids=50 " in attempt_log(s, low).decode()
+    assert " log=1048576" in attempt_log(s, low).decode()
+    assert "limits pids=100 " in attempt_log(s, high).decode()
+    assert " log=2097152" in attempt_log(s, high).decode()
+    r = s.call("POST", "/api/v1/jobs", {"spec": spec("x"), "spec_name": "x.spec",
+                                       "limits": {"pids": 0}})
+    assert r.status == 400 and "limits.pids" in r.json()["error"]["message"], r.body
+
+
+def test_a_job_printing_500_mb_is_stopped_at_the_log_cap(farm):
+    s, add = farm
+    cap = 4 << 20
+    add("w1", "--log-max", str(cap))
+    flood = "yes 0123456789abcdef | head -c 500000000"
+    jid = submit(s, spec("loud", extra=flood), timeout=120)
+    t0 = time.monotonic()
+    j = s.wait_state(jid, ("failed",), timeout=120)
+    r = s.call("GET", f"/api/v1/jobs/{jid}/attempts/1/log?offset={cap - 100}")
+    size = int(r.headers["X-Kiln-Log-Size"])
+    stored = sum(p.stat().st_size for p in (s.data / "logs").rglob("*") if p.is_file())
+    print(f"stored log size for a 500 MB build: {size} bytes, {stored} on the "
+          f"scheduler's disk (cap {cap}, {time.monotonic() - t0:.1f} s)")
+    assert cap <= size < cap + 1024 and stored == size, (size, stored)
+    assert b"the build log reached its cap of 4194304 bytes" in r.body[-512:], r.body[-512:]
+    assert j["failure_class"] == "build", j
+    assert j["message"] == "the build log exceeded its cap of 4194304 bytes", j
+
+
+def test_worker_names_belong_to_their_token(kiln_bin, tmp_path):
+    from test_farm_api import SPEC, Worker as ApiWorker
+    s = Scheduler(kiln_bin, tmp_path / "data").start()
+    try:
+        t1, t2 = s.token("worker"), s.token("worker")
+        w1 = ApiWorker(s, "w1", t1)
+        w2 = ApiWorker(s, "w2", t2)
+        r = s.call("POST", "/api/v1/workers", {"name": "w1", "arches": ["noarch"]}, token=t2)
+        assert r.status == 403 and "another token" in r.json()["error"]["message"], r.body
+        r = s.call("POST", "/api/v1/leases", {"worker": "w1", "arches": ["noarch"]}, token=t2)
+        assert r.status == 403, r.body
+        r = s.call("POST", "/api/v1/jobs", {"spec": SPEC, "spec_name": "t.spec"})
+        assert r.status == 201, r.body
+        lease = w1.lease()
+        assert lease
+        # w2's token on w1's lease: every lease call is refused, and nothing changes
+        thief = ApiWorker.__new__(ApiWorker)
+        thief.s, thief.name, thief.tok = s, "w2", t2
+        assert thief.beat(lease).status == 403
+        assert thief.log(lease, 0, b"forged\n").status == 403
+        assert thief.upload(lease, "x.rpm", b"x").status == 403
+        assert thief.complete(lease, "failed", failure_class="build").status == 403
+        assert s.job(lease["job_id"])["state"] in ("leased", "building")
+        assert w1.beat(lease).status == 200
+        assert w1.complete(lease, "failed", failure_class="build").status == 200
+        assert w2.lease() is None
+        for bad in ("w 1", "-w", "w/x", "", "x" * 65, "w\u00e9"):
+            r = s.call("POST", "/api/v1/workers", {"name": bad, "arches": ["noarch"]},
+                       token=t1)
+            assert r.status == 400 and "worker name" in r.json()["error"]["message"], \
+                (bad, r.body)
+    finally:
+        s.stop()
+
+
+def test_second_worker_on_a_work_dir_refuses_to_start(farm, kiln_bin, tmp_path):
+    s, add = farm
+    w = add("w1")
+    r = subprocess.run([str(kiln_bin), "worker", "--scheduler", s.url, "--token",
+                        s.token("worker"), "--name", "w2", "--work-dir", str(tmp_path / "w1")],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode != 0
+    assert "another kiln worker uses the work directory" in r.stderr, r.stderr
+    assert w.proc.poll() is None
+
+
+def test_idle_worker_stops_within_two_seconds_of_sigterm(kiln_bin, tmp_path):
+    s = Scheduler(kiln_bin, tmp_path / "data").start()
+    try:
+        w = Worker(kiln_bin, s, "w1", tmp_path / "w1", "--poll", "20")
+        time.sleep(1)  # in its long poll
+        t0 = time.monotonic()
+        w.proc.send_signal(signal.SIGTERM)
+        rc = w.proc.wait(timeout=30)
+        took = time.monotonic() - t0
+        w.stop()
+        assert rc == 0 and took < 2, (rc, took)
+    finally:
+        s.stop()
