@@ -233,6 +233,13 @@ struct api_server_config {
 	const char *upload_dir;   /* where upload bodies are spooled (must exist) */
 	const char *tls_cert_pem; /* PEM text of certificate chain and key; both or neither */
 	const char *tls_key_pem;
+	unsigned max_conns;             /* open connections in all; 0 = 1000 */
+	unsigned max_conns_per_address; /* from one client address; 0 = 64. Beyond it a new
+	                                 * connection is closed at once, so one client cannot
+	                                 * take the server from the others (workers included) */
+	unsigned idle_timeout_s;        /* a connection idle this long (mid-headers, mid-body or
+	                                 * between requests; not while a long poll waits) is
+	                                 * closed; 0 = 30 */
 	bool anonymous_read;            /* API_ROUTE_READ routes without a token */
 	const struct api_route *routes; /* terminated by a route with pattern NULL; borrowed */
 	void *ctx;                      /* for handlers and auth */

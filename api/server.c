@@ -35,6 +35,9 @@ static struct util_dl api_libmicrohttpd_dl =
 #define DEFAULT_UPLOAD ((uint64_t)KILN_GIB)
 #define REQ_ARENA (8 * KILN_MIB)
 #define DISCARD_MAX ((uint64_t)64 * KILN_MIB)
+#define DEFAULT_CONNS 1000
+#define DEFAULT_CONNS_PER_ADDRESS 64
+#define DEFAULT_IDLE_TIMEOUT 30
 
 struct api_server {
 	struct MHD_Daemon *d;
@@ -582,6 +585,17 @@ static enum MHD_Result req_run(struct api_req *q)
 	return reject_flush(q);
 }
 
+/* A request refused before its body: answer before the body comes when it is too large
+ * (nothing to read at all) or the client waits for "100 Continue" (it would send the body
+ * only to have it dropped). Otherwise the body is read and discarded first, so a client
+ * that sends it without waiting still reads the answer. MHD then closes the connection. */
+static bool answer_early(struct api_req *q)
+{
+	const char *e = MHD_lookup_connection_value(q->conn, MHD_HEADER_KIND, "Expect");
+
+	return q->rej_status == 413 || (e && !strcasecmp(e, "100-continue"));
+}
+
 static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const char *url,
                                  const char *method, const char *version, const char *upload_data,
                                  size_t *upload_data_size, void **con_cls)
@@ -595,7 +609,8 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
 		if (!q)
 			return MHD_NO;
 		*con_cls = q;
-		(void)req_start(q);
+		if (!req_start(q) && answer_early(q))
+			return reject_flush(q);
 		return MHD_YES;
 	}
 	if (*upload_data_size)
@@ -704,13 +719,14 @@ static kiln_rc daemon_start(struct api_server *s, struct kiln_err *err)
 		return kiln_err_set(err, KILN_EUNSUPP, "this libmicrohttpd has no TLS support");
 	if (tls)
 		flags |= MHD_USE_TLS;
-	s->d = MHD_start_daemon(flags, 0, NULL, NULL, access_cb, s, MHD_OPTION_LISTEN_SOCKET,
-	                        s->listen_fd, MHD_OPTION_THREAD_POOL_SIZE,
-	                        s->cfg.threads ? s->cfg.threads : 4, MHD_OPTION_NOTIFY_COMPLETED,
-	                        completed_cb, s, MHD_OPTION_UNESCAPE_CALLBACK, unescape_cb, s,
-	                        MHD_OPTION_CONNECTION_LIMIT, 1000, MHD_OPTION_CONNECTION_TIMEOUT,
-	                        120, MHD_OPTION_HTTPS_MEM_CERT, tls ? s->tls_cert : NULL,
-	                        MHD_OPTION_HTTPS_MEM_KEY, tls ? s->tls_key : NULL, MHD_OPTION_END);
+	s->d = MHD_start_daemon(
+	    flags, 0, NULL, NULL, access_cb, s, MHD_OPTION_LISTEN_SOCKET, s->listen_fd,
+	    MHD_OPTION_THREAD_POOL_SIZE, s->cfg.threads ? s->cfg.threads : 4,
+	    MHD_OPTION_NOTIFY_COMPLETED, completed_cb, s, MHD_OPTION_UNESCAPE_CALLBACK, unescape_cb,
+	    s, MHD_OPTION_CONNECTION_LIMIT, s->cfg.max_conns, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+	    s->cfg.max_conns_per_address, MHD_OPTION_CONNECTION_TIMEOUT, s->cfg.idle_timeout_s,
+	    MHD_OPTION_HTTPS_MEM_CERT, tls ? s->tls_cert : NULL, MHD_OPTION_HTTPS_MEM_KEY,
+	    tls ? s->tls_key : NULL, MHD_OPTION_END);
 	if (!s->d)
 		return kiln_err_set(err, KILN_EIO, "cannot start the HTTP server on %s%s",
 		                    s->cfg.listen,
@@ -735,6 +751,12 @@ kiln_rc api_server_new(const struct api_server_config *cfg, struct api_server **
 		s->cfg.max_body = DEFAULT_BODY;
 	if (!s->cfg.max_upload)
 		s->cfg.max_upload = DEFAULT_UPLOAD;
+	if (!s->cfg.max_conns)
+		s->cfg.max_conns = DEFAULT_CONNS;
+	if (!s->cfg.max_conns_per_address)
+		s->cfg.max_conns_per_address = DEFAULT_CONNS_PER_ADDRESS;
+	if (!s->cfg.idle_timeout_s)
+		s->cfg.idle_timeout_s = DEFAULT_IDLE_TIMEOUT;
 	s->upload_dir = kiln_strdup(cfg->upload_dir ? cfg->upload_dir : "/tmp");
 	s->tls_cert = cfg->tls_cert_pem ? kiln_strdup(cfg->tls_cert_pem) : NULL;
 	s->tls_key = cfg->tls_key_pem ? kiln_strdup(cfg->tls_key_pem) : NULL;

@@ -22,6 +22,9 @@ void scheduler_config_init(struct scheduler_config *cfg)
 	cfg->listen = "127.0.0.1:8470";
 	cfg->data_dir = "./kiln-data";
 	cfg->threads = 4;
+	cfg->max_conns = 1000;
+	cfg->max_conns_per_address = 64;
+	cfg->idle_timeout_ms = 30000;
 	cfg->max_body = KILN_MIB;
 	cfg->max_upload = KILN_GIB;
 	cfg->lease_ttl_ms = 60000;
@@ -119,7 +122,13 @@ static kiln_rc set_server(struct scheduler_config *c, const char *k, const char 
 		rc = parse_count(v, 1, 256, &n, err);
 		c->threads = (unsigned)n;
 		return rc;
-	} else
+	} else if (!strcmp(k, "max_connections"))
+		return parse_count(v, 16, 100000, &c->max_conns, err);
+	else if (!strcmp(k, "max_connections_per_address"))
+		return parse_count(v, 1, 100000, &c->max_conns_per_address, err);
+	else if (!strcmp(k, "idle_timeout"))
+		return parse_duration(v, &c->idle_timeout_ms, err);
+	else
 		return KILN_ENOTFOUND;
 	return KILN_OK;
 }

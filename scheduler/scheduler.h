@@ -44,6 +44,9 @@ struct scheduler_config {
 	const char *listen;             /* default 127.0.0.1:8470 */
 	const char *data_dir;           /* default ./kiln-data */
 	unsigned threads;               /* HTTP pool threads, default 4 */
+	int64_t max_conns;              /* [server] max_connections, default 1000 */
+	int64_t max_conns_per_address;  /* max_connections_per_address, default 64 */
+	int64_t idle_timeout_ms;        /* idle_timeout, default 30 s */
 	const char *tls_cert, *tls_key; /* PEM files, both or neither */
 	bool anonymous_read;
 	uint64_t max_body, max_upload;

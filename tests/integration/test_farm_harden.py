@@ -166,3 +166,86 @@ def test_idle_worker_stops_within_two_seconds_of_sigterm(kiln_bin, tmp_path):
         assert rc == 0 and took < 2, (rc, took)
     finally:
         s.stop()
+
+
+def open_flood(host, port, n, source="127.0.0.2"):
+    """n idle connections from source (bounded: the caller closes them)."""
+    socks = []
+    for _ in range(n):
+        c = socket.socket()
+        c.bind((source, 0))
+        c.setblocking(False)
+        c.connect_ex((host, port))
+        socks.append(c)
+    return socks
+
+
+def test_a_connection_flood_from_one_address_leaves_room_for_everyone(farm):
+    s, add = farm
+    add("w1")
+    host, port = s.url.split("//")[1].rsplit(":", 1)
+    socks = open_flood(host, int(port), 1500)
+    try:
+        time.sleep(1)  # the server has taken (and refused) what it will
+        jids = [submit(s, spec(f"flood{i}")) for i in range(3)]
+        worst = 0.0
+        for _ in range(20):
+            t0 = time.monotonic()
+            r = s.call("GET", "/api/v1/health", token="", timeout=5)
+            worst = max(worst, time.monotonic() - t0)
+            assert r.status in (200, 503), r.body
+            time.sleep(0.1)
+        for jid in jids:
+            assert s.wait_state(jid, ("succeeded",), timeout=120)["state"] == "succeeded"
+        print(f"health latency under a flood of 1500 idle connections: worst {worst:.3f} s")
+        assert worst < 1.0, worst
+        # the flood holds at most the per-address share; the rest was closed
+        held = 0
+        for c in socks:
+            try:
+                c.send(b"")
+                if c.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b"":
+                    continue
+            except BlockingIOError:
+                held += 1
+            except OSError:
+                continue
+        assert held <= 64, held
+    finally:
+        for c in socks:
+            c.close()
+
+
+def raw_request(s, head, wait=5):
+    host, port = s.url.split("//")[1].rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=wait) as c:
+        c.sendall(head.encode())
+        got = b""
+        try:
+            while b"\r\n\r\n" not in got or not got.rstrip().endswith(b"}"):
+                chunk = c.recv(65536)
+                if not chunk:
+                    break
+                got += chunk
+        except socket.timeout:
+            pass
+        return got
+
+
+def test_an_oversized_body_is_refused_before_it_is_sent(kiln_bin, tmp_path):
+    s = Scheduler(kiln_bin, tmp_path / "data").start()
+    try:
+        sha = "0" * 64
+        for head in (
+            f"PUT /api/v1/blobs/{sha} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {s.admin}"
+            "\r\nContent-Length: 2147483648\r\nExpect: 100-continue\r\n\r\n",
+            "POST /api/v1/jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+            f"{s.admin}\r\nContent-Type: application/json\r\n"
+            "Content-Length: 104857600\r\n\r\n",
+        ):
+            got = raw_request(s, head)
+            assert got.startswith(b"HTTP/1.1 413"), got[:200]
+            assert b"100 Continue" not in got
+            assert b'"code":"too_large"' in got.replace(b" ", b""), got
+    finally:
+        s.stop()
