@@ -418,14 +418,20 @@ static bool upload_open(struct api_req *q)
 	return true;
 }
 
-static bool content_length_ok(struct api_req *q, uint64_t max)
+/* The Content-Length the client declared; 0 when none (or not a number). */
+static uint64_t declared_length(struct api_req *q)
 {
 	const char *cl = MHD_lookup_connection_value(q->conn, MHD_HEADER_KIND, "Content-Length");
 	uint64_t n;
 
 	if (!cl || util_parse_u64(cl, strlen(cl), 10, UINT64_MAX, &n, NULL))
-		return true;
-	return n <= max;
+		return 0;
+	return n;
+}
+
+static bool content_length_ok(struct api_req *q, uint64_t max)
+{
+	return declared_length(q) <= max;
 }
 
 static enum MHD_Result body_add(struct api_req *q, const char *data, size_t *size)
@@ -585,15 +591,16 @@ static enum MHD_Result req_run(struct api_req *q)
 	return reject_flush(q);
 }
 
-/* A request refused before its body: answer before the body comes when it is too large
- * (nothing to read at all) or the client waits for "100 Continue" (it would send the body
- * only to have it dropped). Otherwise the body is read and discarded first, so a client
- * that sends it without waiting still reads the answer. MHD then closes the connection. */
+/* A request refused before its body: answered at once, without "100 Continue", when the
+ * client waits for that (it would send the body only to have it dropped) or declared more
+ * than is ever discarded. Otherwise the body is read and discarded first, so a client that
+ * sends it without waiting for an answer still gets to read one. MHD closes the connection
+ * after an early answer. */
 static bool answer_early(struct api_req *q)
 {
 	const char *e = MHD_lookup_connection_value(q->conn, MHD_HEADER_KIND, "Expect");
 
-	return q->rej_status == 413 || (e && !strcasecmp(e, "100-continue"));
+	return (e && !strcasecmp(e, "100-continue")) || declared_length(q) > DISCARD_MAX;
 }
 
 static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const char *url,
