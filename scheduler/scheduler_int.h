@@ -259,6 +259,10 @@ struct scheduler_store_ops {
 	kiln_rc (*workers_list)(struct scheduler_store *st, struct kiln_arena *a,
 	                        struct scheduler_worker_info **out, size_t *n,
 	                        struct kiln_err *err);
+	/* KILN_OK when a job token_id submitted has a package of this sha256 (signed or
+	 * unsigned), else KILN_ENOTFOUND. */
+	kiln_rc (*artifact_owned)(struct scheduler_store *st, const char *sha256, int64_t token_id,
+	                          struct kiln_err *err);
 	/* The token a worker's name belongs to (-1: none); KILN_ENOTFOUND for no such worker. */
 	kiln_rc (*worker_owner)(struct scheduler_store *st, const char *name, int64_t *token_id,
 	                        struct kiln_err *err);

@@ -139,6 +139,7 @@ enum q {
 	Q_WORKER_SEEN,
 	Q_WORKERS,
 	Q_WORKER_OWNER,
+	Q_ARTIFACT_OWNED,
 	Q_TOKEN_INSERT,
 	Q_TOKEN_LOOKUP,
 	Q_TOKENS,
@@ -245,6 +246,9 @@ static const char *const sql[Q_COUNT] = {
                       " kernel, version, last_seen_ms, draining, token_id)"
                       " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
     [Q_WORKER_OWNER] = "SELECT token_id FROM workers WHERE name = ?1",
+    [Q_ARTIFACT_OWNED] = "SELECT 1 FROM artifacts a JOIN jobs j ON j.id = a.job_id"
+                         " WHERE (a.sha256 = ?1 OR a.signed_sha256 = ?1) AND j.token_id = ?2"
+                         " LIMIT 1",
     /* at most one write a second per worker: polls and heartbeats come often */
     [Q_WORKER_SEEN] = "UPDATE workers SET last_seen_ms = ?2, draining = ?3 WHERE name = ?1"
                       " AND (last_seen_ms < ?2 - 1000 OR draining != ?3)",
@@ -1029,8 +1033,11 @@ static kiln_rc job_cancel(struct scheduler_store *base, int64_t id, int64_t now_
 	if (rc)
 		goto out;
 	rc = job_get_locked(s, id, &a, &j, err);
+	if (!rc && scheduler_state_final(j.state))
+		rc = kiln_err_set(err, KILN_ECONFLICT, "job %lld has already ended (%s)",
+		                  (long long)id, scheduler_state_name(j.state));
 	st = rc ? NULL : stmt(s, j.state == SCHED_QUEUED ? Q_CANCEL_QUEUED : Q_CANCEL_ACTIVE, err);
-	if (st && !scheduler_state_final(j.state)) {
+	if (st) {
 		sqlite3_bind_int64(st, 1, id);
 		sqlite3_bind_int64(st, 2, now_ms);
 		rc = step_done(s, st, err, "cancel");
@@ -1255,6 +1262,32 @@ static kiln_rc worker_owner(struct scheduler_store *base, const char *name, int6
 			rc = kiln_err_set(err, KILN_ENOTFOUND, "no worker '%s'", name);
 		else
 			rc = db_err(s, err, "worker owner");
+		sqlite3_reset(st);
+	}
+	sq_unlock(s);
+	return rc;
+}
+
+static kiln_rc artifact_owned(struct scheduler_store *base, const char *sha256, int64_t token_id,
+                              struct kiln_err *err)
+{
+	struct sq *s = reader((struct sq *)base);
+	sqlite3_stmt *st;
+	kiln_rc rc = KILN_EIO;
+	int r;
+
+	pthread_mutex_lock(&s->lock);
+	st = stmt(s, Q_ARTIFACT_OWNED, err);
+	if (st) {
+		bind_text(st, 1, sha256);
+		sqlite3_bind_int64(st, 2, token_id);
+		r = sqlite3_step(st);
+		if (r == SQLITE_ROW)
+			rc = KILN_OK;
+		else if (r == SQLITE_DONE)
+			rc = kiln_err_set(err, KILN_ENOTFOUND, "no artifact %.64s", sha256);
+		else
+			rc = db_err(s, err, "artifact owner");
 		sqlite3_reset(st);
 	}
 	sq_unlock(s);
@@ -2242,6 +2275,7 @@ static const struct scheduler_store_ops sqlite_ops = {
     .worker_seen = worker_seen,
     .workers_list = workers_list,
     .worker_owner = worker_owner,
+    .artifact_owned = artifact_owned,
     .token_insert = token_insert,
     .token_lookup = token_lookup,
     .tokens_list = tokens_list,

@@ -249,3 +249,111 @@ def test_an_oversized_body_is_refused_before_it_is_sent(kiln_bin, tmp_path):
             assert b'"code":"too_large"' in got.replace(b" ", b""), got
     finally:
         s.stop()
+
+
+@pytest.fixture(scope="module")
+def rpm_file(tmp_path_factory):
+    import rpmfix
+    top = tmp_path_factory.mktemp("rpmbuild")
+    rpmfix.rpmbuild(top, rpmfix.SPECS / "empty.spec", "-bb")
+    return next(top.glob("RPMS/*/*.rpm"))
+
+
+def built_job(s, tok, w, rpm_file, package=True):
+    """A job submitted with tok, built by hand by w: one signed package (or a build
+    failure), attempt 1."""
+    import hashlib
+    from test_farm_api import SPEC
+    r = s.call("POST", "/api/v1/jobs", {"spec": SPEC, "spec_name": "t.spec"}, token=tok)
+    assert r.status == 201, r.body
+    jid = r.json()["id"]
+    lease = w.lease()
+    assert lease["job_id"] == jid
+    assert w.log(lease, 0, b"built\n").status == 200
+    if not package:
+        assert w.complete(lease, "failed", failure_class="build").status == 200
+        return jid
+    data = rpm_file.read_bytes()
+    assert w.upload(lease, rpm_file.name, data).status == 201
+    r = w.complete(lease, outputs=[(rpm_file.name, hashlib.sha256(data).hexdigest())])
+    assert r.status == 200 and r.json()["state"] == "succeeded", r.body
+    return jid
+
+
+def test_a_submit_token_reads_only_what_it_submitted(kiln_bin, tmp_path, rpm_file):
+    from test_farm_api import Worker as ApiWorker
+    s = Scheduler(kiln_bin, tmp_path / "data", *FAST).start()
+    try:
+        a, b, rd = s.token("submit"), s.token("submit"), s.token("read")
+        w = ApiWorker(s, "w1", s.token("worker"))
+        ja = built_job(s, a, w, rpm_file)
+        jb = built_job(s, b, w, rpm_file, package=False)
+        art = s.call("GET", f"/api/v1/jobs/{ja}/artifacts").json()["artifacts"][0]
+        blob = s.call("GET", f"/api/v1/jobs/{ja}").json()["request"]["spec"]["sha256"]
+
+        def ids(tok):
+            r = s.call("GET", "/api/v1/jobs", token=tok)
+            assert r.status == 200, r.body
+            return sorted(j["id"] for j in r.json()["jobs"])
+
+        assert ids(a) == [ja] and ids(b) == [jb] and ids(rd) == sorted([ja, jb])
+        own = [f"/api/v1/jobs/{ja}", f"/api/v1/jobs/{ja}/placement",
+               f"/api/v1/jobs/{ja}/attempts/1/log", f"/api/v1/jobs/{ja}/artifacts",
+               art["url"], f"/api/v1/artifacts/{art['sha256']}/provenance"]
+        for path in own:
+            assert s.call("GET", path, token=a).status == 200, path
+            assert s.call("GET", path, token=rd).status == 200, path
+            r = s.call("GET", path, token=b)
+            assert r.status == 404 and r.json()["error"]["code"] == "not_found", (path, r.body)
+        # 404 for the owner too, for its own reason; "no job" for another token
+        for path in (f"/api/v1/jobs/{ja}/reproducibility", f"/api/v1/rebuilds/{ja}"):
+            assert "no job" not in s.call("GET", path, token=a).json()["error"]["message"]
+            r = s.call("GET", path, token=b)
+            assert r.status == 404 and "no job" in r.json()["error"]["message"], (path, r.body)
+        for verb in ("cancel", "retry", "reproduce"):
+            r = s.call("POST", f"/api/v1/jobs/{ja}/{verb}", {}, token=b)
+            assert r.status == 404, (verb, r.body)
+        assert s.job(ja)["state"] == "succeeded" and s.job(ja)["reruns"] == 0
+        # what is not a job's needs read
+        for path in ("/api/v1/workers", "/api/v1/repos", "/api/v1/repos/main",
+                     "/api/v1/stats/history", f"/api/v1/blobs/{blob}"):
+            r = s.call("GET", path, token=a)
+            assert r.status == 403 and r.json()["error"]["code"] == "forbidden", (path, r.body)
+            assert s.call("GET", path, token=rd).status != 403, path
+    finally:
+        s.stop()
+
+
+def test_cancel_of_a_finished_job_is_a_conflict(kiln_bin, tmp_path, rpm_file):
+    from test_farm_api import Worker as ApiWorker
+    s = Scheduler(kiln_bin, tmp_path / "data", *FAST).start()
+    try:
+        w = ApiWorker(s, "w1", s.token("worker"))
+        jid = built_job(s, s.admin, w, rpm_file)
+        r = s.call("POST", f"/api/v1/jobs/{jid}/cancel")
+        assert r.status == 409 and "already ended (succeeded)" in r.json()["error"]["message"]
+        assert s.job(jid)["state"] == "succeeded" and not s.job(jid)["cancel_requested"]
+    finally:
+        s.stop()
+
+
+def test_per_attempt_artifacts_show_the_attempts_state(kiln_bin, tmp_path, rpm_file):
+    from test_farm_api import SPEC, Worker as ApiWorker
+    s = Scheduler(kiln_bin, tmp_path / "data", *FAST).start()
+    try:
+        w = ApiWorker(s, "w1", s.token("worker"))
+        jid = s.call("POST", "/api/v1/jobs", {"spec": SPEC, "spec_name": "t.spec"}).json()["id"]
+        lease = w.lease()
+        assert w.complete(lease, "failed", failure_class="infra").status == 200
+        deadline = time.monotonic() + 30
+        while not (lease := w.lease()) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert lease and lease["attempt"] == 2
+        r = s.call("GET", f"/api/v1/jobs/{jid}/artifacts?attempt=1").json()
+        assert r["attempt"] == 1 and r["state"] == "failed", r
+        r = s.call("GET", f"/api/v1/jobs/{jid}/artifacts?attempt=2").json()
+        assert r["state"] in ("leased", "building"), r
+        r = s.call("GET", f"/api/v1/jobs/{jid}/artifacts?attempt=7")
+        assert r.status == 404, r.body
+    finally:
+        s.stop()
