@@ -357,3 +357,78 @@ def test_per_attempt_artifacts_show_the_attempts_state(kiln_bin, tmp_path, rpm_f
         assert r.status == 404, r.body
     finally:
         s.stop()
+
+
+WEB_TESTS = __import__("pathlib").Path(__file__).resolve().parents[1] / "web"
+
+
+def test_openapi_document_is_valid_and_describes_the_answers(kiln_bin, tmp_path, rpm_file):
+    """swagger-parser validates the document; Ajv checks every answer below against the
+    schema the document gives for its path, method and status."""
+    import json
+    from test_farm_api import SPEC, Worker as ApiWorker
+    assert (WEB_TESTS / "node_modules" / "@apidevtools" / "swagger-parser").is_dir(), \
+        "swagger-parser is missing: run scripts/web-deps.sh (npm ci in tests/web)"
+    s = Scheduler(kiln_bin, tmp_path / "data", *FAST).start()
+    samples = []
+
+    def see(method, tpl, path, body=None, token=None, raw=None):
+        r = s.call(method.upper(), path, body, token=token, raw=raw)
+        samples.append({"method": method, "path": tpl, "status": r.status,
+                        "body": json.loads(r.body)})
+        return r
+
+    try:
+        wt = s.token("worker")
+        see("get", "/api/v1/health", "/api/v1/health", token="")
+        see("post", "/api/v1/tokens", "/api/v1/tokens", {"scopes": "read", "name": "r"})
+        see("get", "/api/v1/tokens", "/api/v1/tokens")
+        see("put", "/api/v1/blobs/{sha256}", "/api/v1/blobs/" + "0" * 64, raw=b"x")
+        import hashlib
+        see("put", "/api/v1/blobs/{sha256}", "/api/v1/blobs/" +
+            hashlib.sha256(b"x").hexdigest(), raw=b"x")
+        jid = see("post", "/api/v1/jobs", "/api/v1/jobs",
+                  {"spec": SPEC, "spec_name": "t.spec", "limits": {"pids": 10}}).json()["id"]
+        see("post", "/api/v1/jobs", "/api/v1/jobs", {"spec": 1})
+        see("get", "/api/v1/jobs", "/api/v1/jobs", token="")
+        see("get", "/api/v1/jobs/{id}", "/api/v1/jobs/999")
+        see("get", "/api/v1/jobs/{id}/placement", f"/api/v1/jobs/{jid}/placement")
+        w = ApiWorker(s, "w1", wt)
+        see("post", "/api/v1/workers", "/api/v1/workers",
+            {"name": "w1", "arches": ["noarch", "x86_64"]}, token=wt)
+        see("get", "/api/v1/workers", "/api/v1/workers")
+        lease = see("post", "/api/v1/leases", "/api/v1/leases",
+                    {"worker": "w1", "arches": ["noarch", "x86_64"]}, token=wt).json()
+        lid, gen = lease["lease_id"], lease["generation"]
+        see("post", "/api/v1/leases/{lease}/heartbeat", f"/api/v1/leases/{lid}/heartbeat",
+            {"generation": gen}, token=wt)
+        see("put", "/api/v1/leases/{lease}/log",
+            f"/api/v1/leases/{lid}/log?generation={gen}&offset=0", raw=b"log\n", token=wt)
+        see("put", "/api/v1/leases/{lease}/log",
+            f"/api/v1/leases/{lid}/log?generation={gen}&offset=99", raw=b"x", token=wt)
+        data = rpm_file.read_bytes()
+        sha = hashlib.sha256(data).hexdigest()
+        see("put", "/api/v1/leases/{lease}/artifacts/{name}",
+            f"/api/v1/leases/{lid}/artifacts/{rpm_file.name}?generation={gen}&sha256={sha}"
+            "&kind=binary&arch=noarch", raw=data, token=wt)
+        see("post", "/api/v1/leases/{lease}/complete", f"/api/v1/leases/{lid}/complete",
+            {"generation": gen, "status": "succeeded",
+             "outputs": [{"name": rpm_file.name, "sha256": sha}]}, token=wt)
+        see("get", "/api/v1/jobs/{id}", f"/api/v1/jobs/{jid}")
+        see("get", "/api/v1/jobs/{id}/artifacts", f"/api/v1/jobs/{jid}/artifacts")
+        see("post", "/api/v1/jobs/{id}/cancel", f"/api/v1/jobs/{jid}/cancel")
+        see("post", "/api/v1/jobs/{id}/retry", f"/api/v1/jobs/{jid}/retry")
+        see("get", "/api/v1/repos", "/api/v1/repos")
+        see("get", "/api/v1/stats/history", "/api/v1/stats/history")
+        doc = s.call("GET", "/api/v1/openapi.json", token="")
+        assert doc.status == 200
+        (tmp_path / "openapi.json").write_bytes(doc.body)
+        (tmp_path / "samples.json").write_text(json.dumps(samples))
+        assert w.lease() is None
+    finally:
+        s.stop()
+    p = subprocess.run(["node", str(WEB_TESTS / "openapi.mjs"), str(tmp_path / "openapi.json"),
+                        str(tmp_path / "samples.json")], capture_output=True, text=True,
+                       cwd=WEB_TESTS, timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert json.loads(p.stdout)["checked"] == len(samples)
