@@ -143,6 +143,10 @@ void api_resp_from_err(struct api_resp *r, const struct kiln_err *err)
 	const char *code = "internal";
 
 	switch (err->code) {
+	case KILN_EIO:
+		if (err->sys_errno == ENOSPC || err->sys_errno == EDQUOT)
+			status = 507, code = "insufficient_storage";
+		break;
 	case KILN_EINVAL:
 	case KILN_ESYNTAX:
 		status = 400, code = "bad_request";
@@ -434,6 +438,18 @@ static bool content_length_ok(struct api_req *q, uint64_t max)
 	return declared_length(q) <= max;
 }
 
+/* An upload that cannot be spooled: 507 naming the directory when its disk is full (the
+ * client may try again once there is room), else 500. */
+static enum MHD_Result spool_failed(struct api_req *q, int sys_errno)
+{
+	char msg[KILN_ERR_MSG_MAX - 1];
+
+	if (sys_errno != ENOSPC && sys_errno != EDQUOT)
+		return reject(q, 500, "internal", "cannot spool the upload");
+	snprintf(msg, sizeof(msg), "no space left for the upload in %.400s", q->srv->upload_dir);
+	return reject(q, 507, "insufficient_storage", msg);
+}
+
 static enum MHD_Result body_add(struct api_req *q, const char *data, size_t *size)
 {
 	struct kiln_err err = KILN_ERR_INIT;
@@ -453,7 +469,7 @@ static enum MHD_Result body_add(struct api_req *q, const char *data, size_t *siz
 	if (q->upload_size + n > q->srv->cfg.max_upload)
 		return reject(q, 413, "too_large", "upload over the size limit");
 	if (util_write_all(q->upload_fd, data, n, &err))
-		return reject(q, 500, "internal", "cannot spool the upload");
+		return spool_failed(q, err.sys_errno);
 	util_digest_update(&q->dg, data, n);
 	q->upload_size += n;
 	return MHD_YES;
@@ -534,7 +550,7 @@ static bool req_start(struct api_req *q)
 		return false;
 	}
 	if ((q->route->flags & API_ROUTE_UPLOAD) && !upload_open(q)) {
-		reject(q, 500, "internal", "cannot spool the upload");
+		spool_failed(q, errno);
 		return false;
 	}
 	return true;

@@ -384,8 +384,13 @@ static kiln_rc db_err(struct sq *s, struct kiln_err *err, const char *what)
 {
 	int code = sqlite3_errcode(s->db);
 
-	return kiln_err_set(err, code == SQLITE_FULL ? KILN_ELIMIT : KILN_EIO, "job store: %s: %s",
-	                    what, sqlite3_errmsg(s->db));
+	if (code == SQLITE_FULL) {
+		/* the disk, not a request, is too full: the API answers 507 */
+		errno = ENOSPC;
+		return kiln_err_sys(err, KILN_EIO, "job store: %s: %s", what,
+		                    sqlite3_errmsg(s->db));
+	}
+	return kiln_err_set(err, KILN_EIO, "job store: %s: %s", what, sqlite3_errmsg(s->db));
 }
 
 static sqlite3_stmt *stmt(struct sq *s, enum q id, struct kiln_err *err)
