@@ -4,6 +4,8 @@
  */
 #include "util/util.h"
 
+#include <sys/statvfs.h>
+
 #include "scheduler/scheduler_int.h"
 #include "scheduler/http_int.h"
 
@@ -54,23 +56,37 @@ const struct api_route scheduler_routes[] = {
     {0, NULL, 0, 0, NULL},
 };
 
-/* Cheap on purpose (load balancers call it often): the store answers, nothing counted. */
+/* Cheap on purpose (load balancers call it often): the store answers, nothing counted.
+ * Still 200 when degraded (the data directory's disk runs low): it serves, but needs an
+ * operator. */
 void scheduler_h_health(void *ctx, struct api_req *req, struct api_resp *resp)
 {
 	struct scheduler *s = ctx;
 	struct kiln_err err = KILN_ERR_INIT;
+	struct statvfs vfs;
 	struct api_jw w;
+	bool free_ok;
 
 	(void)req;
 	if (s->store->ops->ping(s->store, &err)) {
 		api_resp_error(resp, 503, "unavailable", "job store: %s", err.msg);
 		return;
 	}
+	free_ok = statvfs(s->cfg->data_dir, &vfs) < 0 ||
+	          (uint64_t)vfs.f_bavail * vfs.f_frsize >= s->cfg->min_free;
 	api_jw_init(&w, &resp->body);
 	api_jw_obj(&w);
-	api_jw_kstr(&w, "status", "ok");
+	api_jw_kstr(&w, "status", free_ok ? "ok" : "degraded");
 	api_jw_kstr(&w, "version", KILN_VERSION);
 	api_jw_kstr(&w, "store", s->store->ops->name);
+	if (!free_ok) {
+		char why[KILN_LIMIT_PATH + 96];
+
+		api_jw_kint(&w, "free_bytes", (int64_t)((uint64_t)vfs.f_bavail * vfs.f_frsize));
+		snprintf(why, sizeof(why), "%s has less than %llu bytes free (limits.min_free)",
+		         s->cfg->data_dir, (unsigned long long)s->cfg->min_free);
+		api_jw_kstr(&w, "reason", why);
+	}
 	api_jw_end(&w);
 	scheduler_reply_json(resp, 200);
 }
