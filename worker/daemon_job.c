@@ -506,6 +506,22 @@ static bool net_error(const struct kiln_err *err)
 	return err->code == KILN_ENET || err->code == KILN_ETIMEOUT;
 }
 
+/* Wait ms before trying again, heartbeating on the way: the lease must outlive a scheduler
+ * whose disk is full for a while (507), not only a short outage. */
+static void wait_beating(struct jobrun *j, int64_t ms)
+{
+	int64_t now = util_clock_mono_ns() / 1000000, until = now + ms;
+
+	while (now < until && j->end != END_LOST && *j->d->stop < 3) {
+		if (now >= j->next_beat) {
+			heartbeat(j);
+			j->next_beat = now + j->l->heartbeat_ms;
+		}
+		(void)poll(NULL, 0, (int)((until < j->next_beat ? until : j->next_beat) - now));
+		now = util_clock_mono_ns() / 1000000;
+	}
+}
+
 /* Send the log, upload outs (from *next on) and send body, retrying with backoff while the
  * scheduler cannot be reached. True when the scheduler took the completion or said the
  * lease is gone. */
@@ -533,7 +549,7 @@ static bool send_all(struct jobrun *j, const struct kiln_buf *body, const struct
 			return j->end == END_LOST;
 		kiln_log(KILN_LOG_WARN, "job %lld: %s (retrying in %lld ms)",
 		         (long long)j->l->job_id, err->msg, (long long)delay);
-		(void)poll(NULL, 0, (int)delay);
+		wait_beating(j, delay);
 		delay = delay < 30000 ? delay * 2 : 30000;
 	}
 	return true;

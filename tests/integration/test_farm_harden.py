@@ -432,3 +432,89 @@ def test_openapi_document_is_valid_and_describes_the_answers(kiln_bin, tmp_path,
                        cwd=WEB_TESTS, timeout=120)
     assert p.returncode == 0, p.stdout + p.stderr
     assert json.loads(p.stdout)["checked"] == len(samples)
+
+
+BIGPKG = """Name: farm-big
+Version: 1
+Release: 1
+Summary: a package of a MiB that does not compress
+License: MIT
+BuildArch: noarch
+%description
+d
+%install
+mkdir -p %{buildroot}/usr/share/big
+head -c 1048576 /dev/urandom > %{buildroot}/usr/share/big/blob
+%files
+/usr/share/big/blob
+"""
+
+
+def fill(path, leave):
+    """Fill the file system of path up to `leave` bytes free with path/filler."""
+    st = os.statvfs(path)
+    free = st.f_bavail * st.f_frsize
+    with open(path / "filler", "ab") as f:
+        left = max(free - leave, 0)
+        while left > 0:
+            n = min(left, 1 << 20)
+            try:
+                f.write(b"\0" * n)
+                f.flush()
+            except OSError:
+                break
+            left -= n
+
+
+def test_a_full_data_disk(kiln_bin, tmp_path):
+    import sqlite3
+    data = tmp_path / "data"
+    data.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", str(data)]).returncode:
+        pytest.skip("cannot mount a tmpfs here")
+    s = None
+    try:
+        s = Scheduler(kiln_bin, data, *FAST, "limits.min_free=8M").start()
+        assert s.call("GET", "/api/v1/health", token="").json()["status"] == "ok"
+        w = Worker(kiln_bin, s, "w1", tmp_path / "w1")
+        fill(data, 400 << 10)
+        h = s.call("GET", "/api/v1/health", token="").json()
+        assert h["status"] == "degraded" and str(data) in h["reason"], h
+        # an upload that does not fit: 507 naming where it had to go
+        blob = os.urandom(1 << 20)
+        import hashlib
+        r = s.call("PUT", f"/api/v1/blobs/{hashlib.sha256(blob).hexdigest()}", raw=blob)
+        assert r.status == 507, r.body
+        e = r.json()["error"]
+        assert e["code"] == "insufficient_storage" and str(data) in e["message"], e
+        # a build whose package does not fit: the worker retries, heartbeating, and the
+        # same attempt completes once there is room again
+        jid = submit(s, BIGPKG, "big.spec")
+        time.sleep(10)  # built in a second or two, then refused: well past the 3 s lease
+        j = s.job(jid)
+        assert j["state"] in ("leased", "building") and j["attempts"] == 1, j
+        (data / "filler").unlink()
+        j = s.wait_state(jid, ("succeeded", "failed"), timeout=120)
+        assert j["state"] == "succeeded" and j["attempts"] == 1, j
+        assert s.call("GET", "/api/v1/health", token="").json()["status"] == "ok"
+        # the job store itself on a full disk: 507, not 413
+        fill(data, 0)
+        for i in range(300):
+            r = s.call("POST", "/api/v1/tokens", {"scopes": "read", "name": f"t{i}" * 20})
+            if r.status != 201:
+                break
+        assert r.status == 507 and r.json()["error"]["code"] == "insufficient_storage", \
+            r.body
+        (data / "filler").unlink()
+        assert s.call("POST", "/api/v1/tokens", {"scopes": "read", "name": "x"}).status == 201
+        jid = submit(s, spec("after"))
+        assert s.wait_state(jid, ("succeeded",))["state"] == "succeeded"
+        w.stop()
+        s.stop()
+        db = sqlite3.connect(data / "kiln.db")
+        assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        db.close()
+    finally:
+        if s:
+            s.stop()
+        subprocess.run(["umount", "-l", str(data)])
