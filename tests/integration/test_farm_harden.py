@@ -518,3 +518,20 @@ def test_a_full_data_disk(kiln_bin, tmp_path):
         if s:
             s.stop()
         subprocess.run(["umount", "-l", str(data)])
+
+
+def test_logs_follow_of_an_ended_job_prints_the_whole_log(farm, kiln):
+    s, add = farm
+    add("w1")
+    # 3 MiB of numbered lines: three answers of the log's 1 MiB parts
+    jid = submit(s, spec("long", extra="seq 1 400000 | sed 's/$/ xxxxxxx/'"))
+    s.wait_state(jid, ("succeeded",))
+    size = int(s.call("GET", f"/api/v1/jobs/{jid}/attempts/1/log?offset=0")
+               .headers["X-Kiln-Log-Size"])
+    assert size > 3 << 20
+    env = {"KILN_URL": s.url, "KILN_TOKEN": s.admin}
+    for args in (["logs", "-f", str(jid)], ["logs", str(jid)]):
+        r = kiln(*args, env=env, timeout=120)
+        assert r.returncode == 0, r.stderr
+        assert len(r.stdout.encode()) == size, (args, len(r.stdout.encode()), size)
+        assert "400000 xxxxxxx" in r.stdout
