@@ -110,6 +110,37 @@ void api_resp_header(struct api_resp *r, const char *name, const char *value)
 	r->nheaders++;
 }
 
+/* Error messages quote what the client sent (a path segment, a query value): bytes that
+ * are not UTF-8 become '?', so the answer is valid JSON text and echoes nothing raw. */
+static void utf8_scrub(char *s)
+{
+	unsigned char *p = (unsigned char *)s;
+
+	while (*p) {
+		size_t n = *p < 0x80             ? 1
+		           : (*p & 0xe0) == 0xc0 ? 2
+		           : (*p & 0xf0) == 0xe0 ? 3
+		           : (*p & 0xf8) == 0xf0 ? 4
+		                                 : 0;
+		size_t i;
+
+		for (i = 1; i < n; i++)
+			if ((p[i] & 0xc0) != 0x80)
+				n = 0;
+		/* overlong forms and surrogates are not UTF-8 either */
+		if ((n == 2 && *p < 0xc2) || (n == 3 && *p == 0xe0 && p[1] < 0xa0) ||
+		    (n == 3 && *p == 0xed && p[1] >= 0xa0) ||
+		    (n == 4 && *p == 0xf0 && p[1] < 0x90) ||
+		    (n == 4 && (*p > 0xf4 || (*p == 0xf4 && p[1] >= 0x90))))
+			n = 0;
+		if (!n) {
+			*p++ = '?';
+			continue;
+		}
+		p += n;
+	}
+}
+
 void api_resp_error(struct api_resp *r, int status, const char *code, const char *fmt, ...)
 {
 	char msg[KILN_ERR_MSG_MAX + 64];
@@ -119,6 +150,7 @@ void api_resp_error(struct api_resp *r, int status, const char *code, const char
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	utf8_scrub(msg);
 	util_close(r->file_fd);
 	r->file_fd = -1;
 	r->status = status;

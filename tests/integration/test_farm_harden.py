@@ -1,6 +1,7 @@
 """The farm under hostile load (issue 23): builds that fork or print without end, workers
 that pose as each other, connection floods, oversized bodies.  Every process is the
 test's own child on loopback, bounded in count and time."""
+import json
 import os
 import signal
 import socket
@@ -535,3 +536,28 @@ def test_logs_follow_of_an_ended_job_prints_the_whole_log(farm, kiln):
         assert r.returncode == 0, r.stderr
         assert len(r.stdout.encode()) == size, (args, len(r.stdout.encode()), size)
         assert "400000 xxxxxxx" in r.stdout
+
+
+def test_errors_name_the_number_field_and_echo_no_invalid_utf8(kiln_bin, tmp_path):
+    s = Scheduler(kiln_bin, tmp_path / "data").start()
+    try:
+        for body, field in ((b'{"spec":"x","spec_name":"t.spec","priority":99999999999999999999}',
+                             "priority"),
+                            (b'{"spec":"x","spec_name":"t.spec","timeout": 1e400}', "timeout"),
+                            (b'{"spec":"x","tags":["a"],"limits":{"pids":123456789012345678901}}',
+                             "pids")):
+            r = s.call("POST", "/api/v1/jobs", raw=body,
+                       headers={"Content-Type": "application/json"})
+            assert r.status == 400, r.body
+            assert f"field '{field}'" in r.json()["error"]["message"], r.body
+        for method, path, raw in (("GET", "/api/v1/jobs/%ff%fe", None),
+                                  ("GET", "/api/v1/jobs?state=%ff%c0%af", None),
+                                  ("GET", "/api/v1/jobs/1/attempts/%ed%a0%80/log", None),
+                                  ("POST", "/api/v1/jobs", b'{"spec_name":"\xff\xfe.spec"}'),
+                                  ("POST", "/api/v1/jobs", b'{"\xff\xfe":1}')):
+            r = s.call(method, path, raw=raw, headers={"Content-Type": "application/json"})
+            assert 400 <= r.status < 500, (path, r.body)
+            text = r.body.decode("utf-8")  # strict: raises on invalid UTF-8
+            assert json.loads(text)["error"]["message"], text
+    finally:
+        s.stop()
