@@ -31,6 +31,9 @@ static struct util_dl api_libmicrohttpd_dl =
 #define MAX_PARAMS 8
 #define MAX_SEGMENT 1024
 #define MAX_PATH 4096
+/* kiln answers too long paths (414) and headers (431) itself, as JSON, while the request
+ * fits in libmicrohttpd's connection memory (32 KiB); beyond that MHD answers on its own */
+#define MAX_HEADERS (16 * 1024)
 #define DEFAULT_BODY (1 * KILN_MIB)
 #define DEFAULT_UPLOAD ((uint64_t)KILN_GIB)
 #define REQ_ARENA (8 * KILN_MIB)
@@ -554,6 +557,25 @@ static void req_free(struct api_req *q)
 	free(q);
 }
 
+static enum MHD_Result header_add(void *cls, enum MHD_ValueKind kind, const char *key,
+                                  const char *value)
+{
+	size_t *n = cls;
+
+	(void)kind;
+	*n += strlen(key) + (value ? strlen(value) : 0) + 4;
+	return MHD_YES;
+}
+
+/* What the headers take (names, values, ": " and CRLF). */
+static size_t header_bytes(struct api_req *q)
+{
+	size_t n = 0;
+
+	(void)MHD_get_connection_values(q->conn, MHD_HEADER_KIND, header_add, &n);
+	return n;
+}
+
 /* First call: route, auth, size checks. False when already answered. */
 static bool req_start(struct api_req *q)
 {
@@ -562,6 +584,10 @@ static bool req_start(struct api_req *q)
 
 	if (!q->path || strlen(q->path) > MAX_PATH) {
 		reject(q, 414, "too_long", "request path too long");
+		return false;
+	}
+	if (header_bytes(q) > MAX_HEADERS) {
+		reject(q, 431, "headers_too_large", "request headers over 16 KiB");
 		return false;
 	}
 	q->route = route_find(q, q->path, &method_ok);

@@ -561,3 +561,20 @@ def test_errors_name_the_number_field_and_echo_no_invalid_utf8(kiln_bin, tmp_pat
             assert json.loads(text)["error"]["message"], text
     finally:
         s.stop()
+
+
+def test_too_long_paths_and_headers_are_answered_in_json(kiln_bin, tmp_path):
+    s = Scheduler(kiln_bin, tmp_path / "data").start()
+    try:
+        for head, status in (
+            ("GET /api/v1/jobs/" + "a" * 20000 + " HTTP/1.1\r\nHost: x\r\n\r\n", 414),
+            ("GET /api/v1/health HTTP/1.1\r\nHost: x\r\n" +
+             "".join(f"X-Pad-{i}: {'b' * 1000}\r\n" for i in range(20)) + "\r\n", 431),
+        ):
+            got = raw_request(s, head)
+            assert got.startswith(f"HTTP/1.1 {status}".encode()), got[:300]
+            body = got.split(b"\r\n\r\n", 1)[1]
+            assert json.loads(body)["error"]["code"] in ("too_long", "headers_too_large"), got
+        assert s.call("GET", "/api/v1/health", token="").status == 200
+    finally:
+        s.stop()
