@@ -578,3 +578,35 @@ def test_too_long_paths_and_headers_are_answered_in_json(kiln_bin, tmp_path):
         assert s.call("GET", "/api/v1/health", token="").status == 200
     finally:
         s.stop()
+
+
+def test_a_full_disk_while_signing_is_an_infra_failure_and_retried(kiln_bin, tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", str(data)]).returncode:
+        pytest.skip("cannot mount a tmpfs here")
+    s = None
+    try:
+        s = Scheduler(kiln_bin, data, *FAST).start()
+        w = Worker(kiln_bin, s, "w1", tmp_path / "w1")
+        # room for the package's upload, not for its signed copy
+        fill(data, 1536 << 10)
+        jid = submit(s, BIGPKG, "big.spec")
+        deadline = time.monotonic() + 120
+        first = None
+        while time.monotonic() < deadline:
+            att = s.job(jid)["attempt_list"]
+            if att and att[0]["state"] == "failed":
+                first = att[0]
+                break
+            time.sleep(0.2)
+        assert first and first["failure_class"] == "infra", first
+        assert "No space left" in first["message"], first
+        (data / "filler").unlink()
+        j = s.wait_state(jid, ("succeeded", "failed"), timeout=120)
+        assert j["state"] == "succeeded" and j["attempts"] >= 2, j
+        w.stop()
+    finally:
+        if s:
+            s.stop()
+        subprocess.run(["umount", "-l", str(data)])
