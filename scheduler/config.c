@@ -35,6 +35,7 @@ void scheduler_config_init(struct scheduler_config *cfg)
 	cfg->tick_ms = 250;
 	cfg->history_ms = 30000;
 	cfg->min_free = 512 * KILN_MIB;
+	cfg->log_max = 256 * KILN_MIB;
 	cfg->default_key = "default";
 	cfg->publish_keep_versions = 3;
 	cfg->publish_generations = 3;
@@ -155,6 +156,8 @@ static kiln_rc set_limits(struct scheduler_config *c, const char *k, const char 
 		return parse_duration(v, &c->history_ms, err);
 	if (!strcmp(k, "max_attempts"))
 		return parse_count(v, 1, 100, &c->max_attempts, err);
+	if (!strcmp(k, "log_max"))
+		return parse_size(v, &c->log_max, err);
 	if (!strcmp(k, "min_free"))
 		return parse_size(v, &c->min_free, err);
 	return KILN_ENOTFOUND;

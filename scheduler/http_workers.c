@@ -411,6 +411,10 @@ static kiln_rc log_append(struct scheduler *s, const struct scheduler_job *j, in
 	fd = open(p.ptr, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0 || fstat(fd, &st) < 0) {
 		rc = kiln_err_sys(err, KILN_EIO, "cannot open the log %s", p.ptr);
+	} else if ((uint64_t)offset + len > s->cfg->log_max) {
+		rc = kiln_err_set(err, KILN_ELIMIT,
+		                  "the attempt's log would pass limits.log_max (%llu bytes)",
+		                  (unsigned long long)s->cfg->log_max);
 	} else if (offset > (int64_t)st.st_size) {
 		*size = (int64_t)st.st_size;
 		rc = kiln_err_set(err, KILN_ECONFLICT, "offset %lld is past the log's end (%lld)",

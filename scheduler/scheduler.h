@@ -57,6 +57,8 @@ struct scheduler_config {
 	int64_t max_attempts;   /* default 3 */
 	int64_t tick_ms;        /* reaper period, default 250 ms */
 	int64_t history_ms;     /* dashboard time series sampling period, default 30 s */
+	uint64_t log_max;       /* bytes of one attempt's log, default 256 MiB (workers cap their
+	                         * own at 64 MiB; this holds against one that does not) */
 	uint64_t min_free;      /* health says degraded below these free bytes in data_dir,
 	                         * default 512 MiB */
 	struct scheduler_key_cfg *keys;

@@ -610,3 +610,21 @@ def test_a_full_disk_while_signing_is_an_infra_failure_and_retried(kiln_bin, tmp
         if s:
             s.stop()
         subprocess.run(["umount", "-l", str(data)])
+
+
+def test_the_scheduler_caps_an_attempts_log_too(kiln_bin, tmp_path):
+    from test_farm_api import SPEC, Worker as ApiWorker
+    s = Scheduler(kiln_bin, tmp_path / "data", "limits.log_max=1M").start()
+    try:
+        w = ApiWorker(s, "w1", s.token("worker"))
+        s.call("POST", "/api/v1/jobs", {"spec": SPEC, "spec_name": "t.spec"})
+        lease = w.lease()
+        chunk = b"x" * (768 << 10)
+        assert w.log(lease, 0, chunk).status == 200
+        r = w.log(lease, len(chunk), chunk)
+        assert r.status == 413 and "limits.log_max" in r.json()["error"]["message"], r.body
+        r = s.call("GET", f"/api/v1/jobs/{lease['job_id']}/attempts/1/log")
+        assert int(r.headers["X-Kiln-Log-Size"]) == len(chunk)
+        assert w.beat(lease).status == 200  # the lease lives on
+    finally:
+        s.stop()
