@@ -200,7 +200,7 @@ KILN_MUST_CHECK kiln_rc cli_keyring_open(const char *dir, struct sign_keyring **
 /* ---------------------------------------------------------------------------------------- */
 /* Options shared by the commands that fetch sources (fetch, build). Embed a struct
  * cli_fetch_opts in the command's options and put CLI_FETCH_OPTS(type, member) in its
- * table; cli_fetch_opts_apply() fills a struct worker_fetch_opts (strings borrowed). */
+ * table; cli_fetch_opts_apply() fills a struct sources_fetch_opts (strings borrowed). */
 
 struct cli_fetch_opts {
 	const char *cache, *cache_max, *max_size;
@@ -242,9 +242,9 @@ struct cli_fetch_opts {
 	 "never show download progress"}
 /* clang-format on */
 
-struct worker_fetch_opts;
+struct sources_fetch_opts;
 KILN_MUST_CHECK kiln_rc cli_fetch_opts_apply(const struct cli_fetch_opts *c,
-                                             struct worker_fetch_opts *o, struct kiln_err *err);
+                                             struct sources_fetch_opts *o, struct kiln_err *err);
 /* "1024", "512K", "10G": bytes. */
 KILN_MUST_CHECK kiln_rc cli_parse_size(const char *s, uint64_t *out, struct kiln_err *err);
 
@@ -253,5 +253,73 @@ extern const struct cli_opt cli_fetch_opts_table[];
 extern const struct cli_opt cli_cache_opts[];
 int cli_cmd_fetch(int argc, char **argv);
 int cli_cmd_cache(int argc, char **argv);
+
+/* ======================================================================================== */
+/* The farm client (kiln submit, jobs, job, logs, cancel, retry, download, token; client.c) */
+/* ======================================================================================== */
+
+struct cli_client {
+	const char *url;     /* KILN_URL */
+	const char *token;   /* KILN_TOKEN */
+	const char *ca_file; /* KILN_CA_FILE: CA bundle for https, NULL for the system's */
+	int out_fd;          /* where results are printed (stdout) */
+	int progress_fd;     /* where the progress line goes (-1 for none: stderr on a tty) */
+	bool json;           /* print JSON instead of text */
+};
+
+struct cli_submit {
+	const char *spec_path; /* a spec file, or */
+	const char *srpm_path; /* a source package, or */
+	const char *git_url;   /* a git repository */
+	const char *git_ref, *git_spec;
+	const char **sources; /* files uploaded as the spec's sources */
+	size_t nsources;
+	const char **defines; /* "NAME VALUE" */
+	size_t ndefines;
+	const char **with, **without, **tags;
+	size_t nwith, nwithout, ntags;
+	const char *arch, *sign_key, *repository, *formats;
+	int64_t priority, reruns, timeout;
+	const char *idempotency_key;
+	bool wait, follow;
+};
+
+/* Submit; with wait/follow, wait for the end (following the log). KILN_OK when submitted
+ * (and, when waiting, the job succeeded); KILN_EBUILD when it failed or was cancelled. */
+KILN_MUST_CHECK kiln_rc cli_client_submit(const struct cli_client *c, const struct cli_submit *s,
+                                          struct kiln_err *err);
+KILN_MUST_CHECK kiln_rc cli_client_jobs(const struct cli_client *c, const char *state,
+                                        int64_t limit, struct kiln_err *err);
+KILN_MUST_CHECK kiln_rc cli_client_job(const struct cli_client *c, int64_t id,
+                                       struct kiln_err *err);
+/* attempt 0 = the latest. */
+KILN_MUST_CHECK kiln_rc cli_client_logs(const struct cli_client *c, int64_t id, int64_t attempt,
+                                        bool follow, struct kiln_err *err);
+/* action: "cancel" or "retry". */
+KILN_MUST_CHECK kiln_rc cli_client_action(const struct cli_client *c, int64_t id,
+                                          const char *action, struct kiln_err *err);
+
+/* More reproducibility reruns (count 0: one); with wait, wait for the verdict and print
+ * the report: KILN_EBUILD unless the job is reproducible. */
+KILN_MUST_CHECK kiln_rc cli_client_reproduce(const struct cli_client *c, int64_t id, int64_t count,
+                                             bool wait, struct kiln_err *err);
+/* Rebuilder mode: srpm and rpms are files (uploaded) or http(s) URLs; with wait, wait for
+ * the verdict and print the report: KILN_EBUILD unless every package matches. */
+KILN_MUST_CHECK kiln_rc cli_client_rebuild(const struct cli_client *c, const char *srpm,
+                                           const char *const *rpms, size_t nrpms, const char *arch,
+                                           bool wait, struct kiln_err *err);
+KILN_MUST_CHECK kiln_rc cli_client_download(const struct cli_client *c, int64_t id, const char *dir,
+                                            struct kiln_err *err);
+/* kiln repo: op "list" (name NULL), "show", "regenerate" (waits for the publish),
+ * "remove-package" (pkg: a file name or NAME-[E:]V-R.ARCH; waits); prints the JSON. */
+KILN_MUST_CHECK kiln_rc cli_client_repo(const struct cli_client *c, const char *op,
+                                        const char *name, const char *pkg, struct kiln_err *err);
+KILN_MUST_CHECK kiln_rc cli_client_workers(const struct cli_client *c, struct kiln_err *err);
+/* Tokens (admin): create prints the new token once. */
+KILN_MUST_CHECK kiln_rc cli_client_token_create(const struct cli_client *c, const char *scopes,
+                                                const char *name, struct kiln_err *err);
+KILN_MUST_CHECK kiln_rc cli_client_tokens(const struct cli_client *c, struct kiln_err *err);
+KILN_MUST_CHECK kiln_rc cli_client_token_revoke(const struct cli_client *c, int64_t id,
+                                                struct kiln_err *err);
 
 #endif

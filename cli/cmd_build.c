@@ -123,12 +123,6 @@ static kiln_rc build_steps(char c, bool sc, unsigned *steps, bool *anyarch, stru
 	}
 }
 
-static kiln_rc build_define(struct macro_ctx *mc, const char *name, const char *value,
-                            struct kiln_err *err)
-{
-	return macro_define(mc, name, NULL, value, MACRO_LEVEL_CMDLINE, err);
-}
-
 static void build_print_json(const struct worker_build_result *res, bool ok,
                              const struct kiln_err *err)
 {
@@ -196,11 +190,11 @@ static int build_verify(const struct build_cli_opts *o, const struct worker_buil
 /* --git: check the repository out under %{_topdir}/GIT (visible in the sandbox), make it
  * the source directory, and let the fetcher make NAME-VERSION.tar.gz from the commit. */
 static kiln_rc build_from_git(const struct build_cli_opts *o, struct macro_ctx *mc,
-                              struct worker_fetch_opts *fo, struct kiln_arena *a,
-                              struct worker_git_rev *rev, const char **spec_path,
+                              struct sources_fetch_opts *fo, struct kiln_arena *a,
+                              struct sources_git_rev *rev, const char **spec_path,
                               struct kiln_err *err)
 {
-	struct worker_sources *s = NULL;
+	struct sources *s = NULL;
 	struct kiln_buf dir = KILN_BUF_INIT(KILN_LIMIT_PATH), spec = KILN_BUF_INIT(KILN_LIMIT_PATH);
 	char *top = NULL;
 	const char *where;
@@ -210,12 +204,11 @@ static kiln_rc build_from_git(const struct build_cli_opts *o, struct macro_ctx *
 	if (!rc)
 		rc = util_rm_rf(top, err);
 	if (!rc)
-		rc = worker_sources_global_init(err);
+		rc = sources_global_init(err);
 	if (!rc)
-		rc = worker_sources_new(fo, &s, err);
+		rc = sources_new(fo, &s, err);
 	if (!rc)
-		rc = worker_sources_checkout(s, o->git, o->ref, top, o->spec_rel, rev, &dir, &spec,
-		                             err);
+		rc = sources_checkout(s, o->git, o->ref, top, o->spec_rel, rev, &dir, &spec, err);
 	if (!rc)
 		rc = macro_define(mc, "_sourcedir", NULL, "%{_topdir}/GIT", MACRO_LEVEL_CMDLINE,
 		                  err);
@@ -232,7 +225,7 @@ static kiln_rc build_from_git(const struct build_cli_opts *o, struct macro_ctx *
 			kiln_log(KILN_LOG_WARN, "%s moved from %s to %s", o->ref ? o->ref : "HEAD",
 			         rev->previous, rev->commit);
 	}
-	worker_sources_free(s);
+	sources_free(s);
 	kiln_buf_release(&dir);
 	kiln_buf_release(&spec);
 	free(top);
@@ -274,10 +267,11 @@ int cli_cmd_build(int argc, char **argv)
 	const struct cli_command *cmd = cli_command_find("build");
 	struct build_cli_opts o = {0};
 	struct worker_build_opts bo;
+	struct worker_build_setup setup;
 	struct worker_build_result res = {0};
 	struct chroot_config cc;
-	struct worker_fetch_opts fo;
-	struct worker_git_rev rev;
+	struct sources_fetch_opts fo;
+	struct sources_git_rev rev;
 	struct kiln_err err = KILN_ERR_INIT;
 	struct macro_ctx *mc = NULL;
 	struct sign_key *key = NULL;
@@ -304,13 +298,28 @@ int cli_cmd_build(int argc, char **argv)
 		status = cli_usage_error(cmd, "%s", err.msg);
 		goto out;
 	}
-	rc = cli_macro_ctx_open(&o.macros, &mc, &err);
-	if (!rc && o.topdir)
-		rc = build_define(mc, "_topdir", o.topdir, &err);
-	if (!rc && o.buildroot)
-		rc = build_define(mc, "buildroot", o.buildroot, &err);
-	if (!rc && o.rpm_format)
-		rc = build_define(mc, "_rpmformat", o.rpm_format, &err);
+	if (o.sandbox && o.no_sandbox) {
+		status = cli_usage_error(cmd, "--sandbox and --no-sandbox exclude each other");
+		goto out;
+	}
+	/* --define, --with and --without were applied in command-line order by
+	 * cli_macro_ctx_open(), through the same macro/ calls a farm job's go through */
+	worker_build_setup_init(&setup);
+	setup.topdir = o.topdir;
+	setup.buildroot = o.buildroot;
+	setup.rpm_format = o.rpm_format;
+	setup.sandbox = !o.no_sandbox;
+	setup.root = o.root;
+	setup.network = o.network;
+	setup.limits.cpus = o.cpus > 0 ? (unsigned)o.cpus : 0;
+	setup.limits.timeout_ms = o.timeout > 0 ? (int64_t)o.timeout * 1000 : 0;
+	setup.limits.pids_max = o.pids > 0 ? (uint64_t)o.pids : 0;
+	setup.limits.cpu_percent = o.cpu > 0 ? (uint32_t)o.cpu : 0;
+	rc = o.memory ? cli_parse_size(o.memory, &setup.limits.memory_bytes, &err) : KILN_OK;
+	if (!rc)
+		rc = cli_macro_ctx_open(&o.macros, &mc, &err);
+	if (!rc)
+		rc = worker_build_prepare(&setup, mc, &bo, &cc, &err);
 	if (!rc && o.sign)
 		rc = sign_key_load_secret(o.sign, &key, &err);
 	if (!rc && o.git) {
@@ -352,24 +361,7 @@ int cli_cmd_build(int argc, char **argv)
 		bo.fetch = &fo;
 	}
 	bo.out_fd = o.json ? STDERR_FILENO : STDOUT_FILENO;
-	if (o.sandbox && o.no_sandbox) {
-		status = cli_usage_error(cmd, "--sandbox and --no-sandbox exclude each other");
-		goto out;
-	}
-	if (!o.no_sandbox) {
-		chroot_config_init(&cc);
-		cc.kind = CHROOT_EXEC_SANDBOX;
-		cc.network = o.network;
-		cc.limits.cpus = o.cpus > 0 ? (unsigned)o.cpus : 0;
-		cc.limits.timeout_ms = o.timeout > 0 ? (int64_t)o.timeout * 1000 : 0;
-		cc.limits.pids_max = o.pids > 0 ? (uint64_t)o.pids : 0;
-		cc.limits.cpu_percent = o.cpu > 0 ? (uint32_t)o.cpu : 0;
-		if ((o.memory && cli_parse_size(o.memory, &cc.limits.memory_bytes, &err)) ||
-		    (o.root && chroot_config_root_parse(&cc, o.root, &err))) {
-			status = cli_fail(&err);
-			goto out;
-		}
-		bo.exec = &cc;
+	if (bo.exec) {
 		/* Without the privileges for namespaces, a local build falls back to the host
 		 * (as rpmbuild runs) unless the sandbox was asked for explicitly. */
 		if (chroot_sandbox_probe(&cc, &err)) {

@@ -26,7 +26,7 @@ const struct cli_opt cli_cache_opts[] = {
     CLI_OPT_END,
 };
 
-static void print_stats(const char *dir, const struct worker_cache_stats *st)
+static void print_stats(const char *dir, const struct sources_cache_stats *st)
 {
 	printf("cache: %s\n", dir);
 	printf("objects: %" PRIu64 " (%" PRIu64 " bytes)\n", st->objects, st->object_bytes);
@@ -36,7 +36,7 @@ static void print_stats(const char *dir, const struct worker_cache_stats *st)
 	printf("total: %" PRIu64 " bytes\n", st->object_bytes + st->mirror_bytes + st->tmp_bytes);
 }
 
-static void print_gc(const struct worker_cache_gc *g)
+static void print_gc(const struct sources_cache_gc *g)
 {
 	printf("removed: %" PRIu64 " objects (%" PRIu64 " bytes), %" PRIu64 " git mirrors (%" PRIu64
 	       " bytes), %" PRIu64 " index entries, %" PRIu64 " temporary files (%" PRIu64
@@ -49,20 +49,20 @@ static kiln_rc run(const struct cache_cli *c, const char *dir, struct kiln_err *
 {
 	const char *env_max = getenv("KILN_CACHE_MAX");
 	const char *max = c->max_size ? c->max_size : env_max && *env_max ? env_max : NULL;
-	struct worker_cache_stats st;
-	struct worker_cache_gc g;
+	struct sources_cache_stats st;
+	struct sources_cache_gc g;
 	uint64_t cap = 0;
 	kiln_rc rc = KILN_OK;
 
 	if (c->gc && max)
 		rc = cli_parse_size(max, &cap, err);
 	if (!rc && c->gc)
-		rc =
-		    worker_cache_collect(dir, cap, c->verify ? WORKER_CACHE_GC_VERIFY : 0, &g, err);
+		rc = sources_cache_collect(dir, cap, c->verify ? SOURCES_CACHE_GC_VERIFY : 0, &g,
+		                           err);
 	if (!rc && c->gc)
 		print_gc(&g);
 	if (!rc)
-		rc = worker_cache_stats(dir, &st, err);
+		rc = sources_cache_stats(dir, &st, err);
 	if (!rc)
 		print_stats(dir, &st);
 	return rc;
@@ -85,7 +85,7 @@ int cli_cmd_cache(int argc, char **argv)
 		return cli_usage_error(self, "--max-size and --verify go with --gc");
 	if (c.cache)
 		kiln_buf_addstr(&dir, c.cache);
-	rc = c.cache ? kiln_buf_finish(&dir, &err) : worker_cache_default_dir(&dir, &err);
+	rc = c.cache ? kiln_buf_finish(&dir, &err) : sources_cache_default_dir(&dir, &err);
 	if (!rc)
 		rc = run(&c, dir.ptr, &err);
 	fflush(stdout);

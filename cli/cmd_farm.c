@@ -119,7 +119,7 @@ int cli_cmd_scheduler(int argc, char **argv)
 		rc = api_global_init(&err);
 	/* rebuilds name published packages by URL: the scheduler fetches them */
 	if (!rc)
-		rc = worker_sources_global_init(&err);
+		rc = sources_global_init(&err);
 	if (!rc) {
 		signals_install();
 		setvbuf(stdout, NULL, _IONBF, 0);
@@ -265,7 +265,7 @@ static const struct cli_opt *client_table(const char *name)
 	return cli_client_opts;
 }
 
-static void client_init(const struct client_cli_opts *o, struct scheduler_client *c)
+static void client_init(const struct client_cli_opts *o, struct cli_client *c)
 {
 	c->url = o->url ? o->url : getenv("KILN_URL");
 	c->token = o->token ? o->token : getenv("KILN_TOKEN");
@@ -283,10 +283,9 @@ static int parse_id(const struct cli_command *cmd, const char *s, int64_t *id)
 }
 
 static kiln_rc do_submit(const struct cli_command *cmd, const struct client_cli_opts *o,
-                         const struct scheduler_client *c, int nargs, char **argv,
-                         struct kiln_err *err)
+                         const struct cli_client *c, int nargs, char **argv, struct kiln_err *err)
 {
-	struct scheduler_submit s = {0};
+	struct cli_submit s = {0};
 	const char *in = nargs ? argv[1] : NULL;
 
 	(void)cmd;
@@ -306,49 +305,49 @@ static kiln_rc do_submit(const struct cli_command *cmd, const struct client_cli_
 	s.formats = o->formats, s.priority = o->priority, s.reruns = o->reruns;
 	s.timeout = o->timeout, s.idempotency_key = o->idem;
 	s.wait = o->wait, s.follow = o->follow;
-	return scheduler_client_submit(c, &s, err);
+	return cli_client_submit(c, &s, err);
 }
 
-static kiln_rc do_token(const struct client_cli_opts *o, const struct scheduler_client *c,
-                        int nargs, char **argv, struct kiln_err *err)
+static kiln_rc do_token(const struct client_cli_opts *o, const struct cli_client *c, int nargs,
+                        char **argv, struct kiln_err *err)
 {
 	int64_t id;
 
 	if (nargs >= 1 && !strcmp(argv[1], "create")) {
 		if (!o->scopes)
 			return kiln_err_set(err, KILN_EINVAL, "token create needs --scope");
-		return scheduler_client_token_create(c, o->scopes, o->name, err);
+		return cli_client_token_create(c, o->scopes, o->name, err);
 	}
 	if (nargs >= 1 && !strcmp(argv[1], "list"))
-		return scheduler_client_tokens(c, err);
+		return cli_client_tokens(c, err);
 	if (nargs == 2 && !strcmp(argv[1], "revoke") &&
 	    !util_parse_i64(argv[2], strlen(argv[2]), 10, 1, INT64_MAX, &id, NULL))
-		return scheduler_client_token_revoke(c, id, err);
+		return cli_client_token_revoke(c, id, err);
 	return kiln_err_set(err, KILN_EINVAL, "use token create --scope S | list | revoke ID");
 }
 
 /* The client commands with one job id operand. */
 static kiln_rc do_job_cmd(const char *name, const struct client_cli_opts *o,
-                          const struct scheduler_client *c, int64_t id, struct kiln_err *err)
+                          const struct cli_client *c, int64_t id, struct kiln_err *err)
 {
 	if (!strcmp(name, "job"))
-		return scheduler_client_job(c, id, err);
+		return cli_client_job(c, id, err);
 	if (!strcmp(name, "logs"))
-		return scheduler_client_logs(c, id, o->attempt, o->f, err);
+		return cli_client_logs(c, id, o->attempt, o->f, err);
 	if (!strcmp(name, "download"))
-		return scheduler_client_download(c, id, o->out ? o->out : ".", err);
+		return cli_client_download(c, id, o->out ? o->out : ".", err);
 	if (!strcmp(name, "reproduce"))
 		return o->count < 0 || o->count > 10
 		           ? kiln_err_set(err, KILN_EINVAL, "--count: 1 to 10")
-		           : scheduler_client_reproduce(c, id, o->count, o->wait, err);
-	return scheduler_client_action(c, id, name, err);
+		           : cli_client_reproduce(c, id, o->count, o->wait, err);
+	return cli_client_action(c, id, name, err);
 }
 
 int cli_cmd_client(int argc, char **argv)
 {
 	const struct cli_command *cmd = cli_command_find(argv[0]);
 	struct client_cli_opts o = {0};
-	struct scheduler_client c = {0};
+	struct cli_client c = {0};
 	struct kiln_err err = KILN_ERR_INIT;
 	int64_t id = 0;
 	int nargs, st;
@@ -364,16 +363,16 @@ int cli_cmd_client(int argc, char **argv)
 		rc = do_submit(cmd, &o, &c, nargs, argv, &err);
 	else if (!strcmp(argv[0], "jobs"))
 		rc = nargs ? kiln_err_set(&err, KILN_EINVAL, "jobs takes no operand")
-		           : scheduler_client_jobs(&c, o.state, o.limit, &err);
+		           : cli_client_jobs(&c, o.state, o.limit, &err);
 	else if (!strcmp(argv[0], "workers"))
-		rc = scheduler_client_workers(&c, &err);
+		rc = cli_client_workers(&c, &err);
 	else if (!strcmp(argv[0], "token"))
 		rc = do_token(&o, &c, nargs, argv, &err);
 	else if (!strcmp(argv[0], "rebuild") && nargs < 2)
 		return cli_usage_error(cmd, "give a source package and its binary packages");
 	else if (!strcmp(argv[0], "rebuild"))
-		rc = scheduler_client_rebuild(&c, argv[1], (const char *const *)argv + 2,
-		                              (size_t)nargs - 1, o.arch, o.wait, &err);
+		rc = cli_client_rebuild(&c, argv[1], (const char *const *)argv + 2,
+		                        (size_t)nargs - 1, o.arch, o.wait, &err);
 	else if (nargs != 1)
 		return cli_usage_error(cmd, "give one job id");
 	else if ((st = parse_id(cmd, argv[1], &id)))

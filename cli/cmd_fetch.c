@@ -52,28 +52,28 @@ const struct cli_opt cli_fetch_opts_table[] = {
     CLI_OPT_END,
 };
 
-static const char *origin_word(enum worker_source_origin o)
+static const char *origin_word(enum sources_origin o)
 {
 	switch (o) {
-	case WORKER_SOURCE_LOCAL:
+	case SOURCES_ORIGIN_LOCAL:
 		return "present";
-	case WORKER_SOURCE_CACHE:
+	case SOURCES_ORIGIN_CACHE:
 		return "from the cache";
-	case WORKER_SOURCE_NETWORK:
+	case SOURCES_ORIGIN_NETWORK:
 		return "downloaded";
-	case WORKER_SOURCE_GIT:
+	case SOURCES_ORIGIN_GIT:
 		return "made from git";
 	}
 	return "?";
 }
 
-static void print_result(const char *label, const struct worker_source_result *r)
+static void print_result(const char *label, const struct sources_result *r)
 {
 	printf("%s: %s: %s, sha256 %s%s\n", label, r->path, origin_word(r->origin), r->sha256,
 	       r->verified ? ", checksum verified" : "");
 }
 
-static void print_report(const struct worker_fetch_report *rep)
+static void print_report(const struct sources_fetch_report *rep)
 {
 	char label[32];
 	size_t i;
@@ -87,72 +87,72 @@ static void print_report(const struct worker_fetch_report *rep)
 
 /* Parse one spec in a copy of base and fetch its sources with s. */
 static kiln_rc fetch_spec_with(const char *path, const struct fetch_cli *c,
-                               const struct macro_ctx *base, struct worker_sources *s,
+                               const struct macro_ctx *base, struct sources *s,
                                struct kiln_err *err)
 {
 	struct macro_ctx *ctx = macro_ctx_dup(base, err);
-	struct worker_fetch_report rep;
+	struct sources_fetch_report rep;
 	struct spec *spec = NULL;
 	kiln_rc rc = ctx ? KILN_OK : err->code;
 
-	worker_fetch_report_init(&rep);
+	sources_fetch_report_init(&rep);
 	if (!rc)
 		rc = spec_parse_file(path, ctx, SPEC_PARSE_ANYARCH | SPEC_PARSE_FORCE, &spec, err);
 	if (!rc)
-		rc = worker_sources_fetch_spec(s, spec, &rep, err);
+		rc = sources_fetch_spec(s, spec, &rep, err);
 	if (!c->quiet)
 		print_report(&rep);
-	worker_fetch_report_release(&rep);
+	sources_fetch_report_release(&rep);
 	spec_free(spec);
 	macro_ctx_free(ctx);
 	return rc;
 }
 
 static kiln_rc fetch_specs(struct fetch_cli *c, int n, char **specs,
-                           const struct worker_fetch_opts *wo, struct kiln_err *err)
+                           const struct sources_fetch_opts *wo, struct kiln_err *err)
 {
 	struct macro_ctx *base = NULL;
-	struct worker_sources *s = NULL;
+	struct sources *s = NULL;
 	kiln_rc rc = cli_macro_ctx_open(&c->macros, &base, err);
 	int i;
 
 	if (!rc)
-		rc = worker_sources_new(wo, &s, err);
+		rc = sources_new(wo, &s, err);
 	for (i = 0; !rc && i < n; i++)
 		rc = fetch_spec_with(specs[i], c, base, s, err);
-	worker_sources_free(s);
+	sources_free(s);
 	macro_ctx_free(base);
 	return rc;
 }
 
-static kiln_rc fetch_one_url(const struct fetch_cli *c, const struct worker_fetch_opts *wo,
+static kiln_rc fetch_one_url(const struct fetch_cli *c, const struct sources_fetch_opts *wo,
                              struct kiln_err *err)
 {
-	struct worker_sources *s = NULL;
-	struct worker_source_result res;
-	struct worker_sums sums;
-	const struct worker_sum *sum = NULL;
+	struct sources *s = NULL;
+	struct sources_result res;
+	struct sources_sums sums;
+	const struct sources_sum *sum = NULL;
 	kiln_rc rc = KILN_OK;
 
-	worker_sums_init(&sums);
+	sources_sums_init(&sums);
 	if (c->sha256 || c->sha512)
-		rc = worker_sums_set(&sums, util_path_basename(c->output),
-		                     c->sha512 ? UTIL_DIGEST_SHA512 : UTIL_DIGEST_SHA256,
-		                     c->sha512 ? c->sha512 : c->sha256, err);
+		rc = sources_sums_set(&sums, util_path_basename(c->output),
+		                      c->sha512 ? UTIL_DIGEST_SHA512 : UTIL_DIGEST_SHA256,
+		                      c->sha512 ? c->sha512 : c->sha256, err);
 	if (!rc && sums.n)
 		sum = &sums.v[0];
 	if (!rc)
-		rc = worker_sources_new(wo, &s, err);
+		rc = sources_new(wo, &s, err);
 	if (!rc)
-		rc = worker_sources_fetch_url(s, c->url, sum, c->output, &res, err);
+		rc = sources_fetch_url(s, c->url, sum, c->output, &res, err);
 	if (!rc && !c->quiet)
 		print_result(c->url, &res);
-	worker_sources_free(s);
-	worker_sums_release(&sums);
+	sources_free(s);
+	sources_sums_release(&sums);
 	return rc;
 }
 
-static void print_commit(const struct worker_git_rev *rev)
+static void print_commit(const struct sources_git_rev *rev)
 {
 	if (rev->moved)
 		printf("commit: %s (moved from %s)\n", rev->commit, rev->previous);
@@ -180,18 +180,18 @@ static void repo_name(const char *url, char *out, size_t size)
 		snprintf(out, size, "checkout");
 }
 
-static kiln_rc git_checkout(struct fetch_cli *c, struct worker_sources *s, struct kiln_err *err)
+static kiln_rc git_checkout(struct fetch_cli *c, struct sources *s, struct kiln_err *err)
 {
 	struct kiln_buf spec = KILN_BUF_INIT(KILN_LIMIT_PATH);
 	struct kiln_buf dir = KILN_BUF_INIT(KILN_LIMIT_PATH);
 	struct kiln_buf def = KILN_BUF_INIT(KILN_LIMIT_PATH * 2);
-	struct worker_git_rev rev;
+	struct sources_git_rev rev;
 	char name[256];
 	kiln_rc rc;
 
 	repo_name(c->git, name, sizeof(name));
-	rc = worker_sources_checkout(s, c->git, c->ref, c->checkout ? c->checkout : name, c->spec,
-	                             &rev, &dir, &spec, err);
+	rc = sources_checkout(s, c->git, c->ref, c->checkout ? c->checkout : name, c->spec, &rev,
+	                      &dir, &spec, err);
 	if (!rc && !c->quiet)
 		print_commit(&rev);
 	if (!rc && !c->quiet)
@@ -216,24 +216,24 @@ static kiln_rc git_checkout(struct fetch_cli *c, struct worker_sources *s, struc
 	return rc;
 }
 
-static kiln_rc fetch_git(struct fetch_cli *c, struct worker_fetch_opts *wo, struct kiln_err *err)
+static kiln_rc fetch_git(struct fetch_cli *c, struct sources_fetch_opts *wo, struct kiln_err *err)
 {
-	struct worker_sources *s = NULL;
-	struct worker_git_rev rev;
-	kiln_rc rc = worker_sources_new(wo, &s, err);
+	struct sources *s = NULL;
+	struct sources_git_rev rev;
+	kiln_rc rc = sources_new(wo, &s, err);
 
 	if (!rc && !c->archive)
 		rc = git_checkout(c, s, err);
 	else if (!rc)
-		rc = worker_git_resolve(s, c->git, c->ref, &rev, err);
+		rc = sources_git_resolve(s, c->git, c->ref, &rev, err);
 	if (!rc && c->archive && !c->quiet)
 		print_commit(&rev);
 	if (!rc && c->archive)
-		rc = worker_git_tarball(s, c->git, rev.commit, c->prefix ? c->prefix : "",
-		                        c->archive, err);
+		rc = sources_git_tarball(s, c->git, rev.commit, c->prefix ? c->prefix : "",
+		                         c->archive, err);
 	if (!rc && c->archive && !c->quiet)
 		printf("archive: %s\n", c->archive);
-	worker_sources_free(s);
+	sources_free(s);
 	return rc;
 }
 
@@ -264,7 +264,7 @@ int cli_cmd_fetch(int argc, char **argv)
 {
 	const struct cli_command *self = cli_command_find("fetch");
 	struct kiln_err err = KILN_ERR_INIT;
-	struct worker_fetch_opts wo = {0};
+	struct sources_fetch_opts wo = {0};
 	struct fetch_cli c = {0};
 	char def[KILN_LIMIT_PATH + 16]; /* the macro options borrow it */
 	kiln_rc rc = KILN_OK;
@@ -286,7 +286,7 @@ int cli_cmd_fetch(int argc, char **argv)
 	wo.pin = c.pin;
 	wo.sums_file = c.sources;
 	if (!rc)
-		rc = worker_sources_global_init(&err);
+		rc = sources_global_init(&err);
 	if (!rc && c.url)
 		rc = fetch_one_url(&c, &wo, &err);
 	else if (!rc && c.git)

@@ -84,7 +84,7 @@ static const char *alias_format(const struct query_opts *o, int *many)
 	*many = fmt ? 1 : 0;
 	for (i = 0; i < KILN_ARRAY_SIZE(a); i++) {
 		if (a[i].set) {
-			fmt = spec_qf_alias(a[i].name);
+			fmt = rpmtag_qf_alias(a[i].name);
 			(*many)++;
 		}
 	}
@@ -145,10 +145,10 @@ int cli_cmd_query(int argc, char **argv)
 	if (many > 1)
 		return cli_usage_error(self,
 		                       "give only one of --qf, -i, --json, --xml, --requires, ...");
-	qo.only = (o.configfiles ? SPEC_FILE_CONFIG : 0) | (o.docfiles ? SPEC_FILE_DOC : 0) |
-	          (o.licensefiles ? SPEC_FILE_LICENSE : 0) |
-	          (o.artifactfiles ? SPEC_FILE_ARTIFACT : 0);
-	qo.skip = o.noghost ? SPEC_FILE_GHOST : 0;
+	qo.only = (o.configfiles ? RPMTAG_FILE_CONFIG : 0) | (o.docfiles ? RPMTAG_FILE_DOC : 0) |
+	          (o.licensefiles ? RPMTAG_FILE_LICENSE : 0) |
+	          (o.artifactfiles ? RPMTAG_FILE_ARTIFACT : 0);
+	qo.skip = o.noghost ? RPMTAG_FILE_GHOST : 0;
 	qo.list = o.list || qo.only; /* as in rpm, -c and friends list files */
 	qo.dump = o.dump;
 	qo.verbose = o.verbose;

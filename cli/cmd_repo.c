@@ -11,6 +11,7 @@
 
 #include "api/api.h"
 #include "cli/cli.h"
+#include "repo/repo.h"
 #include "scheduler/scheduler.h"
 #include "sign/sign.h"
 
@@ -47,12 +48,12 @@ const struct cli_opt cli_repo_opts[] = {
 
 static kiln_rc regenerate_dir(const struct repo_opts *o, struct kiln_err *err)
 {
-	struct scheduler_repodata_opts ro;
-	struct scheduler_repodata_result res;
+	struct repo_metadata_opts ro;
+	struct repo_metadata_result res;
 	struct sign_key *key = NULL;
 	kiln_rc rc = KILN_OK;
 
-	scheduler_repodata_opts_init(&ro);
+	repo_metadata_opts_init(&ro);
 	ro.zstd = o->zstd;
 	if (o->workers < 0 || o->workers > 64 || o->keep < 0 || o->keep > 100)
 		return kiln_err_set(err, KILN_EINVAL, "--workers: 0 to 64, --keep: 1 to 100");
@@ -69,7 +70,7 @@ static kiln_rc regenerate_dir(const struct repo_opts *o, struct kiln_err *err)
 	if (o->key && (rc = sign_key_load_secret(o->key, &key, err)))
 		return rc;
 	ro.key = key;
-	rc = scheduler_repodata_write(o->dir, &ro, &res, err);
+	rc = repo_metadata_write(o->dir, &ro, &res, err);
 	if (!rc)
 		printf("%s: %zu packages, revision %" PRId64 ", repomd.xml sha256 %s\n", o->dir,
 		       res.npackages, res.revision, res.repomd_sha256);
@@ -81,7 +82,7 @@ int cli_cmd_repo(int argc, char **argv)
 {
 	const struct cli_command *cmd = cli_command_find("repo");
 	struct repo_opts o = {0};
-	struct scheduler_client c = {0};
+	struct cli_client c = {0};
 	struct kiln_err err = KILN_ERR_INIT;
 	int nargs;
 	kiln_rc rc;
@@ -106,11 +107,11 @@ int cli_cmd_repo(int argc, char **argv)
 		return cli_fail(&err);
 	signal(SIGPIPE, SIG_IGN);
 	if (!strcmp(argv[1], "list") && nargs == 1)
-		rc = scheduler_client_repo(&c, "list", NULL, NULL, &err);
+		rc = cli_client_repo(&c, "list", NULL, NULL, &err);
 	else if ((!strcmp(argv[1], "show") || !strcmp(argv[1], "regenerate")) && nargs == 2)
-		rc = scheduler_client_repo(&c, argv[1], argv[2], NULL, &err);
+		rc = cli_client_repo(&c, argv[1], argv[2], NULL, &err);
 	else if (!strcmp(argv[1], "remove-package") && nargs == 3)
-		rc = scheduler_client_repo(&c, argv[1], argv[2], argv[3], &err);
+		rc = cli_client_repo(&c, argv[1], argv[2], argv[3], &err);
 	else
 		return cli_usage_error(cmd, "use list | show NAME | remove-package NAME PKG | "
 		                            "regenerate NAME | regenerate --dir DIR");

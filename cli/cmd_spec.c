@@ -70,7 +70,7 @@ static const char *query_format(const struct spec_opts *o, int *many)
 	*many = fmt ? 1 : 0;
 	for (i = 0; i < KILN_ARRAY_SIZE(a); i++) {
 		if (a[i].set) {
-			fmt = spec_qf_alias(a[i].name);
+			fmt = rpmtag_qf_alias(a[i].name);
 			(*many)++;
 		}
 	}
@@ -105,22 +105,22 @@ static char *default_format(struct macro_ctx *ctx, struct kiln_err *err)
 	return fmt;
 }
 
-static kiln_rc render(struct spec *spec, const struct spec_qf *qf, const struct spec_tagset *tags,
+static kiln_rc render(struct spec *spec, const struct rpmtag_qf *qf, const struct rpmtag_set *tags,
                       struct kiln_buf *out, struct kiln_err *err)
 {
-	struct spec_qf_source src;
+	struct rpmtag_qf_source src;
 	kiln_rc rc = spec_qf_source_make(spec, tags, &src, err);
 
 	if (!rc)
-		rc = spec_qf_render(qf, &src, out, err);
+		rc = rpmtag_qf_render(qf, &src, out, err);
 	return rc;
 }
 
 static kiln_rc query_spec(struct spec *spec, const struct spec_opts *o, const char *fmt,
                           struct kiln_buf *out, struct kiln_err *err)
 {
-	struct spec_qf *qf = NULL;
-	kiln_rc rc = spec_qf_compile(fmt, strlen(fmt), &qf, err);
+	struct rpmtag_qf *qf = NULL;
+	kiln_rc rc = rpmtag_qf_compile(fmt, strlen(fmt), &qf, err);
 	size_t i;
 
 	if (rc)
@@ -134,7 +134,7 @@ static kiln_rc query_spec(struct spec *spec, const struct spec_opts *o, const ch
 			rc = render(spec, qf, spec->packages[i]->tags, out, err);
 		}
 	}
-	spec_qf_free(qf);
+	rpmtag_qf_free(qf);
 	return rc;
 }
 

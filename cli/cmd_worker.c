@@ -123,7 +123,7 @@ int cli_cmd_worker(int argc, char **argv)
 	d.no_sandbox = o.no_sandbox;
 	d.poll_ms = (int64_t)o.poll * 1000;
 	d.ready_fd = STDOUT_FILENO;
-	if (api_global_init(&err) || worker_sources_global_init(&err))
+	if (api_global_init(&err) || sources_global_init(&err))
 		return cli_fail(&err);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;

@@ -56,7 +56,7 @@ static kiln_rc int_arg(const char *s, int min, int max, int *out, const char *wh
 	return KILN_OK;
 }
 
-static kiln_rc apply_limits(const struct cli_fetch_opts *c, struct worker_fetch_opts *o,
+static kiln_rc apply_limits(const struct cli_fetch_opts *c, struct sources_fetch_opts *o,
                             struct kiln_err *err)
 {
 	int v;
@@ -88,7 +88,7 @@ static kiln_rc apply_limits(const struct cli_fetch_opts *c, struct worker_fetch_
 	return KILN_OK;
 }
 
-kiln_rc cli_fetch_opts_apply(const struct cli_fetch_opts *c, struct worker_fetch_opts *o,
+kiln_rc cli_fetch_opts_apply(const struct cli_fetch_opts *c, struct sources_fetch_opts *o,
                              struct kiln_err *err)
 {
 	const char *env_max = getenv("KILN_CACHE_MAX");

@@ -54,39 +54,6 @@ void cli_macro_opts_release(struct cli_macro_opts *m)
 	m->nops = 0;
 }
 
-/* rpm's --define turns '-' into '_' in the name and drops a leading '%'. */
-static kiln_rc apply_define(struct macro_ctx *ctx, const char *arg, struct kiln_err *err)
-{
-	char *s = kiln_strdup(arg[0] == '%' ? arg + 1 : arg);
-	char *p;
-	kiln_rc rc;
-
-	if (!s)
-		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
-	for (p = s; *p && *p != ' ' && *p != '\t'; p++) {
-		if (*p == '-')
-			*p = '_';
-	}
-	rc = macro_define_line(ctx, s, MACRO_LEVEL_CMDLINE, err);
-	free(s);
-	return rc;
-}
-
-/* --with X defines %_with_X as "--with-X", like rpmbuild's popt aliases. */
-static kiln_rc apply_with(struct macro_ctx *ctx, const char *what, const char *arg,
-                          struct kiln_err *err)
-{
-	struct kiln_buf line = KILN_BUF_INIT(KILN_LIMIT_LINE);
-	kiln_rc rc;
-
-	kiln_buf_addf(&line, "_%s_%s --%s-%s", what, arg, what, arg);
-	rc = kiln_buf_finish(&line, err);
-	if (!rc)
-		rc = macro_define_line(ctx, line.ptr, MACRO_LEVEL_CMDLINE, err);
-	kiln_buf_release(&line);
-	return rc;
-}
-
 static kiln_rc apply_ops(struct macro_ctx *ctx, const struct cli_macro_opts *m,
                          struct kiln_err *err)
 {
@@ -105,15 +72,15 @@ static kiln_rc apply_ops(struct macro_ctx *ctx, const struct cli_macro_opts *m,
 			continue;
 		}
 		if (op->kind == 'D')
-			rc = apply_define(ctx, op->arg, err);
+			rc = macro_define_cmdline(ctx, op->arg, err);
 		else if (op->kind == 'U')
 			rc = macro_undefine(ctx, op->arg, err);
 		else if (op->kind == 'L')
 			rc = macro_load_file(ctx, op->arg, MACRO_LEVEL_FILE, err);
 		else if (op->kind == 'W')
-			rc = apply_with(ctx, "with", op->arg, err);
+			rc = macro_define_bcond(ctx, true, op->arg, err);
 		else
-			rc = apply_with(ctx, "without", op->arg, err);
+			rc = macro_define_bcond(ctx, false, op->arg, err);
 	}
 	return rc;
 }

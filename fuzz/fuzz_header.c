@@ -43,10 +43,10 @@ static void query(const struct pack_package *p)
 	size_t i;
 
 	for (i = 0; i < KILN_ARRAY_SIZE(fmts); i++) {
-		o.qf = spec_qf_alias(fmts[i]);
+		o.qf = rpmtag_qf_alias(fmts[i]);
 		o.dump = i % 2;
-		o.only = i == 2 ? SPEC_FILE_CONFIG | SPEC_FILE_DOC : 0;
-		o.skip = i == 4 ? SPEC_FILE_GHOST : 0;
+		o.only = i == 2 ? RPMTAG_FILE_CONFIG | RPMTAG_FILE_DOC : 0;
+		o.skip = i == 4 ? RPMTAG_FILE_GHOST : 0;
 		if (pack_query(p, &o, &out, &err))
 			kiln_err_clear(&err);
 		kiln_buf_reset(&out);
@@ -63,15 +63,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!pack_package_from_mem(&p, data, size, &err)) {
 		reencode(&p.sig, PACK_SIGTAG_HEADERSIGNATURES, PACK_HDR_F_SIG);
-		reencode(&p.hdr, SPEC_TAG_HEADERIMMUTABLE, PACK_HDR_F_TYPECHECK);
+		reencode(&p.hdr, RPMTAG_HEADERIMMUTABLE, PACK_HDR_F_TYPECHECK);
 		query(&p);
 	}
 	pack_package_release(&p);
 	/* The bare header parser too, on the same bytes. */
 	pack_header_init(&h);
 	kiln_err_clear(&err);
-	if (!pack_header_from_mem(&h, data, size, SPEC_TAG_HEADERIMMUTABLE, 0, 0, NULL, &err))
-		reencode(&h, SPEC_TAG_HEADERIMMUTABLE, 0);
+	if (!pack_header_from_mem(&h, data, size, RPMTAG_HEADERIMMUTABLE, 0, 0, NULL, &err))
+		reencode(&h, RPMTAG_HEADERIMMUTABLE, 0);
 	pack_header_release(&h);
 	return 0;
 }

@@ -97,7 +97,7 @@ static void collect(const uint8_t *data, size_t size)
 	rc = worker_autodeps_collect(f, 2, &o, &prov, &req, NULL, &err);
 	if (rc && rc != KILN_ESYNTAX && rc != KILN_ELIMIT && rc != KILN_ENOMEM)
 		KILN_BUG("collect: unexpected %s: %s", kiln_rc_str(rc), err.msg);
-	if (!rc && worker_deps_find(&req, "/usr/bin/pkg-config", "", SPEC_DEP_FIND_REQUIRES) < 0)
+	if (!rc && worker_deps_find(&req, "/usr/bin/pkg-config", "", RPMTAG_DEP_FIND_REQUIRES) < 0)
 		KILN_BUG("a .pc file must require /usr/bin/pkg-config");
 	worker_deps_release(&prov);
 	worker_deps_release(&req);
@@ -109,7 +109,8 @@ static kiln_rc count(void *data, const char *name, const char *evr, uint32_t fla
 	size_t *n = data;
 
 	(void)err;
-	if (!*name || (!!(flags & (SPEC_DEP_LESS | SPEC_DEP_GREATER | SPEC_DEP_EQUAL)) != !!*evr))
+	if (!*name ||
+	    (!!(flags & (RPMTAG_DEP_LESS | RPMTAG_DEP_GREATER | RPMTAG_DEP_EQUAL)) != !!*evr))
 		KILN_BUG("bad dependency \"%s\" \"%s\" %u", name, evr, flags);
 	(*n)++;
 	return KILN_OK;

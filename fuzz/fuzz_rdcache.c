@@ -5,7 +5,7 @@
  */
 #include "util/util.h"
 
-#include "scheduler/scheduler_int.h"
+#include "repo/repo_int.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -19,7 +19,7 @@ static bool inside(const struct walk *w, const char *p, size_t len)
 	return p >= w->text && p <= w->end && len <= (size_t)(w->end - p);
 }
 
-static bool check(void *arg, const struct scheduler_rdcache_rec *r)
+static bool check(void *arg, const struct repo_rdcache_rec *r)
 {
 	struct walk *w = arg;
 	int k;
@@ -49,7 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(text, data, size);
 	w = (struct walk){text, text + size, text, 0};
-	if (scheduler_rdcache_parse(text, size, check, &w) != w.n)
+	if (repo_rdcache_parse(text, size, check, &w) != w.n)
 		__builtin_trap();
 	free(text);
 	return 0;

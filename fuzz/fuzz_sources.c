@@ -4,8 +4,8 @@
  */
 #include "util/util.h"
 
-#include "worker/worker.h"
-#include "worker/sources_int.h"
+#include "sources/sources.h"
+#include "sources/sources_int.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -13,12 +13,12 @@ static void check_sums(const uint8_t *data, size_t size)
 {
 	struct kiln_err err = KILN_ERR_INIT;
 	struct kiln_buf out = KILN_BUF_INIT(KILN_LIMIT_SUMFILE * 4);
-	struct worker_sums s, back;
+	struct sources_sums s, back;
 	size_t i;
 
-	worker_sums_init(&s);
-	worker_sums_init(&back);
-	if (worker_sums_parse(&s, "fuzz", (const char *)data, size, &err))
+	sources_sums_init(&s);
+	sources_sums_init(&back);
+	if (sources_sums_parse(&s, "fuzz", (const char *)data, size, &err))
 		goto out;
 	for (i = 0; i < s.n; i++) {
 		if (strchr(s.v[i].file, '/') || !*s.v[i].file ||
@@ -26,14 +26,14 @@ static void check_sums(const uint8_t *data, size_t size)
 			KILN_BUG("accepted a bad entry: '%s'", s.v[i].file);
 	}
 	/* What kiln writes, it reads back the same. */
-	worker_sums_format(&s, &out);
-	if (!out.err && worker_sums_parse(&back, "again", out.ptr, out.len, &err))
+	sources_sums_format(&s, &out);
+	if (!out.err && sources_sums_parse(&back, "again", out.ptr, out.len, &err))
 		KILN_BUG("cannot re-read its own output: %s", err.msg);
 	if (!out.err && back.n != s.n)
 		KILN_BUG("re-read %zu entries of %zu", back.n, s.n);
 out:
-	worker_sums_release(&back);
-	worker_sums_release(&s);
+	sources_sums_release(&back);
+	sources_sums_release(&s);
 	kiln_buf_release(&out);
 }
 
@@ -41,17 +41,17 @@ static void check_url(const uint8_t *data, size_t size)
 {
 	struct kiln_err err = KILN_ERR_INIT;
 	struct kiln_buf red = KILN_BUF_INIT(KILN_LIMIT_URL * 2);
-	struct worker_url u;
+	struct sources_url u;
 	char *s;
 
-	if (worker_url_parse((const char *)data, size, &u, &err))
+	if (sources_url_parse((const char *)data, size, &u, &err))
 		return;
 	if (u.host.len > size || u.path.len > size || u.userinfo.len > size)
 		KILN_BUG("URL parts outside the input");
 	s = kiln_strndup((const char *)data, size);
 	if (!s)
 		return;
-	worker_url_redact(s, &red);
+	sources_url_redact(s, &red);
 	if (u.userinfo.len && !red.err && !strstr(red.ptr, "***@"))
 		KILN_BUG("credentials survived redaction: %s", red.ptr);
 	free(s);

@@ -48,27 +48,27 @@ static void outputs(struct spec *spec)
 {
 	struct kiln_buf out = KILN_BUF_INIT(4 * KILN_MIB);
 	struct kiln_err err = KILN_ERR_INIT;
-	struct spec_qf_source src;
-	struct spec_qf *qf = NULL;
+	struct rpmtag_qf_source src;
+	struct rpmtag_qf *qf = NULL;
 	static const char fmt[] = "%{nvra} [%{REQUIRENAME} %{REQUIREFLAGS:depflags} "
 	                          "%{REQUIREVERSION}\n][%{*:tagname}]\n";
 	size_t i;
 
 	(void)!spec_json_write(spec, &out, &err);
 	kiln_err_clear(&err);
-	if (spec_qf_compile(fmt, sizeof(fmt) - 1, &qf, &err))
+	if (rpmtag_qf_compile(fmt, sizeof(fmt) - 1, &qf, &err))
 		KILN_BUG("fixed query format does not compile");
 	for (i = 0; i < spec->npackages; i++) {
 		kiln_buf_reset(&out);
 		if (!spec_qf_source_make(spec, spec->packages[i]->tags, &src, &err))
-			(void)!spec_qf_render(qf, &src, &out, &err);
+			(void)!rpmtag_qf_render(qf, &src, &out, &err);
 		kiln_err_clear(&err);
 		(void)!spec_package_build_tags(spec, spec->packages[i], &err);
 		kiln_err_clear(&err);
 	}
 	if (!spec_qf_source_make(spec, spec->srctags, &src, &err))
-		(void)!spec_qf_render(qf, &src, &out, &err);
-	spec_qf_free(qf);
+		(void)!rpmtag_qf_render(qf, &src, &out, &err);
+	rpmtag_qf_free(qf);
 	kiln_buf_release(&out);
 }
 

@@ -232,3 +232,34 @@ out:
 	kiln_buf_release(&ebody);
 	return se ? (size_t)(se - text) : len;
 }
+
+kiln_rc macro_define_cmdline(struct macro_ctx *ctx, const char *line, struct kiln_err *err)
+{
+	char *s = kiln_strdup(line[0] == '%' ? line + 1 : line);
+	char *p;
+	kiln_rc rc;
+
+	if (!s)
+		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	for (p = s; *p && *p != ' ' && *p != '\t'; p++) {
+		if (*p == '-')
+			*p = '_';
+	}
+	rc = macro_define_line(ctx, s, MACRO_LEVEL_CMDLINE, err);
+	free(s);
+	return rc;
+}
+
+kiln_rc macro_define_bcond(struct macro_ctx *ctx, bool with, const char *name, struct kiln_err *err)
+{
+	const char *what = with ? "with" : "without";
+	struct kiln_buf line = KILN_BUF_INIT(KILN_LIMIT_LINE);
+	kiln_rc rc;
+
+	kiln_buf_addf(&line, "_%s_%s --%s-%s", what, name, what, name);
+	rc = kiln_buf_finish(&line, err);
+	if (!rc)
+		rc = macro_define_line(ctx, line.ptr, MACRO_LEVEL_CMDLINE, err);
+	kiln_buf_release(&line);
+	return rc;
+}

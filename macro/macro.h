@@ -101,6 +101,16 @@ KILN_MUST_CHECK kiln_rc macro_define(struct macro_ctx *ctx, const char *name, co
 /* Define from one "NAME[(OPTS)] BODY" string, the way rpm --define and %define read it. */
 KILN_MUST_CHECK kiln_rc macro_define_line(struct macro_ctx *ctx, const char *line, int level,
                                           struct kiln_err *err);
+/* rpm's --define: "NAME[(OPTS)] BODY" after a leading '%' is dropped and every '-' of NAME
+ * read as '_' (rpm's command line rewrites the name before defining), at
+ * MACRO_LEVEL_CMDLINE. `kiln build` and the farm's jobs define through this one. */
+KILN_MUST_CHECK kiln_rc macro_define_cmdline(struct macro_ctx *ctx, const char *line,
+                                             struct kiln_err *err);
+/* rpmbuild's --with NAME (with true) or --without NAME: %_with_NAME "--with-NAME" or
+ * %_without_NAME "--without-NAME", as rpm's popt aliases define them, at
+ * MACRO_LEVEL_CMDLINE. */
+KILN_MUST_CHECK kiln_rc macro_define_bcond(struct macro_ctx *ctx, bool with, const char *name,
+                                           struct kiln_err *err);
 /* Pop one definition; a name with none is fine. KILN_EPRIV for built-ins. */
 KILN_MUST_CHECK kiln_rc macro_undefine(struct macro_ctx *ctx, const char *name,
                                        struct kiln_err *err);

@@ -87,9 +87,9 @@ static const struct {
 	enum util_digest_algo algo;
 	const char *what;
 } payload_tags[] = {
-    {SPEC_TAG_PAYLOADSHA256, UTIL_DIGEST_SHA256, "Payload SHA256 digest"},
-    {SPEC_TAG_PAYLOADSHA512, UTIL_DIGEST_SHA512, "Payload SHA512 digest"},
-    {SPEC_TAG_PAYLOADSHA3_256, UTIL_DIGEST_SHA3_256, "Payload SHA3-256 digest"},
+    {RPMTAG_PAYLOADSHA256, UTIL_DIGEST_SHA256, "Payload SHA256 digest"},
+    {RPMTAG_PAYLOADSHA512, UTIL_DIGEST_SHA512, "Payload SHA512 digest"},
+    {RPMTAG_PAYLOADSHA3_256, UTIL_DIGEST_SHA3_256, "Payload SHA3-256 digest"},
 };
 
 static kiln_rc payload_digests(struct pack_check *c, int fd, const struct pack_package *p,
@@ -98,7 +98,7 @@ static kiln_rc payload_digests(struct pack_check *c, int fd, const struct pack_p
 	struct pdig pd[KILN_ARRAY_SIZE(payload_tags)];
 	struct util_digest md5 = {NULL, UTIL_DIGEST_MD5};
 	const struct pack_entry *sigmd5 = pack_header_get(&p->sig, PACK_SIGTAG_MD5);
-	const char *alt = pack_header_get_string(&p->hdr, SPEC_TAG_PAYLOADSHA256ALT);
+	const char *alt = pack_header_get_string(&p->hdr, RPMTAG_PAYLOADSHA256ALT);
 	unsigned char md[UTIL_DIGEST_MAX];
 	char want[33];
 	size_t i;
@@ -110,7 +110,7 @@ static kiln_rc payload_digests(struct pack_check *c, int fd, const struct pack_p
 		if (pd[i].want)
 			rc = util_digest_init(&pd[i].d, payload_tags[i].algo, err);
 	}
-	if (!rc && sigmd5 && sigmd5->type == SPEC_TYPE_BIN && sigmd5->count == 16)
+	if (!rc && sigmd5 && sigmd5->type == RPMTAG_TYPE_BIN && sigmd5->count == 16)
 		rc = util_digest_init(&md5, UTIL_DIGEST_MD5, err);
 	if (!rc)
 		rc = payload_pass(fd, p, pd, KILN_ARRAY_SIZE(pd), &md5, err);

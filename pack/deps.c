@@ -8,16 +8,15 @@
 #include "pack/pack_int.h"
 
 static const uint32_t dep_tags[][3] = {
-    [PACK_DEP_REQUIRE] = {SPEC_TAG_REQUIRENAME, SPEC_TAG_REQUIREVERSION, SPEC_TAG_REQUIREFLAGS},
-    [PACK_DEP_PROVIDE] = {SPEC_TAG_PROVIDENAME, SPEC_TAG_PROVIDEVERSION, SPEC_TAG_PROVIDEFLAGS},
-    [PACK_DEP_CONFLICT] = {SPEC_TAG_CONFLICTNAME, SPEC_TAG_CONFLICTVERSION, SPEC_TAG_CONFLICTFLAGS},
-    [PACK_DEP_OBSOLETE] = {SPEC_TAG_OBSOLETENAME, SPEC_TAG_OBSOLETEVERSION, SPEC_TAG_OBSOLETEFLAGS},
-    [PACK_DEP_RECOMMEND] = {SPEC_TAG_RECOMMENDNAME, SPEC_TAG_RECOMMENDVERSION,
-                            SPEC_TAG_RECOMMENDFLAGS},
-    [PACK_DEP_SUGGEST] = {SPEC_TAG_SUGGESTNAME, SPEC_TAG_SUGGESTVERSION, SPEC_TAG_SUGGESTFLAGS},
-    [PACK_DEP_SUPPLEMENT] = {SPEC_TAG_SUPPLEMENTNAME, SPEC_TAG_SUPPLEMENTVERSION,
-                             SPEC_TAG_SUPPLEMENTFLAGS},
-    [PACK_DEP_ENHANCE] = {SPEC_TAG_ENHANCENAME, SPEC_TAG_ENHANCEVERSION, SPEC_TAG_ENHANCEFLAGS},
+    [PACK_DEP_REQUIRE] = {RPMTAG_REQUIRENAME, RPMTAG_REQUIREVERSION, RPMTAG_REQUIREFLAGS},
+    [PACK_DEP_PROVIDE] = {RPMTAG_PROVIDENAME, RPMTAG_PROVIDEVERSION, RPMTAG_PROVIDEFLAGS},
+    [PACK_DEP_CONFLICT] = {RPMTAG_CONFLICTNAME, RPMTAG_CONFLICTVERSION, RPMTAG_CONFLICTFLAGS},
+    [PACK_DEP_OBSOLETE] = {RPMTAG_OBSOLETENAME, RPMTAG_OBSOLETEVERSION, RPMTAG_OBSOLETEFLAGS},
+    [PACK_DEP_RECOMMEND] = {RPMTAG_RECOMMENDNAME, RPMTAG_RECOMMENDVERSION, RPMTAG_RECOMMENDFLAGS},
+    [PACK_DEP_SUGGEST] = {RPMTAG_SUGGESTNAME, RPMTAG_SUGGESTVERSION, RPMTAG_SUGGESTFLAGS},
+    [PACK_DEP_SUPPLEMENT] = {RPMTAG_SUPPLEMENTNAME, RPMTAG_SUPPLEMENTVERSION,
+                             RPMTAG_SUPPLEMENTFLAGS},
+    [PACK_DEP_ENHANCE] = {RPMTAG_ENHANCENAME, RPMTAG_ENHANCEVERSION, RPMTAG_ENHANCEFLAGS},
     [PACK_DEP_ORDER] = {5035, 5036, 5037},
 };
 
@@ -49,8 +48,8 @@ kiln_rc pack_deps_add(struct pack_header *h, enum pack_dep_kind kind, const char
 	ev = pack_header_get(h, dep_tags[kind][1]);
 	ef = pack_header_get(h, dep_tags[kind][2]);
 	if (en && (!ev || !ef || ev->count != en->count || ef->count != en->count ||
-	           !spec_type_is_string(en->type) || !spec_type_is_string(ev->type) ||
-	           ef->type != SPEC_TYPE_INT32))
+	           !rpmtag_type_is_string(en->type) || !rpmtag_type_is_string(ev->type) ||
+	           ef->type != RPMTAG_TYPE_INT32))
 		return kiln_err_set(err, KILN_EINVAL,
 		                    "dependency tags %" PRIu32 " are inconsistent",
 		                    dep_tags[kind][0]);
@@ -82,7 +81,7 @@ kiln_rc pack_deps_add(struct pack_header *h, enum pack_dep_kind kind, const char
 	if (!rc)
 		rc = pack_header_put_strings(h, dep_tags[kind][1], vers, n + 1, err);
 	if (!rc)
-		rc = pack_header_put(h, dep_tags[kind][2], SPEC_TYPE_INT32, fl, n + 1, err);
+		rc = pack_header_put(h, dep_tags[kind][2], RPMTAG_TYPE_INT32, fl, n + 1, err);
 out:
 	free(names);
 	free(vers);

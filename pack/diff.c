@@ -22,16 +22,14 @@
 /* Main-header tags with one element per file, and the names and dictionaries they index.
  * They are compared file by file, under the file's path. */
 static const uint32_t file_tags[] = {
-    SPEC_TAG_OLDFILENAMES,  SPEC_TAG_FILESIZES,       SPEC_TAG_FILEMODES,
-    SPEC_TAG_FILERDEVS,     SPEC_TAG_FILEMTIMES,      SPEC_TAG_FILEDIGESTS,
-    SPEC_TAG_FILELINKTOS,   SPEC_TAG_FILEFLAGS,       SPEC_TAG_FILEUSERNAME,
-    SPEC_TAG_FILEGROUPNAME, SPEC_TAG_FILEVERIFYFLAGS, SPEC_TAG_FILEDEVICES,
-    SPEC_TAG_FILEINODES,    SPEC_TAG_FILELANGS,       SPEC_TAG_DIRINDEXES,
-    SPEC_TAG_BASENAMES,     SPEC_TAG_DIRNAMES,        SPEC_TAG_FILECOLORS,
-    SPEC_TAG_FILECLASS,     SPEC_TAG_CLASSDICT,       SPEC_TAG_FILEDEPENDSX,
-    SPEC_TAG_FILEDEPENDSN,  SPEC_TAG_DEPENDSDICT,     SPEC_TAG_LONGFILESIZES,
-    SPEC_TAG_FILECAPS,      SPEC_TAG_FILESIGNATURES,  SPEC_TAG_VERITYSIGNATURES,
-    SPEC_TAG_FILEMIMEINDEX, SPEC_TAG_MIMEDICT,
+    RPMTAG_OLDFILENAMES, RPMTAG_FILESIZES,      RPMTAG_FILEMODES,        RPMTAG_FILERDEVS,
+    RPMTAG_FILEMTIMES,   RPMTAG_FILEDIGESTS,    RPMTAG_FILELINKTOS,      RPMTAG_FILEFLAGS,
+    RPMTAG_FILEUSERNAME, RPMTAG_FILEGROUPNAME,  RPMTAG_FILEVERIFYFLAGS,  RPMTAG_FILEDEVICES,
+    RPMTAG_FILEINODES,   RPMTAG_FILELANGS,      RPMTAG_DIRINDEXES,       RPMTAG_BASENAMES,
+    RPMTAG_DIRNAMES,     RPMTAG_FILECOLORS,     RPMTAG_FILECLASS,        RPMTAG_CLASSDICT,
+    RPMTAG_FILEDEPENDSX, RPMTAG_FILEDEPENDSN,   RPMTAG_DEPENDSDICT,      RPMTAG_LONGFILESIZES,
+    RPMTAG_FILECAPS,     RPMTAG_FILESIGNATURES, RPMTAG_VERITYSIGNATURES, RPMTAG_FILEMIMEINDEX,
+    RPMTAG_MIMEDICT,
 };
 #define N_FILE_TAGS KILN_ARRAY_SIZE(file_tags)
 
@@ -49,8 +47,8 @@ static int file_tag_slot(uint32_t tag)
 /* Tags any number of elements long (the others have one per file). */
 static bool is_dict(uint32_t tag)
 {
-	return tag == SPEC_TAG_DIRNAMES || tag == SPEC_TAG_CLASSDICT ||
-	       tag == SPEC_TAG_DEPENDSDICT || tag == SPEC_TAG_MIMEDICT;
+	return tag == RPMTAG_DIRNAMES || tag == RPMTAG_CLASSDICT || tag == RPMTAG_DEPENDSDICT ||
+	       tag == RPMTAG_MIMEDICT;
 }
 
 enum render {
@@ -81,25 +79,25 @@ static const struct fattr {
 	uint32_t tags[4];
 	enum render how;
 } fattrs[] = {
-    [FA_MODE] = {"mode", {SPEC_TAG_FILEMODES}, R_OCTAL},
-    [FA_USER] = {"user", {SPEC_TAG_FILEUSERNAME}, R_STR},
-    [FA_GROUP] = {"group", {SPEC_TAG_FILEGROUPNAME}, R_STR},
-    [FA_MTIME] = {"mtime", {SPEC_TAG_FILEMTIMES}, R_NUM},
-    [FA_SIZE] = {"size", {SPEC_TAG_FILESIZES, SPEC_TAG_LONGFILESIZES}, R_SIZE},
-    [FA_DIGEST] = {"digest", {SPEC_TAG_FILEDIGESTS}, R_STR},
-    {"link", {SPEC_TAG_FILELINKTOS}, R_STR},
-    {"flags", {SPEC_TAG_FILEFLAGS}, R_FFLAGS},
-    {"verify", {SPEC_TAG_FILEVERIFYFLAGS}, R_HEX},
-    {"rdev", {SPEC_TAG_FILERDEVS}, R_NUM},
-    {"lang", {SPEC_TAG_FILELANGS}, R_STR},
-    {"caps", {SPEC_TAG_FILECAPS}, R_STR},
-    {"color", {SPEC_TAG_FILECOLORS}, R_NUM},
-    {"class", {SPEC_TAG_FILECLASS, SPEC_TAG_CLASSDICT}, R_DICT},
-    {"mime", {SPEC_TAG_FILEMIMEINDEX, SPEC_TAG_MIMEDICT}, R_DICT},
-    {"deps", {SPEC_TAG_FILEDEPENDSX, SPEC_TAG_FILEDEPENDSN, SPEC_TAG_DEPENDSDICT}, R_DEPS},
-    {"hardlinks", {SPEC_TAG_FILEINODES, SPEC_TAG_FILEDEVICES}, R_LINKS},
-    {"signature", {SPEC_TAG_FILESIGNATURES}, R_STR},
-    {"verity", {SPEC_TAG_VERITYSIGNATURES}, R_STR},
+    [FA_MODE] = {"mode", {RPMTAG_FILEMODES}, R_OCTAL},
+    [FA_USER] = {"user", {RPMTAG_FILEUSERNAME}, R_STR},
+    [FA_GROUP] = {"group", {RPMTAG_FILEGROUPNAME}, R_STR},
+    [FA_MTIME] = {"mtime", {RPMTAG_FILEMTIMES}, R_NUM},
+    [FA_SIZE] = {"size", {RPMTAG_FILESIZES, RPMTAG_LONGFILESIZES}, R_SIZE},
+    [FA_DIGEST] = {"digest", {RPMTAG_FILEDIGESTS}, R_STR},
+    {"link", {RPMTAG_FILELINKTOS}, R_STR},
+    {"flags", {RPMTAG_FILEFLAGS}, R_FFLAGS},
+    {"verify", {RPMTAG_FILEVERIFYFLAGS}, R_HEX},
+    {"rdev", {RPMTAG_FILERDEVS}, R_NUM},
+    {"lang", {RPMTAG_FILELANGS}, R_STR},
+    {"caps", {RPMTAG_FILECAPS}, R_STR},
+    {"color", {RPMTAG_FILECOLORS}, R_NUM},
+    {"class", {RPMTAG_FILECLASS, RPMTAG_CLASSDICT}, R_DICT},
+    {"mime", {RPMTAG_FILEMIMEINDEX, RPMTAG_MIMEDICT}, R_DICT},
+    {"deps", {RPMTAG_FILEDEPENDSX, RPMTAG_FILEDEPENDSN, RPMTAG_DEPENDSDICT}, R_DEPS},
+    {"hardlinks", {RPMTAG_FILEINODES, RPMTAG_FILEDEVICES}, R_LINKS},
+    {"signature", {RPMTAG_FILESIGNATURES}, R_STR},
+    {"verity", {RPMTAG_VERITYSIGNATURES}, R_STR},
 };
 
 /* ---------------------------------------------------------------------------------------- */
@@ -196,8 +194,8 @@ static uint64_t file_num(const struct side *s, uint32_t tag, uint32_t i)
 
 static bool file_is_data(const struct side *s, uint32_t i)
 {
-	return S_ISREG(file_num(s, SPEC_TAG_FILEMODES, i)) &&
-	       !(file_num(s, SPEC_TAG_FILEFLAGS, i) & SPEC_FILE_GHOST);
+	return S_ISREG(file_num(s, RPMTAG_FILEMODES, i)) &&
+	       !(file_num(s, RPMTAG_FILEFLAGS, i) & RPMTAG_FILE_GHOST);
 }
 
 static void side_file_tags(struct side *s)
@@ -223,8 +221,8 @@ static kiln_rc side_links(struct side *s, struct kiln_err *err)
 	if (!s->lkey || !s->lorder || !s->lpos)
 		return nomem(err);
 	for (i = 0; i < n; i++) {
-		uint64_t ino = file_num(s, SPEC_TAG_FILEINODES, i);
-		uint64_t dev = file_num(s, SPEC_TAG_FILEDEVICES, i);
+		uint64_t ino = file_num(s, RPMTAG_FILEINODES, i);
+		uint64_t dev = file_num(s, RPMTAG_FILEDEVICES, i);
 
 		s->lkey[i] = file_is_data(s, i) && ino ? (dev << 32) | (ino & 0xffffffff) : 0;
 		s->lorder[i] = i;
@@ -357,14 +355,14 @@ static void value_one(struct dctx *c, struct pack_diff_value *v, const char *s, 
 
 static void value_of_entry(struct dctx *c, const struct pack_entry *e, struct pack_diff_value *v)
 {
-	const struct spec_tag_info *ti = e ? spec_tag_by_num(e->tag) : NULL;
+	const struct rpmtag_info *ti = e ? rpmtag_by_num(e->tag) : NULL;
 	const char **el;
 	uint32_t i;
 
 	memset(v, 0, sizeof(*v));
 	if (!e)
 		return;
-	if (e->type == SPEC_TYPE_BIN) {
+	if (e->type == RPMTAG_TYPE_BIN) {
 		char *hex = kiln_arena_alloc(&c->d->arena, (size_t)e->count * 2 + 1);
 
 		if (hex) {
@@ -377,16 +375,16 @@ static void value_of_entry(struct dctx *c, const struct pack_entry *e, struct pa
 	if (!el)
 		return;
 	for (i = 0; i < e->count; i++)
-		el[i] = spec_type_is_string(e->type)
+		el[i] = rpmtag_type_is_string(e->type)
 		            ? adup(c, pack_entry_str(e, i))
 		            : kiln_arena_printf(&c->d->arena, "%" PRIu64, pack_entry_num(e, i));
 	v->elems = el;
 	v->count = e->count;
-	v->numeric = !spec_type_is_string(e->type);
+	v->numeric = !rpmtag_type_is_string(e->type);
 	/* rpm's table marks I18NSTRING tags as arrays; with only the "C" text stored they are
 	 * shown as one string. */
-	v->array = e->type == SPEC_TYPE_STRING_ARRAY || e->count != 1 ||
-	           (ti && (ti->flags & SPEC_TAG_F_ARRAY) && e->type != SPEC_TYPE_I18NSTRING);
+	v->array = e->type == RPMTAG_TYPE_STRING_ARRAY || e->count != 1 ||
+	           (ti && (ti->flags & RPMTAG_F_ARRAY) && e->type != RPMTAG_TYPE_I18NSTRING);
 }
 
 static bool entry_eq(const struct pack_entry *x, const struct pack_entry *y)
@@ -395,7 +393,7 @@ static bool entry_eq(const struct pack_entry *x, const struct pack_entry *y)
 
 	if (x->type != y->type || x->count != y->count)
 		return false;
-	if (!spec_type_is_string(x->type))
+	if (!rpmtag_type_is_string(x->type))
 		return !memcmp(x->data, y->data, (size_t)x->count * pack_type_size(x->type));
 	for (i = 0; i < x->count; i++) {
 		if (strcmp(pack_entry_str(x, i), pack_entry_str(y, i)))
@@ -451,7 +449,7 @@ static kiln_rc tag_text(struct dctx *c, struct pack_diff_item *it, struct kiln_e
 static kiln_rc add_tag(struct dctx *c, uint32_t tag, const struct pack_entry *x,
                        const struct pack_entry *y, struct kiln_err *err)
 {
-	const struct spec_tag_info *ti = spec_tag_by_num(tag);
+	const struct rpmtag_info *ti = rpmtag_by_num(tag);
 	struct pack_diff_item *it;
 	kiln_rc rc = tag_push(c, &it, err);
 
@@ -526,7 +524,7 @@ static bool decomposed(const struct dctx *c, int slot)
 
 static bool region_tag(uint32_t tag)
 {
-	return tag >= SPEC_TAG_HEADERIMAGE && tag <= SPEC_TAG_HEADERREGIONS;
+	return tag >= RPMTAG_HEADERIMAGE && tag <= RPMTAG_HEADERREGIONS;
 }
 
 static kiln_rc diff_tag(struct dctx *c, const struct pack_entry *x, const struct pack_entry *y,
@@ -604,9 +602,9 @@ static void render_fflags(uint64_t n, struct kiln_buf *out)
 		uint64_t bit;
 		char c;
 	} letters[] = {
-	    {SPEC_FILE_DOC, 'd'},       {SPEC_FILE_CONFIG, 'c'},    {SPEC_FILE_SPECFILE, 's'},
-	    {SPEC_FILE_MISSINGOK, 'm'}, {SPEC_FILE_NOREPLACE, 'n'}, {SPEC_FILE_GHOST, 'g'},
-	    {SPEC_FILE_LICENSE, 'l'},   {SPEC_FILE_README, 'r'},    {SPEC_FILE_ARTIFACT, 'a'},
+	    {RPMTAG_FILE_DOC, 'd'},       {RPMTAG_FILE_CONFIG, 'c'},    {RPMTAG_FILE_SPECFILE, 's'},
+	    {RPMTAG_FILE_MISSINGOK, 'm'}, {RPMTAG_FILE_NOREPLACE, 'n'}, {RPMTAG_FILE_GHOST, 'g'},
+	    {RPMTAG_FILE_LICENSE, 'l'},   {RPMTAG_FILE_README, 'r'},    {RPMTAG_FILE_ARTIFACT, 'a'},
 	};
 	uint64_t known = 0;
 	size_t i;
@@ -631,7 +629,7 @@ static void render_dict(const struct side *s, const struct fattr *fa, uint32_t i
 	if (!idx)
 		return;
 	k = pack_entry_num(idx, i);
-	if (dict && spec_type_is_string(dict->type) && k < dict->count)
+	if (dict && rpmtag_type_is_string(dict->type) && k < dict->count)
 		kiln_buf_addstr(out, pack_entry_str(dict, (uint32_t)k));
 	else
 		kiln_buf_addf(out, "#%" PRIu64, k);
@@ -644,10 +642,10 @@ static void render_dep(const struct side *s, uint64_t e, struct kiln_buf *out)
 	const struct pack_entry *names = NULL;
 
 	if (cls == 'R')
-		names = pack_header_get(&s->pkg.hdr, SPEC_TAG_REQUIRENAME);
+		names = pack_header_get(&s->pkg.hdr, RPMTAG_REQUIRENAME);
 	else if (cls == 'P')
-		names = pack_header_get(&s->pkg.hdr, SPEC_TAG_PROVIDENAME);
-	if (names && spec_type_is_string(names->type) && k < names->count)
+		names = pack_header_get(&s->pkg.hdr, RPMTAG_PROVIDENAME);
+	if (names && rpmtag_type_is_string(names->type) && k < names->count)
 		kiln_buf_addf(out, "%c %s", cls, pack_entry_str(names, k));
 	else
 		kiln_buf_addf(out, "%c #%" PRIu32, cls >= ' ' && cls < 127 ? cls : '?', k);
@@ -655,9 +653,9 @@ static void render_dep(const struct side *s, uint64_t e, struct kiln_buf *out)
 
 static void render_deps(const struct side *s, uint32_t i, struct kiln_buf *out)
 {
-	const struct pack_entry *x = side_tag(s, SPEC_TAG_FILEDEPENDSX);
-	const struct pack_entry *n = side_tag(s, SPEC_TAG_FILEDEPENDSN);
-	const struct pack_entry *dict = side_tag(s, SPEC_TAG_DEPENDSDICT);
+	const struct pack_entry *x = side_tag(s, RPMTAG_FILEDEPENDSX);
+	const struct pack_entry *n = side_tag(s, RPMTAG_FILEDEPENDSN);
+	const struct pack_entry *dict = side_tag(s, RPMTAG_DEPENDSDICT);
 	uint64_t j, first, end;
 
 	if (!x || !n)
@@ -696,7 +694,7 @@ static void render_attr(const struct side *s, const struct fattr *fa, uint32_t i
                         struct kiln_buf *out)
 {
 	const struct pack_entry *e = side_tag(s, fa->tags[0]);
-	uint64_t n = e && !spec_type_is_string(e->type) ? pack_entry_num(e, i) : 0;
+	uint64_t n = e && !rpmtag_type_is_string(e->type) ? pack_entry_num(e, i) : 0;
 
 	kiln_buf_reset(out);
 	switch (fa->how) {
@@ -710,7 +708,8 @@ static void render_attr(const struct side *s, const struct fattr *fa, uint32_t i
 		kiln_buf_addf(out, "0x%" PRIx64, n);
 		break;
 	case R_STR:
-		kiln_buf_addstr(out, e && spec_type_is_string(e->type) ? pack_entry_str(e, i) : "");
+		kiln_buf_addstr(out,
+		                e && rpmtag_type_is_string(e->type) ? pack_entry_str(e, i) : "");
 		break;
 	case R_FFLAGS:
 		render_fflags(n, out);

@@ -15,13 +15,13 @@ static kiln_rc bad(struct kiln_err *err, const char *why)
 static kiln_rc names_from_dirs(struct pack_file_list *fl, const struct pack_entry *bn,
                                const struct pack_header *h, struct kiln_err *err)
 {
-	const struct pack_entry *dn = pack_header_get(h, SPEC_TAG_DIRNAMES);
-	const struct pack_entry *di = pack_header_get(h, SPEC_TAG_DIRINDEXES);
+	const struct pack_entry *dn = pack_header_get(h, RPMTAG_DIRNAMES);
+	const struct pack_entry *di = pack_header_get(h, RPMTAG_DIRINDEXES);
 	uint32_t i;
 
-	if (!dn || !spec_type_is_string(dn->type))
+	if (!dn || !rpmtag_type_is_string(dn->type))
 		return bad(err, "BASENAMES without DIRNAMES");
-	if (!di || di->type != SPEC_TYPE_INT32 || di->count != bn->count)
+	if (!di || di->type != RPMTAG_TYPE_INT32 || di->count != bn->count)
 		return bad(err, "DIRINDEXES missing or not one per file");
 	for (i = 0; i < bn->count; i++) {
 		uint64_t d = pack_entry_num(di, i);
@@ -40,20 +40,20 @@ static kiln_rc names_from_dirs(struct pack_file_list *fl, const struct pack_entr
 kiln_rc pack_file_list_init(struct pack_file_list *fl, const struct pack_header *h,
                             struct kiln_err *err)
 {
-	const struct pack_entry *bn = pack_header_get(h, SPEC_TAG_BASENAMES);
-	const struct pack_entry *old = pack_header_get(h, SPEC_TAG_OLDFILENAMES);
-	const struct pack_entry *sz = pack_header_get(h, SPEC_TAG_LONGFILESIZES);
+	const struct pack_entry *bn = pack_header_get(h, RPMTAG_BASENAMES);
+	const struct pack_entry *old = pack_header_get(h, RPMTAG_OLDFILENAMES);
+	const struct pack_entry *sz = pack_header_get(h, RPMTAG_LONGFILESIZES);
 	uint32_t i, n;
 	kiln_rc rc = KILN_OK;
 
 	memset(fl, 0, sizeof(*fl));
 	kiln_arena_init(&fl->arena, KILN_LIMIT_ARENA);
 	if (!sz)
-		sz = pack_header_get(h, SPEC_TAG_FILESIZES);
+		sz = pack_header_get(h, RPMTAG_FILESIZES);
 	n = bn ? bn->count : old ? old->count : 0;
-	if (bn && !spec_type_is_string(bn->type))
+	if (bn && !rpmtag_type_is_string(bn->type))
 		rc = bad(err, "BASENAMES is not a string array");
-	else if (!bn && old && !spec_type_is_string(old->type))
+	else if (!bn && old && !rpmtag_type_is_string(old->type))
 		rc = bad(err, "OLDFILENAMES is not a string array");
 	else if (n > KILN_LIMIT_PACKAGE_FILES)
 		rc = kiln_err_set(err, KILN_ELIMIT, "header: %" PRIu32 " files exceed %d", n,
@@ -72,7 +72,7 @@ kiln_rc pack_file_list_init(struct pack_file_list *fl, const struct pack_header 
 		rc = names_from_dirs(fl, bn, h, err);
 	for (i = 0; !rc && !bn && i < n; i++)
 		fl->names[i] = pack_entry_str(old, i);
-	if (!rc && n && sz && (!spec_type_is_number(sz->type) || sz->count != n))
+	if (!rc && n && sz && (!rpmtag_type_is_number(sz->type) || sz->count != n))
 		rc = bad(err, "FILESIZES not one per file");
 	for (i = 0; !rc && sz && i < n; i++)
 		fl->sizes[i] = pack_entry_num(sz, i);

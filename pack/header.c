@@ -61,7 +61,7 @@ const char *pack_header_get_string(const struct pack_header *h, uint32_t tag)
 {
 	const struct pack_entry *e = pack_header_get(h, tag);
 
-	if (!e || !spec_type_is_string(e->type) || !e->count)
+	if (!e || !rpmtag_type_is_string(e->type) || !e->count)
 		return NULL;
 	return ((const char *const *)e->data)[0];
 }
@@ -69,9 +69,9 @@ const char *pack_header_get_string(const struct pack_header *h, uint32_t tag)
 bool pack_header_get_number(const struct pack_header *h, uint32_t tag, uint64_t *out)
 {
 	const struct pack_entry *e = pack_header_get(h, tag);
-	struct spec_qf_value v;
+	struct rpmtag_qf_value v;
 
-	if (!e || !spec_type_is_number(e->type) || !e->count)
+	if (!e || !rpmtag_type_is_number(e->type) || !e->count)
 		return false;
 	v.type = e->type;
 	v.count = e->count;
@@ -117,69 +117,69 @@ static kiln_rc header_set(struct pack_header *h, const struct pack_entry *e, str
 	return KILN_OK;
 }
 
-size_t pack_type_size(enum spec_tag_type t)
+size_t pack_type_size(enum rpmtag_type t)
 {
 	switch (t) {
-	case SPEC_TYPE_CHAR:
-	case SPEC_TYPE_INT8:
-	case SPEC_TYPE_BIN:
+	case RPMTAG_TYPE_CHAR:
+	case RPMTAG_TYPE_INT8:
+	case RPMTAG_TYPE_BIN:
 		return 1;
-	case SPEC_TYPE_INT16:
+	case RPMTAG_TYPE_INT16:
 		return 2;
-	case SPEC_TYPE_INT32:
+	case RPMTAG_TYPE_INT32:
 		return 4;
-	case SPEC_TYPE_INT64:
+	case RPMTAG_TYPE_INT64:
 		return 8;
-	case SPEC_TYPE_NULL:
-	case SPEC_TYPE_STRING:
-	case SPEC_TYPE_STRING_ARRAY:
-	case SPEC_TYPE_I18NSTRING:
+	case RPMTAG_TYPE_NULL:
+	case RPMTAG_TYPE_STRING:
+	case RPMTAG_TYPE_STRING_ARRAY:
+	case RPMTAG_TYPE_I18NSTRING:
 		break;
 	}
 	return 0;
 }
 
-static size_t type_align(enum spec_tag_type t)
+static size_t type_align(enum rpmtag_type t)
 {
 	size_t s = pack_type_size(t);
 
 	return s ? s : 1;
 }
 
-uint64_t pack_value_num(const struct spec_qf_value *v, uint32_t i)
+uint64_t pack_value_num(const struct rpmtag_qf_value *v, uint32_t i)
 {
 	switch (v->type) {
-	case SPEC_TYPE_CHAR:
-	case SPEC_TYPE_INT8:
+	case RPMTAG_TYPE_CHAR:
+	case RPMTAG_TYPE_INT8:
 		return ((const uint8_t *)v->data)[i];
-	case SPEC_TYPE_INT16:
+	case RPMTAG_TYPE_INT16:
 		return ((const uint16_t *)v->data)[i];
-	case SPEC_TYPE_INT32:
+	case RPMTAG_TYPE_INT32:
 		return ((const uint32_t *)v->data)[i];
-	case SPEC_TYPE_INT64:
+	case RPMTAG_TYPE_INT64:
 		return ((const uint64_t *)v->data)[i];
-	case SPEC_TYPE_NULL:
-	case SPEC_TYPE_STRING:
-	case SPEC_TYPE_BIN:
-	case SPEC_TYPE_STRING_ARRAY:
-	case SPEC_TYPE_I18NSTRING:
+	case RPMTAG_TYPE_NULL:
+	case RPMTAG_TYPE_STRING:
+	case RPMTAG_TYPE_BIN:
+	case RPMTAG_TYPE_STRING_ARRAY:
+	case RPMTAG_TYPE_I18NSTRING:
 		break;
 	}
 	return 0;
 }
 
-kiln_rc pack_header_put(struct pack_header *h, uint32_t tag, enum spec_tag_type type,
+kiln_rc pack_header_put(struct pack_header *h, uint32_t tag, enum rpmtag_type type,
                         const void *data, uint32_t count, struct kiln_err *err)
 {
 	struct pack_entry e = {tag, type, count, NULL};
 	size_t size = 0, i;
 
-	if (!count || type < SPEC_TYPE_CHAR || type > SPEC_TYPE_MAX ||
-	    (type == SPEC_TYPE_STRING && count != 1))
+	if (!count || type < RPMTAG_TYPE_CHAR || type > RPMTAG_TYPE_MAX ||
+	    (type == RPMTAG_TYPE_STRING && count != 1))
 		return kiln_err_set(err, KILN_EINVAL,
 		                    "tag %" PRIu32 ": bad type %d or count %" PRIu32, tag,
 		                    (int)type, count);
-	if (spec_type_is_string(type)) {
+	if (rpmtag_type_is_string(type)) {
 		const char *const *src = data;
 		char **dst = kiln_arena_array(&h->arena, count, sizeof(*dst));
 
@@ -201,29 +201,29 @@ kiln_rc pack_header_put(struct pack_header *h, uint32_t tag, enum spec_tag_type 
 kiln_rc pack_header_put_string(struct pack_header *h, uint32_t tag, const char *s,
                                struct kiln_err *err)
 {
-	return pack_header_put(h, tag, SPEC_TYPE_STRING, &s, 1, err);
+	return pack_header_put(h, tag, RPMTAG_TYPE_STRING, &s, 1, err);
 }
 
 kiln_rc pack_header_put_i18n(struct pack_header *h, uint32_t tag, const char *s,
                              struct kiln_err *err)
 {
-	return pack_header_put(h, tag, SPEC_TYPE_I18NSTRING, &s, 1, err);
+	return pack_header_put(h, tag, RPMTAG_TYPE_I18NSTRING, &s, 1, err);
 }
 
 kiln_rc pack_header_put_strings(struct pack_header *h, uint32_t tag, const char *const *s,
                                 uint32_t count, struct kiln_err *err)
 {
-	return pack_header_put(h, tag, SPEC_TYPE_STRING_ARRAY, s, count, err);
+	return pack_header_put(h, tag, RPMTAG_TYPE_STRING_ARRAY, s, count, err);
 }
 
 kiln_rc pack_header_put_u32(struct pack_header *h, uint32_t tag, uint32_t v, struct kiln_err *err)
 {
-	return pack_header_put(h, tag, SPEC_TYPE_INT32, &v, 1, err);
+	return pack_header_put(h, tag, RPMTAG_TYPE_INT32, &v, 1, err);
 }
 
 kiln_rc pack_header_put_u64(struct pack_header *h, uint32_t tag, uint64_t v, struct kiln_err *err)
 {
-	return pack_header_put(h, tag, SPEC_TYPE_INT64, &v, 1, err);
+	return pack_header_put(h, tag, RPMTAG_TYPE_INT64, &v, 1, err);
 }
 
 kiln_rc pack_header_put_bin(struct pack_header *h, uint32_t tag, const void *p, size_t len,
@@ -231,7 +231,7 @@ kiln_rc pack_header_put_bin(struct pack_header *h, uint32_t tag, const void *p, 
 {
 	if (len > UINT32_MAX)
 		return kiln_err_set(err, KILN_ELIMIT, "tag %" PRIu32 ": blob too large", tag);
-	return pack_header_put(h, tag, SPEC_TYPE_BIN, p, (uint32_t)len, err);
+	return pack_header_put(h, tag, RPMTAG_TYPE_BIN, p, (uint32_t)len, err);
 }
 
 kiln_rc pack_header_copy(struct pack_header *dst, const struct pack_header *src,
@@ -286,8 +286,8 @@ static size_t entry_size(const struct blob *b, const struct raw_entry *e, size_t
 	size_t off = (size_t)e->offset, size, i, n;
 	const unsigned char *p;
 
-	if (e->type == SPEC_TYPE_STRING || e->type == SPEC_TYPE_STRING_ARRAY ||
-	    e->type == SPEC_TYPE_I18NSTRING) {
+	if (e->type == RPMTAG_TYPE_STRING || e->type == RPMTAG_TYPE_STRING_ARRAY ||
+	    e->type == RPMTAG_TYPE_I18NSTRING) {
 		for (i = 0, size = 0; i < e->count; i++) {
 			if (off + size >= limit)
 				return 0;
@@ -303,28 +303,28 @@ static size_t entry_size(const struct blob *b, const struct raw_entry *e, size_t
 	return size <= limit - off ? size : 0;
 }
 
-static bool types_compatible(uint32_t tag, enum spec_tag_type have)
+static bool types_compatible(uint32_t tag, enum rpmtag_type have)
 {
-	const struct spec_tag_info *ti = spec_tag_by_num(tag);
+	const struct rpmtag_info *ti = rpmtag_by_num(tag);
 
-	if (!ti || (ti->flags & SPEC_TAG_F_EXT))
+	if (!ti || (ti->flags & RPMTAG_F_EXT))
 		return true;
-	if (spec_type_is_string(ti->type))
-		return spec_type_is_string(have);
+	if (rpmtag_type_is_string(ti->type))
+		return rpmtag_type_is_string(have);
 	return ti->type == have;
 }
 
 static kiln_rc check_entry(const struct blob *b, size_t i, const struct raw_entry *e, size_t limit,
                            unsigned flags, size_t *prev_end, size_t *size)
 {
-	if (e->tag < SPEC_TAG_HEADERI18NTABLE)
+	if (e->tag < RPMTAG_HEADERI18NTABLE)
 		return bad_entry(b, i, e, "tag number below 100 outside the region");
-	if (e->type < SPEC_TYPE_CHAR || e->type > SPEC_TYPE_MAX)
+	if (e->type < RPMTAG_TYPE_CHAR || e->type > RPMTAG_TYPE_MAX)
 		return bad_entry(b, i, e, "bad data type");
-	if (e->count < 1 || (e->type != SPEC_TYPE_BIN && e->count > KILN_LIMIT_HEADER_COUNT) ||
+	if (e->count < 1 || (e->type != RPMTAG_TYPE_BIN && e->count > KILN_LIMIT_HEADER_COUNT) ||
 	    e->count > b->dl)
 		return bad_entry(b, i, e, "bad count");
-	if (e->type == SPEC_TYPE_STRING && e->count != 1)
+	if (e->type == RPMTAG_TYPE_STRING && e->count != 1)
 		return bad_entry(b, i, e, "string with count other than 1");
 	if (e->offset < 0 || (size_t)e->offset >= limit)
 		return bad_entry(b, i, e, "data offset out of bounds");
@@ -351,7 +351,7 @@ static kiln_rc decode_entry(struct pack_header *h, const struct blob *b, const s
 	out->tag = e->tag;
 	out->type = e->type;
 	out->count = e->count;
-	if (spec_type_is_string(e->type)) {
+	if (rpmtag_type_is_string(e->type)) {
 		const char *s = strcopy + e->offset;
 		const char **arr = kiln_arena_array(&h->arena, e->count, sizeof(*arr));
 
@@ -396,14 +396,14 @@ static kiln_rc check_region(const struct blob *b, const struct raw_entry *r, uin
 	struct raw_entry t;
 
 	if (r->tag != want &&
-	    !(want == PACK_SIGTAG_HEADERSIGNATURES && r->tag == SPEC_TAG_HEADERIMAGE))
+	    !(want == PACK_SIGTAG_HEADERSIGNATURES && r->tag == RPMTAG_HEADERIMAGE))
 		return bad_entry(b, 0, r, "wrong region tag");
-	if (r->type != SPEC_TYPE_BIN || r->count != 16)
+	if (r->type != RPMTAG_TYPE_BIN || r->count != 16)
 		return bad_entry(b, 0, r, "region entry is not a 16-byte blob");
 	if (r->offset < 0 || (size_t)r->offset + 16 != b->dl)
 		return bad_entry(b, 0, r, "region trailer is not at the end of the data");
 	raw_at(b->store + r->offset, &t);
-	if ((t.tag != r->tag && t.tag != SPEC_TAG_HEADERIMAGE) || t.type != SPEC_TYPE_BIN ||
+	if ((t.tag != r->tag && t.tag != RPMTAG_HEADERIMAGE) || t.type != RPMTAG_TYPE_BIN ||
 	    t.count != 16)
 		return kiln_err_set(b->err, KILN_EFORMAT,
 		                    "%s: bad region trailer at offset %" PRIu64, b->what,
@@ -428,7 +428,7 @@ static kiln_rc read_entries(struct pack_header *h, const struct blob *b, const u
 	kiln_rc rc = KILN_OK;
 
 	raw_at(index, &e);
-	if (e.tag >= SPEC_TAG_HEADERIMAGE && e.tag < SPEC_TAG_HEADERREGIONS) {
+	if (e.tag >= RPMTAG_HEADERIMAGE && e.tag < RPMTAG_HEADERREGIONS) {
 		rc = check_region(b, &e, il, region, &limit);
 		if (rc)
 			return rc;
@@ -527,7 +527,7 @@ static size_t entry_data_size(const struct pack_entry *e)
 {
 	size_t size = 0, i;
 
-	if (spec_type_is_string(e->type)) {
+	if (rpmtag_type_is_string(e->type)) {
 		for (i = 0; i < e->count; i++)
 			size += strlen(((const char *const *)e->data)[i]) + 1;
 		return size;
@@ -537,7 +537,7 @@ static size_t entry_data_size(const struct pack_entry *e)
 
 static bool is_region(uint32_t tag)
 {
-	return tag >= SPEC_TAG_HEADERIMAGE && tag <= SPEC_TAG_HEADERREGIONS;
+	return tag >= RPMTAG_HEADERIMAGE && tag <= RPMTAG_HEADERREGIONS;
 }
 
 /* Data size with alignment, before the trailer; *il gets the index count with the region. */
@@ -585,7 +585,7 @@ static void encode_data(const struct pack_entry *e, unsigned char *p)
 {
 	size_t es = pack_type_size(e->type), i, n;
 
-	if (spec_type_is_string(e->type)) {
+	if (rpmtag_type_is_string(e->type)) {
 		for (i = 0; i < e->count; i++) {
 			n = strlen(((const char *const *)e->data)[i]) + 1;
 			memcpy(p, ((const char *const *)e->data)[i], n);
@@ -634,7 +634,7 @@ kiln_rc pack_header_write(const struct pack_header *h, uint32_t region, struct k
 	put32(base + 12, (uint32_t)dl);
 	index = base + 16;
 	store = index + il * 16;
-	put_index(index, region, SPEC_TYPE_BIN, (uint32_t)data, 16);
+	put_index(index, region, RPMTAG_TYPE_BIN, (uint32_t)data, 16);
 	for (i = 0; i < h->n; i++) {
 		const struct pack_entry *e = &h->entries[i];
 
@@ -646,7 +646,7 @@ kiln_rc pack_header_write(const struct pack_header *h, uint32_t region, struct k
 		encode_data(e, store + off);
 		off += entry_data_size(e);
 	}
-	put_index(store + data, region, SPEC_TYPE_BIN, (uint32_t)(-(int64_t)il * 16), 16);
+	put_index(store + data, region, RPMTAG_TYPE_BIN, (uint32_t)(-(int64_t)il * 16), 16);
 	out->len += total;
 	out->ptr[out->len] = '\0';
 	return KILN_OK;

@@ -17,7 +17,7 @@
 #define KILN_PACK_H
 
 #include "util/util.h"
-#include "spec/spec.h"
+#include "rpmtag/rpmtag.h"
 
 /* ======================================================================================== */
 /* Headers */
@@ -46,11 +46,11 @@ enum pack_sigtag {
 	PACK_SIGTAG_RESERVEDSPACE = 1008, /* v4 space reservation */
 };
 
-/* One tag of an in-memory header. Data layout is spec_qf_value's (host byte order numbers,
+/* One tag of an in-memory header. Data layout is rpmtag_qf_value's (host byte order numbers,
  * arrays of NUL-terminated strings, raw bytes for BIN). */
 struct pack_entry {
 	uint32_t tag;
-	enum spec_tag_type type;
+	enum rpmtag_type type;
 	uint32_t count; /* elements; bytes for BIN */
 	void *data;     /* borrowed from the header's arena */
 };
@@ -104,9 +104,8 @@ void pack_header_del(struct pack_header *h, uint32_t tag);
 
 /* Set a tag, replacing any previous value; data is copied into the header's arena.
  * KILN_EINVAL for count 0 or a STRING with count != 1; KILN_ENOMEM. */
-KILN_MUST_CHECK kiln_rc pack_header_put(struct pack_header *h, uint32_t tag,
-                                        enum spec_tag_type type, const void *data, uint32_t count,
-                                        struct kiln_err *err);
+KILN_MUST_CHECK kiln_rc pack_header_put(struct pack_header *h, uint32_t tag, enum rpmtag_type type,
+                                        const void *data, uint32_t count, struct kiln_err *err);
 KILN_MUST_CHECK kiln_rc pack_header_put_string(struct pack_header *h, uint32_t tag, const char *s,
                                                struct kiln_err *err);
 /* I18NSTRING with one ("C") element, as rpmbuild stores SUMMARY, DESCRIPTION, GROUP. */
@@ -191,7 +190,7 @@ void pack_package_release(struct pack_package *p);
 
 /* The header rpm shows to queries: the main header plus the signature tags rpm merges
  * into it (SIZE -> SIGSIZE 257, MD5 -> SIGMD5 261, PAYLOADSIZE -> ARCHIVESIZE 1046, ...,
- * section 2.3), exposed as a spec_qf source. The view borrows p; p must outlive it. */
+ * section 2.3), exposed as a rpmtag_qf source. The view borrows p; p must outlive it. */
 struct pack_qf_view {
 	const struct pack_package *pkg;   /* borrowed */
 	const struct pack_entry **merged; /* owned (heap): sorted by main-header number */
@@ -201,20 +200,20 @@ struct pack_qf_view {
 KILN_MUST_CHECK kiln_rc pack_qf_view_init(struct pack_qf_view *v, const struct pack_package *p,
                                           struct kiln_err *err);
 void pack_qf_view_release(struct pack_qf_view *v);
-/* A source over the view (flags: enum spec_qf_source_flags). Valid while v lives. */
-struct spec_qf_source pack_qf_view_source(struct pack_qf_view *v, unsigned flags);
+/* A source over the view (flags: enum rpmtag_qf_source_flags). Valid while v lives. */
+struct rpmtag_qf_source pack_qf_view_source(struct pack_qf_view *v, unsigned flags);
 
 /* `rpm -qp` output for one package: qf (NULL: rpm's default "%{NVR}%{ARCHSUFFIX}\n" unless a
  * file listing is asked for), then with list the file names, with dump rpm's --dump lines
  * ("(contains no files)" when there are none). Appends to out. */
 struct pack_query_opts {
-	const char *qf; /* borrowed; a query format, e.g. spec_qf_alias("info") */
+	const char *qf; /* borrowed; a query format, e.g. rpmtag_qf_alias("info") */
 	bool list;      /* -l */
 	bool dump;      /* --dump */
 	bool verbose;   /* -v: the VERBOSE tag is present for %|VERBOSE?...|, and -l lists
 	                 * files like ls -l (rpm -qlv) */
 	unsigned only;  /* list only files having one of these SPEC_FILE_* flags (-c -d -L) */
-	unsigned skip;  /* and none of these (--noghost: SPEC_FILE_GHOST) */
+	unsigned skip;  /* and none of these (--noghost: RPMTAG_FILE_GHOST) */
 	int64_t now;    /* for -lv dates: older than 6 months shows the year (0: the clock) */
 };
 KILN_MUST_CHECK kiln_rc pack_query(const struct pack_package *p, const struct pack_query_opts *o,
@@ -311,7 +310,7 @@ KILN_MUST_CHECK kiln_rc pack_payload_to_tar(struct pack_payload *pl, int fd, boo
                                             struct kiln_err *err);
 
 /* Extract every payload entry below the directory rootfd: names are checked with
- * util_path_check_relative and opened with util_path_open_in_root (no "..", no absolute
+ * util_path_check_relative and opened with util_path_open_beneath (no "..", no absolute
  * names, never through a symlink). Modes and mtimes are applied; owners only when
  * PACK_EXTRACT_F_OWNERS is set (and then by name lookup, falling back to 0). Device nodes
  * are created only as root. */
@@ -391,7 +390,7 @@ struct pack_file {
 	const char *group;  /* NULL: "root" */
 	uint32_t mtime;     /* already clamped by the caller */
 	uint32_t flags;     /* SPEC_FILE_* (%config, %doc, %ghost, %license, %artifact, ...) */
-	uint32_t verify;    /* SPEC_VERIFY_* bits; use SPEC_VERIFY_ALL by default */
+	uint32_t verify;    /* SPEC_VERIFY_* bits; use RPMTAG_VERIFY_ALL by default */
 	const char *lang;   /* %lang, "" or NULL for none */
 	const char *caps;   /* %caps text, NULL for none */
 	const char *link;   /* symlink target (S_IFLNK) */

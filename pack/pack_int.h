@@ -9,14 +9,14 @@
 #include "pack/pack.h"
 
 /* Bytes per element of a fixed-size type (1 for BIN), 0 for string types. */
-size_t pack_type_size(enum spec_tag_type t);
+size_t pack_type_size(enum rpmtag_type t);
 /* Element i of a numeric value. */
-uint64_t pack_value_num(const struct spec_qf_value *v, uint32_t i);
+uint64_t pack_value_num(const struct rpmtag_qf_value *v, uint32_t i);
 
 /* Element i of a header entry, by class. */
 static inline uint64_t pack_entry_num(const struct pack_entry *e, uint32_t i)
 {
-	struct spec_qf_value v = {e->type, e->count, e->data};
+	struct rpmtag_qf_value v = {e->type, e->count, e->data};
 
 	return pack_value_num(&v, i);
 }

@@ -116,12 +116,12 @@ static void detect_kind(struct pack_package *p)
 {
 	uint64_t fmt = 0;
 
-	if (pack_header_get_number(&p->hdr, SPEC_TAG_RPMFORMAT, &fmt) && fmt >= 6)
+	if (pack_header_get_number(&p->hdr, RPMTAG_RPMFORMAT, &fmt) && fmt >= 6)
 		p->format = 6;
 	else
 		p->format = p->hdr.region ? 4 : 3;
-	p->source = pack_header_get(&p->hdr, SPEC_TAG_SOURCEPACKAGE) ||
-	            !pack_header_get(&p->hdr, SPEC_TAG_SOURCERPM);
+	p->source = pack_header_get(&p->hdr, RPMTAG_SOURCEPACKAGE) ||
+	            !pack_header_get(&p->hdr, RPMTAG_SOURCERPM);
 }
 
 static kiln_rc read_package(struct pack_package *p, struct input *in, struct kiln_err *err)
@@ -153,7 +153,7 @@ static kiln_rc read_package(struct pack_package *p, struct input *in, struct kil
 	if (rc)
 		goto out;
 	p->hdr_off = in->pos;
-	rc = read_header(in, &p->hdr, SPEC_TAG_HEADERIMMUTABLE, PACK_HDR_F_TYPECHECK, &p->hdr_raw,
+	rc = read_header(in, &p->hdr, RPMTAG_HEADERIMMUTABLE, PACK_HDR_F_TYPECHECK, &p->hdr_raw,
 	                 err);
 	if (rc)
 		goto out;

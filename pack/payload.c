@@ -127,7 +127,7 @@ static const struct pack_entry *arr(const struct pack_header *h, uint32_t tag, u
 	const struct pack_entry *e = pack_header_get(h, tag);
 
 	if (!e || e->count != n ||
-	    (strings ? !spec_type_is_string(e->type) : !spec_type_is_number(e->type)))
+	    (strings ? !rpmtag_type_is_string(e->type) : !rpmtag_type_is_number(e->type)))
 		return NULL;
 	return e;
 }
@@ -152,16 +152,16 @@ static kiln_rc index_files(struct pack_payload *pl, struct kiln_err *err)
 	const struct pack_header *h = &pl->pkg->hdr;
 	uint32_t n = pl->fl.n, i;
 
-	pl->modes = arr(h, SPEC_TAG_FILEMODES, n, false);
-	pl->flags = arr(h, SPEC_TAG_FILEFLAGS, n, false);
-	pl->links = arr(h, SPEC_TAG_FILELINKTOS, n, true);
-	pl->users = arr(h, SPEC_TAG_FILEUSERNAME, n, true);
-	pl->groups = arr(h, SPEC_TAG_FILEGROUPNAME, n, true);
-	pl->mtimes = arr(h, SPEC_TAG_FILEMTIMES, n, false);
-	pl->digests = arr(h, SPEC_TAG_FILEDIGESTS, n, true);
-	pl->rdevs = arr(h, SPEC_TAG_FILERDEVS, n, false);
-	pl->inodes = arr(h, SPEC_TAG_FILEINODES, n, false);
-	pl->devices = arr(h, SPEC_TAG_FILEDEVICES, n, false);
+	pl->modes = arr(h, RPMTAG_FILEMODES, n, false);
+	pl->flags = arr(h, RPMTAG_FILEFLAGS, n, false);
+	pl->links = arr(h, RPMTAG_FILELINKTOS, n, true);
+	pl->users = arr(h, RPMTAG_FILEUSERNAME, n, true);
+	pl->groups = arr(h, RPMTAG_FILEGROUPNAME, n, true);
+	pl->mtimes = arr(h, RPMTAG_FILEMTIMES, n, false);
+	pl->digests = arr(h, RPMTAG_FILEDIGESTS, n, true);
+	pl->rdevs = arr(h, RPMTAG_FILERDEVS, n, false);
+	pl->inodes = arr(h, RPMTAG_FILEINODES, n, false);
+	pl->devices = arr(h, RPMTAG_FILEDEVICES, n, false);
 	if (n && !pl->modes)
 		return kiln_err_set(err, KILN_EFORMAT,
 		                    "header: FILEMODES missing or not one per file");
@@ -189,7 +189,7 @@ uint32_t pack_payload_mode(const struct pack_payload *pl, uint32_t i)
 
 bool pack_payload_is_ghost(const struct pack_payload *pl, uint32_t i)
 {
-	return pl->flags && (pack_entry_num(pl->flags, i) & SPEC_FILE_GHOST);
+	return pl->flags && (pack_entry_num(pl->flags, i) & RPMTAG_FILE_GHOST);
 }
 
 static int cmp_key(const void *a, const void *b, void *ctx)
@@ -308,9 +308,9 @@ static const struct {
 	enum util_digest_algo algo;
 	const char *name;
 } pdigs[PACK_PDIG_N] = {
-    {SPEC_TAG_PAYLOADSHA256, SPEC_TAG_PAYLOADSHA256ALT, UTIL_DIGEST_SHA256, "SHA256"},
-    {SPEC_TAG_PAYLOADSHA512, SPEC_TAG_PAYLOADSHA512ALT, UTIL_DIGEST_SHA512, "SHA512"},
-    {SPEC_TAG_PAYLOADSHA3_256, SPEC_TAG_PAYLOADSHA3_256ALT, UTIL_DIGEST_SHA3_256, "SHA3-256"},
+    {RPMTAG_PAYLOADSHA256, RPMTAG_PAYLOADSHA256ALT, UTIL_DIGEST_SHA256, "SHA256"},
+    {RPMTAG_PAYLOADSHA512, RPMTAG_PAYLOADSHA512ALT, UTIL_DIGEST_SHA512, "SHA512"},
+    {RPMTAG_PAYLOADSHA3_256, RPMTAG_PAYLOADSHA3_256ALT, UTIL_DIGEST_SHA3_256, "SHA3-256"},
 };
 
 static kiln_rc digests_start(struct pack_payload *pl, struct kiln_err *err)
@@ -353,7 +353,7 @@ static kiln_rc digest_check(struct pack_pdig *d, const char *what, const char *n
  * LONGARCHIVESIZE or PAYLOADSIZE); false when they do not. */
 static bool declared_usize(const struct pack_package *p, uint64_t *out)
 {
-	return pack_header_get_number(&p->hdr, SPEC_TAG_PAYLOADSIZEALT, out) ||
+	return pack_header_get_number(&p->hdr, RPMTAG_PAYLOADSIZEALT, out) ||
 	       pack_header_get_number(&p->sig, PACK_SIGTAG_LONGARCHIVESIZE, out) ||
 	       pack_header_get_number(&p->sig, PACK_SIGTAG_PAYLOADSIZE, out);
 }
@@ -366,7 +366,7 @@ static kiln_rc sizes_check(const struct pack_payload *pl, struct kiln_err *err)
 	const struct pack_package *p = pl->pkg;
 	uint64_t want;
 
-	if (pack_header_get_number(&p->hdr, SPEC_TAG_PAYLOADSIZE, &want) && want != pl->csize)
+	if (pack_header_get_number(&p->hdr, RPMTAG_PAYLOADSIZE, &want) && want != pl->csize)
 		return kiln_err_set(err, KILN_EFORMAT,
 		                    "payload: %" PRIu64 " compressed bytes, the header's "
 		                    "PAYLOADSIZE says %" PRIu64,
@@ -671,13 +671,13 @@ static kiln_rc payload_new(const struct pack_package *p, int fd, const void *mem
 	if (!rc)
 		rc = digests_start(pl, err);
 	if (!rc)
-		rc = pack_decomp_new(pack_header_get_string(&p->hdr, SPEC_TAG_PAYLOADCOMPRESSOR),
+		rc = pack_decomp_new(pack_header_get_string(&p->hdr, RPMTAG_PAYLOADCOMPRESSOR),
 		                     &pl->csrc, &pl->dec, err);
 	if (rc) {
 		pack_payload_free(pl);
 		return rc;
 	}
-	pl->stripped = pack_header_get(&p->hdr, SPEC_TAG_LONGFILESIZES) != NULL;
+	pl->stripped = pack_header_get(&p->hdr, RPMTAG_LONGFILESIZES) != NULL;
 	pl->has_umax = declared_usize(p, &pl->umax);
 	*out = pl;
 	return KILN_OK;

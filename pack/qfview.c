@@ -12,19 +12,19 @@ uint32_t pack_sigtag_merged(uint32_t sigtag)
 {
 	switch (sigtag) {
 	case PACK_SIGTAG_SIZE:
-		return SPEC_TAG_SIGSIZE;
+		return RPMTAG_SIGSIZE;
 	case PACK_SIGTAG_MD5:
-		return SPEC_TAG_SIGMD5;
+		return RPMTAG_SIGMD5;
 	case PACK_SIGTAG_PGP:
-		return SPEC_TAG_SIGPGP;
+		return RPMTAG_SIGPGP;
 	case PACK_SIGTAG_GPG:
-		return SPEC_TAG_SIGGPG;
+		return RPMTAG_SIGGPG;
 	case PACK_SIGTAG_PAYLOADSIZE:
-		return SPEC_TAG_ARCHIVESIZE;
+		return RPMTAG_ARCHIVESIZE;
 	case PACK_SIGTAG_FILESIGNATURES:
-		return SPEC_TAG_FILESIGNATURES;
+		return RPMTAG_FILESIGNATURES;
 	case PACK_SIGTAG_FILESIGNATURELENGTH:
-		return SPEC_TAG_FILESIGNATURELENGTH;
+		return RPMTAG_FILESIGNATURELENGTH;
 	case PACK_SIGTAG_DSA:
 	case PACK_SIGTAG_RSA:
 	case PACK_SIGTAG_SHA1:
@@ -96,18 +96,18 @@ void pack_qf_view_release(struct pack_qf_view *v)
 	memset(v, 0, sizeof(*v));
 }
 
-static bool view_get(void *ctx, uint32_t tag, struct spec_qf_value *out)
+static bool view_get(void *ctx, uint32_t tag, struct rpmtag_qf_value *out)
 {
 	struct pack_qf_view *v = ctx;
 	size_t lo = 0, hi = v->n;
 
-	if (tag == SPEC_TAG_HEADERIMMUTABLE) {
+	if (tag == RPMTAG_HEADERIMMUTABLE) {
 		/* Present when the header has its region (the RPMFORMAT fallback asks). */
 		static const unsigned char none[16];
 
 		if (!v->pkg->hdr.region)
 			return false;
-		out->type = SPEC_TYPE_BIN;
+		out->type = RPMTAG_TYPE_BIN;
 		out->count = 16;
 		out->data = none;
 		return true;
@@ -139,11 +139,11 @@ static uint32_t view_tag_at(void *ctx, size_t i)
 	return ((struct pack_qf_view *)ctx)->tags[i];
 }
 
-static const struct spec_qf_source_ops view_ops = {view_get, view_count, view_tag_at, NULL};
+static const struct rpmtag_qf_source_ops view_ops = {view_get, view_count, view_tag_at, NULL};
 
-struct spec_qf_source pack_qf_view_source(struct pack_qf_view *v, unsigned flags)
+struct rpmtag_qf_source pack_qf_view_source(struct pack_qf_view *v, unsigned flags)
 {
-	struct spec_qf_source s = {&view_ops, v, flags};
+	struct rpmtag_qf_source s = {&view_ops, v, flags};
 
 	return s;
 }

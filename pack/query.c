@@ -36,12 +36,12 @@ static size_t digest_hexlen(uint64_t algo)
 
 static const char *str_at(const struct pack_entry *e, uint32_t i, uint32_t n)
 {
-	return e && spec_type_is_string(e->type) && e->count == n ? pack_entry_str(e, i) : "";
+	return e && rpmtag_type_is_string(e->type) && e->count == n ? pack_entry_str(e, i) : "";
 }
 
 static uint64_t num_at(const struct pack_entry *e, uint32_t i, uint32_t n)
 {
-	return e && spec_type_is_number(e->type) && e->count == n ? pack_entry_num(e, i) : 0;
+	return e && rpmtag_type_is_number(e->type) && e->count == n ? pack_entry_num(e, i) : 0;
 }
 
 /* One --dump line: path size mtime digest mode owner group isconfig isdoc rdev symlink. A
@@ -50,25 +50,25 @@ static void dump_file(const struct pack_header *h, const struct pack_file_list *
                       struct kiln_buf *out)
 {
 	uint32_t n = fl->n;
-	const char *d = str_at(pack_header_get(h, SPEC_TAG_FILEDIGESTS), i, n);
-	const char *l = str_at(pack_header_get(h, SPEC_TAG_FILELINKTOS), i, n);
-	uint64_t flags = num_at(pack_header_get(h, SPEC_TAG_FILEFLAGS), i, n), algo = 1;
+	const char *d = str_at(pack_header_get(h, RPMTAG_FILEDIGESTS), i, n);
+	const char *l = str_at(pack_header_get(h, RPMTAG_FILELINKTOS), i, n);
+	uint64_t flags = num_at(pack_header_get(h, RPMTAG_FILEFLAGS), i, n), algo = 1;
 	size_t zlen, k;
 
-	pack_header_get_number(h, SPEC_TAG_FILEDIGESTALGO, &algo);
+	pack_header_get_number(h, RPMTAG_FILEDIGESTALGO, &algo);
 	zlen = digest_hexlen(algo);
 	kiln_buf_addf(out, "%s %" PRIu64 " %" PRIu64 " ", fl->names[i], fl->sizes[i],
-	              num_at(pack_header_get(h, SPEC_TAG_FILEMTIMES), i, n));
+	              num_at(pack_header_get(h, RPMTAG_FILEMTIMES), i, n));
 	if (*d)
 		kiln_buf_addstr(out, d);
 	for (k = 0; !*d && k < zlen; k++)
 		kiln_buf_addch(out, '0');
 	kiln_buf_addf(out, " 0%" PRIo64 " %s %s %d %d %" PRIu64 " %s\n",
-	              num_at(pack_header_get(h, SPEC_TAG_FILEMODES), i, n),
-	              str_at(pack_header_get(h, SPEC_TAG_FILEUSERNAME), i, n),
-	              str_at(pack_header_get(h, SPEC_TAG_FILEGROUPNAME), i, n),
-	              (flags & SPEC_FILE_CONFIG) ? 1 : 0, (flags & SPEC_FILE_DOC) ? 1 : 0,
-	              num_at(pack_header_get(h, SPEC_TAG_FILERDEVS), i, n), *l ? l : "X");
+	              num_at(pack_header_get(h, RPMTAG_FILEMODES), i, n),
+	              str_at(pack_header_get(h, RPMTAG_FILEUSERNAME), i, n),
+	              str_at(pack_header_get(h, RPMTAG_FILEGROUPNAME), i, n),
+	              (flags & RPMTAG_FILE_CONFIG) ? 1 : 0, (flags & RPMTAG_FILE_DOC) ? 1 : 0,
+	              num_at(pack_header_get(h, RPMTAG_FILERDEVS), i, n), *l ? l : "X");
 }
 
 /* rpm -qlv's line: perms, links (a directory counts one more), owner and group (8
@@ -78,9 +78,9 @@ static void dump_file(const struct pack_header *h, const struct pack_file_list *
 static void list_verbose(const struct pack_header *h, const struct pack_file_list *fl, uint32_t i,
                          const char *perms_nlink, int64_t now, struct kiln_buf *out)
 {
-	uint32_t n = fl->n, mode = (uint32_t)num_at(pack_header_get(h, SPEC_TAG_FILEMODES), i, n);
-	uint64_t rdev = num_at(pack_header_get(h, SPEC_TAG_FILERDEVS), i, n);
-	time_t when = (time_t)num_at(pack_header_get(h, SPEC_TAG_FILEMTIMES), i, n);
+	uint32_t n = fl->n, mode = (uint32_t)num_at(pack_header_get(h, RPMTAG_FILEMODES), i, n);
+	uint64_t rdev = num_at(pack_header_get(h, RPMTAG_FILERDEVS), i, n);
+	time_t when = (time_t)num_at(pack_header_get(h, RPMTAG_FILEMTIMES), i, n);
 	const char *sp = strchr(perms_nlink, ' ');
 	long nlink = sp ? strtol(sp + 1, NULL, 10) : 1;
 	bool old = now > (int64_t)when + 6L * 30 * 24 * 3600 || now < (int64_t)when - 3600;
@@ -101,12 +101,11 @@ static void list_verbose(const struct pack_header *h, const struct pack_file_lis
 	else if (!old && !strftime(date, sizeof(date), "%b %e %H:%M", &tm))
 		date[0] = '\0';
 	kiln_buf_addf(out, "%.*s %4ld %-8.8s %-8.8s %10s %s %s", sp ? (int)(sp - perms_nlink) : 0,
-	              perms_nlink, nlink, str_at(pack_header_get(h, SPEC_TAG_FILEUSERNAME), i, n),
-	              str_at(pack_header_get(h, SPEC_TAG_FILEGROUPNAME), i, n), size, date,
+	              perms_nlink, nlink, str_at(pack_header_get(h, RPMTAG_FILEUSERNAME), i, n),
+	              str_at(pack_header_get(h, RPMTAG_FILEGROUPNAME), i, n), size, date,
 	              fl->names[i]);
 	if (S_ISLNK(mode))
-		kiln_buf_addf(out, " -> %s",
-		              str_at(pack_header_get(h, SPEC_TAG_FILELINKTOS), i, n));
+		kiln_buf_addf(out, " -> %s", str_at(pack_header_get(h, RPMTAG_FILELINKTOS), i, n));
 	kiln_buf_addch(out, '\n');
 }
 
@@ -114,7 +113,7 @@ static void list_verbose(const struct pack_header *h, const struct pack_file_lis
 static bool listed(const struct pack_header *h, const struct pack_query_opts *o, uint32_t i,
                    uint32_t n)
 {
-	uint64_t flags = num_at(pack_header_get(h, SPEC_TAG_FILEFLAGS), i, n);
+	uint64_t flags = num_at(pack_header_get(h, RPMTAG_FILEFLAGS), i, n);
 
 	/* rpm -qp -c -d lists the files that are either. */
 	return (!o->only || (flags & o->only)) && !(flags & o->skip);
@@ -122,7 +121,7 @@ static bool listed(const struct pack_header *h, const struct pack_query_opts *o,
 
 /* The file part of the output: names, rpm -qlv lines or --dump lines. */
 static kiln_rc list_files(const struct pack_package *p, const struct pack_query_opts *o,
-                          const struct spec_qf_source *src, struct kiln_buf *out,
+                          const struct rpmtag_qf_source *src, struct kiln_buf *out,
                           struct kiln_err *err)
 {
 	struct kiln_buf cols = KILN_BUF_INIT(KILN_LIMIT_QF_OUTPUT);
@@ -136,7 +135,7 @@ static kiln_rc list_files(const struct pack_package *p, const struct pack_query_
 	if (!fl.n)
 		kiln_buf_addstr(out, "(contains no files)\n");
 	if (fl.n && !o->dump && o->verbose)
-		rc = spec_qf_format("[%{FILEMODES:perms} %{FILENLINKS}\\n]", src, &cols, err);
+		rc = rpmtag_qf_format("[%{FILEMODES:perms} %{FILENLINKS}\\n]", src, &cols, err);
 	line = cols.ptr;
 	for (i = 0; !rc && i < fl.n; i++) {
 		const char *next = line ? strchr(line, '\n') : NULL;
@@ -160,18 +159,18 @@ kiln_rc pack_query(const struct pack_package *p, const struct pack_query_opts *o
                    struct kiln_buf *out, struct kiln_err *err)
 {
 	struct pack_qf_view view;
-	struct spec_qf_source src;
+	struct rpmtag_qf_source src;
 	struct pack_query_opts lo = *o;
 	const char *qf = o->qf;
 	kiln_rc rc = pack_qf_view_init(&view, p, err);
 
 	if (rc)
 		return rc;
-	src = pack_qf_view_source(&view, o->verbose ? SPEC_QF_F_VERBOSE : 0);
+	src = pack_qf_view_source(&view, o->verbose ? RPMTAG_QF_F_VERBOSE : 0);
 	if (!qf && !o->list && !o->dump)
 		qf = DEFAULT_QF;
 	if (qf)
-		rc = spec_qf_format(qf, &src, out, err);
+		rc = rpmtag_qf_format(qf, &src, out, err);
 	if (!lo.now)
 		lo.now = util_clock_wall();
 	if (!rc && (o->list || o->dump))

@@ -22,7 +22,7 @@
 #include "pack/pack.h"
 #include "pack/pack_int.h"
 
-#define RPMLIB_FLAGS (SPEC_DEP_RPMLIB | SPEC_DEP_LESS | SPEC_DEP_EQUAL)
+#define RPMLIB_FLAGS (RPMTAG_DEP_RPMLIB | RPMTAG_DEP_LESS | RPMTAG_DEP_EQUAL)
 #define RESERVED_DEFAULT 4128 /* 32 + %__gpg_reserved_space 4096, like rpmbuild */
 #define U32_LIMIT 0xffffffffull
 #define SPILL_MAX_DEFAULT (64 * KILN_MIB) /* pack_write_opts.overlap_spill_max */
@@ -126,7 +126,7 @@ static kiln_rc stat_file(struct wfile *w, struct kiln_err *err)
 			return kiln_err_set(err, KILN_EINVAL, "%s: symlink without a target",
 			                    f->path);
 		w->size = strlen(f->link);
-	} else if (S_ISREG(f->mode) && !(f->flags & SPEC_FILE_GHOST)) {
+	} else if (S_ISREG(f->mode) && !(f->flags & RPMTAG_FILE_GHOST)) {
 		if (!f->src)
 			return kiln_err_set(err, KILN_EINVAL, "%s: no source for a regular file",
 			                    f->path);
@@ -214,7 +214,7 @@ static kiln_rc prepare_files(struct writer *wr, const struct pack_file *files, s
 			if (m->f->hardlink != w->f->hardlink)
 				continue;
 			if (!S_ISREG(m->f->mode) || !S_ISREG(w->f->mode) ||
-			    ((m->f->flags ^ w->f->flags) & SPEC_FILE_GHOST))
+			    ((m->f->flags ^ w->f->flags) & RPMTAG_FILE_GHOST))
 				return kiln_err_set(
 				    err, KILN_EINVAL,
 				    "%s and %s: a hard-link set must be regular files", w->f->path,
@@ -247,7 +247,7 @@ static kiln_rc prepare_files(struct writer *wr, const struct pack_file *files, s
 
 static bool in_payload(const struct wfile *w)
 {
-	return !(w->f->flags & SPEC_FILE_GHOST);
+	return !(w->f->flags & RPMTAG_FILE_GHOST);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -261,7 +261,7 @@ static const char *or_empty(const char *s)
 static kiln_rc put_u32s(struct pack_header *h, uint32_t tag, const uint32_t *v, size_t n,
                         struct kiln_err *err)
 {
-	return pack_header_put(h, tag, SPEC_TYPE_INT32, v, (uint32_t)n, err);
+	return pack_header_put(h, tag, RPMTAG_TYPE_INT32, v, (uint32_t)n, err);
 }
 
 /* A string dictionary in order of first appearance, for CLASSDICT / MIMEDICT. */
@@ -318,13 +318,12 @@ static kiln_rc name_tags(struct writer *wr, struct kiln_err *err)
 		idx[i] = (uint32_t)j;
 	}
 	if (!rc)
-		rc =
-		    pack_header_put_strings(&wr->h, SPEC_TAG_BASENAMES, base, (uint32_t)wr->n, err);
+		rc = pack_header_put_strings(&wr->h, RPMTAG_BASENAMES, base, (uint32_t)wr->n, err);
 	if (!rc)
-		rc = pack_header_put_strings(&wr->h, SPEC_TAG_DIRNAMES, (const char *const *)dirs,
+		rc = pack_header_put_strings(&wr->h, RPMTAG_DIRNAMES, (const char *const *)dirs,
 		                             (uint32_t)nd, err);
 	if (!rc)
-		rc = put_u32s(&wr->h, SPEC_TAG_DIRINDEXES, idx, wr->n, err);
+		rc = put_u32s(&wr->h, RPMTAG_DIRINDEXES, idx, wr->n, err);
 	for (i = 0; dirs && i < nd; i++)
 		free(dirs[i]);
 	free(dirs);
@@ -370,7 +369,7 @@ static kiln_rc file_tags(struct writer *wr, struct kiln_err *err)
 		u32[1][i] = f->mtime;
 		u32[2][i] = f->flags & 0xffff;
 		u32[3][i] = f->verify;
-		u32[4][i] = f->absent && (f->flags & SPEC_FILE_GHOST) ? 0 : 1; /* FILEDEVICES */
+		u32[4][i] = f->absent && (f->flags & RPMTAG_FILE_GHOST) ? 0 : 1; /* FILEDEVICES */
 		u32[5][i] = w->inode;
 		u32[6][i] = f->color;
 		(void)digest;
@@ -382,46 +381,45 @@ static kiln_rc file_tags(struct writer *wr, struct kiln_err *err)
 		caps |= f->caps && *f->caps;
 	}
 	if (wr->large || wr->o->format == 6)
-		rc = pack_header_put(&wr->h, SPEC_TAG_LONGFILESIZES, SPEC_TYPE_INT64, sizes,
+		rc = pack_header_put(&wr->h, RPMTAG_LONGFILESIZES, RPMTAG_TYPE_INT64, sizes,
 		                     (uint32_t)n, err);
 	else
-		rc = put_u32s(&wr->h, SPEC_TAG_FILESIZES, u32[0], n, err);
+		rc = put_u32s(&wr->h, RPMTAG_FILESIZES, u32[0], n, err);
 	if (!rc)
-		rc = pack_header_put(&wr->h, SPEC_TAG_FILEMODES, SPEC_TYPE_INT16, modes,
+		rc = pack_header_put(&wr->h, RPMTAG_FILEMODES, RPMTAG_TYPE_INT16, modes,
 		                     (uint32_t)n, err);
 	if (!rc)
-		rc = pack_header_put(&wr->h, SPEC_TAG_FILERDEVS, SPEC_TYPE_INT16, rdevs,
+		rc = pack_header_put(&wr->h, RPMTAG_FILERDEVS, RPMTAG_TYPE_INT16, rdevs,
 		                     (uint32_t)n, err);
 	if (!rc)
-		rc = put_u32s(&wr->h, SPEC_TAG_FILEMTIMES, u32[1], n, err);
+		rc = put_u32s(&wr->h, RPMTAG_FILEMTIMES, u32[1], n, err);
 	if (!rc)
-		rc = put_u32s(&wr->h, SPEC_TAG_FILEFLAGS, u32[2], n, err);
+		rc = put_u32s(&wr->h, RPMTAG_FILEFLAGS, u32[2], n, err);
 	if (!rc)
-		rc = put_u32s(&wr->h, SPEC_TAG_FILEVERIFYFLAGS, u32[3], n, err);
+		rc = put_u32s(&wr->h, RPMTAG_FILEVERIFYFLAGS, u32[3], n, err);
 	if (!rc)
-		rc = put_u32s(&wr->h, SPEC_TAG_FILEDEVICES, u32[4], n, err);
+		rc = put_u32s(&wr->h, RPMTAG_FILEDEVICES, u32[4], n, err);
 	if (!rc)
-		rc = put_u32s(&wr->h, SPEC_TAG_FILEINODES, u32[5], n, err);
+		rc = put_u32s(&wr->h, RPMTAG_FILEINODES, u32[5], n, err);
 	/* rpmbuild classifies the files of binary packages only (colors, class or MIME). */
 	if (!rc && !wr->o->source)
-		rc = put_u32s(&wr->h, SPEC_TAG_FILECOLORS, u32[6], n, err);
+		rc = put_u32s(&wr->h, RPMTAG_FILECOLORS, u32[6], n, err);
 	if (!rc)
-		rc = pack_header_put_strings(&wr->h, SPEC_TAG_FILELINKTOS, s[1], (uint32_t)n, err);
+		rc = pack_header_put_strings(&wr->h, RPMTAG_FILELINKTOS, s[1], (uint32_t)n, err);
 	if (!rc)
-		rc = pack_header_put_strings(&wr->h, SPEC_TAG_FILEUSERNAME, s[2], (uint32_t)n, err);
+		rc = pack_header_put_strings(&wr->h, RPMTAG_FILEUSERNAME, s[2], (uint32_t)n, err);
 	if (!rc)
-		rc =
-		    pack_header_put_strings(&wr->h, SPEC_TAG_FILEGROUPNAME, s[3], (uint32_t)n, err);
+		rc = pack_header_put_strings(&wr->h, RPMTAG_FILEGROUPNAME, s[3], (uint32_t)n, err);
 	if (!rc)
-		rc = pack_header_put_strings(&wr->h, SPEC_TAG_FILELANGS, s[4], (uint32_t)n, err);
+		rc = pack_header_put_strings(&wr->h, RPMTAG_FILELANGS, s[4], (uint32_t)n, err);
 	if (!rc && caps)
-		rc = pack_header_put_strings(&wr->h, SPEC_TAG_FILECAPS, s[5], (uint32_t)n, err);
+		rc = pack_header_put_strings(&wr->h, RPMTAG_FILECAPS, s[5], (uint32_t)n, err);
 	if (!rc)
 		rc = name_tags(wr, err);
 	if (!rc && !wr->o->source && wr->o->format == 6)
-		rc = dict_tags(wr, SPEC_TAG_FILEMIMEINDEX, SPEC_TAG_MIMEDICT, true, err);
+		rc = dict_tags(wr, RPMTAG_FILEMIMEINDEX, RPMTAG_MIMEDICT, true, err);
 	else if (!rc && !wr->o->source)
-		rc = dict_tags(wr, SPEC_TAG_FILECLASS, SPEC_TAG_CLASSDICT, false, err);
+		rc = dict_tags(wr, RPMTAG_FILECLASS, RPMTAG_CLASSDICT, false, err);
 out:
 	free(modes);
 	free(rdevs);
@@ -451,7 +449,7 @@ static kiln_rc digest_tag(struct writer *wr, bool placeholders, struct kiln_err 
 			dg = wr->zeros;
 		d[i] = or_empty(dg);
 	}
-	rc = pack_header_put_strings(&wr->h, SPEC_TAG_FILEDIGESTS, d, (uint32_t)wr->n, err);
+	rc = pack_header_put_strings(&wr->h, RPMTAG_FILEDIGESTS, d, (uint32_t)wr->n, err);
 	free(d);
 	return rc;
 }
@@ -483,7 +481,7 @@ static bool has_hardlinks(const struct writer *wr)
 
 static bool has_caps(const struct writer *wr)
 {
-	return pack_header_get(&wr->h, SPEC_TAG_FILECAPS) != NULL;
+	return pack_header_get(&wr->h, RPMTAG_FILECAPS) != NULL;
 }
 
 /* The rpmlib() requirements that follow from what the writer itself decides. */
@@ -545,7 +543,7 @@ static bool header_utf8(const struct pack_header *h)
 	for (i = 0; i < h->n; i++) {
 		const struct pack_entry *e = &h->entries[i];
 
-		for (k = 0; spec_type_is_string(e->type) && k < e->count; k++) {
+		for (k = 0; rpmtag_type_is_string(e->type) && k < e->count; k++) {
 			if (!utf8_valid(pack_entry_str(e, k)))
 				return false;
 		}
@@ -563,44 +561,44 @@ static kiln_rc payload_tags(struct writer *wr, struct kiln_err *err)
 	const struct pack_compress *c = &wr->o->comp;
 	bool v6 = wr->o->format == 6;
 	uint64_t size = total_size(wr);
-	kiln_rc rc = pack_header_put_string(&wr->h, SPEC_TAG_PAYLOADFORMAT, "cpio", err);
+	kiln_rc rc = pack_header_put_string(&wr->h, RPMTAG_PAYLOADFORMAT, "cpio", err);
 
 	if (!rc && c->name)
-		rc = pack_header_put_string(&wr->h, SPEC_TAG_PAYLOADCOMPRESSOR, c->name, err);
+		rc = pack_header_put_string(&wr->h, RPMTAG_PAYLOADCOMPRESSOR, c->name, err);
 	if (!rc)
-		rc = pack_header_put_string(&wr->h, SPEC_TAG_PAYLOADFLAGS, c->flags, err);
+		rc = pack_header_put_string(&wr->h, RPMTAG_PAYLOADFLAGS, c->flags, err);
 	if (!rc && (v6 || size >= U32_LIMIT))
-		rc = pack_header_put_u64(&wr->h, SPEC_TAG_LONGSIZE, size, err);
+		rc = pack_header_put_u64(&wr->h, RPMTAG_LONGSIZE, size, err);
 	else if (!rc)
-		rc = pack_header_put_u32(&wr->h, SPEC_TAG_SIZE, (uint32_t)size, err);
+		rc = pack_header_put_u32(&wr->h, RPMTAG_SIZE, (uint32_t)size, err);
 	if (!rc)
-		rc = pack_header_put_strings(&wr->h, SPEC_TAG_PAYLOADSHA256, &z64, 1, err);
+		rc = pack_header_put_strings(&wr->h, RPMTAG_PAYLOADSHA256, &z64, 1, err);
 	if (!rc)
-		rc = pack_header_put_strings(&wr->h, SPEC_TAG_PAYLOADSHA256ALT, &z64, 1, err);
+		rc = pack_header_put_strings(&wr->h, RPMTAG_PAYLOADSHA256ALT, &z64, 1, err);
 	if (!rc && !v6)
-		rc = pack_header_put_u32(&wr->h, SPEC_TAG_PAYLOADSHA256ALGO, 8, err);
+		rc = pack_header_put_u32(&wr->h, RPMTAG_PAYLOADSHA256ALGO, 8, err);
 	if (v6) {
 		if (!rc)
-			rc = pack_header_put_string(&wr->h, SPEC_TAG_PAYLOADSHA512, z128, err);
+			rc = pack_header_put_string(&wr->h, RPMTAG_PAYLOADSHA512, z128, err);
 		if (!rc)
-			rc = pack_header_put_string(&wr->h, SPEC_TAG_PAYLOADSHA512ALT, z128, err);
+			rc = pack_header_put_string(&wr->h, RPMTAG_PAYLOADSHA512ALT, z128, err);
 		if (!rc)
-			rc = pack_header_put_string(&wr->h, SPEC_TAG_PAYLOADSHA3_256, z64, err);
+			rc = pack_header_put_string(&wr->h, RPMTAG_PAYLOADSHA3_256, z64, err);
 		if (!rc)
-			rc = pack_header_put_string(&wr->h, SPEC_TAG_PAYLOADSHA3_256ALT, z64, err);
+			rc = pack_header_put_string(&wr->h, RPMTAG_PAYLOADSHA3_256ALT, z64, err);
 		if (!rc)
-			rc = pack_header_put_u64(&wr->h, SPEC_TAG_PAYLOADSIZE, 0, err);
+			rc = pack_header_put_u64(&wr->h, RPMTAG_PAYLOADSIZE, 0, err);
 		if (!rc)
-			rc = pack_header_put_u64(&wr->h, SPEC_TAG_PAYLOADSIZEALT, 0, err);
+			rc = pack_header_put_u64(&wr->h, RPMTAG_PAYLOADSIZEALT, 0, err);
 		if (!rc)
-			rc = pack_header_put_u32(&wr->h, SPEC_TAG_RPMFORMAT, 6, err);
+			rc = pack_header_put_u32(&wr->h, RPMTAG_RPMFORMAT, 6, err);
 	}
 	return rc;
 }
 
 static kiln_rc build_header(struct writer *wr, const struct pack_header *in, struct kiln_err *err)
 {
-	static const uint32_t required[] = {SPEC_TAG_NAME, SPEC_TAG_VERSION, SPEC_TAG_RELEASE};
+	static const uint32_t required[] = {RPMTAG_NAME, RPMTAG_VERSION, RPMTAG_RELEASE};
 	size_t i;
 	kiln_rc rc;
 
@@ -610,10 +608,10 @@ static kiln_rc build_header(struct writer *wr, const struct pack_header *in, str
 			                    required[i]);
 	}
 	rc = pack_header_copy(&wr->h, in, err);
-	if (!rc && !pack_header_get(&wr->h, SPEC_TAG_HEADERI18NTABLE)) {
+	if (!rc && !pack_header_get(&wr->h, RPMTAG_HEADERI18NTABLE)) {
 		const char *c = "C";
 
-		rc = pack_header_put_strings(&wr->h, SPEC_TAG_HEADERI18NTABLE, &c, 1, err);
+		rc = pack_header_put_strings(&wr->h, RPMTAG_HEADERI18NTABLE, &c, 1, err);
 	}
 	if (!rc && wr->n)
 		rc = file_tags(wr, err);
@@ -621,15 +619,15 @@ static kiln_rc build_header(struct writer *wr, const struct pack_header *in, str
 		rc = digest_tag(wr, true, err);
 	/* Also without files, as rpmbuild does. */
 	if (!rc && (wr->o->format == 6 || wr->o->fdigest != UTIL_DIGEST_MD5))
-		rc = pack_header_put_u32(&wr->h, SPEC_TAG_FILEDIGESTALGO,
-		                         rpm_algo_id(wr->o->fdigest), err);
+		rc = pack_header_put_u32(&wr->h, RPMTAG_FILEDIGESTALGO, rpm_algo_id(wr->o->fdigest),
+		                         err);
 	if (!rc)
 		rc = payload_tags(wr, err);
 	if (!rc && wr->o->rpmlib_deps)
 		rc = rpmlib_deps(wr, err);
-	if (!rc && !pack_header_get(&wr->h, SPEC_TAG_ENCODING)) {
+	if (!rc && !pack_header_get(&wr->h, RPMTAG_ENCODING)) {
 		if (header_utf8(&wr->h))
-			rc = pack_header_put_string(&wr->h, SPEC_TAG_ENCODING, "utf-8", err);
+			rc = pack_header_put_string(&wr->h, RPMTAG_ENCODING, "utf-8", err);
 		else if (wr->o->format == 6)
 			rc = kiln_err_set(err, KILN_EINVAL, "v6 packages need UTF-8 strings");
 	}
@@ -848,10 +846,10 @@ static kiln_rc hex_final(struct util_digest *d, char *hex, struct kiln_err *err)
 
 static kiln_rc fill_payload_digests(struct writer *wr, struct kiln_err *err)
 {
-	static const uint32_t ctags[3] = {SPEC_TAG_PAYLOADSHA256, SPEC_TAG_PAYLOADSHA512,
-	                                  SPEC_TAG_PAYLOADSHA3_256};
-	static const uint32_t utags[3] = {SPEC_TAG_PAYLOADSHA256ALT, SPEC_TAG_PAYLOADSHA512ALT,
-	                                  SPEC_TAG_PAYLOADSHA3_256ALT};
+	static const uint32_t ctags[3] = {RPMTAG_PAYLOADSHA256, RPMTAG_PAYLOADSHA512,
+	                                  RPMTAG_PAYLOADSHA3_256};
+	static const uint32_t utags[3] = {RPMTAG_PAYLOADSHA256ALT, RPMTAG_PAYLOADSHA512ALT,
+	                                  RPMTAG_PAYLOADSHA3_256ALT};
 	char hex[2 * UTIL_DIGEST_MAX + 1];
 	const char *p = hex;
 	size_t i;
@@ -872,9 +870,9 @@ static kiln_rc fill_payload_digests(struct writer *wr, struct kiln_err *err)
 			       : pack_header_put_strings(&wr->h, utags[i], &p, 1, err);
 	}
 	if (!rc && wr->o->format == 6)
-		rc = pack_header_put_u64(&wr->h, SPEC_TAG_PAYLOADSIZE, wr->csize, err);
+		rc = pack_header_put_u64(&wr->h, RPMTAG_PAYLOADSIZE, wr->csize, err);
 	if (!rc && wr->o->format == 6)
-		rc = pack_header_put_u64(&wr->h, SPEC_TAG_PAYLOADSIZEALT, wr->usize, err);
+		rc = pack_header_put_u64(&wr->h, RPMTAG_PAYLOADSIZEALT, wr->usize, err);
 	if (!rc && wr->n)
 		rc = digest_tag(wr, false, err);
 	return rc;
@@ -975,15 +973,15 @@ static kiln_rc md5_all(struct writer *wr, unsigned char *md, struct kiln_err *er
 
 static void lead_bytes(const struct writer *wr, unsigned char *l)
 {
-	const char *n = pack_header_get_string(&wr->h, SPEC_TAG_NAME);
-	const char *v = pack_header_get_string(&wr->h, SPEC_TAG_VERSION);
-	const char *r = pack_header_get_string(&wr->h, SPEC_TAG_RELEASE);
+	const char *n = pack_header_get_string(&wr->h, RPMTAG_NAME);
+	const char *v = pack_header_get_string(&wr->h, RPMTAG_VERSION);
+	const char *r = pack_header_get_string(&wr->h, RPMTAG_RELEASE);
 	uint64_t epoch = 0;
 	char epochs[24] = "";
 	bool v6 = wr->o->format == 6;
 	uint16_t arch = v6 ? 0 : wr->o->archnum, os = v6 ? 0 : wr->o->osnum;
 
-	if (pack_header_get_number(&wr->h, SPEC_TAG_EPOCH, &epoch))
+	if (pack_header_get_number(&wr->h, RPMTAG_EPOCH, &epoch))
 		snprintf(epochs, sizeof(epochs), "%" PRIu64 ":", epoch);
 	memset(l, 0, PACK_LEAD_SIZE);
 	memcpy(l, "\xed\xab\xee\xdb", 4);
@@ -1007,7 +1005,7 @@ static kiln_rc finish_file(struct writer *wr, size_t sig_size, struct kiln_err *
 
 	kiln_buf_reset(&wr->hbuf);
 	if (!rc)
-		rc = pack_header_write(&wr->h, SPEC_TAG_HEADERIMMUTABLE, &wr->hbuf, err);
+		rc = pack_header_write(&wr->h, RPMTAG_HEADERIMMUTABLE, &wr->hbuf, err);
 	if (!rc && wr->hbuf.len != hsize)
 		KILN_BUG("main header changed size from %zu to %zu", hsize, wr->hbuf.len);
 	if (!rc)
@@ -1068,7 +1066,7 @@ static kiln_rc plan_headers(struct writer *wr, const struct pack_header *hdr, si
 	if (!rc)
 		rc = build_sig(wr, z40, z64, z64, z16, 0, 0, err);
 	if (!rc)
-		rc = pack_header_write(&wr->h, SPEC_TAG_HEADERIMMUTABLE, &wr->hbuf, err);
+		rc = pack_header_write(&wr->h, RPMTAG_HEADERIMMUTABLE, &wr->hbuf, err);
 	if (rc)
 		return rc;
 	*sig_size = pack_header_size(&wr->sig, PACK_SIGTAG_HEADERSIGNATURES);

@@ -3,8 +3,9 @@
  * starting?" (GET /api/v1/jobs/{id}/placement): every known worker with the reason it
  * matches or does not, the jobs ahead in the queue, and a backoff still running.
  *
- * The lease grant itself happens in the store (one transaction picks and leases); the rules
- * here are the same ones: the job's arch among the worker's, its tags a subset.
+ * The lease grant itself happens in the store (one transaction picks and leases), which asks
+ * scheduler_job_fits() of each candidate: the placement answer and the grant use one rule
+ * (the job's arch among the worker's, its tags a subset), with no length of its own.
  */
 #include "util/util.h"
 
@@ -12,44 +13,63 @@
 
 #define OFFLINE_MS 90000
 
+/* Is w[0..len) one of the words of joined (",a,b,")? Any length: no copy, no cut. */
 static bool has_word(const char *joined, const char *w, size_t len)
 {
 	const char *p = joined;
 
-	while ((p = strstr(p, w))) {
-		if (p > joined && p[-1] == ',' && p[len] == ',')
+	if (!joined || !len)
+		return false;
+	while ((p = strstr(p, ","))) {
+		if (!strncmp(p + 1, w, len) && p[1 + len] == ',')
 			return true;
 		p++;
 	}
 	return false;
 }
 
-bool scheduler_worker_matches(const struct scheduler_job *j, const char *arches, const char *tags,
-                              struct kiln_arena *a, const char **why)
+bool scheduler_job_fits(const char *job_arch, const char *job_tags, const char *arches,
+                        const char *tags, struct scheduler_misfit *why)
 {
-	const char *p = j->tags;
+	const char *p = job_tags;
 
-	*why = "";
-	if (*j->arch && !has_word(arches, j->arch, strlen(j->arch))) {
-		*why =
-		    kiln_arena_printf(a, "arch %s is not among the worker's (%s)", j->arch, arches);
+	if (why)
+		*why = (struct scheduler_misfit){0};
+	if (job_arch && *job_arch && !has_word(arches, job_arch, strlen(job_arch))) {
+		if (why)
+			why->what = SCHED_MISFIT_ARCH;
 		return false;
 	}
 	while (p && *p) {
-		const char *e = strchr(p + 1, ',');
-		size_t len = e ? (size_t)(e - p - 1) : strlen(p + 1);
-		char *t;
+		size_t len = strcspn(p, ",");
 
-		if (!len)
-			break;
-		t = kiln_arena_strndup(a, p + 1, len);
-		if (t && !has_word(tags, t, len)) {
-			*why = kiln_arena_printf(a, "the worker lacks tag %s", t);
+		if (len && !has_word(tags, p, len)) {
+			if (why)
+				*why = (struct scheduler_misfit){SCHED_MISFIT_TAG, p, len};
 			return false;
 		}
-		p = e;
+		p += len;
+		p += *p == ',';
 	}
 	return true;
+}
+
+bool scheduler_worker_matches(const struct scheduler_job *j, const char *arches, const char *tags,
+                              struct kiln_arena *a, const char **why)
+{
+	struct scheduler_misfit m;
+
+	*why = "";
+	if (scheduler_job_fits(j->arch, j->tags, arches, tags, &m))
+		return true;
+	if (m.what == SCHED_MISFIT_ARCH)
+		*why = kiln_arena_printf(a, "arch %s is not among the worker's (%s)", j->arch,
+		                         arches ? arches : "");
+	else
+		*why = kiln_arena_printf(a, "the worker lacks tag %.*s", (int)m.len, m.tag);
+	if (!*why)
+		*why = "does not match";
+	return false;
 }
 
 static void worker_verdict(struct api_jw *w, const struct scheduler_job *j,

@@ -2,7 +2,7 @@
  * publish.c - publishing: the signed packages of a succeeded job (reproducible, when it
  * asked for reruns) go into the repository it names; publisher threads lay each
  * repository out (ARCH/Packages/L/FILE, SRPMS/FILE, v6 packages in NAME-v6) and write its
- * metadata (repodata.c), key and .repo file; the repositories are served read-only at
+ * metadata (repo/repodata.c), key and .repo file; the repositories are served read-only at
  * /repos/ with Range and ETag, and described at /api/v1/repos.
  *
  * The store is the truth (repo_packages); a repository directory is made from it, so a
@@ -411,8 +411,8 @@ static kiln_rc publish_repo(struct scheduler *s, const struct pub_repo *r, struc
 	struct kiln_buf dir = KILN_BUF_INIT(KILN_LIMIT_PATH), rel = KILN_BUF_INIT(KILN_LIMIT_PATH);
 	struct kiln_buf sub = KILN_BUF_INIT(KILN_LIMIT_PATH);
 	struct scheduler_repo_pkg *v = NULL;
-	struct scheduler_repodata_opts o;
-	struct scheduler_repodata_result res;
+	struct repo_metadata_opts o;
+	struct repo_metadata_result res;
 	const struct sign_key *key = NULL;
 	const char *arches[PUB_MAX_ARCHES + 1], **want;
 	struct unwanted unw = {NULL, 0, 0};
@@ -466,7 +466,7 @@ static kiln_rc publish_repo(struct scheduler *s, const struct pub_repo *r, struc
 	if (rc || (rc = kiln_arena_finish(&a, err)))
 		goto out;
 	qsort(want, nwant, sizeof(*want), strp_cmp);
-	scheduler_repodata_opts_init(&o);
+	repo_metadata_opts_init(&o);
 	o.zstd = s->cfg->publish_zstd;
 	o.keep = (unsigned)s->cfg->publish_generations;
 	o.workers = 2;
@@ -488,7 +488,7 @@ static kiln_rc publish_repo(struct scheduler *s, const struct pub_repo *r, struc
 		if (!rc)
 			rc = util_mkdir_p(sub.ptr, 0755, err);
 		if (!rc)
-			rc = scheduler_repodata_write(sub.ptr, &o, &res, err);
+			rc = repo_metadata_write(sub.ptr, &o, &res, err);
 		if (!rc && res.revision > rev)
 			rev = res.revision;
 	}
@@ -651,13 +651,13 @@ static kiln_rc pkg_describe(struct scheduler *s, const struct scheduler_job *j,
 	*v6 = p.format >= 6;
 	out->repo = kiln_arena_printf(a, "%s%s", repo, *v6 ? "-v6" : "");
 	out->file = kiln_arena_strdup(a, art->name);
-	out->name = kiln_arena_strdup(a, pack_header_get_string(&p.hdr, SPEC_TAG_NAME));
-	out->version = kiln_arena_strdup(a, pack_header_get_string(&p.hdr, SPEC_TAG_VERSION));
-	out->release = kiln_arena_strdup(a, pack_header_get_string(&p.hdr, SPEC_TAG_RELEASE));
+	out->name = kiln_arena_strdup(a, pack_header_get_string(&p.hdr, RPMTAG_NAME));
+	out->version = kiln_arena_strdup(a, pack_header_get_string(&p.hdr, RPMTAG_VERSION));
+	out->release = kiln_arena_strdup(a, pack_header_get_string(&p.hdr, RPMTAG_RELEASE));
 	out->arch =
-	    p.source ? "src" : kiln_arena_strdup(a, pack_header_get_string(&p.hdr, SPEC_TAG_ARCH));
-	out->epoch = pack_header_get_number(&p.hdr, SPEC_TAG_EPOCH, &epoch) ? (int64_t)epoch : -1;
-	(void)pack_header_get_number(&p.hdr, SPEC_TAG_BUILDTIME, &bt);
+	    p.source ? "src" : kiln_arena_strdup(a, pack_header_get_string(&p.hdr, RPMTAG_ARCH));
+	out->epoch = pack_header_get_number(&p.hdr, RPMTAG_EPOCH, &epoch) ? (int64_t)epoch : -1;
+	(void)pack_header_get_number(&p.hdr, RPMTAG_BUILDTIME, &bt);
 	out->buildtime = (int64_t)bt;
 	memcpy(out->sha256, sha, 65);
 	out->size = *art->signed_sha256 ? art->signed_size : art->size;
@@ -1083,14 +1083,14 @@ static int open_repo_file(const char *dir, const char *rel, struct stat *st)
 
 	if (root < 0)
 		return -1;
-	if (util_path_open_in_root(root, rel, O_RDONLY, 0, 0, &fd, &err))
+	if (util_path_open_beneath(root, rel, O_RDONLY, 0, 0, &fd, &err))
 		fd = -1;
 	if (fd < 0 && slash && slash - rel >= 8 && !strncmp(slash - 8, "repodata", 8) &&
 	    (slash - 8 == rel || slash[-9] == '/')) {
 		int gfd = -1;
 
 		kiln_buf_addf(&alt, "%.*s.repodata-gens", (int)(slash - 8 - rel), rel);
-		if (!alt.err && !util_path_open_in_root(root, alt.ptr, O_RDONLY | O_DIRECTORY, 0, 0,
+		if (!alt.err && !util_path_open_beneath(root, alt.ptr, O_RDONLY | O_DIRECTORY, 0, 0,
 		                                        &gfd, &err))
 			d = fdopendir(gfd);
 		if (!d)
@@ -1100,7 +1100,7 @@ static int open_repo_file(const char *dir, const char *rel, struct stat *st)
 				continue;
 			kiln_buf_reset(&alt);
 			kiln_buf_addf(&alt, "%s/%s", de->d_name, slash + 1);
-			if (alt.err || util_path_open_in_root(dirfd(d), alt.ptr, O_RDONLY, 0,
+			if (alt.err || util_path_open_beneath(dirfd(d), alt.ptr, O_RDONLY, 0,
 			                                      UTIL_OPEN_NOFOLLOW, &fd, &err))
 				fd = -1;
 			kiln_err_clear(&err);

@@ -87,9 +87,9 @@ static kiln_rc ref_resolve(struct scheduler *s, const char *field, struct rb_ref
 {
 	struct kiln_buf tmp = KILN_BUF_INIT(KILN_LIMIT_PATH),
 	                cache = KILN_BUF_INIT(KILN_LIMIT_PATH);
-	struct worker_fetch_opts fo = {0};
-	struct worker_sources *src = NULL;
-	struct worker_source_result res;
+	struct sources_fetch_opts fo = {0};
+	struct sources *src = NULL;
+	struct sources_result res;
 	bool made = false;
 	char *sha;
 	kiln_rc rc = KILN_OK;
@@ -127,9 +127,9 @@ static kiln_rc ref_resolve(struct scheduler *s, const char *field, struct rb_ref
 	fo.retries = 1;
 	rc = kiln_buf_finish(&tmp, err);
 	if (!rc)
-		rc = worker_sources_new(&fo, &src, err);
+		rc = sources_new(&fo, &src, err);
 	if (!rc)
-		rc = worker_sources_fetch_url(src, ref->url, NULL, tmp.ptr, &res, err);
+		rc = sources_fetch_url(src, ref->url, NULL, tmp.ptr, &res, err);
 	if (!rc) {
 		sha = kiln_arena_strdup(a, res.sha256);
 		rc = sha ? scheduler_blob_adopt(s, tmp.ptr, sha, err)
@@ -144,7 +144,7 @@ out:
 		if (util_rm_rf(cache.ptr, NULL))
 			kiln_log(KILN_LOG_WARN, "cannot remove %s", cache.ptr);
 	}
-	worker_sources_free(src);
+	sources_free(src);
 	kiln_buf_release(&tmp);
 	kiln_buf_release(&cache);
 	return rc;
@@ -363,18 +363,44 @@ static bool buildhost_controlled(const struct rb_pub *p)
 	       !strcmp(p->buildhost ? p->buildhost : "", "localhost") || buildtime_controlled(p);
 }
 
+/* The differences a rebuild sets aside: what the original build did not pin. */
+static bool rebuild_ignore(void *arg, const struct pack_diff_item *it, char *why, size_t size)
+{
+	const struct rb_pub *p = arg;
+	bool bt = buildtime_controlled(p), bh = buildhost_controlled(p);
+
+	if (it->kind != PACK_DIFF_TAG)
+		return false;
+	if (it->tag == TAG_BUILDTIME && !bt) {
+		snprintf(why, size,
+		         "BUILDTIME: not controlled by the original (%lld is not its "
+		         "newest %%changelog time)",
+		         (long long)p->buildtime);
+		return true;
+	}
+	if (it->tag == TAG_BUILDHOST && !bh) {
+		snprintf(why, size,
+		         "BUILDHOST: not controlled by the original ('%s' is a machine's "
+		         "name, not a fixed %%_buildhost)",
+		         p->buildhost);
+		return true;
+	}
+	if (it->tag == TAG_COOKIE && (!bt || !bh)) {
+		snprintf(why, size, "COOKIE: rpm's \"BUILDHOST BUILDTIME\"");
+		return true;
+	}
+	return false;
+}
+
 /* One published package against the rebuilt one of the same name. */
 static void compare_one(struct scheduler *s, const struct rb_pub *p,
                         const struct scheduler_artifact *got, struct api_jw *w,
                         struct kiln_buf *text, const char **verdict)
 {
-	struct kiln_buf po = KILN_BUF_INIT(KILN_LIMIT_PATH), pr = KILN_BUF_INIT(KILN_LIMIT_PATH);
-	struct kiln_buf json = KILN_BUF_INIT(4 * KILN_MIB), dt = KILN_BUF_INIT(KILN_MIB);
-	struct kiln_err err = KILN_ERR_INIT;
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_LIMIT_ARENA); /* this package's diff only */
 	bool bt = buildtime_controlled(p), bh = buildhost_controlled(p);
-	bool payload = true, meta = true;
-	struct pack_diff d = {0};
-	char msg[KILN_ERR_MSG_MAX], why[512];
+	struct scheduler_compare_opts o;
+	struct scheduler_compare r;
 	size_t i;
 
 	api_jw_obj(w);
@@ -391,83 +417,49 @@ static void compare_one(struct scheduler *s, const struct rb_pub *p,
 		kiln_buf_addstr(text, "missing (the rebuild did not write it)\n");
 		goto out;
 	}
-	scheduler_blob_path(s, p->sha256, &po);
-	scheduler_blob_path(s, got->sha256, &pr);
-	if (pack_diff_files(po.ptr, pr.ptr, NULL, &d, &err)) {
+	scheduler_compare_opts_init(&o);
+	o.old_label = "published";
+	o.new_label = "rebuilt";
+	o.ignore = rebuild_ignore;
+	o.ignore_arg = (void *)p;
+	scheduler_compare_blobs(s, p->sha256, got->sha256, &o, &a, &r);
+	if (!r.compared) {
 		*verdict = "unknown";
 		api_jw_kstr(w, "verdict", *verdict);
-		api_jw_kstr(w, "error", kiln_err_format(&err, msg, sizeof(msg)));
-		kiln_buf_addf(text, "unknown (%s)\n", msg);
+		api_jw_kstr(w, "error", r.error ? r.error : "");
+		kiln_buf_addf(text, "unknown (%s)\n", r.error ? r.error : "");
 		goto out;
 	}
 	api_jw_key(w, "ignored");
 	api_jw_arr(w);
-	for (i = 0; i < d.n; i++) {
-		const struct pack_diff_item *it = &d.items[i];
-		bool ign = false;
-
-		if (it->kind == PACK_DIFF_TAG && it->tag == TAG_BUILDTIME && !bt) {
-			snprintf(why, sizeof(why),
-			         "BUILDTIME: not controlled by the original (%lld is not its "
-			         "newest %%changelog time)",
-			         (long long)p->buildtime);
-			ign = true;
-		} else if (it->kind == PACK_DIFF_TAG && it->tag == TAG_BUILDHOST && !bh) {
-			snprintf(why, sizeof(why),
-			         "BUILDHOST: not controlled by the original ('%s' is a machine's "
-			         "name, not a fixed %%_buildhost)",
-			         p->buildhost);
-			ign = true;
-		} else if (it->kind == PACK_DIFF_TAG && it->tag == TAG_COOKIE && (!bt || !bh)) {
-			snprintf(why, sizeof(why), "COOKIE: rpm's \"BUILDHOST BUILDTIME\"");
-			ign = true;
-		}
-		if (ign) {
-			api_jw_str(w, why);
-			continue;
-		}
-		if (it->kind == PACK_DIFF_FILE_ADDED || it->kind == PACK_DIFF_FILE_REMOVED ||
-		    it->kind == PACK_DIFF_FILE_ATTR || it->kind == PACK_DIFF_FILE_CONTENT ||
-		    (it->kind == PACK_DIFF_BYTES && it->name && !strcmp(it->name, "payload")) ||
-		    (it->kind == PACK_DIFF_TAG && it->name && !strncmp(it->name, "PAYLOAD", 7)))
-			payload = false;
-		else
-			meta = false;
-	}
+	for (i = 0; i < r.nignored; i++)
+		api_jw_str(w, r.ignored[i]);
 	api_jw_end(w);
-	*verdict = payload && meta ? "reproducible" : "differs";
+	*verdict = r.payload_match && r.metadata_match ? "reproducible" : "differs";
 	api_jw_kstr(w, "verdict", *verdict);
-	api_jw_kbool(w, "payload_match", payload);
-	api_jw_kbool(w, "metadata_match", meta);
+	api_jw_kbool(w, "payload_match", r.payload_match);
+	api_jw_kbool(w, "metadata_match", r.metadata_match);
 	kiln_buf_addf(text, "%s (payload %s, metadata %s)\n", *verdict,
-	              payload ? "matches" : "differs", meta ? "matches" : "differs");
+	              r.payload_match ? "matches" : "differs",
+	              r.metadata_match ? "matches" : "differs");
 	if (!bt || !bh)
 		kiln_buf_addf(text, "    not controlled by the original:%s%s\n",
 		              bt ? "" : " BUILDTIME", bh ? "" : " BUILDHOST");
 	api_jw_key(w, "diff");
-	if (d.n && !pack_diff_format(&d, "published", "rebuilt", PACK_DIFF_F_JSON, &json, &err))
-		api_jw_raw(w, json.ptr);
+	if (r.json)
+		api_jw_raw(w, r.json);
 	else
 		api_jw_null(w);
-	kiln_err_clear(&err);
-	if (d.n && !pack_diff_format(&d, "published", "rebuilt", 0, &dt, &err)) {
-		const char *q = dt.ptr;
+	for (const char *q = r.text; q && *q;) {
+		size_t l = strcspn(q, "\n");
 
-		while (*q) {
-			size_t l = strcspn(q, "\n");
-
-			kiln_buf_addf(text, "    %.*s\n", (int)l, q);
-			q += l;
-			q += *q == '\n';
-		}
+		kiln_buf_addf(text, "    %.*s\n", (int)l, q);
+		q += l;
+		q += *q == '\n';
 	}
 out:
 	api_jw_end(w);
-	pack_diff_release(&d);
-	kiln_buf_release(&po);
-	kiln_buf_release(&pr);
-	kiln_buf_release(&json);
-	kiln_buf_release(&dt);
+	kiln_arena_release(&a);
 }
 
 void scheduler_rebuild_job_ended(struct scheduler *s, const struct scheduler_job *j)

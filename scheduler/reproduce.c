@@ -211,48 +211,33 @@ static struct scheduler_rerun_artifact *compare_add(struct compare *c, const cha
 /* The two packages differ in bytes: what pack_diff_files() says about them. */
 static void compare_pair(struct compare *c, struct scheduler_rerun_artifact *t)
 {
-	struct kiln_buf po = KILN_BUF_INIT(KILN_LIMIT_PATH), pr = KILN_BUF_INIT(KILN_LIMIT_PATH);
-	struct kiln_buf json = KILN_BUF_INIT(DIFF_JSON_MAX), text = KILN_BUF_INIT(DIFF_TEXT_MAX);
-	struct kiln_err err = KILN_ERR_INIT;
-	char on[300], rn[300], msg[KILN_ERR_MSG_MAX];
-	struct pack_diff d = {0};
+	struct scheduler_compare_opts o;
+	struct scheduler_compare r;
 
-	scheduler_blob_path(c->s, t->original_sha256, &po);
-	scheduler_blob_path(c->s, t->rerun_sha256, &pr);
-	snprintf(on, sizeof(on), "original/%s", t->name);
-	snprintf(rn, sizeof(rn), "rerun/%s", t->name);
-	if (po.err || pr.err || pack_diff_files(po.ptr, pr.ptr, NULL, &d, &err)) {
+	scheduler_compare_opts_init(&o);
+	o.old_label = kiln_arena_printf(c->a, "original/%s", t->name);
+	o.new_label = kiln_arena_printf(c->a, "rerun/%s", t->name);
+	o.json_max = DIFF_JSON_MAX;
+	o.text_max = DIFF_TEXT_MAX;
+	scheduler_compare_blobs(c->s, t->original_sha256, t->rerun_sha256, &o, c->a, &r);
+	if (!r.compared) {
 		t->verdict = "unknown";
-		t->text = kiln_arena_printf(c->a, "cannot compare: %s",
-		                            kiln_err_format(&err, msg, sizeof(msg)));
-		goto out;
-	}
-	if (!d.n) {
+		t->text = kiln_arena_printf(c->a, "cannot compare: %s", r.error ? r.error : "");
+	} else if (!r.nitems) {
 		/* equal once the signature headers are set aside */
 		t->verdict = "reproducible";
 		t->text = "identical apart from the signature header";
-		goto out;
+	} else {
+		t->verdict = "differs";
+		t->diffoscope_state = "pending";
+		t->diff = r.json;
+		t->text =
+		    r.text ? r.text : "the differences are too large to show (see diffoscope)";
 	}
-	t->verdict = "differs";
-	t->diffoscope_state = "pending";
-	kiln_err_clear(&err);
-	if (!pack_diff_format(&d, on, rn, PACK_DIFF_F_JSON, &json, &err))
-		t->diff = kiln_arena_strdup(c->a, json.ptr);
-	kiln_err_clear(&err);
-	if (!pack_diff_format(&d, on, rn, 0, &text, &err))
-		t->text = kiln_arena_strdup(c->a, text.ptr);
-	else
-		t->text = "the differences are too large to show (see diffoscope)";
-out:
 	if (!t->text)
 		t->text = "";
 	if (!t->diff)
 		t->diff = "";
-	pack_diff_release(&d);
-	kiln_buf_release(&po);
-	kiln_buf_release(&pr);
-	kiln_buf_release(&json);
-	kiln_buf_release(&text);
 }
 
 /* Every package of the original against its namesake of the rerun, and the rerun's own

@@ -135,11 +135,24 @@ static kiln_rc check_words(const char *field, const struct api_strlist *l, const
 	return KILN_OK;
 }
 
-static kiln_rc check_defines(const struct scheduler_request *r, struct kiln_err *err)
+/* A define's name is read as rpm's --define reads it: every '-' is '_' (macro/'s
+ * macro_define_cmdline), so "my-flag" and `kiln build --define 'my-flag 1'` define the
+ * same macro; the request keeps the canonical name, which the manifest then carries. */
+static kiln_rc check_defines(struct scheduler_request *r, struct kiln_arena *a,
+                             struct kiln_err *err)
 {
 	size_t i;
 
 	for (i = 0; i < r->defines.n; i++) {
+		if (strchr(r->defines.keys[i], '-')) {
+			char *k = kiln_arena_strdup(a, r->defines.keys[i]), *p;
+
+			if (!k)
+				return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+			for (p = k; (p = strchr(p, '-')); p++)
+				*p = '_';
+			r->defines.keys[i] = k;
+		}
 		if (!word_ok(r->defines.keys[i], "_", true))
 			return kiln_err_set(err, KILN_EINVAL,
 			                    "field 'defines.%.64s': not a macro name",
@@ -266,7 +279,7 @@ kiln_rc scheduler_request_parse(const void *body, size_t len, struct kiln_arena 
 	if (!rc)
 		rc = check_sources(out, err);
 	if (!rc)
-		rc = check_defines(out, err);
+		rc = check_defines(out, a, err);
 	if (!rc)
 		rc = check_words("with", &out->with, "_-.", err);
 	if (!rc)

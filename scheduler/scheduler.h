@@ -112,86 +112,9 @@ KILN_MUST_CHECK kiln_rc scheduler_run(const struct scheduler_config *cfg,
                                       struct kiln_err *err);
 
 /* ======================================================================================== */
-/* Repository metadata (repodata.c; docs/publish.md)                                        */
+/* Provenance                                                                               */
 /* ======================================================================================== */
 
-struct sign_key;
-
-struct scheduler_repodata_opts {
-	bool zstd;                  /* .xml.zst instead of .xml.gz (gzip for old clients) */
-	unsigned workers;           /* threads reading packages, 0: one per CPU */
-	unsigned keep;              /* metadata generations kept, the current one included */
-	int64_t revision;           /* <revision> and timestamps; -1: the newest build time */
-	const struct sign_key *key; /* signs repomd.xml (repomd.xml.asc); NULL: unsigned */
-	/* When set: index only these packages (paths below dir, sorted by strcmp); other .rpm
-	 * files below dir are left out of the metadata but not touched. */
-	const char *const *only;
-	size_t nonly;
-};
-
-struct scheduler_repodata_result {
-	size_t npackages;
-	int64_t revision;
-	char repomd_sha256[65];
-};
-
-/* Defaults: gzip, a worker per CPU, keep 3, revision from the packages, no key. */
-void scheduler_repodata_opts_init(struct scheduler_repodata_opts *o);
-/* Index every .rpm below dir (not in dot directories or repodata/, at most 8 levels) into
- * a fresh generation dir/.repodata-gens/HASH (primary, filelists, other, repomd.xml and
- * with a key repomd.xml.asc) and make dir/repodata a symlink to it with one rename, then
- * drop generations beyond o->keep. The same packages give the same bytes. A package that
- * cannot be read is an error naming it; nothing changes then. */
-KILN_MUST_CHECK kiln_rc scheduler_repodata_write(const char *dir,
-                                                 const struct scheduler_repodata_opts *o,
-                                                 struct scheduler_repodata_result *res,
-                                                 struct kiln_err *err);
-
-/* ======================================================================================== */
-/* The client (kiln submit, jobs, job, logs, cancel, retry, download, token)                */
-/* ======================================================================================== */
-
-struct scheduler_client {
-	const char *url;     /* KILN_URL */
-	const char *token;   /* KILN_TOKEN */
-	const char *ca_file; /* KILN_CA_FILE: CA bundle for https, NULL for the system's */
-	int out_fd;          /* where results are printed (stdout) */
-	int progress_fd;     /* where the progress line goes (-1 for none: stderr on a tty) */
-	bool json;           /* print JSON instead of text */
-};
-
-struct scheduler_submit {
-	const char *spec_path; /* a spec file, or */
-	const char *srpm_path; /* a source package, or */
-	const char *git_url;   /* a git repository */
-	const char *git_ref, *git_spec;
-	const char **sources; /* files uploaded as the spec's sources */
-	size_t nsources;
-	const char **defines; /* "NAME VALUE" */
-	size_t ndefines;
-	const char **with, **without, **tags;
-	size_t nwith, nwithout, ntags;
-	const char *arch, *sign_key, *repository, *formats;
-	int64_t priority, reruns, timeout;
-	const char *idempotency_key;
-	bool wait, follow;
-};
-
-/* Submit; with wait/follow, wait for the end (following the log). KILN_OK when submitted
- * (and, when waiting, the job succeeded); KILN_EBUILD when it failed or was cancelled. */
-KILN_MUST_CHECK kiln_rc scheduler_client_submit(const struct scheduler_client *c,
-                                                const struct scheduler_submit *s,
-                                                struct kiln_err *err);
-KILN_MUST_CHECK kiln_rc scheduler_client_jobs(const struct scheduler_client *c, const char *state,
-                                              int64_t limit, struct kiln_err *err);
-KILN_MUST_CHECK kiln_rc scheduler_client_job(const struct scheduler_client *c, int64_t id,
-                                             struct kiln_err *err);
-/* attempt 0 = the latest. */
-KILN_MUST_CHECK kiln_rc scheduler_client_logs(const struct scheduler_client *c, int64_t id,
-                                              int64_t attempt, bool follow, struct kiln_err *err);
-/* action: "cancel" or "retry". */
-KILN_MUST_CHECK kiln_rc scheduler_client_action(const struct scheduler_client *c, int64_t id,
-                                                const char *action, struct kiln_err *err);
 /* What scheduler_provenance_check() found. */
 struct scheduler_provenance_check {
 	char signer[65];          /* the fingerprint of the key whose signature verified */
@@ -217,32 +140,5 @@ KILN_MUST_CHECK kiln_rc scheduler_provenance_check(const void *data, size_t len,
 KILN_MUST_CHECK kiln_rc scheduler_provenance_verify_file(const char *file, const char *rpm,
                                                          const char *key_file, int out_fd,
                                                          struct kiln_err *err);
-
-/* More reproducibility reruns (count 0: one); with wait, wait for the verdict and print
- * the report: KILN_EBUILD unless the job is reproducible. */
-KILN_MUST_CHECK kiln_rc scheduler_client_reproduce(const struct scheduler_client *c, int64_t id,
-                                                   int64_t count, bool wait, struct kiln_err *err);
-/* Rebuilder mode: srpm and rpms are files (uploaded) or http(s) URLs; with wait, wait for
- * the verdict and print the report: KILN_EBUILD unless every package matches. */
-KILN_MUST_CHECK kiln_rc scheduler_client_rebuild(const struct scheduler_client *c, const char *srpm,
-                                                 const char *const *rpms, size_t nrpms,
-                                                 const char *arch, bool wait, struct kiln_err *err);
-KILN_MUST_CHECK kiln_rc scheduler_client_download(const struct scheduler_client *c, int64_t id,
-                                                  const char *dir, struct kiln_err *err);
-/* kiln repo: op "list" (name NULL), "show", "regenerate" (waits for the publish),
- * "remove-package" (pkg: a file name or NAME-[E:]V-R.ARCH; waits); prints the JSON. */
-KILN_MUST_CHECK kiln_rc scheduler_client_repo(const struct scheduler_client *c, const char *op,
-                                              const char *name, const char *pkg,
-                                              struct kiln_err *err);
-KILN_MUST_CHECK kiln_rc scheduler_client_workers(const struct scheduler_client *c,
-                                                 struct kiln_err *err);
-/* Tokens (admin): create prints the new token once. */
-KILN_MUST_CHECK kiln_rc scheduler_client_token_create(const struct scheduler_client *c,
-                                                      const char *scopes, const char *name,
-                                                      struct kiln_err *err);
-KILN_MUST_CHECK kiln_rc scheduler_client_tokens(const struct scheduler_client *c,
-                                                struct kiln_err *err);
-KILN_MUST_CHECK kiln_rc scheduler_client_token_revoke(const struct scheduler_client *c, int64_t id,
-                                                      struct kiln_err *err);
 
 #endif

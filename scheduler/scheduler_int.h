@@ -13,6 +13,7 @@
 #include <pthread.h>
 
 #include "api/api.h"
+#include "repo/repo.h"
 #include "scheduler/scheduler.h"
 #include "sign/sign.h"
 
@@ -167,12 +168,17 @@ struct scheduler_token {
 };
 
 /* What a lease grant looks for. */
+struct scheduler_misfit;
 struct scheduler_lease_query {
 	const char *worker;
 	const char *arches; /* ",x86_64,noarch," */
 	const char *tags;   /* ",a,b," */
 	int64_t now_ms, ttl_ms;
 	const char *lease_id; /* the new lease's id (random, 32 hex) */
+	/* Whether a job fits a worker: the scheduler's rule (scheduler_job_fits), which the
+	 * store applies to each candidate and for anti-affinity; required. */
+	bool (*fits)(const char *job_arch, const char *job_tags, const char *arches,
+	             const char *tags, struct scheduler_misfit *why);
 };
 
 /* How a lease ends. */
@@ -451,28 +457,6 @@ KILN_MUST_CHECK kiln_rc scheduler_request_parse(const void *body, size_t len, st
                                                 struct kiln_err *err);
 
 /* ---------------------------------------------------------------------------------------- */
-/* The repodata description cache (repodata.c) */
-
-/* One record of a generation's description cache: a package path, the key of the file its
- * description was read from, and its primary, filelists and other entries. */
-struct scheduler_rdcache_rec {
-	const char *rel; /* not NUL-terminated: rel_len bytes */
-	size_t rel_len;
-	uint64_t size, ino, dev;
-	int64_t mtime_ns, ctime_ns, buildtime;
-	const char *xml[3];
-	size_t xml_len[3];
-};
-
-/* Walk the records of a cache file's text (len bytes): fn gets each well-formed one in
- * order, its pointers into text; the walk stops at the first malformed record (the rest
- * is ignored, as a damaged cache only costs reading packages again) or when fn returns
- * false. Returns how many records fn was given. */
-size_t scheduler_rdcache_parse(const char *text, size_t len,
-                               bool (*fn)(void *arg, const struct scheduler_rdcache_rec *r),
-                               void *arg);
-
-/* ---------------------------------------------------------------------------------------- */
 /* The context */
 
 struct scheduler_hist {
@@ -551,6 +535,37 @@ void scheduler_publish_wait(struct scheduler *s, int64_t timeout_ms);
 /* Routes (http_*.c). */
 extern const struct api_route scheduler_routes[];
 
+/* Comparing two packages (compare.c): reproducibility reruns and rebuilds judge alike. */
+struct pack_diff_item;
+struct scheduler_compare_opts {
+	const char *old_label, *new_label; /* name the two sides in the rendered diff */
+	size_t json_max, text_max;         /* bounds of the rendered diff; past them: NULL */
+	/* A difference to set aside (it counts neither as payload nor as metadata): true with
+	 * the reason in why (size bytes). NULL: none is set aside. */
+	bool (*ignore)(void *arg, const struct pack_diff_item *it, char *why, size_t size);
+	void *ignore_arg;
+};
+/* Labels "old"/"new", 4 MiB of JSON, 1 MiB of text, nothing set aside. */
+void scheduler_compare_opts_init(struct scheduler_compare_opts *o);
+
+/* What scheduler_compare_blobs() found; strings in the caller's arena. */
+struct scheduler_compare {
+	bool compared;        /* false: error says why the packages could not be read */
+	const char *error;    /* kiln_err text, when !compared */
+	size_t nitems;        /* differences pack_diff_files() found, the ignored included */
+	size_t ndiffs;        /* those not set aside */
+	bool payload_match;   /* no difference (not set aside) in the payload */
+	bool metadata_match;  /* nor in the header's other tags */
+	const char **ignored; /* the reasons of the differences set aside */
+	size_t nignored;
+	const char *json, *text; /* every difference rendered (pack_diff_format); NULL when
+	                          * identical or too large to render */
+};
+/* Compare the blobs old_sha256 and new_sha256 (the signature headers set aside). */
+void scheduler_compare_blobs(const struct scheduler *s, const char *old_sha256,
+                             const char *new_sha256, const struct scheduler_compare_opts *o,
+                             struct kiln_arena *a, struct scheduler_compare *out);
+
 /* Blobs: content-addressed files under blob_dir/ab/abcd... */
 void scheduler_blob_path(const struct scheduler *s, const char *sha256, struct kiln_buf *out);
 /* Move the file at tmp (sha256 already checked) into the blob store. */
@@ -596,6 +611,20 @@ void scheduler_worker_json(struct api_jw *w, const struct scheduler_worker_info 
 KILN_MUST_CHECK kiln_rc scheduler_placement_json(struct scheduler *s, const struct scheduler_job *j,
                                                  struct kiln_arena *a, struct api_jw *w,
                                                  struct kiln_err *err);
+/* Why a job does not fit a worker (scheduler_job_fits). */
+enum scheduler_misfit_what { SCHED_MISFIT_NONE, SCHED_MISFIT_ARCH, SCHED_MISFIT_TAG };
+struct scheduler_misfit {
+	enum scheduler_misfit_what what;
+	const char *tag; /* SCHED_MISFIT_TAG: the tag the worker lacks, len bytes, in job_tags */
+	size_t len;
+};
+/* The one rule that matches jobs to workers, for the grant (the store asks it of each
+ * candidate) and for placement answers alike: the job's arch ("" for any) is one of the
+ * worker's arches, and every job tag is one of the worker's tags. Word lists are joined
+ * with commas (",x86_64,noarch,"; a job's tags may be "a,b" or ",a,b,"); any length. why
+ * (may be NULL) says what did not fit. */
+bool scheduler_job_fits(const char *job_arch, const char *job_tags, const char *arches,
+                        const char *tags, struct scheduler_misfit *why);
 /* True when a worker with these arches and tags could run job j; *why gets the reason
  * when not (static or arena string). */
 bool scheduler_worker_matches(const struct scheduler_job *j, const char *arches, const char *tags,

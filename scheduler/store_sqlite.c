@@ -716,34 +716,6 @@ static kiln_rc queue_position(struct scheduler_store *base, const struct schedul
 /* ---------------------------------------------------------------------------------------- */
 /* Leases */
 
-static bool tags_subset(const char *need, const char *have)
-{
-	const char *p = need;
-
-	while (p && *p) {
-		const char *e;
-		char tag[130];
-		size_t len;
-
-		if (*p == ',') {
-			p++;
-			continue;
-		}
-		e = strchr(p, ',');
-		len = e ? (size_t)(e - p) : strlen(p);
-		if (len + 3 > sizeof(tag))
-			return false;
-		tag[0] = ',';
-		memcpy(tag + 1, p, len);
-		tag[len + 1] = ',';
-		tag[len + 2] = '\0';
-		if (!strstr(have, tag))
-			return false;
-		p += len;
-	}
-	return true;
-}
-
 /* Anti-affinity of a rerun: could a worker other than q's, seen within two lease TTLs and
  * not draining, take a job of this arch and tags? Then q's worker leaves it to that one. */
 static bool other_worker_fits(struct sq *s, const struct scheduler_lease_query *q, const char *arch,
@@ -752,19 +724,17 @@ static bool other_worker_fits(struct sq *s, const struct scheduler_lease_query *
 	struct kiln_err err = KILN_ERR_INIT;
 	sqlite3_stmt *st = stmt(s, Q_OTHER_WORKERS, &err);
 	bool fits = false;
-	char want[80];
 
 	if (!st)
 		return false;
-	snprintf(want, sizeof(want), ",%s,", arch);
 	bind_text(st, 1, q->worker);
 	sqlite3_bind_int64(st, 2, q->now_ms - 2 * q->ttl_ms);
 	while (!fits && sqlite3_step(st) == SQLITE_ROW) {
 		const unsigned char *ar = sqlite3_column_text(st, 0);
 		const unsigned char *tg = sqlite3_column_text(st, 1);
 
-		fits = (!*arch || (ar && strstr((const char *)ar, want))) &&
-		       tags_subset(tags, tg ? (const char *)tg : "");
+		fits = q->fits(arch, tags, ar ? (const char *)ar : "", tg ? (const char *)tg : "",
+		               NULL);
 	}
 	sqlite3_reset(st);
 	return fits;
@@ -783,10 +753,12 @@ static kiln_rc pick_candidate(struct sq *s, const struct scheduler_lease_query *
 	sqlite3_bind_int64(st, 1, q->now_ms);
 	bind_text(st, 2, q->arches);
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		const unsigned char *arch = sqlite3_column_text(st, 3);
 		const unsigned char *tags = sqlite3_column_text(st, 4);
 		const unsigned char *avoid = sqlite3_column_text(st, 30);
 
-		if (!tags_subset(tags ? (const char *)tags : "", q->tags))
+		if (!q->fits(arch ? (const char *)arch : "", tags ? (const char *)tags : "",
+		             q->arches, q->tags, NULL))
 			continue;
 		if (avoid && *avoid && !strcmp((const char *)avoid, q->worker)) {
 			/* a rerun of this worker's build: decided once the others are seen */
@@ -2072,7 +2044,7 @@ static kiln_rc repo_pkg_put(struct scheduler_store *base, const struct scheduler
 		sqlite3_bind_int64(st, 12, p->published_ms);
 		rc = step_done(s, st, err, "publish a package");
 	}
-	pthread_mutex_unlock(&s->lock);
+	sq_unlock(s);
 	return rc;
 }
 
@@ -2117,7 +2089,7 @@ static kiln_rc repo_pkgs(struct scheduler_store *base, const char *repo, struct 
 	}
 	if (st)
 		sqlite3_reset(st);
-	pthread_mutex_unlock(&s->lock);
+	pthread_mutex_unlock(&s->lock); /* a read: the store version stays */
 	*out = v;
 	if (!st)
 		return KILN_EIO;
@@ -2143,7 +2115,7 @@ static kiln_rc repo_pkg_delete(struct scheduler_store *base, const char *repo, c
 			rc = kiln_err_set(err, KILN_ENOTFOUND, "repository %s has no %s", repo,
 			                  file);
 	}
-	pthread_mutex_unlock(&s->lock);
+	sq_unlock(s);
 	return rc;
 }
 
@@ -2165,7 +2137,7 @@ static kiln_rc repo_publish_mark(struct scheduler_store *base, int64_t job_id, c
 		sqlite3_bind_int64(st, 5, now_ms);
 		rc = step_done(s, st, err, "record a publishing decision");
 	}
-	pthread_mutex_unlock(&s->lock);
+	sq_unlock(s);
 	return rc;
 }
 
@@ -2193,7 +2165,7 @@ static kiln_rc repo_publish_get(struct scheduler_store *base, int64_t job_id, st
 		         : db_err(s, err, "publishing decision");
 		sqlite3_reset(st);
 	}
-	pthread_mutex_unlock(&s->lock);
+	pthread_mutex_unlock(&s->lock); /* a read: the store version stays */
 	return rc;
 }
 
@@ -2219,7 +2191,7 @@ static kiln_rc repo_state_put(struct scheduler_store *base, const char *name, in
 		sqlite3_bind_int64(st, 3, published_ms);
 		rc = step_done(s, st, err, "record a publish");
 	}
-	pthread_mutex_unlock(&s->lock);
+	sq_unlock(s);
 	return rc;
 }
 
@@ -2252,7 +2224,7 @@ static kiln_rc repo_states(struct scheduler_store *base, struct kiln_arena *a,
 	}
 	if (st)
 		sqlite3_reset(st);
-	pthread_mutex_unlock(&s->lock);
+	pthread_mutex_unlock(&s->lock); /* a read: the store version stays */
 	*out = v;
 	if (!st)
 		return KILN_EIO;

@@ -71,7 +71,7 @@ static kiln_rc put_legacy(struct pack_header *sig, uint32_t tag, const struct ki
 {
 	const struct pack_entry *e = pack_header_get(sig, tag);
 
-	if (e && e->type == SPEC_TYPE_BIN && e->count == pkt->len &&
+	if (e && e->type == RPMTAG_TYPE_BIN && e->count == pkt->len &&
 	    !memcmp(e->data, pkt->ptr, pkt->len))
 		return KILN_OK;
 	*changed = true;
@@ -93,7 +93,7 @@ static kiln_rc put_openpgp(struct pack_header *sig, const struct kiln_buf *pkt, 
 	rc = kiln_buf_finish(&b64, err);
 	if (rc)
 		return rc;
-	if (e && e->type != SPEC_TYPE_STRING_ARRAY) {
+	if (e && e->type != RPMTAG_TYPE_STRING_ARRAY) {
 		rc = kiln_err_set(err, KILN_EFORMAT, "OPENPGP (278) is not a string array");
 		goto out;
 	}

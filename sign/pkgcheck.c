@@ -117,7 +117,7 @@ static kiln_rc check_openpgp(struct pkgcheck *pc, struct kiln_err *err)
 
 	if (!e)
 		return KILN_OK;
-	if (e->type != SPEC_TYPE_STRING_ARRAY)
+	if (e->type != RPMTAG_TYPE_STRING_ARRAY)
 		return kiln_err_set(err, KILN_EFORMAT, "OPENPGP (278) is not a string array");
 	for (i = 0; !rc && i < e->count; i++) {
 		const char *b64 = ((char *const *)e->data)[i];
@@ -138,7 +138,7 @@ static kiln_rc check_bin_sig(struct pkgcheck *pc, uint32_t tag, const char *pref
 
 	if (!e)
 		return KILN_OK;
-	if (e->type != SPEC_TYPE_BIN)
+	if (e->type != RPMTAG_TYPE_BIN)
 		return kiln_err_set(err, KILN_EFORMAT, "signature tag %u is not binary", tag);
 	return check_one_sig(pc, e->data, e->count, prefix, whole, err);
 }

@@ -220,12 +220,12 @@ static bool parse_verify(struct entry_build *b, char *args, const char *name, ui
 		const char *name;
 		uint32_t bit;
 	} names[] = {
-	    {"md5", SPEC_VERIFY_FILEDIGEST}, {"filedigest", SPEC_VERIFY_FILEDIGEST},
-	    {"size", SPEC_VERIFY_FILESIZE},  {"link", SPEC_VERIFY_LINKTO},
-	    {"user", SPEC_VERIFY_USER},      {"owner", SPEC_VERIFY_USER},
-	    {"group", SPEC_VERIFY_GROUP},    {"mtime", SPEC_VERIFY_MTIME},
-	    {"mode", SPEC_VERIFY_MODE},      {"rdev", SPEC_VERIFY_RDEV},
-	    {"caps", SPEC_VERIFY_CAPS},
+	    {"md5", RPMTAG_VERIFY_FILEDIGEST}, {"filedigest", RPMTAG_VERIFY_FILEDIGEST},
+	    {"size", RPMTAG_VERIFY_FILESIZE},  {"link", RPMTAG_VERIFY_LINKTO},
+	    {"user", RPMTAG_VERIFY_USER},      {"owner", RPMTAG_VERIFY_USER},
+	    {"group", RPMTAG_VERIFY_GROUP},    {"mtime", RPMTAG_VERIFY_MTIME},
+	    {"mode", RPMTAG_VERIFY_MODE},      {"rdev", RPMTAG_VERIFY_RDEV},
+	    {"caps", RPMTAG_VERIFY_CAPS},
 	};
 	uint32_t bits = 0;
 	bool negate = false;
@@ -246,7 +246,7 @@ static bool parse_verify(struct entry_build *b, char *args, const char *name, ui
 			return false;
 		}
 	}
-	*out = negate ? (uint32_t)SPEC_VERIFY_ALL & ~bits : bits;
+	*out = negate ? (uint32_t)RPMTAG_VERIFY_ALL & ~bits : bits;
 	return true;
 }
 
@@ -257,9 +257,9 @@ static void parse_config(struct entry_build *b, char *args)
 
 	while ((tok = next_field(&s))) {
 		if (!strcmp(tok, "noreplace"))
-			b->e.fileflags |= SPEC_FILE_NOREPLACE;
+			b->e.fileflags |= RPMTAG_FILE_NOREPLACE;
 		else if (!strcmp(tok, "missingok"))
-			b->e.fileflags |= SPEC_FILE_MISSINGOK;
+			b->e.fileflags |= RPMTAG_FILE_MISSINGOK;
 		else
 			break;
 	}
@@ -366,7 +366,7 @@ static bool directives(struct files_state *st, struct entry_build *b, char *buf)
 			parse_dev(b, d.args);
 			break;
 		case 5:
-			b->e.fileflags |= SPEC_FILE_CONFIG;
+			b->e.fileflags |= RPMTAG_FILE_CONFIG;
 			if (f == DIR_ARGS)
 				parse_config(b, d.args);
 			break;
@@ -399,14 +399,14 @@ struct flag_word {
 static const struct flag_word flag_words[] = {
     {"%dir", 0, SPEC_ENTRY_DIR},
     {"%docdir", 0, SPEC_ENTRY_DOCDIR},
-    {"%doc", SPEC_FILE_DOC, 0},
-    {"%ghost", SPEC_FILE_GHOST, 0},
+    {"%doc", RPMTAG_FILE_DOC, 0},
+    {"%ghost", RPMTAG_FILE_GHOST, 0},
     {"%exclude", 0, SPEC_ENTRY_EXCLUDE},
-    {"%readme", SPEC_FILE_README, 0},
-    {"%license", SPEC_FILE_LICENSE, 0},
-    {"%pubkey", SPEC_FILE_PUBKEY, 0},
-    {"%missingok", SPEC_FILE_MISSINGOK, 0},
-    {"%artifact", SPEC_FILE_ARTIFACT, 0},
+    {"%readme", RPMTAG_FILE_README, 0},
+    {"%license", RPMTAG_FILE_LICENSE, 0},
+    {"%pubkey", RPMTAG_FILE_PUBKEY, 0},
+    {"%missingok", RPMTAG_FILE_MISSINGOK, 0},
+    {"%artifact", RPMTAG_FILE_ARTIFACT, 0},
 };
 
 static bool flag_word(struct entry_build *b, const char *w)
@@ -496,7 +496,7 @@ static kiln_rc name_forms(struct files_state *st, struct entry_build *b, size_t 
  * attributes count from where they stand. */
 static kiln_rc plain_words(struct entry_build *b, char *buf)
 {
-	const uint32_t relative_ok = SPEC_FILE_DOC | SPEC_FILE_LICENSE | SPEC_FILE_PUBKEY;
+	const uint32_t relative_ok = RPMTAG_FILE_DOC | RPMTAG_FILE_LICENSE | RPMTAG_FILE_PUBKEY;
 	char *s = buf;
 	bool quoted = false;
 	char *w;
@@ -508,7 +508,7 @@ static kiln_rc plain_words(struct entry_build *b, char *buf)
 			entry_error(b, "File must begin with \"/\": %s", w);
 			continue;
 		}
-		if (w[0] != '/' && (b->e.fileflags & (SPEC_FILE_DOC | SPEC_FILE_LICENSE)))
+		if (w[0] != '/' && (b->e.fileflags & (RPMTAG_FILE_DOC | RPMTAG_FILE_LICENSE)))
 			b->e.flags |= SPEC_ENTRY_SPECIAL;
 		if (b->npaths >= KILN_ARRAY_SIZE(b->paths)) {
 			entry_error(b, "More than one file on a line: %s", w);
@@ -530,13 +530,13 @@ static void check_names(struct entry_build *b)
 	size_t i;
 
 	if (b->e.flags & SPEC_ENTRY_SPECIAL) {
-		bool one_kind =
-		    (kind == SPEC_FILE_DOC || kind == SPEC_FILE_LICENSE) && !(b->e.flags & other);
+		bool one_kind = (kind == RPMTAG_FILE_DOC || kind == RPMTAG_FILE_LICENSE) &&
+		                !(b->e.flags & other);
 
 		for (i = 0; i < b->npaths; i++) {
 			if (!one_kind || b->paths[i][0] == '/')
 				entry_error(b, "Can't mix special %s with other forms: %s",
-				            kind & SPEC_FILE_DOC ? "%doc" : "%license",
+				            kind & RPMTAG_FILE_DOC ? "%doc" : "%license",
 				            b->paths[i]);
 		}
 		return;
@@ -688,7 +688,7 @@ enum spec_part spec_parse_files(struct spec_parse_priv *p)
 
 	memset(&st, 0, sizeof(st));
 	st.p = p;
-	st.defverify = SPEC_VERIFY_ALL;
+	st.defverify = RPMTAG_VERIFY_ALL;
 	if (p->line.len && p->line.ptr[p->line.len - 1] == '\n')
 		kiln_buf_truncate(&p->line, p->line.len - 1);
 	rc = spec_split_options(p, p->line.ptr, &argv, &argc);
@@ -806,7 +806,7 @@ kiln_rc spec_files_add_text(struct spec *spec, struct spec_package *pkg, const c
 	st.p = p;
 	st.pkg = pkg;
 	st.defattr = pkg->files_defattr;
-	st.defverify = pkg->has_files ? pkg->files_defverify : (uint32_t)SPEC_VERIFY_ALL;
+	st.defverify = pkg->has_files ? pkg->files_defverify : (uint32_t)RPMTAG_VERIFY_ALL;
 	st.defverify_given = pkg->files_defverify_given;
 	p->err = err;
 	p->ctx = spec->macros;

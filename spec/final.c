@@ -13,33 +13,33 @@
 /* Per package, at the end of its preamble. */
 
 static const uint32_t inherited[] = {
-    SPEC_TAG_EPOCH,
-    SPEC_TAG_VERSION,
-    SPEC_TAG_RELEASE,
-    SPEC_TAG_LICENSE,
-    SPEC_TAG_PACKAGER,
-    SPEC_TAG_DISTRIBUTION,
+    RPMTAG_EPOCH,
+    RPMTAG_VERSION,
+    RPMTAG_RELEASE,
+    RPMTAG_LICENSE,
+    RPMTAG_PACKAGER,
+    RPMTAG_DISTRIBUTION,
     1123 /* DISTURL */,
-    SPEC_TAG_VENDOR,
-    SPEC_TAG_URL,
+    RPMTAG_VENDOR,
+    RPMTAG_URL,
     5034 /* VCS */,
-    SPEC_TAG_PREFIXES,
-    SPEC_TAG_DISTTAG,
-    SPEC_TAG_BUGURL,
+    RPMTAG_PREFIXES,
+    RPMTAG_DISTTAG,
+    RPMTAG_BUGURL,
     5100,
     5101,
-    SPEC_TAG_GROUP,
+    RPMTAG_GROUP,
     5096 /* MODULARITYLABEL */,
 };
 
-static kiln_rc copy_tag(struct spec_tagset *to, const struct spec_tagset *from, uint32_t tag,
+static kiln_rc copy_tag(struct rpmtag_set *to, const struct rpmtag_set *from, uint32_t tag,
                         struct kiln_err *err)
 {
-	struct spec_qf_value v;
+	struct rpmtag_qf_value v;
 
-	if (!spec_tagset_get(from, tag, &v))
+	if (!rpmtag_set_get(from, tag, &v))
 		return KILN_OK;
-	return spec_tagset_put(to, tag, v.type, v.data, v.count, err);
+	return rpmtag_set_put(to, tag, v.type, v.data, v.count, err);
 }
 
 /* Tags rpm fills in the main package from macros when the spec does not set them. */
@@ -49,41 +49,41 @@ static kiln_rc fill_main(struct spec_parse_priv *p, struct spec_package *pkg)
 		uint32_t tag;
 		const char *expr;
 	} defaults[] = {
-	    {SPEC_TAG_VENDOR, "%{?vendor}"},
-	    {SPEC_TAG_PACKAGER, "%{?packager}"},
-	    {SPEC_TAG_DISTRIBUTION, "%{?distribution}"},
+	    {RPMTAG_VENDOR, "%{?vendor}"},
+	    {RPMTAG_PACKAGER, "%{?packager}"},
+	    {RPMTAG_DISTRIBUTION, "%{?distribution}"},
 	    {1123, "%{?disturl}"},
-	    {SPEC_TAG_DISTTAG, "%{?disttag}"},
-	    {SPEC_TAG_BUGURL, "%{?bugurl}"},
+	    {RPMTAG_DISTTAG, "%{?disttag}"},
+	    {RPMTAG_BUGURL, "%{?bugurl}"},
 	    {5100, "%{?translationurl}"},
 	    {5101, "%{?upstreamreleases}"},
 	    {5096, "%{?modularitylabel}"},
 	};
-	struct spec_qf_value v;
+	struct rpmtag_qf_value v;
 	kiln_rc rc = KILN_OK;
 	size_t i;
 
 	for (i = 0; !rc && i < KILN_ARRAY_SIZE(defaults); i++) {
 		char *val = NULL;
 
-		if (spec_tagset_get(pkg->tags, defaults[i].tag, &v))
+		if (rpmtag_set_get(pkg->tags, defaults[i].tag, &v))
 			continue;
 		rc = macro_expand_str(p->ctx, defaults[i].expr, &val, p->err);
 		if (!rc && *val)
-			rc = spec_tagset_put_str(pkg->tags, defaults[i].tag, val, p->err);
+			rc = rpmtag_set_put_str(pkg->tags, defaults[i].tag, val, p->err);
 		free(val);
 	}
-	if (!rc && !spec_tagset_get(pkg->tags, SPEC_TAG_GROUP, &v))
-		rc = spec_tagset_put_str(pkg->tags, SPEC_TAG_GROUP, "Unspecified", p->err);
+	if (!rc && !rpmtag_set_get(pkg->tags, RPMTAG_GROUP, &v))
+		rc = rpmtag_set_put_str(pkg->tags, RPMTAG_GROUP, "Unspecified", p->err);
 	return rc;
 }
 
 kiln_rc spec_preamble_done(struct spec_parse_priv *p, struct spec_package *pkg)
 {
-	static const uint32_t required[] = {SPEC_TAG_NAME, SPEC_TAG_VERSION, SPEC_TAG_RELEASE,
-	                                    SPEC_TAG_SUMMARY, SPEC_TAG_LICENSE};
+	static const uint32_t required[] = {RPMTAG_NAME, RPMTAG_VERSION, RPMTAG_RELEASE,
+	                                    RPMTAG_SUMMARY, RPMTAG_LICENSE};
 	const char *nvr = pkg->is_main ? "(main package)" : pkg->name;
-	struct spec_qf_value v;
+	struct rpmtag_qf_value v;
 	char tn[64];
 	kiln_rc rc = KILN_OK;
 	size_t i;
@@ -92,16 +92,16 @@ kiln_rc spec_preamble_done(struct spec_parse_priv *p, struct spec_package *pkg)
 		rc = fill_main(p, pkg);
 	if (!rc && p->dup_tag)
 		rc = spec_error(p, KILN_ESYNTAX, "Duplicate %s entries in package: %s",
-		                spec_tag_shortname(p->dup_tag, tn, sizeof(tn)), nvr);
+		                rpmtag_shortname(p->dup_tag, tn, sizeof(tn)), nvr);
 	p->dup_tag = 0;
 	for (i = 0; !rc && !pkg->is_main && i < KILN_ARRAY_SIZE(inherited); i++) {
-		if (!spec_tagset_get(pkg->tags, inherited[i], &v))
+		if (!rpmtag_set_get(pkg->tags, inherited[i], &v))
 			rc = copy_tag(pkg->tags, p->spec->packages[0]->tags, inherited[i], p->err);
 	}
 	for (i = 0; !rc && i < KILN_ARRAY_SIZE(required); i++) {
-		if (!spec_tagset_get(pkg->tags, required[i], &v))
+		if (!rpmtag_set_get(pkg->tags, required[i], &v))
 			rc = spec_error(p, KILN_ESYNTAX, "%s field must be present in package: %s",
-			                spec_tag_shortname(required[i], tn, sizeof(tn)), nvr);
+			                rpmtag_shortname(required[i], tn, sizeof(tn)), nvr);
 	}
 	return rc;
 }
@@ -248,36 +248,33 @@ static kiln_rc combine_sections(struct spec_parse_priv *p)
 static const struct {
 	uint32_t name, flags, version;
 } dep_tags[SPEC_DEPS_COUNT] = {
-    [SPEC_DEPS_REQUIRES] = {SPEC_TAG_REQUIRENAME, SPEC_TAG_REQUIREFLAGS, SPEC_TAG_REQUIREVERSION},
-    [SPEC_DEPS_PROVIDES] = {SPEC_TAG_PROVIDENAME, SPEC_TAG_PROVIDEFLAGS, SPEC_TAG_PROVIDEVERSION},
-    [SPEC_DEPS_CONFLICTS] = {SPEC_TAG_CONFLICTNAME, SPEC_TAG_CONFLICTFLAGS,
-                             SPEC_TAG_CONFLICTVERSION},
-    [SPEC_DEPS_OBSOLETES] = {SPEC_TAG_OBSOLETENAME, SPEC_TAG_OBSOLETEFLAGS,
-                             SPEC_TAG_OBSOLETEVERSION},
-    [SPEC_DEPS_RECOMMENDS] = {SPEC_TAG_RECOMMENDNAME, SPEC_TAG_RECOMMENDFLAGS,
-                              SPEC_TAG_RECOMMENDVERSION},
-    [SPEC_DEPS_SUGGESTS] = {SPEC_TAG_SUGGESTNAME, SPEC_TAG_SUGGESTFLAGS, SPEC_TAG_SUGGESTVERSION},
-    [SPEC_DEPS_SUPPLEMENTS] = {SPEC_TAG_SUPPLEMENTNAME, SPEC_TAG_SUPPLEMENTFLAGS,
-                               SPEC_TAG_SUPPLEMENTVERSION},
-    [SPEC_DEPS_ENHANCES] = {SPEC_TAG_ENHANCENAME, SPEC_TAG_ENHANCEFLAGS, SPEC_TAG_ENHANCEVERSION},
+    [SPEC_DEPS_REQUIRES] = {RPMTAG_REQUIRENAME, RPMTAG_REQUIREFLAGS, RPMTAG_REQUIREVERSION},
+    [SPEC_DEPS_PROVIDES] = {RPMTAG_PROVIDENAME, RPMTAG_PROVIDEFLAGS, RPMTAG_PROVIDEVERSION},
+    [SPEC_DEPS_CONFLICTS] = {RPMTAG_CONFLICTNAME, RPMTAG_CONFLICTFLAGS, RPMTAG_CONFLICTVERSION},
+    [SPEC_DEPS_OBSOLETES] = {RPMTAG_OBSOLETENAME, RPMTAG_OBSOLETEFLAGS, RPMTAG_OBSOLETEVERSION},
+    [SPEC_DEPS_RECOMMENDS] = {RPMTAG_RECOMMENDNAME, RPMTAG_RECOMMENDFLAGS, RPMTAG_RECOMMENDVERSION},
+    [SPEC_DEPS_SUGGESTS] = {RPMTAG_SUGGESTNAME, RPMTAG_SUGGESTFLAGS, RPMTAG_SUGGESTVERSION},
+    [SPEC_DEPS_SUPPLEMENTS] = {RPMTAG_SUPPLEMENTNAME, RPMTAG_SUPPLEMENTFLAGS,
+                               RPMTAG_SUPPLEMENTVERSION},
+    [SPEC_DEPS_ENHANCES] = {RPMTAG_ENHANCENAME, RPMTAG_ENHANCEFLAGS, RPMTAG_ENHANCEVERSION},
     [SPEC_DEPS_ORDER] = {5035, 5037, 5036},
 };
 
-static kiln_rc put_deps(struct spec_tagset *ts, const struct spec_deps *d, uint32_t name_tag,
+static kiln_rc put_deps(struct rpmtag_set *ts, const struct spec_deps *d, uint32_t name_tag,
                         uint32_t flags_tag, uint32_t version_tag, struct kiln_err *err)
 {
 	kiln_rc rc = KILN_OK;
 	size_t i;
 
 	for (i = 0; !rc && i < d->n; i++) {
-		rc =
-		    spec_tagset_append(ts, name_tag, SPEC_TYPE_STRING_ARRAY, &d->v[i].name, 1, err);
+		rc = rpmtag_set_append(ts, name_tag, RPMTAG_TYPE_STRING_ARRAY, &d->v[i].name, 1,
+		                       err);
 		if (!rc)
-			rc = spec_tagset_append(ts, flags_tag, SPEC_TYPE_INT32, &d->v[i].flags, 1,
-			                        err);
+			rc = rpmtag_set_append(ts, flags_tag, RPMTAG_TYPE_INT32, &d->v[i].flags, 1,
+			                       err);
 		if (!rc)
-			rc = spec_tagset_append(ts, version_tag, SPEC_TYPE_STRING_ARRAY,
-			                        &d->v[i].evr, 1, err);
+			rc = rpmtag_set_append(ts, version_tag, RPMTAG_TYPE_STRING_ARRAY,
+			                       &d->v[i].evr, 1, err);
 	}
 	return rc;
 }
@@ -309,37 +306,37 @@ static uint32_t script_sense(enum spec_script_kind k)
 {
 	switch (k) {
 	case SPEC_SCRIPT_PRE:
-		return SPEC_DEP_SCRIPT_PRE;
+		return RPMTAG_DEP_SCRIPT_PRE;
 	case SPEC_SCRIPT_POST:
-		return SPEC_DEP_SCRIPT_POST;
+		return RPMTAG_DEP_SCRIPT_POST;
 	case SPEC_SCRIPT_PREUN:
-		return SPEC_DEP_SCRIPT_PREUN;
+		return RPMTAG_DEP_SCRIPT_PREUN;
 	case SPEC_SCRIPT_POSTUN:
-		return SPEC_DEP_SCRIPT_POSTUN;
+		return RPMTAG_DEP_SCRIPT_POSTUN;
 	case SPEC_SCRIPT_PRETRANS:
-		return SPEC_DEP_PRETRANS;
+		return RPMTAG_DEP_PRETRANS;
 	case SPEC_SCRIPT_POSTTRANS:
-		return SPEC_DEP_POSTTRANS;
+		return RPMTAG_DEP_POSTTRANS;
 	case SPEC_SCRIPT_PREUNTRANS:
-		return SPEC_DEP_PREUNTRANS;
+		return RPMTAG_DEP_PREUNTRANS;
 	case SPEC_SCRIPT_POSTUNTRANS:
-		return SPEC_DEP_POSTUNTRANS;
+		return RPMTAG_DEP_POSTUNTRANS;
 	case SPEC_SCRIPT_VERIFY:
-		return SPEC_DEP_SCRIPT_VERIFY;
+		return RPMTAG_DEP_SCRIPT_VERIFY;
 	default:
 		return 0;
 	}
 }
 
-static kiln_rc put_prog(struct spec_tagset *ts, uint32_t tag, const struct spec_script *s,
+static kiln_rc put_prog(struct rpmtag_set *ts, uint32_t tag, const struct spec_script *s,
                         struct kiln_err *err)
 {
 	static const char *const sh[] = {"/bin/sh"};
 
 	if (!s->nprog)
-		return spec_tagset_put(ts, tag, SPEC_TYPE_STRING, sh, 1, err);
-	return spec_tagset_put(ts, tag, s->nprog > 1 ? SPEC_TYPE_STRING_ARRAY : SPEC_TYPE_STRING,
-	                       s->prog, (uint32_t)s->nprog, err);
+		return rpmtag_set_put(ts, tag, RPMTAG_TYPE_STRING, sh, 1, err);
+	return rpmtag_set_put(ts, tag, s->nprog > 1 ? RPMTAG_TYPE_STRING_ARRAY : RPMTAG_TYPE_STRING,
+	                      s->prog, (uint32_t)s->nprog, err);
 }
 
 /* The rpmlib() features a scriptlet needs from the installing rpm. */
@@ -347,7 +344,7 @@ static kiln_rc script_rpmlib(struct spec *spec, struct spec_package *pkg,
                              const struct spec_script *s, struct kiln_err *err)
 {
 	struct spec_deps *req = &pkg->deps[SPEC_DEPS_REQUIRES];
-	const uint32_t f = SPEC_DEP_RPMLIB | SPEC_DEP_LESS | SPEC_DEP_EQUAL;
+	const uint32_t f = RPMTAG_DEP_RPMLIB | RPMTAG_DEP_LESS | RPMTAG_DEP_EQUAL;
 	kiln_rc rc = KILN_OK;
 
 	if (s->nprog && !strcmp(s->prog[0], "<lua>"))
@@ -370,14 +367,14 @@ static kiln_rc script_tags(struct spec *spec, struct spec_package *pkg, const st
 
 	spec_script_tags(s->kind, &body, &prog, &flags);
 	if (*s->body)
-		rc = spec_tagset_put_str(pkg->tags, body, s->body, err);
+		rc = rpmtag_set_put_str(pkg->tags, body, s->body, err);
 	if (!rc)
 		rc = put_prog(pkg->tags, prog, s, err);
 	if (!rc && s->flags)
-		rc = spec_tagset_put_u32(pkg->tags, flags, s->flags, err);
+		rc = rpmtag_set_put_u32(pkg->tags, flags, s->flags, err);
 	if (!rc && strcmp(interp, "<lua>"))
 		rc = spec_deps_add(spec, &pkg->deps[SPEC_DEPS_REQUIRES], interp, "",
-		                   SPEC_DEP_INTERP | script_sense(s->kind), err);
+		                   RPMTAG_DEP_INTERP | script_sense(s->kind), err);
 	if (!rc)
 		rc = script_rpmlib(spec, pkg, s, err);
 	return rc;
@@ -427,7 +424,7 @@ static kiln_rc trigger_family(struct spec *spec, struct spec_package *pkg, enum 
 			continue;
 		if (strcmp(prog, "<lua>"))
 			rc = spec_deps_add(spec, &pkg->deps[SPEC_DEPS_REQUIRES], prog, "",
-			                   SPEC_DEP_INTERP, err);
+			                   RPMTAG_DEP_INTERP, err);
 		if (!rc)
 			rc = script_rpmlib(spec, pkg, s, err);
 		v = kiln_reallocarray(conds, nconds + s->conds.n + 1, sizeof(*v));
@@ -447,17 +444,17 @@ static kiln_rc trigger_family(struct spec *spec, struct spec_package *pkg, enum 
 	if (nconds)
 		qsort(conds, nconds, sizeof(*conds), trig_cmp);
 	for (i = 0; !rc && i < nconds; i++) {
-		rc = spec_tagset_append(pkg->tags, t_name, SPEC_TYPE_STRING_ARRAY,
-		                        &conds[i].d->name, 1, err);
+		rc = rpmtag_set_append(pkg->tags, t_name, RPMTAG_TYPE_STRING_ARRAY,
+		                       &conds[i].d->name, 1, err);
 		if (!rc)
-			rc = spec_tagset_append(pkg->tags, t_ver, SPEC_TYPE_STRING_ARRAY,
-			                        &conds[i].d->evr, 1, err);
+			rc = rpmtag_set_append(pkg->tags, t_ver, RPMTAG_TYPE_STRING_ARRAY,
+			                       &conds[i].d->evr, 1, err);
 		if (!rc)
-			rc = spec_tagset_append(pkg->tags, t_cflags, SPEC_TYPE_INT32,
-			                        &conds[i].d->flags, 1, err);
+			rc = rpmtag_set_append(pkg->tags, t_cflags, RPMTAG_TYPE_INT32,
+			                       &conds[i].d->flags, 1, err);
 		if (!rc)
-			rc = spec_tagset_append(pkg->tags, t_index, SPEC_TYPE_INT32,
-			                        &conds[i].index, 1, err);
+			rc = rpmtag_set_append(pkg->tags, t_index, RPMTAG_TYPE_INT32,
+			                       &conds[i].index, 1, err);
 	}
 	free(conds);
 	return rc;
@@ -477,15 +474,15 @@ static kiln_rc package_tags(struct spec_parse_priv *p, struct spec_package *pkg)
 	if (!rc)
 		rc = macro_expand_str(p->ctx, "%{_target_platform}", &platform, err);
 	if (!rc)
-		rc = spec_tagset_put_str(pkg->tags, SPEC_TAG_OS, os, err);
-	if (!rc && !spec_tagset_get_str(pkg->tags, SPEC_TAG_ARCH))
-		rc = spec_tagset_put_str(pkg->tags, SPEC_TAG_ARCH, arch, err);
+		rc = rpmtag_set_put_str(pkg->tags, RPMTAG_OS, os, err);
+	if (!rc && !rpmtag_set_get_str(pkg->tags, RPMTAG_ARCH))
+		rc = rpmtag_set_put_str(pkg->tags, RPMTAG_ARCH, arch, err);
 	if (!rc)
-		rc = spec_tagset_put_str(pkg->tags, SPEC_TAG_PLATFORM, platform, err);
+		rc = rpmtag_set_put_str(pkg->tags, RPMTAG_PLATFORM, platform, err);
 	if (!rc)
 		rc = macro_expand_str(p->ctx, "%{optflags}", &optflags, err);
 	if (!rc)
-		rc = spec_tagset_put_str(pkg->tags, SPEC_TAG_OPTFLAGS, optflags, err);
+		rc = rpmtag_set_put_str(pkg->tags, RPMTAG_OPTFLAGS, optflags, err);
 	for (i = 0; !rc && i < pkg->nscripts; i++) {
 		if (pkg->scripts[i].kind < SPEC_SCRIPT_TRIGGERPREIN)
 			rc = script_tags(spec, pkg, &pkg->scripts[i], err);
@@ -511,19 +508,19 @@ static kiln_rc self_provides(struct spec_parse_priv *p, struct spec_package *pkg
 {
 	struct kiln_buf evr = KILN_BUF_INIT(KILN_LIMIT_LINE);
 	struct kiln_buf isa = KILN_BUF_INIT(KILN_LIMIT_LINE);
-	struct spec_qf_value v;
-	const char *arch = spec_tagset_get_str(pkg->tags, SPEC_TAG_ARCH);
+	struct rpmtag_qf_value v;
+	const char *arch = rpmtag_set_get_str(pkg->tags, RPMTAG_ARCH);
 	char *isaname = NULL;
 	kiln_rc rc;
 
-	if (spec_tagset_get(pkg->tags, SPEC_TAG_EPOCH, &v))
+	if (rpmtag_set_get(pkg->tags, RPMTAG_EPOCH, &v))
 		kiln_buf_addf(&evr, "%u:", ((const uint32_t *)v.data)[0]);
-	kiln_buf_addf(&evr, "%s-%s", spec_tagset_get_str(pkg->tags, SPEC_TAG_VERSION),
-	              spec_tagset_get_str(pkg->tags, SPEC_TAG_RELEASE));
+	kiln_buf_addf(&evr, "%s-%s", rpmtag_set_get_str(pkg->tags, RPMTAG_VERSION),
+	              rpmtag_set_get_str(pkg->tags, RPMTAG_RELEASE));
 	rc = kiln_buf_finish(&evr, p->err);
 	if (!rc)
 		rc = spec_deps_add(p->spec, &pkg->deps[SPEC_DEPS_PROVIDES], pkg->name, evr.ptr,
-		                   SPEC_DEP_EQUAL, p->err);
+		                   RPMTAG_DEP_EQUAL, p->err);
 	if (!rc && arch && strcmp(arch, "noarch"))
 		rc = macro_expand_str(p->ctx, "%{?_isa}", &isaname, p->err);
 	if (!rc && isaname && *isaname) {
@@ -531,7 +528,7 @@ static kiln_rc self_provides(struct spec_parse_priv *p, struct spec_package *pkg
 		rc = kiln_buf_finish(&isa, p->err);
 		if (!rc)
 			rc = spec_deps_add(p->spec, &pkg->deps[SPEC_DEPS_PROVIDES], isa.ptr,
-			                   evr.ptr, SPEC_DEP_EQUAL, p->err);
+			                   evr.ptr, RPMTAG_DEP_EQUAL, p->err);
 	}
 	free(isaname);
 	kiln_buf_release(&evr);
@@ -539,7 +536,7 @@ static kiln_rc self_provides(struct spec_parse_priv *p, struct spec_package *pkg
 	return rc;
 }
 
-static kiln_rc changelog_tags(struct spec *spec, struct spec_tagset *ts, struct kiln_err *err)
+static kiln_rc changelog_tags(struct spec *spec, struct rpmtag_set *ts, struct kiln_err *err)
 {
 	kiln_rc rc = KILN_OK;
 	size_t i;
@@ -547,21 +544,21 @@ static kiln_rc changelog_tags(struct spec *spec, struct spec_tagset *ts, struct 
 	for (i = 0; !rc && i < spec->nchangelog; i++) {
 		uint32_t t = (uint32_t)spec->changelog[i].time;
 
-		rc = spec_tagset_append(ts, SPEC_TAG_CHANGELOGTIME, SPEC_TYPE_INT32, &t, 1, err);
+		rc = rpmtag_set_append(ts, RPMTAG_CHANGELOGTIME, RPMTAG_TYPE_INT32, &t, 1, err);
 		if (!rc)
-			rc = spec_tagset_append(ts, SPEC_TAG_CHANGELOGNAME, SPEC_TYPE_STRING_ARRAY,
-			                        &spec->changelog[i].name, 1, err);
+			rc = rpmtag_set_append(ts, RPMTAG_CHANGELOGNAME, RPMTAG_TYPE_STRING_ARRAY,
+			                       &spec->changelog[i].name, 1, err);
 		if (!rc)
-			rc = spec_tagset_append(ts, SPEC_TAG_CHANGELOGTEXT, SPEC_TYPE_STRING_ARRAY,
-			                        &spec->changelog[i].text, 1, err);
+			rc = rpmtag_set_append(ts, RPMTAG_CHANGELOGTEXT, RPMTAG_TYPE_STRING_ARRAY,
+			                       &spec->changelog[i].text, 1, err);
 	}
 	return rc;
 }
 
-static kiln_rc put_list(struct spec_tagset *ts, uint32_t tag, const char **v, size_t n,
+static kiln_rc put_list(struct rpmtag_set *ts, uint32_t tag, const char **v, size_t n,
                         struct kiln_err *err)
 {
-	return n ? spec_tagset_put(ts, tag, SPEC_TYPE_STRING_ARRAY, v, (uint32_t)n, err) : KILN_OK;
+	return n ? rpmtag_set_put(ts, tag, RPMTAG_TYPE_STRING_ARRAY, v, (uint32_t)n, err) : KILN_OK;
 }
 
 /* The source package provides "NAME = [E:]V-R" of every package that gets built (has
@@ -569,7 +566,7 @@ static kiln_rc put_list(struct spec_tagset *ts, uint32_t tag, const char **v, si
 static kiln_rc source_provides(struct spec_parse_priv *p)
 {
 	struct spec *spec = p->spec;
-	const uint32_t eq = SPEC_DEP_EQUAL;
+	const uint32_t eq = RPMTAG_DEP_EQUAL;
 	kiln_rc rc = KILN_OK;
 	size_t i, k;
 
@@ -583,16 +580,17 @@ static kiln_rc source_provides(struct spec_parse_priv *p)
 		for (k = 0; !rc && k < prov->n; k++) {
 			const struct spec_dep *d = &prov->v[k];
 
-			if (strcmp(d->name, pkg->name) || d->flags != SPEC_DEP_EQUAL)
+			if (strcmp(d->name, pkg->name) || d->flags != RPMTAG_DEP_EQUAL)
 				continue;
-			rc = spec_tagset_append(spec->srctags, SPEC_TAG_PROVIDENAME,
-			                        SPEC_TYPE_STRING_ARRAY, &d->name, 1, p->err);
+			rc = rpmtag_set_append(spec->srctags, RPMTAG_PROVIDENAME,
+			                       RPMTAG_TYPE_STRING_ARRAY, &d->name, 1, p->err);
 			if (!rc)
-				rc = spec_tagset_append(spec->srctags, SPEC_TAG_PROVIDEFLAGS,
-				                        SPEC_TYPE_INT32, &eq, 1, p->err);
+				rc = rpmtag_set_append(spec->srctags, RPMTAG_PROVIDEFLAGS,
+				                       RPMTAG_TYPE_INT32, &eq, 1, p->err);
 			if (!rc)
-				rc = spec_tagset_append(spec->srctags, SPEC_TAG_PROVIDEVERSION,
-				                        SPEC_TYPE_STRING_ARRAY, &d->evr, 1, p->err);
+				rc =
+				    rpmtag_set_append(spec->srctags, RPMTAG_PROVIDEVERSION,
+				                      RPMTAG_TYPE_STRING_ARRAY, &d->evr, 1, p->err);
 			break;
 		}
 	}
@@ -621,17 +619,17 @@ static kiln_rc trigger_scripts(struct spec_package *pkg, enum spec_script_kind l
 
 		if (s->kind < lo || s->kind > hi)
 			continue;
-		rc = spec_tagset_append(pkg->tags, t_scripts, SPEC_TYPE_STRING_ARRAY, &s->body, 1,
-		                        err);
+		rc = rpmtag_set_append(pkg->tags, t_scripts, RPMTAG_TYPE_STRING_ARRAY, &s->body, 1,
+		                       err);
 		if (!rc)
-			rc = spec_tagset_append(pkg->tags, t_prog, SPEC_TYPE_STRING_ARRAY, &prog, 1,
-			                        err);
+			rc = rpmtag_set_append(pkg->tags, t_prog, RPMTAG_TYPE_STRING_ARRAY, &prog,
+			                       1, err);
 		if (!rc && any_flags)
-			rc = spec_tagset_append(pkg->tags, t_flags, SPEC_TYPE_INT32, &s->flags, 1,
-			                        err);
+			rc = rpmtag_set_append(pkg->tags, t_flags, RPMTAG_TYPE_INT32, &s->flags, 1,
+			                       err);
 		if (!rc && base)
-			rc = spec_tagset_append(pkg->tags, t_prio, SPEC_TYPE_INT32, &s->priority, 1,
-			                        err);
+			rc = rpmtag_set_append(pkg->tags, t_prio, RPMTAG_TYPE_INT32, &s->priority,
+			                       1, err);
 	}
 	return rc;
 }
@@ -650,7 +648,7 @@ kiln_rc spec_package_build_tags(struct spec *spec, struct spec_package *pkg, str
 	if (!rc && !pkg->is_main)
 		rc = changelog_tags(spec, pkg->tags, err);
 	if (!rc)
-		spec_tagset_sort(pkg->tags);
+		rpmtag_set_sort(pkg->tags);
 	return rc;
 }
 
@@ -658,57 +656,56 @@ kiln_rc spec_package_build_tags(struct spec *spec, struct spec_package *pkg, str
 static kiln_rc source_tags(struct spec_parse_priv *p)
 {
 	static const uint32_t copied[] = {
-	    SPEC_TAG_HEADERI18NTABLE,
-	    SPEC_TAG_NAME,
-	    SPEC_TAG_VERSION,
-	    SPEC_TAG_RELEASE,
-	    SPEC_TAG_EPOCH,
-	    SPEC_TAG_SUMMARY,
-	    SPEC_TAG_DESCRIPTION,
-	    SPEC_TAG_PACKAGER,
-	    SPEC_TAG_DISTRIBUTION,
+	    RPMTAG_HEADERI18NTABLE,
+	    RPMTAG_NAME,
+	    RPMTAG_VERSION,
+	    RPMTAG_RELEASE,
+	    RPMTAG_EPOCH,
+	    RPMTAG_SUMMARY,
+	    RPMTAG_DESCRIPTION,
+	    RPMTAG_PACKAGER,
+	    RPMTAG_DISTRIBUTION,
 	    1123,
-	    SPEC_TAG_VENDOR,
-	    SPEC_TAG_LICENSE,
-	    SPEC_TAG_GROUP,
-	    SPEC_TAG_OS,
-	    SPEC_TAG_ARCH,
-	    SPEC_TAG_CHANGELOGTIME,
-	    SPEC_TAG_CHANGELOGNAME,
-	    SPEC_TAG_CHANGELOGTEXT,
-	    SPEC_TAG_URL,
-	    SPEC_TAG_BUGURL,
+	    RPMTAG_VENDOR,
+	    RPMTAG_LICENSE,
+	    RPMTAG_GROUP,
+	    RPMTAG_OS,
+	    RPMTAG_ARCH,
+	    RPMTAG_CHANGELOGTIME,
+	    RPMTAG_CHANGELOGNAME,
+	    RPMTAG_CHANGELOGTEXT,
+	    RPMTAG_URL,
+	    RPMTAG_BUGURL,
 	    5034, /* VCS */
-	    SPEC_TAG_DISTTAG,
+	    RPMTAG_DISTTAG,
 	    5096, /* MODULARITYLABEL */
 	};
 	struct spec *spec = p->spec;
-	const struct spec_tagset *main_tags = spec->packages[0]->tags;
+	const struct rpmtag_set *main_tags = spec->packages[0]->tags;
 	kiln_rc rc = KILN_OK;
 	size_t i;
 
 	for (i = 0; !rc && i < KILN_ARRAY_SIZE(copied); i++)
 		rc = copy_tag(spec->srctags, main_tags, copied[i], p->err);
 	if (!rc && spec->nbuildarchs)
-		rc = spec_tagset_put(spec->srctags, SPEC_TAG_BUILDARCHS, SPEC_TYPE_STRING_ARRAY,
-		                     spec->buildarchs, (uint32_t)spec->nbuildarchs, p->err);
+		rc = rpmtag_set_put(spec->srctags, RPMTAG_BUILDARCHS, RPMTAG_TYPE_STRING_ARRAY,
+		                    spec->buildarchs, (uint32_t)spec->nbuildarchs, p->err);
 	/* rpm lists sources and patches newest first. */
 	for (i = spec->nsources; !rc && i-- > 0;) {
 		const struct spec_source *s = &spec->sources[i];
 
-		rc = spec_tagset_append(spec->srctags,
-		                        s->is_patch ? SPEC_TAG_PATCH : SPEC_TAG_SOURCE,
-		                        SPEC_TYPE_STRING_ARRAY, &s->file, 1, p->err);
+		rc = rpmtag_set_append(spec->srctags, s->is_patch ? RPMTAG_PATCH : RPMTAG_SOURCE,
+		                       RPMTAG_TYPE_STRING_ARRAY, &s->file, 1, p->err);
 		if (!rc && s->nosource)
-			rc = spec_tagset_append(spec->srctags, s->is_patch ? 1052 : 1051,
-			                        SPEC_TYPE_INT32, &s->num, 1, p->err);
+			rc = rpmtag_set_append(spec->srctags, s->is_patch ? 1052 : 1051,
+			                       RPMTAG_TYPE_INT32, &s->num, 1, p->err);
 	}
 	if (!rc)
-		rc = put_deps(spec->srctags, &spec->buildrequires, SPEC_TAG_REQUIRENAME,
-		              SPEC_TAG_REQUIREFLAGS, SPEC_TAG_REQUIREVERSION, p->err);
+		rc = put_deps(spec->srctags, &spec->buildrequires, RPMTAG_REQUIRENAME,
+		              RPMTAG_REQUIREFLAGS, RPMTAG_REQUIREVERSION, p->err);
 	if (!rc)
-		rc = put_deps(spec->srctags, &spec->buildconflicts, SPEC_TAG_CONFLICTNAME,
-		              SPEC_TAG_CONFLICTFLAGS, SPEC_TAG_CONFLICTVERSION, p->err);
+		rc = put_deps(spec->srctags, &spec->buildconflicts, RPMTAG_CONFLICTNAME,
+		              RPMTAG_CONFLICTFLAGS, RPMTAG_CONFLICTVERSION, p->err);
 	if (!rc)
 		rc = put_list(spec->srctags, 1059, spec->excludearch, spec->nexcludearch, p->err);
 	if (!rc)
@@ -816,8 +813,8 @@ kiln_rc spec_finish(struct spec_parse_priv *p)
 		rc = source_tags(p);
 	/* rpm iterates a header in tag order (%{*}, --xml, --json). */
 	for (i = 0; !rc && i < spec->npackages; i++)
-		spec_tagset_sort(spec->packages[i]->tags);
+		rpmtag_set_sort(spec->packages[i]->tags);
 	if (!rc)
-		spec_tagset_sort(spec->srctags);
+		rpmtag_set_sort(spec->srctags);
 	return rc;
 }

@@ -137,30 +137,30 @@ static json_t *jstrv(struct jdoc *d, const char *const *v, size_t n)
 /* ---------------------------------------------------------------------------------------- */
 /* Tags. */
 
-static json_t *tag_elem(struct jdoc *d, const struct spec_qf_value *v, uint32_t i)
+static json_t *tag_elem(struct jdoc *d, const struct rpmtag_qf_value *v, uint32_t i)
 {
 	json_t *j = NULL;
 
 	switch (v->type) {
-	case SPEC_TYPE_CHAR:
-	case SPEC_TYPE_INT8:
+	case RPMTAG_TYPE_CHAR:
+	case RPMTAG_TYPE_INT8:
 		j = json_integer(((const uint8_t *)v->data)[i]);
 		break;
-	case SPEC_TYPE_INT16:
+	case RPMTAG_TYPE_INT16:
 		j = json_integer(((const uint16_t *)v->data)[i]);
 		break;
-	case SPEC_TYPE_INT32:
+	case RPMTAG_TYPE_INT32:
 		j = json_integer(((const uint32_t *)v->data)[i]);
 		break;
-	case SPEC_TYPE_INT64:
+	case RPMTAG_TYPE_INT64:
 		j = json_integer((json_int_t)((const uint64_t *)v->data)[i]);
 		break;
-	case SPEC_TYPE_STRING:
-	case SPEC_TYPE_STRING_ARRAY:
-	case SPEC_TYPE_I18NSTRING:
+	case RPMTAG_TYPE_STRING:
+	case RPMTAG_TYPE_STRING_ARRAY:
+	case RPMTAG_TYPE_I18NSTRING:
 		return jstr(d, ((const char *const *)v->data)[i]);
-	case SPEC_TYPE_NULL:
-	case SPEC_TYPE_BIN:
+	case RPMTAG_TYPE_NULL:
+	case RPMTAG_TYPE_BIN:
 		j = json_null();
 		break;
 	}
@@ -169,16 +169,16 @@ static json_t *tag_elem(struct jdoc *d, const struct spec_qf_value *v, uint32_t 
 	return j;
 }
 
-static json_t *tag_value(struct jdoc *d, uint32_t tag, const struct spec_qf_value *v)
+static json_t *tag_value(struct jdoc *d, uint32_t tag, const struct rpmtag_qf_value *v)
 {
-	const struct spec_tag_info *t = spec_tag_by_num(tag);
+	const struct rpmtag_info *t = rpmtag_by_num(tag);
 	/* Translated strings are always arrays, parallel to HEADERI18NTABLE. */
-	bool array = v->count != 1 || v->type == SPEC_TYPE_I18NSTRING ||
-	             (t && (t->flags & SPEC_TAG_F_ARRAY) && v->type != SPEC_TYPE_STRING);
+	bool array = v->count != 1 || v->type == RPMTAG_TYPE_I18NSTRING ||
+	             (t && (t->flags & RPMTAG_F_ARRAY) && v->type != RPMTAG_TYPE_STRING);
 	json_t *a;
 	uint32_t i;
 
-	if (v->type == SPEC_TYPE_BIN) {
+	if (v->type == RPMTAG_TYPE_BIN) {
 		char *hex = kiln_malloc((size_t)v->count * 2 + 1);
 		json_t *j = NULL;
 
@@ -199,18 +199,18 @@ static json_t *tag_value(struct jdoc *d, uint32_t tag, const struct spec_qf_valu
 	return a;
 }
 
-static json_t *tags_json(struct jdoc *d, const struct spec_tagset *ts)
+static json_t *tags_json(struct jdoc *d, const struct rpmtag_set *ts)
 {
 	json_t *o = jobj(d);
-	size_t i, n = spec_tagset_count(ts);
+	size_t i, n = rpmtag_set_count(ts);
 
 	for (i = 0; o && i < n; i++) {
-		uint32_t tag = spec_tagset_tag_at(ts, i);
-		const struct spec_tag_info *t = spec_tag_by_num(tag);
-		struct spec_qf_value v;
+		uint32_t tag = rpmtag_set_tag_at(ts, i);
+		const struct rpmtag_info *t = rpmtag_by_num(tag);
+		struct rpmtag_qf_value v;
 		char num[16];
 
-		if (!spec_tagset_get(ts, tag, &v))
+		if (!rpmtag_set_get(ts, tag, &v))
 			continue;
 		snprintf(num, sizeof(num), "%" PRIu32, tag);
 		jset(d, o, t ? t->name : num, tag_value(d, tag, &v));
@@ -223,16 +223,16 @@ static json_t *tags_json(struct jdoc *d, const struct spec_tagset *ts)
 
 static const char *dep_op(uint32_t flags)
 {
-	switch (flags & (SPEC_DEP_LESS | SPEC_DEP_GREATER | SPEC_DEP_EQUAL)) {
-	case SPEC_DEP_LESS:
+	switch (flags & (RPMTAG_DEP_LESS | RPMTAG_DEP_GREATER | RPMTAG_DEP_EQUAL)) {
+	case RPMTAG_DEP_LESS:
 		return "<";
-	case SPEC_DEP_LESS | SPEC_DEP_EQUAL:
+	case RPMTAG_DEP_LESS | RPMTAG_DEP_EQUAL:
 		return "<=";
-	case SPEC_DEP_EQUAL:
+	case RPMTAG_DEP_EQUAL:
 		return "=";
-	case SPEC_DEP_GREATER | SPEC_DEP_EQUAL:
+	case RPMTAG_DEP_GREATER | RPMTAG_DEP_EQUAL:
 		return ">=";
-	case SPEC_DEP_GREATER:
+	case RPMTAG_DEP_GREATER:
 		return ">";
 	default:
 		return NULL;
@@ -243,20 +243,20 @@ static const struct {
 	uint32_t flag;
 	const char *name;
 } dep_qualifiers[] = {
-    {SPEC_DEP_SCRIPT_PRE, "pre"},
-    {SPEC_DEP_SCRIPT_POST, "post"},
-    {SPEC_DEP_SCRIPT_PREUN, "preun"},
-    {SPEC_DEP_SCRIPT_POSTUN, "postun"},
-    {SPEC_DEP_PRETRANS, "pretrans"},
-    {SPEC_DEP_POSTTRANS, "posttrans"},
-    {SPEC_DEP_PREUNTRANS, "preuntrans"},
-    {SPEC_DEP_POSTUNTRANS, "postuntrans"},
-    {SPEC_DEP_SCRIPT_VERIFY, "verify"},
-    {SPEC_DEP_INTERP, "interp"},
-    {SPEC_DEP_META, "meta"},
-    {SPEC_DEP_RPMLIB, "rpmlib"},
-    {SPEC_DEP_MISSINGOK, "missingok"},
-    {SPEC_DEP_CONFIG, "config"},
+    {RPMTAG_DEP_SCRIPT_PRE, "pre"},
+    {RPMTAG_DEP_SCRIPT_POST, "post"},
+    {RPMTAG_DEP_SCRIPT_PREUN, "preun"},
+    {RPMTAG_DEP_SCRIPT_POSTUN, "postun"},
+    {RPMTAG_DEP_PRETRANS, "pretrans"},
+    {RPMTAG_DEP_POSTTRANS, "posttrans"},
+    {RPMTAG_DEP_PREUNTRANS, "preuntrans"},
+    {RPMTAG_DEP_POSTUNTRANS, "postuntrans"},
+    {RPMTAG_DEP_SCRIPT_VERIFY, "verify"},
+    {RPMTAG_DEP_INTERP, "interp"},
+    {RPMTAG_DEP_META, "meta"},
+    {RPMTAG_DEP_RPMLIB, "rpmlib"},
+    {RPMTAG_DEP_MISSINGOK, "missingok"},
+    {RPMTAG_DEP_CONFIG, "config"},
 };
 
 static json_t *deps_json(struct jdoc *d, const struct spec_deps *deps)
@@ -362,27 +362,27 @@ static const struct {
 	uint32_t flag;
 	const char *name;
 } file_flag_names[] = {
-    {SPEC_FILE_CONFIG, "config"},       {SPEC_FILE_DOC, "doc"},
-    {SPEC_FILE_ICON, "icon"},           {SPEC_FILE_MISSINGOK, "missingok"},
-    {SPEC_FILE_NOREPLACE, "noreplace"}, {SPEC_FILE_SPECFILE, "specfile"},
-    {SPEC_FILE_GHOST, "ghost"},         {SPEC_FILE_LICENSE, "license"},
-    {SPEC_FILE_README, "readme"},       {SPEC_FILE_PUBKEY, "pubkey"},
-    {SPEC_FILE_ARTIFACT, "artifact"},
+    {RPMTAG_FILE_CONFIG, "config"},       {RPMTAG_FILE_DOC, "doc"},
+    {RPMTAG_FILE_ICON, "icon"},           {RPMTAG_FILE_MISSINGOK, "missingok"},
+    {RPMTAG_FILE_NOREPLACE, "noreplace"}, {RPMTAG_FILE_SPECFILE, "specfile"},
+    {RPMTAG_FILE_GHOST, "ghost"},         {RPMTAG_FILE_LICENSE, "license"},
+    {RPMTAG_FILE_README, "readme"},       {RPMTAG_FILE_PUBKEY, "pubkey"},
+    {RPMTAG_FILE_ARTIFACT, "artifact"},
 };
 
 static const struct {
 	uint32_t flag;
 	const char *name;
 } verify_names[] = {
-    {SPEC_VERIFY_FILEDIGEST, "filedigest"},
-    {SPEC_VERIFY_FILESIZE, "size"},
-    {SPEC_VERIFY_LINKTO, "link"},
-    {SPEC_VERIFY_USER, "user"},
-    {SPEC_VERIFY_GROUP, "group"},
-    {SPEC_VERIFY_MTIME, "mtime"},
-    {SPEC_VERIFY_MODE, "mode"},
-    {SPEC_VERIFY_RDEV, "rdev"},
-    {SPEC_VERIFY_CAPS, "caps"},
+    {RPMTAG_VERIFY_FILEDIGEST, "filedigest"},
+    {RPMTAG_VERIFY_FILESIZE, "size"},
+    {RPMTAG_VERIFY_LINKTO, "link"},
+    {RPMTAG_VERIFY_USER, "user"},
+    {RPMTAG_VERIFY_GROUP, "group"},
+    {RPMTAG_VERIFY_MTIME, "mtime"},
+    {RPMTAG_VERIFY_MODE, "mode"},
+    {RPMTAG_VERIFY_RDEV, "rdev"},
+    {RPMTAG_VERIFY_CAPS, "caps"},
 };
 
 static json_t *file_json(struct jdoc *d, const struct spec_files_entry *f)
@@ -410,7 +410,7 @@ static json_t *file_json(struct jdoc *d, const struct spec_files_entry *f)
 	if (f->flags & SPEC_ENTRY_SPECIAL)
 		jpush(d, flags, jstr(d, "special"));
 	jset(d, o, "flags", flags);
-	if (f->verifyflags != (uint32_t)SPEC_VERIFY_ALL) {
+	if (f->verifyflags != (uint32_t)RPMTAG_VERIFY_ALL) {
 		json_t *v = jarr(d);
 
 		for (i = 0; v && i < KILN_ARRAY_SIZE(verify_names); i++) {
@@ -453,7 +453,7 @@ static json_t *package_json(struct jdoc *d, const struct spec_package *pkg)
 	jset(d, o, "name", jstr(d, pkg->name));
 	jset(d, o, "main", json_boolean(pkg->is_main));
 	jset(d, o, "built", json_boolean(pkg->has_files));
-	jset(d, o, "arch", jstr(d, spec_tagset_get_str(pkg->tags, SPEC_TAG_ARCH)));
+	jset(d, o, "arch", jstr(d, rpmtag_set_get_str(pkg->tags, RPMTAG_ARCH)));
 	jset(d, o, "autoreq", json_boolean(pkg->autoreq));
 	jset(d, o, "autoprov", json_boolean(pkg->autoprov));
 	jset(d, o, "tags", tags_json(d, pkg->tags));

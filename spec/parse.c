@@ -66,11 +66,11 @@ kiln_rc spec_package_add(struct spec_parse_priv *p, const char *name, struct spe
 		spec->cappackages = cap;
 	}
 	pkg = kiln_arena_alloc(&spec->arena, sizeof(*pkg));
-	if (!pkg || !(pkg->tags = spec_tagset_new(&spec->arena)))
+	if (!pkg || !(pkg->tags = rpmtag_set_new(&spec->arena)))
 		return kiln_arena_finish(&spec->arena, p->err);
 	/* rpm's headers carry the locale table once they hold an i18n string (Summary). */
-	if (spec_tagset_put(pkg->tags, SPEC_TAG_HEADERI18NTABLE, SPEC_TYPE_STRING_ARRAY,
-	                    (const char *const[]){"C"}, 1, p->err))
+	if (rpmtag_set_put(pkg->tags, RPMTAG_HEADERI18NTABLE, RPMTAG_TYPE_STRING_ARRAY,
+	                   (const char *const[]){"C"}, 1, p->err))
 		return p->err->code;
 	pkg->name = name ? kiln_arena_strdup(&spec->arena, name) : NULL;
 	pkg->is_main = spec->npackages == 0;
@@ -309,7 +309,7 @@ static kiln_rc parse_once(const char *name, const char *text, size_t len, struct
 	spec->priv = p;
 	spec->macros = ctx;
 	spec->path = kiln_arena_strdup(&spec->arena, name);
-	spec->srctags = spec_tagset_new(&spec->arena);
+	spec->srctags = rpmtag_set_new(&spec->arena);
 	p->spec = spec;
 	p->ctx = ctx;
 	p->err = err;
@@ -470,29 +470,29 @@ const char *spec_section_name(enum spec_section sec)
 
 /* rpm's headerAddI18NString(): the locale goes into HEADERI18NTABLE (added at its end when
  * new) and the value into the tag's element of the same index; missing elements are "". */
-kiln_rc spec_put_i18n(struct spec_parse_priv *p, struct spec_tagset *ts, uint32_t tag,
+kiln_rc spec_put_i18n(struct spec_parse_priv *p, struct rpmtag_set *ts, uint32_t tag,
                       const char *lang, const char *value)
 {
-	struct spec_qf_value tv, sv;
+	struct rpmtag_qf_value tv, sv;
 	const char **strs;
 	uint32_t idx, n, i;
 	kiln_rc rc;
 
 	if (!lang || !*lang)
 		lang = "C";
-	if (!spec_tagset_get(ts, SPEC_TAG_HEADERI18NTABLE, &tv))
+	if (!rpmtag_set_get(ts, RPMTAG_HEADERI18NTABLE, &tv))
 		return spec_error(p, KILN_EINVAL, "no locale table for %s", lang);
 	for (idx = 0; idx < tv.count; idx++) {
 		if (!strcmp(((const char *const *)tv.data)[idx], lang))
 			break;
 	}
 	if (idx == tv.count) {
-		rc = spec_tagset_append(ts, SPEC_TAG_HEADERI18NTABLE, SPEC_TYPE_STRING_ARRAY, &lang,
-		                        1, p->err);
+		rc = rpmtag_set_append(ts, RPMTAG_HEADERI18NTABLE, RPMTAG_TYPE_STRING_ARRAY, &lang,
+		                       1, p->err);
 		if (rc)
 			return rc;
 	}
-	if (!spec_tagset_get(ts, tag, &sv))
+	if (!rpmtag_set_get(ts, tag, &sv))
 		sv.count = 0;
 	n = idx >= sv.count ? idx + 1 : sv.count;
 	strs = kiln_arena_array(&p->spec->arena, n, sizeof(*strs));
@@ -502,18 +502,18 @@ kiln_rc spec_put_i18n(struct spec_parse_priv *p, struct spec_tagset *ts, uint32_
 	for (i = 0; i < n; i++)
 		strs[i] = i < sv.count ? ((const char *const *)sv.data)[i] : "";
 	strs[idx] = value;
-	return spec_tagset_put(ts, tag, SPEC_TYPE_I18NSTRING, strs, n, p->err);
+	return rpmtag_set_put(ts, tag, RPMTAG_TYPE_I18NSTRING, strs, n, p->err);
 }
 
 /* Is the tag's element for lang set (non-empty)? */
-bool spec_has_i18n(const struct spec_tagset *ts, uint32_t tag, const char *lang)
+bool spec_has_i18n(const struct rpmtag_set *ts, uint32_t tag, const char *lang)
 {
-	struct spec_qf_value tv, sv;
+	struct rpmtag_qf_value tv, sv;
 	uint32_t idx;
 
 	if (!lang || !*lang)
 		lang = "C";
-	if (!spec_tagset_get(ts, SPEC_TAG_HEADERI18NTABLE, &tv) || !spec_tagset_get(ts, tag, &sv))
+	if (!rpmtag_set_get(ts, RPMTAG_HEADERI18NTABLE, &tv) || !rpmtag_set_get(ts, tag, &sv))
 		return false;
 	for (idx = 0; idx < tv.count && idx < sv.count; idx++) {
 		if (!strcmp(((const char *const *)tv.data)[idx], lang))

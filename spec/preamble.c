@@ -54,22 +54,22 @@ struct tag_def {
 
 /* rpm matches tokens as prefixes in this order, so longer names come first. */
 static const struct tag_def tag_defs[] = {
-    {"name", T_NAME, SPEC_TAG_NAME, P_NONE, true, false},
-    {"version", T_VERSION, SPEC_TAG_VERSION, P_NONE, true, false},
-    {"release", T_RELEASE, SPEC_TAG_RELEASE, P_NONE, true, false},
-    {"epoch", T_EPOCH, SPEC_TAG_EPOCH, P_NONE, true, false},
-    {"summary", T_I18N, SPEC_TAG_SUMMARY, P_LANG, true, false},
-    {"license", T_TEXT, SPEC_TAG_LICENSE, P_NONE, true, false},
+    {"name", T_NAME, RPMTAG_NAME, P_NONE, true, false},
+    {"version", T_VERSION, RPMTAG_VERSION, P_NONE, true, false},
+    {"release", T_RELEASE, RPMTAG_RELEASE, P_NONE, true, false},
+    {"epoch", T_EPOCH, RPMTAG_EPOCH, P_NONE, true, false},
+    {"summary", T_I18N, RPMTAG_SUMMARY, P_LANG, true, false},
+    {"license", T_TEXT, RPMTAG_LICENSE, P_NONE, true, false},
     {"sourcelicense", T_TEXT, 5102, P_NONE, true, false},
-    {"distribution", T_TEXT, SPEC_TAG_DISTRIBUTION, P_NONE, true, false},
+    {"distribution", T_TEXT, RPMTAG_DISTRIBUTION, P_NONE, true, false},
     {"disturl", T_TEXT, 1123, P_NONE, true, false},
-    {"vendor", T_TEXT, SPEC_TAG_VENDOR, P_NONE, true, false},
-    {"group", T_I18N, SPEC_TAG_GROUP, P_LANG, true, false},
-    {"packager", T_TEXT, SPEC_TAG_PACKAGER, P_NONE, true, false},
-    {"url", T_SINGLE, SPEC_TAG_URL, P_NONE, true, false},
+    {"vendor", T_TEXT, RPMTAG_VENDOR, P_NONE, true, false},
+    {"group", T_I18N, RPMTAG_GROUP, P_LANG, true, false},
+    {"packager", T_TEXT, RPMTAG_PACKAGER, P_NONE, true, false},
+    {"url", T_SINGLE, RPMTAG_URL, P_NONE, true, false},
     {"vcs", T_SINGLE, 5034, P_NONE, true, false},
-    {"source", T_SOURCE, SPEC_TAG_SOURCE, P_NONE, false, false},
-    {"patch", T_PATCH, SPEC_TAG_PATCH, P_NONE, false, false},
+    {"source", T_SOURCE, RPMTAG_SOURCE, P_NONE, false, false},
+    {"patch", T_PATCH, RPMTAG_PATCH, P_NONE, false, false},
     {"nosource", T_NOSOURCE, 1051, P_NONE, false, false},
     {"nopatch", T_NOPATCH, 1052, P_NONE, false, false},
     {"excludearch", T_ARCHLIST, 1059, P_NONE, false, false},
@@ -77,31 +77,31 @@ static const struct tag_def tag_defs[] = {
     {"excludeos", T_ARCHLIST, 1060, P_NONE, false, false},
     {"exclusiveos", T_ARCHLIST, 1062, P_NONE, false, false},
     {"icon", T_ICON, 1043, P_NONE, false, false},
-    {"provides", T_DEPS, SPEC_TAG_PROVIDENAME, P_NONE, false, false},
-    {"requires", T_DEPS, SPEC_TAG_REQUIRENAME, P_QUAL, false, false},
-    {"recommends", T_DEPS, SPEC_TAG_RECOMMENDNAME, P_QUAL, false, false},
-    {"suggests", T_DEPS, SPEC_TAG_SUGGESTNAME, P_QUAL, false, false},
-    {"supplements", T_DEPS, SPEC_TAG_SUPPLEMENTNAME, P_QUAL, false, false},
-    {"enhances", T_DEPS, SPEC_TAG_ENHANCENAME, P_QUAL, false, false},
+    {"provides", T_DEPS, RPMTAG_PROVIDENAME, P_NONE, false, false},
+    {"requires", T_DEPS, RPMTAG_REQUIRENAME, P_QUAL, false, false},
+    {"recommends", T_DEPS, RPMTAG_RECOMMENDNAME, P_QUAL, false, false},
+    {"suggests", T_DEPS, RPMTAG_SUGGESTNAME, P_QUAL, false, false},
+    {"supplements", T_DEPS, RPMTAG_SUPPLEMENTNAME, P_QUAL, false, false},
+    {"enhances", T_DEPS, RPMTAG_ENHANCENAME, P_QUAL, false, false},
     {"prereq", T_DEPS, 1049 /* as Requires(pre,preun) */, P_QUAL, false, true},
-    {"conflicts", T_DEPS, SPEC_TAG_CONFLICTNAME, P_NONE, false, false},
-    {"obsoletes", T_DEPS, SPEC_TAG_OBSOLETENAME, P_NONE, false, false},
-    {"prefixes", T_PREFIXES, SPEC_TAG_PREFIXES, P_NONE, true, false},
-    {"prefix", T_PREFIXES, SPEC_TAG_PREFIXES, P_NONE, true, false},
+    {"conflicts", T_DEPS, RPMTAG_CONFLICTNAME, P_NONE, false, false},
+    {"obsoletes", T_DEPS, RPMTAG_OBSOLETENAME, P_NONE, false, false},
+    {"prefixes", T_PREFIXES, RPMTAG_PREFIXES, P_NONE, true, false},
+    {"prefix", T_PREFIXES, RPMTAG_PREFIXES, P_NONE, true, false},
     {"buildroot", T_BUILDROOT, 0, P_NONE, false, false},
-    {"buildarchitectures", T_BUILDARCH, SPEC_TAG_BUILDARCHS, P_NONE, false, false},
-    {"buildarch", T_BUILDARCH, SPEC_TAG_BUILDARCHS, P_NONE, false, false},
-    {"buildconflicts", T_BUILDDEPS, SPEC_TAG_CONFLICTNAME, P_NONE, false, false},
+    {"buildarchitectures", T_BUILDARCH, RPMTAG_BUILDARCHS, P_NONE, false, false},
+    {"buildarch", T_BUILDARCH, RPMTAG_BUILDARCHS, P_NONE, false, false},
+    {"buildconflicts", T_BUILDDEPS, RPMTAG_CONFLICTNAME, P_NONE, false, false},
     {"buildoption", T_BUILDOPTION, 0, P_SECT, false, false},
-    {"buildprereq", T_BUILDDEPS, SPEC_TAG_REQUIRENAME, P_NONE, false, true},
-    {"buildrequires", T_BUILDDEPS, SPEC_TAG_REQUIRENAME, P_NONE, false, false},
+    {"buildprereq", T_BUILDDEPS, RPMTAG_REQUIRENAME, P_NONE, false, true},
+    {"buildrequires", T_BUILDDEPS, RPMTAG_REQUIRENAME, P_NONE, false, false},
     {"buildsystem", T_BUILDSYSTEM, 0, P_NONE, true, false},
     {"autoreqprov", T_AUTOREQPROV, 0, P_NONE, false, false},
     {"autoreq", T_AUTOREQ, 0, P_NONE, false, false},
     {"autoprov", T_AUTOPROV, 0, P_NONE, false, false},
     {"docdir", T_DOCDIR, 0, P_NONE, false, false},
-    {"disttag", T_SINGLE, SPEC_TAG_DISTTAG, P_NONE, true, false},
-    {"bugurl", T_SINGLE, SPEC_TAG_BUGURL, P_NONE, true, false},
+    {"disttag", T_SINGLE, RPMTAG_DISTTAG, P_NONE, true, false},
+    {"bugurl", T_SINGLE, RPMTAG_BUGURL, P_NONE, true, false},
     {"translationurl", T_TEXT, 5100, P_NONE, true, false},
     {"upstreamreleases", T_TEXT, 5101, P_NONE, true, false},
     {"orderwithrequires", T_DEPS, 5035, P_QUAL, false, false},
@@ -236,12 +236,12 @@ static kiln_rc parse_qualifiers(struct spec_parse_priv *p, const struct tag_line
 		const char *name;
 		uint32_t bits;
 	} quals[] = {
-	    {"interp", SPEC_DEP_INTERP},           {"preun", SPEC_DEP_SCRIPT_PREUN},
-	    {"pre", SPEC_DEP_SCRIPT_PRE},          {"postun", SPEC_DEP_SCRIPT_POSTUN},
-	    {"post", SPEC_DEP_SCRIPT_POST},        {"rpmlib", SPEC_DEP_RPMLIB},
-	    {"verify", SPEC_DEP_SCRIPT_VERIFY},    {"pretrans", SPEC_DEP_PRETRANS},
-	    {"posttrans", SPEC_DEP_POSTTRANS},     {"preuntrans", SPEC_DEP_PREUNTRANS},
-	    {"postuntrans", SPEC_DEP_POSTUNTRANS}, {"meta", SPEC_DEP_META},
+	    {"interp", RPMTAG_DEP_INTERP},           {"preun", RPMTAG_DEP_SCRIPT_PREUN},
+	    {"pre", RPMTAG_DEP_SCRIPT_PRE},          {"postun", RPMTAG_DEP_SCRIPT_POSTUN},
+	    {"post", RPMTAG_DEP_SCRIPT_POST},        {"rpmlib", RPMTAG_DEP_RPMLIB},
+	    {"verify", RPMTAG_DEP_SCRIPT_VERIFY},    {"pretrans", RPMTAG_DEP_PRETRANS},
+	    {"posttrans", RPMTAG_DEP_POSTTRANS},     {"preuntrans", RPMTAG_DEP_PREUNTRANS},
+	    {"postuntrans", RPMTAG_DEP_POSTUNTRANS}, {"meta", RPMTAG_DEP_META},
 	};
 	const char *s = tl->paren;
 	char name[32];
@@ -271,7 +271,7 @@ static kiln_rc parse_qualifiers(struct spec_parse_priv *p, const struct tag_line
 bad : {
 	char tn[64];
 
-	spec_tag_shortname(tl->def->tag, tn, sizeof(tn));
+	rpmtag_shortname(tl->def->tag, tn, sizeof(tn));
 	return spec_error(p, KILN_ESYNTAX, "line %d: Bad %s: qualifiers: %s", p->lineno, tn,
 	                  line_text(p));
 }
@@ -505,7 +505,7 @@ static kiln_rc tag_buildarch(struct spec_parse_priv *p, const struct tag_line *t
 			return spec_error(p, KILN_ESYNTAX,
 			                  "line %d: Only noarch subpackages are supported: %s",
 			                  p->lineno, line_text(p));
-		return spec_tagset_put_str(p->pkg->tags, SPEC_TAG_ARCH, "noarch", p->err);
+		return rpmtag_set_put_str(p->pkg->tags, RPMTAG_ARCH, "noarch", p->err);
 	}
 	if (spec->nbuildarchs)
 		return spec_error(p, KILN_ESYNTAX, "line %d: Duplicate BuildArch entry: %s",
@@ -530,8 +530,8 @@ static kiln_rc tag_prefixes(struct spec_parse_priv *p, const struct tag_line *tl
 			return spec_error(p, KILN_ESYNTAX,
 			                  "line %d: Prefixes must not end with \"/\": %s",
 			                  p->lineno, line_text(p));
-		rc = spec_tagset_append(p->pkg->tags, SPEC_TAG_PREFIXES, SPEC_TYPE_STRING_ARRAY,
-		                        &v[i], 1, p->err);
+		rc = rpmtag_set_append(p->pkg->tags, RPMTAG_PREFIXES, RPMTAG_TYPE_STRING_ARRAY,
+		                       &v[i], 1, p->err);
 	}
 	return rc;
 }
@@ -579,8 +579,8 @@ static kiln_rc tag_icon(struct spec_parse_priv *p, const char *value)
 			rc = spec_error(p, KILN_ESYNTAX, "Unknown icon type: %s", base);
 	}
 	if (!rc)
-		rc = spec_tagset_put(p->pkg->tags, tag, SPEC_TYPE_BIN, data.ptr, (uint32_t)data.len,
-		                     p->err);
+		rc = rpmtag_set_put(p->pkg->tags, tag, RPMTAG_TYPE_BIN, data.ptr,
+		                    (uint32_t)data.len, p->err);
 	kiln_buf_release(&data);
 	kiln_buf_release(&scratch);
 	free(dir);
@@ -687,25 +687,25 @@ static kiln_rc tag_deps(struct spec_parse_priv *p, const struct tag_line *tl)
 			return rc;
 	}
 	switch (tl->def->tag) {
-	case SPEC_TAG_PROVIDENAME:
+	case RPMTAG_PROVIDENAME:
 		kind = SPEC_DEPS_PROVIDES;
 		break;
-	case SPEC_TAG_CONFLICTNAME:
+	case RPMTAG_CONFLICTNAME:
 		kind = SPEC_DEPS_CONFLICTS;
 		break;
-	case SPEC_TAG_OBSOLETENAME:
+	case RPMTAG_OBSOLETENAME:
 		kind = SPEC_DEPS_OBSOLETES;
 		break;
-	case SPEC_TAG_RECOMMENDNAME:
+	case RPMTAG_RECOMMENDNAME:
 		kind = SPEC_DEPS_RECOMMENDS;
 		break;
-	case SPEC_TAG_SUGGESTNAME:
+	case RPMTAG_SUGGESTNAME:
 		kind = SPEC_DEPS_SUGGESTS;
 		break;
-	case SPEC_TAG_SUPPLEMENTNAME:
+	case RPMTAG_SUPPLEMENTNAME:
 		kind = SPEC_DEPS_SUPPLEMENTS;
 		break;
-	case SPEC_TAG_ENHANCENAME:
+	case RPMTAG_ENHANCENAME:
 		kind = SPEC_DEPS_ENHANCES;
 		break;
 	case 5035:
@@ -716,7 +716,7 @@ static kiln_rc tag_deps(struct spec_parse_priv *p, const struct tag_line *tl)
 		break;
 	}
 	if (!strcmp(tl->def->token, "prereq"))
-		qual |= SPEC_DEP_SCRIPT_PRE | SPEC_DEP_SCRIPT_PREUN;
+		qual |= RPMTAG_DEP_SCRIPT_PRE | RPMTAG_DEP_SCRIPT_PREUN;
 	if (kind == SPEC_DEPS_OBSOLETES)
 		return tag_obsoletes(p, tl);
 	return spec_dep_parse(p, tl->value, qual, rich_context(kind),
@@ -726,7 +726,7 @@ static kiln_rc tag_deps(struct spec_parse_priv *p, const struct tag_line *tl)
 
 static kiln_rc tag_builddeps(struct spec_parse_priv *p, const struct tag_line *tl)
 {
-	bool conflicts = tl->def->tag == SPEC_TAG_CONFLICTNAME;
+	bool conflicts = tl->def->tag == RPMTAG_CONFLICTNAME;
 
 	return spec_dep_parse(p, tl->value, 0, conflicts ? SPEC_RICH_NEGATIVE : SPEC_RICH_POSITIVE,
 	                      0, conflicts ? &p->spec->buildconflicts : &p->spec->buildrequires,
@@ -770,9 +770,9 @@ static kiln_rc tag_buildoption(struct spec_parse_priv *p, const struct tag_line 
 
 static bool has_tag(struct spec_parse_priv *p, uint32_t tag)
 {
-	struct spec_qf_value v;
+	struct rpmtag_qf_value v;
 
-	return spec_tagset_get(p->pkg->tags, tag, &v);
+	return rpmtag_set_get(p->pkg->tags, tag, &v);
 }
 
 /* Mark a second occurrence of a single-valued tag for the duplicate check. rpm reports
@@ -787,7 +787,7 @@ static kiln_rc put_text(struct spec_parse_priv *p, uint32_t tag, const char *val
 {
 	if (!dup_ok)
 		mark_dup(p, tag);
-	return spec_tagset_put_str(p->pkg->tags, tag, value, p->err);
+	return rpmtag_set_put_str(p->pkg->tags, tag, value, p->err);
 }
 
 static kiln_rc handle_tag(struct spec_parse_priv *p, const struct tag_line *tl)
@@ -833,19 +833,19 @@ static kiln_rc handle_tag(struct spec_parse_priv *p, const struct tag_line *tl)
 			                  "line %d: Epoch field must be an unsigned number: %s",
 			                  p->lineno, line_text(p));
 		mark_dup(p, d->tag);
-		rc = spec_tagset_put_u32(p->pkg->tags, d->tag, (uint32_t)e, p->err);
+		rc = rpmtag_set_put_u32(p->pkg->tags, d->tag, (uint32_t)e, p->err);
 		break;
 	}
 	case T_I18N:
 		if (spec_has_i18n(p->pkg->tags, d->tag, tl->has_paren ? tl->paren : NULL))
 			spec_warn(p, "line %d: second %s", p->lineno,
-			          spec_tag_shortname(d->tag, tn, sizeof(tn)));
+			          rpmtag_shortname(d->tag, tn, sizeof(tn)));
 		rc = spec_put_i18n(p, p->pkg->tags, d->tag, tl->has_paren ? tl->paren : NULL, v);
 		break;
 	case T_TEXT:
 		if (has_tag(p, d->tag))
 			spec_warn(p, "line %d: second %s", p->lineno,
-			          spec_tag_shortname(d->tag, tn, sizeof(tn)));
+			          rpmtag_shortname(d->tag, tn, sizeof(tn)));
 		rc = put_text(p, d->tag, v, false);
 		break;
 	case T_SINGLE:
@@ -982,7 +982,7 @@ static kiln_rc new_package(struct spec_parse_priv *p)
 	if (!rc)
 		rc = spec_package_add(p, nvr, &p->pkg);
 	if (!rc)
-		rc = spec_tagset_put_str(p->pkg->tags, SPEC_TAG_NAME, nvr, p->err);
+		rc = rpmtag_set_put_str(p->pkg->tags, RPMTAG_NAME, nvr, p->err);
 	free(nvr);
 	free(words);
 	return rc;

@@ -379,7 +379,7 @@ enum spec_part spec_parse_description(struct spec_parse_priv *p)
 	if (next == SPEC_PART_ERROR)
 		goto out;
 	/* rpm notices when it stores the text, at the end of the section. */
-	if (spec_has_i18n(pkg->tags, SPEC_TAG_DESCRIPTION, a.lang))
+	if (spec_has_i18n(pkg->tags, RPMTAG_DESCRIPTION, a.lang))
 		spec_warn(p, "line %d: second Description", p->lineno);
 	trim_trailing_newlines(&body);
 	if (kiln_buf_finish(&body, p->err)) {
@@ -388,7 +388,7 @@ enum spec_part spec_parse_description(struct spec_parse_priv *p)
 	}
 	/* rpm only asks for the DESCRIPTION tag: a translated text alone is enough. */
 	pkg->has_description = true;
-	if (spec_put_i18n(p, pkg->tags, SPEC_TAG_DESCRIPTION, a.lang, body.ptr))
+	if (spec_put_i18n(p, pkg->tags, RPMTAG_DESCRIPTION, a.lang, body.ptr))
 		next = SPEC_PART_ERROR;
 out:
 	spec_argv_free(argv, argc);
@@ -440,17 +440,17 @@ static uint32_t trigger_flag(enum spec_script_kind k)
 {
 	switch (k) {
 	case SPEC_SCRIPT_TRIGGERPREIN:
-		return SPEC_DEP_TRIGGERPREIN;
+		return RPMTAG_DEP_TRIGGERPREIN;
 	case SPEC_SCRIPT_TRIGGERIN:
 	case SPEC_SCRIPT_FILETRIGGERIN:
 	case SPEC_SCRIPT_TRANSFILETRIGGERIN:
-		return SPEC_DEP_TRIGGERIN;
+		return RPMTAG_DEP_TRIGGERIN;
 	case SPEC_SCRIPT_TRIGGERUN:
 	case SPEC_SCRIPT_FILETRIGGERUN:
 	case SPEC_SCRIPT_TRANSFILETRIGGERUN:
-		return SPEC_DEP_TRIGGERUN;
+		return RPMTAG_DEP_TRIGGERUN;
 	default:
-		return SPEC_DEP_TRIGGERPOSTUN;
+		return RPMTAG_DEP_TRIGGERPOSTUN;
 	}
 }
 

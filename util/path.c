@@ -128,7 +128,7 @@ kiln_rc util_path_check_relative(const char *name, size_t len, struct kiln_buf *
 	return kiln_buf_finish(out, err);
 }
 
-kiln_rc util_path_open_in_root(int rootfd, const char *rel, int oflags, mode_t mode, unsigned flags,
+kiln_rc util_path_open_beneath(int rootfd, const char *rel, int oflags, mode_t mode, unsigned flags,
                                int *fd, struct kiln_err *err)
 {
 	struct open_how how = {0};

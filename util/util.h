@@ -400,14 +400,14 @@ KILN_MUST_CHECK kiln_rc util_path_join(const char *base, const char *rel, struct
  * Writes the cleaned relative path to out. KILN_EPRIV when it would escape. */
 KILN_MUST_CHECK kiln_rc util_path_check_relative(const char *name, size_t len, struct kiln_buf *out,
                                                  struct kiln_err *err);
-/* Open rel beneath the directory rootfd without ever leaving it: "..", absolute symlinks and
- * symlinks that climb out are refused (openat2 RESOLVE_IN_ROOT semantics are not used on
- * purpose: an absolute symlink is an error here, not a re-rooted path). With
+/* Open rel beneath the directory rootfd without ever leaving it (openat2 RESOLVE_BENEATH):
+ * "..", absolute symlinks and symlinks that climb out are refused (RESOLVE_IN_ROOT is not
+ * used on purpose: an absolute symlink is an error here, not a re-rooted path). With
  * UTIL_OPEN_NOFOLLOW no symlink at all is followed. Returns a new O_CLOEXEC fd in *fd. */
 enum util_open_flags {
 	UTIL_OPEN_NOFOLLOW = 1 << 0,
 };
-KILN_MUST_CHECK kiln_rc util_path_open_in_root(int rootfd, const char *rel, int oflags, mode_t mode,
+KILN_MUST_CHECK kiln_rc util_path_open_beneath(int rootfd, const char *rel, int oflags, mode_t mode,
                                                unsigned flags, int *fd, struct kiln_err *err);
 /* The last component ("c" of "/a/b/c"); points into path. */
 const char *util_path_basename(const char *path);

@@ -22,7 +22,7 @@
 #include "worker/worker.h"
 #include "worker/autodeps_int.h"
 
-#define SENSE (SPEC_DEP_LESS | SPEC_DEP_GREATER | SPEC_DEP_EQUAL)
+#define SENSE (RPMTAG_DEP_LESS | RPMTAG_DEP_GREATER | RPMTAG_DEP_EQUAL)
 #define EXEC_BITS (S_IXUSR | S_IXGRP | S_IXOTH)
 
 /* ---------------------------------------------------------------------------------------- */
@@ -129,17 +129,17 @@ void worker_deps_release(struct worker_deps *d)
 static const char *sense_str(uint32_t flags)
 {
 	switch (flags & SENSE) {
-	case SPEC_DEP_LESS:
+	case RPMTAG_DEP_LESS:
 		return "<";
-	case SPEC_DEP_GREATER:
+	case RPMTAG_DEP_GREATER:
 		return ">";
-	case SPEC_DEP_EQUAL:
+	case RPMTAG_DEP_EQUAL:
 		return "=";
-	case SPEC_DEP_LESS | SPEC_DEP_EQUAL:
+	case RPMTAG_DEP_LESS | RPMTAG_DEP_EQUAL:
 		return "<=";
-	case SPEC_DEP_GREATER | SPEC_DEP_EQUAL:
+	case RPMTAG_DEP_GREATER | RPMTAG_DEP_EQUAL:
 		return ">=";
-	case SPEC_DEP_LESS | SPEC_DEP_GREATER:
+	case RPMTAG_DEP_LESS | RPMTAG_DEP_GREATER:
 		return "<>";
 	default:
 		return "<>=";
@@ -755,8 +755,8 @@ static bool pc_candidate(const struct ad *ad, const struct pack_file *f)
 {
 	size_t len = strlen(f->path);
 
-	return (S_ISREG(f->mode) || S_ISLNK(f->mode)) && !(f->flags & SPEC_FILE_GHOST) && len > 3 &&
-	       !strcmp(f->path + len - 3, ".pc") && excl_match(&ad->pc_path, f->path) &&
+	return (S_ISREG(f->mode) || S_ISLNK(f->mode)) && !(f->flags & RPMTAG_FILE_GHOST) &&
+	       len > 3 && !strcmp(f->path + len - 3, ".pc") && excl_match(&ad->pc_path, f->path) &&
 	       !excl_match(&ad->pc_path_excl, f->path);
 }
 
@@ -790,7 +790,7 @@ static kiln_rc content_file(struct ad *ad, const struct pack_file *f)
 	struct file fl = {.f = f, .fd = -1};
 	kiln_rc rc;
 
-	if (!S_ISREG(f->mode) || !f->src || (f->flags & SPEC_FILE_GHOST) || is_dev_path(f->path))
+	if (!S_ISREG(f->mode) || !f->src || (f->flags & RPMTAG_FILE_GHOST) || is_dev_path(f->path))
 		return KILN_OK;
 	rc = file_open(ad, &fl);
 	fl.color = worker_elf_color_head(fl.head, fl.nhead, f->mode);
@@ -810,7 +810,7 @@ static kiln_rc content_file(struct ad *ad, const struct pack_file *f)
 static kiln_rc owner_deps(struct ad *ad, const struct pack_file *files, size_t n,
                           struct worker_deps *requires, struct worker_deps *recommends)
 {
-	const uint32_t flags = SPEC_DEP_SCRIPT_PRE | SPEC_DEP_SCRIPT_POSTUN;
+	const uint32_t flags = RPMTAG_DEP_SCRIPT_PRE | RPMTAG_DEP_SCRIPT_POSTUN;
 	struct worker_deps *to = requires;
 	long weak = 0;
 	kiln_rc rc = macro_num(ad, "_use_weak_usergroup_deps", 0, &weak);
@@ -836,12 +836,12 @@ static kiln_rc owner_deps(struct ad *ad, const struct pack_file *files, size_t n
 static kiln_rc config_deps(struct ad *ad, const struct pack_file *files, size_t n,
                            struct worker_deps *requires)
 {
-	const uint32_t flags = SPEC_DEP_EQUAL | SPEC_DEP_CONFIG;
+	const uint32_t flags = RPMTAG_DEP_EQUAL | RPMTAG_DEP_CONFIG;
 	char dep[KILN_LIMIT_LINE];
 	size_t i;
 	kiln_rc rc = KILN_OK;
 
-	for (i = 0; i < n && !(files[i].flags & SPEC_FILE_CONFIG); i++)
+	for (i = 0; i < n && !(files[i].flags & RPMTAG_FILE_CONFIG); i++)
 		;
 	if (i == n || !ad->o->name)
 		return KILN_OK;

@@ -30,10 +30,10 @@ KILN_MUST_CHECK kiln_rc worker_pc_print(const char *text, size_t len, const char
  * each, appended to out. */
 void worker_pc_rpm_lines(const char *text, size_t len, struct kiln_buf *out);
 
-/* Generator output, read as rpmbuild reads it (parseRCPOT with FIND_REQUIRES/PROVIDES):
- * lines of "NAME [OP EVR]" items and, for requires, "(rich dependencies)", separated by
- * blanks or commas; a NUL, "\n" or "\r" ends a line. fn gets each dependency (flags:
- * SPEC_DEP_FIND_* and the comparison; evr "" when unversioned). Errors are rpm's
+/* Generator output, read as rpmbuild reads it (parseRCPOT with FIND_REQUIRES/PROVIDES, in
+ * spec_deps_scan): lines of "NAME [OP EVR]" items and, for requires, "(rich dependencies)",
+ * separated by blanks or commas; a NUL, "\n" or "\r" ends a line. fn gets each dependency
+ * (flags: RPMTAG_DEP_FIND_* and the comparison; evr "" when unversioned). Errors are rpm's
  * messages prefixed with what: "what: Versioned file name not permitted: /x >= 1", as
  * KILN_ESYNTAX; a bad version format is a warning (through macros) unless
  * terminate_bad_version. Whatever fn returns stops the parse. */
@@ -43,7 +43,7 @@ typedef kiln_rc (*worker_depline_fn)(void *data, const char *name, const char *e
 
 struct worker_depline {
 	const char *what;           /* the file the output is about */
-	bool provides;              /* provides: no rich dependencies, SPEC_DEP_FIND_PROVIDES */
+	bool provides;              /* provides: no rich dependencies, RPMTAG_DEP_FIND_PROVIDES */
 	bool terminate_bad_version; /* %_wrong_version_format_terminate_build */
 	struct macro_ctx *macros;   /* where warnings go */
 	worker_depline_fn fn;

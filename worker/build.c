@@ -36,6 +36,7 @@ void worker_build_opts_init(struct worker_build_opts *o)
 	o->steps = WORKER_STEPS_A;
 	o->out_fd = STDOUT_FILENO;
 	o->output_digests = true;
+	o->source_date_epoch = -1;
 }
 
 const char *worker_build_expand(struct build *b, const char *s, struct kiln_err *err)
@@ -213,8 +214,10 @@ static kiln_rc build_times(struct build *b, struct kiln_err *err)
 	kiln_rc rc;
 
 	r->source_date_epoch = -1;
-	rc = util_clock_source_date_epoch(&v, err);
-	if (rc == KILN_OK) {
+	rc = b->o->source_date_epoch >= 0 ? KILN_OK : util_clock_source_date_epoch(&v, err);
+	if (rc == KILN_OK && b->o->source_date_epoch >= 0) {
+		r->source_date_epoch = b->o->source_date_epoch; /* the job's, not the process's */
+	} else if (rc == KILN_OK) {
 		r->source_date_epoch = v;
 	} else if (rc == KILN_ENOTFOUND) {
 		kiln_err_clear(err);
@@ -449,7 +452,7 @@ static kiln_rc build_stage_run(struct build *b, enum spec_section sec, const cha
 		goto out;
 	script =
 	    kiln_arena_printf(&b->arena, "%s/.kiln-%s-%s.sh", b->in_builddir,
-	                      spec_tagset_get_str(b->spec->packages[0]->tags, SPEC_TAG_NAME), name);
+	                      rpmtag_set_get_str(b->spec->packages[0]->tags, RPMTAG_NAME), name);
 	hscript = script ? worker_build_host_path(b, script) : NULL;
 	if (!hscript) {
 		rc = kiln_err_set(err, KILN_ENOMEM, "out of memory");
@@ -525,16 +528,16 @@ static void build_shell_quote(struct kiln_buf *out, const char *s)
 
 static const char *build_dep_op(uint32_t flags)
 {
-	switch (flags & (SPEC_DEP_LESS | SPEC_DEP_GREATER | SPEC_DEP_EQUAL)) {
-	case SPEC_DEP_LESS:
+	switch (flags & (RPMTAG_DEP_LESS | RPMTAG_DEP_GREATER | RPMTAG_DEP_EQUAL)) {
+	case RPMTAG_DEP_LESS:
 		return "<";
-	case SPEC_DEP_GREATER:
+	case RPMTAG_DEP_GREATER:
 		return ">";
-	case SPEC_DEP_EQUAL:
+	case RPMTAG_DEP_EQUAL:
 		return "=";
-	case SPEC_DEP_LESS | SPEC_DEP_EQUAL:
+	case RPMTAG_DEP_LESS | RPMTAG_DEP_EQUAL:
 		return "<=";
-	case SPEC_DEP_GREATER | SPEC_DEP_EQUAL:
+	case RPMTAG_DEP_GREATER | RPMTAG_DEP_EQUAL:
 		return ">=";
 	default:
 		return NULL;
@@ -774,8 +777,8 @@ static kiln_rc build_log_open(struct build *b, struct kiln_err *err)
  * call. */
 static kiln_rc build_fetch(struct build *b, struct kiln_err *err)
 {
-	struct worker_fetch_opts def;
-	const struct worker_fetch_opts *fo = b->o->fetch;
+	struct sources_fetch_opts def;
+	const struct sources_fetch_opts *fo = b->o->fetch;
 	const char **saved;
 	size_t i, n = b->spec->nsources;
 	kiln_rc rc;
@@ -798,9 +801,9 @@ static kiln_rc build_fetch(struct build *b, struct kiln_err *err)
 		saved[i] = b->spec->sources[i].path;
 		b->spec->sources[i].path = worker_build_host_path(b, saved[i]);
 	}
-	rc = worker_sources_global_init(err);
+	rc = sources_global_init(err);
 	if (!rc)
-		rc = worker_sources_fetch(b->spec, fo, NULL, err);
+		rc = sources_fetch(b->spec, fo, NULL, err);
 	for (i = 0; i < n; i++)
 		b->spec->sources[i].path = saved[i];
 	return rc;

@@ -13,8 +13,6 @@
 #define BUILD_TAIL_MAX 4096
 /* Where the sandbox shows the top directory (mock's path), so build paths never vary. */
 #define BUILD_SANDBOX_TOPDIR "/builddir/build"
-/* Where the sandbox shows the top directory (mock's path), so build paths never vary. */
-#define BUILD_SANDBOX_TOPDIR "/builddir/build"
 
 struct build {
 	const struct worker_build_opts *o; /* borrowed */
@@ -69,10 +67,6 @@ void worker_build_log(struct build *b, const char *fmt, ...) KILN_PRINTF(2, 3);
 KILN_MUST_CHECK kiln_rc worker_build_output_add(struct build *b, const char *path, const char *kind,
                                                 const char *name, const char *arch,
                                                 struct kiln_err *err);
-
-/* A path as the stages see it (under BUILD_SANDBOX_TOPDIR) turned into the host's; other
- * paths are returned unchanged. NULL on ENOMEM. */
-const char *worker_build_host_path(struct build *b, const char *path);
 
 /* A path as the stages see it (under BUILD_SANDBOX_TOPDIR) turned into the host's; other
  * paths are returned unchanged. NULL on ENOMEM. */

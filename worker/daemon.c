@@ -427,6 +427,23 @@ static kiln_rc daemon_init(struct worker_daemon *d, const struct worker_daemon_o
 	return KILN_OK;
 }
 
+/* kiln's macro configuration (rpmrc, macro files), read once for every build to copy. */
+static kiln_rc macros_load(struct worker_daemon *d, struct kiln_err *err)
+{
+	struct kiln_buf confdir = KILN_BUF_INIT(KILN_LIMIT_PATH);
+	struct macro_config cfg = {0};
+	kiln_rc rc;
+
+	rc = util_configdir_find(&confdir, err);
+	if (!rc && !(d->macros = macro_ctx_new(err)))
+		rc = err->code ? err->code : KILN_ENOMEM;
+	cfg.confdir = confdir.ptr;
+	if (!rc)
+		rc = macro_config_load(d->macros, &cfg, err);
+	kiln_buf_release(&confdir);
+	return rc;
+}
+
 /* The sandbox unless refused; without the privileges for it, the host (as kiln build
  * does) unless it was asked for. */
 static kiln_rc sandbox_pick(struct worker_daemon *d, struct kiln_err *err)
@@ -485,6 +502,8 @@ kiln_rc worker_daemon_run(const struct worker_daemon_opts *o, volatile sig_atomi
 	api_reply_init(&r, KILN_MIB);
 	rc = daemon_init(&d, o, host, sizeof(host), err);
 	if (!rc)
+		rc = macros_load(&d, err);
+	if (!rc)
 		rc = sandbox_pick(&d, err);
 	if (!rc)
 		rc = slot_client(&d, &c, err);
@@ -511,6 +530,7 @@ kiln_rc worker_daemon_run(const struct worker_daemon_opts *o, volatile sig_atomi
 out:
 	api_client_free(c);
 	api_reply_release(&r);
+	macro_ctx_free(d.macros);
 	util_close(d.lock_fd);
 	return rc;
 }

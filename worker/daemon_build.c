@@ -1,6 +1,7 @@
 /*
- * daemon_build.c - the build child of the worker daemon: the job's macros, then the real
- * build pipeline, worker_build(), exactly as `kiln build` runs it.
+ * daemon_build.c - the build child of the worker daemon: the job's macros and sandbox
+ * through worker_build_prepare() (as `kiln build` assembles them), then the real build
+ * pipeline, worker_build().
  *
  * It runs in a process of its own (forked per build), so a crash, a cancel or a timeout
  * takes down only this build: the daemon kills the child's process group, and with it the
@@ -8,71 +9,44 @@
  */
 #include "util/util.h"
 
-#include <stdlib.h>
 #include <unistd.h>
 
 #include "worker/daemon_int.h"
 
-static kiln_rc define(struct macro_ctx *mc, const char *name, const char *value,
-                      struct kiln_err *err)
+/* The job's macros: the daemon's configuration (loaded once, at start) duplicated, then
+ * what the job asks for, through the same assembly as `kiln build`. */
+static kiln_rc job_setup(const struct worker_child_req *r, struct kiln_arena *a,
+                         struct worker_build_setup *s, struct kiln_err *err)
 {
-	return macro_define(mc, name, NULL, value, MACRO_LEVEL_CMDLINE, err);
-}
-
-/* rpmbuild's --with X / --without X: %_with_X "--with-X" (popt aliases). */
-static kiln_rc conditions(struct macro_ctx *mc, const struct worker_job_req *j,
-                          struct kiln_err *err)
-{
-	char name[200], value[200];
+	const struct worker_job_req *j = r->job;
+	const char **defs = NULL;
 	size_t i;
-	kiln_rc rc = KILN_OK;
 
-	for (i = 0; !rc && i < j->with.n; i++) {
-		snprintf(name, sizeof(name), "_with_%s", j->with.v[i]);
-		snprintf(value, sizeof(value), "--with-%s", j->with.v[i]);
-		rc = define(mc, name, value, err);
-	}
-	for (i = 0; !rc && i < j->without.n; i++) {
-		snprintf(name, sizeof(name), "_without_%s", j->without.v[i]);
-		snprintf(value, sizeof(value), "--without-%s", j->without.v[i]);
-		rc = define(mc, name, value, err);
-	}
-	return rc;
-}
-
-static kiln_rc macros_open(const struct worker_child_req *r, struct macro_ctx **out,
-                           struct kiln_err *err)
-{
-	struct kiln_buf confdir = KILN_BUF_INIT(KILN_LIMIT_PATH);
-	struct macro_config cfg = {0};
-	struct macro_ctx *mc = NULL;
-	size_t i;
-	kiln_rc rc;
-
-	rc = util_configdir_find(&confdir, err);
-	if (!rc && !(mc = macro_ctx_new(err)))
-		rc = err ? err->code : KILN_ENOMEM;
-	cfg.confdir = confdir.ptr;
-	if (!rc)
-		rc = macro_config_load(mc, &cfg, err);
-	if (!rc)
-		rc = define(mc, "_topdir", r->topdir, err);
-	if (!rc && r->format)
-		rc = define(mc, "_rpmformat", r->format, err);
+	worker_build_setup_init(s);
+	s->topdir = r->topdir;
+	s->rpm_format = r->format;
 	/* a git job builds in its checkout: sources beside the spec (dist-git layout) */
-	if (!rc && r->sourcedir)
-		rc = define(mc, "_sourcedir", r->sourcedir, err);
-	for (i = 0; !rc && i < r->job->defines.n; i++)
-		rc = define(mc, r->job->defines.keys[i], r->job->defines.values[i], err);
-	if (!rc)
-		rc = conditions(mc, r->job, err);
-	kiln_buf_release(&confdir);
-	if (rc) {
-		macro_ctx_free(mc);
-		mc = NULL;
+	s->sourcedir = r->sourcedir;
+	if (j->defines.n && !(defs = kiln_arena_alloc(a, j->defines.n * sizeof(*defs))))
+		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	for (i = 0; i < j->defines.n; i++) {
+		defs[i] = kiln_arena_printf(a, "%s %s", j->defines.keys[i], j->defines.values[i]);
+		if (!defs[i])
+			return kiln_err_set(err, KILN_ENOMEM, "out of memory");
 	}
-	*out = mc;
-	return rc;
+	s->defines = defs;
+	s->ndefines = j->defines.n;
+	s->with = j->with.v, s->nwith = j->with.n;
+	s->without = j->without.v, s->nwithout = j->without.n;
+	s->source_date_epoch = j->has_sde ? j->source_date_epoch : -1;
+	s->sandbox = r->sandbox;
+	s->root = r->sandbox ? r->root : NULL;
+	s->limits.timeout_ms = j->timeout * 1000;
+	/* the job's caps (worker_caps_for_job): in force through the sandbox's cgroup */
+	s->limits.pids_max = (uint64_t)r->caps->pids;
+	s->limits.memory_bytes = (uint64_t)r->caps->memory;
+	s->limits.cpu_percent = r->caps->cpu > UINT32_MAX ? UINT32_MAX : (uint32_t)r->caps->cpu;
+	return KILN_OK;
 }
 
 static void result_write(const struct worker_child_req *r, const struct worker_build_result *res,
@@ -91,19 +65,16 @@ int worker_daemon_build_child(const struct worker_child_req *r)
 {
 	struct worker_build_result res = {0};
 	struct worker_build_opts bo;
+	struct worker_build_setup setup;
 	struct chroot_config cc;
 	struct kiln_err err = KILN_ERR_INIT;
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_LIMIT_ARENA);
-	struct worker_fetch_opts fo = {0};
+	struct sources_fetch_opts fo = {0};
 	struct worker_vary_state vs = {0};
 	struct macro_ctx *mc = NULL;
-	char sde[32], msg[KILN_ERR_MSG_MAX + KILN_ERR_INPUT_MAX + 16];
+	char msg[KILN_ERR_MSG_MAX + KILN_ERR_INPUT_MAX + 16];
 	kiln_rc rc;
 
-	if (r->job->has_sde) {
-		snprintf(sde, sizeof(sde), "%lld", (long long)r->job->source_date_epoch);
-		setenv("SOURCE_DATE_EPOCH", sde, 1);
-	}
 	worker_build_opts_init(&bo);
 	bo.steps = r->srpm_path ? WORKER_STEPS_B : WORKER_STEPS_A;
 	bo.out_fd = STDOUT_FILENO;
@@ -114,19 +85,11 @@ int worker_daemon_build_child(const struct worker_child_req *r)
 	fo.git_url = r->git_commit ? r->job->git.url : NULL;
 	fo.git_commit = r->git_commit;
 	bo.fetch = &fo;
-	chroot_config_init(&cc);
-	if (r->sandbox) {
-		cc.kind = CHROOT_EXEC_SANDBOX;
-		cc.limits.timeout_ms = r->job->timeout * 1000;
-		cc.limits.pids_max = (uint64_t)r->caps->pids;
-		cc.limits.memory_bytes = (uint64_t)r->caps->memory;
-		cc.limits.cpu_percent =
-		    r->caps->cpu > UINT32_MAX ? UINT32_MAX : (uint32_t)r->caps->cpu;
-		bo.exec = &cc;
-	}
-	rc = r->root && r->sandbox ? chroot_config_root_parse(&cc, r->root, &err) : KILN_OK;
+	rc = job_setup(r, &a, &setup, &err);
+	if (!rc && !(mc = macro_ctx_dup(r->macros, &err)))
+		rc = err.code ? err.code : KILN_ENOMEM;
 	if (!rc)
-		rc = macros_open(r, &mc, &err);
+		rc = worker_build_prepare(&setup, mc, &bo, &cc, &err);
 	if (!rc && r->srpm_path)
 		rc = worker_srpm_install(r->srpm_path, mc, &a, &bo.spec_path, &err);
 	else

@@ -26,6 +26,9 @@ struct worker_daemon {
 	int64_t poll_ms;
 	struct worker_caps caps; /* the worker's own, defaults filled in */
 	int lock_fd;             /* holds the work directory's lock */
+	/* kiln's macro configuration, loaded once at start; each build child duplicates it
+	 * (macro_ctx_dup) instead of reading the macro files again. Owned. */
+	struct macro_ctx *macros;
 };
 
 /* The caps for a job: each of the worker's, lowered to the job's where it asks for less
@@ -93,6 +96,7 @@ struct worker_child_req {
 	const char *cache_dir;   /* the source cache for URL sources */
 	const char *format;      /* "4", "6" or NULL for kiln's default */
 	const char *result_path; /* worker_build_result_json() goes here */
+	const struct macro_ctx *macros; /* the daemon's configuration, duplicated per build */
 	bool sandbox;
 	const char *root;
 	unsigned vary;                  /* enum worker_vary: a rerun's variations */

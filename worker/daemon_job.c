@@ -233,9 +233,9 @@ out:
 static kiln_rc git_checkout(struct jobrun *j, struct kiln_err *err)
 {
 	const struct worker_git_req *g = &j->l->job.git;
-	struct worker_fetch_opts fo = {0};
-	struct worker_sources *src = NULL;
-	struct worker_git_rev rev;
+	struct sources_fetch_opts fo = {0};
+	struct sources *src = NULL;
+	struct sources_git_rev rev;
 	kiln_rc rc;
 
 	fo.cache_dir = j->cache;
@@ -243,19 +243,19 @@ static kiln_rc git_checkout(struct jobrun *j, struct kiln_err *err)
 	/* inside %{_topdir}: the sandbox maps only the top directory */
 	if (!pathf(j->checkout, sizeof(j->checkout), "%s/git", j->top))
 		return kiln_err_set(err, KILN_ELIMIT, "%s: path too long", j->top);
-	rc = worker_sources_new(&fo, &src, err);
+	rc = sources_new(&fo, &src, err);
 	/* once a worker resolved the ref, the manifest pins that commit for every attempt
 	 * and rerun: a branch that moved since is not followed */
 	if (!rc)
-		rc = worker_git_resolve(src, g->url, g->commit ? g->commit : g->ref, &rev, err);
+		rc = sources_git_resolve(src, g->url, g->commit ? g->commit : g->ref, &rev, err);
 	if (!rc)
-		rc = worker_git_export(src, g->url, rev.commit, j->checkout, err);
+		rc = sources_git_export(src, g->url, rev.commit, j->checkout, err);
 	if (!rc) {
 		memcpy(j->commit, rev.commit, sizeof(j->commit));
 		log_note(j, "kiln worker: %s %s is commit %s%s\n", g->url, g->ref ? g->ref : "HEAD",
 		         rev.commit, g->commit ? " (pinned by the job's manifest)" : "");
 	}
-	worker_sources_free(src);
+	sources_free(src);
 	return rc;
 }
 
@@ -618,6 +618,7 @@ static int build_once(struct jobrun *j, const char *format, const char *result_p
 	req.sandbox = j->d->sandbox;
 	req.root = j->d->o->root;
 	req.cache_dir = j->cache;
+	req.macros = j->d->macros;
 	req.vary = j->vary;
 	req.caps = &j->caps;
 	if (j->l->job.has_git &&

@@ -366,7 +366,7 @@ static kiln_rc gwalk_magic(struct gwalk *g, struct kiln_buf *prefix, const char 
 		return KILN_OK; /* no name can match */
 	memcpy(pat, c, n);
 	pat[n] = '\0';
-	if (util_path_open_in_root(g->rootfd, prefix->len ? prefix->ptr + 1 : ".",
+	if (util_path_open_beneath(g->rootfd, prefix->len ? prefix->ptr + 1 : ".",
 	                           O_RDONLY | O_DIRECTORY, 0, 0, &fd, &e2))
 		return e2.code == KILN_EPRIV ? (kiln_err_merge(g->err, &e2), KILN_EPRIV) : KILN_OK;
 	d = fdopendir(fd);
@@ -935,7 +935,7 @@ static bool locate(struct fl *fl, const char *cpio, struct located *l)
 		return false;
 	memcpy(parent, cpio, plen);
 	parent[plen] = '\0';
-	if (util_path_open_in_root(fl->rootfd, plen ? parent + 1 : ".", O_PATH | O_DIRECTORY, 0, 0,
+	if (util_path_open_beneath(fl->rootfd, plen ? parent + 1 : ".", O_PATH | O_DIRECTORY, 0, 0,
 	                           &l->pfd, &e2)) {
 		l->escapes = e2.code == KILN_EPRIV;
 		return false;
@@ -958,7 +958,7 @@ static void not_found(struct fl *fl, const char *diskmsg)
 	const char *what = fl->cur.isdir ? "Directory not found" : "File not found";
 	bool ignore = (e->flags & SPEC_ENTRY_EXCLUDE) != 0;
 
-	if ((e->fileflags & SPEC_FILE_DOC) &&
+	if ((e->fileflags & RPMTAG_FILE_DOC) &&
 	    !macro_num(fl->o->macros, "_missing_doc_files_terminate_build", 0))
 		ignore = true;
 	if (ignore)
@@ -1035,7 +1035,7 @@ static kiln_rc add_path(struct fl *fl, const char *cpio)
 	else if (l.escapes)
 		fl_fail(fl, KILN_EPRIV, "Path is outside buildroot: %s (a symlink leaves it)",
 		        diskmsg);
-	else if (e->fileflags & SPEC_FILE_GHOST) {
+	else if (e->fileflags & RPMTAG_FILE_GHOST) {
 		fake_stat(fl, &st);
 		rc = rec_add(fl, cpio, diskmsg, cpio, &st, -1, NULL);
 	} else {
@@ -1183,11 +1183,11 @@ static bool cur_set(struct fl *fl, const struct spec_files_entry *e)
 static kiln_rc entry_special(struct fl *fl, const struct spec_files_entry *e, struct special *doc,
                              struct special *lic)
 {
-	uint32_t other = e->fileflags & ~(uint32_t)(SPEC_FILE_DOC | SPEC_FILE_LICENSE);
-	bool isdoc = (e->fileflags & SPEC_FILE_DOC) != 0;
+	uint32_t other = e->fileflags & ~(uint32_t)(RPMTAG_FILE_DOC | RPMTAG_FILE_LICENSE);
+	bool isdoc = (e->fileflags & RPMTAG_FILE_DOC) != 0;
 	bool mixed = other ||
 	             (e->flags & (SPEC_ENTRY_DIR | SPEC_ENTRY_DOCDIR | SPEC_ENTRY_EXCLUDE)) ||
-	             (isdoc && (e->fileflags & SPEC_FILE_LICENSE));
+	             (isdoc && (e->fileflags & RPMTAG_FILE_LICENSE));
 	kiln_rc rc = KILN_OK;
 	size_t i;
 
@@ -1389,7 +1389,7 @@ static kiln_rc copy_tree(int sfd, int dfd, const char *name, int depth, struct k
  * %_docdir_fmt rendered over the package's tags (rpm: %{NAME}-%{VERSION} when unset). */
 static const char *special_dirname(struct fl *fl, bool doc)
 {
-	struct spec_qf_source src;
+	struct rpmtag_qf_source src;
 	struct kiln_buf fmt = KILN_BUF_INIT(KILN_LIMIT_PATH);
 	struct kiln_buf path = KILN_BUF_INIT(KILN_LIMIT_PATH * 2);
 	struct kiln_err e2 = KILN_ERR_INIT;
@@ -1399,12 +1399,12 @@ static const char *special_dirname(struct fl *fl, bool doc)
 	if (macro_expand_str(fl->o->macros, "%{?_docdir_fmt}", &m, &e2) ||
 	    spec_qf_source_make(fl->spec, fl->pkg->tags, &src, &e2))
 		goto out;
-	if (*m && spec_qf_format(m, &src, &fmt, &e2)) {
+	if (*m && rpmtag_qf_format(m, &src, &fmt, &e2)) {
 		fl_warn(fl, "illegal _docdir_fmt %s: %s", m, e2.msg);
 		kiln_buf_reset(&fmt);
 	}
 	if (!*m || !fmt.len)
-		(void)!spec_qf_format("%{NAME}-%{VERSION}", &src, &fmt, &e2);
+		(void)!rpmtag_qf_format("%{NAME}-%{VERSION}", &src, &fmt, &e2);
 	free(m);
 	m = NULL;
 	kiln_buf_addstr(&path, doc ? "%{_docdir}/" : "%{_licensedir}/");
@@ -1452,7 +1452,7 @@ static kiln_rc special_copy(struct fl *fl, int bfd, int dfd, const char *glob,
 
 		util_path_dirname(m.v[i][0] == '/' ? m.v[i] + 1 : m.v[i], &rel);
 		e2 = (struct kiln_err)KILN_ERR_INIT;
-		if (!util_path_open_in_root(bfd, rel.ptr, O_RDONLY | O_DIRECTORY, 0, 0, &sfd, &e2))
+		if (!util_path_open_beneath(bfd, rel.ptr, O_RDONLY | O_DIRECTORY, 0, 0, &sfd, &e2))
 			(void)copy_tree(sfd, dfd, base, 0, &e2);
 		util_close(sfd);
 		kiln_buf_release(&rel);
@@ -1582,12 +1582,13 @@ static uint32_t rec_hardlink(const struct fl *fl, size_t i)
 	const struct rec *r = &fl->recs[i];
 	size_t j;
 
-	if (!S_ISREG(r->mode) || r->st.st_nlink < 2 || (r->flags & (SPEC_FILE_GHOST | FL_EXCLUDE)))
+	if (!S_ISREG(r->mode) || r->st.st_nlink < 2 ||
+	    (r->flags & (RPMTAG_FILE_GHOST | FL_EXCLUDE)))
 		return 0;
 	for (j = 0; j < fl->nrecs; j++) {
 		const struct rec *o = &fl->recs[j];
 
-		if (S_ISREG(o->mode) && !(o->flags & (SPEC_FILE_GHOST | FL_EXCLUDE)) && o->cpio &&
+		if (S_ISREG(o->mode) && !(o->flags & (RPMTAG_FILE_GHOST | FL_EXCLUDE)) && o->cpio &&
 		    o->st.st_ino == r->st.st_ino && o->st.st_dev == r->st.st_dev)
 			return (uint32_t)j + 1;
 	}
@@ -1602,15 +1603,15 @@ static kiln_rc rec_to_file(struct fl *fl, size_t i, struct pack_file *f)
 	if (fl->o->clamp_mtime && mtime > fl->o->clamp_to)
 		mtime = fl->o->clamp_to;
 	if (is_docfile(fl, r->cpio))
-		r->flags |= SPEC_FILE_DOC;
+		r->flags |= RPMTAG_FILE_DOC;
 	if (S_ISDIR(r->mode))
-		r->flags &= ~(uint32_t)(SPEC_FILE_CONFIG | SPEC_FILE_DOC | SPEC_FILE_LICENSE);
-	if (r->flags & SPEC_FILE_GHOST)
-		r->verify &= ~(uint32_t)(SPEC_VERIFY_FILEDIGEST | SPEC_VERIFY_FILESIZE |
-		                         SPEC_VERIFY_LINKTO | SPEC_VERIFY_MTIME);
+		r->flags &= ~(uint32_t)(RPMTAG_FILE_CONFIG | RPMTAG_FILE_DOC | RPMTAG_FILE_LICENSE);
+	if (r->flags & RPMTAG_FILE_GHOST)
+		r->verify &= ~(uint32_t)(RPMTAG_VERIFY_FILEDIGEST | RPMTAG_VERIFY_FILESIZE |
+		                         RPMTAG_VERIFY_LINKTO | RPMTAG_VERIFY_MTIME);
 	memset(f, 0, sizeof(*f));
 	f->path = r->cpio;
-	f->src = S_ISREG(r->mode) && !(r->flags & SPEC_FILE_GHOST) ? r->disk : NULL;
+	f->src = S_ISREG(r->mode) && !(r->flags & RPMTAG_FILE_GHOST) ? r->disk : NULL;
 	f->mode = r->mode;
 	f->user = r->user;
 	f->group = r->group;

@@ -88,17 +88,17 @@ static kiln_rc pkg_write_opts(struct build *b, bool source, struct pack_write_op
 }
 
 /* Copy a tag set into a pack header. */
-static kiln_rc pkg_tags_copy(struct pack_header *h, const struct spec_tagset *ts,
+static kiln_rc pkg_tags_copy(struct pack_header *h, const struct rpmtag_set *ts,
                              struct kiln_err *err)
 {
-	size_t i, n = spec_tagset_count(ts);
+	size_t i, n = rpmtag_set_count(ts);
 	kiln_rc rc = KILN_OK;
 
 	for (i = 0; i < n && !rc; i++) {
-		uint32_t tag = spec_tagset_tag_at(ts, i);
-		struct spec_qf_value v;
+		uint32_t tag = rpmtag_set_tag_at(ts, i);
+		struct rpmtag_qf_value v;
 
-		if (tag == SPEC_TAG_HEADERI18NTABLE || !spec_tagset_get(ts, tag, &v))
+		if (tag == RPMTAG_HEADERI18NTABLE || !rpmtag_set_get(ts, tag, &v))
 			continue;
 		rc = pack_header_put(h, tag, v.type, v.data, v.count, err);
 	}
@@ -123,26 +123,26 @@ static kiln_rc pkg_build_tags(struct build *b, struct pack_header *h, struct kil
 		host = hostname;
 	}
 	cookie = kiln_arena_printf(&b->arena, "%s %lld", host, (long long)b->res->buildtime);
-	rc = pack_header_put_u32(h, SPEC_TAG_BUILDTIME, (uint32_t)b->res->buildtime, err);
+	rc = pack_header_put_u32(h, RPMTAG_BUILDTIME, (uint32_t)b->res->buildtime, err);
 	if (!rc)
-		rc = pack_header_put_string(h, SPEC_TAG_BUILDHOST, host, err);
+		rc = pack_header_put_string(h, RPMTAG_BUILDHOST, host, err);
 	if (!rc)
-		rc = pack_header_put_string(h, SPEC_TAG_RPMVERSION, ver, err);
+		rc = pack_header_put_string(h, RPMTAG_RPMVERSION, ver, err);
 	if (!rc)
-		rc = pack_header_put_string(h, SPEC_TAG_COOKIE, cookie ? cookie : "", err);
-	if (!rc && !pack_header_get(h, SPEC_TAG_ENCODING))
-		rc = pack_header_put_string(h, SPEC_TAG_ENCODING, "utf-8", err);
+		rc = pack_header_put_string(h, RPMTAG_COOKIE, cookie ? cookie : "", err);
+	if (!rc && !pack_header_get(h, RPMTAG_ENCODING))
+		rc = pack_header_put_string(h, RPMTAG_ENCODING, "utf-8", err);
 	return rc;
 }
 
 /* "E:V-R" of a package's tags. */
-static const char *pkg_evr(struct build *b, const struct spec_tagset *ts)
+static const char *pkg_evr(struct build *b, const struct rpmtag_set *ts)
 {
-	struct spec_qf_value ev;
-	const char *v = spec_tagset_get_str(ts, SPEC_TAG_VERSION);
-	const char *r = spec_tagset_get_str(ts, SPEC_TAG_RELEASE);
+	struct rpmtag_qf_value ev;
+	const char *v = rpmtag_set_get_str(ts, RPMTAG_VERSION);
+	const char *r = rpmtag_set_get_str(ts, RPMTAG_RELEASE);
 
-	if (spec_tagset_get(ts, SPEC_TAG_EPOCH, &ev) && ev.count)
+	if (rpmtag_set_get(ts, RPMTAG_EPOCH, &ev) && ev.count)
 		return kiln_arena_printf(&b->arena, "%u:%s-%s", *(const uint32_t *)ev.data, v, r);
 	return kiln_arena_printf(&b->arena, "%s-%s", v, r);
 }
@@ -160,20 +160,20 @@ static bool pkg_has_nosource(const struct spec *spec)
 
 static const char *pkg_srpm_name(struct build *b)
 {
-	const struct spec_tagset *ts = b->spec->packages[0]->tags;
+	const struct rpmtag_set *ts = b->spec->packages[0]->tags;
 
-	return kiln_arena_printf(
-	    &b->arena, "%s-%s-%s.%s.rpm", spec_tagset_get_str(ts, SPEC_TAG_NAME),
-	    spec_tagset_get_str(ts, SPEC_TAG_VERSION), spec_tagset_get_str(ts, SPEC_TAG_RELEASE),
-	    pkg_has_nosource(b->spec) ? "nosrc" : "src");
+	return kiln_arena_printf(&b->arena, "%s-%s-%s.%s.rpm", rpmtag_set_get_str(ts, RPMTAG_NAME),
+	                         rpmtag_set_get_str(ts, RPMTAG_VERSION),
+	                         rpmtag_set_get_str(ts, RPMTAG_RELEASE),
+	                         pkg_has_nosource(b->spec) ? "nosrc" : "src");
 }
 
 /* %{_rpmfilename} rendered over the package's tags. */
-static const char *pkg_filename(struct build *b, const struct spec_tagset *ts, struct kiln_err *err)
+static const char *pkg_filename(struct build *b, const struct rpmtag_set *ts, struct kiln_err *err)
 {
 	const char *fmt = worker_build_expand(b, "%{_rpmfilename}", err);
 	struct kiln_buf out = KILN_BUF_INIT(4096);
-	struct spec_qf_source src;
+	struct rpmtag_qf_source src;
 	const char *name = NULL;
 	kiln_rc rc;
 
@@ -181,7 +181,7 @@ static const char *pkg_filename(struct build *b, const struct spec_tagset *ts, s
 		return NULL;
 	rc = spec_qf_source_make(b->spec, ts, &src, err);
 	if (!rc)
-		rc = spec_qf_format(fmt, &src, &out, err);
+		rc = rpmtag_qf_format(fmt, &src, &out, err);
 	if (!rc)
 		rc = kiln_buf_finish(&out, err);
 	if (!rc) {
@@ -246,7 +246,7 @@ static kiln_rc pkg_deps(struct build *b, struct spec_package *pkg, struct pack_h
 	ao.macros = b->mc;
 	ao.autoreq = pkg->autoreq;
 	ao.autoprov = pkg->autoprov;
-	ao.name = spec_tagset_get_str(pkg->tags, SPEC_TAG_NAME);
+	ao.name = rpmtag_set_get_str(pkg->tags, RPMTAG_NAME);
 	ao.evr = pkg_evr(b, pkg->tags);
 	if (!ao.evr)
 		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
@@ -303,18 +303,17 @@ static kiln_rc pkg_binary_write(struct build *b, struct spec_package *pkg,
 		rc = pkg_build_tags(b, &h, err);
 	srpm = pkg_srpm_name(b);
 	if (!rc)
-		rc = srpm ? pack_header_put_string(&h, SPEC_TAG_SOURCERPM, srpm, err) : KILN_ENOMEM;
+		rc = srpm ? pack_header_put_string(&h, RPMTAG_SOURCERPM, srpm, err) : KILN_ENOMEM;
 	path = rc ? NULL : pkg_filename(b, pkg->tags, err);
 	if (!rc && !path)
 		rc = err->code ? err->code : KILN_ENOMEM;
-	arch = spec_tagset_get_str(pkg->tags, SPEC_TAG_ARCH);
+	arch = rpmtag_set_get_str(pkg->tags, RPMTAG_ARCH);
 	late = (struct pkg_late){b, pkg, fl, &h, wo.format};
 	wo.overlap = pkg_late_run;
 	wo.overlap_arg = &late;
 	if (!rc)
-		rc =
-		    pkg_write(b, path, &h, fl->files, fl->n, &wo, "binary",
-		              spec_tagset_get_str(pkg->tags, SPEC_TAG_NAME), arch ? arch : "", err);
+		rc = pkg_write(b, path, &h, fl->files, fl->n, &wo, "binary",
+		               rpmtag_set_get_str(pkg->tags, RPMTAG_NAME), arch ? arch : "", err);
 	pack_header_release(&h);
 	return rc;
 }
@@ -400,7 +399,7 @@ static kiln_rc pkg_source_file(struct build *b, struct pack_file *f, const char 
 	if (clamp && f->mtime > to)
 		f->mtime = to;
 	f->flags = flags;
-	f->verify = (uint32_t)SPEC_VERIFY_ALL;
+	f->verify = (uint32_t)RPMTAG_VERIFY_ALL;
 	(void)b;
 	return KILN_OK;
 }
@@ -431,7 +430,7 @@ static kiln_rc pkg_spec_tag(struct build *b, struct pack_header *h, struct kiln_
 	kiln_buf_addstr(&out, p);
 	rc = kiln_buf_finish(&out, err);
 	if (!rc)
-		rc = pack_header_put_string(h, SPEC_TAG_SPEC, out.ptr, err);
+		rc = pack_header_put_string(h, RPMTAG_SPEC, out.ptr, err);
 	kiln_buf_release(&out);
 	return rc;
 }
@@ -455,8 +454,8 @@ kiln_rc worker_build_source(struct build *b, struct kiln_err *err)
 	rc = worker_build_mtime_clamp(b, &clamp, &to, err);
 	if (!rc)
 		rc = pkg_source_file(b, &files[n++], b->o->spec_path,
-		                     util_path_basename(b->o->spec_path), SPEC_FILE_SPECFILE, clamp,
-		                     to, err);
+		                     util_path_basename(b->o->spec_path), RPMTAG_FILE_SPECFILE,
+		                     clamp, to, err);
 	for (i = 0; i < spec->nsources && !rc; i++) {
 		const struct spec_source *s = &spec->sources[i];
 		size_t j;
@@ -477,7 +476,7 @@ kiln_rc worker_build_source(struct build *b, struct kiln_err *err)
 	if (!rc)
 		rc = pkg_build_tags(b, &h, err);
 	if (!rc)
-		rc = pack_header_put_u32(&h, SPEC_TAG_SOURCEPACKAGE, 1, err);
+		rc = pack_header_put_u32(&h, RPMTAG_SOURCEPACKAGE, 1, err);
 	/* rpm stores the parsed spec (what rpmspec -P prints) in the source package. */
 	if (!rc)
 		rc = pkg_spec_tag(b, &h, err);
@@ -487,7 +486,7 @@ kiln_rc worker_build_source(struct build *b, struct kiln_err *err)
 		rc = kiln_err_set(err, KILN_ENOMEM, "out of memory");
 	if (!rc)
 		rc = pkg_write(b, path, &h, files, n, &wo, "source",
-		               spec_tagset_get_str(spec->srctags, SPEC_TAG_NAME), "src", err);
+		               rpmtag_set_get_str(spec->srctags, RPMTAG_NAME), "src", err);
 	pack_header_release(&h);
 	free(files);
 	return rc;

@@ -78,7 +78,7 @@ kiln_rc worker_srpm_install(const char *srpm, struct macro_ctx *mc, struct kiln_
 	if (!rc)
 		rc = pack_payload_open(&p, fd, &pl, err);
 	while (!rc && !(rc = pack_payload_next(pl, &fi, err))) {
-		bool spec = (fi.flags & SPEC_FILE_SPECFILE) != 0;
+		bool spec = (fi.flags & RPMTAG_FILE_SPECFILE) != 0;
 		const char *dst;
 
 		if (!S_ISREG(fi.mode))

@@ -1,14 +1,15 @@
 /*
- * worker.h - what a worker does with a job: fetch and cache sources, run a spec's build
+ * worker.h - what a worker does with a job: run a spec's build
  * stages through an executor (host process or the chroot sandbox), turn the buildroot into
  * package file lists with automatic dependencies, and write the binary and source packages.
+ *
+ * Fetching and caching sources is sources/sources.h, a layer below.
  *
  * Sections (each owned by its sources; keep additions inside the matching section):
  *   1. Packaged files: %files applied to a buildroot      (worker/filelist.c)
  *   2. Automatic dependencies: ELF, #!, .pc (worker/elf.c autodeps.c depline.c pkgconfig.c)
- *   3. Sources: fetching, verification and the cache     (worker/fetch*.c, worker/cache.c)
- *   4. The build pipeline                                (worker/build.c, package.c, srpm.c)
- *   5. The worker daemon                                 (worker/daemon*.c)
+ *   3. The build pipeline                                (worker/build.c, package.c, srpm.c)
+ *   4. The worker daemon                                 (worker/daemon*.c)
  */
 #ifndef KILN_WORKER_H
 #define KILN_WORKER_H
@@ -22,6 +23,7 @@
 #include "pack/pack.h"
 #include "sign/sign.h"
 #include "chroot/chroot.h"
+#include "sources/sources.h"
 
 /* ======================================================================================== */
 /* 1. Packaged files: %files applied to a buildroot                                         */
@@ -139,7 +141,7 @@ void worker_filelist_release(struct worker_filelist *fl);
  * fonts, desktop files, ...) are not run. rpmlib() requires and the package's own
  * name/name(arch) provides are the package assembly's business, not this section's. */
 
-/* One dependency (flags: rpm's RPMSENSE_* bits, enum spec_dep_flags, as pack_deps_add takes
+/* One dependency (flags: rpm's RPMSENSE_* bits, enum rpmtag_dep_flags, as pack_deps_add takes
  * them). */
 struct worker_dep {
 	const char *name;
@@ -263,7 +265,7 @@ struct worker_autodeps_opts {
  * dropped). files are the package's files in any order; a regular file's contents are read
  * from its src (its on-disk mode decides "executable", as rpm stats the buildroot file),
  * symlinked .pc files are followed inside the list. Generated dependencies carry
- * SPEC_DEP_FIND_REQUIRES or SPEC_DEP_FIND_PROVIDES.
+ * RPMTAG_DEP_FIND_REQUIRES or RPMTAG_DEP_FIND_PROVIDES.
  *   ELF (ET_EXEC/ET_DYN): provides the soname (for a library without DT_DEBUG; without a
  *     DT_SONAME its file name) and every version it defines, "libfoo.so.1()(64bit)",
  *     "libfoo.so.1(FOO_1.0)(64bit)"; requires DT_NEEDED, versions needed and
@@ -289,252 +291,7 @@ KILN_MUST_CHECK kiln_rc worker_autodeps_collect(const struct pack_file *files, s
                                                 struct kiln_err *err);
 
 /* ======================================================================================== */
-/* 3. Sources                                                                               */
-/* ======================================================================================== */
-
-/* Every Source/Patch of a spec is made present in %{_sourcedir} before a build: files that
- * are already there are used as they are (after checking a declared checksum), URLs are
- * fetched with libcurl (http, https, ftp, ftps, file) or served from the cache, and git
- * repositories are mirrored with libgit2. What a build uses is verified against the
- * checksums declared for it (a dist-git "sources" file beside the spec, or the job's), and
- * nothing unverified enters the cache when a checksum is declared.
- *
- * The cache is a directory shared by every kiln process of a machine:
- *   sha256/ab/abcd...      content objects, named by the sha256 of their bytes (0444)
- *   alias/<algo>/ab/...    other digests of an object (sha512, md5, ...): its sha256
- *   url/ab/<sha256(url)>   the object a URL last gave ("sha256 HEX\nurl URL\n")
- *   git/<sha256(url)>.git  bare mirrors of git repositories
- *   tmp/, lock/            downloads in progress; flock(2) files
- * Writers download to tmp/ and rename into place, so readers see whole objects or none;
- * a per-URL lock makes a second process wait for the first's download and then use it. An
- * object's mtime is its last use: the size cap evicts the least recently used first.
- *
- * Thread safety: a struct worker_sources belongs to one thread at a time; any number of
- * them (in any number of processes) may share one cache directory. */
-
-/* Call once per process before any other function of this section (cli/ does, from
- * main): initialises libcurl and libgit2. Not thread-safe. */
-KILN_MUST_CHECK kiln_rc worker_sources_global_init(struct kiln_err *err);
-
-/* ---- Checksums: a dist-git "sources" file ---------------------------------------------- */
-
-/* A declared checksum of one file (Fedora's "SHA512 (name) = hex"). */
-struct worker_sum {
-	const char *file; /* in the list's arena */
-	enum util_digest_algo algo;
-	char hex[2 * UTIL_DIGEST_MAX + 1]; /* lowercase */
-};
-
-struct worker_sums {
-	struct worker_sum *v; /* in file order */
-	size_t n, cap;
-	struct kiln_arena arena;
-};
-
-void worker_sums_init(struct worker_sums *s);
-void worker_sums_release(struct worker_sums *s);
-/* Parse a "sources" file from memory: lines "ALGO (name) = hex" (any digest util/ knows;
- * SHA512 and SHA256 are what fedpkg writes) or the older "hex  name" (md5sum's output; the
- * hex length picks md5, sha1, sha256 or sha512). Blank lines and lines starting with '#'
- * are skipped. name is used in messages: KILN_ESYNTAX "sources:3: ..." for a malformed
- * line, KILN_ELIMIT past KILN_LIMIT_SUMFILE bytes or KILN_LIMIT_SOURCES entries. Entries
- * are appended (a later line for the same file replaces an earlier one). */
-KILN_MUST_CHECK kiln_rc worker_sums_parse(struct worker_sums *s, const char *name, const char *text,
-                                          size_t len, struct kiln_err *err);
-/* Read and parse a file: KILN_ENOTFOUND when it does not exist. */
-KILN_MUST_CHECK kiln_rc worker_sums_read(struct worker_sums *s, const char *path,
-                                         struct kiln_err *err);
-/* Add or replace the entry of file (hex is checked against the algorithm's length). */
-KILN_MUST_CHECK kiln_rc worker_sums_set(struct worker_sums *s, const char *file,
-                                        enum util_digest_algo algo, const char *hex,
-                                        struct kiln_err *err);
-/* The entry of file, or NULL. Borrowed from s. */
-const struct worker_sum *worker_sums_find(const struct worker_sums *s, const char *file);
-/* Append the file's text ("SHA512 (name) = hex\n" per entry, in order) to out. */
-void worker_sums_format(const struct worker_sums *s, struct kiln_buf *out);
-
-/* ---- Fetching --------------------------------------------------------------------------- */
-
-struct worker_fetch_opts {
-	const char *cache_dir; /* NULL: worker_cache_default_dir() */
-	uint64_t cache_max;    /* after storing, evict least recently used objects and mirrors
-	                        * until the cache is at most this many bytes; 0: no cap */
-	bool offline;          /* no network: only local files and the cache (and git mirrors
-	                        * as they are); a missing file is KILN_ENOTFOUND naming it */
-	bool pin;              /* record the SHA512 of every fetched source in sums_file
-	                        * (written atomically); declared checksums are not enforced */
-	const char *sums_file; /* the "sources" file; NULL: "sources" beside the spec */
-	const struct worker_sums *sums; /* borrowed: a job's checksums, winning over the file */
-	bool insecure;        /* do not verify TLS peers: never a default, warns per URL */
-	const char *ca_file;  /* PEM bundle to trust instead of the system's, or NULL */
-	long connect_timeout; /* seconds to connect (DNS, TCP, TLS); 0: 30 */
-	long low_speed_time;  /* give up after this many seconds below low_speed_limit; 0: 60 */
-	long low_speed_limit; /* bytes per second; 0: 1024 */
-	int retries;          /* attempts after the first on transient failures (connection
-	                        * reset or cut, timeouts, HTTP 408/429/5xx); <0: 4 */
-	long retry_delay_ms;  /* first delay, doubled after each attempt; 0: 1000 */
-	long retry_max_ms;    /* cap on one delay, Retry-After included; 0: 60000 */
-	int max_redirects;    /* 0: KILN_LIMIT_REDIRECTS; <0: follow none */
-	uint64_t max_size;    /* bytes per file; 0: KILN_LIMIT_SOURCE_FILE */
-	bool progress;        /* progress lines on stderr: bytes, rate, ETA (cli/ sets it
-	                        * when stderr is a terminal) */
-	const volatile sig_atomic_t *cancel; /* non-NULL and set: transfers stop, KILN_ECANCEL */
-	/* When the spec came from a git commit (kiln build --git): a Source without URL that
-	 * is missing and is named NAME-VERSION.tar.gz is made from that commit with
-	 * worker_git_tarball() and prefix NAME-VERSION/ (what rpkg and Copr's SCM builds do). */
-	const char *git_url;
-	const char *git_commit;
-	const char *ssh_key; /* git over ssh: private key file (public key beside it as .pub);
-	                      * NULL: the ssh agent */
-};
-
-/* Where a source came from. */
-enum worker_source_origin {
-	WORKER_SOURCE_LOCAL,   /* already in %{_sourcedir} */
-	WORKER_SOURCE_CACHE,   /* copied from the cache */
-	WORKER_SOURCE_NETWORK, /* downloaded now */
-	WORKER_SOURCE_GIT,     /* a tarball made from a git commit */
-};
-
-/* One source made present. Strings in the report's arena. */
-struct worker_source_result {
-	uint32_t num;
-	bool is_patch;
-	const char *file; /* "foo-1.0.tar.gz" */
-	const char *url;  /* as written, NULL for a plain file name */
-	const char *path; /* where it is: %{_sourcedir}/file */
-	char sha256[2 * 32 + 1];
-	uint64_t size;
-	enum worker_source_origin origin;
-	bool verified; /* a declared checksum was checked and matched */
-};
-
-/* What worker_sources_fetch_spec() did, for logs and the build manifest. */
-struct worker_fetch_report {
-	struct worker_source_result *v; /* in spec order */
-	size_t n, cap;
-	struct kiln_arena arena;
-};
-void worker_fetch_report_init(struct worker_fetch_report *r);
-void worker_fetch_report_release(struct worker_fetch_report *r);
-
-/* A fetcher: the options (copied, strings borrowed: keep them alive), the opened cache and
- * a reusable libcurl handle. OUT: *out, free with worker_sources_free(). KILN_EIO when the
- * cache directory cannot be made. */
-struct worker_sources;
-KILN_MUST_CHECK kiln_rc worker_sources_new(const struct worker_fetch_opts *o,
-                                           struct worker_sources **out, struct kiln_err *err);
-void worker_sources_free(struct worker_sources *s);
-
-/* Make every Source and Patch of spec present at its path (spec->sources[i].path, i.e. in
- * %{_sourcedir}, created when missing): see the section comment. Checksums come from
- * o->sums, then from the sums file (o->sums_file or "sources" beside spec->path). A file
- * already present with a wrong declared checksum is fetched again when it has a URL and
- * is an error otherwise. Errors name the Source/Patch and the URL and say what failed:
- * KILN_ENET (DNS, connect, TLS, HTTP status, cut transfers, redirect limits),
- * KILN_ETIMEOUT, KILN_EDIGEST ("Source0 foo.tar.gz: sha512 mismatch: expected X, got Y"),
- * KILN_ELIMIT (size), KILN_ENOTFOUND (a local file or, offline, a cache entry is missing),
- * KILN_EUNSUPP (a URL scheme), KILN_ECANCEL. rep may be NULL; when given, it gets one
- * entry per source (also when an error stops the loop: the ones done so far). */
-KILN_MUST_CHECK kiln_rc worker_sources_fetch_spec(struct worker_sources *s, const struct spec *spec,
-                                                  struct worker_fetch_report *rep,
-                                                  struct kiln_err *err);
-/* The pipeline's entry point: worker_sources_new(o), fetch_spec, free. */
-KILN_MUST_CHECK kiln_rc worker_sources_fetch(const struct spec *spec,
-                                             const struct worker_fetch_opts *o,
-                                             struct worker_fetch_report *rep, struct kiln_err *err);
-/* Fetch one URL (a job-supplied one) to dest through the cache, verifying sum when it is
- * not NULL. res may be NULL; its strings then point into s until the next call. Errors as
- * for worker_sources_fetch_spec. */
-KILN_MUST_CHECK kiln_rc worker_sources_fetch_url(struct worker_sources *s, const char *url,
-                                                 const struct worker_sum *sum, const char *dest,
-                                                 struct worker_source_result *res,
-                                                 struct kiln_err *err);
-
-/* ---- The cache -------------------------------------------------------------------------- */
-
-/* $KILN_CACHE_DIR, else $XDG_CACHE_HOME/kiln, else $HOME/.cache/kiln (/var/cache/kiln for
- * root without HOME). Appended to out. */
-KILN_MUST_CHECK kiln_rc worker_cache_default_dir(struct kiln_buf *out, struct kiln_err *err);
-
-struct worker_cache_stats {
-	uint64_t objects, object_bytes; /* sha256/ */
-	uint64_t urls;                  /* url/ index entries */
-	uint64_t mirrors, mirror_bytes; /* git/ */
-	uint64_t tmp_files, tmp_bytes;  /* tmp/: downloads in progress or left by a crash */
-};
-struct worker_cache_gc {
-	uint64_t objects, object_bytes; /* evicted */
-	uint64_t mirrors, mirror_bytes; /* evicted */
-	uint64_t index;                 /* url/ and alias/ entries whose object is gone */
-	uint64_t tmp_files, tmp_bytes;  /* leftovers older than a day */
-	uint64_t corrupt;               /* objects whose bytes no longer match (verify) */
-};
-
-enum worker_cache_gc_flags {
-	WORKER_CACHE_GC_VERIFY = 1 << 0, /* re-hash every object and drop the corrupt ones */
-};
-
-/* Statistics of the cache at dir (which need not exist: all zero). */
-KILN_MUST_CHECK kiln_rc worker_cache_stats(const char *dir, struct worker_cache_stats *st,
-                                           struct kiln_err *err);
-/* Collect garbage under the cache's gc lock: tmp/ leftovers, dangling index entries, and
- * with max_bytes > 0 the least recently used objects and mirrors until the total is at
- * most max_bytes. Safe while other processes fetch: one that loses an object it was about
- * to use fetches it again. res may be NULL. */
-KILN_MUST_CHECK kiln_rc worker_cache_collect(const char *dir, uint64_t max_bytes, unsigned flags,
-                                             struct worker_cache_gc *res, struct kiln_err *err);
-
-/* ---- Git -------------------------------------------------------------------------------- */
-
-/* A ref resolved in a mirror. */
-struct worker_git_rev {
-	char commit[41];   /* the commit id (record it in the build metadata) */
-	char previous[41]; /* what the ref pointed at in the mirror before this fetch, "" if new */
-	bool moved;        /* the ref existed and now points elsewhere (a moved tag is logged
-	                    * as a warning) */
-	int64_t time;      /* committer time: the tarball mtime */
-};
-
-/* Update the bare mirror of url in the cache (clone it the first time; offline: use it as
- * it is) and resolve ref there: a branch, a tag, a full or abbreviated commit id, or any
- * revision libgit2 parses ("v1.0^{commit}"); NULL or "" is the remote's HEAD. URLs:
- * https, http, file, plain paths, and ssh (agent or o->ssh_key) when libgit2 has it.
- * KILN_ENOTFOUND for an unknown ref, KILN_ENET for a failed fetch naming the URL. */
-KILN_MUST_CHECK kiln_rc worker_git_resolve(struct worker_sources *s, const char *url,
-                                           const char *ref, struct worker_git_rev *rev,
-                                           struct kiln_err *err);
-/* Write the tree of commit (a full id from worker_git_resolve) into dir (created; must be
- * empty or absent): regular files 0644 or 0755, symlinks as they are, no .git. Entry names
- * that could escape (".", "..", ".git", "/") are refused with KILN_EPRIV. */
-KILN_MUST_CHECK kiln_rc worker_git_export(struct worker_sources *s, const char *url,
-                                          const char *commit, const char *dir,
-                                          struct kiln_err *err);
-/* A dist-git style checkout for a build from git (kiln build --git URL --ref REF --spec
- * PATH): resolve ref (as worker_git_resolve), export the commit's tree into dir (as
- * worker_git_export), and find the spec: spec_rel inside the tree, or when NULL the one
- * *.spec at its top (KILN_ENOTFOUND when there is none or more than one). *spec_path gets
- * the spec's absolute path and *dir_abs the checkout's, to define %_sourcedir with. s
- * then makes missing NAME-VERSION.tar.gz sources from this commit (its git_url and
- * git_commit borrow url and rev->commit: keep both alive while s is used): parse the spec
- * and call worker_sources_fetch_spec(s, ...). */
-KILN_MUST_CHECK kiln_rc worker_sources_checkout(struct worker_sources *s, const char *url,
-                                                const char *ref, const char *dir,
-                                                const char *spec_rel, struct worker_git_rev *rev,
-                                                struct kiln_buf *dir_abs,
-                                                struct kiln_buf *spec_path, struct kiln_err *err);
-/* Write a deterministic .tar.gz of commit's tree to out_path (atomically): entries in tree
- * order under prefix ("name-1.0/"), each directory before its contents, mtime = the commit
- * time, uid/gid 0 (root/root), modes 0664/0775 and the commit id in a pax global header:
- * the tar bytes of `git archive --format=tar --prefix=PREFIX COMMIT` (without
- * .gitattributes processing), gzip'ed with no name and no time. Same commit and prefix,
- * same bytes, on any machine. */
-KILN_MUST_CHECK kiln_rc worker_git_tarball(struct worker_sources *s, const char *url,
-                                           const char *commit, const char *prefix,
-                                           const char *out_path, struct kiln_err *err);
-
-/* ======================================================================================== */
-/* 4. The build pipeline                                                                    */
+/* 3. The build pipeline                                                                    */
 /* ======================================================================================== */
 
 /* What to run, as rpmbuild's -b/-r/-t letters: a bit per step. */
@@ -579,18 +336,48 @@ struct worker_build_opts {
 	/* How stages run: NULL runs them as plain host processes. Borrowed. */
 	const struct chroot_config *exec;
 	int out_fd; /* where stage output streams (besides the log); -1 = none */
-	/* Fetch missing sources (worker_sources_fetch) with these options before the stages;
+	/* Fetch missing sources (sources_fetch) with these options before the stages;
 	 * NULL fetches only when %_disable_source_fetch is 0 (rpmbuild's switch), then with
 	 * default options. Borrowed. */
-	const struct worker_fetch_opts *fetch;
+	const struct sources_fetch_opts *fetch;
 	/* Sign every written package with this key (sign/), NULL for none. Borrowed. */
 	const struct sign_key *sign_key;
 	const char *lang; /* LANG of the stages; NULL = C.UTF-8. Borrowed. */
 	/* Put each output's sha256 in the result (on by default). Off, sha256 is "": taking
 	 * it means reading every package once more, which rpmbuild's callers never need. */
 	bool output_digests;
+	/* SOURCE_DATE_EPOCH of the build: >= 0 this one (a farm job's); -1 (the default) the
+	 * process environment's, else the newest %changelog entry's when
+	 * %source_date_epoch_from_changelog is set. */
+	int64_t source_date_epoch;
 };
 void worker_build_opts_init(struct worker_build_opts *o);
+
+/* What a build is given besides its spec, alike for `kiln build` and a farm job: one
+ * function (worker_build_prepare) turns it into macro definitions, build options and the
+ * executor, so the same spec, defines and --with give the same packages either way. */
+struct worker_build_setup {
+	/* Macros, defined in this order at the command line's level; NULL: left alone. */
+	const char *topdir, *buildroot, *rpm_format, *sourcedir;
+	const char *const *defines; /* "NAME BODY" each, as rpm's --define reads it */
+	size_t ndefines;
+	const char *const *with, *const *without; /* --with NAME / --without NAME */
+	size_t nwith, nwithout;
+	int64_t source_date_epoch; /* as worker_build_opts.source_date_epoch; -1 none */
+	/* The executor: host processes, or the namespace sandbox with these settings. */
+	bool sandbox;
+	const char *root; /* "host", "dir:PATH", "tar:FILE"; NULL: host */
+	bool network;     /* the sandbox keeps the host network */
+	struct chroot_limits limits;
+};
+/* Nothing defined, no SOURCE_DATE_EPOCH, host processes. */
+void worker_build_setup_init(struct worker_build_setup *s);
+/* Apply s: its macros into mc, SOURCE_DATE_EPOCH into bo, and with s->sandbox the sandbox
+ * into cc (chroot_config_init'ed here) with bo->exec = cc; without it bo->exec = NULL. cc
+ * must outlive the build. Errors name the definition or the root that was refused. */
+KILN_MUST_CHECK kiln_rc worker_build_prepare(const struct worker_build_setup *s,
+                                             struct macro_ctx *mc, struct worker_build_opts *bo,
+                                             struct chroot_config *cc, struct kiln_err *err);
 
 struct worker_build_output {
 	const char *path; /* written package */
@@ -717,7 +504,7 @@ KILN_MUST_CHECK kiln_rc worker_tarball_spec(const char *tarball, struct macro_ct
                                             struct kiln_err *err);
 
 /* ======================================================================================== */
-/* 5. The worker daemon                                                                     */
+/* 4. The worker daemon                                                                     */
 /* ======================================================================================== */
 
 /* `kiln worker`: registers with a scheduler over HTTP (api/), long-polls for leases, and for

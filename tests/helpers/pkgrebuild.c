@@ -19,48 +19,48 @@
 
 /* Tags pack_write() owns: they are recomputed, never copied from PKG. */
 static const uint32_t writer_tags[] = {
-    SPEC_TAG_SIZE,
-    SPEC_TAG_FILESIZES,
-    SPEC_TAG_FILEMODES,
-    SPEC_TAG_FILERDEVS,
-    SPEC_TAG_FILEMTIMES,
-    SPEC_TAG_FILEDIGESTS,
-    SPEC_TAG_FILELINKTOS,
-    SPEC_TAG_FILEFLAGS,
-    SPEC_TAG_FILEUSERNAME,
-    SPEC_TAG_FILEGROUPNAME,
-    SPEC_TAG_FILEVERIFYFLAGS,
-    SPEC_TAG_FILEDEVICES,
-    SPEC_TAG_FILEINODES,
-    SPEC_TAG_FILELANGS,
-    SPEC_TAG_DIRINDEXES,
-    SPEC_TAG_BASENAMES,
-    SPEC_TAG_DIRNAMES,
-    SPEC_TAG_PAYLOADFORMAT,
-    SPEC_TAG_PAYLOADCOMPRESSOR,
-    SPEC_TAG_PAYLOADFLAGS,
-    SPEC_TAG_FILECOLORS,
-    SPEC_TAG_FILECLASS,
-    SPEC_TAG_CLASSDICT,
-    SPEC_TAG_LONGFILESIZES,
-    SPEC_TAG_LONGSIZE,
-    SPEC_TAG_FILECAPS,
-    SPEC_TAG_FILEDIGESTALGO,
-    SPEC_TAG_PAYLOADSHA256,
-    SPEC_TAG_PAYLOADSHA256ALGO,
-    SPEC_TAG_PAYLOADSHA256ALT,
-    SPEC_TAG_PAYLOADSIZE,
-    SPEC_TAG_PAYLOADSIZEALT,
-    SPEC_TAG_FILEMIMEINDEX,
-    SPEC_TAG_MIMEDICT,
-    SPEC_TAG_PAYLOADSHA512,
-    SPEC_TAG_PAYLOADSHA512ALT,
-    SPEC_TAG_PAYLOADSHA3_256,
-    SPEC_TAG_PAYLOADSHA3_256ALT,
-    SPEC_TAG_RPMFORMAT,
-    SPEC_TAG_REQUIRENAME,
-    SPEC_TAG_REQUIREVERSION,
-    SPEC_TAG_REQUIREFLAGS,
+    RPMTAG_SIZE,
+    RPMTAG_FILESIZES,
+    RPMTAG_FILEMODES,
+    RPMTAG_FILERDEVS,
+    RPMTAG_FILEMTIMES,
+    RPMTAG_FILEDIGESTS,
+    RPMTAG_FILELINKTOS,
+    RPMTAG_FILEFLAGS,
+    RPMTAG_FILEUSERNAME,
+    RPMTAG_FILEGROUPNAME,
+    RPMTAG_FILEVERIFYFLAGS,
+    RPMTAG_FILEDEVICES,
+    RPMTAG_FILEINODES,
+    RPMTAG_FILELANGS,
+    RPMTAG_DIRINDEXES,
+    RPMTAG_BASENAMES,
+    RPMTAG_DIRNAMES,
+    RPMTAG_PAYLOADFORMAT,
+    RPMTAG_PAYLOADCOMPRESSOR,
+    RPMTAG_PAYLOADFLAGS,
+    RPMTAG_FILECOLORS,
+    RPMTAG_FILECLASS,
+    RPMTAG_CLASSDICT,
+    RPMTAG_LONGFILESIZES,
+    RPMTAG_LONGSIZE,
+    RPMTAG_FILECAPS,
+    RPMTAG_FILEDIGESTALGO,
+    RPMTAG_PAYLOADSHA256,
+    RPMTAG_PAYLOADSHA256ALGO,
+    RPMTAG_PAYLOADSHA256ALT,
+    RPMTAG_PAYLOADSIZE,
+    RPMTAG_PAYLOADSIZEALT,
+    RPMTAG_FILEMIMEINDEX,
+    RPMTAG_MIMEDICT,
+    RPMTAG_PAYLOADSHA512,
+    RPMTAG_PAYLOADSHA512ALT,
+    RPMTAG_PAYLOADSHA3_256,
+    RPMTAG_PAYLOADSHA3_256ALT,
+    RPMTAG_RPMFORMAT,
+    RPMTAG_REQUIRENAME,
+    RPMTAG_REQUIREVERSION,
+    RPMTAG_REQUIREFLAGS,
 };
 
 static int fail(const struct kiln_err *err)
@@ -85,19 +85,19 @@ static bool writer_owned(uint32_t tag)
 static uint64_t num(const struct pack_header *h, uint32_t tag, uint32_t i)
 {
 	const struct pack_entry *e = pack_header_get(h, tag);
-	struct spec_qf_value v;
+	struct rpmtag_qf_value v;
 
-	if (!e || i >= e->count || !spec_type_is_number(e->type))
+	if (!e || i >= e->count || !rpmtag_type_is_number(e->type))
 		return 0;
 	v.type = e->type;
 	v.count = e->count;
 	v.data = e->data;
 	switch (e->type) {
-	case SPEC_TYPE_INT16:
+	case RPMTAG_TYPE_INT16:
 		return ((const uint16_t *)v.data)[i];
-	case SPEC_TYPE_INT32:
+	case RPMTAG_TYPE_INT32:
 		return ((const uint32_t *)v.data)[i];
-	case SPEC_TYPE_INT64:
+	case RPMTAG_TYPE_INT64:
 		return ((const uint64_t *)v.data)[i];
 	default:
 		return ((const uint8_t *)v.data)[i];
@@ -108,7 +108,7 @@ static const char *str(const struct pack_header *h, uint32_t tag, uint32_t i)
 {
 	const struct pack_entry *e = pack_header_get(h, tag);
 
-	if (!e || i >= e->count || !spec_type_is_string(e->type))
+	if (!e || i >= e->count || !rpmtag_type_is_string(e->type))
 		return NULL;
 	return ((const char *const *)e->data)[i];
 }
@@ -141,7 +141,7 @@ static bool writer_rpmlib(const char *name)
 static kiln_rc copy_tags(struct pack_header *dst, const struct pack_header *src,
                          struct kiln_err *err)
 {
-	const struct pack_entry *rn = pack_header_get(src, SPEC_TAG_REQUIRENAME);
+	const struct pack_entry *rn = pack_header_get(src, RPMTAG_REQUIRENAME);
 	size_t i;
 	kiln_rc rc = KILN_OK;
 
@@ -152,12 +152,12 @@ static kiln_rc copy_tags(struct pack_header *dst, const struct pack_header *src,
 			rc = pack_header_put(dst, e->tag, e->type, e->data, e->count, err);
 	}
 	for (i = 0; !rc && rn && i < rn->count; i++) {
-		const char *name = str(src, SPEC_TAG_REQUIRENAME, (uint32_t)i);
+		const char *name = str(src, RPMTAG_REQUIRENAME, (uint32_t)i);
 
 		if (!writer_rpmlib(name))
 			rc = pack_deps_add(dst, PACK_DEP_REQUIRE, name,
-			                   str(src, SPEC_TAG_REQUIREVERSION, (uint32_t)i),
-			                   (uint32_t)num(src, SPEC_TAG_REQUIREFLAGS, (uint32_t)i),
+			                   str(src, RPMTAG_REQUIREVERSION, (uint32_t)i),
+			                   (uint32_t)num(src, RPMTAG_REQUIREFLAGS, (uint32_t)i),
 			                   err);
 	}
 	return rc;
@@ -166,14 +166,14 @@ static kiln_rc copy_tags(struct pack_header *dst, const struct pack_header *src,
 /* Regular files sharing an inode number are one hard-link set. */
 static uint32_t hardlink_id(const struct pack_header *h, uint32_t i, uint32_t n)
 {
-	uint64_t ino = num(h, SPEC_TAG_FILEINODES, i);
+	uint64_t ino = num(h, RPMTAG_FILEINODES, i);
 	uint32_t j;
 
-	if (!S_ISREG(num(h, SPEC_TAG_FILEMODES, i)))
+	if (!S_ISREG(num(h, RPMTAG_FILEMODES, i)))
 		return 0;
 	for (j = 0; j < n; j++) {
-		if (j != i && num(h, SPEC_TAG_FILEINODES, j) == ino &&
-		    S_ISREG(num(h, SPEC_TAG_FILEMODES, j)))
+		if (j != i && num(h, RPMTAG_FILEINODES, j) == ino &&
+		    S_ISREG(num(h, RPMTAG_FILEMODES, j)))
 			return (uint32_t)ino;
 	}
 	return 0;
@@ -182,29 +182,29 @@ static uint32_t hardlink_id(const struct pack_header *h, uint32_t i, uint32_t n)
 static kiln_rc file_at(const struct pack_header *h, const char *tree, uint32_t i, uint32_t n,
                        struct pack_file *f, struct kiln_arena *a, struct kiln_err *err)
 {
-	const char *dir = str(h, SPEC_TAG_DIRNAMES, (uint32_t)num(h, SPEC_TAG_DIRINDEXES, i));
-	const char *base = str(h, SPEC_TAG_BASENAMES, i), *cls;
+	const char *dir = str(h, RPMTAG_DIRNAMES, (uint32_t)num(h, RPMTAG_DIRINDEXES, i));
+	const char *base = str(h, RPMTAG_BASENAMES, i), *cls;
 
 	f->path = kiln_arena_printf(a, "%s%s", dir ? dir : "", base ? base : "");
-	f->mode = (uint32_t)num(h, SPEC_TAG_FILEMODES, i);
-	f->user = str(h, SPEC_TAG_FILEUSERNAME, i);
-	f->group = str(h, SPEC_TAG_FILEGROUPNAME, i);
-	f->mtime = (uint32_t)num(h, SPEC_TAG_FILEMTIMES, i);
-	f->flags = (uint32_t)num(h, SPEC_TAG_FILEFLAGS, i);
-	f->verify = (uint32_t)num(h, SPEC_TAG_FILEVERIFYFLAGS, i);
-	f->lang = str(h, SPEC_TAG_FILELANGS, i);
-	f->caps = str(h, SPEC_TAG_FILECAPS, i);
-	f->link = str(h, SPEC_TAG_FILELINKTOS, i);
-	f->rdev = (uint32_t)num(h, SPEC_TAG_FILERDEVS, i);
-	f->size = pack_header_get(h, SPEC_TAG_LONGFILESIZES) ? num(h, SPEC_TAG_LONGFILESIZES, i)
-	                                                     : num(h, SPEC_TAG_FILESIZES, i);
+	f->mode = (uint32_t)num(h, RPMTAG_FILEMODES, i);
+	f->user = str(h, RPMTAG_FILEUSERNAME, i);
+	f->group = str(h, RPMTAG_FILEGROUPNAME, i);
+	f->mtime = (uint32_t)num(h, RPMTAG_FILEMTIMES, i);
+	f->flags = (uint32_t)num(h, RPMTAG_FILEFLAGS, i);
+	f->verify = (uint32_t)num(h, RPMTAG_FILEVERIFYFLAGS, i);
+	f->lang = str(h, RPMTAG_FILELANGS, i);
+	f->caps = str(h, RPMTAG_FILECAPS, i);
+	f->link = str(h, RPMTAG_FILELINKTOS, i);
+	f->rdev = (uint32_t)num(h, RPMTAG_FILERDEVS, i);
+	f->size = pack_header_get(h, RPMTAG_LONGFILESIZES) ? num(h, RPMTAG_LONGFILESIZES, i)
+	                                                   : num(h, RPMTAG_FILESIZES, i);
 	f->hardlink = hardlink_id(h, i, n);
-	f->color = (uint32_t)num(h, SPEC_TAG_FILECOLORS, i);
-	cls = str(h, SPEC_TAG_CLASSDICT, (uint32_t)num(h, SPEC_TAG_FILECLASS, i));
+	f->color = (uint32_t)num(h, RPMTAG_FILECOLORS, i);
+	cls = str(h, RPMTAG_CLASSDICT, (uint32_t)num(h, RPMTAG_FILECLASS, i));
 	f->fclass = cls;
-	f->mime = str(h, SPEC_TAG_MIMEDICT, (uint32_t)num(h, SPEC_TAG_FILEMIMEINDEX, i));
-	f->absent = pack_header_get(h, SPEC_TAG_FILEDEVICES) && !num(h, SPEC_TAG_FILEDEVICES, i);
-	if (S_ISREG(f->mode) && !(f->flags & SPEC_FILE_GHOST))
+	f->mime = str(h, RPMTAG_MIMEDICT, (uint32_t)num(h, RPMTAG_FILEMIMEINDEX, i));
+	f->absent = pack_header_get(h, RPMTAG_FILEDEVICES) && !num(h, RPMTAG_FILEDEVICES, i);
+	if (S_ISREG(f->mode) && !(f->flags & RPMTAG_FILE_GHOST))
 		f->src = kiln_arena_printf(a, "%s/%s", tree, f->path);
 	return kiln_arena_finish(a, err);
 }
@@ -212,8 +212,8 @@ static kiln_rc file_at(const struct pack_header *h, const char *tree, uint32_t i
 static kiln_rc opts_from(const struct pack_package *p, struct pack_write_opts *o,
                          struct kiln_err *err)
 {
-	const char *comp = pack_header_get_string(&p->hdr, SPEC_TAG_PAYLOADCOMPRESSOR);
-	const char *flags = pack_header_get_string(&p->hdr, SPEC_TAG_PAYLOADFLAGS);
+	const char *comp = pack_header_get_string(&p->hdr, RPMTAG_PAYLOADCOMPRESSOR);
+	const char *flags = pack_header_get_string(&p->hdr, RPMTAG_PAYLOADFLAGS);
 	const char *io = !comp                   ? "ufdio"
 	                 : !strcmp(comp, "gzip") ? "gzdio"
 	                 : !strcmp(comp, "xz")   ? "xzdio"
@@ -227,7 +227,7 @@ static kiln_rc opts_from(const struct pack_package *p, struct pack_write_opts *o
 	o->source = p->lead.type == 1;
 	o->archnum = p->lead.archnum;
 	o->osnum = p->lead.osnum;
-	pack_header_get_number(&p->hdr, SPEC_TAG_FILEDIGESTALGO, &algo);
+	pack_header_get_number(&p->hdr, RPMTAG_FILEDIGESTALGO, &algo);
 	o->fdigest = algo == 1    ? UTIL_DIGEST_MD5
 	             : algo == 2  ? UTIL_DIGEST_SHA1
 	             : algo == 10 ? UTIL_DIGEST_SHA512
@@ -260,7 +260,7 @@ int main(int argc, char **argv)
 		rc = opts_from(&p, &o, &err);
 	if (!rc)
 		rc = copy_tags(&h, &p.hdr, &err);
-	bn = rc ? NULL : pack_header_get(&p.hdr, SPEC_TAG_BASENAMES);
+	bn = rc ? NULL : pack_header_get(&p.hdr, RPMTAG_BASENAMES);
 	n = bn ? bn->count : 0;
 	files = kiln_calloc(n ? n : 1, sizeof(*files));
 	if (!rc && !files)

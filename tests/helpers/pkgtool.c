@@ -64,7 +64,7 @@ static int roundtrip(const char *path)
 	rc = compare(path, "signature header", (const unsigned char *)file.ptr + p.sig_off,
 	             p.sig_size, &out);
 	kiln_buf_reset(&out);
-	if (pack_header_write(&p.hdr, SPEC_TAG_HEADERIMMUTABLE, &out, &err)) {
+	if (pack_header_write(&p.hdr, RPMTAG_HEADERIMMUTABLE, &out, &err)) {
 		rc = fail(&err);
 		goto out;
 	}
@@ -161,7 +161,7 @@ static kiln_rc desc_tag(struct pack_header *h, char **f, size_t n, struct kiln_e
 		                               (uint32_t)(n - 3), err);
 	for (i = 3; i < n; i++)
 		v[i - 3] = (uint32_t)num(f[i]);
-	return pack_header_put(h, tag, SPEC_TYPE_INT32, v, (uint32_t)(n - 3), err);
+	return pack_header_put(h, tag, RPMTAG_TYPE_INT32, v, (uint32_t)(n - 3), err);
 }
 
 static kiln_rc desc_dep(struct pack_header *h, char **f, size_t n, struct kiln_err *err)
@@ -182,7 +182,7 @@ static void desc_file(struct pack_file *pf, char **f, size_t n)
 	size_t i;
 
 	memset(pf, 0, sizeof(*pf));
-	pf->verify = (uint32_t)SPEC_VERIFY_ALL;
+	pf->verify = (uint32_t)RPMTAG_VERIFY_ALL;
 	for (i = 1; i < n; i++) {
 		char *eq = strchr(f[i], '=');
 		const char *k = f[i], *v = eq ? eq + 1 : "";

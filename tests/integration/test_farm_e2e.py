@@ -422,3 +422,58 @@ def test_srpm_job(farm, tmp_path):
     out = subprocess.run(["rpmkeys", "--dbpath", str(rpm_keydb(s, tmp_path)), "--checksig",
                           str(pkg)], capture_output=True, text=True)
     assert out.returncode == 0 and "signatures OK" in out.stdout, out.stdout
+
+
+SAME_SPEC = """Name: same-build
+Version: 1
+Release: 1
+Summary: built alike by kiln build and by a farm job
+License: MIT
+BuildArch: noarch
+%bcond_with extra
+
+%description
+d
+
+%install
+mkdir -p %{buildroot}/usr/share/same
+echo "flag=%{?my_flag}" > %{buildroot}/usr/share/same/out
+%if %{with extra}
+echo extra > %{buildroot}/usr/share/same/extra
+%endif
+
+%files
+/usr/share/same
+
+%changelog
+* Mon Jan 01 2024 A <a@example.org> - 1-1
+- first
+"""
+
+
+def test_kiln_build_and_a_farm_job_make_the_same_package(farm, kiln, tmp_path):
+    """One build assembly: the same spec, a --define whose name has a '-' (rpm reads it as
+    '_') and --with give byte-identical packages locally and on the farm."""
+    s, add = farm
+    add("w1")
+    f = tmp_path / "same.spec"
+    f.write_text(SAME_SPEC)
+    top = tmp_path / "top"
+    r = kiln("build", "-bb", "--topdir", top, "--define", "my-flag hello", "--with", "extra",
+             f, timeout=300)
+    assert r.returncode == 0, r.stderr
+    local = next((top / "RPMS" / "noarch").glob("same-build-*.rpm"))
+    env = {"KILN_URL": s.url, "KILN_TOKEN": s.token("submit,read")}
+    r = kiln("submit", f, "-D", "my-flag hello", "--with", "extra", "--wait", env=env,
+             timeout=300)
+    assert r.returncode == 0, r.stderr
+    jid = int(r.stdout.split("job ")[1].split()[0])
+    r = kiln("download", str(jid), "-o", tmp_path / "dl", env=env)
+    assert r.returncode == 0, r.stderr
+    farm_rpm = next((tmp_path / "dl").glob("same-build-*.noarch.rpm"))
+    # the scheduler signs what it publishes: compare the unsigned bytes
+    r = kiln("sign", "--delete", farm_rpm)
+    assert r.returncode == 0, r.stderr
+    out = subprocess.run(["rpm2cpio", str(farm_rpm)], capture_output=True, check=True).stdout
+    assert b"flag=hello" in out and b"usr/share/same/extra" in out
+    assert farm_rpm.read_bytes() == local.read_bytes()

@@ -33,36 +33,36 @@ static inline const char *pkgfix_write(const char *name, int format, const char 
 	                              .src = src,
 	                              .mode = S_IFREG | 0755,
 	                              .mtime = 1704067200,
-	                              .verify = SPEC_VERIFY_ALL};
+	                              .verify = RPMTAG_VERIFY_ALL};
 	files[1] = (struct pack_file){.path = "/usr/bin",
 	                              .mode = S_IFDIR | 0755,
 	                              .mtime = 1704067200,
-	                              .verify = SPEC_VERIFY_ALL};
+	                              .verify = RPMTAG_VERIFY_ALL};
 	files[2] = (struct pack_file){.path = "/usr/bin/hi",
 	                              .mode = S_IFLNK | 0777,
 	                              .link = "hello",
 	                              .mtime = 1704067200,
-	                              .verify = SPEC_VERIFY_ALL};
+	                              .verify = RPMTAG_VERIFY_ALL};
 	files[3] = (struct pack_file){.path = "/usr/lib/a",
 	                              .src = hard,
 	                              .mode = S_IFREG | 0644,
 	                              .hardlink = 1,
-	                              .verify = SPEC_VERIFY_ALL};
+	                              .verify = RPMTAG_VERIFY_ALL};
 	files[4] = (struct pack_file){.path = "/usr/lib/b",
 	                              .src = hard,
 	                              .mode = S_IFREG | 0644,
 	                              .hardlink = 1,
-	                              .verify = SPEC_VERIFY_ALL};
+	                              .verify = RPMTAG_VERIFY_ALL};
 	files[5] = (struct pack_file){.path = "/var/log/x.log",
 	                              .mode = S_IFREG | 0644,
-	                              .flags = SPEC_FILE_GHOST,
-	                              .verify = SPEC_VERIFY_ALL};
+	                              .flags = RPMTAG_FILE_GHOST,
+	                              .verify = RPMTAG_VERIFY_ALL};
 	pack_header_init(&h);
-	assert_ok(pack_header_put_string(&h, SPEC_TAG_NAME, name, &err), &err);
-	assert_ok(pack_header_put_string(&h, SPEC_TAG_VERSION, "1.0", &err), &err);
-	assert_ok(pack_header_put_string(&h, SPEC_TAG_RELEASE, "1", &err), &err);
-	assert_ok(pack_header_put_string(&h, SPEC_TAG_ARCH, "noarch", &err), &err);
-	assert_ok(pack_header_put_string(&h, SPEC_TAG_SOURCERPM, "x-1.0-1.src.rpm", &err), &err);
+	assert_ok(pack_header_put_string(&h, RPMTAG_NAME, name, &err), &err);
+	assert_ok(pack_header_put_string(&h, RPMTAG_VERSION, "1.0", &err), &err);
+	assert_ok(pack_header_put_string(&h, RPMTAG_RELEASE, "1", &err), &err);
+	assert_ok(pack_header_put_string(&h, RPMTAG_ARCH, "noarch", &err), &err);
+	assert_ok(pack_header_put_string(&h, RPMTAG_SOURCERPM, "x-1.0-1.src.rpm", &err), &err);
 	pack_write_opts_init(&o);
 	o.format = format;
 	assert_ok(pack_compress_parse(mode, &o.comp, &err), &err);

@@ -15,8 +15,8 @@ KILN_TEST(deps_sorted_and_deduplicated)
 	assert_ok(pack_deps_add(&h, PACK_DEP_REQUIRE, "/bin/sh", "", 256, &err), &err);
 	assert_ok(pack_deps_add(&h, PACK_DEP_REQUIRE, "bash", "4", 12, &err), &err);
 	assert_ok(pack_deps_add(&h, PACK_DEP_REQUIRE, "bash", "4", 12, &err), &err);
-	n = pack_header_get(&h, SPEC_TAG_REQUIRENAME);
-	f = pack_header_get(&h, SPEC_TAG_REQUIREFLAGS);
+	n = pack_header_get(&h, RPMTAG_REQUIRENAME);
+	f = pack_header_get(&h, RPMTAG_REQUIREFLAGS);
 	assert_int_equal(n->count, 4);
 	assert_string_equal(((const char *const *)n->data)[0], "/bin/sh");
 	assert_int_equal(((const uint32_t *)f->data)[0], 256);

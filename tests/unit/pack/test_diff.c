@@ -34,8 +34,8 @@ static const char blob[] = {0x7f, 'E', 'L', 'F', 0, 1, 2, 3, 4, 5};
 static void fx_base(struct fx *x)
 {
 	memset(x, 0, sizeof(*x));
-	x->f[0] = (struct fx_file){"/etc/x.conf",    conf, 0, S_IFREG | 0644, NULL, 1704067200,
-	                           SPEC_FILE_CONFIG, NULL, 0};
+	x->f[0] = (struct fx_file){"/etc/x.conf",      conf, 0, S_IFREG | 0644, NULL, 1704067200,
+	                           RPMTAG_FILE_CONFIG, NULL, 0};
 	x->f[1] = (struct fx_file){
 	    "/usr/bin/x", "#!/bin/sh\necho x\n", 0, S_IFREG | 0755, NULL, 1704067200, 0, NULL, 0};
 	x->f[2] =
@@ -69,7 +69,7 @@ static const char *fx_write(const char *name, const struct fx *x, char *path, si
 		                              .user = f->user,
 		                              .mtime = f->mtime,
 		                              .flags = f->flags,
-		                              .verify = SPEC_VERIFY_ALL,
+		                              .verify = RPMTAG_VERIFY_ALL,
 		                              .link = f->link,
 		                              .hardlink = f->hardlink};
 		if (!f->data)
@@ -82,14 +82,14 @@ static const char *fx_write(const char *name, const struct fx *x, char *path, si
 	}
 	snprintf(path, size, "%s/%s.rpm", d, name);
 	pack_header_init(&h);
-	assert_ok(pack_header_put_string(&h, SPEC_TAG_NAME, "fx", &err), &err);
-	assert_ok(pack_header_put_string(&h, SPEC_TAG_VERSION, "1.0", &err), &err);
-	assert_ok(pack_header_put_string(&h, SPEC_TAG_RELEASE, "1", &err), &err);
-	assert_ok(pack_header_put_string(&h, SPEC_TAG_ARCH, "x86_64", &err), &err);
-	assert_ok(pack_header_put_i18n(&h, SPEC_TAG_SUMMARY, x->summary, &err), &err);
-	assert_ok(pack_header_put_string(&h, SPEC_TAG_SOURCERPM, "fx-1.0-1.src.rpm", &err), &err);
+	assert_ok(pack_header_put_string(&h, RPMTAG_NAME, "fx", &err), &err);
+	assert_ok(pack_header_put_string(&h, RPMTAG_VERSION, "1.0", &err), &err);
+	assert_ok(pack_header_put_string(&h, RPMTAG_RELEASE, "1", &err), &err);
+	assert_ok(pack_header_put_string(&h, RPMTAG_ARCH, "x86_64", &err), &err);
+	assert_ok(pack_header_put_i18n(&h, RPMTAG_SUMMARY, x->summary, &err), &err);
+	assert_ok(pack_header_put_string(&h, RPMTAG_SOURCERPM, "fx-1.0-1.src.rpm", &err), &err);
 	if (x->url)
-		assert_ok(pack_header_put_string(&h, SPEC_TAG_URL, x->url, &err), &err);
+		assert_ok(pack_header_put_string(&h, RPMTAG_URL, x->url, &err), &err);
 	pack_write_opts_init(&o);
 	o.archnum = x->archnum;
 	assert_ok(pack_compress_parse(x->payload, &o.comp, &err), &err);
@@ -211,7 +211,7 @@ KILN_TEST(diff_tag_changed_added_removed)
 	assert_int_equal(d.n, 2); /* the payload is the same, so are its digests */
 	it = find(&d, PACK_DIFF_TAG, NULL, "SUMMARY");
 	assert_non_null(it);
-	assert_int_equal(it->tag, SPEC_TAG_SUMMARY);
+	assert_int_equal(it->tag, RPMTAG_SUMMARY);
 	assert_string_equal(it->old_v.elems[0], "a test package");
 	assert_string_equal(it->new_v.elems[0], "another summary");
 	assert_false(it->old_v.array);
@@ -220,8 +220,8 @@ KILN_TEST(diff_tag_changed_added_removed)
 	assert_int_equal(it->old_v.count, 0);
 	assert_string_equal(it->new_v.elems[0], "https://example.invalid/");
 	/* Tags come in number order. */
-	assert_int_equal(d.items[0].tag, SPEC_TAG_SUMMARY);
-	assert_int_equal(d.items[1].tag, SPEC_TAG_URL);
+	assert_int_equal(d.items[0].tag, RPMTAG_SUMMARY);
+	assert_int_equal(d.items[1].tag, RPMTAG_URL);
 	assert_string_equal(format(&d, 0), "--- old.rpm\n+++ new.rpm\n"
 	                                   "tag SUMMARY: a test package -> another summary\n"
 	                                   "tag URL: added: https://example.invalid/\n");
@@ -277,7 +277,7 @@ KILN_TEST(diff_file_attributes)
 	b.f[1].mode = S_IFREG | 0700;
 	b.f[1].user = "bin";
 	b.f[3].mtime = 1704067201;
-	b.f[0].flags = SPEC_FILE_CONFIG | SPEC_FILE_NOREPLACE;
+	b.f[0].flags = RPMTAG_FILE_CONFIG | RPMTAG_FILE_NOREPLACE;
 	b.f[2].link = "../bin/x";
 	fx_diff(&a, &b, NULL, &d);
 	assert_attr(&d, "/usr/bin/x", "mode", "0100755", "0100700");
@@ -514,7 +514,7 @@ static void rewrite_header(const char *path, void (*edit)(struct pack_header *h)
 	assert_ok(pack_package_open(&p, path, NULL, &err), &err);
 	edit(&p.hdr);
 	kiln_buf_add(&out, raw.ptr, (size_t)p.hdr_off);
-	assert_ok(pack_header_write(&p.hdr, SPEC_TAG_HEADERIMMUTABLE, &out, &err), &err);
+	assert_ok(pack_header_write(&p.hdr, RPMTAG_HEADERIMMUTABLE, &out, &err), &err);
 	kiln_buf_add(&out, raw.ptr + p.payload_off, raw.len - (size_t)p.payload_off);
 	assert_ok(kiln_buf_finish(&out, &err), &err);
 	assert_ok(util_write_atomic(path, out.ptr, out.len, 0644, &err), &err);
@@ -526,7 +526,7 @@ static void rewrite_header(const char *path, void (*edit)(struct pack_header *h)
 static void shift_inodes(struct pack_header *h)
 {
 	struct kiln_err err = KILN_ERR_INIT;
-	const struct pack_entry *e = pack_header_get(h, SPEC_TAG_FILEINODES);
+	const struct pack_entry *e = pack_header_get(h, RPMTAG_FILEINODES);
 	uint32_t v[16];
 	uint32_t i;
 
@@ -534,7 +534,7 @@ static void shift_inodes(struct pack_header *h)
 	assert_true(e->count <= 16);
 	for (i = 0; i < e->count; i++)
 		v[i] = ((const uint32_t *)e->data)[i] + 100;
-	assert_ok(pack_header_put(h, SPEC_TAG_FILEINODES, SPEC_TYPE_INT32, v, e->count, &err),
+	assert_ok(pack_header_put(h, RPMTAG_FILEINODES, RPMTAG_TYPE_INT32, v, e->count, &err),
 	          &err);
 }
 
@@ -592,7 +592,7 @@ static void dirty_padding(const char *path)
 	for (i = 0; i < il && !done; i++) {
 		uint32_t off = be32(index + 16 * i + 8), end;
 
-		if (be32(index + 16 * i + 4) != SPEC_TYPE_STRING)
+		if (be32(index + 16 * i + 4) != RPMTAG_TYPE_STRING)
 			continue;
 		end = off + (uint32_t)strlen(store + off) + 1;
 		for (j = 0; j < il && !done; j++) {

@@ -13,16 +13,16 @@ KILN_TEST(files_from_dirs_and_errors)
 	uint32_t idx[] = {1, 0}, bad[] = {0, 7}, sizes[] = {10, 20};
 
 	pack_header_init(&h);
-	assert_ok(pack_header_put_strings(&h, SPEC_TAG_BASENAMES, base, 2, &err), &err);
-	assert_ok(pack_header_put_strings(&h, SPEC_TAG_DIRNAMES, dirs, 2, &err), &err);
-	assert_ok(pack_header_put(&h, SPEC_TAG_DIRINDEXES, SPEC_TYPE_INT32, idx, 2, &err), &err);
-	assert_ok(pack_header_put(&h, SPEC_TAG_FILESIZES, SPEC_TYPE_INT32, sizes, 2, &err), &err);
+	assert_ok(pack_header_put_strings(&h, RPMTAG_BASENAMES, base, 2, &err), &err);
+	assert_ok(pack_header_put_strings(&h, RPMTAG_DIRNAMES, dirs, 2, &err), &err);
+	assert_ok(pack_header_put(&h, RPMTAG_DIRINDEXES, RPMTAG_TYPE_INT32, idx, 2, &err), &err);
+	assert_ok(pack_header_put(&h, RPMTAG_FILESIZES, RPMTAG_TYPE_INT32, sizes, 2, &err), &err);
 	assert_ok(pack_file_list_init(&fl, &h, &err), &err);
 	assert_string_equal(fl.names[0], "/y/a");
 	assert_string_equal(fl.names[1], "/x/b");
 	assert_int_equal(fl.sizes[1], 20);
 	pack_file_list_release(&fl);
-	assert_ok(pack_header_put(&h, SPEC_TAG_DIRINDEXES, SPEC_TYPE_INT32, bad, 2, &err), &err);
+	assert_ok(pack_header_put(&h, RPMTAG_DIRINDEXES, RPMTAG_TYPE_INT32, bad, 2, &err), &err);
 	assert_int_equal(pack_file_list_init(&fl, &h, &err), KILN_EFORMAT);
 	assert_non_null(strstr(err.msg, "dirindex 7 out of range"));
 	pack_file_list_release(&fl);

@@ -11,13 +11,13 @@ static void sample(struct pack_header *h)
 	unsigned char md5[16] = {1, 2, 3};
 
 	pack_header_init(h);
-	assert_ok(pack_header_put_string(h, SPEC_TAG_NAME, "demo", &err), &err);
-	assert_ok(pack_header_put_i18n(h, SPEC_TAG_SUMMARY, "sum", &err), &err);
-	assert_ok(pack_header_put_u32(h, SPEC_TAG_BUILDTIME, 1704067200, &err), &err);
-	assert_ok(pack_header_put_strings(h, SPEC_TAG_BASENAMES, names, 3, &err), &err);
-	assert_ok(pack_header_put(h, SPEC_TAG_FILEMODES, SPEC_TYPE_INT16, modes, 2, &err), &err);
-	assert_ok(pack_header_put_u64(h, SPEC_TAG_LONGSIZE, 1ull << 40, &err), &err);
-	assert_ok(pack_header_put_bin(h, SPEC_TAG_SIGMD5, md5, 16, &err), &err);
+	assert_ok(pack_header_put_string(h, RPMTAG_NAME, "demo", &err), &err);
+	assert_ok(pack_header_put_i18n(h, RPMTAG_SUMMARY, "sum", &err), &err);
+	assert_ok(pack_header_put_u32(h, RPMTAG_BUILDTIME, 1704067200, &err), &err);
+	assert_ok(pack_header_put_strings(h, RPMTAG_BASENAMES, names, 3, &err), &err);
+	assert_ok(pack_header_put(h, RPMTAG_FILEMODES, RPMTAG_TYPE_INT16, modes, 2, &err), &err);
+	assert_ok(pack_header_put_u64(h, RPMTAG_LONGSIZE, 1ull << 40, &err), &err);
+	assert_ok(pack_header_put_bin(h, RPMTAG_SIGMD5, md5, 16, &err), &err);
 }
 
 KILN_TEST(header_put_get_replace_del)
@@ -27,14 +27,14 @@ KILN_TEST(header_put_get_replace_del)
 	uint64_t n = 0;
 
 	sample(&h);
-	assert_string_equal(pack_header_get_string(&h, SPEC_TAG_NAME), "demo");
-	assert_true(pack_header_get_number(&h, SPEC_TAG_LONGSIZE, &n));
+	assert_string_equal(pack_header_get_string(&h, RPMTAG_NAME), "demo");
+	assert_true(pack_header_get_number(&h, RPMTAG_LONGSIZE, &n));
 	assert_true(n == 1ull << 40);
-	assert_ok(pack_header_put_string(&h, SPEC_TAG_NAME, "other", &err), &err);
-	assert_string_equal(pack_header_get_string(&h, SPEC_TAG_NAME), "other");
-	pack_header_del(&h, SPEC_TAG_NAME);
-	assert_null(pack_header_get(&h, SPEC_TAG_NAME));
-	assert_int_equal(pack_header_put(&h, 1000, SPEC_TYPE_STRING, NULL, 2, &err), KILN_EINVAL);
+	assert_ok(pack_header_put_string(&h, RPMTAG_NAME, "other", &err), &err);
+	assert_string_equal(pack_header_get_string(&h, RPMTAG_NAME), "other");
+	pack_header_del(&h, RPMTAG_NAME);
+	assert_null(pack_header_get(&h, RPMTAG_NAME));
+	assert_int_equal(pack_header_put(&h, 1000, RPMTAG_TYPE_STRING, NULL, 2, &err), KILN_EINVAL);
 	pack_header_release(&h);
 }
 
@@ -47,8 +47,8 @@ KILN_TEST(header_write_layout_and_roundtrip)
 	size_t used = 0;
 
 	sample(&h);
-	assert_ok(pack_header_write(&h, SPEC_TAG_HEADERIMMUTABLE, &a, &err), &err);
-	assert_int_equal(a.len, pack_header_size(&h, SPEC_TAG_HEADERIMMUTABLE));
+	assert_ok(pack_header_write(&h, RPMTAG_HEADERIMMUTABLE, &a, &err), &err);
+	assert_int_equal(a.len, pack_header_size(&h, RPMTAG_HEADERIMMUTABLE));
 	p = (const unsigned char *)a.ptr;
 	assert_memory_equal(p, "\x8e\xad\xe8\x01\0\0\0\0", 8);
 	assert_int_equal(p[11], 8); /* 7 entries + region */
@@ -132,7 +132,7 @@ static void c_type(struct kiln_buf *b)
 }
 static void c_typecheck(struct kiln_buf *b)
 {
-	put32(b->ptr + 16 + 16 + 4, SPEC_TYPE_INT32);
+	put32(b->ptr + 16 + 16 + 4, RPMTAG_TYPE_INT32);
 }
 static void c_region(struct kiln_buf *b)
 {
@@ -209,16 +209,16 @@ KILN_TEST(header_all_types_aligned)
 	size_t i;
 
 	pack_header_init(&h);
-	assert_ok(pack_header_put(&h, tags[0], SPEC_TYPE_CHAR, ch, 1, &err), &err);
-	assert_ok(pack_header_put(&h, tags[1], SPEC_TYPE_INT16, i16, 2, &err), &err);
-	assert_ok(pack_header_put(&h, tags[2], SPEC_TYPE_INT8, i8, 1, &err), &err);
-	assert_ok(pack_header_put(&h, tags[3], SPEC_TYPE_CHAR, ch, 3, &err), &err);
-	assert_ok(pack_header_put(&h, tags[4], SPEC_TYPE_INT64, i64, 2, &err), &err);
-	assert_ok(pack_header_put(&h, tags[5], SPEC_TYPE_INT8, i8, 1, &err), &err);
+	assert_ok(pack_header_put(&h, tags[0], RPMTAG_TYPE_CHAR, ch, 1, &err), &err);
+	assert_ok(pack_header_put(&h, tags[1], RPMTAG_TYPE_INT16, i16, 2, &err), &err);
+	assert_ok(pack_header_put(&h, tags[2], RPMTAG_TYPE_INT8, i8, 1, &err), &err);
+	assert_ok(pack_header_put(&h, tags[3], RPMTAG_TYPE_CHAR, ch, 3, &err), &err);
+	assert_ok(pack_header_put(&h, tags[4], RPMTAG_TYPE_INT64, i64, 2, &err), &err);
+	assert_ok(pack_header_put(&h, tags[5], RPMTAG_TYPE_INT8, i8, 1, &err), &err);
 	assert_ok(pack_header_put_strings(&h, tags[6], strs, 1, &err), &err);
-	assert_ok(pack_header_put(&h, tags[7], SPEC_TYPE_INT8, i8, 1, &err), &err);
-	assert_ok(pack_header_put(&h, tags[8], SPEC_TYPE_INT16, i16, 1, &err), &err);
-	assert_ok(pack_header_put(&h, tags[9], SPEC_TYPE_INT32, i32, 1, &err), &err);
+	assert_ok(pack_header_put(&h, tags[7], RPMTAG_TYPE_INT8, i8, 1, &err), &err);
+	assert_ok(pack_header_put(&h, tags[8], RPMTAG_TYPE_INT16, i16, 1, &err), &err);
+	assert_ok(pack_header_put(&h, tags[9], RPMTAG_TYPE_INT32, i32, 1, &err), &err);
 	assert_ok(pack_header_write(&h, 63, &a, &err), &err);
 	p = (const unsigned char *)a.ptr;
 	il = get32(p + 8);
@@ -238,7 +238,7 @@ KILN_TEST(header_all_types_aligned)
 	assert_ok(pack_header_from_mem(&r, a.ptr, a.len, 63, 0, 0, NULL, &err), &err);
 	assert_int_equal(((const uint16_t *)pack_header_get(&r, 1030)->data)[1], 0xfedc);
 	assert_true(((const uint64_t *)pack_header_get(&r, 1033)->data)[0] == i64[0]);
-	assert_int_equal(pack_header_get(&r, 1032)->type, SPEC_TYPE_CHAR);
+	assert_int_equal(pack_header_get(&r, 1032)->type, RPMTAG_TYPE_CHAR);
 	assert_int_equal(pack_header_get(&r, 1032)->count, 3);
 	assert_int_equal(((const uint8_t *)pack_header_get(&r, 1036)->data)[0], 7);
 	pack_header_release(&h);
@@ -258,7 +258,7 @@ KILN_TEST(header_legacy_without_region)
 	pack_header_init(&h);
 	assert_ok(pack_header_from_mem(&h, blob, sizeof(blob), 63, 0, 0, NULL, &err), &err);
 	assert_int_equal(h.region, 0);
-	assert_string_equal(pack_header_get_string(&h, SPEC_TAG_NAME), "abc");
+	assert_string_equal(pack_header_get_string(&h, RPMTAG_NAME), "abc");
 	pack_header_release(&h);
 }
 

@@ -67,14 +67,14 @@ KILN_TEST(query_verbose_list_and_filters)
 	    "-rw-r--r--    1 root     root                        0 Jan  1  1970 /var/log/x.log\n");
 	kiln_buf_reset(&out);
 	o.now = 1704067200 - 7200; /* in the future: the year */
-	o.skip = SPEC_FILE_GHOST;
+	o.skip = RPMTAG_FILE_GHOST;
 	assert_ok(pack_query(&p, &o, &out, &err), &err);
 	assert_non_null(strstr(out.ptr, " 6 Jan  1  2024 /usr/bin/hello\n"));
 	assert_null(strstr(out.ptr, "x.log"));
 	kiln_buf_reset(&out);
 	o.verbose = false;
 	o.skip = 0;
-	o.only = SPEC_FILE_GHOST;
+	o.only = RPMTAG_FILE_GHOST;
 	assert_ok(pack_query(&p, &o, &out, &err), &err);
 	assert_string_equal(out.ptr, "/var/log/x.log\n");
 	pack_package_release(&p);

@@ -18,15 +18,15 @@ KILN_TEST(writer_output_reads_back)
 	assert_false(p.source);
 	assert_int_equal(p.lead.major, 3);
 	assert_string_equal(p.lead.name, "w4-1.0-1");
-	assert_true(pack_header_get_number(&p.hdr, SPEC_TAG_SIZE, &n));
+	assert_true(pack_header_get_number(&p.hdr, RPMTAG_SIZE, &n));
 	assert_int_equal(n, 6 + 5 + 7); /* file, symlink, the hard-link set once */
-	e = pack_header_get(&p.hdr, SPEC_TAG_FILEINODES);
-	assert_int_equal(pack_header_get(&p.hdr, SPEC_TAG_BASENAMES)->count, 6);
+	e = pack_header_get(&p.hdr, RPMTAG_FILEINODES);
+	assert_int_equal(pack_header_get(&p.hdr, RPMTAG_BASENAMES)->count, 6);
 	/* Sorted paths: /usr/bin 1, /usr/bin/hello 2, /usr/bin/hi 3, /usr/lib/a 4, b 4. */
 	assert_int_equal(((const uint32_t *)e->data)[3], 4);
 	assert_int_equal(((const uint32_t *)e->data)[4], 4);
-	assert_string_equal(pack_header_get_string(&p.hdr, SPEC_TAG_PAYLOADCOMPRESSOR), "gzip");
-	assert_string_equal(pack_header_get_string(&p.hdr, SPEC_TAG_PAYLOADFLAGS), "6");
+	assert_string_equal(pack_header_get_string(&p.hdr, RPMTAG_PAYLOADCOMPRESSOR), "gzip");
+	assert_string_equal(pack_header_get_string(&p.hdr, RPMTAG_PAYLOADFLAGS), "6");
 	assert_non_null(pack_header_get(&p.sig, PACK_SIGTAG_RESERVEDSPACE));
 	pack_package_release(&p);
 }
@@ -60,9 +60,9 @@ KILN_TEST(writer_refuses_bad_input)
 	pack_write_opts_init(&o);
 	memset(f, 0, sizeof(f));
 	assert_int_equal(pack_write(path, &h, NULL, 0, &o, &err), KILN_EINVAL); /* no NAME */
-	assert_ok(pack_header_put_string(&h, SPEC_TAG_NAME, "n", &err), &err);
-	assert_ok(pack_header_put_string(&h, SPEC_TAG_VERSION, "1", &err), &err);
-	assert_ok(pack_header_put_string(&h, SPEC_TAG_RELEASE, "1", &err), &err);
+	assert_ok(pack_header_put_string(&h, RPMTAG_NAME, "n", &err), &err);
+	assert_ok(pack_header_put_string(&h, RPMTAG_VERSION, "1", &err), &err);
+	assert_ok(pack_header_put_string(&h, RPMTAG_RELEASE, "1", &err), &err);
 	f[0] = (struct pack_file){.path = "/a", .mode = S_IFDIR | 0755};
 	f[1] = (struct pack_file){.path = "/a", .mode = S_IFDIR | 0755};
 	kiln_err_clear(&err);
@@ -112,15 +112,15 @@ static void late_write(const char *path, const char *src, bool overlap, size_t s
 	                          .src = src,
 	                          .mode = S_IFREG | 0644,
 	                          .mtime = 1704067200,
-	                          .verify = SPEC_VERIFY_ALL};
+	                          .verify = RPMTAG_VERIFY_ALL};
 	f[1] = (struct pack_file){.path = "/usr/share",
 	                          .mode = S_IFDIR | 0755,
 	                          .mtime = 1704067200,
-	                          .verify = SPEC_VERIFY_ALL};
+	                          .verify = RPMTAG_VERIFY_ALL};
 	pack_header_init(&h);
-	assert_ok(pack_header_put_string(&h, SPEC_TAG_NAME, "late", err), err);
-	assert_ok(pack_header_put_string(&h, SPEC_TAG_VERSION, "1", err), err);
-	assert_ok(pack_header_put_string(&h, SPEC_TAG_RELEASE, "1", err), err);
+	assert_ok(pack_header_put_string(&h, RPMTAG_NAME, "late", err), err);
+	assert_ok(pack_header_put_string(&h, RPMTAG_VERSION, "1", err), err);
+	assert_ok(pack_header_put_string(&h, RPMTAG_RELEASE, "1", err), err);
 	l = (struct late_fix){&h, f, 0, fail};
 	pack_write_opts_init(&o);
 	assert_ok(pack_compress_parse("w1.gzdio", &o.comp, err), err);

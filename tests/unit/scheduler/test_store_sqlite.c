@@ -37,7 +37,7 @@ static kiln_rc grant(struct scheduler_store *st, const char *worker, const char 
                      struct scheduler_job *out)
 {
 	struct kiln_err err = KILN_ERR_INIT;
-	struct scheduler_lease_query q = {worker, arches, tags, now, 1000, lid};
+	struct scheduler_lease_query q = {worker, arches, tags, now, 1000, lid, scheduler_job_fits};
 
 	return st->ops->lease_grant(st, &q, a, out, &err);
 }
@@ -378,6 +378,35 @@ KILN_TEST(store_repository_packages_and_decisions)
 	assert_ok(st->ops->repo_publish_get(st, 7, &a, &dstate, &msg, &err), &err);
 	assert_string_equal(dstate, "skipped");
 	assert_string_equal(msg, "verdict: differs");
+	kiln_arena_release(&a);
+	scheduler_store_close(st);
+}
+
+/* The placement answer (scheduler_worker_matches) and the grant apply one rule: a tag of
+ * 128 characters and an arch of 100 match in both (the grant once cut tags at 127
+ * characters and arches at 80 bytes), and a worker that lacks the tag is refused by both. */
+KILN_TEST(store_grant_and_placement_agree_on_long_tags_and_arches)
+{
+	struct scheduler_store *st = open_store("long.db");
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
+	char tag[129], arch[101], jtags[140], wtags[140], warches[120];
+	struct scheduler_job j = {0}, got;
+	const char *why;
+	int64_t id;
+
+	memset(tag, 't', 128), tag[128] = 0;
+	memset(arch, 'a', 100), arch[100] = 0;
+	snprintf(jtags, sizeof(jtags), ",%s,", tag);
+	snprintf(wtags, sizeof(wtags), ",%s,", tag);
+	snprintf(warches, sizeof(warches), ",%s,noarch,", arch);
+	id = insert(st, arch, jtags, 0, NULL);
+	j.arch = arch, j.tags = jtags;
+
+	assert_false(scheduler_worker_matches(&j, warches, ",other,", &a, &why));
+	assert_int_equal(grant(st, "w", warches, ",other,", 2000, L1, &a, &got), KILN_ENOTFOUND);
+	assert_true(scheduler_worker_matches(&j, warches, wtags, &a, &why));
+	assert_ok(grant(st, "w", warches, wtags, 2000, L1, &a, &got), NULL);
+	assert_int_equal(got.id, id);
 	kiln_arena_release(&a);
 	scheduler_store_close(st);
 }

@@ -56,7 +56,7 @@ static void assert_tag_verifies(const char *path, uint32_t tag, const struct sig
 	open_pkg(path, &p);
 	e = pack_header_get(&p.sig, tag);
 	assert_non_null(e);
-	assert_int_equal(e->type, SPEC_TYPE_BIN);
+	assert_int_equal(e->type, RPMTAG_TYPE_BIN);
 	assert_ok(sign_verify(kr, e->data, e->count, p.hdr_raw.ptr, p.hdr_raw.len, &res, &err),
 	          &err);
 	pack_package_release(&p);
@@ -143,10 +143,10 @@ static void write_v6(const char *path)
 	lead[79] = 5;
 	pack_header_init(&h);
 	pack_header_init(&s);
-	assert_ok(pack_header_put_string(&h, SPEC_TAG_NAME, "six", &err), &err);
-	assert_ok(pack_header_put_string(&h, SPEC_TAG_VERSION, "1", &err), &err);
-	assert_ok(pack_header_put_string(&h, SPEC_TAG_RELEASE, "1", &err), &err);
-	assert_ok(pack_header_put_u32(&h, SPEC_TAG_RPMFORMAT, 6, &err), &err);
+	assert_ok(pack_header_put_string(&h, RPMTAG_NAME, "six", &err), &err);
+	assert_ok(pack_header_put_string(&h, RPMTAG_VERSION, "1", &err), &err);
+	assert_ok(pack_header_put_string(&h, RPMTAG_RELEASE, "1", &err), &err);
+	assert_ok(pack_header_put_u32(&h, RPMTAG_RPMFORMAT, 6, &err), &err);
 	assert_ok(pack_header_write(&h, 63, &hdr, &err), &err);
 	assert_ok(util_digest_mem_hex(UTIL_DIGEST_SHA256, hdr.ptr, hdr.len, hex, &err), &err);
 	assert_ok(pack_header_put_string(&s, PACK_SIGTAG_SHA256, hex, &err), &err);
@@ -179,7 +179,7 @@ static uint32_t openpgp_count(const char *path, bool *legacy)
 	e = pack_header_get(&p.sig, PACK_SIGTAG_OPENPGP);
 	n = e ? e->count : 0;
 	if (e)
-		assert_int_equal(e->type, SPEC_TYPE_STRING_ARRAY);
+		assert_int_equal(e->type, RPMTAG_TYPE_STRING_ARRAY);
 	*legacy =
 	    pack_header_get(&p.sig, PACK_SIGTAG_RSA) || pack_header_get(&p.sig, PACK_SIGTAG_DSA);
 	pack_package_release(&p);

@@ -171,47 +171,47 @@ static inline void pt_assert_log(const struct pt *t, const char *want)
 
 static inline const char *pt_tag_str(const struct spec_package *pkg, uint32_t tag)
 {
-	return spec_tagset_get_str(pkg->tags, tag);
+	return rpmtag_set_get_str(pkg->tags, tag);
 }
 
 /* Element i of a string-class tag, or NULL. */
-static inline const char *pt_tag_stri(const struct spec_tagset *ts, uint32_t tag, uint32_t i)
+static inline const char *pt_tag_stri(const struct rpmtag_set *ts, uint32_t tag, uint32_t i)
 {
-	struct spec_qf_value v;
+	struct rpmtag_qf_value v;
 
-	if (!spec_tagset_get(ts, tag, &v) || i >= v.count)
+	if (!rpmtag_set_get(ts, tag, &v) || i >= v.count)
 		return NULL;
 	return ((const char *const *)v.data)[i];
 }
 
 /* Element i of an INT32 tag; fails the test when absent. */
-static inline uint32_t pt_tag_u32(const struct spec_tagset *ts, uint32_t tag, uint32_t i)
+static inline uint32_t pt_tag_u32(const struct rpmtag_set *ts, uint32_t tag, uint32_t i)
 {
-	struct spec_qf_value v;
+	struct rpmtag_qf_value v;
 
-	assert_true(spec_tagset_get(ts, tag, &v));
-	assert_int_equal(v.type, SPEC_TYPE_INT32);
+	assert_true(rpmtag_set_get(ts, tag, &v));
+	assert_int_equal(v.type, RPMTAG_TYPE_INT32);
 	assert_true(i < v.count);
 	return ((const uint32_t *)v.data)[i];
 }
 
-static inline uint32_t pt_tag_count(const struct spec_tagset *ts, uint32_t tag)
+static inline uint32_t pt_tag_count(const struct rpmtag_set *ts, uint32_t tag)
 {
-	struct spec_qf_value v;
+	struct rpmtag_qf_value v;
 
-	return spec_tagset_get(ts, tag, &v) ? v.count : 0;
+	return rpmtag_set_get(ts, tag, &v) ? v.count : 0;
 }
 
 /* Render a query format over a tag set of t's spec. */
-static inline const char *pt_qf(struct pt *t, const struct spec_tagset *ts, const char *fmt,
+static inline const char *pt_qf(struct pt *t, const struct rpmtag_set *ts, const char *fmt,
                                 char *dst, size_t size)
 {
 	struct kiln_buf out = KILN_BUF_INIT(KILN_MIB);
 	struct kiln_err err = KILN_ERR_INIT;
-	struct spec_qf_source src;
+	struct rpmtag_qf_source src;
 
 	assert_ok(spec_qf_source_make(t->spec, ts, &src, &err), &err);
-	assert_ok(spec_qf_format(fmt, &src, &out, &err), &err);
+	assert_ok(rpmtag_qf_format(fmt, &src, &out, &err), &err);
 	snprintf(dst, size, "%s", out.ptr);
 	kiln_buf_release(&out);
 	return dst;

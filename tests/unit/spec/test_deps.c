@@ -438,3 +438,234 @@ KILN_TEST(deps_rich_nesting_is_limited)
 	assert_int_equal(t.spec->packages[0]->deps[SPEC_DEPS_REQUIRES].n, 1);
 	pt_release(&t);
 }
+
+/* ---------------------------------------------------------------------------------------- */
+/* spec_deps_scan, the grammar the spec's tags and generator output (worker/depline.c)
+ * share: items and complaints as the scanner reports them, before either caller words
+ * them. */
+
+struct scanned {
+	char text[2048]; /* "I name|evr|sense|rich;" and "E/W/V code quote-kind msg: [quote];" */
+	size_t len;
+	kiln_rc bad_version_rc; /* what the note callback answers to a bad version format */
+	int items_left;         /* the item callback fails when it reaches 0; -1: never */
+};
+
+static void scanned_add(struct scanned *g, const char *fmt, ...) KILN_PRINTF(2, 3);
+static void scanned_add(struct scanned *g, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(g->text + g->len, sizeof(g->text) - g->len, fmt, ap);
+	va_end(ap);
+	if (n > 0 && (size_t)n < sizeof(g->text) - g->len)
+		g->len += (size_t)n;
+}
+
+static kiln_rc scan_item(void *ctx, const struct spec_deps_item *it, struct kiln_err *err)
+{
+	struct scanned *g = ctx;
+
+	if (g->items_left == 0)
+		return kiln_err_set(err, KILN_EINVAL, "refused %s", it->name);
+	if (g->items_left > 0)
+		g->items_left--;
+	scanned_add(g, "I %s|%s|%u|%d;", it->name, it->evr ? it->evr : "(null)",
+	            (unsigned)it->sense, (int)it->rich);
+	return KILN_OK;
+}
+
+static kiln_rc scan_note(void *ctx, const struct spec_deps_note *n, struct kiln_err *err)
+{
+	static const char kinds[] = {[SPEC_DEPS_NOTE_ERROR] = 'E',
+	                             [SPEC_DEPS_NOTE_WARNING] = 'W',
+	                             [SPEC_DEPS_NOTE_BAD_VERSION] = 'V'};
+	static const char quotes[] = {[SPEC_DEPS_QUOTE_REST] = 'r',
+	                              [SPEC_DEPS_QUOTE_FIELD] = 'f',
+	                              [SPEC_DEPS_QUOTE_NAME] = 'n'};
+	struct scanned *g = ctx;
+
+	(void)err;
+	scanned_add(g, "%c %d %c %s: [%.*s];", kinds[n->kind], (int)n->code, quotes[n->quote_kind],
+	            n->msg, (int)n->quote_len, n->quote);
+	return n->kind == SPEC_DEPS_NOTE_BAD_VERSION ? g->bad_version_rc : KILN_OK;
+}
+
+static kiln_rc scan_len(struct scanned *g, const char *text, size_t len, unsigned flags)
+{
+	static const struct spec_deps_scan_ops ops = {scan_item, scan_note};
+	struct kiln_err err = KILN_ERR_INIT;
+	kiln_rc rc;
+
+	memset(g, 0, sizeof(*g));
+	g->items_left = -1;
+	rc = spec_deps_scan(text, len, flags, &ops, g, &err);
+	if (rc && err.code)
+		scanned_add(g, "err %s;", err.msg);
+	return rc;
+}
+
+/* text scans with flags to want, with the result rc. */
+static void expect_scan(const char *text, unsigned flags, kiln_rc rc, const char *want)
+{
+	struct scanned g;
+
+	assert_int_equal(scan_len(&g, text, strlen(text), flags), rc);
+	if (strcmp(g.text, want))
+		print_error("%s\ngot:  %s\nwant: %s\n", text, g.text, want);
+	assert_string_equal(g.text, want);
+}
+
+/* The flags each caller passes: the spec's tags by their sense, generator output by kind. */
+#define SCAN_REQUIRES SPEC_DEPS_SCAN_RICH /* Requires:, BuildRequires:, generated requires */
+#define SCAN_CONFLICTS (SPEC_DEPS_SCAN_RICH | SPEC_DEPS_SCAN_NEGATIVE)
+#define SCAN_PROVIDES 0u /* Provides:, triggers, generated provides */
+#define SCAN_FILE_TRIGGER SPEC_DEPS_SCAN_PATHS
+
+KILN_TEST(deps_scan_items_and_separators)
+{
+	expect_scan("a >= 1, b,c <= 2:3-4", SCAN_PROVIDES, KILN_OK,
+	            "I a|1|12|0;I b|(null)|0|0;I c|2:3-4|10|0;");
+	/* Commas are blanks even between a name and its comparison; a comparison is a word. */
+	expect_scan("a, >= , 1 b>=1 c =>\t2\r\n", SCAN_REQUIRES, KILN_OK,
+	            "I a|1|12|0;I b>=1|(null)|0|0;I c|2|12|0;");
+	expect_scan(" , ", SCAN_REQUIRES, KILN_OK, "");
+}
+
+KILN_TEST(deps_scan_stops_at_len_and_nul)
+{
+	struct scanned g;
+
+	assert_int_equal(scan_len(&g, "a b", 1, SCAN_PROVIDES), KILN_OK);
+	assert_string_equal(g.text, "I a|(null)|0|0;");
+	assert_int_equal(scan_len(&g, "a >= 1\0 b", 9, SCAN_PROVIDES), KILN_OK);
+	assert_string_equal(g.text, "I a|1|12|0;");
+	/* "a >=" at the end of the text wants its version, whatever follows the end. */
+	assert_int_equal(scan_len(&g, "a >= 1", 4, SCAN_PROVIDES), KILN_ESYNTAX);
+	assert_string_equal(g.text, "E 3 r Version required: [a >=];");
+	/* An expression cut by the end is unterminated. */
+	assert_int_equal(scan_len(&g, "(a or b)", 7, SCAN_REQUIRES), KILN_ESYNTAX);
+	assert_string_equal(g.text, "E 3 r Unterminated rich dependency: (a or b: [(a or b];");
+	assert_int_equal(scan_len(&g, "(a or (", 7, SCAN_REQUIRES), KILN_ESYNTAX);
+	assert_string_equal(g.text, "E 3 r Name required: [(a or (];");
+}
+
+KILN_TEST(deps_scan_checks_quote_the_rest_or_the_version)
+{
+	/* parseRCPOT's messages quote the text from the item on ... */
+	expect_scan("x /bin/sh > 1 y", SCAN_PROVIDES, KILN_ESYNTAX,
+	            "I x|(null)|0|0;E 3 r Versioned file name not permitted: [/bin/sh > 1 y];");
+	expect_scan("x -y", SCAN_REQUIRES, KILN_ESYNTAX,
+	            "I x|(null)|0|0;E 3 r Dependency tokens must begin with alpha-numeric, '_' or "
+	            "'/': [-y];");
+	/* ... rpmCharCheck's the version, after its warning about a macro. */
+	expect_scan("p = %{x}@1..2", SCAN_PROVIDES, KILN_ESYNTAX,
+	            "W 3 f Possible unexpanded macro in: [%{x}@1..2];"
+	            "E 3 f Illegal char '@' (0x40) in: [%{x}@1..2];");
+	expect_scan("p = 1..2", SCAN_PROVIDES, KILN_ESYNTAX,
+	            "E 3 f Illegal sequence \"..\" in: [1..2];");
+	expect_scan("p = 1\xc3\xa9", SCAN_PROVIDES, KILN_ESYNTAX,
+	            "E 3 f Illegal char '?' (0xffffffa9) in: [1\xc3\xa9];");
+	/* Only the first character of a name is judged, and only when it is ASCII. */
+	expect_scan("\xc3\xa9 a!b", SCAN_PROVIDES, KILN_OK,
+	            "I \xc3\xa9|(null)|0|0;I a!b|(null)|0|0;");
+}
+
+KILN_TEST(deps_scan_bad_versions_are_the_callers_call)
+{
+	struct scanned g;
+	static const struct spec_deps_scan_ops ops = {scan_item, scan_note};
+	struct kiln_err err = KILN_ERR_INIT;
+
+	/* Answered with KILN_OK (a warning), the scan goes on ... */
+	expect_scan("p = 1-2-3 q = e:1, r = 1:2:3", SCAN_REQUIRES, KILN_OK,
+	            "V 3 r Invalid version (double separator '-'): 1-2-3: [p = 1-2-3 q = e:1, r = "
+	            "1:2:3];I p|1-2-3|8|0;"
+	            "V 3 r Invalid version (epoch must be unsigned integer): e:1: [q = e:1, r = "
+	            "1:2:3];I q|e:1|8|0;"
+	            "V 3 r Invalid version (double separator ':'): 1:2:3: [r = 1:2:3];"
+	            "I r|1:2:3|8|0;");
+	/* ... answered with an error, it stops there. */
+	memset(&g, 0, sizeof(g));
+	g.items_left = -1;
+	g.bad_version_rc = KILN_ESYNTAX;
+	assert_int_equal(spec_deps_scan("(a > 1-2-3 or b) c", 18, SCAN_REQUIRES, &ops, &g, &err),
+	                 KILN_ESYNTAX);
+	assert_string_equal(
+	    g.text, "V 3 r Invalid version (double separator '-'): 1-2-3: [(a > 1-2-3 or b) c];");
+}
+
+KILN_TEST(deps_scan_rich_spelling_and_contexts)
+{
+	expect_scan("( a  =>  1 or b)c (d)", SCAN_REQUIRES, KILN_OK,
+	            "I (a >= 1 or b)|(null)|0|1;I c|(null)|0|0;I (d)|(null)|0|1;");
+	expect_scan("(a(x86-64) with (b or c))", SCAN_CONFLICTS, KILN_OK,
+	            "I (a(x86-64) with (b or c))|(null)|0|1;");
+	/* The tag's sense: requirement-like refuses a top-level "unless", conflict-like an
+	 * "if"; that check comes once the expression was read, quoting what follows it. */
+	expect_scan("(a unless b) c", SCAN_REQUIRES, KILN_ESYNTAX,
+	            "E 3 r Illegal context for 'unless', please use 'or' instead: [ c];");
+	expect_scan("(a unless b) c", SCAN_CONFLICTS, KILN_OK,
+	            "I (a unless b)|(null)|0|1;I c|(null)|0|0;");
+	expect_scan("(a if b)", SCAN_CONFLICTS, KILN_ESYNTAX,
+	            "E 3 r Illegal context for 'if', please use 'and' instead: [];");
+	/* Errors inside quote the whole expression on. */
+	expect_scan("x ((a unless b) and c)", SCAN_CONFLICTS, KILN_ESYNTAX,
+	            "I x|(null)|0|0;E 3 r Illegal context for 'unless', please use 'or' instead: "
+	            "[((a unless b) and c)];");
+	expect_scan("(a or b and c)", SCAN_REQUIRES, KILN_ESYNTAX,
+	            "E 3 r Cannot chain different ops: [(a or b and c)];");
+	expect_scan("(a,b)", SCAN_REQUIRES, KILN_ESYNTAX,
+	            "E 3 r Unknown rich dependency op 'b': [(a,b)];");
+	expect_scan("(a > 1@2)", SCAN_REQUIRES, KILN_ESYNTAX,
+	            "E 3 f Illegal char '@' (0x40) in: [1@2];");
+	expect_scan("a (b)", SCAN_PROVIDES, KILN_ESYNTAX,
+	            "I a|(null)|0|0;E 3 r No rich dependencies allowed for this type: [(b)];");
+}
+
+KILN_TEST(deps_scan_file_trigger_conditions)
+{
+	expect_scan("/usr/lib /etc,/var", SCAN_FILE_TRIGGER, KILN_OK,
+	            "I /usr/lib|(null)|0|0;I /etc|(null)|0|0;I /var|(null)|0|0;");
+	/* The path check comes before checkDep and quotes the name alone. */
+	expect_scan("/a -b > 1@2 c", SCAN_FILE_TRIGGER, KILN_ESYNTAX,
+	            "I /a|(null)|0|0;E 3 n file trigger condition must begin with '/': [-b];");
+	expect_scan("/a > 1", SCAN_FILE_TRIGGER, KILN_ESYNTAX,
+	            "E 3 r Versioned file name not permitted: [/a > 1];");
+	expect_scan("(/a)", SCAN_FILE_TRIGGER, KILN_ESYNTAX,
+	            "E 3 r No rich dependencies allowed for this type: [(/a)];");
+}
+
+KILN_TEST(deps_scan_rich_depth_is_bounded)
+{
+	char text[2 * KILN_LIMIT_EXPR_DEPTH + 8];
+	struct scanned g;
+	size_t i, n = KILN_LIMIT_EXPR_DEPTH;
+
+	for (i = 0; i < n; i++)
+		text[i] = '(';
+	text[n] = 'a';
+	for (i = 0; i < n; i++)
+		text[n + 1 + i] = ')';
+	assert_int_equal(scan_len(&g, text, 2 * n + 1, SCAN_REQUIRES), KILN_OK);
+	assert_int_equal(g.text[0], 'I');
+	memmove(text + 1, text, 2 * n + 1);
+	text[2 * n + 2] = ')';
+	assert_int_equal(scan_len(&g, text, 2 * n + 3, SCAN_REQUIRES), KILN_ELIMIT);
+	assert_non_null(strstr(g.text, "E 4 r rich dependency nested too deeply: [(((("));
+}
+
+KILN_TEST(deps_scan_callbacks_stop_it)
+{
+	struct scanned g;
+	static const struct spec_deps_scan_ops ops = {scan_item, scan_note};
+	struct kiln_err err = KILN_ERR_INIT;
+
+	memset(&g, 0, sizeof(g));
+	g.items_left = 1;
+	assert_int_equal(spec_deps_scan("a (b) c", 7, SCAN_REQUIRES, &ops, &g, &err), KILN_EINVAL);
+	assert_string_equal(err.msg, "refused (b)");
+	assert_string_equal(g.text, "I a|(null)|0|0;");
+}

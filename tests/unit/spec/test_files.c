@@ -81,7 +81,7 @@ KILN_TEST(files_names)
 	assert_string_equal(pkg->files[0].paths[0], "/a");
 	assert_int_equal(pkg->files[0].line, 9);
 	assert_null(pkg->files[0].error);
-	assert_int_equal(pkg->files[0].verifyflags, (uint32_t)SPEC_VERIFY_ALL);
+	assert_int_equal(pkg->files[0].verifyflags, (uint32_t)RPMTAG_VERIFY_ALL);
 	assert_int_equal(pkg->files[0].attr.set, 0);
 	assert_string_equal(pkg->files[1].paths[0], "/usr/bin/*");
 	/* Quotes group and go; a backslash makes the next character literal, which the glob
@@ -116,19 +116,19 @@ KILN_TEST(files_virtual_attributes)
 		uint32_t fileflags; /* rpmbuild's FILEFLAGS */
 		unsigned flags;
 	} cases[] = {
-	    {"%doc /a", SPEC_FILE_DOC, 0},
-	    {"%license /a", SPEC_FILE_LICENSE, 0},
-	    {"%readme /a", SPEC_FILE_README, 0},
-	    {"%ghost /x", SPEC_FILE_GHOST, 0},
-	    {"%missingok /a", SPEC_FILE_MISSINGOK, 0},
-	    {"%artifact /a", SPEC_FILE_ARTIFACT, 0},
-	    {"%pubkey /a", SPEC_FILE_PUBKEY, 0},
+	    {"%doc /a", RPMTAG_FILE_DOC, 0},
+	    {"%license /a", RPMTAG_FILE_LICENSE, 0},
+	    {"%readme /a", RPMTAG_FILE_README, 0},
+	    {"%ghost /x", RPMTAG_FILE_GHOST, 0},
+	    {"%missingok /a", RPMTAG_FILE_MISSINGOK, 0},
+	    {"%artifact /a", RPMTAG_FILE_ARTIFACT, 0},
+	    {"%pubkey /a", RPMTAG_FILE_PUBKEY, 0},
 	    {"%dir /d", 0, SPEC_ENTRY_DIR},
 	    {"%docdir /d", 0, SPEC_ENTRY_DOCDIR},
 	    {"%exclude /b", 0, SPEC_ENTRY_EXCLUDE},
-	    {"%config /a", SPEC_FILE_CONFIG, 0},
+	    {"%config /a", RPMTAG_FILE_CONFIG, 0},
 	    {"/a %ghost %config(noreplace)",
-	     SPEC_FILE_GHOST | SPEC_FILE_CONFIG | SPEC_FILE_NOREPLACE, 0},
+	     RPMTAG_FILE_GHOST | RPMTAG_FILE_CONFIG | RPMTAG_FILE_NOREPLACE, 0},
 	};
 	struct pt t;
 	size_t i;
@@ -298,7 +298,7 @@ KILN_TEST(files_lang)
 	assert_string_equal(entry_of(&t, "%lang(fr, de de) /a")->lang, "fr, de de");
 	assert_string_equal(entry_of(&t, "%lang(fr) %lang(de) /a")->lang, "fr,de");
 	assert_string_equal(entry_of(&t, "/a %lang(de fr) %config")->lang, "de fr");
-	assert_int_equal(entry_of(&t, "/a %lang(de fr) %config")->fileflags, SPEC_FILE_CONFIG);
+	assert_int_equal(entry_of(&t, "/a %lang(de fr) %config")->fileflags, RPMTAG_FILE_CONFIG);
 	assert_null(entry_of(&t, "/a")->lang);
 	pt_release(&t);
 	expect_entry_error("%lang /a", "Missing '(' in %lang /a");
@@ -329,7 +329,7 @@ KILN_TEST(files_dev)
 	assert_int_equal(e->dev_type, 'c');
 	assert_int_equal(e->dev_major, 1);
 	assert_int_equal(e->dev_minor, 3);
-	assert_int_equal(e->fileflags, SPEC_FILE_GHOST);
+	assert_int_equal(e->fileflags, RPMTAG_FILE_GHOST);
 	/* rpm looks at the first letter of the type; blanks separate too. */
 	e = entry_of(&t, "%dev(block, 8 0) /dev/sda");
 	assert_int_equal(e->dev_type, 'b');
@@ -354,14 +354,14 @@ KILN_TEST(files_directives_together)
 
 	pt_init(&t);
 	e = entry_of(&t, "%config %attr(0600,root,root) %verify(not md5) %lang(de) /a");
-	assert_int_equal(e->fileflags, SPEC_FILE_CONFIG);
+	assert_int_equal(e->fileflags, RPMTAG_FILE_CONFIG);
 	expect_attr(&e->attr, ALL_ATTR, 0600, "root", "root", 0);
 	assert_int_equal(e->verifyflags, 0xfffffffe);
 	assert_string_equal(e->lang, "de");
 	assert_string_equal(e->paths[0], "/a");
 	/* The License: tag's %license macro does not hide the directive. */
 	e = entry_of(&t, "%license COPYING");
-	assert_int_equal(e->fileflags, SPEC_FILE_LICENSE);
+	assert_int_equal(e->fileflags, RPMTAG_FILE_LICENSE);
 	pt_release(&t);
 	/* rpm stops at the first directive that fails, in its own order. */
 	expect_entry_error("%lang(x) %verify(y) /a", "Invalid %verify token: y");
@@ -442,11 +442,11 @@ KILN_TEST(files_attr_given_and_verify_flags)
 	assert_int_equal(e[0].attr.set, 0);
 	assert_false(e[0].defattr.given);
 	assert_true(e[1].flags & SPEC_ENTRY_DEFVERIFY);
-	assert_int_equal(e[1].verifyflags, ~(uint32_t)SPEC_VERIFY_FILEDIGEST);
+	assert_int_equal(e[1].verifyflags, ~(uint32_t)RPMTAG_VERIFY_FILEDIGEST);
 	/* An empty %verify() verifies nothing (it is not "use the default"). */
 	assert_true(e[2].flags & SPEC_ENTRY_VERIFY);
 	assert_int_equal(e[2].verifyflags, 0);
-	assert_int_equal(s->packages[0]->files_defverify, ~(uint32_t)SPEC_VERIFY_FILEDIGEST);
+	assert_int_equal(s->packages[0]->files_defverify, ~(uint32_t)RPMTAG_VERIFY_FILEDIGEST);
 	pt_release(&t);
 }
 

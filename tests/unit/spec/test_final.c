@@ -27,7 +27,7 @@ static const char big_spec[] =
     "%pre sub\nsp\n%files\n/a\n%files sub\n/s\n"
     "%changelog\n* Mon Jan 01 2024 A <a@b> - 3:1.0-2\n- x\n* Sun Dec 31 2023 B\n- y\n";
 
-static void expect_qf(struct pt *t, const struct spec_tagset *ts, const char *fmt, const char *want)
+static void expect_qf(struct pt *t, const struct rpmtag_set *ts, const char *fmt, const char *want)
 {
 	char got[4096];
 
@@ -45,7 +45,7 @@ static void expect_qf(struct pt *t, const struct spec_tagset *ts, const char *fm
 KILN_TEST(final_binary_package_tags)
 {
 	struct pt t;
-	const struct spec_tagset *ts;
+	const struct rpmtag_set *ts;
 
 	pt_init(&t);
 	pt_ok(&t, big_spec);
@@ -88,7 +88,7 @@ KILN_TEST(final_binary_package_tags)
 KILN_TEST(final_subpackages_inherit)
 {
 	struct pt t;
-	const struct spec_tagset *sub, *lib;
+	const struct rpmtag_set *sub, *lib;
 
 	pt_init(&t);
 	pt_ok(&t, big_spec);
@@ -160,7 +160,7 @@ KILN_TEST(final_target_must_be_buildable)
 KILN_TEST(final_source_package_tags)
 {
 	struct pt t;
-	const struct spec_tagset *src;
+	const struct rpmtag_set *src;
 
 	pt_init(&t);
 	pt_ok(&t, big_spec);
@@ -182,18 +182,18 @@ KILN_TEST(final_tags_are_in_number_order)
 {
 	struct pt t;
 	size_t i, n;
-	const struct spec_tagset *ts;
+	const struct rpmtag_set *ts;
 
 	pt_init(&t);
 	pt_ok(&t, big_spec);
 	ts = t.spec->packages[0]->tags;
-	n = spec_tagset_count(ts);
+	n = rpmtag_set_count(ts);
 	assert_true(n > 20);
 	for (i = 1; i < n; i++)
-		assert_true(spec_tagset_tag_at(ts, i - 1) < spec_tagset_tag_at(ts, i));
+		assert_true(rpmtag_set_tag_at(ts, i - 1) < rpmtag_set_tag_at(ts, i));
 	ts = t.spec->srctags;
-	for (i = 1; i < spec_tagset_count(ts); i++)
-		assert_true(spec_tagset_tag_at(ts, i - 1) < spec_tagset_tag_at(ts, i));
+	for (i = 1; i < rpmtag_set_count(ts); i++)
+		assert_true(rpmtag_set_tag_at(ts, i - 1) < rpmtag_set_tag_at(ts, i));
 	pt_release(&t);
 }
 
@@ -237,8 +237,8 @@ KILN_TEST(final_build_tags)
 	expect_qf(&t, sub->tags, "[%{CHANGELOGNAME}|]%{TRIGGERSCRIPTS}", "A <a@b> - 1-1|(none)");
 	expect_qf(&t, main_pkg->tags, "[%{CHANGELOGNAME}|]", "A <a@b> - 1-1|");
 	/* The set stays sorted. */
-	for (i = 1; i < spec_tagset_count(main_pkg->tags); i++)
-		assert_true(spec_tagset_tag_at(main_pkg->tags, i - 1) <
-		            spec_tagset_tag_at(main_pkg->tags, i));
+	for (i = 1; i < rpmtag_set_count(main_pkg->tags); i++)
+		assert_true(rpmtag_set_tag_at(main_pkg->tags, i - 1) <
+		            rpmtag_set_tag_at(main_pkg->tags, i));
 	pt_release(&t);
 }

@@ -22,9 +22,9 @@ KILN_TEST(parse_packages_and_names)
 	assert_string_equal(s->packages[1]->name, "t-sub");
 	assert_false(s->packages[1]->is_main);
 	assert_int_equal(s->packages[1]->line, 8);
-	assert_string_equal(pt_tag_str(s->packages[1], SPEC_TAG_NAME), "t-sub");
+	assert_string_equal(pt_tag_str(s->packages[1], RPMTAG_NAME), "t-sub");
 	assert_string_equal(s->packages[2]->name, "other");
-	assert_string_equal(pt_tag_str(s->packages[2], SPEC_TAG_DESCRIPTION), "y");
+	assert_string_equal(pt_tag_str(s->packages[2], RPMTAG_DESCRIPTION), "y");
 	/* Only packages with %files are built. */
 	assert_false(s->packages[1]->has_files);
 	/* A subpackage name may start with anything a name may contain. */
@@ -121,12 +121,12 @@ KILN_TEST(parse_buildarch_reparses_the_spec)
 	 * the tag see noarch too, and Lua state persists over both passes. */
 	s = pt_ok(&t, PT_HEAD "URL: %{_target_cpu}-%{lua: n = (n or 0) + 1; print(n)}\n"
 	                      "BuildArch: noarch\nVendor: %{_target_cpu}\n%description\nd\n");
-	assert_string_equal(pt_tag_str(s->packages[0], SPEC_TAG_URL), "noarch-2");
-	assert_string_equal(pt_tag_str(s->packages[0], SPEC_TAG_VENDOR), "noarch");
-	assert_string_equal(pt_tag_str(s->packages[0], SPEC_TAG_ARCH), "noarch");
+	assert_string_equal(pt_tag_str(s->packages[0], RPMTAG_URL), "noarch-2");
+	assert_string_equal(pt_tag_str(s->packages[0], RPMTAG_VENDOR), "noarch");
+	assert_string_equal(pt_tag_str(s->packages[0], RPMTAG_ARCH), "noarch");
 	assert_int_equal(s->nbuildarchs, 1);
 	assert_string_equal(s->buildarchs[0], "noarch");
-	assert_string_equal(pt_tag_stri(s->srctags, SPEC_TAG_BUILDARCHS, 0), "noarch");
+	assert_string_equal(pt_tag_stri(s->srctags, RPMTAG_BUILDARCHS, 0), "noarch");
 	/* The parsed text is the second pass only. */
 	assert_string_equal(s->parsed.ptr, PT_HEAD "URL: noarch-2\nBuildArch: noarch\n"
 	                                           "Vendor: noarch\n%description\nd\n");
@@ -134,10 +134,10 @@ KILN_TEST(parse_buildarch_reparses_the_spec)
 	assert_string_equal(macro_body_get(t.ctx, "_target_cpu"), "x86_64");
 	/* The first buildable architecture wins; the others need not be buildable. */
 	s = pt_ok(&t, PT_HEAD "BuildArch: s390x noarch x86_64\n%description\nd\n");
-	assert_string_equal(pt_tag_str(s->packages[0], SPEC_TAG_ARCH), "noarch");
+	assert_string_equal(pt_tag_str(s->packages[0], RPMTAG_ARCH), "noarch");
 	assert_int_equal(s->nbuildarchs, 3);
 	s = pt_ok(&t, PT_HEAD "BuildArch: x86_64\n%description\nd\n");
-	assert_string_equal(pt_tag_str(s->packages[0], SPEC_TAG_ARCH), "x86_64");
+	assert_string_equal(pt_tag_str(s->packages[0], RPMTAG_ARCH), "x86_64");
 	pt_release(&t);
 }
 
@@ -159,11 +159,11 @@ KILN_TEST(parse_noarch_subpackage)
 
 	pt_init(&t);
 	s = pt_ok(&t, PT_MAIN "%package a\nSummary: a\nBuildArch: noarch\n%description a\na\n");
-	assert_string_equal(pt_tag_str(s->packages[0], SPEC_TAG_ARCH), "x86_64");
-	assert_string_equal(pt_tag_str(s->packages[1], SPEC_TAG_ARCH), "noarch");
+	assert_string_equal(pt_tag_str(s->packages[0], RPMTAG_ARCH), "x86_64");
+	assert_string_equal(pt_tag_str(s->packages[1], RPMTAG_ARCH), "noarch");
 	/* Not a BuildArch of the spec: no re-parse, no BUILDARCHS in the source package. */
 	assert_int_equal(s->nbuildarchs, 0);
-	assert_int_equal(pt_tag_count(s->srctags, SPEC_TAG_BUILDARCHS), 0);
+	assert_int_equal(pt_tag_count(s->srctags, RPMTAG_BUILDARCHS), 0);
 	pt_release(&t);
 }
 
@@ -177,7 +177,7 @@ KILN_TEST(parse_end_closes_a_section)
 	 * the next header only blank lines and comments may follow. */
 	s = pt_ok(&t, PT_HEAD "%end\n\n# c\n%description\nd\n%end\n%build\nx\n%end\n\n%files\n/a\n"
 	                      "%end\n");
-	assert_string_equal(pt_tag_str(s->packages[0], SPEC_TAG_DESCRIPTION), "d");
+	assert_string_equal(pt_tag_str(s->packages[0], RPMTAG_DESCRIPTION), "d");
 	assert_string_equal(s->sections[SPEC_SEC_BUILD], "x\n");
 	assert_int_equal(s->packages[0]->nfiles, 1);
 	pt_fail(&t, PT_MAIN "%end\n%end\n", KILN_ESYNTAX, 9,
@@ -193,7 +193,7 @@ KILN_TEST(parse_i18n_strings)
 {
 	struct pt t;
 	struct spec *s;
-	const struct spec_tagset *ts;
+	const struct rpmtag_set *ts;
 
 	pt_init(&t);
 	s = pt_ok(&t,
@@ -202,27 +202,27 @@ KILN_TEST(parse_i18n_strings)
 	ts = s->packages[0]->tags;
 	/* The locale table grows in order of first use; each string tag has one element per
 	 * locale up to the last one it uses, "" where unset. */
-	assert_int_equal(pt_tag_count(ts, SPEC_TAG_HEADERI18NTABLE), 3);
-	assert_string_equal(pt_tag_stri(ts, SPEC_TAG_HEADERI18NTABLE, 0), "C");
-	assert_string_equal(pt_tag_stri(ts, SPEC_TAG_HEADERI18NTABLE, 1), "de");
-	assert_string_equal(pt_tag_stri(ts, SPEC_TAG_HEADERI18NTABLE, 2), "fr");
-	assert_int_equal(pt_tag_count(ts, SPEC_TAG_SUMMARY), 3);
-	assert_string_equal(pt_tag_stri(ts, SPEC_TAG_SUMMARY, 0), "s");
-	assert_string_equal(pt_tag_stri(ts, SPEC_TAG_SUMMARY, 1), "Zus");
-	assert_string_equal(pt_tag_stri(ts, SPEC_TAG_SUMMARY, 2), "Res");
+	assert_int_equal(pt_tag_count(ts, RPMTAG_HEADERI18NTABLE), 3);
+	assert_string_equal(pt_tag_stri(ts, RPMTAG_HEADERI18NTABLE, 0), "C");
+	assert_string_equal(pt_tag_stri(ts, RPMTAG_HEADERI18NTABLE, 1), "de");
+	assert_string_equal(pt_tag_stri(ts, RPMTAG_HEADERI18NTABLE, 2), "fr");
+	assert_int_equal(pt_tag_count(ts, RPMTAG_SUMMARY), 3);
+	assert_string_equal(pt_tag_stri(ts, RPMTAG_SUMMARY, 0), "s");
+	assert_string_equal(pt_tag_stri(ts, RPMTAG_SUMMARY, 1), "Zus");
+	assert_string_equal(pt_tag_stri(ts, RPMTAG_SUMMARY, 2), "Res");
 	/* Group(de) alone makes a GROUP whose C string is empty: no "Unspecified" then. */
-	assert_int_equal(pt_tag_count(ts, SPEC_TAG_GROUP), 2);
-	assert_string_equal(pt_tag_stri(ts, SPEC_TAG_GROUP, 0), "");
-	assert_string_equal(pt_tag_stri(ts, SPEC_TAG_GROUP, 1), "G");
-	assert_int_equal(pt_tag_count(ts, SPEC_TAG_DESCRIPTION), 3);
-	assert_string_equal(pt_tag_stri(ts, SPEC_TAG_DESCRIPTION, 0), "d");
-	assert_string_equal(pt_tag_stri(ts, SPEC_TAG_DESCRIPTION, 1), "de d");
-	assert_string_equal(pt_tag_stri(ts, SPEC_TAG_DESCRIPTION, 2), "fr d");
+	assert_int_equal(pt_tag_count(ts, RPMTAG_GROUP), 2);
+	assert_string_equal(pt_tag_stri(ts, RPMTAG_GROUP, 0), "");
+	assert_string_equal(pt_tag_stri(ts, RPMTAG_GROUP, 1), "G");
+	assert_int_equal(pt_tag_count(ts, RPMTAG_DESCRIPTION), 3);
+	assert_string_equal(pt_tag_stri(ts, RPMTAG_DESCRIPTION, 0), "d");
+	assert_string_equal(pt_tag_stri(ts, RPMTAG_DESCRIPTION, 1), "de d");
+	assert_string_equal(pt_tag_stri(ts, RPMTAG_DESCRIPTION, 2), "fr d");
 	{
-		struct spec_qf_value v;
+		struct rpmtag_qf_value v;
 
-		assert_true(spec_tagset_get(ts, SPEC_TAG_SUMMARY, &v));
-		assert_int_equal(v.type, SPEC_TYPE_I18NSTRING);
+		assert_true(rpmtag_set_get(ts, RPMTAG_SUMMARY, &v));
+		assert_int_equal(v.type, RPMTAG_TYPE_I18NSTRING);
 	}
 	pt_release(&t);
 }
@@ -239,9 +239,9 @@ KILN_TEST(parse_i18n_second_strings_warn)
 	pt_assert_log(&t, "warning: line 7: second Summary\n");
 	pt_assert_log(&t, "warning: line 12: second Description\n");
 	/* The later one wins. */
-	assert_string_equal(pt_tag_stri(s->packages[0]->tags, SPEC_TAG_SUMMARY, 0), "s2");
-	assert_string_equal(pt_tag_stri(s->packages[0]->tags, SPEC_TAG_SUMMARY, 1), "b");
-	assert_string_equal(pt_tag_str(s->packages[0], SPEC_TAG_DESCRIPTION), "e");
+	assert_string_equal(pt_tag_stri(s->packages[0]->tags, RPMTAG_SUMMARY, 0), "s2");
+	assert_string_equal(pt_tag_stri(s->packages[0]->tags, RPMTAG_SUMMARY, 1), "b");
+	assert_string_equal(pt_tag_str(s->packages[0], RPMTAG_DESCRIPTION), "e");
 	/* Another language is no second one. */
 	s = pt_ok(&t, PT_MAIN "%description -l de\nx\n");
 	assert_null(strstr(t.log, "second"));
@@ -295,9 +295,9 @@ KILN_TEST(parse_per_spec_state_is_reset)
 	/* The Lua source tables are per spec; %_docdir is set again for each spec. */
 	s = pt_ok(&t, PT_HEAD "Source: c.tgz\nURL: %{lua: print(#sources)}\nDocDir: /opt/doc\n"
 	                      "%description\nd\n");
-	assert_string_equal(pt_tag_str(s->packages[0], SPEC_TAG_URL), "1");
+	assert_string_equal(pt_tag_str(s->packages[0], RPMTAG_URL), "1");
 	s = pt_ok(&t, PT_HEAD "URL: %{_docdir}|%{_licensedir}\n%description\nd\n");
-	assert_string_equal(pt_tag_str(s->packages[0], SPEC_TAG_URL),
+	assert_string_equal(pt_tag_str(s->packages[0], RPMTAG_URL),
 	                    "/usr/share/doc|/usr/share/licenses");
 	pt_release(&t);
 }

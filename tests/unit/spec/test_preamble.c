@@ -39,7 +39,7 @@ KILN_TEST(preamble_tags_are_case_insensitive_and_may_be_indented)
 	pt_init(&t);
 	/* rpm 4.20 skips blanks before a tag (4.18 called "  requires:" an unknown tag). */
 	s = pt_ok(&t, PT_HEAD "uRl: http://x\n  requires: a\n%description\nd\n");
-	assert_string_equal(pt_tag_str(s->packages[0], SPEC_TAG_URL), "http://x");
+	assert_string_equal(pt_tag_str(s->packages[0], RPMTAG_URL), "http://x");
 	assert_int_equal(s->packages[0]->deps[SPEC_DEPS_REQUIRES].n, 1);
 	pt_release(&t);
 }
@@ -53,9 +53,9 @@ KILN_TEST(preamble_name_version_release_epoch)
 	s = pt_ok(&t, "Name: my_pkg+x.1\nVersion: 1.0~rc1^g2\nRelease: 3.fc40_1+x\nEpoch: 7\n"
 	              "Summary: s\nLicense: MIT\n%description\nd\n");
 	assert_string_equal(s->packages[0]->name, "my_pkg+x.1");
-	assert_string_equal(pt_tag_str(s->packages[0], SPEC_TAG_VERSION), "1.0~rc1^g2");
-	assert_string_equal(pt_tag_str(s->packages[0], SPEC_TAG_RELEASE), "3.fc40_1+x");
-	assert_int_equal(pt_tag_u32(s->packages[0]->tags, SPEC_TAG_EPOCH, 0), 7);
+	assert_string_equal(pt_tag_str(s->packages[0], RPMTAG_VERSION), "1.0~rc1^g2");
+	assert_string_equal(pt_tag_str(s->packages[0], RPMTAG_RELEASE), "3.fc40_1+x");
+	assert_int_equal(pt_tag_u32(s->packages[0]->tags, RPMTAG_EPOCH, 0), 7);
 	/* Unexpanded macros are allowed with a warning. */
 	s = pt_ok(&t, "Name: t\nVersion: %{undef}\nRelease: 1\nSummary: s\nLicense: MIT\n"
 	              "%description\nd\n");
@@ -132,7 +132,7 @@ KILN_TEST(preamble_text_tags_warn_when_repeated)
 	pt_init(&t);
 	s = pt_ok(&t, PT_HEAD "Summary(de): Z\nGroup: A\nGroup: B\n%description\nd\n");
 	pt_assert_log(&t, "warning: line 8: second Group\n");
-	assert_string_equal(pt_tag_str(s->packages[0], SPEC_TAG_GROUP), "B");
+	assert_string_equal(pt_tag_str(s->packages[0], RPMTAG_GROUP), "B");
 	/* A second License warns and then is a duplicate. */
 	pt_fail(&t, PT_HEAD "License: B\n%description\nd\n", KILN_ESYNTAX, 7,
 	        "Duplicate License entries in package: (main package)");
@@ -144,24 +144,24 @@ KILN_TEST(preamble_single_token_tags)
 {
 	struct pt t;
 	struct spec *s;
-	const struct spec_tagset *ts;
+	const struct rpmtag_set *ts;
 
 	pt_init(&t);
 	s = pt_ok(&t, PT_HEAD "URL: u\nVCS: git:x\nBugURL: b\nDistTag: dt\nModularityLabel: m\n"
 	                      "TranslationURL: tr u\nUpstreamReleases: up r\nPackager: P Q\n"
 	                      "Distribution: D E\nVendor: V W\nGroup: G H\n%description\nd\n");
 	ts = s->packages[0]->tags;
-	assert_string_equal(spec_tagset_get_str(ts, SPEC_TAG_URL), "u");
-	assert_string_equal(spec_tagset_get_str(ts, 5034), "git:x");
-	assert_string_equal(spec_tagset_get_str(ts, SPEC_TAG_BUGURL), "b");
-	assert_string_equal(spec_tagset_get_str(ts, SPEC_TAG_DISTTAG), "dt");
-	assert_string_equal(spec_tagset_get_str(ts, 5096), "m");
-	assert_string_equal(spec_tagset_get_str(ts, 5100), "tr u");
-	assert_string_equal(spec_tagset_get_str(ts, 5101), "up r");
-	assert_string_equal(spec_tagset_get_str(ts, SPEC_TAG_PACKAGER), "P Q");
-	assert_string_equal(spec_tagset_get_str(ts, SPEC_TAG_DISTRIBUTION), "D E");
-	assert_string_equal(spec_tagset_get_str(ts, SPEC_TAG_VENDOR), "V W");
-	assert_string_equal(spec_tagset_get_str(ts, SPEC_TAG_GROUP), "G H");
+	assert_string_equal(rpmtag_set_get_str(ts, RPMTAG_URL), "u");
+	assert_string_equal(rpmtag_set_get_str(ts, 5034), "git:x");
+	assert_string_equal(rpmtag_set_get_str(ts, RPMTAG_BUGURL), "b");
+	assert_string_equal(rpmtag_set_get_str(ts, RPMTAG_DISTTAG), "dt");
+	assert_string_equal(rpmtag_set_get_str(ts, 5096), "m");
+	assert_string_equal(rpmtag_set_get_str(ts, 5100), "tr u");
+	assert_string_equal(rpmtag_set_get_str(ts, 5101), "up r");
+	assert_string_equal(rpmtag_set_get_str(ts, RPMTAG_PACKAGER), "P Q");
+	assert_string_equal(rpmtag_set_get_str(ts, RPMTAG_DISTRIBUTION), "D E");
+	assert_string_equal(rpmtag_set_get_str(ts, RPMTAG_VENDOR), "V W");
+	assert_string_equal(rpmtag_set_get_str(ts, RPMTAG_GROUP), "G H");
 	pt_release(&t);
 	expect_tag_error("URL: a b", KILN_ESYNTAX, "Tag takes single token only: URL: a b");
 	expect_tag_error("VCS: a b", KILN_ESYNTAX, "Tag takes single token only: VCS: a b");
@@ -214,15 +214,15 @@ KILN_TEST(preamble_defaults_from_macros)
 	for (i = 0; i < 2; i++) {
 		const struct spec_package *pkg = s->packages[i];
 
-		assert_string_equal(pt_tag_str(pkg, SPEC_TAG_PACKAGER), "Pk");
-		assert_string_equal(pt_tag_str(pkg, SPEC_TAG_DISTRIBUTION), "Ds");
-		assert_string_equal(pt_tag_str(pkg, SPEC_TAG_BUGURL), "http://bugs");
-		assert_string_equal(pt_tag_str(pkg, SPEC_TAG_DISTTAG), ".x");
-		assert_string_equal(pt_tag_str(pkg, SPEC_TAG_GROUP), "Unspecified");
+		assert_string_equal(pt_tag_str(pkg, RPMTAG_PACKAGER), "Pk");
+		assert_string_equal(pt_tag_str(pkg, RPMTAG_DISTRIBUTION), "Ds");
+		assert_string_equal(pt_tag_str(pkg, RPMTAG_BUGURL), "http://bugs");
+		assert_string_equal(pt_tag_str(pkg, RPMTAG_DISTTAG), ".x");
+		assert_string_equal(pt_tag_str(pkg, RPMTAG_GROUP), "Unspecified");
 	}
-	assert_string_equal(pt_tag_str(s->packages[0], SPEC_TAG_VENDOR), "MyV");
-	assert_string_equal(pt_tag_str(s->packages[1], SPEC_TAG_VENDOR), "own");
-	assert_null(pt_tag_str(s->packages[0], SPEC_TAG_URL));
+	assert_string_equal(pt_tag_str(s->packages[0], RPMTAG_VENDOR), "MyV");
+	assert_string_equal(pt_tag_str(s->packages[1], RPMTAG_VENDOR), "own");
+	assert_null(pt_tag_str(s->packages[0], RPMTAG_URL));
 	pt_release(&t);
 }
 
@@ -261,10 +261,10 @@ KILN_TEST(preamble_sources_and_patches)
 	                    "/builddir/build/SOURCES/c.tar.gz http://x/y/c.tar.gz "
 	                    "/builddir/build/SOURCES/p4 p3 /builddir/build/SOURCES/e.tgz\n");
 	/* The source package lists them newest first. */
-	assert_int_equal(pt_tag_count(s->srctags, SPEC_TAG_SOURCE), 6);
-	assert_string_equal(pt_tag_stri(s->srctags, SPEC_TAG_SOURCE, 0), "g");
-	assert_string_equal(pt_tag_stri(s->srctags, SPEC_TAG_SOURCE, 5), "a.tgz");
-	assert_string_equal(pt_tag_stri(s->srctags, SPEC_TAG_PATCH, 0), "p4");
+	assert_int_equal(pt_tag_count(s->srctags, RPMTAG_SOURCE), 6);
+	assert_string_equal(pt_tag_stri(s->srctags, RPMTAG_SOURCE, 0), "g");
+	assert_string_equal(pt_tag_stri(s->srctags, RPMTAG_SOURCE, 5), "a.tgz");
+	assert_string_equal(pt_tag_stri(s->srctags, RPMTAG_PATCH, 0), "p4");
 	/* Names with blanks are fine. */
 	s = pt_ok(&t, PT_HEAD "Source: a b c\n%description\nd\n");
 	assert_string_equal(s->sources[0].file, "a b c");
@@ -326,9 +326,9 @@ KILN_TEST(preamble_lists)
 	assert_string_equal(s->exclusiveos[0], "linux");
 	assert_string_equal(s->excludeos[0], "darwin");
 	assert_int_equal(pt_tag_count(s->srctags, 1061), 3);
-	assert_int_equal(pt_tag_count(s->packages[0]->tags, SPEC_TAG_PREFIXES), 3);
-	assert_string_equal(pt_tag_stri(s->packages[0]->tags, SPEC_TAG_PREFIXES, 1), "/opt,");
-	assert_string_equal(pt_tag_stri(s->packages[0]->tags, SPEC_TAG_PREFIXES, 2), "/");
+	assert_int_equal(pt_tag_count(s->packages[0]->tags, RPMTAG_PREFIXES), 3);
+	assert_string_equal(pt_tag_stri(s->packages[0]->tags, RPMTAG_PREFIXES, 1), "/opt,");
+	assert_string_equal(pt_tag_stri(s->packages[0]->tags, RPMTAG_PREFIXES, 2), "/");
 	pt_release(&t);
 	expect_tag_error("Prefix: /usr/", KILN_ESYNTAX,
 	                 "Prefixes must not end with \"/\": Prefix: /usr/");
@@ -347,7 +347,7 @@ KILN_TEST(preamble_buildroot_docdir_and_autoreqprov)
 	                  "%description a\na\n%package b\nSummary: b\nAutoProv: off\nAutoReq: "
 	                  "yes\n%description b\nb\n%package c\nSummary: c\nAutoReqProv: False\n"
 	                  "%description c\nc\n");
-	assert_string_equal(pt_tag_str(s->packages[0], SPEC_TAG_URL), "/d");
+	assert_string_equal(pt_tag_str(s->packages[0], RPMTAG_URL), "/d");
 	assert_false(s->packages[0]->autoreq);
 	assert_false(s->packages[0]->autoprov);
 	assert_false(s->packages[1]->autoreq);
@@ -418,18 +418,18 @@ KILN_TEST(preamble_qualifiers)
 	                      "Recommends(pre): f\n%description\nd\n");
 	req = &s->packages[0]->deps[SPEC_DEPS_REQUIRES];
 	assert_int_equal(req->n, 4);
-	assert_int_equal(req->v[0].flags, SPEC_DEP_SCRIPT_PRE | SPEC_DEP_SCRIPT_POST |
-	                                      SPEC_DEP_SCRIPT_PREUN | SPEC_DEP_SCRIPT_POSTUN |
-	                                      SPEC_DEP_PRETRANS | SPEC_DEP_POSTTRANS |
-	                                      SPEC_DEP_SCRIPT_VERIFY | SPEC_DEP_INTERP |
-	                                      SPEC_DEP_META | SPEC_DEP_RPMLIB);
-	assert_int_equal(req->v[1].flags, SPEC_DEP_SCRIPT_PRE);
+	assert_int_equal(req->v[0].flags, RPMTAG_DEP_SCRIPT_PRE | RPMTAG_DEP_SCRIPT_POST |
+	                                      RPMTAG_DEP_SCRIPT_PREUN | RPMTAG_DEP_SCRIPT_POSTUN |
+	                                      RPMTAG_DEP_PRETRANS | RPMTAG_DEP_POSTTRANS |
+	                                      RPMTAG_DEP_SCRIPT_VERIFY | RPMTAG_DEP_INTERP |
+	                                      RPMTAG_DEP_META | RPMTAG_DEP_RPMLIB);
+	assert_int_equal(req->v[1].flags, RPMTAG_DEP_SCRIPT_PRE);
 	assert_int_equal(req->v[2].flags, 0);
-	assert_int_equal(req->v[3].flags, SPEC_DEP_PREUNTRANS | SPEC_DEP_POSTUNTRANS);
-	assert_int_equal(s->packages[0]->deps[SPEC_DEPS_ORDER].v[0].flags, SPEC_DEP_SCRIPT_POST);
+	assert_int_equal(req->v[3].flags, RPMTAG_DEP_PREUNTRANS | RPMTAG_DEP_POSTUNTRANS);
+	assert_int_equal(s->packages[0]->deps[SPEC_DEPS_ORDER].v[0].flags, RPMTAG_DEP_SCRIPT_POST);
 	/* rpm 4.20 takes qualifiers on weak dependencies (4.18 called it an unknown tag). */
 	assert_int_equal(s->packages[0]->deps[SPEC_DEPS_RECOMMENDS].v[0].flags,
-	                 SPEC_DEP_SCRIPT_PRE);
+	                 RPMTAG_DEP_SCRIPT_PRE);
 	pt_release(&t);
 	expect_tag_error("Requires(foo): b", KILN_ESYNTAX,
 	                 "Bad Requirename: qualifiers: Requires(foo): b");
@@ -456,7 +456,7 @@ KILN_TEST(preamble_deprecated_prereq)
 	pt_assert_log(&t, "warning: line 6: prereq is deprecated: PreReq: a\n");
 	pt_assert_log(&t, "warning: line 7: buildprereq is deprecated: BuildPreReq: b\n");
 	assert_int_equal(s->packages[0]->deps[SPEC_DEPS_REQUIRES].v[0].flags,
-	                 SPEC_DEP_SCRIPT_PRE | SPEC_DEP_SCRIPT_PREUN);
+	                 RPMTAG_DEP_SCRIPT_PRE | RPMTAG_DEP_SCRIPT_PREUN);
 	assert_string_equal(s->buildrequires.v[0].name, "b");
 	pt_release(&t);
 }
@@ -490,7 +490,7 @@ KILN_TEST(preamble_icon)
 	struct kiln_err err = KILN_ERR_INIT;
 	const char *dir = kiln_test_tmpdir();
 	char path[512], def[600];
-	struct spec_qf_value v;
+	struct rpmtag_qf_value v;
 	struct pt t;
 	struct spec *s;
 
@@ -506,12 +506,12 @@ KILN_TEST(preamble_icon)
 	/* The file is read from %_sourcedir at parse time. kiln takes its last path component
 	 * (rpm opens "%_sourcedir/http://x/i.gif", and "../x" would leave the directory). */
 	s = pt_ok(&t, PT_HEAD "Icon: http://x/i.gif\n%description\nd\n");
-	assert_true(spec_tagset_get(s->packages[0]->tags, 1012, &v));
-	assert_int_equal(v.type, SPEC_TYPE_BIN);
+	assert_true(rpmtag_set_get(s->packages[0]->tags, 1012, &v));
+	assert_int_equal(v.type, RPMTAG_TYPE_BIN);
 	assert_int_equal(v.count, 8);
 	assert_memory_equal(v.data, "GIF89a..", 8);
 	s = pt_ok(&t, PT_HEAD "Icon: i.xpm\n%description\nd\n");
-	assert_true(spec_tagset_get(s->packages[0]->tags, 1013, &v));
+	assert_true(rpmtag_set_get(s->packages[0]->tags, 1013, &v));
 	pt_fail(&t, PT_HEAD "Icon: i.png\n%description\nd\n", KILN_ESYNTAX, 6,
 	        "Unknown icon type: i.png");
 	snprintf(def, sizeof(def), "Unable to open icon %s/none.gif: No such file or directory",

@@ -91,8 +91,8 @@ KILN_TEST(query_source_reads_the_tag_set)
 {
 	struct kiln_err err = KILN_ERR_INIT;
 	struct kiln_buf out = KILN_BUF_INIT(KILN_MIB);
-	struct spec_qf_source src, other;
-	struct spec_qf_value v;
+	struct rpmtag_qf_source src, other;
+	struct rpmtag_qf_value v;
 	struct pt t;
 	size_t i, n;
 
@@ -102,16 +102,16 @@ KILN_TEST(query_source_reads_the_tag_set)
 	assert_ok(spec_qf_source_make(t.spec, t.spec->packages[1]->tags, &other, &err), &err);
 	assert_int_equal(src.flags, 0);
 	/* get, and the %{*} iteration, are the tag set's. */
-	assert_true(src.ops->get(src.ctx, SPEC_TAG_NAME, &v));
+	assert_true(src.ops->get(src.ctx, RPMTAG_NAME, &v));
 	assert_string_equal(((const char *const *)v.data)[0], "t");
-	assert_false(src.ops->get(src.ctx, SPEC_TAG_BUGURL, &v));
-	assert_true(other.ops->get(other.ctx, SPEC_TAG_NAME, &v));
+	assert_false(src.ops->get(src.ctx, RPMTAG_BUGURL, &v));
+	assert_true(other.ops->get(other.ctx, RPMTAG_NAME, &v));
 	assert_string_equal(((const char *const *)v.data)[0], "t-sub");
 	n = src.ops->tag_count(src.ctx);
-	assert_int_equal(n, spec_tagset_count(t.spec->packages[0]->tags));
+	assert_int_equal(n, rpmtag_set_count(t.spec->packages[0]->tags));
 	for (i = 0; i < n; i++)
 		assert_int_equal(src.ops->tag_at(src.ctx, i),
-		                 spec_tagset_tag_at(t.spec->packages[0]->tags, i));
+		                 rpmtag_set_tag_at(t.spec->packages[0]->tags, i));
 	/* expand appends the expansion. */
 	kiln_buf_addstr(&out, ">");
 	assert_ok(src.ops->expand(src.ctx, "%{name}-%{?nosuch}%%", &out, &err), &err);
@@ -124,16 +124,16 @@ KILN_TEST(query_expand_errors_are_reported)
 {
 	struct kiln_err err = KILN_ERR_INIT;
 	struct kiln_buf out = KILN_BUF_INIT(20);
-	struct spec_qf_source src;
+	struct rpmtag_qf_source src;
 	struct pt t;
 
 	pt_init(&t);
 	pt_ok(&t, query_spec);
 	assert_ok(spec_qf_source_make(t.spec, t.spec->srctags, &src, &err), &err);
 	/* The output buffer's limit holds for expansions too. */
-	assert_int_not_equal(spec_qf_format("%{SUMMARY:expand}%{SUMMARY:expand}%{SUMMARY:expand}"
-	                                    "%{SUMMARY:expand}%{SUMMARY:expand}",
-	                                    &src, &out, &err),
+	assert_int_not_equal(rpmtag_qf_format("%{SUMMARY:expand}%{SUMMARY:expand}%{SUMMARY:expand}"
+	                                      "%{SUMMARY:expand}%{SUMMARY:expand}",
+	                                      &src, &out, &err),
 	                     KILN_OK);
 	assert_int_equal(err.code, KILN_ELIMIT);
 	kiln_buf_release(&out);

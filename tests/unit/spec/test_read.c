@@ -22,7 +22,7 @@ KILN_TEST(read_description_text_is_stripped)
 	pt_init(&t);
 	pt_ok(&t, PT_HEAD "%description\n  first  \n# gone\n\nsecond\n\n\n");
 	/* Comment lines leave empty lines, trailing blank lines are dropped. */
-	assert_string_equal(pt_tag_str(t.spec->packages[0], SPEC_TAG_DESCRIPTION),
+	assert_string_equal(pt_tag_str(t.spec->packages[0], RPMTAG_DESCRIPTION),
 	                    "  first\n\n\nsecond");
 	pt_release(&t);
 }
@@ -106,7 +106,7 @@ KILN_TEST(read_if_expression_continues_over_lines)
 	 * directive is one (empty) line of the parsed text. */
 	pt_ok(&t, PT_HEAD "%if 1 && \\\n  0\nURL: no\n%elif 2 \\\n  > 1\nURL: yes\n%else\nURL: "
 	                  "else\n%endif\n%description\nd\n");
-	assert_string_equal(pt_tag_str(t.spec->packages[0], SPEC_TAG_URL), "yes");
+	assert_string_equal(pt_tag_str(t.spec->packages[0], RPMTAG_URL), "yes");
 	assert_string_equal(t.spec->parsed.ptr, PT_HEAD "\n\n\nURL: yes\n\n\n\n%description\nd\n");
 	pt_release(&t);
 }
@@ -118,8 +118,7 @@ KILN_TEST(read_false_branches_are_empty_lines_in_text_sections)
 	pt_init(&t);
 	pt_ok(&t, PT_HEAD "%description\nd\n%if 0\nhidden\n%endif\nshown\n");
 	/* In a %description the directive and the skipped lines are blank lines. */
-	assert_string_equal(pt_tag_str(t.spec->packages[0], SPEC_TAG_DESCRIPTION),
-	                    "d\n\n\n\nshown");
+	assert_string_equal(pt_tag_str(t.spec->packages[0], RPMTAG_DESCRIPTION), "d\n\n\n\nshown");
 	assert_string_equal(t.spec->parsed.ptr, PT_HEAD "%description\nd\n\n\n\nshown\n");
 	pt_release(&t);
 }
@@ -143,7 +142,7 @@ KILN_TEST(read_false_branches_are_not_expanded)
 	pt_ok(&t, PT_MAIN "%if 0\n%{error:never}\n%global g 1\n%if %{error:nested}\n%endif\n"
 	                  "%elif %{?g:1}0\nURL: x\n%endif\n");
 	assert_false(macro_is_defined(t.ctx, "g"));
-	assert_null(pt_tag_str(t.spec->packages[0], SPEC_TAG_URL));
+	assert_null(pt_tag_str(t.spec->packages[0], RPMTAG_URL));
 	pt_release(&t);
 }
 
@@ -157,9 +156,9 @@ static void expect_url(const char *conds, const char *want)
 	pt_init(&t);
 	pt_ok(&t, text.ptr);
 	if (!want)
-		assert_null(pt_tag_str(t.spec->packages[0], SPEC_TAG_URL));
+		assert_null(pt_tag_str(t.spec->packages[0], RPMTAG_URL));
 	else
-		assert_string_equal(pt_tag_str(t.spec->packages[0], SPEC_TAG_URL), want);
+		assert_string_equal(pt_tag_str(t.spec->packages[0], RPMTAG_URL), want);
 	kiln_buf_release(&text);
 	pt_release(&t);
 }
@@ -300,15 +299,15 @@ KILN_TEST(read_include_reads_the_file_inline)
 	                 "%%description\nd\n",
 	         inc);
 	assert_ok(pt_run_named(&t, spec, text, 0), &t.err);
-	assert_string_equal(pt_tag_str(t.spec->packages[0], SPEC_TAG_URL), "http://inc");
-	assert_string_equal(pt_tag_str(t.spec->packages[0], SPEC_TAG_VENDOR), "v");
+	assert_string_equal(pt_tag_str(t.spec->packages[0], RPMTAG_URL), "http://inc");
+	assert_string_equal(pt_tag_str(t.spec->packages[0], RPMTAG_VENDOR), "v");
 	assert_string_equal(t.spec->parsed.ptr,
 	                    PT_HEAD "URL: http://inc\n\n\n\nVendor: v\n\n\n\n%description\nd\n");
 	/* A relative path not found from the current directory is looked for beside the
 	 * including file (kiln's addition; rpm only tries the current directory). */
 	assert_ok(pt_run_named(&t, spec, PT_HEAD "%include part.inc\n%description\nd\n", 0),
 	          &t.err);
-	assert_string_equal(pt_tag_str(t.spec->packages[0], SPEC_TAG_URL), "http://inc");
+	assert_string_equal(pt_tag_str(t.spec->packages[0], RPMTAG_URL), "http://inc");
 	pt_release(&t);
 }
 
@@ -354,7 +353,7 @@ KILN_TEST(read_file_name_and_line_macros)
 
 	pt_init(&t);
 	pt_ok(&t, PT_HEAD "URL: %{__file_name}-%{__file_lineno}\n%description\nd\n");
-	assert_string_equal(pt_tag_str(t.spec->packages[0], SPEC_TAG_URL), "t.spec-6");
+	assert_string_equal(pt_tag_str(t.spec->packages[0], RPMTAG_URL), "t.spec-6");
 	/* Gone after the parse. */
 	assert_false(macro_is_defined(t.ctx, "__file_name"));
 	pt_release(&t);
@@ -379,7 +378,7 @@ KILN_TEST(read_section_headers)
 	pt_init(&t);
 	/* Case-insensitive, at the start of the line only, followed by a blank or the end. */
 	pt_ok(&t, PT_HEAD "%DESCRIPTION\nd\n  %files\n%Build\nx\n%buildx\n");
-	assert_string_equal(pt_tag_str(t.spec->packages[0], SPEC_TAG_DESCRIPTION), "d\n  %files");
+	assert_string_equal(pt_tag_str(t.spec->packages[0], RPMTAG_DESCRIPTION), "d\n  %files");
 	assert_string_equal(t.spec->sections[SPEC_SEC_BUILD], "x\n%buildx\n");
 	pt_release(&t);
 }
@@ -394,8 +393,8 @@ KILN_TEST(read_a_macro_may_expand_to_sections)
 	                  "%1\\\ntext %1\n%mksub a\n%files a\n");
 	assert_int_equal(t.spec->npackages, 2);
 	assert_string_equal(t.spec->packages[1]->name, "t-a");
-	assert_string_equal(pt_tag_str(t.spec->packages[1], SPEC_TAG_SUMMARY), "sub a");
-	assert_string_equal(pt_tag_str(t.spec->packages[1], SPEC_TAG_DESCRIPTION), "text a");
+	assert_string_equal(pt_tag_str(t.spec->packages[1], RPMTAG_SUMMARY), "sub a");
+	assert_string_equal(pt_tag_str(t.spec->packages[1], RPMTAG_DESCRIPTION), "text a");
 	assert_true(t.spec->packages[1]->has_files);
 	assert_string_equal(t.spec->parsed.ptr, PT_MAIN "\n%package a\nSummary: sub a\n"
 	                                                "%description a\ntext a\n%files a\n");

@@ -186,15 +186,15 @@ KILN_TEST(sections_description)
 	                      "%package a\nSummary: x\n%description a\nA\n"
 	                      "%description -n t-a -l de\nA de\n%description -ln\nT nl\n");
 	/* Comment lines are emptied, trailing blanks and blank lines at the end go. */
-	assert_string_equal(pt_tag_str(s->packages[0], SPEC_TAG_DESCRIPTION), "line 1\n\n\nline 3");
-	assert_string_equal(pt_tag_str(s->packages[1], SPEC_TAG_DESCRIPTION), "A");
-	assert_string_equal(pt_tag_stri(s->packages[1]->tags, SPEC_TAG_DESCRIPTION, 1), "A de");
+	assert_string_equal(pt_tag_str(s->packages[0], RPMTAG_DESCRIPTION), "line 1\n\n\nline 3");
+	assert_string_equal(pt_tag_str(s->packages[1], RPMTAG_DESCRIPTION), "A");
+	assert_string_equal(pt_tag_stri(s->packages[1]->tags, RPMTAG_DESCRIPTION, 1), "A de");
 	/* "-ln" is popt's -l with "n" attached: the main package's text for language "n". */
-	assert_string_equal(pt_tag_stri(s->packages[0]->tags, SPEC_TAG_DESCRIPTION, 1), "T nl");
+	assert_string_equal(pt_tag_stri(s->packages[0]->tags, RPMTAG_DESCRIPTION, 1), "T nl");
 	s = pt_ok(&t, PT_MAIN "%description\nagain\n\n\n");
 	/* rpm notices at the end of the section: the last line read. */
 	pt_assert_log(&t, "warning: line 11: second Description\n");
-	assert_string_equal(pt_tag_str(s->packages[0], SPEC_TAG_DESCRIPTION), "again");
+	assert_string_equal(pt_tag_str(s->packages[0], RPMTAG_DESCRIPTION), "again");
 	s = pt_ok(&t, PT_MAIN "%description -l de\nDE\n%description -l de\nDE2\n");
 	pt_assert_log(&t, "warning: line 11: second Description\n");
 	pt_release(&t);

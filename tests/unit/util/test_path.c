@@ -95,24 +95,24 @@ KILN_TEST(path_open_in_root_refuses_escapes)
 
 	root = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	assert_true(root >= 0);
-	assert_ok(util_path_open_in_root(root, "sub/file", O_RDONLY, 0, 0, &fd, &err), &err);
+	assert_ok(util_path_open_beneath(root, "sub/file", O_RDONLY, 0, 0, &fd, &err), &err);
 	util_close(fd);
-	assert_ok(util_path_open_in_root(root, "sub/rel", O_RDONLY, 0, 0, &fd, &err), &err);
+	assert_ok(util_path_open_beneath(root, "sub/rel", O_RDONLY, 0, 0, &fd, &err), &err);
 	util_close(fd);
 	assert_int_equal(
-	    util_path_open_in_root(root, "sub/rel", O_RDONLY, 0, UTIL_OPEN_NOFOLLOW, &fd, NULL),
+	    util_path_open_beneath(root, "sub/rel", O_RDONLY, 0, UTIL_OPEN_NOFOLLOW, &fd, NULL),
 	    KILN_EPRIV);
-	assert_int_equal(util_path_open_in_root(root, "sub/abs", O_RDONLY, 0, 0, &fd, NULL),
+	assert_int_equal(util_path_open_beneath(root, "sub/abs", O_RDONLY, 0, 0, &fd, NULL),
 	                 KILN_EPRIV);
-	assert_int_equal(util_path_open_in_root(root, "sub/up/etc", O_RDONLY, 0, 0, &fd, NULL),
+	assert_int_equal(util_path_open_beneath(root, "sub/up/etc", O_RDONLY, 0, 0, &fd, NULL),
 	                 KILN_EPRIV);
-	assert_int_equal(util_path_open_in_root(root, "../x", O_RDONLY, 0, 0, &fd, NULL),
+	assert_int_equal(util_path_open_beneath(root, "../x", O_RDONLY, 0, 0, &fd, NULL),
 	                 KILN_EPRIV);
-	assert_int_equal(util_path_open_in_root(root, "/etc/passwd", O_RDONLY, 0, 0, &fd, NULL),
+	assert_int_equal(util_path_open_beneath(root, "/etc/passwd", O_RDONLY, 0, 0, &fd, NULL),
 	                 KILN_EPRIV);
-	assert_int_equal(util_path_open_in_root(root, "sub/none", O_RDONLY, 0, 0, &fd, NULL),
+	assert_int_equal(util_path_open_beneath(root, "sub/none", O_RDONLY, 0, 0, &fd, NULL),
 	                 KILN_ENOTFOUND);
-	assert_ok(util_path_open_in_root(root, "sub/new", O_WRONLY | O_CREAT | O_EXCL, 0600, 0, &fd,
+	assert_ok(util_path_open_beneath(root, "sub/new", O_WRONLY | O_CREAT | O_EXCL, 0600, 0, &fd,
 	                                 &err),
 	          &err);
 	util_close(fd);

@@ -16,8 +16,8 @@
 #include "tests/unit/worker/elfimg.h"
 
 #define CORPUS "fuzz/corpus/elf/"
-#define FP SPEC_DEP_FIND_PROVIDES
-#define FR SPEC_DEP_FIND_REQUIRES
+#define FP RPMTAG_DEP_FIND_PROVIDES
+#define FR RPMTAG_DEP_FIND_REQUIRES
 
 /* ---------------------------------------------------------------------------------------- */
 /* Dependency sets */
@@ -45,18 +45,18 @@ KILN_TEST(deps_set_sorts_like_rpm_and_dedups)
 	struct worker_deps d;
 
 	memset(&d, 0, sizeof(d)); /* a zeroed set is an empty set */
-	assert_ok(worker_deps_add(&d, "b", "2", SPEC_DEP_GREATER | SPEC_DEP_EQUAL, &err), &err);
-	assert_ok(worker_deps_add(&d, "b", "1", SPEC_DEP_EQUAL, &err), &err);
-	assert_ok(worker_deps_add(&d, "b", "3", SPEC_DEP_LESS, &err), &err);
+	assert_ok(worker_deps_add(&d, "b", "2", RPMTAG_DEP_GREATER | RPMTAG_DEP_EQUAL, &err), &err);
+	assert_ok(worker_deps_add(&d, "b", "1", RPMTAG_DEP_EQUAL, &err), &err);
+	assert_ok(worker_deps_add(&d, "b", "3", RPMTAG_DEP_LESS, &err), &err);
 	assert_ok(worker_deps_add(&d, "b", NULL, FR, &err), &err);
 	assert_ok(worker_deps_add(&d, "a(x)", "", FR, &err), &err);
-	assert_ok(worker_deps_add(&d, "b", "0", SPEC_DEP_EQUAL, &err), &err);
+	assert_ok(worker_deps_add(&d, "b", "0", RPMTAG_DEP_EQUAL, &err), &err);
 	/* same name, comparison and version: one entry, the first one's flags */
-	assert_ok(worker_deps_add(&d, "b", "1", SPEC_DEP_EQUAL | FR, &err), &err);
+	assert_ok(worker_deps_add(&d, "b", "1", RPMTAG_DEP_EQUAL | FR, &err), &err);
 	assert_string_equal(set_text(&d, true), "16384 a(x)\n16384 b\n2 b < 3\n8 b = 0\n8 b = 1\n"
 	                                        "12 b >= 2\n");
-	assert_int_equal(worker_deps_find(&d, "b", "1", SPEC_DEP_EQUAL | FP), 4);
-	assert_int_equal(worker_deps_find(&d, "b", "1", SPEC_DEP_LESS), -1);
+	assert_int_equal(worker_deps_find(&d, "b", "1", RPMTAG_DEP_EQUAL | FP), 4);
+	assert_int_equal(worker_deps_find(&d, "b", "1", RPMTAG_DEP_LESS), -1);
 	assert_int_equal(worker_deps_find(&d, "c", NULL, 0), -1);
 	assert_int_equal(worker_deps_add(&d, "", "", 0, &err), KILN_EINVAL);
 	worker_deps_release(&d);
@@ -422,7 +422,7 @@ KILN_TEST(autodeps_pkgconfig)
 	/* not a pkgconfig directory of this %_libdir */
 	br_text(&b, "/usr/lib/pkgconfig/no.pc", 0644, PC_FOO);
 	br_text(&b, "/usr/lib64/pkgconfig/notpc", 0644, PC_FOO);
-	br_entry(&b, "/usr/lib64/pkgconfig/ghost.pc", S_IFREG | 0644)->flags = SPEC_FILE_GHOST;
+	br_entry(&b, "/usr/lib64/pkgconfig/ghost.pc", S_IFREG | 0644)->flags = RPMTAG_FILE_GHOST;
 	br_ok(&b);
 	assert_string_equal(PROVIDES(&b), "pkgconfig(bar) = 3\npkgconfig(foo) = 1.2\n"
 	                                  "pkgconfig(foo-compat) = 9\n");
@@ -604,7 +604,7 @@ KILN_TEST(autodeps_config_and_owners)
 	b.opts.name = "hello";
 	b.opts.evr = "1:1.0-1";
 	f = br_text(&b, "/etc/hello.conf", 0644, "x\n");
-	f->flags = SPEC_FILE_CONFIG;
+	f->flags = RPMTAG_FILE_CONFIG;
 	f->user = "daemon";
 	f->group = "root";
 	f = br_entry(&b, "/var/lib/hello", S_IFDIR | 0755);

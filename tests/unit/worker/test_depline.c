@@ -162,6 +162,21 @@ KILN_TEST(depline_rich_depth_is_bounded)
 		text[n + 1 + i] = ')';
 	text[2 * n + 1] = '\0';
 	assert_int_equal(parse(text, false, true)->rc, KILN_ESYNTAX);
+	/* The bound is the spec's: KILN_LIMIT_EXPR_DEPTH levels are read, one more is not. */
+	n = KILN_LIMIT_EXPR_DEPTH;
+	for (i = 0; i < n; i++)
+		text[i] = '(';
+	text[n] = 'a';
+	for (i = 0; i < n; i++)
+		text[n + 1 + i] = ')';
+	text[2 * n + 1] = '\0';
+	assert_int_equal(parse(text, false, true)->rc, KILN_OK);
+	memmove(text + 1, text, 2 * n + 2);
+	text[2 * n + 2] = ')';
+	text[2 * n + 3] = '\0';
+	assert_int_equal(parse(text, false, true)->rc, KILN_ESYNTAX);
+	assert_non_null(strstr(parse(text, false, true)->err.msg,
+	                       "/f: rich dependency nested too deeply: (((("));
 }
 
 /* What a callback returns stops the parse. */

@@ -192,7 +192,7 @@ KILN_TEST(filelist_plain_dir_recursion_and_dir)
 	assert_int_equal(f->mode, S_IFREG | 0755);
 	assert_string_equal(f->user, "root");
 	assert_string_equal(f->group, "root");
-	assert_int_equal(f->verify, (uint32_t)SPEC_VERIFY_ALL);
+	assert_int_equal(f->verify, (uint32_t)RPMTAG_VERIFY_ALL);
 	assert_string_equal(f->fclass, "POSIX shell script, ASCII text executable");
 	assert_int_equal(ft_must(&t, "/usr/share/t/sub")->size, 0);
 	assert_string_equal(ft_must(&t, "/usr/share/t/sub")->fclass, "directory");
@@ -285,8 +285,8 @@ KILN_TEST(filelist_ghost_and_dev)
 {
 	struct ft t;
 	const struct pack_file *f;
-	uint32_t vbits =
-	    SPEC_VERIFY_FILEDIGEST | SPEC_VERIFY_FILESIZE | SPEC_VERIFY_LINKTO | SPEC_VERIFY_MTIME;
+	uint32_t vbits = RPMTAG_VERIFY_FILEDIGEST | RPMTAG_VERIFY_FILESIZE | RPMTAG_VERIFY_LINKTO |
+	                 RPMTAG_VERIFY_MTIME;
 
 	ft_init(&t);
 	mkfile(&t, "/var/lib/t/exists", "gg\n", 0640);
@@ -294,10 +294,10 @@ KILN_TEST(filelist_ghost_and_dev)
 	          "%ghost %attr(0600,-,-) /var/lib/t/none2\n%ghost %dir /var/run/t\n"
 	          "%dev(c,1,3) /dev/null\n%dev(b,8,1) %attr(0660,root,disk) /dev/sda1\n");
 	f = ft_must(&t, "/var/lib/t/exists");
-	assert_int_equal(f->flags, SPEC_FILE_GHOST);
+	assert_int_equal(f->flags, RPMTAG_FILE_GHOST);
 	assert_int_equal(f->size, 3);
 	assert_null(f->src);
-	assert_int_equal(f->verify, (uint32_t)SPEC_VERIFY_ALL & ~vbits);
+	assert_int_equal(f->verify, (uint32_t)RPMTAG_VERIFY_ALL & ~vbits);
 	assert_string_equal(f->fclass, "ASCII text");
 	f = ft_must(&t, "/var/lib/t/none");
 	assert_int_equal(f->mode, S_IFREG);
@@ -333,17 +333,18 @@ KILN_TEST(filelist_config_doc_license_flags_docdir)
 	          "/usr/share/doc/t\n%docdir /usr/share/t/api\n/usr/share/t/api\n"
 	          "%license /usr/share/t/LICENSE\n%readme /usr/share/t/READ\n"
 	          "%artifact /usr/share/t/art\n");
-	assert_int_equal(ft_must(&t, "/etc/t.conf")->flags, SPEC_FILE_CONFIG | SPEC_FILE_NOREPLACE);
+	assert_int_equal(ft_must(&t, "/etc/t.conf")->flags,
+	                 RPMTAG_FILE_CONFIG | RPMTAG_FILE_NOREPLACE);
 	assert_int_equal(ft_must(&t, "/etc/t.d/x.conf")->flags,
-	                 SPEC_FILE_CONFIG | SPEC_FILE_MISSINGOK);
+	                 RPMTAG_FILE_CONFIG | RPMTAG_FILE_MISSINGOK);
 	/* Directories never carry %config, %doc or %license. */
-	assert_int_equal(ft_must(&t, "/etc/t.d")->flags, SPEC_FILE_MISSINGOK);
-	assert_int_equal(ft_must(&t, "/usr/share/doc/t/README")->flags, SPEC_FILE_DOC);
+	assert_int_equal(ft_must(&t, "/etc/t.d")->flags, RPMTAG_FILE_MISSINGOK);
+	assert_int_equal(ft_must(&t, "/usr/share/doc/t/README")->flags, RPMTAG_FILE_DOC);
 	assert_int_equal(ft_must(&t, "/usr/share/doc/t")->flags, 0);
-	assert_int_equal(ft_must(&t, "/usr/share/t/api/index")->flags, SPEC_FILE_DOC);
-	assert_int_equal(ft_must(&t, "/usr/share/t/LICENSE")->flags, SPEC_FILE_LICENSE);
-	assert_int_equal(ft_must(&t, "/usr/share/t/READ")->flags, SPEC_FILE_README);
-	assert_int_equal(ft_must(&t, "/usr/share/t/art")->flags, SPEC_FILE_ARTIFACT);
+	assert_int_equal(ft_must(&t, "/usr/share/t/api/index")->flags, RPMTAG_FILE_DOC);
+	assert_int_equal(ft_must(&t, "/usr/share/t/LICENSE")->flags, RPMTAG_FILE_LICENSE);
+	assert_int_equal(ft_must(&t, "/usr/share/t/READ")->flags, RPMTAG_FILE_README);
+	assert_int_equal(ft_must(&t, "/usr/share/t/art")->flags, RPMTAG_FILE_ARTIFACT);
 	ft_release(&t);
 }
 
@@ -359,7 +360,7 @@ KILN_TEST(filelist_lang_caps_verify)
 	          "%caps(cap_net_raw=ep) /usr/bin/ping\n");
 	f = ft_must(&t, "/usr/share/locale/de/x.mo");
 	assert_string_equal(f->lang, "de|fr");
-	assert_int_equal(f->verify, ~(uint32_t)(SPEC_VERIFY_FILEDIGEST | SPEC_VERIFY_MTIME));
+	assert_int_equal(f->verify, ~(uint32_t)(RPMTAG_VERIFY_FILEDIGEST | RPMTAG_VERIFY_MTIME));
 	assert_null(f->caps);
 	assert_string_equal(ft_must(&t, "/usr/bin/ping")->caps, "cap_net_raw=ep");
 	ft_fail(&t, "%lang(x) /usr/bin/ping\n", KILN_ESYNTAX, 0,
@@ -614,7 +615,7 @@ KILN_TEST(filelist_listed_twice)
 	/* The explicit %attr wins, the flags are merged. */
 	assert_int_equal(ft_must(&t, "/usr/share/t/a")->mode, S_IFREG | 0600);
 	assert_string_equal(ft_must(&t, "/usr/share/t/a")->user, "bin");
-	assert_int_equal(ft_must(&t, "/usr/share/t/a")->flags, SPEC_FILE_CONFIG);
+	assert_int_equal(ft_must(&t, "/usr/share/t/a")->flags, RPMTAG_FILE_CONFIG);
 	pt_define(&t.pt, "_duplicate_files_terminate_build 1");
 	ft_fail(&t, "/usr/share/t\n/usr/share/t/a\n", KILN_EEXIST, 0,
 	        "File listed twice: /usr/share/t/a");
@@ -682,13 +683,14 @@ KILN_TEST(filelist_special_doc_and_license)
 	f = ft_must(&t, "/usr/share/doc/t-1");
 	assert_int_equal(f->mode, S_IFDIR | 0755);
 	assert_int_equal(f->flags, 0);
-	assert_int_equal(ft_must(&t, "/usr/share/doc/t-1/README")->flags, SPEC_FILE_DOC);
+	assert_int_equal(ft_must(&t, "/usr/share/doc/t-1/README")->flags, RPMTAG_FILE_DOC);
 	assert_int_equal(ft_must(&t, "/usr/share/doc/t-1/docs/a.txt")->mode, S_IFREG | 0600);
 	assert_non_null(ft_get(&t, "/usr/share/doc/t-1/NEWS.1"));
 	assert_non_null(ft_get(&t, "/usr/share/doc/t-1/NEWS.2"));
 	/* A symlink is copied as a symlink, never followed out of the build directory. */
 	assert_string_equal(ft_must(&t, "/usr/share/doc/t-1/escape")->link, "/etc/passwd");
-	assert_int_equal(ft_must(&t, "/usr/share/licenses/t-1/COPYING")->flags, SPEC_FILE_LICENSE);
+	assert_int_equal(ft_must(&t, "/usr/share/licenses/t-1/COPYING")->flags,
+	                 RPMTAG_FILE_LICENSE);
 	snprintf(path, sizeof(path), "%s/usr/share/doc/t-1/README", t.root);
 	assert_int_equal(lstat(path, &st), 0);
 	pt_define(&t.pt, "_docdir_fmt %%{NAME}");

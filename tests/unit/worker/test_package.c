@@ -51,22 +51,22 @@ KILN_TEST(package_source_holds_spec_sources_and_patches)
 	assert_int_equal(strlen(t.res.outputs[0].sha256), 64);
 	open_pkg(&t, "SRPMS/t-1-1.src.rpm", &p);
 	assert_true(p.source);
-	names = pack_header_get(&p.hdr, SPEC_TAG_BASENAMES);
-	flags = pack_header_get(&p.hdr, SPEC_TAG_FILEFLAGS);
+	names = pack_header_get(&p.hdr, RPMTAG_BASENAMES);
+	flags = pack_header_get(&p.hdr, RPMTAG_FILEFLAGS);
 	assert_non_null(names);
 	assert_int_equal(names->count, 4);
 	assert_string_equal(((const char *const *)names->data)[0], "a.tar.gz");
 	assert_string_equal(((const char *const *)names->data)[3], "t.spec");
-	assert_int_equal(((const uint32_t *)flags->data)[3], SPEC_FILE_SPECFILE);
-	assert_true(pack_header_get_number(&p.hdr, SPEC_TAG_SOURCEPACKAGE, &v));
+	assert_int_equal(((const uint32_t *)flags->data)[3], RPMTAG_FILE_SPECFILE);
+	assert_true(pack_header_get_number(&p.hdr, RPMTAG_SOURCEPACKAGE, &v));
 	assert_int_equal(v, 1);
-	assert_true(pack_header_get_number(&p.hdr, SPEC_TAG_BUILDTIME, &v));
+	assert_true(pack_header_get_number(&p.hdr, RPMTAG_BUILDTIME, &v));
 	assert_int_equal(v, 1796126400); /* from the changelog */
-	assert_string_equal(pack_header_get_string(&p.hdr, SPEC_TAG_BUILDHOST), "reproducible");
-	assert_null(pack_header_get(&p.hdr, SPEC_TAG_FILECOLORS));
-	assert_null(pack_header_get(&p.hdr, SPEC_TAG_SOURCERPM));
-	assert_null(strstr(pack_header_get_string(&p.hdr, SPEC_TAG_SPEC), t.top));
-	assert_non_null(strstr(pack_header_get_string(&p.hdr, SPEC_TAG_SPEC), "Source0: a.tar.gz"));
+	assert_string_equal(pack_header_get_string(&p.hdr, RPMTAG_BUILDHOST), "reproducible");
+	assert_null(pack_header_get(&p.hdr, RPMTAG_FILECOLORS));
+	assert_null(pack_header_get(&p.hdr, RPMTAG_SOURCERPM));
+	assert_null(strstr(pack_header_get_string(&p.hdr, RPMTAG_SPEC), t.top));
+	assert_non_null(strstr(pack_header_get_string(&p.hdr, RPMTAG_SPEC), "Source0: a.tar.gz"));
 	pack_package_release(&p);
 	bt_release(&t);
 }
@@ -86,7 +86,7 @@ KILN_TEST(package_source_nosource_and_missing_files)
 	                "NoSource: 0\n%description\nd\n%files\n");
 	assert_ok(bt_run(&t, WORKER_STEPS_S), &t.err);
 	open_pkg(&t, "SRPMS/t-1-1.nosrc.rpm", &p);
-	names = pack_header_get(&p.hdr, SPEC_TAG_BASENAMES);
+	names = pack_header_get(&p.hdr, RPMTAG_BASENAMES);
 	assert_int_equal(names->count, 3);
 	pack_package_release(&p);
 	/* A source that is not NoSource must be there. */
@@ -115,7 +115,7 @@ KILN_TEST(package_source_format_and_payload_macros)
 	assert_ok(bt_run(&t, WORKER_STEPS_S), &t.err);
 	open_pkg(&t, "SRPMS/t-1-1.src.rpm", &p);
 	assert_int_equal(p.format, 6);
-	assert_string_equal(pack_header_get_string(&p.hdr, SPEC_TAG_PAYLOADCOMPRESSOR), "xz");
+	assert_string_equal(pack_header_get_string(&p.hdr, RPMTAG_PAYLOADCOMPRESSOR), "xz");
 	pack_package_release(&p);
 	bt_define(&t, "_rpmformat 5");
 	assert_int_equal(bt_run(&t, WORKER_STEPS_S), KILN_EINVAL);

@@ -1,0 +1,3 @@
+# repo/: dnf/zypper repository metadata (createrepo_c's layout), written reproducibly.
+repo_SRCS := $(wildcard repo/*.c)
+repo_PKGS :=
