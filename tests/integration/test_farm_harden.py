@@ -473,7 +473,7 @@ def test_a_full_data_disk(kiln_bin, tmp_path):
     data.mkdir()
     if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", str(data)]).returncode:
         pytest.skip("cannot mount a tmpfs here")
-    s = None
+    s = w = None
     try:
         s = Scheduler(kiln_bin, data, *FAST, "limits.min_free=8M").start()
         assert s.call("GET", "/api/v1/health", token="").json()["status"] == "ok"
@@ -516,6 +516,8 @@ def test_a_full_data_disk(kiln_bin, tmp_path):
         assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         db.close()
     finally:
+        if w:
+            w.stop()
         if s:
             s.stop()
         subprocess.run(["umount", "-l", str(data)])
@@ -585,7 +587,7 @@ def test_a_full_disk_while_signing_is_an_infra_failure_and_retried(kiln_bin, tmp
     data.mkdir()
     if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", str(data)]).returncode:
         pytest.skip("cannot mount a tmpfs here")
-    s = None
+    s = w = None
     try:
         s = Scheduler(kiln_bin, data, *FAST).start()
         w = Worker(kiln_bin, s, "w1", tmp_path / "w1")
@@ -607,6 +609,8 @@ def test_a_full_disk_while_signing_is_an_infra_failure_and_retried(kiln_bin, tmp
         assert j["state"] == "succeeded" and j["attempts"] >= 2, j
         w.stop()
     finally:
+        if w:
+            w.stop()
         if s:
             s.stop()
         subprocess.run(["umount", "-l", str(data)])
