@@ -85,6 +85,12 @@ struct chroot_config {
 	enum chroot_root_kind root;
 	const char *root_path; /* borrowed: dir: or tar: path; NULL for the host root */
 	bool root_readonly;    /* dir:/tar: roots: no writable upper layer (host is always ro) */
+	/* A dir: root used in place: the directory itself is the sandbox's writable root (a
+	 * bind, no overlay), so what the command writes lands in it. For the one writer of a
+	 * root being made (roots/'s installer running scriptlets); the plan's mount points
+	 * (/proc, /sys, /dev, the tmpfs paths, HOME, the binds' targets) are created in it
+	 * as empty directories when missing. Not with root_readonly or reverse_order. */
+	bool root_direct;
 	/* The executor serves one run (`kiln sandbox`): a dir:/tar: root's upper layer is a
 	 * tmpfs made inside that run's mount namespace, so nothing is written to or removed from
 	 * the host's disk. Without it the upper layer is a state directory that keeps what one

@@ -86,6 +86,10 @@ KILN_MUST_CHECK kiln_rc chroot_mount_root_tmpfs(const char *mnt, int *rootfd, st
 KILN_MUST_CHECK kiln_rc chroot_mount_root_overlay(const char *lower, const char *upper,
                                                   const char *work, bool userxattr, const char *mnt,
                                                   int *rootfd, struct kiln_err *err);
+/* The host directory dir itself (a recursive bind, nosuid, nodev, writable) attached at mnt
+ * as the root (chroot_config.root_direct). */
+KILN_MUST_CHECK kiln_rc chroot_mount_root_bind(const char *dir, const char *mnt, int *rootfd,
+                                               struct kiln_err *err);
 /* Execute one (checked) operation relative to rootfd. */
 KILN_MUST_CHECK kiln_rc chroot_op_apply(int rootfd, const struct chroot_op *op,
                                         struct kiln_err *err);

@@ -242,8 +242,8 @@ static bool shared_mount_point(struct chroot_exec *ex, const char *base)
  * .single_run). */
 static bool upper_in_run(const struct chroot_exec *ex)
 {
-	return ex->cfg.root != CHROOT_ROOT_HOST && ex->cfg.single_run && !ex->userns &&
-	       !ex->cfg.reverse_order;
+	return ex->cfg.root != CHROOT_ROOT_HOST && (ex->cfg.single_run || ex->cfg.root_direct) &&
+	       !ex->userns && !ex->cfg.reverse_order;
 }
 
 static kiln_rc make_state(struct chroot_exec *ex, struct kiln_err *err)
@@ -255,8 +255,8 @@ static kiln_rc make_state(struct chroot_exec *ex, struct kiln_err *err)
 		base = getenv("TMPDIR");
 	if (!base || !*base)
 		base = "/tmp";
-	if ((ex->cfg.root == CHROOT_ROOT_HOST || upper_in_run(ex)) && !ex->cfg.reverse_order &&
-	    shared_mount_point(ex, base))
+	if ((ex->cfg.root == CHROOT_ROOT_HOST || upper_in_run(ex) || ex->cfg.root_direct) &&
+	    !ex->cfg.reverse_order && shared_mount_point(ex, base))
 		return KILN_OK;
 	tmpl = kiln_arena_printf(&ex->arena, "%s/kiln-sandbox-XXXXXX", base);
 	if (!tmpl)
@@ -302,8 +302,9 @@ static kiln_rc prepare_lower(struct chroot_exec *ex, struct kiln_err *err)
 	if (!rc && (strchr(ex->lower, ',') || strchr(ex->lower, ':')))
 		rc = kiln_err_set(err, KILN_EINVAL, "root path '%s' may not contain ',' or ':'",
 		                  ex->lower);
-	/* Without a state directory (upper_in_run) the run makes its layers on a tmpfs. */
-	if (!rc && ex->state_dir) {
+	/* Without a state directory (upper_in_run) the run makes its layers on a tmpfs; a root
+	 * used in place has none. */
+	if (!rc && ex->state_dir && !ex->cfg.root_direct) {
 		ex->upper = chroot_exec_state_path(ex, "upper", err);
 		ex->work = ex->upper ? chroot_exec_state_path(ex, "work", err) : NULL;
 		if (!ex->work)
@@ -360,6 +361,13 @@ static kiln_rc exec_setup(struct chroot_exec *ex, const struct chroot_config *cf
 		rc = setup_cgroup(ex, err);
 	if (!rc && ex->kind == CHROOT_EXEC_HOST && ex->cfg.reverse_order)
 		rc = kiln_err_set(err, KILN_EINVAL, "the file order variation needs the sandbox");
+	if (!rc && ex->cfg.root_direct &&
+	    (ex->kind != CHROOT_EXEC_SANDBOX || ex->cfg.root != CHROOT_ROOT_DIR ||
+	     ex->cfg.root_readonly || ex->cfg.reverse_order))
+		rc = kiln_err_set(
+		    err, KILN_EINVAL,
+		    "a root used in place must be a dir: root in the sandbox, writable, "
+		    "without the file order variation");
 	if (rc || ex->kind == CHROOT_EXEC_HOST)
 		goto out;
 	rc = check_hostname(ex->cfg.hostname, err);

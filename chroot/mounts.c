@@ -127,6 +127,27 @@ kiln_rc chroot_mount_root_tmpfs(const char *mnt, int *rootfd, struct kiln_err *e
 	return rc;
 }
 
+kiln_rc chroot_mount_root_bind(const char *dir, const char *mnt, int *rootfd, struct kiln_err *err)
+{
+	kiln_rc rc;
+	int tfd;
+
+	*rootfd = -1;
+	/* A clone of the caller's directory in this namespace only; nosuid and nodev before it
+	 * becomes visible, so nothing in the image gains privileges by being run from it. */
+	tfd = open_tree(AT_FDCWD, dir, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+	if (tfd < 0)
+		return kiln_err_sys(err, errno == ENOSYS ? KILN_EUNSUPP : KILN_EIO,
+		                    "cannot bind the root '%s'", dir);
+	rc = set_attr(tfd, "", AT_EMPTY_PATH | AT_RECURSIVE, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+	              0, dir, err);
+	if (!rc)
+		rc = root_attach(tfd, mnt, rootfd, err);
+	if (rc)
+		util_close(tfd);
+	return rc;
+}
+
 /* One run's upper and work directories on a tmpfs attached at mnt (the overlay will cover
  * it there); their paths go to upper and work (size bytes each). */
 static kiln_rc run_layers(const char *mnt, char *upper, char *work, size_t size,

@@ -142,7 +142,9 @@ static kiln_rc build_root(const struct chroot_exec *ex, struct kiln_err *err)
 	rc = chroot_mount_private(err);
 	if (rc)
 		return rc;
-	if (ex->lower)
+	if (ex->lower && ex->cfg.root_direct)
+		rc = chroot_mount_root_bind(ex->lower, ex->mnt, &rootfd, err);
+	else if (ex->lower)
 		rc = chroot_mount_root_overlay(ex->lower, ex->upper, ex->work, ex->userns, ex->mnt,
 		                               &rootfd, err);
 	else

@@ -124,6 +124,10 @@ kiln_rc cli_macro_without_cb(void *ctx, const char *arg, struct kiln_err *err);
  * files, the target, then the defines in command-line order. OUT: macro_ctx_free(). */
 KILN_MUST_CHECK kiln_rc cli_macro_ctx_open(const struct cli_macro_opts *m, struct macro_ctx **out,
                                            struct kiln_err *err);
+/* The defines, undefines, loads and --with/--without of m, in command-line order, into an
+ * already configured ctx (a build root's). */
+KILN_MUST_CHECK kiln_rc cli_macro_ops_apply(struct macro_ctx *ctx, const struct cli_macro_opts *m,
+                                            struct kiln_err *err);
 void cli_macro_opts_release(struct cli_macro_opts *m);
 
 /* Subcommands. */
@@ -155,6 +159,8 @@ int cli_cmd_keygen(int argc, char **argv);
 /* Published repositories (cli/cmd_repo.c). */
 extern const struct cli_opt cli_repo_opts[];
 int cli_cmd_repo(int argc, char **argv);
+extern const struct cli_opt cli_root_opts[];
+int cli_cmd_root(int argc, char **argv);
 int cli_cmd_keys(int argc, char **argv);
 int cli_cmd_sign(int argc, char **argv);
 int cli_cmd_verify(int argc, char **argv);
@@ -169,6 +175,9 @@ int cli_cmd_provenance(int argc, char **argv);
 /* Comparing packages (cmd_diff.c). */
 extern const struct cli_opt cli_diff_opts[];
 int cli_cmd_diff(int argc, char **argv);
+/* Installing packages into images, the image cache (cmd_image.c). */
+extern const struct cli_opt cli_image_opts[];
+int cli_cmd_image(int argc, char **argv);
 /* The sandbox (cmd_sandbox.c). */
 extern const struct cli_opt cli_sandbox_opts[];
 int cli_cmd_sandbox(int argc, char **argv);

@@ -21,7 +21,7 @@ struct build_cli_opts {
 	bool json, sandbox, no_sandbox, network;
 	int cpus, timeout, pids, cpu;
 	const char *memory;
-	const char *buildroot, *topdir, *sign, *rpm_format, *root, *verify;
+	const char *buildroot, *topdir, *sign, *rpm_format, *root, *verify, *lock;
 };
 
 #define BFLAG(l, field, help)                                                                      \
@@ -73,7 +73,12 @@ const struct cli_opt cli_build_opts[] = {
     {"timeout", 0, CLI_OPT_INT, offsetof(struct build_cli_opts, timeout), NULL, "SECONDS",
      "in the sandbox: kill a stage after SECONDS"},
     BFLAG("enable-network", network, "with --sandbox: keep the host network"),
-    BSTR("root", 0, root, "ROOT", "with --sandbox: host, dir:PATH or tar:FILE"),
+    BSTR("root", 0, root, "ROOT",
+         "with --sandbox: host, dir:PATH, tar:FILE, or a root configuration (NAME or "
+         "PATH.cfg, mock's -r): a fresh root from its repositories with the build "
+         "dependencies installed (docs/roots.md)"),
+    BSTR("lock", 0, lock, "FILE",
+         "with --root CONFIG: build on exactly the packages of this lock (kiln root lock)"),
     {"verify-reproducible", 0, CLI_OPT_OPTIONAL, offsetof(struct build_cli_opts, verify), NULL, "N",
      "build N times (default 2) with variations and compare every package"},
     BSTR("buildroot", 0, buildroot, "DIR", "override %{buildroot}"),
@@ -262,12 +267,125 @@ static int build_pick(const struct cli_command *cmd, const struct build_cli_opts
 	return 0;
 }
 
+static kiln_rc build_root_configure(void *arg, struct macro_ctx *mc, struct kiln_err *err)
+{
+	return cli_macro_ops_apply(mc, arg, err);
+}
+
+/* --root CONFIG: the root for SPEC or SRPM, made (or taken from the image cache) before
+ * the build; *usage is set for a usage error. */
+static kiln_rc build_root_open(const struct build_cli_opts *o, const struct build_source *src,
+                               const char *input, struct worker_root *root, bool *usage,
+                               const char *const *extra, size_t nextra, struct kiln_err *err)
+{
+	struct roots_make_opts ro;
+
+	*usage = true;
+	if (o->no_sandbox)
+		return kiln_err_set(err, KILN_EINVAL,
+		                    "--root %s builds in the sandbox: not with "
+		                    "--no-sandbox",
+		                    o->root);
+	if (o->git || src->kind == 't')
+		return kiln_err_set(err, KILN_EINVAL,
+		                    "--root %s takes a SPEC or an SRPM (not --git or -t)", o->root);
+	if (o->macros.macros || o->macros.rcfile || o->macros.target)
+		return kiln_err_set(err, KILN_EINVAL,
+		                    "--root %s: the root's configuration sets the macro files, "
+		                    "rpmrc and target",
+		                    o->root);
+	*usage = false;
+	roots_make_opts_init(&ro);
+	ro.lock_path = o->lock;
+	ro.progress = isatty(STDERR_FILENO);
+	ro.log_fd = STDERR_FILENO;
+	ro.extra = extra;
+	ro.nextra = nextra;
+	return worker_root_open(o->root, input, src->kind == 'r', &ro, build_root_configure,
+	                        (void *)&o->macros, root, err);
+}
+
+/* At most this many %generate_buildrequires rounds (mock's limit too). */
+#define BUILD_ROOT_ROUNDS 10
+
+/* %generate_buildrequires in a root made from a configuration, as mock runs it: build -br
+ * in the root; while it asks for packages the root lacks, resolve them into the lock, make
+ * that image, and try again; at most BUILD_ROOT_ROUNDS rounds, each said. On return the
+ * root (and *mc, bo's executor) is the one the build can run in. */
+static kiln_rc build_root_rounds(const struct build_cli_opts *o, const struct build_source *src,
+                                 const char *input, struct worker_root *root,
+                                 struct worker_build_setup *setup, struct worker_build_opts *bo,
+                                 struct chroot_config *cc, struct macro_ctx **mc,
+                                 struct kiln_arena *a, struct kiln_err *err)
+{
+	const char **extra = NULL;
+	size_t nextra = 0, cap = 0, i;
+	kiln_rc rc = KILN_OK;
+	unsigned round;
+
+	for (round = 1; !rc; round++) {
+		struct worker_build_result res = {0};
+		struct worker_build_opts br = *bo;
+		struct macro_ctx *bmc = macro_ctx_dup(*mc, err);
+		bool usage;
+
+		if (!bmc)
+			return err->code ? err->code : KILN_ENOMEM;
+		br.steps = WORKER_STEPS_R;
+		br.fetch = bo->fetch;
+		rc = worker_build(&br, bmc, &res, err);
+		macro_ctx_free(bmc);
+		if (!rc && !res.buildreqs_unmet) {
+			fprintf(stderr,
+			        "root %s: %%generate_buildrequires satisfied after %u round%s\n",
+			        root->cfg.name, round, round == 1 ? "" : "s");
+			worker_build_result_release(&res);
+			break;
+		}
+		if (!rc) {
+			fprintf(stderr, "root %s: round %u: %%generate_buildrequires asks for",
+			        root->cfg.name, round);
+			for (i = 0; i < res.ngenreqs; i++)
+				fprintf(stderr, " %s", res.genreqs[i]);
+			fputc('\n', stderr);
+		}
+		if (!rc && round == BUILD_ROOT_ROUNDS)
+			rc = kiln_err_set(
+			    err, KILN_EBUILD,
+			    "%%generate_buildrequires still asks for packages after %u "
+			    "rounds: giving up",
+			    BUILD_ROOT_ROUNDS);
+		for (i = 0; !rc && i < res.ngenreqs; i++) {
+			const char *d = kiln_arena_strdup(a, res.genreqs[i]);
+
+			if (!d || !kiln_arena_strv_add(a, &extra, &nextra, &cap, d))
+				rc = kiln_err_set(err, KILN_ENOMEM, "out of memory");
+		}
+		worker_build_result_release(&res);
+		if (rc)
+			break;
+		/* the next root: the lock extended by what was asked for */
+		macro_ctx_free(*mc);
+		*mc = NULL;
+		worker_root_close(root);
+		rc = build_root_open(o, src, input, root, &usage, extra, nextra, err);
+		if (!rc) {
+			*mc = root->macros;
+			root->macros = NULL;
+			setup->root = root->root_arg;
+			rc = worker_build_prepare(setup, *mc, bo, cc, err);
+		}
+	}
+	return rc;
+}
+
 int cli_cmd_build(int argc, char **argv)
 {
 	const struct cli_command *cmd = cli_command_find("build");
 	struct build_cli_opts o = {0};
 	struct worker_build_opts bo;
 	struct worker_build_setup setup;
+	struct worker_root root = {0};
 	struct worker_build_result res = {0};
 	struct chroot_config cc;
 	struct sources_fetch_opts fo;
@@ -315,9 +433,29 @@ int cli_cmd_build(int argc, char **argv)
 	setup.limits.timeout_ms = o.timeout > 0 ? (int64_t)o.timeout * 1000 : 0;
 	setup.limits.pids_max = o.pids > 0 ? (uint64_t)o.pids : 0;
 	setup.limits.cpu_percent = o.cpu > 0 ? (uint32_t)o.cpu : 0;
-	rc = o.memory ? cli_parse_size(o.memory, &setup.limits.memory_bytes, &err) : KILN_OK;
-	if (!rc)
+	if (o.memory && cli_parse_size(o.memory, &setup.limits.memory_bytes, &err)) {
+		status = cli_usage_error(cmd, "--memory: %s", err.msg);
+		goto out;
+	}
+	if (worker_root_is_config(o.root)) {
+		bool usage;
+
+		rc = build_root_open(&o, &src, input, &root, &usage, NULL, 0, &err);
+		if (rc && usage) {
+			status = cli_usage_error(cmd, "%s", err.msg);
+			goto out;
+		}
+		mc = root.macros; /* the root's own macro configuration, with the command line's */
+		root.macros = NULL;
+		setup.root = root.root_arg;
+		setup.sandbox = true;
+	} else {
+		if (o.lock) {
+			status = cli_usage_error(cmd, "--lock goes with --root CONFIG");
+			goto out;
+		}
 		rc = cli_macro_ctx_open(&o.macros, &mc, &err);
+	}
 	if (!rc)
 		rc = worker_build_prepare(&setup, mc, &bo, &cc, &err);
 	if (!rc && o.sign)
@@ -365,7 +503,7 @@ int cli_cmd_build(int argc, char **argv)
 		/* Without the privileges for namespaces, a local build falls back to the host
 		 * (as rpmbuild runs) unless the sandbox was asked for explicitly. */
 		if (chroot_sandbox_probe(&cc, &err)) {
-			if (o.sandbox) {
+			if (o.sandbox || root.root_arg) {
 				status = cli_fail(&err);
 				goto out;
 			}
@@ -375,6 +513,13 @@ int cli_cmd_build(int argc, char **argv)
 			kiln_err_clear(&err);
 			bo.exec = NULL;
 		}
+	}
+	if (!rc && root.dynamic && !o.nodeps && !(bo.steps & WORKER_STEP_BUILDREQS))
+		rc = build_root_rounds(&o, &src, input, &root, &setup, &bo, &cc, &mc, &a, &err);
+	if (rc) {
+		status =
+		    o.json ? (build_print_json(&res, false, &err), CLI_EXIT_FAIL) : cli_fail(&err);
+		goto out;
 	}
 	if (o.verify) {
 		status = build_verify(&o, &bo, mc);
@@ -390,6 +535,7 @@ int cli_cmd_build(int argc, char **argv)
 	else
 		status = CLI_EXIT_OK;
 out:
+	worker_root_close(&root);
 	worker_build_result_release(&res);
 	sign_key_free(key);
 	macro_ctx_free(mc);

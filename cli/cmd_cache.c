@@ -4,6 +4,7 @@
 #include "util/util.h"
 
 #include "cli/cli.h"
+#include "roots/roots.h"
 #include "worker/worker.h"
 
 struct cache_cli {
@@ -45,12 +46,20 @@ static void print_gc(const struct sources_cache_gc *g)
 	       g->tmp_bytes, g->corrupt);
 }
 
+static void print_image_gc(const struct roots_image_gc *g)
+{
+	printf("images removed: %" PRIu64 " (%" PRIu64 " bytes), kept: %" PRIu64 " (%" PRIu64
+	       " bytes), in use: %" PRIu64 ", unfinished removed: %" PRIu64 "\n",
+	       g->images, g->image_bytes, g->kept, g->kept_bytes, g->busy, g->tmp);
+}
+
 static kiln_rc run(const struct cache_cli *c, const char *dir, struct kiln_err *err)
 {
 	const char *env_max = getenv("KILN_CACHE_MAX");
 	const char *max = c->max_size ? c->max_size : env_max && *env_max ? env_max : NULL;
 	struct sources_cache_stats st;
 	struct sources_cache_gc g;
+	struct roots_image_gc ig;
 	uint64_t cap = 0;
 	kiln_rc rc = KILN_OK;
 
@@ -61,6 +70,11 @@ static kiln_rc run(const struct cache_cli *c, const char *dir, struct kiln_err *
 		                           err);
 	if (!rc && c->gc)
 		print_gc(&g);
+	/* Build-root images (roots/) age out under the same cap, in their own LRU order. */
+	if (!rc && c->gc)
+		rc = roots_image_collect(dir, cap, &ig, err);
+	if (!rc && c->gc)
+		print_image_gc(&ig);
 	if (!rc)
 		rc = sources_cache_stats(dir, &st, err);
 	if (!rc)

@@ -20,6 +20,7 @@ struct repo_opts {
 	bool json;
 	const char *dir;
 	const char *key;
+	const char *groups;
 	bool zstd;
 	int workers, keep;
 	const char *revision;
@@ -36,6 +37,8 @@ const struct cli_opt cli_repo_opts[] = {
      "regenerate: index the packages below DIR here instead of asking the scheduler"},
     {"key", 0, CLI_OPT_STRING, ROFF(key), NULL, "FILE",
      "with --dir: sign repomd.xml with this secret key (repomd.xml.asc)"},
+    {"groups", 0, CLI_OPT_STRING, ROFF(groups), NULL, "FILE",
+     "with --dir: add this comps file (package groups) as createrepo_c -g does"},
     {"zstd", 0, CLI_OPT_FLAG, ROFF(zstd), NULL, NULL, "with --dir: zstd instead of gzip"},
     {"workers", 0, CLI_OPT_INT, ROFF(workers), NULL, "N",
      "with --dir: threads reading packages (default one per CPU)"},
@@ -55,6 +58,7 @@ static kiln_rc regenerate_dir(const struct repo_opts *o, struct kiln_err *err)
 
 	repo_metadata_opts_init(&ro);
 	ro.zstd = o->zstd;
+	ro.groups = o->groups;
 	if (o->workers < 0 || o->workers > 64 || o->keep < 0 || o->keep > 100)
 		return kiln_err_set(err, KILN_EINVAL, "--workers: 0 to 64, --keep: 1 to 100");
 	ro.workers = (unsigned)o->workers;

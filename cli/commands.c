@@ -48,8 +48,8 @@ const struct cli_command cli_commands[] = {
      "With -v, also print where kiln found its configuration.", version_opts, cli_cmd_version},
     {"query", "show what is in package files, like rpm -qp", "-p [options] PKG...",
      "Prints rpm -qp's output byte for byte: the default NVRA line, a query format (--qf), "
-     "-i, -l, --dump, --xml, --json (as rpm 4.20), dependency lists, changelog and "
-     "scriptlets.",
+     "-i, -l, --dump, --xml and --json (with rpm 6.0's tag names and layout, as rpm 6.0.2 "
+     "prints them), dependency lists, changelog and scriptlets.",
      cli_query_opts, cli_cmd_query},
     {"keygen", "make an OpenPGP signing key", "--name NAME [--email ADDR] [options]",
      "Writes the secret key to DIR/KEYID.key (mode 0600) and the armored public key, "
@@ -99,6 +99,16 @@ const struct cli_command cli_commands[] = {
      "limit killed it, 125 when the sandbox could not be set up, 127 when CMD was not "
      "found). Put -- before CMD when it has options. See docs/sandbox.md.",
      cli_sandbox_opts, cli_cmd_sandbox},
+    {"image", "install package files into an image, or get a cached image by key",
+     "install [options] DIR PKG... | get [--cache DIR] [--key KEY] [options] PKG...",
+     "install: unpacks PKG... into the directory DIR with kiln's own payload reader (no host "
+     "rpm or dnf), in rpm's transaction order, running their scriptlets and triggers in the "
+     "sandbox chrooted into DIR, and, when rpm is among them, writing the image's rpm "
+     "database with the image's own rpm. Packages with paths escaping the image, device "
+     "nodes or (without --allow-setuid) setuid files are refused before anything is "
+     "written. get: prints the path of the cached image KEY, making it from PKG... once "
+     "however many processes ask at the same time. See docs/roots.md.",
+     cli_image_opts, cli_cmd_image},
     {"fetch", "make a spec's sources present, verified and cached, like spectool -g",
      "[options] SPEC... | --git URL [--ref REF] [--spec PATH] [--checkout DIR] | --git URL "
      "[--ref REF] --archive FILE --prefix P/ | --url URL -o FILE [--sha256 HEX]",
@@ -111,13 +121,29 @@ const struct cli_command cli_commands[] = {
      "into the cache, REF is resolved to a commit (printed), and the tree is checked out "
      "and its spec's sources fetched, or written as a deterministic tarball.",
      cli_fetch_opts_table, cli_cmd_fetch},
+    {"root", "build roots from RPM repositories: resolve a root configuration into a lock",
+     "lock CONFIG [SPEC|SRPM] [--json] [--lock FILE] [--download DIR] [--cache DIR] "
+     "[--offline] | create CONFIG [--lock FILE] | shell CONFIG [--lock FILE] [-- CMD...]",
+     "CONFIG is a root configuration's name (NAME.cfg in /etc/kiln/roots or kiln's "
+     "configs/roots) or path: an architecture, repositories and a base set, like a mock "
+     "config. lock reads each repository's repomd.xml (its signature checked with the "
+     "repository's gpgkey), its primary, comps and, when a file dependency needs them, "
+     "filelists through the source cache, resolves the base set plus the spec's or source "
+     "package's BuildRequires with libsolv, and prints the packages; --json prints the lock, "
+     "whose sha256 is the root's identity. --lock FILE checks a lock against the "
+     "repositories instead of resolving. create makes the lock's image once in the image "
+     "cache (packages fetched and verified, installed by kiln with their scriptlets) and "
+     "prints its path and key; shell runs CMD, or a shell, on a fresh overlay of it, like "
+     "mock --shell. See docs/roots.md.",
+     cli_root_opts, cli_cmd_root},
     {"cache", "show or clean the source cache",
      "[--cache DIR] [--stats | --gc [--max-size SIZE] "
      "[--verify]]",
      "The cache holds downloaded sources by sha256 and git mirrors, shared by every kiln "
      "process of the machine. --gc removes leftovers of interrupted downloads and index "
      "entries whose object is gone, and with --max-size evicts the least recently used "
-     "objects and mirrors until the cache fits.",
+     "objects and mirrors until the cache fits; build-root images (kiln image) are "
+     "collected the same way, never one in use.",
      cli_cache_opts, cli_cmd_cache},
     /* The build farm (cmd_farm.c, cmd_worker.c). */
     {"scheduler", "run the build farm's scheduler (REST API, job store, leases)",
@@ -175,14 +201,15 @@ const struct cli_command cli_commands[] = {
      cli_provenance_opts, cli_cmd_provenance},
     {"repo", "published repositories: list, show, remove a package, regenerate metadata",
      "list | show NAME | remove-package NAME NEVRA | regenerate NAME | regenerate --dir DIR "
-     "[--key FILE] [--zstd] [--workers N] [--keep N] [--revision N]",
+     "[--key FILE] [--groups FILE] [--zstd] [--workers N] [--keep N] [--revision N]",
      "The scheduler publishes the signed packages of succeeded jobs into the repository "
      "each job names (docs/publish.md). list and show print what is published; "
      "remove-package drops one package (NAME-[EPOCH:]VERSION-RELEASE.ARCH) and republishes; "
      "regenerate rewrites a repository's metadata. With --dir, regenerate indexes the "
      "packages below a local directory instead, as createrepo_c does: repodata/ with "
      "primary, filelists and other (gzip, or --zstd), the revision and timestamps from the "
-     "newest build time, repomd.xml.asc with --key.",
+     "newest build time, repomd.xml.asc with --key, a comps file (group and group_gz) with "
+     "--groups.",
      cli_repo_opts, cli_cmd_repo},
     {"workers", "list the scheduler's workers (JSON)", "", NULL, cli_client_opts, cli_cmd_client},
     {"token", "manage API tokens (admin)", "create --scope SCOPES [--name NAME] | list | revoke ID",

@@ -54,8 +54,8 @@ void cli_macro_opts_release(struct cli_macro_opts *m)
 	m->nops = 0;
 }
 
-static kiln_rc apply_ops(struct macro_ctx *ctx, const struct cli_macro_opts *m,
-                         struct kiln_err *err)
+kiln_rc cli_macro_ops_apply(struct macro_ctx *ctx, const struct cli_macro_opts *m,
+                            struct kiln_err *err)
 {
 	kiln_rc rc = KILN_OK;
 	size_t i;
@@ -108,7 +108,7 @@ kiln_rc cli_macro_ctx_open(const struct cli_macro_opts *m, struct macro_ctx **ou
 	cfg.target = m->target;
 	rc = macro_config_load(ctx, &cfg, err);
 	if (!rc)
-		rc = apply_ops(ctx, m, err);
+		rc = cli_macro_ops_apply(ctx, m, err);
 out:
 	kiln_buf_release(&confdir);
 	if (rc) {

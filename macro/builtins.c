@@ -2,18 +2,17 @@
  * builtins.c - rpm's built-in macros (the const registry of built-ins lives here).
  *
  * Each follows rpm 4.20's behaviour, including the odd parts that specs rely on:
- * %{dirname:x} cuts at the last '/' only (so "dir" stays "dir"), %{basename:/a/b/} is empty,
- * %{quote:} wraps its argument in \037 marks that only argument splitting removes.
+ * %{dirname:} and %{basename:} are POSIX dirname(3) and basename(3) (so "dir" has the
+ * directory "."), %{quote:} marks its argument's bounds only for argument splitting.
  */
 #include "util/util.h"
 
+#include <libgen.h>
 #include <sched.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "macro/macro_int.h"
-
-#define QUOTE_MARK '\037'
 
 static void out_str(struct mbuf *mb, const char *s)
 {
@@ -31,25 +30,35 @@ static void bi_source_patch(struct mbuf *mb, const struct macro_builtin *bi, int
 	kiln_buf_release(&b);
 }
 
+/* rpm 4.20 calls POSIX basename(3) and dirname(3) (rpm commits 3ad98187 and 9571e3d9):
+ * trailing slashes do not count, "/" stays "/", a name without a slash has the directory
+ * ".", and "" is ".". Both work on a copy, as POSIX lets them modify their argument. */
 static void bi_basename(struct mbuf *mb, const struct macro_builtin *bi, int argc, char **argv)
 {
-	const char *slash = strrchr(argv[1], '/');
+	char *copy = kiln_strdup(argv[1]);
 
 	(void)bi;
 	(void)argc;
-	out_str(mb, slash ? slash + 1 : argv[1]);
+	if (!copy) {
+		macro_mb_error(mb, KILN_ENOMEM, "out of memory");
+		return;
+	}
+	out_str(mb, basename(copy));
+	free(copy);
 }
 
 static void bi_dirname(struct mbuf *mb, const struct macro_builtin *bi, int argc, char **argv)
 {
-	const char *slash = strrchr(argv[1], '/');
+	char *copy = kiln_strdup(argv[1]);
 
 	(void)bi;
 	(void)argc;
-	if (slash)
-		kiln_buf_add(mb->out, argv[1], (size_t)(slash - argv[1]));
-	else
-		out_str(mb, argv[1]);
+	if (!copy) {
+		macro_mb_error(mb, KILN_ENOMEM, "out of memory");
+		return;
+	}
+	out_str(mb, dirname(copy));
+	free(copy);
 }
 
 static void bi_suffix(struct mbuf *mb, const struct macro_builtin *bi, int argc, char **argv)
@@ -104,7 +113,9 @@ static void bi_getconfdir(struct mbuf *mb, const struct macro_builtin *bi, int a
 	(void)bi;
 	(void)argc;
 	(void)argv;
-	out_str(mb, mb->ctx->confdir ? mb->ctx->confdir : "");
+	/* rpm's compiled-in configuration directory, which its macro files (and specs) build
+	 * %_rpmconfigdir, %_rpmmacrodir, %_fileattrsdir... from. kiln's own is %_kiln_confdir. */
+	out_str(mb, MACRO_RPM_CONFIGDIR);
 }
 
 static void bi_getenv(struct mbuf *mb, const struct macro_builtin *bi, int argc, char **argv)
@@ -188,13 +199,24 @@ static void bi_macrobody(struct mbuf *mb, const struct macro_builtin *bi, int ar
 		kiln_buf_add(mb->out, slot->top->body, slot->top->body_len);
 }
 
+/* rpm 4.20: the marks only where the text is being expanded for argument splitting;
+ * elsewhere the arguments themselves, joined by blanks. */
 static void bi_quote(struct mbuf *mb, const struct macro_builtin *bi, int argc, char **argv)
 {
+	int i;
+
 	(void)bi;
-	(void)argc;
-	kiln_buf_addch(mb->out, QUOTE_MARK);
-	out_str(mb, argv[1]);
-	kiln_buf_addch(mb->out, QUOTE_MARK);
+	for (i = 1; i < argc; i++) {
+		if (i > 1)
+			kiln_buf_addch(mb->out, ' ');
+		if (mb->keep_quoted)
+			kiln_buf_addch(mb->out, MACRO_QUOTE_MARK);
+		out_str(mb, argv[i]);
+		if (mb->keep_quoted)
+			kiln_buf_addch(mb->out, MACRO_QUOTE_MARK);
+	}
+	if (mb->keep_quoted)
+		mb->have_quoted = true;
 }
 
 static void shescape_one(struct kiln_buf *out, const char *s)

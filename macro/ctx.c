@@ -59,10 +59,6 @@ struct macro_ctx *macro_ctx_dup(const struct macro_ctx *src, struct kiln_err *er
 	ctx->diag_data = src->diag_data;
 	ctx->shell = src->shell;
 	ctx->shell_data = src->shell_data;
-	if (src->confdir && !(ctx->confdir = kiln_strdup(src->confdir))) {
-		kiln_err_set(err, KILN_ENOMEM, "out of memory");
-		goto fail;
-	}
 	if (macro_table_copy(&ctx->table, &src->table, err))
 		goto fail;
 	macro_rpmrc_share(ctx, src);
@@ -82,7 +78,6 @@ void macro_ctx_free(struct macro_ctx *ctx)
 	macro_table_release(&ctx->table);
 	macro_rpmrc_unref(ctx->rpmrc);
 	free(ctx->scope);
-	free(ctx->confdir);
 	free(ctx->map_inside);
 	free(ctx->map_host);
 	free(ctx);
@@ -147,13 +142,7 @@ void macro_ctx_set_verbose(struct macro_ctx *ctx, bool verbose)
 
 kiln_rc macro_ctx_set_confdir(struct macro_ctx *ctx, const char *dir, struct kiln_err *err)
 {
-	char *copy = kiln_strdup(dir);
-
-	if (!copy)
-		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
-	free(ctx->confdir);
-	ctx->confdir = copy;
-	return KILN_OK;
+	return macro_define(ctx, "_kiln_confdir", NULL, dir, MACRO_LEVEL_DEFAULT, err);
 }
 
 kiln_rc macro_define(struct macro_ctx *ctx, const char *name, const char *opts, const char *body,

@@ -201,6 +201,7 @@ size_t macro_parse_define(struct mbuf *mb, const char *text, size_t len, int lev
 	const char *end = text + len;
 	const char *se;
 	struct kiln_buf *body = &p.body;
+	bool quoted = false;
 
 	se = parse_pieces(mb, &p, text, end);
 	if (!se || !check_name(mb, &p, what))
@@ -215,7 +216,8 @@ size_t macro_parse_define(struct mbuf *mb, const char *text, size_t len, int lev
 		macro_mb_warn(mb, "Macro %%%.*s needs whitespace before body", (int)p.name_len,
 		              p.name);
 	if (expand_body) {
-		if (!macro_mb_expand_to(mb, p.body.ptr, p.body.len, &ebody)) {
+		/* rpm 4.20 keeps %{quote:} marks in a %global body and flags the macro. */
+		if (!macro_mb_expand_quoted(mb, p.body.ptr, p.body.len, &ebody, true, &quoted)) {
 			kiln_err_wrap(mb->err, "Macro %%%.*s failed to expand", (int)p.name_len,
 			              p.name);
 			goto out;
@@ -224,7 +226,7 @@ size_t macro_parse_define(struct mbuf *mb, const char *text, size_t len, int lev
 	}
 	if (p.opts.err || body->err ||
 	    macro_push(mb->ctx, p.name, p.name_len, p.has_opts ? p.opts.ptr : NULL, body->ptr,
-	               body->len, level, 0, mb->err))
+	               body->len, level, quoted ? MACRO_DEF_QUOTED : 0, mb->err))
 		macro_mb_error(mb, KILN_ENOMEM, "out of memory");
 out:
 	kiln_buf_release(&p.opts);

@@ -127,16 +127,43 @@ void macro_mb_warn(struct mbuf *mb, const char *fmt, ...)
 	macro_diag(mb->ctx, KILN_LOG_WARN, "%s%s", pfx, msg);
 }
 
-bool macro_mb_expand_to(struct mbuf *mb, const char *src, size_t len, struct kiln_buf *dst)
+bool macro_mb_expand_quoted(struct mbuf *mb, const char *src, size_t len, struct kiln_buf *dst,
+                            bool keep, bool *have)
 {
 	struct kiln_buf *saved = mb->out;
+	bool saved_keep = mb->keep_quoted;
+	bool saved_have = mb->have_quoted;
 
 	mb->out = dst;
+	mb->keep_quoted = keep;
+	mb->have_quoted = false;
 	macro_mb_expand(mb, src, len);
+	if (have)
+		*have = mb->have_quoted;
 	mb->out = saved;
+	mb->keep_quoted = saved_keep;
+	mb->have_quoted = saved_have;
 	if (dst->err && !mb->error)
 		macro_mb_error(mb, dst->err, "macro expansion too large");
 	return !mb->error;
+}
+
+/* rpm's expandThis() without flags: no caller would strip the marks, so none are made. */
+bool macro_mb_expand_to(struct mbuf *mb, const char *src, size_t len, struct kiln_buf *dst)
+{
+	return macro_mb_expand_quoted(mb, src, len, dst, false, NULL);
+}
+
+void macro_unquote(struct kiln_buf *out, size_t from)
+{
+	size_t r, w;
+
+	for (r = w = from; r < out->len; r++) {
+		if (out->ptr[r] != MACRO_QUOTE_MARK)
+			out->ptr[w++] = out->ptr[r];
+	}
+	if (w < out->len)
+		kiln_buf_truncate(out, w);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -186,8 +213,6 @@ kiln_rc macro_argv_add(char ***argv, int *argc, const char *s, size_t len, struc
 	return KILN_OK;
 }
 
-#define QUOTE_MARK '\037'
-
 kiln_rc macro_split_args(const char *s, size_t len, char ***argv, int *argc, struct kiln_err *err)
 {
 	struct kiln_buf word = KILN_BUF_INIT(KILN_LIMIT_MACRO_EXPANSION);
@@ -201,7 +226,7 @@ kiln_rc macro_split_args(const char *s, size_t len, char ***argv, int *argc, str
 	for (i = 0; i <= len && !rc; i++) {
 		char c = i < len ? s[i] : ' ';
 
-		if (c == QUOTE_MARK) {
+		if (c == MACRO_QUOTE_MARK) {
 			kiln_buf_add(&word, s + run, i - run);
 			run = i + 1;
 			quoted = !quoted;
@@ -233,16 +258,21 @@ struct call_opts {
 	const char *opts;
 };
 
-static bool push_auto(struct mbuf *mb, const char *name, const char *body)
+static bool push_auto_flags(struct mbuf *mb, const char *name, const char *body, unsigned flags)
 {
 	struct macro_ctx *ctx = mb->ctx;
 
 	if (macro_push(ctx, name, strlen(name), NULL, body, strlen(body), ctx->level,
-	               MACRO_DEF_AUTO | MACRO_DEF_LITERAL, mb->err)) {
+	               MACRO_DEF_AUTO | MACRO_DEF_LITERAL | flags, mb->err)) {
 		mb->error = true;
 		return false;
 	}
 	return true;
+}
+
+static bool push_auto(struct mbuf *mb, const char *name, const char *body)
+{
+	return push_auto_flags(mb, name, body, 0);
 }
 
 static bool push_option(struct mbuf *mb, char c, const char *arg)
@@ -313,6 +343,20 @@ static void join_args(struct kiln_buf *b, int argc, char **argv)
 	}
 }
 
+/* rpm's unsplitQuoted(): each argument between marks, blanks between them. */
+static void quote_args(struct kiln_buf *b, int argc, char **argv)
+{
+	int i;
+
+	for (i = 0; i < argc; i++) {
+		if (i)
+			kiln_buf_addch(b, ' ');
+		kiln_buf_addch(b, MACRO_QUOTE_MARK);
+		kiln_buf_addstr(b, argv[i]);
+		kiln_buf_addch(b, MACRO_QUOTE_MARK);
+	}
+}
+
 /* Define %0 %** %-x %-x* %# %1.. %* for a call of name with argv[1..argc). */
 static bool setup_args(struct mbuf *mb, const char *name, const char *opts, int argc, char **argv)
 {
@@ -331,8 +375,10 @@ static bool setup_args(struct mbuf *mb, const char *name, const char *opts, int 
 	}
 	if (!push_auto(mb, "0", name))
 		goto out;
-	join_args(&b, argc - 1, argv + 1);
-	if (b.err || !push_auto(mb, "**", b.ptr))
+	/* rpm 4.20 keeps each argument's bounds in %** (marks that argument splitting honours
+	 * and any other use removes). */
+	quote_args(&b, argc - 1, argv + 1);
+	if (b.err || !push_auto_flags(mb, "**", b.ptr, MACRO_DEF_QUOTED))
 		goto out;
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -366,12 +412,21 @@ out:
 	return ok;
 }
 
+/* A body holding quote marks keeps them only for argument splitting (rpm's doMacro). */
 static void expand_def_body(struct mbuf *mb, const struct macro_def *d)
 {
+	size_t start = mb->out->len;
+
 	if (d->flags & MACRO_DEF_LITERAL)
 		kiln_buf_add(mb->out, d->body, d->body_len);
 	else if (d->body_len)
 		macro_mb_expand(mb, d->body, d->body_len);
+	if (!(d->flags & MACRO_DEF_QUOTED))
+		return;
+	if (mb->keep_quoted)
+		mb->have_quoted = true;
+	else
+		macro_unquote(mb->out, start);
 }
 
 static void call_parametric(struct mbuf *mb, struct macro_slot *slot, struct macro_def *d, int argc,
@@ -554,7 +609,8 @@ static bool collect_args(struct mbuf *mb, const struct mref *r, const char *name
 		const char *src = r->g ? r->g : r->args;
 		size_t n = r->g ? r->gn : r->argsn;
 
-		if (!macro_mb_expand_to(mb, src, n, &tmp))
+		/* Words to split keep their quote marks; %{name:text} expands as its caller. */
+		if (!macro_mb_expand_quoted(mb, src, n, &tmp, r->g ? mb->keep_quoted : true, NULL))
 			goto out;
 		if (r->g)
 			rc = macro_argv_add(argv, argc, tmp.ptr, tmp.len, mb->err);
@@ -749,8 +805,8 @@ static void expand_expr(struct mbuf *mb, const char *expr, size_t len)
 /* ---------------------------------------------------------------------------------------- */
 /* Entry points. */
 
-kiln_rc macro_expand(struct macro_ctx *ctx, const char *src, size_t len, struct kiln_buf *out,
-                     struct kiln_err *err)
+static kiln_rc expand_top(struct macro_ctx *ctx, const char *src, size_t len, struct kiln_buf *out,
+                          bool keep_partial, struct kiln_err *err)
 {
 	struct kiln_err local = KILN_ERR_INIT;
 	struct mbuf mb = {.ctx = ctx, .out = out, .err = err ? err : &local};
@@ -762,10 +818,23 @@ kiln_rc macro_expand(struct macro_ctx *ctx, const char *src, size_t len, struct 
 	if (!ctx->active)
 		macro_graveyard_empty(ctx);
 	if (mb.error) {
-		kiln_buf_truncate(out, start);
+		if (!keep_partial || out->err)
+			kiln_buf_truncate(out, start);
 		return mb.err->code ? mb.err->code : KILN_EMACRO;
 	}
 	return KILN_OK;
+}
+
+kiln_rc macro_expand(struct macro_ctx *ctx, const char *src, size_t len, struct kiln_buf *out,
+                     struct kiln_err *err)
+{
+	return expand_top(ctx, src, len, out, false, err);
+}
+
+kiln_rc macro_expand_partial(struct macro_ctx *ctx, const char *src, size_t len,
+                             struct kiln_buf *out, struct kiln_err *err)
+{
+	return expand_top(ctx, src, len, out, true, err);
 }
 
 kiln_rc macro_expand_str(struct macro_ctx *ctx, const char *src, char **out, struct kiln_err *err)

@@ -85,7 +85,11 @@ void macro_ctx_set_restricted(struct macro_ctx *ctx, bool restricted);
 void macro_ctx_set_limit(struct macro_ctx *ctx, size_t max_expansion);
 /* %verbose and %{verbose:...} report this. */
 void macro_ctx_set_verbose(struct macro_ctx *ctx, bool verbose);
-/* What %getconfdir returns (kiln's configuration directory). Copied. */
+/* rpm's configuration directory, what %getconfdir returns whatever directory kiln loads its
+ * configuration from: specs see rpm's %_rpmconfigdir, %_rpmmacrodir, %_fileattrsdir... */
+#define MACRO_RPM_CONFIGDIR "/usr/lib/rpm"
+/* Where kiln itself found its configuration and helper scripts: defines %_kiln_confdir
+ * (at MACRO_LEVEL_DEFAULT; the macro files may build on it). */
 KILN_MUST_CHECK kiln_rc macro_ctx_set_confdir(struct macro_ctx *ctx, const char *dir,
                                               struct kiln_err *err);
 
@@ -127,6 +131,10 @@ const char *macro_body_get(const struct macro_ctx *ctx, const char *name);
  * KILN_ELIMIT for the recursion and size limits). */
 KILN_MUST_CHECK kiln_rc macro_expand(struct macro_ctx *ctx, const char *src, size_t len,
                                      struct kiln_buf *out, struct kiln_err *err);
+/* rpm's rpmExpand(): like macro_expand(), but on an error out keeps what was expanded before
+ * it (rpm's expansion stops there and drops the rest); the error is still returned. */
+KILN_MUST_CHECK kiln_rc macro_expand_partial(struct macro_ctx *ctx, const char *src, size_t len,
+                                             struct kiln_buf *out, struct kiln_err *err);
 /* Convenience: expand a C string into a new malloc'ed string (OUT: caller frees). */
 KILN_MUST_CHECK kiln_rc macro_expand_str(struct macro_ctx *ctx, const char *src, char **out,
                                          struct kiln_err *err);

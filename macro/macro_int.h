@@ -12,6 +12,7 @@ enum macro_def_flags {
 	MACRO_DEF_LITERAL = 1 << 1, /* the body is output as is, never expanded */
 	MACRO_DEF_USED = 1 << 2,    /* looked up at least once (for warnings and %dump) */
 	MACRO_DEF_POOLED = 1 << 3, /* lives in the table's pool (a copied table), not freed alone */
+	MACRO_DEF_QUOTED = 1 << 4, /* the body holds %{quote:} marks (rpm's ME_QUOTED) */
 };
 
 /* One definition of a name; definitions of a name form a stack (top first). The struct and
@@ -88,7 +89,6 @@ struct macro_ctx {
 	bool verbose;
 	bool restricted;      /* no shell, no Lua I/O, no file loading (untrusted input) */
 	size_t max_expansion; /* limit of every buffer an expansion fills */
-	char *confdir;        /* owned */
 	macro_diag_fn diag;
 	void *diag_data;
 	macro_shell_fn shell;
@@ -105,6 +105,11 @@ struct mbuf {
 	struct kiln_buf *out; /* borrowed: where the text goes */
 	struct kiln_err *err; /* borrowed */
 	bool error;           /* sticky: stop expanding */
+	/* rpm 4.20's RPMEXPAND_KEEP_QUOTED and _HAVE_QUOTED: %{quote:} writes its \037 marks
+	 * only while the text is being expanded for argument splitting (keep_quoted) and says
+	 * so in have_quoted; everywhere else it writes its argument bare. */
+	bool keep_quoted;
+	bool have_quoted;
 	/* The innermost user macro being expanded, for Lua's opt and arg tables: its name and
 	 * options (NULL when not parametric), and the arguments of the innermost parametric
 	 * call. All borrowed from the caller's frame. */
@@ -146,6 +151,13 @@ bool macro_name_valid(const char *name, size_t len);
 void macro_mb_expand(struct mbuf *mb, const char *src, size_t len);
 /* Expand into a separate buffer (for arguments); returns false on error. */
 bool macro_mb_expand_to(struct mbuf *mb, const char *src, size_t len, struct kiln_buf *dst);
+/* macro_mb_expand_to() with the quote flags of rpm's expandThis(): keep_quoted for the
+ * nested expansion; *have (may be NULL) tells whether %{quote:} marks came out. */
+bool macro_mb_expand_quoted(struct mbuf *mb, const char *src, size_t len, struct kiln_buf *dst,
+                            bool keep, bool *have);
+/* The %{quote:} mark, and its removal from out[from..] (rpm's mbUnquote). */
+#define MACRO_QUOTE_MARK '\037'
+void macro_unquote(struct kiln_buf *out, size_t from);
 /* Report an error (stops the expansion) or a warning, rpm-style. */
 void macro_mb_error(struct mbuf *mb, kiln_rc rc, const char *fmt, ...) KILN_PRINTF(3, 4);
 void macro_mb_warn(struct mbuf *mb, const char *fmt, ...) KILN_PRINTF(2, 3);

@@ -196,6 +196,12 @@ struct pack_qf_view {
 	const struct pack_entry **merged; /* owned (heap): sorted by main-header number */
 	uint32_t *tags;                   /* owned (heap): merged[i]'s main-header number */
 	size_t n;
+	/* %{HEADERIMMUTABLE}: the immutable region as a blob of its own (count, data length,
+	 * index, data), as rpm's headerGet gives it; NULL when the header has none. Borrowed
+	 * from pkg->hdr_raw when the region is the whole header, else owned (region_owned). */
+	const unsigned char *region;
+	size_t region_len;
+	unsigned char *region_owned;
 };
 KILN_MUST_CHECK kiln_rc pack_qf_view_init(struct pack_qf_view *v, const struct pack_package *p,
                                           struct kiln_err *err);
@@ -255,6 +261,12 @@ KILN_MUST_CHECK kiln_rc pack_compfile_write(struct pack_compfile *f, const void 
 /* End the stream (flushes everything to fd). */
 KILN_MUST_CHECK kiln_rc pack_compfile_finish(struct pack_compfile *f, struct kiln_err *err);
 void pack_compfile_free(struct pack_compfile *f);
+/* Decompress data (gzip, xz or zstd, told by its magic; anything else is copied as it is)
+ * and append the result to out, which bounds it (KILN_ELIMIT beyond out->max): for
+ * compressed files that are not payloads (repository metadata, roots/). KILN_EFORMAT for a
+ * corrupt or truncated stream. */
+KILN_MUST_CHECK kiln_rc pack_decompress_mem(const void *data, size_t len, struct kiln_buf *out,
+                                            struct kiln_err *err);
 
 /* ======================================================================================== */
 /* Payloads */

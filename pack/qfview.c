@@ -41,6 +41,64 @@ uint32_t pack_sigtag_merged(uint32_t sigtag)
 	}
 }
 
+static uint32_t be32(const unsigned char *p)
+{
+	return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
+}
+
+static void put_be32(unsigned char *p, uint32_t v)
+{
+	p[0] = (unsigned char)(v >> 24);
+	p[1] = (unsigned char)(v >> 16);
+	p[2] = (unsigned char)(v >> 8);
+	p[3] = (unsigned char)v;
+}
+
+/* What rpm's headerGet(HEADERIMMUTABLE) returns (lib/header.c copyTdEntry): the region's
+ * entry count and data length, its index entries and its data up to and with the trailer,
+ * the bytes its header digests cover without the magic. For a header rpmbuild or kiln
+ * wrote, the region is the whole header: its bytes on disk after the 8-byte magic. */
+static kiln_rc view_region(struct pack_qf_view *v, struct kiln_err *err)
+{
+	const unsigned char *b = (const unsigned char *)v->pkg->hdr_raw.ptr;
+	size_t len = v->pkg->hdr_raw.len;
+	const unsigned char *data;
+	uint32_t il, dl, off, ril, rdl;
+
+	if (!v->pkg->hdr.region || len < 32)
+		return KILN_OK;
+	il = be32(b + 8);
+	dl = be32(b + 12);
+	/* The reader checked the blob; these only guard against a caller's hand-made one. */
+	if (il < 1 || il > (len - 16) / 16 || dl != len - 16 - (size_t)il * 16 ||
+	    be32(b + 16) != v->pkg->hdr.region)
+		return KILN_OK;
+	data = b + 16 + (size_t)il * 16;
+	off = be32(b + 24);
+	if (off > dl || dl - off < 16)
+		return KILN_OK;
+	ril = (uint32_t)(-(int32_t)be32(data + off + 8)) / 16;
+	rdl = off + 16;
+	if (ril < 1 || ril > il)
+		return KILN_OK;
+	if (ril == il && rdl == dl) {
+		v->region = b + 8;
+		v->region_len = len - 8;
+		return KILN_OK;
+	}
+	/* Entries added after the region (rpm's "dribble" entries) are not part of it. */
+	v->region_len = 8 + (size_t)ril * 16 + rdl;
+	v->region_owned = kiln_malloc(v->region_len);
+	if (!v->region_owned)
+		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	put_be32(v->region_owned, ril);
+	put_be32(v->region_owned + 4, rdl);
+	memcpy(v->region_owned + 8, b + 16, (size_t)ril * 16);
+	memcpy(v->region_owned + 8 + (size_t)ril * 16, data, rdl);
+	v->region = v->region_owned;
+	return KILN_OK;
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -71,6 +129,10 @@ kiln_rc pack_qf_view_init(struct pack_qf_view *v, const struct pack_package *p,
 	for (i = 0; i < p->sig.n; i++) {
 		uint32_t t = pack_sigtag_merged(p->sig.entries[i].tag);
 
+		/* rpm 6.0 ignores the legacy signature tags (numbered from 1000: SIZE, MD5,
+		 * PGP, GPG, PAYLOADSIZE) of a v6 package (lib/package.cc headerMergeLegacySigs). */
+		if (p->format >= 6 && p->sig.entries[i].tag >= PACK_SIGTAG_SIZE)
+			continue;
 		if (t && !pack_header_get(&p->hdr, t))
 			pairs[k++] = (uint64_t)t << 32 | ((uint64_t)1 << 31) | i;
 	}
@@ -84,6 +146,10 @@ kiln_rc pack_qf_view_init(struct pack_qf_view *v, const struct pack_package *p,
 	}
 	v->n = k;
 	free(pairs);
+	if (view_region(v, err)) {
+		pack_qf_view_release(v);
+		return err->code;
+	}
 	return KILN_OK;
 }
 
@@ -93,6 +159,7 @@ void pack_qf_view_release(struct pack_qf_view *v)
 		return;
 	free(v->merged);
 	free(v->tags);
+	free(v->region_owned);
 	memset(v, 0, sizeof(*v));
 }
 
@@ -102,14 +169,11 @@ static bool view_get(void *ctx, uint32_t tag, struct rpmtag_qf_value *out)
 	size_t lo = 0, hi = v->n;
 
 	if (tag == RPMTAG_HEADERIMMUTABLE) {
-		/* Present when the header has its region (the RPMFORMAT fallback asks). */
-		static const unsigned char none[16];
-
-		if (!v->pkg->hdr.region)
+		if (!v->region)
 			return false;
 		out->type = RPMTAG_TYPE_BIN;
-		out->count = 16;
-		out->data = none;
+		out->count = (uint32_t)v->region_len;
+		out->data = v->region;
 		return true;
 	}
 	while (lo < hi) {

@@ -21,6 +21,9 @@ struct repo_metadata_opts {
 	 * files below dir are left out of the metadata but not touched. */
 	const char *const *only;
 	size_t nonly;
+	/* A comps file (createrepo_c -g): copied in as type group and compressed as group_gz
+	 * (group_zst with zstd), named "<sha256>-BASENAME"; NULL: none. */
+	const char *groups;
 };
 
 struct repo_metadata_result {

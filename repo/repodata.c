@@ -17,6 +17,7 @@
  */
 #include "util/util.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -948,7 +949,151 @@ static void *file_thread(void *arg)
 	return NULL;
 }
 
-static void repomd_xml(struct kiln_buf *b, int64_t rev, const struct rd_file *files)
+/* ---------------------------------------------------------------------------------------- */
+/* Groups: a comps file copied in as createrepo_c -g does */
+
+#define RD_GROUPS_MAX ((size_t)64 << 20)
+
+/* The comps file twice: "<sha>-NAME" as given (type group) and compressed like the other
+ * files (group_gz or group_zst, its open checksum the first one's). */
+struct rd_groups {
+	const char *ext;        /* "gz" or "zst" */
+	char sha[65], zsha[65]; /* zsha: of the compressed file */
+	uint64_t size, zsize;
+	char *name, *zname; /* owned: file names inside the generation */
+};
+
+static void groups_release(struct rd_groups *g)
+{
+	free(g->name);
+	free(g->zname);
+}
+
+static bool groups_name_ok(const char *name)
+{
+	size_t i;
+
+	if (!name[0] || name[0] == '.')
+		return false;
+	for (i = 0; name[i]; i++)
+		if (!isalnum((unsigned char)name[i]) && !strchr("._+-", name[i]))
+			return false;
+	return true;
+}
+
+/* Write data to gen through comp (NULL: as it is) and name the file "<sha256>-SUFFIX" by
+ * its own digest, as the other files are named; its sha256, size and name (owned). */
+static kiln_rc groups_file_write(const char *gen, const char *suffix, const struct kiln_buf *data,
+                                 const struct pack_compress *comp, char sha[65], uint64_t *size,
+                                 char **name, struct kiln_err *err)
+{
+	struct kiln_buf path = KILN_BUF_INIT(KILN_LIMIT_PATH), fin = KILN_BUF_INIT(KILN_LIMIT_PATH);
+	struct pack_compfile *cf = NULL;
+	struct stat st;
+	kiln_rc rc;
+	int fd = -1;
+
+	kiln_buf_addf(&path, "%s/tmp-%s", gen, suffix);
+	if ((rc = kiln_buf_finish(&path, err)))
+		goto out;
+	fd = open(path.ptr, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		rc = kiln_err_sys(err, KILN_EIO, "cannot create %s", path.ptr);
+		goto out;
+	}
+	if (comp) {
+		if ((rc = pack_compfile_open(comp, fd, &cf, err)) ||
+		    (rc = pack_compfile_write(cf, data->ptr, data->len, err)) ||
+		    (rc = pack_compfile_finish(cf, err)))
+			goto out;
+	} else if ((rc = util_write_all(fd, data->ptr, data->len, err))) {
+		goto out;
+	}
+	if (fsync(fd) < 0 || fstat(fd, &st) < 0) {
+		rc = kiln_err_sys(err, KILN_EIO, "cannot write %s", path.ptr);
+		goto out;
+	}
+	*size = (uint64_t)st.st_size;
+	if ((rc = util_digest_file_hex(UTIL_DIGEST_SHA256, path.ptr, sha, err)))
+		goto out;
+	kiln_buf_addf(&fin, "%s/%s-%s", gen, sha, suffix);
+	if ((rc = kiln_buf_finish(&fin, err)))
+		goto out;
+	if (rename(path.ptr, fin.ptr) < 0) {
+		rc = kiln_err_sys(err, KILN_EIO, "cannot rename %s", path.ptr);
+		goto out;
+	}
+	*name = kiln_strdup(fin.ptr + strlen(gen) + 1);
+out:
+	pack_compfile_free(cf);
+	util_close(fd);
+	kiln_buf_release(&fin);
+	kiln_buf_release(&path);
+	return rc;
+}
+
+/* Copy o->groups into gen as "<sha>-BASENAME" and "<sha>-BASENAME.gz" (or .zst). */
+static kiln_rc groups_write(const char *gen, const struct repo_metadata_opts *o,
+                            struct rd_groups *g, struct kiln_err *err)
+{
+	struct kiln_buf data = KILN_BUF_INIT(RD_GROUPS_MAX),
+	                zsuffix = KILN_BUF_INIT(KILN_LIMIT_PATH);
+	const char *base = util_path_basename(o->groups);
+	struct pack_compress comp;
+	kiln_rc rc;
+
+	g->ext = o->zstd ? "zst" : "gz";
+	if (!groups_name_ok(base)) {
+		rc = kiln_err_set(
+		    err, KILN_EINVAL,
+		    "groups file '%s': the name may hold only letters, digits and ._+-", o->groups);
+		goto out;
+	}
+	if ((rc = util_read_file(o->groups, RD_GROUPS_MAX, &data, err)))
+		goto out;
+	/* Not parsed (createrepo_c copies it too), but a file that is no comps at all is a
+	 * mistake dnf would only report much later. */
+	if (!memmem(data.ptr, data.len, "<comps", 6)) {
+		rc = kiln_err_set(err, KILN_ESYNTAX, "groups file '%s': no <comps> element",
+		                  o->groups);
+		goto out;
+	}
+	kiln_buf_addf(&zsuffix, "%s.%s", base, g->ext);
+	if ((rc = kiln_buf_finish(&zsuffix, err)) ||
+	    (rc = pack_compress_parse(o->zstd ? "w10.zstdio" : "w6.gzdio", &comp, err)) ||
+	    (rc = groups_file_write(gen, base, &data, NULL, g->sha, &g->size, &g->name, err)))
+		goto out;
+	rc = groups_file_write(gen, zsuffix.ptr, &data, &comp, g->zsha, &g->zsize, &g->zname, err);
+out:
+	kiln_buf_release(&zsuffix);
+	kiln_buf_release(&data);
+	return rc;
+}
+
+static void repomd_groups_xml(struct kiln_buf *b, int64_t rev, const struct rd_groups *g)
+{
+	kiln_buf_addf(b,
+	              "  <data type=\"group\">\n"
+	              "    <checksum type=\"sha256\">%s</checksum>\n"
+	              "    <location href=\"repodata/%s\"/>\n"
+	              "    <timestamp>%" PRId64 "</timestamp>\n"
+	              "    <size>%" PRIu64 "</size>\n"
+	              "  </data>\n",
+	              g->sha, g->name, rev, g->size);
+	kiln_buf_addf(b,
+	              "  <data type=\"group_%s\">\n"
+	              "    <checksum type=\"sha256\">%s</checksum>\n"
+	              "    <open-checksum type=\"sha256\">%s</open-checksum>\n"
+	              "    <location href=\"repodata/%s\"/>\n"
+	              "    <timestamp>%" PRId64 "</timestamp>\n"
+	              "    <size>%" PRIu64 "</size>\n"
+	              "    <open-size>%" PRIu64 "</open-size>\n"
+	              "  </data>\n",
+	              g->ext, g->zsha, g->sha, g->zname, rev, g->zsize, g->size);
+}
+
+static void repomd_xml(struct kiln_buf *b, int64_t rev, const struct rd_file *files,
+                       const struct rd_groups *groups)
 {
 	int k;
 
@@ -972,6 +1117,8 @@ static void repomd_xml(struct kiln_buf *b, int64_t rev, const struct rd_file *fi
 		              "  </data>\n",
 		              kinds[k], f->sha, f->open_sha, f->name, rev, f->size, f->open_size);
 	}
+	if (groups)
+		repomd_groups_xml(b, rev, groups);
 	kiln_buf_addstr(b, "</repomd>\n");
 }
 
@@ -1142,6 +1289,7 @@ static kiln_rc gen_write(struct rd_run *r, const char *gen, const struct repo_me
                          struct repo_metadata_result *res, struct kiln_err *err)
 {
 	struct rd_file files[3];
+	struct rd_groups groups = {0};
 	struct kiln_buf md = KILN_BUF_INIT(RD_BUF_MAX), sig = KILN_BUF_INIT(RD_BUF_MAX),
 	                arm = KILN_BUF_INIT(RD_BUF_MAX);
 	struct kiln_buf p = KILN_BUF_INIT(KILN_LIMIT_PATH);
@@ -1173,7 +1321,9 @@ static kiln_rc gen_write(struct rd_run *r, const char *gen, const struct repo_me
 			kiln_err_merge(err, &files[k].err);
 	if (rc)
 		goto out;
-	repomd_xml(&md, rev, files);
+	if (o->groups && (rc = groups_write(gen, o, &groups, err)))
+		goto out;
+	repomd_xml(&md, rev, files, o->groups ? &groups : NULL);
 	if ((rc = kiln_buf_finish(&md, err)))
 		goto out;
 	if (o->key) {
@@ -1210,6 +1360,7 @@ static kiln_rc gen_write(struct rd_run *r, const char *gen, const struct repo_me
 out:
 	for (k = 0; k < 3; k++)
 		free(files[k].name);
+	groups_release(&groups);
 	kiln_buf_release(&p);
 	kiln_buf_release(&arm);
 	kiln_buf_release(&sig);

@@ -7,7 +7,8 @@ set -eu
 # Libraries kiln links, and the tools that build it.
 BUILD="build-essential pkg-config git
  libcurl4-openssl-dev libgit2-dev libssl-dev libzstd-dev liblzma-dev liblua5.4-dev
- libsqlite3-dev libmicrohttpd-dev libjansson-dev zlib1g-dev libmagic-dev"
+ libsqlite3-dev libmicrohttpd-dev libjansson-dev zlib1g-dev libmagic-dev
+ libsolv-dev libsolvext-dev"
 
 # Test harnesses and linters.
 TEST="libcmocka-dev python3-pytest clang-format cppcheck clang libclang-rt-14-dev valgrind"
@@ -22,8 +23,9 @@ ORACLES="rpm rpm2cpio sq gnupg createrepo-c dnf diffoscope-minimal python3-rpm
 # Tools kiln runs: disorderfs (FUSE) for the file_order reproducibility variation.
 RUNTIME="disorderfs"
 
-# Test fixtures: mmdebstrap makes the Debian root the `--root dir:` tests build in.
-FIXTURES="mmdebstrap"
+# Test fixtures: mmdebstrap makes the Debian root the `--root dir:` tests build in; gawk and
+# busybox join the toolchain tests/fixtures/debrpm.py turns into an RPM distribution.
+FIXTURES="mmdebstrap gawk busybox"
 
 # Optional extra packages for a caller (e.g. KILN_DEPS_EXTRA="hyperfine" for benchmarks).
 EXTRA="${KILN_DEPS_EXTRA:-}"

@@ -445,6 +445,42 @@ kiln_rc sources_fetch_url(struct sources *s, const char *url, const struct sourc
 	return rc;
 }
 
+kiln_rc sources_fetch_fresh(struct sources *s, const char *url, struct kiln_buf *out,
+                            struct kiln_err *err)
+{
+	struct kiln_buf shown = KILN_BUF_INIT(KILN_LIMIT_URL + 16);
+	struct job j = {.label = url, .url = url};
+	struct sources_hashes h = {0};
+	char *tmp = NULL;
+	int fd = -1;
+	kiln_rc rc;
+
+	rc = check_url(&j, err);
+	if (!rc && s->o.offline)
+		rc = kiln_err_set(err, KILN_ENOTFOUND, "offline: not fetching it");
+	if (!rc)
+		rc = sources_hashes_init(&h, NULL, false, err);
+	if (!rc)
+		rc = sources_cache_tmp_open(&s->cache, &fd, &tmp, err);
+	if (!rc)
+		rc = sources_curl_download(s, url, fd, &h, err);
+	if (!rc && lseek(fd, 0, SEEK_SET) < 0)
+		rc = kiln_err_sys(err, KILN_EIO, "cannot rewind '%s'", tmp);
+	if (!rc)
+		rc = util_read_fd(fd, out, err);
+	if (tmp)
+		unlink(tmp);
+	free(tmp);
+	util_close(fd);
+	sources_hashes_release(&h);
+	if (rc) {
+		sources_url_redact(url, &shown);
+		kiln_err_wrap(err, "%s", shown.ptr);
+	}
+	kiln_buf_release(&shown);
+	return rc;
+}
+
 /* ---- a whole spec ---------------------------------------------------------------------- */
 
 static bool has_scheme(const char *url)

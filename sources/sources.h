@@ -170,6 +170,13 @@ KILN_MUST_CHECK kiln_rc sources_fetch_url(struct sources *s, const char *url,
                                           const struct sources_sum *sum, const char *dest,
                                           struct sources_result *res, struct kiln_err *err);
 
+/* Download url's current bytes into out (at most out->max bytes: KILN_ELIMIT beyond), never
+ * from or into the cache: for small files that change in place and must be read fresh each
+ * time, such as a repository's repomd.xml and its signature (roots/). Offline it is
+ * KILN_ENOTFOUND. Errors otherwise as for sources_fetch_spec. */
+KILN_MUST_CHECK kiln_rc sources_fetch_fresh(struct sources *s, const char *url,
+                                            struct kiln_buf *out, struct kiln_err *err);
+
 /* ---- The cache -------------------------------------------------------------------------- */
 
 /* $KILN_CACHE_DIR, else $XDG_CACHE_HOME/kiln, else $HOME/.cache/kiln (/var/cache/kiln for

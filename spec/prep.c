@@ -32,6 +32,22 @@ static kiln_rc expand_str(struct spec_parse_priv *p, const char *expr, char **ou
 	return macro_expand_str(p->ctx, expr, out, p->err);
 }
 
+/* One line of %setup's output the way rpm makes it, with rpmExpand(): a macro error (an
+ * unterminated %{ in the -n directory) is reported, and the line keeps what came before
+ * it; the %setup itself goes on. */
+static kiln_rc expand_line(struct spec_parse_priv *p, const char *expr, struct kiln_buf *out)
+{
+	struct kiln_err e = KILN_ERR_INIT;
+	kiln_rc rc = macro_expand_partial(p->ctx, expr, strlen(expr), out, &e);
+
+	if (rc == KILN_ENOMEM || rc == KILN_ELIMIT)
+		return kiln_err_set(p->err, rc, "%s", e.msg);
+	if (rc)
+		macro_diag(p->ctx, KILN_LOG_ERROR, "%s", e.msg);
+	kiln_buf_addch(out, '\n');
+	return KILN_OK;
+}
+
 /* rpm's rpmFileIsCompressed: by magic; a file that cannot be read counts as compressed
  * (so the command pipes it through the uncompressor, which then reports the problem). */
 static bool is_compressed(struct spec_parse_priv *p, const char *path)
@@ -179,7 +195,6 @@ static kiln_rc do_setup(struct spec_parse_priv *p, const char *line, struct kiln
 	struct setup_opts o = {0};
 	char **argv = NULL;
 	char *builddir = NULL;
-	char *mkdir = NULL;
 	char *fixperms = NULL;
 	char *defdir = NULL;
 	struct kiln_buf before = KILN_BUF_INIT(KILN_LIMIT_MACRO_EXPANSION);
@@ -194,8 +209,6 @@ static kiln_rc do_setup(struct spec_parse_priv *p, const char *line, struct kiln
 		rc = setup_parse(p, argv, argc, &o);
 	if (!rc)
 		rc = expand_str(p, "%{_builddir}", &builddir);
-	if (!rc)
-		rc = expand_str(p, "%{__mkdir_p}", &mkdir);
 	if (!rc)
 		rc = expand_str(p, "%{_fixperms}", &fixperms);
 	if (!rc && !o.dir)
@@ -213,18 +226,17 @@ static kiln_rc do_setup(struct spec_parse_priv *p, const char *line, struct kiln
 		rc = macro_define(p->ctx, "buildsubdir", NULL, dir, MACRO_LEVEL_SPEC, p->err);
 	if (rc)
 		goto out;
+	/* rpm expands %{buildsubdir} (the directory's text, expanded again) in these lines. */
 	kiln_buf_addf(out, "cd '%s'\n", builddir);
 	if (!o.keep)
-		kiln_buf_addf(out, "rm -rf '%s'\n", dir);
+		rc = expand_line(p, "rm -rf '%{buildsubdir}'", out);
 	kiln_buf_add(out, before.ptr, before.len);
 	if (!rc && o.create)
-		kiln_buf_addf(out, "%s '%s'\n", mkdir, dir);
-	if (!rc && o.create)
-		kiln_buf_addf(out, "cd '%s'\n", dir);
+		rc = expand_line(p, "%{__mkdir_p} '%{buildsubdir}'\ncd '%{buildsubdir}'", out);
 	if (!rc && !o.no_default)
 		rc = unpack(p, 0, o.quiet, o.create_strip ? dir : NULL, out);
 	if (!rc && !o.create)
-		kiln_buf_addf(out, "cd '%s'\n", dir);
+		rc = expand_line(p, "cd '%{buildsubdir}'", out);
 	if (!rc)
 		kiln_buf_add(out, after.ptr, after.len);
 	if (!rc)
@@ -234,7 +246,6 @@ out:
 	kiln_buf_release(&after);
 	spec_argv_free(argv, argc);
 	free(builddir);
-	free(mkdir);
 	free(fixperms);
 	free(defdir);
 	return rc;
@@ -407,8 +418,26 @@ out:
 	return rc;
 }
 
-static kiln_rc do_patch(struct spec_parse_priv *p, const char *line, struct kiln_buf *out)
+/* The line as rpm 4.20's messages quote it: %patch is a macro there, and its messages show
+ * the macro's name and arguments joined by one blank ("patch -P 0 -p1"). */
+static void macro_line(const char *line, struct kiln_buf *out)
 {
+	const char *s;
+
+	for (s = line + 1; *s; s++) {
+		bool blank = *s == ' ' || *s == '\t';
+
+		if (!blank)
+			kiln_buf_addch(out, *s);
+		else if (s[1] && s[1] != ' ' && s[1] != '\t')
+			kiln_buf_addch(out, ' ');
+	}
+}
+
+static kiln_rc do_patch(struct spec_parse_priv *p, const char *raw, struct kiln_buf *out)
+{
+	struct kiln_buf quoted = KILN_BUF_INIT(KILN_LIMIT_LINE);
+	const char *line = raw;
 	struct patch_opts o;
 	char **argv = NULL;
 	int argc = 0;
@@ -417,14 +446,16 @@ static kiln_rc do_patch(struct spec_parse_priv *p, const char *line, struct kiln
 
 	/* rpm 4.20: the old %patchN form is gone. Anything else glued to "%patch" is what
 	 * rpm 4.18 took for the number. */
-	if (line[6] >= '0' && line[6] <= '9')
+	if (raw[6] >= '0' && raw[6] <= '9')
 		return spec_error(p, KILN_ESYNTAX,
-		                  "%%patchN is obsolete, use %%patch N (or %%patch -P N): %s",
-		                  line);
-	if (line[6] && line[6] != ' ' && line[6] != '\t')
+		                  "%%patchN is obsolete, use %%patch N (or %%patch -P N): %s", raw);
+	if (raw[6] && raw[6] != ' ' && raw[6] != '\t')
 		return spec_error(p, KILN_ESYNTAX, "Invalid patch number %.*s: %s",
-		                  (int)strcspn(line + 6, " \t"), line + 6, line);
-	rc = spec_split_options(p, line, &argv, &argc);
+		                  (int)strcspn(raw + 6, " \t"), raw + 6, raw);
+	macro_line(raw, &quoted);
+	if (!quoted.err)
+		line = quoted.ptr;
+	rc = spec_split_options(p, raw, &argv, &argc);
 	if (!rc)
 		rc = patch_parse(p, argv, argc, line, &o);
 	/* rpm 4.20 (4.18 warned and applied patch 0). */
@@ -433,6 +464,7 @@ static kiln_rc do_patch(struct spec_parse_priv *p, const char *line, struct kiln
 	for (i = 0; !rc && i < o.nnums; i++)
 		rc = patch_one(p, &o, o.nums[i], out);
 	spec_argv_free(argv, argc);
+	kiln_buf_release(&quoted);
 	return rc;
 }
 
@@ -458,13 +490,9 @@ kiln_rc spec_prep_process(struct spec_parse_priv *p, const struct kiln_buf *raw,
 			kiln_buf_add(out, s, n);
 		free(line);
 		s += n;
-		/* What the bad line generated before the error stays. rpmspec (FORCE) reports
-		 * the error and goes on with the next line; a build stops. */
-		if (rc && (p->flags & SPEC_PARSE_FORCE) && rc != KILN_ENOMEM) {
-			spec_report(p);
-			kiln_err_clear(p->err);
-			rc = KILN_OK;
-		}
+		/* rpm 4.20 and 6.0 raise these as macro errors, which end the parse even for
+		 * rpmspec (rpm 4.18 reported them and went on; 6.0.2 also made "No source
+		 * number" one, rpm commit 4ec66538). */
 		if (rc)
 			break;
 	}

@@ -193,22 +193,45 @@ enum spec_part spec_parse_build_section(struct spec_parse_priv *p, enum spec_par
 	return next;
 }
 
-enum spec_part spec_parse_prep(struct spec_parse_priv *p)
+/* %prep's lines, each with its %setup and %patch turned into shell as it is read, so their
+ * errors name the line they are on. */
+static enum spec_part prep_body(struct spec_parse_priv *p, struct kiln_buf *done)
 {
 	struct kiln_buf raw = KILN_BUF_INIT(KILN_LIMIT_MACRO_EXPANSION);
+	enum spec_part next = SPEC_PART_ERROR;
+
+	for (;;) {
+		int r = spec_read_line(p, SPEC_STRIP_NOTHING);
+
+		if (r) {
+			next = r > 0 ? SPEC_PART_NONE : SPEC_PART_ERROR;
+			break;
+		}
+		next = spec_is_part(p, p->line.ptr);
+		if (next != SPEC_PART_NONE)
+			break;
+		kiln_buf_reset(&raw);
+		kiln_buf_add(&raw, p->line.ptr, p->line.len);
+		if (kiln_buf_finish(&raw, p->err) || spec_prep_process(p, &raw, done)) {
+			next = SPEC_PART_ERROR;
+			break;
+		}
+	}
+	kiln_buf_release(&raw);
+	return next;
+}
+
+enum spec_part spec_parse_prep(struct spec_parse_priv *p)
+{
 	struct kiln_buf done = KILN_BUF_INIT(KILN_LIMIT_MACRO_EXPANSION);
 	int mode = section_begin(p, SPEC_SEC_PREP);
 	enum spec_part next = SPEC_PART_ERROR;
 	size_t mark = p->spec->parsed.len;
-	kiln_rc rc;
 
 	if (mode < 0)
 		return SPEC_PART_ERROR;
-	next = read_body(p, SPEC_STRIP_NOTHING, &raw);
-	if (next == SPEC_PART_ERROR || kiln_buf_finish(&raw, p->err))
-		goto fail;
-	rc = spec_prep_process(p, &raw, &done);
-	if (rc)
+	next = prep_body(p, &done);
+	if (next == SPEC_PART_ERROR)
 		goto fail;
 	/* The parsed text shows the commands, not the %setup/%patch lines. The next
 	 * section's header line read above follows them (rpm 4.18 loses it; 4.20 not). */
@@ -219,11 +242,9 @@ enum spec_part spec_parse_prep(struct spec_parse_priv *p)
 	if (store_section(p, SPEC_SEC_PREP, mode, &done))
 		goto fail;
 	p->prep_done = true;
-	kiln_buf_release(&raw);
 	kiln_buf_release(&done);
 	return next;
 fail:
-	kiln_buf_release(&raw);
 	kiln_buf_release(&done);
 	return SPEC_PART_ERROR;
 }

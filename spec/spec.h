@@ -28,7 +28,7 @@ enum spec_parse_flags {
 	 * an excluded target fails with KILN_EUNSUPP and rpm's "Architecture is excluded: X",
 	 * "Architecture is not included: X", "OS is excluded: X" or "OS is not included: X". */
 	SPEC_PARSE_ANYARCH = 1 << 0,
-	SPEC_PARSE_FORCE = 1 << 1, /* keep going after %prep errors (rpmspec -P does) */
+	SPEC_PARSE_FORCE = 1 << 1, /* keep going after %changelog errors (rpmspec -P does) */
 	/* Read nothing but the spec text: %include and Icon: are errors. For specs from
 	 * outside (the API, fuzzing), together with a restricted macro context. */
 	SPEC_PARSE_NO_FILES = 1 << 2,

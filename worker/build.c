@@ -328,12 +328,17 @@ static kiln_rc build_exec_open(struct build *b, struct kiln_err *err)
 	if (cfg.nbinds)
 		memcpy(binds, cfg.binds, cfg.nbinds * sizeof(*binds));
 	binds[cfg.nbinds++] = (struct chroot_bind){b->topdir, BUILD_SANDBOX_TOPDIR, false};
-	/* kiln's helper scripts (rpmuncompress, find-lang.sh) are where the macros say. */
-	confdir = worker_build_expand(b, "%{?_rpmconfigdir}", err);
+	/* kiln's helper scripts (rpmuncompress, find-lang.sh) at a fixed path. */
+	confdir = worker_build_expand(b, "%{?_kiln_confdir}", err);
 	if (!confdir)
 		return KILN_ENOMEM;
-	if (confdir[0] == '/' && util_is_dir(confdir) && strncmp(confdir, "/usr/", 5) != 0)
-		binds[cfg.nbinds++] = (struct chroot_bind){confdir, confdir, true};
+	if (confdir[0] == '/' && util_is_dir(confdir)) {
+		binds[cfg.nbinds++] = (struct chroot_bind){confdir, BUILD_SANDBOX_HELPERDIR, true};
+		rc = macro_define(b->mc, "_kiln_helperdir", NULL, BUILD_SANDBOX_HELPERDIR,
+		                  MACRO_LEVEL_CMDLINE, err);
+		if (rc)
+			return rc;
+	}
 	cfg.binds = binds;
 	if (*host && !cfg.hostname)
 		cfg.hostname = host;
@@ -681,15 +686,22 @@ out:
 static kiln_rc build_genreqs_parse(struct build *b, char *text, struct spec_deps *out,
                                    struct kiln_err *err)
 {
+	struct worker_build_result *r = b->res;
 	char *line, *rest;
 
 	for (rest = text; (line = build_line_next(&rest)) != NULL;) {
+		const char *keep;
 		kiln_rc rc;
 
 		while (*line == ' ' || *line == '\t')
 			line++;
 		if (!*line)
 			continue;
+		/* kept for a caller that installs them (a root's next round) */
+		keep = kiln_arena_strdup(&r->arena, line);
+		if (!keep || !kiln_arena_strv_add(&r->arena, &r->genreqs, &r->ngenreqs,
+		                                  &r->capgenreqs, keep))
+			return kiln_err_set(err, KILN_ENOMEM, "out of memory");
 		rc = spec_deps_add_text(b->spec, out, line, err);
 		if (rc)
 			return rc;

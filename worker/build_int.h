@@ -13,6 +13,10 @@
 #define BUILD_TAIL_MAX 4096
 /* Where the sandbox shows the top directory (mock's path), so build paths never vary. */
 #define BUILD_SANDBOX_TOPDIR "/builddir/build"
+/* Where the sandbox shows kiln's configuration directory (its helper scripts), read-only,
+ * so the commands kiln writes into packages do not depend on where kiln is installed. Not
+ * under /usr: the host's /usr is bound read-only, with no room for a mount point. */
+#define BUILD_SANDBOX_HELPERDIR "/builddir/kiln"
 
 struct build {
 	const struct worker_build_opts *o; /* borrowed */

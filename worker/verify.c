@@ -5,13 +5,15 @@
  * The variations are the ones rebuilders and reprotest use: the top directory's path
  * outside the sandbox, the wall clock, the umask outside, the sandbox's host name and CPU
  * count, noise in kiln's environment, and the order directories list in (the sandbox sees
- * the top directory through disorderfs, reversed, as reprotest's fileordering does).
+ * the top directory through disorderfs, reversed, as reprotest's fileordering does); and
+ * where kiln is installed (its helper scripts copied to another directory).
  * Build paths inside the sandbox never vary (/builddir/build), so a package that embeds
  * them is still reproducible, as in mock and Koji.
  */
 #include "util/util.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,14 +135,45 @@ static kiln_rc verify_compare(struct worker_verify_result *vr, unsigned run, con
 	return rc;
 }
 
+/* Copy the regular files directly in from_dir (none when it does not exist) into the
+ * existing directory to_dir. */
+static kiln_rc verify_copy_files(const char *from_dir, const char *to_dir, struct kiln_err *err)
+{
+	struct kiln_buf from = KILN_BUF_INIT(KILN_LIMIT_PATH), to = KILN_BUF_INIT(KILN_LIMIT_PATH);
+	kiln_rc rc = KILN_OK;
+	struct dirent *e;
+	DIR *d = opendir(from_dir);
+
+	if (!d && errno == ENOENT)
+		return KILN_OK;
+	if (!d)
+		return kiln_err_sys(err, KILN_EIO, "cannot read '%s'", from_dir);
+	while (!rc && (e = readdir(d)) != NULL) {
+		struct stat st;
+
+		kiln_buf_reset(&from);
+		kiln_buf_addf(&from, "%s/%s", from_dir, e->d_name);
+		if (e->d_name[0] == '.' || kiln_buf_finish(&from, err) || stat(from.ptr, &st) ||
+		    !S_ISREG(st.st_mode))
+			continue;
+		kiln_buf_reset(&to);
+		kiln_buf_addf(&to, "%s/%s", to_dir, e->d_name);
+		rc = kiln_buf_finish(&to, err);
+		if (!rc)
+			rc = util_copy_file(from.ptr, to.ptr, st.st_mode & 07777, err);
+	}
+	closedir(d);
+	kiln_buf_release(&from);
+	kiln_buf_release(&to);
+	return rc;
+}
+
 /* A fresh top directory with a copy of the sources. */
 static kiln_rc verify_topdir(struct macro_ctx *mc, const char *srcdir, unsigned run, char *top,
                              size_t size, struct kiln_err *err)
 {
 	const char *tmp = getenv("TMPDIR");
-	struct kiln_buf from = KILN_BUF_INIT(KILN_LIMIT_PATH), to = KILN_BUF_INIT(KILN_LIMIT_PATH);
-	struct dirent *e;
-	DIR *d;
+	struct kiln_buf to = KILN_BUF_INIT(KILN_LIMIT_PATH);
 	kiln_rc rc;
 
 	snprintf(top, size, "%s/kiln-verify-%u-XXXXXX", tmp && *tmp ? tmp : "/tmp", run);
@@ -155,25 +188,33 @@ static kiln_rc verify_topdir(struct macro_ctx *mc, const char *srcdir, unsigned 
 		rc = kiln_buf_finish(&to, err);
 	if (!rc)
 		rc = util_mkdir_p(to.ptr, 0755, err);
-	d = rc ? NULL : opendir(srcdir);
-	while (d && !rc && (e = readdir(d)) != NULL) {
-		struct stat st;
-
-		kiln_buf_reset(&from);
-		kiln_buf_addf(&from, "%s/%s", srcdir, e->d_name);
-		if (e->d_name[0] == '.' || kiln_buf_finish(&from, err) || stat(from.ptr, &st) ||
-		    !S_ISREG(st.st_mode))
-			continue;
-		kiln_buf_reset(&to);
-		kiln_buf_addf(&to, "%s/SOURCES/%s", top, e->d_name);
-		rc = kiln_buf_finish(&to, err);
-		if (!rc)
-			rc = util_copy_file(from.ptr, to.ptr, st.st_mode & 07777, err);
-	}
-	if (d)
-		closedir(d);
-	kiln_buf_release(&from);
+	if (!rc)
+		rc = verify_copy_files(srcdir, to.ptr, err);
 	kiln_buf_release(&to);
+	return rc;
+}
+
+/* kiln installed somewhere else: its helper scripts (what %_kiln_confdir holds besides the
+ * macro files, which are already loaded) copied to conf, which the rerun's %_kiln_confdir
+ * names. A package that records where kiln is installed differs. */
+static kiln_rc verify_confdir(struct macro_ctx *mc, const char *top, char *conf, size_t size,
+                              struct kiln_err *err)
+{
+	char *orig = NULL;
+	kiln_rc rc;
+
+	if (!macro_is_defined(mc, "_kiln_confdir"))
+		return KILN_OK;
+	if ((size_t)snprintf(conf, size, "%s/kiln-conf", top) >= size)
+		return kiln_err_set(err, KILN_ELIMIT, "path too long: '%.200s'", top);
+	rc = macro_expand_str(mc, "%{_kiln_confdir}", &orig, err);
+	if (!rc)
+		rc = util_mkdir_p(conf, 0755, err);
+	if (!rc)
+		rc = verify_copy_files(orig, conf, err);
+	if (!rc)
+		rc = macro_define(mc, "_kiln_confdir", NULL, conf, MACRO_LEVEL_CMDLINE, err);
+	free(orig);
 	return rc;
 }
 
@@ -274,11 +315,14 @@ static kiln_rc verify_rerun(struct worker_verify_result *vr, const struct worker
 	struct worker_vary_state vs;
 	struct macro_ctx *kmc = macro_ctx_dup(mc, err);
 	char top[4096];
+	char conf[4096 + 16];
 	kiln_rc rc;
 
 	if (!kmc)
 		return err->code ? err->code : KILN_ENOMEM;
 	rc = verify_topdir(kmc, srcdir, run, top, sizeof(top), err);
+	if (!rc)
+		rc = verify_confdir(kmc, top, conf, sizeof(conf), err);
 	if (rc)
 		goto out;
 	ko.sign_key = NULL; /* signatures are not what is compared */

@@ -24,6 +24,7 @@
 #include "sign/sign.h"
 #include "chroot/chroot.h"
 #include "sources/sources.h"
+#include "roots/roots.h"
 
 /* ======================================================================================== */
 /* 1. Packaged files: %files applied to a buildroot                                         */
@@ -372,6 +373,33 @@ struct worker_build_setup {
 };
 /* Nothing defined, no SOURCE_DATE_EPOCH, host processes. */
 void worker_build_setup_init(struct worker_build_setup *s);
+
+/* A build root made from a root configuration (`kiln build --root CONFIG`, mock's -r): the
+ * configuration's base set plus the spec's (or source package's) build dependencies,
+ * resolved and locked, installed once into the image cache, and the image's own rpm macro
+ * configuration for the build. */
+struct worker_root {
+	struct roots_config cfg;
+	struct roots_lock lock;
+	struct roots_image img;
+	struct macro_ctx *macros; /* owned: kiln's, then the image's rpm macros, then the
+	                           * configuration's [macros], then the caller's configure */
+	char *root_arg;           /* owned: "dir:IMAGE", for worker_build_setup.root */
+	bool dynamic;             /* the spec has %generate_buildrequires (rounds needed) */
+};
+/* Is this --root value a root configuration (a name or a path to NAME.cfg) rather than
+ * host, dir:PATH or tar:FILE? */
+bool worker_root_is_config(const char *root);
+/* Open the root for building input (a spec, or a source package when srpm): configure
+ * (may be NULL) is applied to each macro context made, for the caller's --define and
+ * --with. out is filled; release with worker_root_close() also on failure. Errors name the
+ * configuration, the repository or the packages (libsolv's problems go to o->log_fd). */
+KILN_MUST_CHECK kiln_rc worker_root_open(const char *config, const char *input, bool srpm,
+                                         const struct roots_make_opts *o,
+                                         kiln_rc (*configure)(void *arg, struct macro_ctx *mc,
+                                                              struct kiln_err *err),
+                                         void *arg, struct worker_root *out, struct kiln_err *err);
+void worker_root_close(struct worker_root *r);
 /* Apply s: its macros into mc, SOURCE_DATE_EPOCH into bo, and with s->sandbox the sandbox
  * into cc (chroot_config_init'ed here) with bo->exec = cc; without it bo->exec = NULL. cc
  * must outlive the build. Errors name the definition or the root that was refused. */
@@ -406,8 +434,12 @@ struct worker_build_result {
 	int64_t source_date_epoch; /* -1 when none */
 	int64_t buildtime;
 	bool buildreqs_unmet; /* -br: %generate_buildrequires asked for missing ones */
-	bool sandboxed;       /* the stages ran in the namespace sandbox */
-	bool network;         /* ... with the host network shared */
+	/* What %generate_buildrequires printed, a dependency a line ("name", "name >= 1.2",
+	 * "(a or b)"), in the result's arena; none when the spec has no such section. */
+	const char **genreqs;
+	size_t ngenreqs, capgenreqs;
+	bool sandboxed; /* the stages ran in the namespace sandbox */
+	bool network;   /* ... with the host network shared */
 	struct kiln_arena arena;
 };
 

@@ -114,3 +114,93 @@ def debian_root() -> Path:
             shutil.rmtree(root, ignore_errors=True)
             part.rename(root)
     return root
+
+
+# The RPM distribution the roots tests (issue 21) install from: this machine's Debian
+# toolchain packages rebuilt as RPMs by kiln, signed, with a comps group
+# (tests/fixtures/debrpm.py, docs/roots.md). Cached by a key over the generator, the kiln
+# sources that shape packages and repositories, and the Debian packages' versions.
+DEBRPM_KILN_INPUTS = ("util", "macro", "spec", "rpmtag", "pack", "sign", "chroot", "worker",
+                      "sources", "repo", "configs",
+                      "cli/cmd_build.c", "cli/cmd_repo.c", "cli/cmd_keygen.c")
+DEBRPM_STALE_AFTER = 24 * 3600  # other keys' repositories unused this long are removed
+
+
+class DebRpmRepo:
+    """A made fixture distribution: repo (the repository directory, baseurl file://repo),
+    key (the armored public key), secret_key, info (INFO.json)."""
+
+    def __init__(self, top: Path):
+        import json
+
+        self.top = top
+        self.repo = top / "repo"
+        self.key = top / "key" / "key.asc"
+        self.secret_key = next((top / "key").glob("*.key"))
+        self.info = json.loads((top / "INFO.json").read_text())
+
+    def root_config(self, install: str = "@buildsys-build") -> str:
+        """A root configuration over this repository in the minimal form of issue 21."""
+        return (f"[root]\narch = x86_64\ninstall = {install}\n\n"
+                f"[repo base]\nbaseurl = file://{self.repo}\ngpgkey = file://{self.key}\n")
+
+
+def debrpm_key(debrpm) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    h.update(Path(debrpm.__file__).read_bytes())
+    for item in DEBRPM_KILN_INPUTS:
+        p = ROOT / item
+        files = sorted(p.rglob("*")) if p.is_dir() else [p] if p.exists() else []
+        for f in files:
+            if f.is_file() and not f.name.startswith("."):
+                h.update(str(f.relative_to(ROOT)).encode() + b"\0" + f.read_bytes())
+    pkgs = debrpm.dpkg_packages()
+    for name in debrpm.closure(pkgs):
+        h.update(f"{name} {pkgs[name]['Version']} {pkgs[name]['Architecture']}\n".encode())
+    return h.hexdigest()[:16]
+
+
+@pytest.fixture(scope="session")
+def debrpm_repo(kiln_bin) -> DebRpmRepo:
+    """The fixture distribution (see DebRpmRepo), made once per key under
+    debian_root_cache()/debrpm-KEY (about 30 s on 2 CPUs). Skips, saying why, only where
+    it cannot be made (a toolchain package not installed, not root)."""
+    import fcntl
+    import shutil
+    import sys
+    import time
+
+    sys.path.insert(0, str(ROOT / "tests" / "fixtures"))
+    import debrpm
+
+    try:
+        key = debrpm_key(debrpm)
+    except debrpm.Failure as e:
+        pytest.skip(f"no fixture distribution: {e}")
+    cache = debian_root_cache()
+    cache.mkdir(parents=True, exist_ok=True)
+    top = cache / f"debrpm-{key}"
+    with open(cache / f"debrpm-{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (top / "INFO.json").exists():
+            if os.geteuid() != 0:
+                pytest.skip("no fixture distribution: its packages copy host files only "
+                            "root can read (/var/cache/ldconfig): run as root")
+            part = cache / f"debrpm-{key}.part"
+            shutil.rmtree(part, ignore_errors=True)
+            try:
+                debrpm.make(str(kiln_bin), part, os.cpu_count() or 1, "w3.zstdio", False)
+            except debrpm.Failure as e:
+                shutil.rmtree(part, ignore_errors=True)
+                pytest.fail(f"tests/fixtures/debrpm.py failed: {e}")
+            shutil.rmtree(top, ignore_errors=True)
+            part.rename(top)
+            for old in cache.glob("debrpm-*"):
+                if old.is_dir() and old != top and \
+                        time.time() - old.stat().st_mtime > DEBRPM_STALE_AFTER:
+                    shutil.rmtree(old, ignore_errors=True)
+                    (cache / f"{old.name}.lock").unlink(missing_ok=True)
+        os.utime(top)
+    return DebRpmRepo(top)

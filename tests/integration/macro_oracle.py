@@ -34,8 +34,6 @@ DEFINES = [
     "neg -5",
     "foo3 1 + 2",
     "lm(ab:) " + LUA_OPTS,
-    # kiln's %getconfdir is its own directory; point rpm's files at rpm's.
-    "_rpmconfigdir /usr/lib/rpm",
 ]
 
 
@@ -45,8 +43,10 @@ KILN_RCFILE = f"{ROOT}/configs/rpmrc"
 
 
 def run_rpm_on_kiln_configs(expr):
-    """rpm reading kiln's own configuration files."""
-    return run_rpm(expr, macrofiles=KILN_MACROFILES, rcfile=KILN_RCFILE)
+    """rpm reading kiln's own configuration files (kiln defines %_kiln_confdir itself as
+    the directory it loaded them from)."""
+    return run_rpm(expr, macrofiles=KILN_MACROFILES, rcfile=KILN_RCFILE,
+                   defines=DEFINES + [f"_kiln_confdir {ROOT}/configs"])
 
 
 def run_kiln_defaults(kiln, expr):

@@ -67,11 +67,11 @@ def topdir_with_sources(base: Path) -> Path:
 
 def rpmbuild(top: Path, mode: str, spec: Path):
     # Debian's brp scripts (strip, compress) and build-id links are distribution policy,
-    # not rpmbuild's packaging: kiln runs none by default, so they are off here too. The
-    # doc directory format is rpm 4.20's upstream default (Debian leaves it undefined).
+    # not rpmbuild's packaging: kiln runs none by default, so they are off here too.
+    # %_docdir_fmt is left as rpm's macros leave it (undefined: %{NAME}-%{VERSION}, what
+    # rpmbuild 4.20.1 and 6.0.2 write too): kiln's defaults must give the same doc paths.
     cmd = ["rpmbuild", mode, "--nodeps", "--quiet", "--define", f"_topdir {top}",
            "--define", "__os_install_post %{nil}", "--define", "_build_id_links none",
-           "--define", "_docdir_fmt %%{NAME}",
            "--define", "use_source_date_epoch_as_buildtime 1",
            "--define", "clamp_mtime_to_source_date_epoch 1",
            "--define", "_buildhost oracle.example", "--define", "_binary_payload w9.gzdio",
@@ -124,7 +124,9 @@ def test_source_package_carries_the_parsed_spec(kiln, kiln_bin, tmp_path):
     ktop = topdir_with_sources(tmp_path / "k")
     spec = DATA / "hello.spec"
     assert kiln_build(kiln_bin, ktop, "-bs", spec).returncode == 0
-    parsed = kiln("spec", "--parse", "--define", f"_topdir {ktop}", spec)
+    # The sandboxed build runs kiln's helpers from the fixed /builddir/kiln.
+    parsed = kiln("spec", "--parse", "--define", f"_topdir {ktop}",
+                  "--define", "_kiln_helperdir /builddir/kiln", spec)
     assert parsed.returncode == 0, parsed.stderr
     stored = qf(ktop / "SRPMS/hello-1.0-1.src.rpm", "%{SPEC}")
     # kiln writes the top directory as %{_topdir} (reproducible across top directories).
@@ -377,8 +379,8 @@ def test_binary_packages_verify_and_install(hello_builds, tmp_path):
     assert (root / "usr/bin/hello").stat().st_mode & 0o777 == 0o755
     assert (root / "etc/hello.conf").read_text() == "greeting = hello\n"
     assert os.readlink(root / "usr/share/hello/hello-link") == "../bin/hello"
-    assert (root / "usr/share/doc/hello-doc/README").exists()
-    assert (root / "usr/share/licenses/hello/LICENSE").exists()
+    assert (root / "usr/share/doc/hello-doc-1.0/README").exists()  # rpm: %{NAME}-%{VERSION}
+    assert (root / "usr/share/licenses/hello-1.0/LICENSE").exists()
     out = subprocess.run([str(root / "usr/bin/hello")], capture_output=True, text=True)
     assert out.stdout == "Hello, kiln!\n"
     # --json names every output with its digest.

@@ -27,6 +27,27 @@ PINNED = [
     ("%[%{getncpus proc} >= 1 && %{getncpus thread} >= 1]", "1\n"),
     # The rpm language level kiln implements.
     ("%{rpmversion}", "4.20.1\n"),
+    # 4.19: %dirname and %basename are POSIX dirname(3)/basename(3) (rpm commits 9571e3d9
+    # and 3ad98187, expectations in rpm's tests/rpmmacro.at); 4.18 cut at the last '/'.
+    ("%{dirname:dir}|%{dirname:/}|%{dirname:./}|%{dirname:..}|%{dirname:../}", ".|/|.|.|.\n"),
+    ("%{dirname:../foo}|%{dirname:/foo}|%{dirname:/foo/}|%{dirname:/foo/foobar}",
+     "..|/|/|/foo\n"),
+    ("%{dirname:/foo/foobar/}|%{dirname:/a}|%{dirname:}", "/foo|/|.\n"),
+    ("%{basename:/foo/foobar}|%{basename:/foo/foobar/}|%{basename:/}|%{basename:foobar/}",
+     "foobar|foobar|/|foobar\n"),
+    ("%{basename:foobar}|%{basename:/a/b/}|%{basename:}", "foobar|b|.\n"),
+    # 4.19: %{quote:} marks its argument's bounds only where the text is split into
+    # arguments; anywhere else the marks are stripped (rpm commit fff2111a, "Strip quote
+    # characters in macro expansion if we do not split the result"). 4.18 left \037 in.
+    ("%{quote:a b}x", "a bx\n"),
+    ("%{quote:%%}", "%\n"),
+    ("%{expand:%{quote:a b}}", "a b\n"),
+    ("%{shrink:%{quote:a  b}  c}", "a b c\n"),
+    ("%{shrink:  a   b  }|%{quote:a b}|%{S:1}", "a b|a b|%SOURCE1\n"),
+    # ...and where it is split, one argument with its blanks; %** keeps the bounds.
+    ("%define c1() [%#:%1:%**]\n%c1 %{quote:a b} c", "[2:a b:a b c]\n"),
+    ("%define c1() [%#:%1]\n%define c2() %c1 %**\n%c2 %{quote:a b} c", "[2:a b]\n"),
+    ("%global q %{quote:x y}\n%define c1() [%#:%1]\n%{c1 %q z}|%q", "[2:x y]|x y\n"),
 ]
 
 

@@ -37,6 +37,8 @@ QF_FORMATS = [
     "%{EPOCH:expand}|%{SIGMD5:pgpsig}|%{RSAHEADER:pgpsig}|%{ARCH:xml}\\n",
     "[%{FILETRIGGERNAME} %{FILETRIGGERFLAGS:depflags} %{FILETRIGGERTYPE}\\n]"
     "[%{TRANSFILETRIGGERNAME} %{TRANSFILETRIGGERPRIORITIES} %{TRANSFILETRIGGERTYPE}\\n]",
+    # The immutable region itself (rpm's headerGet of a region tag), as hex.
+    "%{HEADERIMMUTABLE}\\n%{HEADERIMMUTABLE:arraysize}\\n",
 ]
 
 MODES = [[], ["-i"], ["-l"], ["--dump"], ["--requires"], ["--provides"], ["--scripts"],

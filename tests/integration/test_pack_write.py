@@ -306,6 +306,44 @@ def test_v6_values_against_the_format(tmp_path):
         "/usr/share/kd/empty", "/usr/share/kd/big.bin", "/usr/share/kd/setuid"))
 
 
+def test_v6_header_region_query(kiln_bin, tmp_path):
+    """%{HEADERIMMUTABLE} is the region rpm's headerGet returns: the main header's bytes
+    after its magic (entry count, data length, index, data), here the whole header."""
+    pkg = build(tmp_path, "v6r", fmt=6, payload="w3.zstdio")
+    data = pkg.read_bytes()
+    _, _, poff = rpmfix.read_headers(data)
+    il, dl = struct.unpack(">II", data[104:112])
+    hoff = 96 + 16 + 16 * il + dl
+    hoff += (8 - hoff % 8) % 8
+    want = data[hoff + 8:poff].hex()
+    got = run([kiln_bin, "query", "-p", "--qf", "%{HEADERIMMUTABLE}", pkg], text=True)
+    assert got.returncode == 0 and got.stdout == want
+    assert run(["rpm", "-qp", "--qf", "%{HEADERIMMUTABLE}", pkg], text=True).stdout == want
+
+
+def test_v6_xml_json_use_rpm_60_tag_names(kiln_bin, tmp_path):
+    """--xml and --json name tags as rpm 6.0.2 does (rpmTagGetName: RPMTAG_ names from
+    rpm 6.0.2's include/rpm/rpmtag.h, first letter upper case): the v6 tags rpm 4.18 does
+    not know, and 4.20's renames, pinned by hand."""
+    pkg = build(tmp_path, "v6n", fmt=6, payload="w3.zstdio")
+    want = ["Sha3_256header", "Payloadsha256", "Payloadsha256alt", "Payloadsize",
+            "Payloadsizealt", "Rpmformat", "Payloadsha512", "Payloadsha512alt",
+            "Payloadsha3_256", "Payloadsha3_256alt"]
+    xml = run([kiln_bin, "query", "-p", "--xml", pkg], text=True).stdout
+    names = [line.split('"')[1] for line in xml.splitlines() if "<rpmTag name=" in line]
+    assert [n for n in names if n in want] == want
+    assert not [n for n in names if n.startswith("[")]
+    data = json.loads(run([kiln_bin, "query", "-p", "--json", pkg], text=True).stdout)
+    assert [n for n in data if n in want] == want
+    assert data["Rpmformat"] == 6
+    # ...and the documentation says so.
+    help_text = run([kiln_bin, "help", "query"], text=True).stdout
+    assert "--xml and --json (with rpm 6.0's tag names" in help_text
+    assert "every tag as XML (rpm 6.0's tag names)" in help_text
+    readme = (rpmfix.ROOT / "README.md").read_text()
+    assert "`--xml` and `--json` with rpm 6.0's tag names, as rpm 6.0.2 prints them" in readme
+
+
 def test_v6_read_by_rpm_418(kiln_bin, tmp_path):
     pkg = build(tmp_path, "v6", fmt=6, payload="w3.zstdio")
     i = run(["rpm", "-qpi", pkg], text=True)

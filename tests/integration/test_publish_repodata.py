@@ -266,3 +266,80 @@ def test_signed_repomd_verifies_with_gpg(kiln, pkgdir, tmp_path):
     assert run("gpg", "--batch", "--verify", asc, tampered, env=env,
                check=False).returncode != 0
     run("gpgconf", "--kill", "gpg-agent", env=env, check=False)
+
+
+COMPS = """<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE comps PUBLIC "-//Red Hat, Inc.//DTD Comps info//EN" "comps.dtd">
+<comps>
+  <group>
+    <id>kiln-test</id>
+    <name>kiln test group</name>
+    <description>what the test installs</description>
+    <default>false</default>
+    <uservisible>false</uservisible>
+    <packagelist>
+      <packagereq type="mandatory">hello</packagereq>
+    </packagelist>
+  </group>
+</comps>
+"""
+
+
+def group_entries(d):
+    """repomd.xml's group entries: {type: (checksum, open-checksum, file name, size)}."""
+    root = ET.parse(d / "repodata" / "repomd.xml").getroot()
+    out = {}
+    for data in root.findall("r:data", NS):
+        if data.get("type").startswith("group"):
+            oc = data.find("r:open-checksum", NS)
+            out[data.get("type")] = (data.find("r:checksum", NS).text,
+                                     None if oc is None else oc.text,
+                                     Path(data.find("r:location", NS).get("href")).name,
+                                     int(data.find("r:size", NS).text))
+    return out
+
+
+def test_groups_as_createrepo_c_g(kiln, pkgdir, tmp_path):
+    """--groups FILE: the comps file as createrepo_c -g lists it (group and group_gz, the
+    same names, checksums and sizes), and dnf sees the group."""
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    for d in (ours, theirs):
+        shutil.copytree(pkgdir / "Packages" / "misc", d / "Packages")
+    comps = tmp_path / "comps-kiln.xml"
+    comps.write_text(COMPS)
+    r = kiln("repo", "regenerate", "--dir", ours, "--groups", comps)
+    assert r.returncode == 0, r.stderr
+    run("createrepo_c", "-q", "--no-database", "-g", comps, theirs)
+    mine = group_entries(ours)
+    assert sorted(mine) == ["group", "group_gz"]
+    assert mine == group_entries(theirs)
+    sha = hashlib.sha256(COMPS.encode()).hexdigest()
+    assert mine["group"] == (sha, None, f"{sha}-comps-kiln.xml", len(COMPS))
+    assert gzip.decompress((ours / "repodata" / mine["group_gz"][2]).read_bytes()) == \
+        COMPS.encode()
+    out = run("dnf", "-q", f"--installroot={tmp_path}/root", f"--setopt=cachedir={tmp_path}/c",
+              "--setopt=reposdir=/dev/null", "--setopt=gpgcheck=0", "--releasever=1",
+              f"--repofrompath=k,file://{ours}", "--repo=k", "group", "info",
+              "kiln-test").stdout
+    assert "Group: kiln test group" in out and re.search(r"Mandatory Packages:\s+hello", out)
+    # zstd metadata: the compressed copy is group_zst.
+    r = kiln("repo", "regenerate", "--dir", ours, "--zstd", "--groups", comps)
+    assert r.returncode == 0, r.stderr
+    z = group_entries(ours)
+    assert sorted(z) == ["group", "group_zst"] and z["group_zst"][2].endswith(".xml.zst")
+    assert z["group_zst"][1] == sha
+
+
+def test_groups_bad_file(kiln, pkgdir, tmp_path):
+    d = tmp_path / "d"
+    shutil.copytree(pkgdir / "Packages" / "misc", d / "Packages")
+    notcomps = tmp_path / "comps.xml"
+    notcomps.write_text("<?xml version=\"1.0\"?>\n<metadata/>\n")
+    bad_name = tmp_path / "comps file.xml"
+    bad_name.write_text(COMPS)
+    for path, msg in ((tmp_path / "absent.xml", "absent.xml"),
+                      (notcomps, f"groups file '{notcomps}': no <comps> element"),
+                      (bad_name, "the name may hold only letters, digits and ._+-")):
+        r = kiln("repo", "regenerate", "--dir", d, "--groups", path)
+        assert r.returncode != 0 and msg in r.stderr, r.stderr
+        assert not (d / "repodata").exists()

@@ -165,3 +165,24 @@ KILN_TEST(expand_output_limit)
 	kiln_buf_release(&out);
 	macro_ctx_free(ctx);
 }
+
+/* rpmExpand's semantics: an error stops the expansion and the text before it stays (rpm's
+ * %setup -n with an unterminated %{ prints "rm -rf 'a"); macro_expand() keeps nothing. */
+KILN_TEST(expand_partial_keeps_text_before_an_error)
+{
+	struct macro_ctx *ctx = ctx_new(NULL);
+	struct kiln_buf out = KILN_BUF_INIT(KILN_MIB);
+	struct kiln_err err = KILN_ERR_INIT;
+	static const char src[] = "x%{d}y";
+
+	assert_ok(macro_define(ctx, "d", NULL, "a%{b", MACRO_LEVEL_GLOBAL, &err), &err);
+	assert_int_equal(macro_expand_partial(ctx, src, strlen(src), &out, &err), KILN_ESYNTAX);
+	assert_string_equal(out.ptr, "xa");
+	assert_non_null(strstr(err.msg, "Unterminated {: {b"));
+	kiln_buf_reset(&out);
+	kiln_err_clear(&err);
+	assert_int_equal(macro_expand(ctx, src, strlen(src), &out, &err), KILN_ESYNTAX);
+	assert_string_equal(out.ptr, "");
+	kiln_buf_release(&out);
+	macro_ctx_free(ctx);
+}

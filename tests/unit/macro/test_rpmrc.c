@@ -86,8 +86,8 @@ KILN_TEST(rpmrc_platform_file_by_target)
 	{
 		char want[700];
 
-		snprintf(want, sizeof(want), "aarch64 %s", dir);
-		expect(ctx, "%_arch %getconfdir", want);
+		snprintf(want, sizeof(want), "aarch64 %s /usr/lib/rpm", dir);
+		expect(ctx, "%_arch %_kiln_confdir %getconfdir", want);
 	}
 	macro_ctx_free(ctx);
 }

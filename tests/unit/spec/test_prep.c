@@ -219,41 +219,69 @@ KILN_TEST(prep_patch_compression_is_read_from_the_file)
 
 KILN_TEST(prep_patch_errors)
 {
-	expect_prep_error("%patch -x 0", KILN_ESYNTAX, "unknown option: -x: %patch -x 0");
-	expect_prep_error("%patch -P", KILN_ESYNTAX, "missing argument: -P: %patch -P");
-	expect_prep_error("%patch -P 0 -P", KILN_ESYNTAX, "missing argument: -P: %patch -P 0 -P");
-	expect_prep_error("%patch 0 -z", KILN_ESYNTAX, "missing argument: -z: %patch 0 -z");
-	expect_prep_error("%patch x", KILN_ESYNTAX, "Invalid patch number x: %patch x");
-	expect_prep_error("%patch -P -1", KILN_ESYNTAX, "Invalid patch number -1: %patch -P -1");
+	expect_prep_error("%patch -x 0", KILN_ESYNTAX, "unknown option: -x: patch -x 0");
+	expect_prep_error("%patch -P", KILN_ESYNTAX, "missing argument: -P: patch -P");
+	expect_prep_error("%patch -P 0 -P", KILN_ESYNTAX, "missing argument: -P: patch -P 0 -P");
+	expect_prep_error("%patch 0 -z", KILN_ESYNTAX, "missing argument: -z: patch 0 -z");
+	expect_prep_error("%patch x", KILN_ESYNTAX, "Invalid patch number x: patch x");
+	expect_prep_error("%patch -P -1", KILN_ESYNTAX, "Invalid patch number -1: patch -P -1");
 	expect_prep_error("%patchx", KILN_ESYNTAX, "Invalid patch number x: %patchx");
-	expect_prep_error("%patch -p x 0", KILN_ESYNTAX, "invalid numeric value: x: %patch -p x 0");
+	expect_prep_error("%patch -p x 0", KILN_ESYNTAX, "invalid numeric value: x: patch -p x 0");
 	expect_prep_error("%patch -F 1x 0", KILN_ESYNTAX,
-	                  "invalid numeric value: 1x: %patch -F 1x 0");
+	                  "invalid numeric value: 1x: patch -F 1x 0");
 	expect_prep_error("%patch -p 99999999999 0", KILN_ESYNTAX,
-	                  "number too large or too small: 99999999999: %patch -p 99999999999 0");
+	                  "number too large or too small: 99999999999: patch -p 99999999999 0");
 	expect_prep_error("%patch 2", KILN_ENOTFOUND, "No patch number 2");
-	/* rpm 4.20: both are errors (4.18 warned and applied patch 0, or patch N). */
-	expect_prep_error("%patch", KILN_ESYNTAX, "Patch number not specified: %patch");
-	expect_prep_error("%patch -p1", KILN_ESYNTAX, "Patch number not specified: %patch -p1");
+	/* rpm 4.20: both are errors (4.18 warned and applied patch 0, or patch N). Where %patch
+	 * is a macro (4.20) its messages quote its name and arguments: "patch -p1". */
+	expect_prep_error("%patch", KILN_ESYNTAX, "Patch number not specified: patch");
+	expect_prep_error("%patch -p1", KILN_ESYNTAX, "Patch number not specified: patch -p1");
 	expect_prep_error("%patch0", KILN_ESYNTAX,
 	                  "%patchN is obsolete, use %patch N (or %patch -P N): %patch0");
 	expect_prep_error("%patch1 -p1", KILN_ESYNTAX,
 	                  "%patchN is obsolete, use %patch N (or %patch -P N): %patch1 -p1");
 }
 
-KILN_TEST(prep_errors_are_reported_when_forced)
+KILN_TEST(prep_errors_end_the_parse_and_name_their_line)
 {
 	struct pt t;
 
+	/* rpm 6.0.2 raises them as macro errors, which end even rpmspec's forced parse (rpm
+	 * 4.18 reported them and went on); the error names the macro's line, not the end of
+	 * %prep. */
 	pt_init(&t);
-	/* rpmspec -P reports a bad line and goes on with the next. */
-	assert_ok(
-	    pt_run(&t, PREP_HEAD "%patch 2\n%patch 0\n%setup -a 9\necho end\n", SPEC_PARSE_FORCE),
-	    &t.err);
+	assert_int_equal(pt_run(&t, PREP_HEAD "%patch 0\n%setup -a 9\necho end\n\n%build\necho b\n",
+	                        SPEC_PARSE_FORCE),
+	                 KILN_ENOTFOUND);
+	assert_string_equal(t.err.msg, "No source number 9");
+	assert_int_equal(t.err.line, 16);
+	pt_release(&t);
+	pt_init(&t);
+	assert_int_equal(
+	    pt_run(&t, PREP_HEAD "echo a\n%patch 2\necho b\n%build\n", SPEC_PARSE_FORCE),
+	    KILN_ENOTFOUND);
+	assert_string_equal(t.err.msg, "No patch number 2");
+	assert_int_equal(t.err.line, 16);
+	pt_release(&t);
+	pt_init(&t);
+	assert_int_equal(pt_run(&t, PREP_HEAD "%patch1 -p1\necho b\n%build\n", SPEC_PARSE_FORCE),
+	                 KILN_ESYNTAX);
+	assert_int_equal(t.err.line, 15);
+	pt_release(&t);
+}
+
+KILN_TEST(prep_setup_unterminated_macro_in_directory)
+{
+	struct pt t;
+
+	/* rpm expands %{buildsubdir} in the lines %setup writes: an unterminated %{ in the
+	 * directory is reported ("Unterminated {"), the line stops there as rpm's expansion
+	 * does, and %setup goes on. */
+	pt_init(&t);
+	assert_ok(pt_run(&t, PREP_HEAD "%setup -q -n a%%{b\n", 0), &t.err);
 	assert_string_equal(t.spec->sections[SPEC_SEC_PREP],
-	                    PATCH(0, "p0.patch", "-p0  --fuzz=0") "echo end\n");
-	pt_assert_log(&t, "No patch number 2");
-	pt_assert_log(&t, "No source number 9");
+	                    CD_BUILD "rm -rf 'a\n" UNPACK("", "a.tar.gz") "cd 'a\n" FIXPERMS);
+	pt_assert_log(&t, "Unterminated {: {b");
 	pt_release(&t);
 }
 

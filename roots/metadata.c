@@ -1,0 +1,287 @@
+/*
+ * metadata.c - a root configuration's repositories into a pool: repomd.xml read fresh and
+ * its signature checked, then primary, comps and (when needed) filelists through the
+ * content-addressed source cache.
+ *
+ * Why this order is safe: repomd.xml is the only file taken on trust, and only after
+ * sign/ has checked repomd.xml.asc against the repository's gpgkey (repo_gpgcheck, on by
+ * default). Every other file is asked of the cache by the checksum repomd.xml gives, and
+ * sources/ refuses bytes that do not match it, so a tampered primary.xml never reaches
+ * libsolv. Decompression is bounded by ROOTS_METADATA_MAX_BYTES (and the open-size
+ * repomd.xml promises).
+ */
+#include "util/util.h"
+
+#include "pack/pack.h"
+#include "sign/sign.h"
+#include "sources/sources.h"
+#include "roots/roots.h"
+#include "roots/roots_int.h"
+
+#include <unistd.h>
+
+kiln_rc roots_url_read(struct sources *s, const char *url, size_t max, struct kiln_buf *out,
+                       struct kiln_err *err)
+{
+	kiln_rc rc;
+
+	out->max = max;
+	/* A local repository is read where it is: no copy, and it works offline. */
+	if (!strncmp(url, "file://", 7)) {
+		if (strchr(url, '%'))
+			return kiln_err_set(err, KILN_EUNSUPP,
+			                    "'%s': escaped file URLs are not supported", url);
+		rc = util_read_file(url + 7, max, out, err);
+		if (rc == KILN_EIO && err && err->sys_errno == ENOENT)
+			err->code = rc = KILN_ENOTFOUND;
+		return rc;
+	}
+	return sources_fetch_fresh(s, url, out, err);
+}
+
+kiln_rc roots_keyring_load(struct sources *s, const struct roots_repo_config *r,
+                           struct sign_keyring **out, struct kiln_err *err)
+{
+	struct kiln_buf key = KILN_BUF_INIT(ROOTS_KEY_MAX_BYTES);
+	struct sign_keyring *kr = NULL;
+	size_t count = 0;
+	kiln_rc rc;
+
+	*out = NULL;
+	rc = roots_url_read(s, r->gpgkey, ROOTS_KEY_MAX_BYTES, &key, err);
+	if (!rc)
+		rc = sign_keyring_new(&kr, err);
+	if (!rc)
+		rc = sign_keyring_import(kr, key.ptr, key.len, &count, err);
+	if (rc) {
+		kiln_err_wrap(err, "repository %s: gpgkey", r->name);
+		sign_keyring_free(kr);
+		kr = NULL;
+	}
+	kiln_buf_release(&key);
+	*out = kr;
+	return rc;
+}
+
+/* ---- one repository ----------------------------------------------------------------------- */
+
+struct repo_state {
+	const struct roots_repo_config *r;
+	struct roots_repomd md;
+	struct sign_keyring *kr; /* when repo_gpgcheck */
+};
+
+static kiln_rc check_repomd_sig(struct sources *s, struct repo_state *rs, const char *url,
+                                const struct kiln_buf *repomd, struct kiln_err *err)
+{
+	struct kiln_buf sig = KILN_BUF_INIT(KILN_LIMIT_PGP_FILE);
+	struct kiln_buf sigurl = KILN_BUF_INIT(KILN_LIMIT_URL + 8);
+	struct sign_result res;
+	kiln_rc rc;
+
+	kiln_buf_addf(&sigurl, "%s.asc", url);
+	rc = kiln_buf_finish(&sigurl, err);
+	if (!rc)
+		rc = roots_keyring_load(s, rs->r, &rs->kr, err);
+	if (!rc) {
+		rc = roots_url_read(s, sigurl.ptr, KILN_LIMIT_PGP_FILE, &sig, err);
+		if (rc == KILN_ENOTFOUND) {
+			kiln_err_clear(err);
+			rc = kiln_err_set(
+			    err, KILN_ESIG,
+			    "repository %s: repomd.xml is not signed (no repomd.xml.asc) "
+			    "and repo_gpgcheck is on",
+			    rs->r->name);
+		}
+	}
+	if (!rc) {
+		rc = sign_verify(rs->kr, sig.ptr, sig.len, repomd->ptr, repomd->len, &res, err);
+		if (rc)
+			kiln_err_wrap(err, "repository %s: repomd.xml.asc: signature %s",
+			              rs->r->name, sign_status_name(res.status));
+	}
+	kiln_buf_release(&sig);
+	kiln_buf_release(&sigurl);
+	return rc;
+}
+
+static kiln_rc load_repomd(struct sources *s, struct repo_state *rs, struct kiln_err *err)
+{
+	struct kiln_buf url = KILN_BUF_INIT(KILN_LIMIT_URL + 32);
+	struct kiln_buf xml = KILN_BUF_INIT(ROOTS_REPOMD_MAX_BYTES);
+	char name[256];
+	kiln_rc rc;
+
+	kiln_buf_addf(&url, "%s/repodata/repomd.xml", rs->r->baseurl);
+	rc = kiln_buf_finish(&url, err);
+	if (!rc) {
+		rc = roots_url_read(s, url.ptr, ROOTS_REPOMD_MAX_BYTES, &xml, err);
+		if (rc)
+			kiln_err_wrap(err, "repository %s: repomd.xml", rs->r->name);
+	}
+	if (!rc && rs->r->repo_gpgcheck)
+		rc = check_repomd_sig(s, rs, url.ptr, &xml, err);
+	snprintf(name, sizeof(name), "repository %s: repomd.xml", rs->r->name);
+	if (!rc)
+		rc = roots_repomd_parse(&rs->md, name, xml.ptr, xml.len, err);
+	if (!rc && !roots_repomd_find(&rs->md, "primary"))
+		rc = kiln_err_set(err, KILN_EFORMAT, "%s has no primary data", name);
+	kiln_buf_release(&xml);
+	kiln_buf_release(&url);
+	return rc;
+}
+
+/* One metadata file: through the cache by repomd's checksum into a scratch file under
+ * tmpdir, then into memory, decompressed. */
+static kiln_rc fetch_data(struct sources *s, const struct repo_state *rs,
+                          const struct roots_repomd_data *d, const char *tmpdir,
+                          struct kiln_buf *out, struct kiln_err *err)
+{
+	struct kiln_buf url = KILN_BUF_INIT(KILN_LIMIT_URL + KILN_LIMIT_PATH);
+	struct kiln_buf dest = KILN_BUF_INIT(KILN_LIMIT_PATH);
+	struct kiln_buf raw = KILN_BUF_INIT(ROOTS_METADATA_MAX_BYTES);
+	struct sources_sum sum = {.file = util_path_basename(d->href)};
+	kiln_rc rc;
+
+	kiln_buf_addf(&url, "%s/%s", rs->r->baseurl, d->href);
+	kiln_buf_addf(&dest, "%s/%s-%s", tmpdir, rs->r->name, d->type);
+	rc = kiln_buf_finish(&url, err);
+	if (!rc)
+		rc = kiln_buf_finish(&dest, err);
+	if (!rc)
+		rc = util_digest_by_name(d->sum_type, &sum.algo, err);
+	if (!rc) {
+		snprintf(sum.hex, sizeof(sum.hex), "%s", d->sum);
+		rc = sources_fetch_url(s, url.ptr, &sum, dest.ptr, NULL, err);
+	}
+	if (!rc)
+		rc = util_read_file(dest.ptr, ROOTS_METADATA_MAX_BYTES, &raw, err);
+	if (!rc) {
+		if (d->open_size && d->open_size < ROOTS_METADATA_MAX_BYTES)
+			out->max = (size_t)d->open_size;
+		rc = pack_decompress_mem(raw.ptr, raw.len, out, err);
+	}
+	if (!rc && d->open_size && out->len != d->open_size)
+		rc = kiln_err_set(err, KILN_EFORMAT,
+		                  "%zu bytes decompressed, open-size says %" PRIu64, out->len,
+		                  d->open_size);
+	if (rc)
+		kiln_err_wrap(err, "repository %s: %s", rs->r->name, d->href);
+	if (dest.len)
+		unlink(dest.ptr);
+	kiln_buf_release(&raw);
+	kiln_buf_release(&dest);
+	kiln_buf_release(&url);
+	return rc;
+}
+
+static kiln_rc load_repo(struct roots_pool *p, struct sources *s, struct repo_state *rs,
+                         const char *tmpdir, struct kiln_err *err)
+{
+	struct kiln_buf primary = KILN_BUF_INIT(ROOTS_METADATA_MAX_BYTES);
+	struct kiln_buf comps = KILN_BUF_INIT(ROOTS_METADATA_MAX_BYTES);
+	const struct roots_repomd_data *g;
+	kiln_rc rc;
+
+	rc = load_repomd(s, rs, err);
+	if (!rc)
+		rc =
+		    fetch_data(s, rs, roots_repomd_find(&rs->md, "primary"), tmpdir, &primary, err);
+	g = roots_repomd_find(&rs->md, "group_gz");
+	if (!g)
+		g = roots_repomd_find(&rs->md, "group");
+	if (!rc && g)
+		rc = fetch_data(s, rs, g, tmpdir, &comps, err);
+	if (!rc)
+		rc = roots_pool_add_repo(p, rs->r->name, rs->r->priority, primary.ptr, primary.len,
+		                         g ? comps.ptr : NULL, comps.len, err);
+	kiln_buf_release(&comps);
+	kiln_buf_release(&primary);
+	return rc;
+}
+
+static kiln_rc load_filelists(struct roots_pool *p, struct sources *s, struct repo_state *rs,
+                              const char *tmpdir, struct kiln_err *err)
+{
+	struct kiln_buf xml = KILN_BUF_INIT(ROOTS_METADATA_MAX_BYTES);
+	const struct roots_repomd_data *d = roots_repomd_find(&rs->md, "filelists");
+	kiln_rc rc;
+
+	if (!d) {
+		kiln_warn("repository %s has no filelists: file dependencies outside primary's "
+		          "subset cannot be resolved from it",
+		          rs->r->name);
+		return KILN_OK;
+	}
+	rc = fetch_data(s, rs, d, tmpdir, &xml, err);
+	if (!rc)
+		rc = roots_pool_add_filelists(p, rs->r->name, xml.ptr, xml.len, err);
+	kiln_buf_release(&xml);
+	return rc;
+}
+
+/* ---- every repository of a configuration ---------------------------------------------------- */
+
+kiln_rc roots_sources_open(const struct roots_fetch_opts *o, struct sources **out,
+                           struct kiln_err *err)
+{
+	struct sources_fetch_opts so = {0};
+
+	so.cache_dir = o ? o->cache_dir : NULL;
+	so.offline = o && o->offline;
+	so.progress = o && o->progress;
+	so.retries = -1;
+	return sources_new(&so, out, err);
+}
+
+kiln_rc roots_tmpdir_make(struct kiln_buf *out, struct kiln_err *err)
+{
+	const char *base = getenv("TMPDIR");
+
+	kiln_buf_addf(out, "%s/kiln-roots-XXXXXX", base && *base ? base : "/tmp");
+	if (kiln_buf_finish(out, err))
+		return err->code;
+	if (!mkdtemp(out->ptr))
+		return kiln_err_sys(err, KILN_EIO, "cannot make a directory '%s'", out->ptr);
+	return KILN_OK;
+}
+
+kiln_rc roots_pool_load(struct roots_pool *p, const struct roots_config *c,
+                        const struct roots_fetch_opts *o, const struct spec_deps *deps,
+                        struct kiln_err *err)
+{
+	struct kiln_err local = KILN_ERR_INIT, ignored = KILN_ERR_INIT;
+	struct kiln_buf tmpdir = KILN_BUF_INIT(KILN_LIMIT_PATH);
+	struct repo_state *rs = NULL;
+	struct sources *s = NULL;
+	kiln_rc rc;
+	size_t i;
+
+	if (!err)
+		err = &local;
+	rs = kiln_calloc(c->nrepos ? c->nrepos : 1, sizeof(*rs));
+	if (!rs)
+		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	for (i = 0; i < c->nrepos; i++) {
+		rs[i].r = &c->repos[i];
+		roots_repomd_init(&rs[i].md);
+	}
+	rc = roots_sources_open(o, &s, err);
+	if (!rc)
+		rc = roots_tmpdir_make(&tmpdir, err);
+	for (i = 0; !rc && i < c->nrepos; i++)
+		rc = load_repo(p, s, &rs[i], tmpdir.ptr, err);
+	if (!rc && roots_pool_needs_filelists(p, c->install, c->ninstall, deps))
+		for (i = 0; !rc && i < c->nrepos; i++)
+			rc = load_filelists(p, s, &rs[i], tmpdir.ptr, err);
+	if (tmpdir.len && util_rm_rf(tmpdir.ptr, &ignored))
+		kiln_log_err(KILN_LOG_WARN, &ignored);
+	for (i = 0; i < c->nrepos; i++) {
+		roots_repomd_release(&rs[i].md);
+		sign_keyring_free(rs[i].kr);
+	}
+	free(rs);
+	sources_free(s);
+	kiln_buf_release(&tmpdir);
+	return rc;
+}

@@ -1,0 +1,43 @@
+/*
+ * roots_int.h - what the files of roots/ share and nothing else sees.
+ */
+#ifndef KILN_ROOTS_INT_H
+#define KILN_ROOTS_INT_H
+
+#include "util/util.h"
+
+/* The administrator's root configurations, searched before kiln's own. */
+#define ROOTS_ETC_DIR "/etc/kiln/roots"
+
+/* Parentheses a rich dependency may nest (rpm itself allows far fewer in practice). */
+#define ROOTS_RICH_MAX_DEPTH 64
+
+/* Letters, digits and the characters of extra; 1 to 128 bytes. */
+bool roots_name_ok(struct kiln_str s, const char *extra);
+
+struct roots_lock;
+struct roots_lock_pkg;
+/* Append a copy of pkg (strings copied into l's arena) to l. */
+KILN_MUST_CHECK kiln_rc roots_lock_add(struct roots_lock *l, const struct roots_lock_pkg *pkg,
+                                       struct kiln_err *err);
+
+struct sources;
+struct sign_keyring;
+struct roots_fetch_opts;
+struct roots_repo_config;
+
+/* Read url into out (bounded by max): file:// from the file itself, anything else
+ * downloaded fresh (sources_fetch_fresh): repomd.xml, its signature, keys. KILN_ENOTFOUND
+ * for a missing local file. (metadata.c) */
+KILN_MUST_CHECK kiln_rc roots_url_read(struct sources *s, const char *url, size_t max,
+                                       struct kiln_buf *out, struct kiln_err *err);
+/* The repository's gpgkey as a keyring. OUT: *out, sign_keyring_free(). */
+KILN_MUST_CHECK kiln_rc roots_keyring_load(struct sources *s, const struct roots_repo_config *r,
+                                           struct sign_keyring **out, struct kiln_err *err);
+/* A fetcher with o's cache and network choice. OUT: *out, sources_free(). */
+KILN_MUST_CHECK kiln_rc roots_sources_open(const struct roots_fetch_opts *o, struct sources **out,
+                                           struct kiln_err *err);
+/* A fresh private directory under $TMPDIR (or /tmp), its path appended to out. */
+KILN_MUST_CHECK kiln_rc roots_tmpdir_make(struct kiln_buf *out, struct kiln_err *err);
+
+#endif

@@ -1,0 +1,177 @@
+"""kiln build --root CONFIG (issue 21): a fresh root made from the fixture distribution's
+signed repository (tests/fixtures/debrpm.py), with the spec's BuildRequires installed from
+it, the build run in it, and the root's rpm database holding exactly the lock."""
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "roots"
+
+
+@pytest.fixture(scope="module")
+def root_env(debrpm_repo, tmp_path_factory):
+    """A root configuration over the fixture repository, and a cache of the module's own
+    (the image is made once for the module)."""
+    top = tmp_path_factory.mktemp("rootbuild")
+    cfg = top / "fixture-x86_64.cfg"
+    cfg.write_text(debrpm_repo.root_config())
+    env = dict(os.environ, KILN_CACHE_DIR=str(top / "cache"))
+    return cfg, env, top
+
+
+def run(kiln_bin, *args, env, timeout=900):
+    return subprocess.run([str(kiln_bin), *map(str, args)], capture_output=True, text=True,
+                          env=env, timeout=timeout)
+
+
+def nevra(p):
+    return f"{p['name']}-{p['epoch']}:{p['version']}-{p['release']}.{p['arch']}"
+
+
+def test_a_c_package_builds_in_a_root_from_the_repository(kiln_bin, root_env, tmp_path):
+    cfg, env, _ = root_env
+    spec = DATA / "zdemo.spec"
+    r = run(kiln_bin, "root", "lock", "--json", cfg, spec, env=env)
+    assert r.returncode == 0, r.stderr
+    lock = json.loads(r.stdout)
+    names = {p["name"] for p in lock["packages"]}
+    # BuildRequires: zlib-devel is only provided by the repository's zlib1g-dev
+    assert "zlib1g-dev" in names and "gcc" in names
+    (tmp_path / "lock.json").write_text(r.stdout)
+
+    top = tmp_path / "top"
+    r = run(kiln_bin, "build", "-bb", "--topdir", top, "--root", cfg, spec, env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    rpm = next((top / "RPMS" / "x86_64").glob("zdemo-1.0-1.x86_64.rpm"))
+    req = subprocess.run(["rpm", "-qp", "--requires", rpm], capture_output=True, text=True,
+                         check=True).stdout
+    assert "libz.so.1()(64bit)" in req
+
+    # the package installs with rpm and runs
+    inst = tmp_path / "inst"
+    subprocess.run(["rpm", "-i", "--nodeps", "--root", inst, rpm], check=True,
+                   capture_output=True)
+    out = subprocess.run([inst / "usr/bin/zdemo"], capture_output=True, text=True, check=True)
+    assert out.stdout.startswith("zlib ")
+
+    # the root's rpm database lists exactly the lock
+    image = Path(env["KILN_CACHE_DIR"]) / "images" / lock["id"] / "root"
+    assert image.is_dir(), list((Path(env["KILN_CACHE_DIR"]) / "images").iterdir())
+    qa = subprocess.run(["rpm", "--root", image, "-qa", "--qf",
+                         "%{NAME}-%{EPOCHNUM}:%{VERSION}-%{RELEASE}.%{ARCH}\\n"],
+                        capture_output=True, text=True, check=True).stdout.split()
+    assert sorted(qa) == sorted(nevra(p) for p in lock["packages"])
+
+    # given the lock back, the same root: the same package, byte for byte
+    top2 = tmp_path / "top2"
+    r = run(kiln_bin, "build", "-bb", "--topdir", top2, "--root", cfg, "--lock",
+            tmp_path / "lock.json", spec, env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (top2 / "RPMS/x86_64" / rpm.name).read_bytes() == rpm.read_bytes()
+
+
+def test_unsatisfiable_build_requires_name_the_package(kiln_bin, root_env, tmp_path):
+    cfg, env, _ = root_env
+    spec = tmp_path / "nope.spec"
+    spec.write_text((DATA / "zdemo.spec").read_text().replace(
+        "BuildRequires: zlib-devel", "BuildRequires: zlib-devel\nBuildRequires: no-such-lib"))
+    r = run(kiln_bin, "build", "-bb", "--topdir", tmp_path / "top", "--root", cfg, spec,
+            env=env)
+    assert r.returncode != 0
+    assert "no-such-lib" in r.stderr
+    assert not (tmp_path / "top" / "RPMS").exists() or not list(
+        (tmp_path / "top" / "RPMS").rglob("*.rpm"))
+
+
+def test_root_usage_errors(kiln_bin, root_env, tmp_path):
+    cfg, env, _ = root_env
+    spec = DATA / "zdemo.spec"
+    r = run(kiln_bin, "build", "-bb", "--no-sandbox", "--root", cfg, spec, env=env)
+    assert r.returncode == 2 and "sandbox" in r.stderr
+    r = run(kiln_bin, "build", "-bb", "--lock", tmp_path / "x.json", spec, env=env)
+    assert r.returncode == 2 and "--lock goes with --root" in r.stderr
+    r = run(kiln_bin, "build", "-bb", "--root", "no-such-config", spec, env=env)
+    assert r.returncode == 1 and "no-such-config" in r.stderr
+
+
+# %generate_buildrequires in a root: a base set without make, patch and the rest, so each
+# round's request is new to the root. findutils stays in it: the root's post-install policy
+# (brp-strip) needs find.
+MINIMAL = "filesystem bash coreutils findutils sed grep rpm"
+
+TWO_ROUNDS = """Name: dyn
+Version: 1
+Release: 1
+Summary: two rounds of generated build requirements
+License: MIT
+BuildArch: noarch
+
+%description
+d
+
+%generate_buildrequires
+echo make
+if command -v make >/dev/null; then echo patch; fi
+
+%build
+make --version | head -1 > out
+patch --version | head -1 >> out
+
+%install
+install -D -m 0644 out %{buildroot}/usr/share/dyn/out
+
+%files
+/usr/share/dyn/out
+
+%changelog
+* Mon Jan 01 2024 A <a@example.org> - 1-1
+- first
+"""
+
+# Asks each round for the first package of the repository the root lacks: a new one every
+# round, never satisfied within ten.
+def endless_spec(packages):
+    return TWO_ROUNDS.replace("""echo make
+if command -v make >/dev/null; then echo patch; fi""", f"""for p in {' '.join(sorted(packages))}; do
+  rpm -q "$p" >/dev/null 2>&1 || {{ echo "$p"; exit 0; }}
+done""")
+
+
+def minimal_config(debrpm_repo, top):
+    cfg = top / "minimal.cfg"
+    cfg.write_text(debrpm_repo.root_config(MINIMAL))
+    return cfg
+
+
+def test_generate_buildrequires_rounds_extend_the_root(kiln_bin, debrpm_repo, root_env,
+                                                      tmp_path):
+    _, env, top = root_env
+    cfg = minimal_config(debrpm_repo, top)
+    spec = tmp_path / "dyn.spec"
+    spec.write_text(TWO_ROUNDS)
+    r = run(kiln_bin, "build", "-bb", "--topdir", tmp_path / "top", "--root", cfg, spec,
+            env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "round 1: %generate_buildrequires asks for make\n" in r.stderr
+    assert "round 2: %generate_buildrequires asks for make patch\n" in r.stderr
+    assert "satisfied after 3 rounds" in r.stderr
+    rpm = next((tmp_path / "top" / "RPMS" / "noarch").glob("dyn-1-1.noarch.rpm"))
+    out = subprocess.run(["rpm2cpio", rpm], capture_output=True, check=True).stdout
+    assert b"GNU Make" in out and b"patch" in out
+
+
+def test_endless_generate_buildrequires_stops_at_ten_rounds(kiln_bin, debrpm_repo, root_env,
+                                                            tmp_path):
+    _, env, top = root_env
+    cfg = minimal_config(debrpm_repo, top)
+    spec = tmp_path / "endless.spec"
+    spec.write_text(endless_spec(debrpm_repo.info["packages"]))
+    r = run(kiln_bin, "build", "-bb", "--topdir", tmp_path / "top", "--root", cfg, spec,
+            env=env)
+    assert r.returncode == 1
+    assert "round 10: %generate_buildrequires asks for" in r.stderr
+    assert "round 11" not in r.stderr
+    assert "after 10 rounds: giving up" in r.stderr
