@@ -16,6 +16,8 @@
 
 #include "util/util.h"
 
+#include <signal.h>
+
 /* ======================================================================================== */
 /* JSON: decoding against a field table                                                     */
 /* ======================================================================================== */
@@ -154,6 +156,9 @@ KILN_MUST_CHECK kiln_rc api_bearer_parse(const char *value, struct kiln_str *tok
 /* A file name from a request (an artifact or source name): 1..255 bytes, no '/', no NUL,
  * not "." or "..", no control characters. KILN_EINVAL naming what is wrong. */
 KILN_MUST_CHECK kiln_rc api_name_check(const char *name, size_t len, struct kiln_err *err);
+/* A worker's name: 1..64 bytes of letters, digits, '.', '_' and '-', starting with a letter
+ * or digit (a host name fits). KILN_EINVAL naming what is wrong. */
+KILN_MUST_CHECK kiln_rc api_worker_name_check(const char *name, struct kiln_err *err);
 /* 64 lowercase hex digits. */
 bool api_sha256_valid(const char *s);
 
@@ -228,6 +233,13 @@ struct api_server_config {
 	const char *upload_dir;   /* where upload bodies are spooled (must exist) */
 	const char *tls_cert_pem; /* PEM text of certificate chain and key; both or neither */
 	const char *tls_key_pem;
+	unsigned max_conns;             /* open connections in all; 0 = 1000 */
+	unsigned max_conns_per_address; /* from one client address; 0 = 64. Beyond it a new
+	                                 * connection is closed at once, so one client cannot
+	                                 * take the server from the others (workers included) */
+	unsigned idle_timeout_s;        /* a connection idle this long (mid-headers, mid-body or
+	                                 * between requests; not while a long poll waits) is
+	                                 * closed; 0 = 30 */
 	bool anonymous_read;            /* API_ROUTE_READ routes without a token */
 	const struct api_route *routes; /* terminated by a route with pattern NULL; borrowed */
 	void *ctx;                      /* for handlers and auth */
@@ -328,6 +340,9 @@ struct api_call {
 	const char *headers[4];   /* extra "Name: value" lines, NULL-terminated */
 	long timeout_ms;          /* this call; 0 = the client's */
 	int out_fd;               /* write the response body here instead of into resp (2xx) */
+	/* borrowed, NULL for none: the call gives up (KILN_ECANCEL) within about a second of
+	 * *abort turning non-zero, so a daemon told to stop does not wait out a long poll */
+	volatile sig_atomic_t *abort;
 };
 
 struct api_reply {

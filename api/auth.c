@@ -151,6 +151,29 @@ kiln_rc api_name_check(const char *name, size_t len, struct kiln_err *err)
 	return KILN_OK;
 }
 
+static bool name_char(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+kiln_rc api_worker_name_check(const char *name, struct kiln_err *err)
+{
+	size_t len = strnlen(name, 65), i;
+
+	if (!len || len > 64)
+		return kiln_err_set(err, KILN_EINVAL, "a worker name must have 1 to 64 bytes");
+	if (!name_char((unsigned char)name[0]))
+		return kiln_err_set(err, KILN_EINVAL,
+		                    "a worker name must start with a letter or a digit");
+	for (i = 1; i < len; i++)
+		if (!name_char((unsigned char)name[i]) && !strchr("._-", name[i]))
+			return kiln_err_set(err, KILN_EINVAL,
+			                    "a worker name may hold only letters, digits, '.', '_' "
+			                    "and '-' (byte %zu is not one)",
+			                    i + 1);
+	return KILN_OK;
+}
+
 bool api_sha256_valid(const char *s)
 {
 	size_t i;

@@ -162,6 +162,16 @@ static kiln_rc map_curl(CURLcode cc, const char *errbuf, const struct api_call *
 	return kiln_err_set(err, KILN_ENET, "%s %s: %s", call->method, call->path, m);
 }
 
+/* libcurl calls this at least once a second, also while waiting for an answer. */
+static int on_progress(void *p, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                       curl_off_t ulnow)
+{
+	volatile sig_atomic_t *abort = p;
+
+	(void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+	return *abort ? 1 : 0;
+}
+
 static struct curl_slist *call_headers(struct api_client *c, const struct api_call *call)
 {
 	struct curl_slist *h = NULL, *t;
@@ -278,9 +288,18 @@ kiln_rc api_client_call(struct api_client *c, const struct api_call *call, struc
 	curl_easy_setopt(c->h, CURLOPT_PROTOCOLS_STR, "http,https");
 	if (c->ca_file)
 		curl_easy_setopt(c->h, CURLOPT_CAINFO, c->ca_file);
+	if (call->abort) {
+		curl_easy_setopt(c->h, CURLOPT_NOPROGRESS, 0L);
+		curl_easy_setopt(c->h, CURLOPT_XFERINFOFUNCTION, on_progress);
+		curl_easy_setopt(c->h, CURLOPT_XFERINFODATA, (void *)call->abort);
+	}
 	setup_body(c->h, call, upload, usize);
 	cc = curl_easy_perform(c->h);
 	curl_easy_getinfo(c->h, CURLINFO_RESPONSE_CODE, &reply->status);
+	if (cc == CURLE_ABORTED_BY_CALLBACK) {
+		rc = kiln_err_set(err, KILN_ECANCEL, "%s %s: stopped", call->method, call->path);
+		goto out;
+	}
 	if (cc != CURLE_OK) {
 		rc = reply->body.err ? kiln_err_set(err, KILN_ELIMIT, "%s %s: reply over %zu bytes",
 		                                    call->method, call->path, reply->body.max)

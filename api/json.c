@@ -40,10 +40,47 @@ static int json_depth(const char *p, size_t len, int limit)
 	return max;
 }
 
+static bool number_overflow(const json_error_t *e)
+{
+	return !strncmp(e->text, "too big integer", 15) ||
+	       !strncmp(e->text, "real number overflow", 20);
+}
+
+/* The key whose value (or array of values) holds the number jansson stopped at: the last
+ * "KEY": before pos. False when there is none or it is not plain printable ASCII (it is
+ * quoted back to the client). */
+static bool number_key(const char *t, size_t pos, char out[64])
+{
+	size_t end, start;
+
+	while (pos > 0 && t[pos - 1] != ':')
+		pos--;
+	if (!pos--)
+		return false;
+	while (pos > 0 && (t[pos - 1] == ' ' || t[pos - 1] == '\t' || t[pos - 1] == '\n' ||
+	                   t[pos - 1] == '\r'))
+		pos--;
+	if (!pos || t[pos - 1] != '"')
+		return false;
+	end = --pos;
+	while (pos > 0 && t[pos - 1] != '"')
+		pos--;
+	start = pos;
+	if (!pos || end - start >= 64 || end == start)
+		return false;
+	for (pos = start; pos < end; pos++)
+		if (t[pos] < 0x20 || t[pos] > 0x7e || t[pos] == '\\')
+			return false;
+	memcpy(out, t + start, end - start);
+	out[end - start] = '\0';
+	return true;
+}
+
 kiln_rc api_json_load(const void *data, size_t len, void **out, struct kiln_err *err)
 {
 	json_error_t jerr;
 	json_t *root;
+	char key[64];
 
 	*out = NULL;
 	if (len > KILN_LIMIT_HTTP_BODY)
@@ -54,6 +91,12 @@ kiln_rc api_json_load(const void *data, size_t len, void **out, struct kiln_err 
 		return kiln_err_set(err, KILN_ELIMIT, "JSON nested deeper than %d levels",
 		                    KILN_LIMIT_JSON_DEPTH);
 	root = json_loadb(data, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
+	if (!root && number_overflow(&jerr) && number_key(data, (size_t)jerr.position, key)) {
+		kiln_err_set(err, KILN_EINVAL, "field '%s': number out of range (%s)", key,
+		             jerr.text);
+		kiln_err_locate(err, "body", jerr.line, jerr.column);
+		return KILN_EINVAL;
+	}
 	if (!root) {
 		kiln_err_set(err, KILN_ESYNTAX, "malformed JSON: %s", jerr.text);
 		kiln_err_locate(err, "body", jerr.line, jerr.column);

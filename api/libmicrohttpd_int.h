@@ -19,6 +19,7 @@
 	X(MHD_create_response_from_buffer)                                                         \
 	X(MHD_create_response_from_fd_at_offset64)                                                 \
 	X(MHD_destroy_response)                                                                    \
+	X(MHD_get_connection_values)                                                               \
 	X(MHD_is_feature_supported)                                                                \
 	X(MHD_lookup_connection_value)                                                             \
 	X(MHD_queue_response)                                                                      \
@@ -45,6 +46,7 @@ static const struct util_dl_sym api_libmicrohttpd_syms[] = {
 #define MHD_create_response_from_fd_at_offset64                                                    \
 	(api_libmicrohttpd.fn_MHD_create_response_from_fd_at_offset64)
 #define MHD_destroy_response (api_libmicrohttpd.fn_MHD_destroy_response)
+#define MHD_get_connection_values (api_libmicrohttpd.fn_MHD_get_connection_values)
 #define MHD_is_feature_supported (api_libmicrohttpd.fn_MHD_is_feature_supported)
 #define MHD_lookup_connection_value (api_libmicrohttpd.fn_MHD_lookup_connection_value)
 #define MHD_queue_response (api_libmicrohttpd.fn_MHD_queue_response)

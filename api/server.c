@@ -31,10 +31,16 @@ static struct util_dl api_libmicrohttpd_dl =
 #define MAX_PARAMS 8
 #define MAX_SEGMENT 1024
 #define MAX_PATH 4096
+/* kiln answers too long paths (414) and headers (431) itself, as JSON, while the request
+ * fits in libmicrohttpd's connection memory (32 KiB); beyond that MHD answers on its own */
+#define MAX_HEADERS (16 * 1024)
 #define DEFAULT_BODY (1 * KILN_MIB)
 #define DEFAULT_UPLOAD ((uint64_t)KILN_GIB)
 #define REQ_ARENA (8 * KILN_MIB)
 #define DISCARD_MAX ((uint64_t)64 * KILN_MIB)
+#define DEFAULT_CONNS 1000
+#define DEFAULT_CONNS_PER_ADDRESS 64
+#define DEFAULT_IDLE_TIMEOUT 30
 
 struct api_server {
 	struct MHD_Daemon *d;
@@ -107,6 +113,37 @@ void api_resp_header(struct api_resp *r, const char *name, const char *value)
 	r->nheaders++;
 }
 
+/* Error messages quote what the client sent (a path segment, a query value): bytes that
+ * are not UTF-8 become '?', so the answer is valid JSON text and echoes nothing raw. */
+static void utf8_scrub(char *s)
+{
+	unsigned char *p = (unsigned char *)s;
+
+	while (*p) {
+		size_t n = *p < 0x80             ? 1
+		           : (*p & 0xe0) == 0xc0 ? 2
+		           : (*p & 0xf0) == 0xe0 ? 3
+		           : (*p & 0xf8) == 0xf0 ? 4
+		                                 : 0;
+		size_t i;
+
+		for (i = 1; i < n; i++)
+			if ((p[i] & 0xc0) != 0x80)
+				n = 0;
+		/* overlong forms and surrogates are not UTF-8 either */
+		if ((n == 2 && *p < 0xc2) || (n == 3 && *p == 0xe0 && p[1] < 0xa0) ||
+		    (n == 3 && *p == 0xed && p[1] >= 0xa0) ||
+		    (n == 4 && *p == 0xf0 && p[1] < 0x90) ||
+		    (n == 4 && (*p > 0xf4 || (*p == 0xf4 && p[1] >= 0x90))))
+			n = 0;
+		if (!n) {
+			*p++ = '?';
+			continue;
+		}
+		p += n;
+	}
+}
+
 void api_resp_error(struct api_resp *r, int status, const char *code, const char *fmt, ...)
 {
 	char msg[KILN_ERR_MSG_MAX + 64];
@@ -116,6 +153,7 @@ void api_resp_error(struct api_resp *r, int status, const char *code, const char
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	utf8_scrub(msg);
 	util_close(r->file_fd);
 	r->file_fd = -1;
 	r->status = status;
@@ -140,6 +178,10 @@ void api_resp_from_err(struct api_resp *r, const struct kiln_err *err)
 	const char *code = "internal";
 
 	switch (err->code) {
+	case KILN_EIO:
+		if (err->sys_errno == ENOSPC || err->sys_errno == EDQUOT)
+			status = 507, code = "insufficient_storage";
+		break;
 	case KILN_EINVAL:
 	case KILN_ESYNTAX:
 		status = 400, code = "bad_request";
@@ -415,14 +457,32 @@ static bool upload_open(struct api_req *q)
 	return true;
 }
 
-static bool content_length_ok(struct api_req *q, uint64_t max)
+/* The Content-Length the client declared; 0 when none (or not a number). */
+static uint64_t declared_length(struct api_req *q)
 {
 	const char *cl = MHD_lookup_connection_value(q->conn, MHD_HEADER_KIND, "Content-Length");
 	uint64_t n;
 
 	if (!cl || util_parse_u64(cl, strlen(cl), 10, UINT64_MAX, &n, NULL))
-		return true;
-	return n <= max;
+		return 0;
+	return n;
+}
+
+static bool content_length_ok(struct api_req *q, uint64_t max)
+{
+	return declared_length(q) <= max;
+}
+
+/* An upload that cannot be spooled: 507 naming the directory when its disk is full (the
+ * client may try again once there is room), else 500. */
+static enum MHD_Result spool_failed(struct api_req *q, int sys_errno)
+{
+	char msg[KILN_ERR_MSG_MAX - 1];
+
+	if (sys_errno != ENOSPC && sys_errno != EDQUOT)
+		return reject(q, 500, "internal", "cannot spool the upload");
+	snprintf(msg, sizeof(msg), "no space left for the upload in %.400s", q->srv->upload_dir);
+	return reject(q, 507, "insufficient_storage", msg);
 }
 
 static enum MHD_Result body_add(struct api_req *q, const char *data, size_t *size)
@@ -444,7 +504,7 @@ static enum MHD_Result body_add(struct api_req *q, const char *data, size_t *siz
 	if (q->upload_size + n > q->srv->cfg.max_upload)
 		return reject(q, 413, "too_large", "upload over the size limit");
 	if (util_write_all(q->upload_fd, data, n, &err))
-		return reject(q, 500, "internal", "cannot spool the upload");
+		return spool_failed(q, err.sys_errno);
 	util_digest_update(&q->dg, data, n);
 	q->upload_size += n;
 	return MHD_YES;
@@ -497,6 +557,25 @@ static void req_free(struct api_req *q)
 	free(q);
 }
 
+static enum MHD_Result header_add(void *cls, enum MHD_ValueKind kind, const char *key,
+                                  const char *value)
+{
+	size_t *n = cls;
+
+	(void)kind;
+	*n += strlen(key) + (value ? strlen(value) : 0) + 4;
+	return MHD_YES;
+}
+
+/* What the headers take (names, values, ": " and CRLF). */
+static size_t header_bytes(struct api_req *q)
+{
+	size_t n = 0;
+
+	(void)MHD_get_connection_values(q->conn, MHD_HEADER_KIND, header_add, &n);
+	return n;
+}
+
 /* First call: route, auth, size checks. False when already answered. */
 static bool req_start(struct api_req *q)
 {
@@ -505,6 +584,10 @@ static bool req_start(struct api_req *q)
 
 	if (!q->path || strlen(q->path) > MAX_PATH) {
 		reject(q, 414, "too_long", "request path too long");
+		return false;
+	}
+	if (header_bytes(q) > MAX_HEADERS) {
+		reject(q, 431, "headers_too_large", "request headers over 16 KiB");
 		return false;
 	}
 	q->route = route_find(q, q->path, &method_ok);
@@ -525,7 +608,7 @@ static bool req_start(struct api_req *q)
 		return false;
 	}
 	if ((q->route->flags & API_ROUTE_UPLOAD) && !upload_open(q)) {
-		reject(q, 500, "internal", "cannot spool the upload");
+		spool_failed(q, errno);
 		return false;
 	}
 	return true;
@@ -582,6 +665,18 @@ static enum MHD_Result req_run(struct api_req *q)
 	return reject_flush(q);
 }
 
+/* A request refused before its body: answered at once, without "100 Continue", when the
+ * client waits for that (it would send the body only to have it dropped) or declared more
+ * than is ever discarded. Otherwise the body is read and discarded first, so a client that
+ * sends it without waiting for an answer still gets to read one. MHD closes the connection
+ * after an early answer. */
+static bool answer_early(struct api_req *q)
+{
+	const char *e = MHD_lookup_connection_value(q->conn, MHD_HEADER_KIND, "Expect");
+
+	return (e && !strcasecmp(e, "100-continue")) || declared_length(q) > DISCARD_MAX;
+}
+
 static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const char *url,
                                  const char *method, const char *version, const char *upload_data,
                                  size_t *upload_data_size, void **con_cls)
@@ -595,7 +690,8 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
 		if (!q)
 			return MHD_NO;
 		*con_cls = q;
-		(void)req_start(q);
+		if (!req_start(q) && answer_early(q))
+			return reject_flush(q);
 		return MHD_YES;
 	}
 	if (*upload_data_size)
@@ -704,13 +800,14 @@ static kiln_rc daemon_start(struct api_server *s, struct kiln_err *err)
 		return kiln_err_set(err, KILN_EUNSUPP, "this libmicrohttpd has no TLS support");
 	if (tls)
 		flags |= MHD_USE_TLS;
-	s->d = MHD_start_daemon(flags, 0, NULL, NULL, access_cb, s, MHD_OPTION_LISTEN_SOCKET,
-	                        s->listen_fd, MHD_OPTION_THREAD_POOL_SIZE,
-	                        s->cfg.threads ? s->cfg.threads : 4, MHD_OPTION_NOTIFY_COMPLETED,
-	                        completed_cb, s, MHD_OPTION_UNESCAPE_CALLBACK, unescape_cb, s,
-	                        MHD_OPTION_CONNECTION_LIMIT, 1000, MHD_OPTION_CONNECTION_TIMEOUT,
-	                        120, MHD_OPTION_HTTPS_MEM_CERT, tls ? s->tls_cert : NULL,
-	                        MHD_OPTION_HTTPS_MEM_KEY, tls ? s->tls_key : NULL, MHD_OPTION_END);
+	s->d = MHD_start_daemon(
+	    flags, 0, NULL, NULL, access_cb, s, MHD_OPTION_LISTEN_SOCKET, s->listen_fd,
+	    MHD_OPTION_THREAD_POOL_SIZE, s->cfg.threads ? s->cfg.threads : 4,
+	    MHD_OPTION_NOTIFY_COMPLETED, completed_cb, s, MHD_OPTION_UNESCAPE_CALLBACK, unescape_cb,
+	    s, MHD_OPTION_CONNECTION_LIMIT, s->cfg.max_conns, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+	    s->cfg.max_conns_per_address, MHD_OPTION_CONNECTION_TIMEOUT, s->cfg.idle_timeout_s,
+	    MHD_OPTION_HTTPS_MEM_CERT, tls ? s->tls_cert : NULL, MHD_OPTION_HTTPS_MEM_KEY,
+	    tls ? s->tls_key : NULL, MHD_OPTION_END);
 	if (!s->d)
 		return kiln_err_set(err, KILN_EIO, "cannot start the HTTP server on %s%s",
 		                    s->cfg.listen,
@@ -735,6 +832,12 @@ kiln_rc api_server_new(const struct api_server_config *cfg, struct api_server **
 		s->cfg.max_body = DEFAULT_BODY;
 	if (!s->cfg.max_upload)
 		s->cfg.max_upload = DEFAULT_UPLOAD;
+	if (!s->cfg.max_conns)
+		s->cfg.max_conns = DEFAULT_CONNS;
+	if (!s->cfg.max_conns_per_address)
+		s->cfg.max_conns_per_address = DEFAULT_CONNS_PER_ADDRESS;
+	if (!s->cfg.idle_timeout_s)
+		s->cfg.idle_timeout_s = DEFAULT_IDLE_TIMEOUT;
 	s->upload_dir = kiln_strdup(cfg->upload_dir ? cfg->upload_dir : "/tmp");
 	s->tls_cert = cfg->tls_cert_pem ? kiln_strdup(cfg->tls_cert_pem) : NULL;
 	s->tls_key = cfg->tls_key_pem ? kiln_strdup(cfg->tls_key_pem) : NULL;

@@ -359,7 +359,7 @@ static kiln_rc wait_job(struct conn *k, int64_t id, bool follow, struct cjob *j,
                         struct kiln_arena *a, struct kiln_err *err)
 {
 	int64_t t0 = util_clock_mono_ns() / 1000000, attempt = 0, offset = 0;
-	bool complete;
+	bool complete = false;
 	kiln_rc rc;
 
 	for (;;) {
@@ -367,13 +367,16 @@ static kiln_rc wait_job(struct conn *k, int64_t id, bool follow, struct cjob *j,
 		if (rc)
 			return rc;
 		progress(k->cfg, j, t0);
-		if (final_state(j->state) && (!follow || attempt >= j->attempts))
+		/* following an ended job: its last attempt's log to the end (answers come in
+		 * 1 MiB parts) */
+		if (final_state(j->state) &&
+		    (!follow || !j->attempts || (attempt >= j->attempts && complete)))
 			break;
 		if (j->attempts > attempt) {
 			if (attempt && follow)
 				out_printf(k->cfg, "--- attempt %lld ---\n",
 				           (long long)j->attempts);
-			attempt = j->attempts, offset = 0;
+			attempt = j->attempts, offset = 0, complete = false;
 		}
 		if (!attempt) {
 			(void)poll(NULL, 0, 500); /* queued: no log to long-poll yet */

@@ -19,7 +19,8 @@ struct build_cli_opts {
 	const char *rebuild, *recompile;
 	bool nodeps, noclean, nocheck, noprep, short_circuit, clean, rmsource, rmspec, quiet;
 	bool json, sandbox, no_sandbox, network;
-	int cpus, timeout, pids;
+	int cpus, timeout, pids, cpu;
+	const char *memory;
 	const char *buildroot, *topdir, *sign, *rpm_format, *root, *verify, *lock;
 };
 
@@ -66,6 +67,9 @@ const struct cli_opt cli_build_opts[] = {
      "in the sandbox: the build sees N CPUs (for reproducible %{_smp_build_ncpus})"},
     {"pids-max", 0, CLI_OPT_INT, offsetof(struct build_cli_opts, pids), NULL, "N",
      "in the sandbox: at most N processes (cgroup pids limit)"},
+    BSTR("memory", 0, memory, "BYTES", "in the sandbox: cgroup memory limit (K, M, G allowed)"),
+    {"cpu", 0, CLI_OPT_INT, offsetof(struct build_cli_opts, cpu), NULL, "PERCENT",
+     "in the sandbox: cgroup CPU bandwidth, percent of one CPU"},
     {"timeout", 0, CLI_OPT_INT, offsetof(struct build_cli_opts, timeout), NULL, "SECONDS",
      "in the sandbox: kill a stage after SECONDS"},
     BFLAG("enable-network", network, "with --sandbox: keep the host network"),
@@ -428,6 +432,11 @@ int cli_cmd_build(int argc, char **argv)
 	setup.limits.cpus = o.cpus > 0 ? (unsigned)o.cpus : 0;
 	setup.limits.timeout_ms = o.timeout > 0 ? (int64_t)o.timeout * 1000 : 0;
 	setup.limits.pids_max = o.pids > 0 ? (uint64_t)o.pids : 0;
+	setup.limits.cpu_percent = o.cpu > 0 ? (uint32_t)o.cpu : 0;
+	if (o.memory && cli_parse_size(o.memory, &setup.limits.memory_bytes, &err)) {
+		status = cli_usage_error(cmd, "--memory: %s", err.msg);
+		goto out;
+	}
 	if (worker_root_is_config(o.root)) {
 		bool usage;
 

@@ -18,7 +18,8 @@
 
 struct worker_cli_opts {
 	const char *url, *token, *name, *root, *work_dir;
-	int slots, poll;
+	const char *memory, *log_max;
+	int slots, poll, pids, cpu;
 	bool no_sandbox, sandbox;
 	const char *arches[WLIST_MAX], *tags[WLIST_MAX], *roots[WLIST_MAX];
 	size_t narches, ntags, nroots;
@@ -76,6 +77,14 @@ const struct cli_opt cli_worker_opts[] = {
     {"no-sandbox", 0, CLI_OPT_FLAG, WOFF(no_sandbox), NULL, NULL,
      "run build stages as plain host processes"},
     {"poll", 0, CLI_OPT_INT, WOFF(poll), NULL, "SECONDS", "long poll length (default 20)"},
+    {"pids-max", 0, CLI_OPT_INT, WOFF(pids), NULL, "N",
+     "in the sandbox: at most N processes a build (default 4096)"},
+    {"memory", 0, CLI_OPT_STRING, WOFF(memory), NULL, "BYTES",
+     "in the sandbox: memory a build (K, M, G; default 3/4 of RAM shared by the slots)"},
+    {"cpu", 0, CLI_OPT_INT, WOFF(cpu), NULL, "PERCENT",
+     "in the sandbox: CPU a build, percent of one CPU (default the CPUs shared by the slots)"},
+    {"log-max", 0, CLI_OPT_STRING, WOFF(log_max), NULL, "BYTES",
+     "build log a job attempt; the rest is dropped and the job fails (default 64M)"},
     CLI_OPT_END,
 };
 
@@ -103,8 +112,14 @@ int cli_cmd_worker(int argc, char **argv)
 		return cli_usage_error(cmd, "unexpected argument '%s'", argv[1]);
 	if (o.sandbox && o.no_sandbox)
 		return cli_usage_error(cmd, "--sandbox and --no-sandbox exclude each other");
-	if (o.slots < 0 || o.poll < 0)
-		return cli_usage_error(cmd, "--slots and --poll take positive numbers");
+	if (o.slots < 0 || o.poll < 0 || o.pids < 0 || o.cpu < 0)
+		return cli_usage_error(cmd, "--slots, --poll, --pids-max and --cpu take positive "
+		                            "numbers");
+	if ((o.memory && cli_parse_size(o.memory, &d.memory_bytes, &err)) ||
+	    (o.log_max && cli_parse_size(o.log_max, &d.log_max, &err)))
+		return cli_usage_error(cmd, "%s", err.msg);
+	d.pids_max = (uint64_t)o.pids;
+	d.cpu_percent = (uint64_t)o.cpu;
 	d.scheduler_url = o.url ? o.url : getenv("KILN_URL");
 	d.token = o.token ? o.token : getenv("KILN_TOKEN");
 	d.ca_file = getenv("KILN_CA_FILE");

@@ -68,6 +68,11 @@ static kiln_rc ufill(struct pack_payload *pl, struct kiln_err *err)
 	rc = pack_decomp_read(pl->dec, pl->ubuf, sizeof(pl->ubuf), &got, err);
 	if (rc)
 		return rc;
+	if (pl->has_umax && got > pl->umax - pl->usize)
+		return kiln_err_set(err, KILN_EFORMAT,
+		                    "payload: the archive grows past the %" PRIu64
+		                    " bytes the headers declare",
+		                    pl->umax);
 	for (i = 0; i < PACK_PDIG_N; i++) {
 		if (pl->udig[i].on)
 			util_digest_update(&pl->udig[i].d, pl->ubuf, got);
@@ -344,6 +349,15 @@ static kiln_rc digest_check(struct pack_pdig *d, const char *what, const char *n
 	return KILN_OK;
 }
 
+/* The archive's size as the headers state it (v6 PAYLOADSIZEALT, else the signature's
+ * LONGARCHIVESIZE or PAYLOADSIZE); false when they do not. */
+static bool declared_usize(const struct pack_package *p, uint64_t *out)
+{
+	return pack_header_get_number(&p->hdr, RPMTAG_PAYLOADSIZEALT, out) ||
+	       pack_header_get_number(&p->sig, PACK_SIGTAG_LONGARCHIVESIZE, out) ||
+	       pack_header_get_number(&p->sig, PACK_SIGTAG_PAYLOADSIZE, out);
+}
+
 /* The sizes the headers state, once both streams are drained: the archive's (v6
  * PAYLOADSIZEALT, else the signature's PAYLOADSIZE or LONGARCHIVESIZE) and the compressed
  * payload's (v6 PAYLOADSIZE). */
@@ -357,9 +371,7 @@ static kiln_rc sizes_check(const struct pack_payload *pl, struct kiln_err *err)
 		                    "payload: %" PRIu64 " compressed bytes, the header's "
 		                    "PAYLOADSIZE says %" PRIu64,
 		                    pl->csize, want);
-	if (pack_header_get_number(&p->hdr, RPMTAG_PAYLOADSIZEALT, &want) ||
-	    pack_header_get_number(&p->sig, PACK_SIGTAG_LONGARCHIVESIZE, &want) ||
-	    pack_header_get_number(&p->sig, PACK_SIGTAG_PAYLOADSIZE, &want)) {
+	if (declared_usize(p, &want)) {
 		if (want != pl->usize)
 			return kiln_err_set(err, KILN_EFORMAT,
 			                    "payload: archive of %" PRIu64 " bytes, the headers "
@@ -666,6 +678,7 @@ static kiln_rc payload_new(const struct pack_package *p, int fd, const void *mem
 		return rc;
 	}
 	pl->stripped = pack_header_get(&p->hdr, RPMTAG_LONGFILESIZES) != NULL;
+	pl->has_umax = declared_usize(p, &pl->umax);
 	*out = pl;
 	return KILN_OK;
 }

@@ -31,6 +31,9 @@ struct pack_payload {
 	bool ueof;
 	uint64_t off;   /* offset in the uncompressed archive */
 	uint64_t usize; /* uncompressed bytes decompressed */
+	uint64_t umax;  /* the archive size the headers declare (when has_umax): no byte past
+	                 * it is decompressed, so a bomb stops there, not at the digest check */
+	bool has_umax;
 	struct pack_pdig cdig[PACK_PDIG_N], udig[PACK_PDIG_N];
 	struct pack_file_list fl; /* owned */
 	const struct pack_entry *modes, *flags, *links, *users, *groups, *mtimes, *digests, *rdevs,

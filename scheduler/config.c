@@ -22,6 +22,9 @@ void scheduler_config_init(struct scheduler_config *cfg)
 	cfg->listen = "127.0.0.1:8470";
 	cfg->data_dir = "./kiln-data";
 	cfg->threads = 4;
+	cfg->max_conns = 1000;
+	cfg->max_conns_per_address = 64;
+	cfg->idle_timeout_ms = 30000;
 	cfg->max_body = KILN_MIB;
 	cfg->max_upload = KILN_GIB;
 	cfg->lease_ttl_ms = 60000;
@@ -31,6 +34,8 @@ void scheduler_config_init(struct scheduler_config *cfg)
 	cfg->max_attempts = 3;
 	cfg->tick_ms = 250;
 	cfg->history_ms = 30000;
+	cfg->min_free = 512 * KILN_MIB;
+	cfg->log_max = 256 * KILN_MIB;
 	cfg->default_key = "default";
 	cfg->publish_keep_versions = 3;
 	cfg->publish_generations = 3;
@@ -119,7 +124,13 @@ static kiln_rc set_server(struct scheduler_config *c, const char *k, const char 
 		rc = parse_count(v, 1, 256, &n, err);
 		c->threads = (unsigned)n;
 		return rc;
-	} else
+	} else if (!strcmp(k, "max_connections"))
+		return parse_count(v, 16, 100000, &c->max_conns, err);
+	else if (!strcmp(k, "max_connections_per_address"))
+		return parse_count(v, 1, 100000, &c->max_conns_per_address, err);
+	else if (!strcmp(k, "idle_timeout"))
+		return parse_duration(v, &c->idle_timeout_ms, err);
+	else
 		return KILN_ENOTFOUND;
 	return KILN_OK;
 }
@@ -145,6 +156,10 @@ static kiln_rc set_limits(struct scheduler_config *c, const char *k, const char 
 		return parse_duration(v, &c->history_ms, err);
 	if (!strcmp(k, "max_attempts"))
 		return parse_count(v, 1, 100, &c->max_attempts, err);
+	if (!strcmp(k, "log_max"))
+		return parse_size(v, &c->log_max, err);
+	if (!strcmp(k, "min_free"))
+		return parse_size(v, &c->min_free, err);
 	return KILN_ENOTFOUND;
 }
 

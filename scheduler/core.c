@@ -559,6 +559,9 @@ static kiln_rc http_start(struct scheduler *s, struct kiln_err *err)
 		goto out;
 	hc.listen = cfg->listen;
 	hc.threads = cfg->threads;
+	hc.max_conns = (unsigned)cfg->max_conns;
+	hc.max_conns_per_address = (unsigned)cfg->max_conns_per_address;
+	hc.idle_timeout_s = (unsigned)((cfg->idle_timeout_ms + 999) / 1000);
 	hc.max_body = cfg->max_body;
 	hc.max_upload = cfg->max_upload;
 	hc.upload_dir = s->tmp_dir;

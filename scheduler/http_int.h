@@ -9,6 +9,18 @@
 /* The i-th path capture as a job id (KILN_ENOTFOUND when it is not one). */
 KILN_MUST_CHECK kiln_rc scheduler_param_id(struct api_req *req, unsigned i, int64_t *id,
                                            struct kiln_err *err);
+/* Does the caller read everything (scope read or admin)? A submit-only token reads only
+ * the jobs it submitted. */
+bool scheduler_reads_all(const struct api_req *req);
+/* The job id of the path's first capture, for a caller allowed to see that job (every
+ * job with read; a submit-only token only its own): KILN_ENOTFOUND otherwise, the same
+ * answer as for no such job. */
+KILN_MUST_CHECK kiln_rc scheduler_job_param(struct scheduler *s, struct api_req *req, int64_t *id,
+                                            struct kiln_err *err);
+/* May the caller download the package of this sha256 (signed or not)? With read, any;
+ * a submit-only token, one of its jobs' packages. KILN_ENOTFOUND otherwise. */
+KILN_MUST_CHECK kiln_rc scheduler_artifact_visible(struct scheduler *s, struct api_req *req,
+                                                   const char *sha, struct kiln_err *err);
 /* Finish a JSON body written into resp->body with this status. */
 void scheduler_reply_json(struct api_resp *resp, int status);
 

@@ -25,6 +25,26 @@ kiln_rc scheduler_param_id(struct api_req *req, unsigned i, int64_t *id, struct 
 	return KILN_OK;
 }
 
+bool scheduler_reads_all(const struct api_req *req)
+{
+	return (api_req_scopes(req) & (API_SCOPE_READ | API_SCOPE_ADMIN)) != 0;
+}
+
+kiln_rc scheduler_job_param(struct scheduler *s, struct api_req *req, int64_t *id,
+                            struct kiln_err *err)
+{
+	struct scheduler_job j = {0};
+	kiln_rc rc;
+
+	rc = scheduler_param_id(req, 0, id, err);
+	if (rc || scheduler_reads_all(req))
+		return rc;
+	rc = s->store->ops->job_get(s->store, *id, api_req_arena(req), &j, err);
+	if (!rc && j.token_id != api_req_token_id(req))
+		rc = kiln_err_set(err, KILN_ENOTFOUND, "no job %lld", (long long)*id);
+	return rc;
+}
+
 void scheduler_reply_json(struct api_resp *resp, int status)
 {
 	resp->status = status;
@@ -148,6 +168,22 @@ static void jw_inputs(struct api_jw *w, const struct scheduler_request *r, const
 	jw_strlist(w, "without", &r->without);
 }
 
+/* Only the limits the submitter gave: the worker's own apply to the rest. */
+static void jw_limits(struct api_jw *w, const struct scheduler_job_limits *l)
+{
+	api_jw_key(w, "limits");
+	api_jw_obj(w);
+	if (l->pids)
+		api_jw_kint(w, "pids", l->pids);
+	if (l->memory)
+		api_jw_kint(w, "memory", l->memory);
+	if (l->cpu)
+		api_jw_kint(w, "cpu", l->cpu);
+	if (l->log)
+		api_jw_kint(w, "log", l->log);
+	api_jw_end(w);
+}
+
 static void request_json(const struct scheduler_request *r, const char *spec_sha,
                          const char *sign_key, int64_t timeout, struct kiln_buf *out)
 {
@@ -164,6 +200,8 @@ static void request_json(const struct scheduler_request *r, const char *spec_sha
 	api_jw_kint(&w, "timeout", timeout);
 	if (r->root)
 		api_jw_kstr(&w, "root", r->root);
+	if (r->has_limits)
+		jw_limits(&w, &r->limits);
 	api_jw_end(&w);
 }
 
@@ -416,6 +454,7 @@ void scheduler_h_jobs(void *ctx, struct api_req *req, struct api_resp *resp)
 	enum scheduler_state st = SCHED_QUEUED;
 	const char *state = api_req_query(req, "state");
 	const char *name = api_req_query(req, "name");
+	bool all = scheduler_reads_all(req);
 	int64_t limit, cursor;
 	struct api_jw w;
 	size_t n = 0, i;
@@ -440,8 +479,11 @@ void scheduler_h_jobs(void *ctx, struct api_req *req, struct api_resp *resp)
 	api_jw_obj(&w);
 	api_jw_key(&w, "jobs");
 	api_jw_arr(&w);
+	/* a submit-only token lists its own jobs: a page may come out short, the cursor
+	 * still pages on through all of them */
 	for (i = 0; i < n; i++)
-		scheduler_job_json(&w, &v[i]);
+		if (all || v[i].token_id == api_req_token_id(req))
+			scheduler_job_json(&w, &v[i]);
 	api_jw_end(&w);
 	api_jw_key(&w, "next_cursor");
 	if (n == (size_t)limit && n)
@@ -477,7 +519,7 @@ void scheduler_h_job(void *ctx, struct api_req *req, struct api_resp *resp)
 	int64_t id;
 	kiln_rc rc;
 
-	rc = scheduler_param_id(req, 0, &id, &err);
+	rc = scheduler_job_param(s, req, &id, &err);
 	if (!rc && scheduler_jobcache_get(s->jobcache, id, version, &resp->body)) {
 		resp->status = 200;
 		return;
@@ -509,22 +551,50 @@ void scheduler_h_job(void *ctx, struct api_req *req, struct api_resp *resp)
 		scheduler_jobcache_put(s->jobcache, id, version, resp->body.ptr, resp->body.len);
 }
 
+/* The state of attempt n of j (an earlier attempt's is not the job's); the job's own
+ * before its first attempt. */
+static kiln_rc attempt_state(struct scheduler *s, struct api_req *req,
+                             const struct scheduler_job *j, int64_t n, const char **state,
+                             struct kiln_err *err)
+{
+	struct scheduler_attempt *v = NULL;
+	size_t cnt = 0, i;
+	kiln_rc rc;
+
+	*state = scheduler_state_name(j->state);
+	if (n == 0 && j->attempts == 0)
+		return KILN_OK;
+	rc = s->store->ops->attempts_list(s->store, j->id, api_req_arena(req), &v, &cnt, err);
+	for (i = 0; !rc && i < cnt; i++) {
+		if (v[i].n == n) {
+			*state = v[i].state;
+			return KILN_OK;
+		}
+	}
+	return rc ? rc
+	          : kiln_err_set(err, KILN_ENOTFOUND, "job %lld has no attempt %lld",
+	                         (long long)j->id, (long long)n);
+}
+
 void scheduler_h_artifacts(void *ctx, struct api_req *req, struct api_resp *resp)
 {
 	struct scheduler *s = ctx;
 	struct kiln_err err = KILN_ERR_INIT;
 	struct scheduler_artifact *arts = NULL;
 	struct scheduler_job j = {0};
+	const char *state = "";
 	size_t n = 0;
 	struct api_jw w;
 	int64_t id, attempt;
 	kiln_rc rc;
 
-	rc = scheduler_param_id(req, 0, &id, &err);
+	rc = scheduler_job_param(s, req, &id, &err);
 	if (!rc)
 		rc = s->store->ops->job_get(s->store, id, api_req_arena(req), &j, &err);
 	if (!rc)
 		rc = api_req_query_int(req, "attempt", j.attempts, 0, INT64_MAX, &attempt, &err);
+	if (!rc)
+		rc = attempt_state(s, req, &j, attempt, &state, &err);
 	if (!rc)
 		rc = s->store->ops->artifacts_list(s->store, id, attempt, api_req_arena(req), &arts,
 		                                   &n, &err);
@@ -536,15 +606,29 @@ void scheduler_h_artifacts(void *ctx, struct api_req *req, struct api_resp *resp
 	api_jw_obj(&w);
 	api_jw_kint(&w, "job", id);
 	api_jw_kint(&w, "attempt", attempt);
-	api_jw_kstr(&w, "state", scheduler_state_name(j.state));
+	api_jw_kstr(&w, "state", state);
 	api_jw_key(&w, "artifacts");
 	artifacts_json(&w, arts, n);
 	api_jw_end(&w);
 	scheduler_reply_json(resp, 200);
 }
 
+kiln_rc scheduler_artifact_visible(struct scheduler *s, struct api_req *req, const char *sha,
+                                   struct kiln_err *err)
+{
+	if (scheduler_reads_all(req))
+		return KILN_OK;
+	return s->store->ops->artifact_owned(s->store, sha, api_req_token_id(req), err);
+}
+
 void scheduler_h_artifact_get(void *ctx, struct api_req *req, struct api_resp *resp)
 {
+	struct kiln_err err = KILN_ERR_INIT;
+
+	if (scheduler_artifact_visible(ctx, req, api_req_param(req, 0), &err)) {
+		api_resp_from_err(resp, &err);
+		return;
+	}
 	send_blob(ctx, api_req_param(req, 0), "application/x-rpm", resp);
 }
 
@@ -596,7 +680,7 @@ void scheduler_h_cancel(void *ctx, struct api_req *req, struct api_resp *resp)
 	int64_t id;
 	kiln_rc rc;
 
-	rc = scheduler_param_id(req, 0, &id, &err);
+	rc = scheduler_job_param(s, req, &id, &err);
 	if (!rc)
 		rc = s->store->ops->job_cancel(s->store, id, util_clock_wall_ms(), &st, &err);
 	if (!rc)
@@ -622,7 +706,7 @@ void scheduler_h_retry(void *ctx, struct api_req *req, struct api_resp *resp)
 	int64_t id;
 	kiln_rc rc;
 
-	rc = scheduler_param_id(req, 0, &id, &err);
+	rc = scheduler_job_param(s, req, &id, &err);
 	if (!rc)
 		rc = s->store->ops->job_retry(s->store, id, util_clock_wall_ms(), &err);
 	if (!rc)
@@ -646,7 +730,7 @@ void scheduler_h_placement(void *ctx, struct api_req *req, struct api_resp *resp
 	int64_t id;
 	kiln_rc rc;
 
-	rc = scheduler_param_id(req, 0, &id, &err);
+	rc = scheduler_job_param(s, req, &id, &err);
 	if (!rc)
 		rc = s->store->ops->job_get(s->store, id, api_req_arena(req), &j, &err);
 	api_jw_init(&w, &resp->body);
@@ -756,7 +840,7 @@ void scheduler_h_log_get(void *ctx, struct api_req *req, struct api_resp *resp)
 	bool active = false;
 	kiln_rc rc;
 
-	rc = scheduler_param_id(req, 0, &job, &err);
+	rc = scheduler_job_param(s, req, &job, &err);
 	if (!rc)
 		rc = find_attempt(s, req, job, &n, &active, &err);
 	if (!rc)

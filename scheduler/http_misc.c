@@ -4,16 +4,19 @@
  */
 #include "util/util.h"
 
+#include <sys/statvfs.h>
+
 #include "scheduler/scheduler_int.h"
 #include "scheduler/http_int.h"
 
 #define R API_ROUTE_READ
+/* read, or submit for the caller's own jobs (the handlers check whose they are) */
 #define RS (API_SCOPE_READ | API_SCOPE_SUBMIT)
 
 const struct api_route scheduler_routes[] = {
     {API_GET, "/", 0, API_ROUTE_NOAUTH, scheduler_h_web},
     {API_GET, "/ui/{}", 0, API_ROUTE_NOAUTH, scheduler_h_web},
-    {API_GET, "/api/v1/stats/history", RS, R, scheduler_h_history},
+    {API_GET, "/api/v1/stats/history", API_SCOPE_READ, R, scheduler_h_history},
     {API_GET, "/api/v1/health", 0, API_ROUTE_NOAUTH, scheduler_h_health},
     {API_GET, "/metrics", 0, API_ROUTE_NOAUTH, scheduler_h_metrics},
     {API_GET, "/api/v1/openapi.json", 0, API_ROUTE_NOAUTH, scheduler_h_openapi},
@@ -33,8 +36,8 @@ const struct api_route scheduler_routes[] = {
     {API_POST, "/api/v1/rebuilds", API_SCOPE_SUBMIT, 0, scheduler_h_rebuild_create},
     {API_GET, "/api/v1/rebuilds/{}", RS, R, scheduler_h_rebuild_get},
     {API_PUT, "/api/v1/blobs/{}", API_SCOPE_SUBMIT, API_ROUTE_UPLOAD, scheduler_h_blob_put},
-    {API_GET, "/api/v1/blobs/{}", RS | API_SCOPE_WORKER, R, scheduler_h_blob_get},
-    {API_GET, "/api/v1/workers", RS, R, scheduler_h_workers},
+    {API_GET, "/api/v1/blobs/{}", API_SCOPE_READ | API_SCOPE_WORKER, R, scheduler_h_blob_get},
+    {API_GET, "/api/v1/workers", API_SCOPE_READ, R, scheduler_h_workers},
     {API_POST, "/api/v1/workers", API_SCOPE_WORKER, 0, scheduler_h_worker_register},
     {API_POST, "/api/v1/leases", API_SCOPE_WORKER, 0, scheduler_h_lease},
     {API_POST, "/api/v1/leases/{}/heartbeat", API_SCOPE_WORKER, 0, scheduler_h_heartbeat},
@@ -42,8 +45,8 @@ const struct api_route scheduler_routes[] = {
     {API_PUT, "/api/v1/leases/{}/artifacts/{}", API_SCOPE_WORKER, API_ROUTE_UPLOAD,
      scheduler_h_artifact_put},
     {API_POST, "/api/v1/leases/{}/complete", API_SCOPE_WORKER, 0, scheduler_h_complete},
-    {API_GET, "/api/v1/repos", RS, R, scheduler_h_repos},
-    {API_GET, "/api/v1/repos/{}", RS, R, scheduler_h_repo},
+    {API_GET, "/api/v1/repos", API_SCOPE_READ, R, scheduler_h_repos},
+    {API_GET, "/api/v1/repos/{}", API_SCOPE_READ, R, scheduler_h_repo},
     {API_POST, "/api/v1/repos/{}/regenerate", API_SCOPE_ADMIN, 0, scheduler_h_repo_regenerate},
     {API_DELETE, "/api/v1/repos/{}/packages/{}", API_SCOPE_ADMIN, 0, scheduler_h_repo_remove},
     {API_GET, "/repos/{*}", 0, API_ROUTE_NOAUTH, scheduler_h_repo_file},
@@ -53,23 +56,37 @@ const struct api_route scheduler_routes[] = {
     {0, NULL, 0, 0, NULL},
 };
 
-/* Cheap on purpose (load balancers call it often): the store answers, nothing counted. */
+/* Cheap on purpose (load balancers call it often): the store answers, nothing counted.
+ * Still 200 when degraded (the data directory's disk runs low): it serves, but needs an
+ * operator. */
 void scheduler_h_health(void *ctx, struct api_req *req, struct api_resp *resp)
 {
 	struct scheduler *s = ctx;
 	struct kiln_err err = KILN_ERR_INIT;
+	struct statvfs vfs;
 	struct api_jw w;
+	bool free_ok;
 
 	(void)req;
 	if (s->store->ops->ping(s->store, &err)) {
 		api_resp_error(resp, 503, "unavailable", "job store: %s", err.msg);
 		return;
 	}
+	free_ok = statvfs(s->cfg->data_dir, &vfs) < 0 ||
+	          (uint64_t)vfs.f_bavail * vfs.f_frsize >= s->cfg->min_free;
 	api_jw_init(&w, &resp->body);
 	api_jw_obj(&w);
-	api_jw_kstr(&w, "status", "ok");
+	api_jw_kstr(&w, "status", free_ok ? "ok" : "degraded");
 	api_jw_kstr(&w, "version", KILN_VERSION);
 	api_jw_kstr(&w, "store", s->store->ops->name);
+	if (!free_ok) {
+		char why[KILN_LIMIT_PATH + 96];
+
+		api_jw_kint(&w, "free_bytes", (int64_t)((uint64_t)vfs.f_bavail * vfs.f_frsize));
+		snprintf(why, sizeof(why), "%s has less than %llu bytes free (limits.min_free)",
+		         s->cfg->data_dir, (unsigned long long)s->cfg->min_free);
+		api_jw_kstr(&w, "reason", why);
+	}
 	api_jw_end(&w);
 	scheduler_reply_json(resp, 200);
 }

@@ -127,6 +127,35 @@ static kiln_rc lease_id_param(struct api_req *req, const char **id, struct kiln_
 	return KILN_OK;
 }
 
+/* A worker's name belongs to the token that first registered it: another token (unless an
+ * admin's) may not register, lease, heartbeat, log, upload or complete as that worker.
+ * register: the name may be new (it is then bound to the caller). */
+static kiln_rc worker_check(struct scheduler *s, struct api_req *req, const char *name, bool reg,
+                            struct kiln_err *err)
+{
+	int64_t owner = -1;
+	kiln_rc rc;
+
+	rc = api_worker_name_check(name, err);
+	if (rc) {
+		kiln_err_wrap(err, "worker name '%.64s'", name);
+		return rc;
+	}
+	rc = s->store->ops->worker_owner(s->store, name, &owner, err);
+	if (rc == KILN_ENOTFOUND && reg) {
+		kiln_err_clear(err);
+		return KILN_OK;
+	}
+	if (rc)
+		return rc == KILN_ENOTFOUND
+		           ? kiln_err_set(err, KILN_EPRIV, "worker '%s' is not registered", name)
+		           : rc;
+	if (owner >= 0 && owner != api_req_token_id(req) &&
+	    !(api_req_scopes(req) & API_SCOPE_ADMIN))
+		return kiln_err_set(err, KILN_EPRIV, "worker '%s' belongs to another token", name);
+	return KILN_OK;
+}
+
 /* ---------------------------------------------------------------------------------------- */
 
 void scheduler_h_worker_register(void *ctx, struct api_req *req, struct api_resp *resp)
@@ -140,6 +169,8 @@ void scheduler_h_worker_register(void *ctx, struct api_req *req, struct api_resp
 
 	rc = decode(req, register_fields, &b, &err);
 	if (!rc)
+		rc = worker_check(s, req, b.name, true, &err);
+	if (!rc)
 		rc = joined(api_req_arena(req), "arches", &b.arches, &w.arches, &err);
 	if (!rc)
 		rc = joined(api_req_arena(req), "tags", &b.tags, &w.tags, &err);
@@ -151,6 +182,7 @@ void scheduler_h_worker_register(void *ctx, struct api_req *req, struct api_resp
 		w.version = b.version ? b.version : "";
 		w.last_seen_ms = util_clock_wall_ms();
 		w.draining = b.draining;
+		w.token_id = api_req_token_id(req);
 		rc = s->store->ops->worker_seen(s->store, &w, true, &err);
 	}
 	if (rc) {
@@ -252,6 +284,8 @@ void scheduler_h_lease(void *ctx, struct api_req *req, struct api_resp *resp)
 	q.now_ms = util_clock_wall_ms();
 	rc = decode(req, lease_fields, &b, &err);
 	if (!rc)
+		rc = worker_check(s, req, b.name, false, &err);
+	if (!rc)
 		rc = joined(api_req_arena(req), "arches", &b.arches, &q.arches, &err);
 	if (!rc)
 		rc = joined(api_req_arena(req), "tags", &b.tags, &q.tags, &err);
@@ -309,6 +343,12 @@ void scheduler_h_heartbeat(void *ctx, struct api_req *req, struct api_resp *resp
 	rc = lease_id_param(req, &lid, &err);
 	if (!rc)
 		rc = decode(req, heartbeat_fields, &b, &err);
+	/* whose lease it is, before renewing it */
+	if (!rc)
+		rc = s->store->ops->lease_touch(s->store, lid, b.generation, util_clock_wall_ms(),
+		                                0, api_req_arena(req), &j, &err);
+	if (!rc)
+		rc = worker_check(s, req, j.worker, false, &err);
 	if (!rc)
 		rc = s->store->ops->lease_touch(s->store, lid, b.generation, util_clock_wall_ms(),
 		                                s->cfg->lease_ttl_ms, api_req_arena(req), &j, &err);
@@ -344,6 +384,8 @@ static kiln_rc lease_from_query(struct scheduler *s, struct api_req *req, struct
 	if (!rc)
 		rc = s->store->ops->lease_touch(s->store, lid, gen, util_clock_wall_ms(), 0,
 		                                api_req_arena(req), j, err);
+	if (!rc)
+		rc = worker_check(s, req, j->worker, false, err);
 	return rc;
 }
 
@@ -370,6 +412,10 @@ static kiln_rc log_append(struct scheduler *s, const struct scheduler_job *j, in
 	fd = open(p.ptr, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0 || fstat(fd, &st) < 0) {
 		rc = kiln_err_sys(err, KILN_EIO, "cannot open the log %s", p.ptr);
+	} else if ((uint64_t)offset + len > s->cfg->log_max) {
+		rc = kiln_err_set(err, KILN_ELIMIT,
+		                  "the attempt's log would pass limits.log_max (%llu bytes)",
+		                  (unsigned long long)s->cfg->log_max);
 	} else if (offset > (int64_t)st.st_size) {
 		*size = (int64_t)st.st_size;
 		rc = kiln_err_set(err, KILN_ECONFLICT, "offset %lld is past the log's end (%lld)",
@@ -565,6 +611,8 @@ void scheduler_h_complete(void *ctx, struct api_req *req, struct api_resp *resp)
 	if (!rc)
 		rc = s->store->ops->lease_touch(s->store, lid, b.generation, util_clock_wall_ms(),
 		                                0, api_req_arena(req), &j, &err);
+	if (!rc)
+		rc = worker_check(s, req, j.worker, false, &err);
 	if (!rc && b.git_commit && !scheduler_git_commit_valid(b.git_commit))
 		rc =
 		    kiln_err_set(&err, KILN_EINVAL,
@@ -583,8 +631,11 @@ void scheduler_h_complete(void *ctx, struct api_req *req, struct api_resp *resp)
 	f.message = b.message ? b.message : "";
 	if (f.outcome == SCHED_OUT_SUCCEEDED &&
 	    scheduler_sign_artifacts(s, &j, j.attempts, &serr)) {
-		f.outcome = SCHED_OUT_FAILED;
-		f.failure_class = "sign";
+		/* a full disk is the farm's trouble, not the package's: retried */
+		bool infra = serr.sys_errno == ENOSPC || serr.sys_errno == EDQUOT;
+
+		f.outcome = infra ? SCHED_OUT_INFRA : SCHED_OUT_FAILED;
+		f.failure_class = infra ? "infra" : "sign";
 		f.message = kiln_err_format(&serr, msg, sizeof(msg));
 	}
 	f.now_ms = util_clock_wall_ms();

@@ -410,8 +410,10 @@ void scheduler_h_provenance(void *ctx, struct api_req *req, struct api_resp *res
 		               "query argument 'attestation': build or rerun");
 		return;
 	}
-	rc = s->store->ops->attestation_find(s->store, sha, kind ? kind : "build",
-	                                     api_req_arena(req), &env, &err);
+	rc = scheduler_artifact_visible(s, req, sha, &err);
+	if (!rc)
+		rc = s->store->ops->attestation_find(s->store, sha, kind ? kind : "build",
+		                                     api_req_arena(req), &env, &err);
 	if (rc) {
 		api_resp_from_err(resp, &err);
 		return;

@@ -548,7 +548,7 @@ void scheduler_h_rebuild_get(void *ctx, struct api_req *req, struct api_resp *re
 	int64_t id;
 	kiln_rc rc;
 
-	rc = scheduler_param_id(req, 0, &id, &err);
+	rc = scheduler_job_param(s, req, &id, &err);
 	if (!rc)
 		rc = s->store->ops->rebuild_get(s->store, id, a, &rb, &err);
 	if (!rc)

@@ -677,7 +677,7 @@ void scheduler_h_reproducibility(void *ctx, struct api_req *req, struct api_resp
 	int64_t id;
 	kiln_rc rc;
 
-	rc = scheduler_param_id(req, 0, &id, &err);
+	rc = scheduler_job_param(s, req, &id, &err);
 	if (!rc && fmt && strcmp(fmt, "json") && strcmp(fmt, "text"))
 		rc = kiln_err_set(&err, KILN_EINVAL, "query argument 'format': json or text");
 	if (!rc)
@@ -720,7 +720,7 @@ void scheduler_h_reproduce(void *ctx, struct api_req *req, struct api_resp *resp
 	kiln_rc rc;
 
 	body = api_req_body(req, &len);
-	rc = scheduler_param_id(req, 0, &id, &err);
+	rc = scheduler_job_param(s, req, &id, &err);
 	if (!rc && len)
 		rc = api_json_decode(body, len, reproduce_fields, API_DECODE_STRICT, &b, a, &err);
 	if (!rc)

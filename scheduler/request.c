@@ -25,6 +25,22 @@ static const struct api_field git_fields[] = {
     API_FIELD_END,
 };
 
+#define LIM(name, field, max)                                                                      \
+	{                                                                                          \
+		name, API_F_INT, false, offsetof(struct scheduler_job_limits, field), 1, max,      \
+		    NULL, 0, 0                                                                     \
+	}
+
+/* Bounds only keep the numbers sane: the worker lowers its own caps to these, never
+ * raises them. */
+static const struct api_field limit_fields[] = {
+    LIM("pids", pids, 1 << 22),
+    LIM("memory", memory, INT64_MAX),
+    LIM("cpu", cpu, 100000),
+    LIM("log", log, INT64_MAX),
+    API_FIELD_END,
+};
+
 static const struct api_field request_fields[] = {
     F("spec", API_F_STR, false, spec, 0, KILN_LIMIT_HTTP_BODY),
     F("spec_name", API_F_STR, false, spec_name, 0, 255),
@@ -51,6 +67,8 @@ static const struct api_field request_fields[] = {
     F("sign_key", API_F_STR, false, sign_key, 0, 128),
     F("repository", API_F_STR, false, repository, 0, 128),
     F("root", API_F_STR, false, root, 0, 128),
+    {"limits", API_F_OBJ, false, offsetof(struct scheduler_request, limits), 0, 0, limit_fields, 0,
+     offsetof(struct scheduler_request, has_limits)},
     API_FIELD_END,
 };
 

@@ -44,6 +44,9 @@ struct scheduler_config {
 	const char *listen;             /* default 127.0.0.1:8470 */
 	const char *data_dir;           /* default ./kiln-data */
 	unsigned threads;               /* HTTP pool threads, default 4 */
+	int64_t max_conns;              /* [server] max_connections, default 1000 */
+	int64_t max_conns_per_address;  /* max_connections_per_address, default 64 */
+	int64_t idle_timeout_ms;        /* idle_timeout, default 30 s */
 	const char *tls_cert, *tls_key; /* PEM files, both or neither */
 	bool anonymous_read;
 	uint64_t max_body, max_upload;
@@ -54,6 +57,10 @@ struct scheduler_config {
 	int64_t max_attempts;   /* default 3 */
 	int64_t tick_ms;        /* reaper period, default 250 ms */
 	int64_t history_ms;     /* dashboard time series sampling period, default 30 s */
+	uint64_t log_max;       /* bytes of one attempt's log, default 256 MiB (workers cap their
+	                         * own at 64 MiB; this holds against one that does not) */
+	uint64_t min_free;      /* health says degraded below these free bytes in data_dir,
+	                         * default 512 MiB */
 	struct scheduler_key_cfg *keys;
 	size_t nkeys;
 	const char *default_key; /* key name used when a job names none; "" for none */

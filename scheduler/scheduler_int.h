@@ -156,6 +156,7 @@ struct scheduler_worker_info {
 	const char *kernel, *version;
 	int64_t last_seen_ms;
 	bool draining;
+	int64_t token_id; /* the token the name belongs to (register), -1 for none */
 };
 
 struct scheduler_token {
@@ -263,6 +264,13 @@ struct scheduler_store_ops {
 	                       bool full, struct kiln_err *err);
 	kiln_rc (*workers_list)(struct scheduler_store *st, struct kiln_arena *a,
 	                        struct scheduler_worker_info **out, size_t *n,
+	                        struct kiln_err *err);
+	/* KILN_OK when a job token_id submitted has a package of this sha256 (signed or
+	 * unsigned), else KILN_ENOTFOUND. */
+	kiln_rc (*artifact_owned)(struct scheduler_store *st, const char *sha256, int64_t token_id,
+	                          struct kiln_err *err);
+	/* The token a worker's name belongs to (-1: none); KILN_ENOTFOUND for no such worker. */
+	kiln_rc (*worker_owner)(struct scheduler_store *st, const char *name, int64_t *token_id,
 	                        struct kiln_err *err);
 	kiln_rc (*token_insert)(struct scheduler_store *st, const char *hash, unsigned scopes,
 	                        const char *name, int64_t now_ms, int64_t *id,
@@ -417,6 +425,11 @@ struct scheduler_git_ref {
 	const char *url, *ref, *spec;
 };
 
+/* A job's own build limits: each only lowers the worker's (0 = the worker's). */
+struct scheduler_job_limits {
+	int64_t pids, memory, cpu, log;
+};
+
 struct scheduler_request {
 	const char *spec;           /* inline spec text, or NULL */
 	const char *spec_name;      /* "hello.spec" */
@@ -434,6 +447,8 @@ struct scheduler_request {
 	const char *sign_key;
 	const char *repository;
 	const char *root; /* a root configuration's name (workers offering it take the job) */
+	struct scheduler_job_limits limits;
+	bool has_limits;
 };
 
 /* Decode and validate a POST /api/v1/jobs body (strict: unknown fields are errors); strings

@@ -100,6 +100,8 @@ static const char *const migrations[] = {
     " state TEXT NOT NULL, message TEXT NOT NULL, updated_ms INTEGER NOT NULL);"
     "CREATE TABLE repos(name TEXT PRIMARY KEY, revision INTEGER NOT NULL,"
     " published_ms INTEGER NOT NULL);",
+    /* 5 -> 6: a worker's name belongs to the token that registered it (-1: none yet) */
+    "ALTER TABLE workers ADD COLUMN token_id INTEGER NOT NULL DEFAULT -1;",
 };
 
 #define JOB_COLS                                                                                   \
@@ -136,6 +138,8 @@ enum q {
 	Q_WORKER_FULL,
 	Q_WORKER_SEEN,
 	Q_WORKERS,
+	Q_WORKER_OWNER,
+	Q_ARTIFACT_OWNED,
 	Q_TOKEN_INSERT,
 	Q_TOKEN_LOOKUP,
 	Q_TOKENS,
@@ -239,8 +243,12 @@ static const char *const sql[Q_COUNT] = {
                         " signed_size, kind, arch FROM artifacts WHERE job_id = ?1"
                         " ORDER BY attempt, name",
     [Q_WORKER_FULL] = "INSERT OR REPLACE INTO workers(name, arches, tags, slots, free_disk,"
-                      " kernel, version, last_seen_ms, draining)"
-                      " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9)",
+                      " kernel, version, last_seen_ms, draining, token_id)"
+                      " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
+    [Q_WORKER_OWNER] = "SELECT token_id FROM workers WHERE name = ?1",
+    [Q_ARTIFACT_OWNED] = "SELECT 1 FROM artifacts a JOIN jobs j ON j.id = a.job_id"
+                         " WHERE (a.sha256 = ?1 OR a.signed_sha256 = ?1) AND j.token_id = ?2"
+                         " LIMIT 1",
     /* at most one write a second per worker: polls and heartbeats come often */
     [Q_WORKER_SEEN] = "UPDATE workers SET last_seen_ms = ?2, draining = ?3 WHERE name = ?1"
                       " AND (last_seen_ms < ?2 - 1000 OR draining != ?3)",
@@ -376,8 +384,13 @@ static kiln_rc db_err(struct sq *s, struct kiln_err *err, const char *what)
 {
 	int code = sqlite3_errcode(s->db);
 
-	return kiln_err_set(err, code == SQLITE_FULL ? KILN_ELIMIT : KILN_EIO, "job store: %s: %s",
-	                    what, sqlite3_errmsg(s->db));
+	if (code == SQLITE_FULL) {
+		/* the disk, not a request, is too full: the API answers 507 */
+		errno = ENOSPC;
+		return kiln_err_sys(err, KILN_EIO, "job store: %s: %s", what,
+		                    sqlite3_errmsg(s->db));
+	}
+	return kiln_err_set(err, KILN_EIO, "job store: %s: %s", what, sqlite3_errmsg(s->db));
 }
 
 static sqlite3_stmt *stmt(struct sq *s, enum q id, struct kiln_err *err)
@@ -997,8 +1010,11 @@ static kiln_rc job_cancel(struct scheduler_store *base, int64_t id, int64_t now_
 	if (rc)
 		goto out;
 	rc = job_get_locked(s, id, &a, &j, err);
+	if (!rc && scheduler_state_final(j.state))
+		rc = kiln_err_set(err, KILN_ECONFLICT, "job %lld has already ended (%s)",
+		                  (long long)id, scheduler_state_name(j.state));
 	st = rc ? NULL : stmt(s, j.state == SCHED_QUEUED ? Q_CANCEL_QUEUED : Q_CANCEL_ACTIVE, err);
-	if (st && !scheduler_state_final(j.state)) {
+	if (st) {
 		sqlite3_bind_int64(st, 1, id);
 		sqlite3_bind_int64(st, 2, now_ms);
 		rc = step_done(s, st, err, "cancel");
@@ -1192,6 +1208,7 @@ static kiln_rc worker_seen(struct scheduler_store *base, const struct scheduler_
 		bind_text(st, 7, w->version);
 		sqlite3_bind_int64(st, 8, w->last_seen_ms);
 		sqlite3_bind_int(st, 9, w->draining);
+		sqlite3_bind_int64(st, 10, w->token_id);
 	} else if (st) {
 		bind_text(st, 1, w->name);
 		sqlite3_bind_int64(st, 2, w->last_seen_ms);
@@ -1199,6 +1216,57 @@ static kiln_rc worker_seen(struct scheduler_store *base, const struct scheduler_
 	}
 	if (st)
 		rc = step_done(s, st, err, "record worker");
+	sq_unlock(s);
+	return rc;
+}
+
+static kiln_rc worker_owner(struct scheduler_store *base, const char *name, int64_t *token_id,
+                            struct kiln_err *err)
+{
+	struct sq *s = reader((struct sq *)base);
+	sqlite3_stmt *st;
+	kiln_rc rc = KILN_EIO;
+	int r;
+
+	pthread_mutex_lock(&s->lock);
+	st = stmt(s, Q_WORKER_OWNER, err);
+	if (st) {
+		bind_text(st, 1, name);
+		r = sqlite3_step(st);
+		if (r == SQLITE_ROW)
+			*token_id = sqlite3_column_int64(st, 0), rc = KILN_OK;
+		else if (r == SQLITE_DONE)
+			rc = kiln_err_set(err, KILN_ENOTFOUND, "no worker '%s'", name);
+		else
+			rc = db_err(s, err, "worker owner");
+		sqlite3_reset(st);
+	}
+	sq_unlock(s);
+	return rc;
+}
+
+static kiln_rc artifact_owned(struct scheduler_store *base, const char *sha256, int64_t token_id,
+                              struct kiln_err *err)
+{
+	struct sq *s = reader((struct sq *)base);
+	sqlite3_stmt *st;
+	kiln_rc rc = KILN_EIO;
+	int r;
+
+	pthread_mutex_lock(&s->lock);
+	st = stmt(s, Q_ARTIFACT_OWNED, err);
+	if (st) {
+		bind_text(st, 1, sha256);
+		sqlite3_bind_int64(st, 2, token_id);
+		r = sqlite3_step(st);
+		if (r == SQLITE_ROW)
+			rc = KILN_OK;
+		else if (r == SQLITE_DONE)
+			rc = kiln_err_set(err, KILN_ENOTFOUND, "no artifact %.64s", sha256);
+		else
+			rc = db_err(s, err, "artifact owner");
+		sqlite3_reset(st);
+	}
 	sq_unlock(s);
 	return rc;
 }
@@ -2183,6 +2251,8 @@ static const struct scheduler_store_ops sqlite_ops = {
     .artifacts_list = artifacts_list,
     .worker_seen = worker_seen,
     .workers_list = workers_list,
+    .worker_owner = worker_owner,
+    .artifact_owned = artifact_owned,
     .token_insert = token_insert,
     .token_lookup = token_lookup,
     .tokens_list = tokens_list,

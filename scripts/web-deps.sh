@@ -1,5 +1,5 @@
 #!/bin/sh
-# Install the dashboard test's npm packages (tests/web: playwright-core, pinned by its
+# Install the web tests' npm packages (tests/web: playwright-core, swagger-parser, ajv, pinned by its
 # package-lock.json) with `npm ci`, only when the lockfile changed since the last install.
 # Playwright never downloads a browser here: the test drives Debian's /usr/bin/chromium.
 set -eu

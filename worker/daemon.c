@@ -6,8 +6,10 @@
  */
 #include "util/util.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sys/file.h>
 #include <sys/statvfs.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -38,6 +40,15 @@ static const struct api_field git_fields[] = {
     API_FIELD_END,
 };
 
+#define CF(n, f)                                                                                   \
+	{                                                                                          \
+		n, API_F_INT, false, offsetof(struct worker_caps, f), 1, INT64_MAX, NULL, 0, 0     \
+	}
+
+static const struct api_field limit_fields[] = {
+    CF("pids", pids), CF("memory", memory), CF("cpu", cpu), CF("log", log), API_FIELD_END,
+};
+
 static const struct api_field job_fields[] = {
     {"git", API_F_OBJ, false, offsetof(struct worker_job_req, git), 0, 0, git_fields, 0,
      offsetof(struct worker_job_req, has_git)},
@@ -55,6 +66,7 @@ static const struct api_field job_fields[] = {
     JF("rerun", API_F_INT, rerun, 1000),
     JF("timeout", API_F_INT, timeout, 30 * 86400),
     JF("root", API_F_STR, root, 128),
+    {"limits", API_F_OBJ, false, offsetof(struct worker_job_req, limits), 0, 0, limit_fields, 0, 0},
     {"source_date_epoch", API_F_INT, false, offsetof(struct worker_job_req, source_date_epoch), 0,
      4294967295LL, NULL, 0, offsetof(struct worker_job_req, has_sde)},
     API_FIELD_END,
@@ -123,6 +135,47 @@ kiln_rc worker_lease_parse(const char *body, size_t len, struct kiln_arena *a,
 	     api_name_check(out->job.srpm.name, strlen(out->job.srpm.name), err)))
 		return KILN_EINVAL;
 	return KILN_OK;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Build caps */
+
+#define CAP_PIDS 4096
+#define CAP_LOG ((int64_t)64 * 1024 * 1024)
+
+static int64_t lower(int64_t mine, int64_t asked)
+{
+	if (asked <= 0)
+		return mine;
+	return mine > 0 && mine < asked ? mine : asked;
+}
+
+void worker_caps_for_job(const struct worker_caps *worker, const struct worker_caps *job,
+                         struct worker_caps *out)
+{
+	out->pids = lower(worker->pids, job->pids);
+	out->memory = lower(worker->memory, job->memory);
+	out->cpu = lower(worker->cpu, job->cpu);
+	out->log = lower(worker->log, job->log);
+}
+
+/* The options' caps, the defaults where none is given: a fork bomb or a leak in one
+ * build must not take the machine (or the other slots) with it. */
+static void caps_init(struct worker_daemon *d)
+{
+	const struct worker_daemon_opts *o = d->o;
+	int64_t slots = o->slots ? o->slots : 1;
+	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	int64_t ram = pages > 0 && psize > 0 ? (int64_t)pages * psize : 0;
+
+	d->caps.pids = o->pids_max ? (int64_t)o->pids_max : CAP_PIDS;
+	d->caps.memory = o->memory_bytes ? (int64_t)o->memory_bytes : ram / 4 * 3 / slots;
+	d->caps.cpu =
+	    o->cpu_percent ? (int64_t)o->cpu_percent : (ncpu > 0 ? ncpu : 1) * 100 / slots;
+	if (d->caps.cpu < 10)
+		d->caps.cpu = 10;
+	d->caps.log = o->log_max ? (int64_t)o->log_max : CAP_LOG;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -221,6 +274,7 @@ static kiln_rc poll_lease(struct worker_daemon *d, struct api_client *c, struct 
 	call.body = body.ptr;
 	call.body_len = body.len;
 	call.timeout_ms = (long)d->poll_ms + 30000;
+	call.abort = d->stop;
 	if (!rc)
 		rc = api_client_call(c, &call, r, err);
 	if (!rc)
@@ -292,6 +346,8 @@ static void *slot_main(void *p)
 				slot_lease(d, c, &r);
 			continue;
 		}
+		if (err.code == KILN_ECANCEL)
+			break; /* told to stop while waiting for work */
 		kiln_log(KILN_LOG_WARN, "slot %u: %s (retrying in %lld ms)", s->n, err.msg,
 		         (long long)delay);
 		nap(d, delay);
@@ -347,6 +403,26 @@ static kiln_rc offers_load(struct worker_daemon *d, const struct worker_daemon_o
 	return rc;
 }
 
+/* One daemon a work directory: a second one would recover (and so fail) the first one's
+ * live builds. The lock goes with the process, however it ends. */
+static kiln_rc work_dir_lock(struct worker_daemon *d, struct kiln_err *err)
+{
+	char path[KILN_LIMIT_PATH + 16];
+
+	snprintf(path, sizeof(path), "%s/.lock", d->work_dir);
+	d->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (d->lock_fd < 0)
+		return kiln_err_sys(err, KILN_EIO, "cannot open %s", path);
+	if (flock(d->lock_fd, LOCK_EX | LOCK_NB) < 0) {
+		if (errno == EWOULDBLOCK)
+			return kiln_err_set(err, KILN_EEXIST,
+			                    "another kiln worker uses the work directory %s",
+			                    d->work_dir);
+		return kiln_err_sys(err, KILN_EIO, "cannot lock %s", path);
+	}
+	return KILN_OK;
+}
+
 static kiln_rc daemon_init(struct worker_daemon *d, const struct worker_daemon_opts *o, char *host,
                            size_t hsize, struct kiln_err *err)
 {
@@ -369,8 +445,16 @@ static kiln_rc daemon_init(struct worker_daemon *d, const struct worker_daemon_o
 	}
 	host[hsize - 1] = '\0';
 	d->name = host;
+	rc = api_worker_name_check(host, err);
+	if (rc) {
+		kiln_err_wrap(err, "worker name '%.64s'", host);
+		return rc;
+	}
+	caps_init(d);
 	snprintf(d->work_dir, sizeof(d->work_dir), "%s", o->work_dir ? o->work_dir : "kiln-worker");
 	rc = util_mkdir_p(d->work_dir, 0755, err);
+	if (!rc)
+		rc = work_dir_lock(d, err);
 	if (rc)
 		return rc;
 	if (uname(&u) < 0)
@@ -452,6 +536,7 @@ kiln_rc worker_daemon_run(const struct worker_daemon_opts *o, volatile sig_atomi
 	kiln_rc rc;
 
 	d.stop = stop;
+	d.lock_fd = -1;
 	api_reply_init(&r, KILN_MIB);
 	rc = daemon_init(&d, o, host, sizeof(host), err);
 	if (!rc)
@@ -485,5 +570,6 @@ out:
 	api_reply_release(&r);
 	macro_ctx_free(d.macros);
 	kiln_arena_release(&d.arena);
+	util_close(d.lock_fd);
 	return rc;
 }

@@ -42,6 +42,10 @@ static kiln_rc job_setup(const struct worker_child_req *r, struct kiln_arena *a,
 	s->sandbox = r->sandbox;
 	s->root = r->sandbox ? r->root : NULL;
 	s->limits.timeout_ms = j->timeout * 1000;
+	/* the job's caps (worker_caps_for_job): in force through the sandbox's cgroup */
+	s->limits.pids_max = (uint64_t)r->caps->pids;
+	s->limits.memory_bytes = (uint64_t)r->caps->memory;
+	s->limits.cpu_percent = r->caps->cpu > UINT32_MAX ? UINT32_MAX : (uint32_t)r->caps->cpu;
 	return KILN_OK;
 }
 

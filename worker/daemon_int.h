@@ -8,6 +8,12 @@
 #include "api/api.h"
 #include "worker/worker.h"
 
+/* Build caps: cgroup pids, memory bytes, CPU percent of one CPU, log bytes per attempt;
+ * 0 = none. */
+struct worker_caps {
+	int64_t pids, memory, cpu, log;
+};
+
 /* The daemon: options and what every slot shares (read-only after start). */
 struct worker_daemon {
 	const struct worker_daemon_opts *o;
@@ -18,6 +24,8 @@ struct worker_daemon {
 	char work_dir[KILN_LIMIT_PATH];
 	bool sandbox; /* stages run in the namespace sandbox */
 	int64_t poll_ms;
+	struct worker_caps caps; /* the worker's own, defaults filled in */
+	int lock_fd;             /* holds the work directory's lock */
 	/* kiln's macro configuration, loaded once at start; each build child duplicates it
 	 * (macro_ctx_dup) instead of reading the macro files again. Owned. */
 	struct macro_ctx *macros;
@@ -29,6 +37,11 @@ struct worker_daemon {
 	size_t noffers;
 	struct kiln_arena arena;
 };
+
+/* The caps for a job: each of the worker's, lowered to the job's where it asks for less
+ * (a job never raises one). */
+void worker_caps_for_job(const struct worker_caps *worker, const struct worker_caps *job,
+                         struct worker_caps *out);
 
 /* A lease as the scheduler granted it; strings in the job's arena. */
 struct worker_ref {
@@ -55,6 +68,7 @@ struct worker_job_req {
 	int64_t rerun; /* 0, or the rerun's number (reproducibility reruns) */
 	bool has_sde;
 	const char *root; /* the root configuration the job names, NULL for the worker's root */
+	struct worker_caps limits; /* the job's own ("limits"), 0 where not given */
 };
 
 struct worker_lease {
@@ -93,8 +107,9 @@ struct worker_child_req {
 	const struct macro_ctx *macros; /* the daemon's configuration, duplicated per build */
 	bool sandbox;
 	const char *root;
-	const char *root_config; /* the job's root configuration (a file), NULL for none */
-	unsigned vary;           /* enum worker_vary: a rerun's variations */
+	const char *root_config;        /* the job's root configuration (a file), NULL for none */
+	unsigned vary;                  /* enum worker_vary: a rerun's variations */
+	const struct worker_caps *caps; /* the job's caps (worker_caps_for_job()) */
 };
 
 /* The variations of a lease's job (unknown names are errors: the scheduler checks them). */

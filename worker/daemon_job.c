@@ -41,6 +41,7 @@ enum job_end {
 	END_LOST,    /* the lease is gone: report nothing */
 	END_TIMEOUT, /* the job's time limit */
 	END_STOP,    /* the daemon is told to stop hard: hand the lease back */
+	END_LOG,     /* the build's output reached the attempt's log cap */
 };
 
 struct jobrun {
@@ -56,6 +57,7 @@ struct jobrun {
 	int64_t log_size, sent;
 	int64_t next_beat, deadline;
 	unsigned vary; /* a rerun's variations (enum worker_vary) */
+	struct worker_caps caps;
 	enum job_end end;
 };
 
@@ -164,6 +166,29 @@ static void log_note(struct jobrun *j, const char *fmt, ...)
 	va_end(ap);
 	if (n > 0)
 		log_add(j, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+}
+
+/* The build's output, up to the attempt's log cap: the rest is dropped, a marker line says
+ * so and the build is stopped (a build printing without end would fill the worker's and
+ * the scheduler's disks). */
+static void log_build(struct jobrun *j, const char *data, size_t len)
+{
+	int64_t room = j->caps.log - j->log_size;
+
+	if (j->end == END_LOG)
+		return;
+	if (!j->caps.log || (int64_t)len <= room) {
+		log_add(j, data, len);
+		return;
+	}
+	if (room > 0)
+		log_add(j, data, (size_t)room);
+	log_note(j,
+	         "\nkiln worker: the build log reached its cap of %lld bytes; the rest of "
+	         "the output is dropped\n",
+	         (long long)j->caps.log);
+	if (j->end == END_NONE)
+		j->end = END_LOG;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -338,7 +363,7 @@ static int child_follow(struct jobrun *j, pid_t pid, int fd)
 			if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
 				break;
 			if (n > 0)
-				log_add(j, buf, (size_t)n);
+				log_build(j, buf, (size_t)n);
 		}
 		now = util_clock_mono_ns() / 1000000;
 		if (now >= j->next_beat) {
@@ -481,6 +506,22 @@ static bool net_error(const struct kiln_err *err)
 	return err->code == KILN_ENET || err->code == KILN_ETIMEOUT;
 }
 
+/* Wait ms before trying again, heartbeating on the way: the lease must outlive a scheduler
+ * whose disk is full for a while (507), not only a short outage. */
+static void wait_beating(struct jobrun *j, int64_t ms)
+{
+	int64_t now = util_clock_mono_ns() / 1000000, until = now + ms;
+
+	while (now < until && j->end != END_LOST && *j->d->stop < 3) {
+		if (now >= j->next_beat) {
+			heartbeat(j);
+			j->next_beat = now + j->l->heartbeat_ms;
+		}
+		(void)poll(NULL, 0, (int)((until < j->next_beat ? until : j->next_beat) - now));
+		now = util_clock_mono_ns() / 1000000;
+	}
+}
+
 /* Send the log, upload outs (from *next on) and send body, retrying with backoff while the
  * scheduler cannot be reached. True when the scheduler took the completion or said the
  * lease is gone. */
@@ -508,7 +549,7 @@ static bool send_all(struct jobrun *j, const struct kiln_buf *body, const struct
 			return j->end == END_LOST;
 		kiln_log(KILN_LOG_WARN, "job %lld: %s (retrying in %lld ms)",
 		         (long long)j->l->job_id, err->msg, (long long)delay);
-		(void)poll(NULL, 0, (int)delay);
+		wait_beating(j, delay);
 		delay = delay < 30000 ? delay * 2 : 30000;
 	}
 	return true;
@@ -591,6 +632,7 @@ static int build_once(struct jobrun *j, const char *format, const char *result_p
 		}
 		req.root_config = j->d->offers[i].path;
 	}
+	req.caps = &j->caps;
 	if (j->l->job.has_git &&
 	    pathf(spec, sizeof(spec), "%s/%s", j->checkout, j->l->job.git.spec)) {
 		req.spec_path = spec;
@@ -610,6 +652,9 @@ static int build_once(struct jobrun *j, const char *format, const char *result_p
 	log_note(j, "kiln worker %s: job %lld attempt %lld%s%s\n", j->d->name,
 	         (long long)j->l->job_id, (long long)j->l->attempt, format ? ", rpm format " : "",
 	         format ? format : "");
+	log_note(j, "kiln worker: limits pids=%lld memory=%lld cpu=%lld%% log=%lld%s\n",
+	         (long long)j->caps.pids, (long long)j->caps.memory, (long long)j->caps.cpu,
+	         (long long)j->caps.log, j->d->sandbox ? "" : " (no sandbox: only the log cap)");
 	pid = child_start(j, &req, &fd, &err);
 	if (pid < 0) {
 		log_note(j, "error: %s\n", err.msg);
@@ -633,6 +678,14 @@ static bool finish(struct jobrun *j, int status, const char *result_path, struct
 
 	if (j->end == END_LOST)
 		goto out;
+	if (j->end == END_LOG) {
+		char why[128];
+
+		snprintf(why, sizeof(why), "the build log exceeded its cap of %lld bytes",
+		         (long long)j->caps.log);
+		done = complete(j, "failed", "build", why, NULL);
+		goto out;
+	}
 	if (j->end == END_CANCEL || j->end == END_STOP || j->end == END_TIMEOUT) {
 		log_note(j, "kiln worker: %s\n",
 		         j->end == END_CANCEL ? "cancelled on request"
@@ -724,6 +777,7 @@ void worker_daemon_job(struct worker_daemon *d, struct api_client *c, const stru
 	bool done = true;
 
 	api_reply_init(&j.r, REPLY_MAX);
+	worker_caps_for_job(&d->caps, &l->job.limits, &j.caps);
 	j.next_beat = util_clock_mono_ns() / 1000000 + l->heartbeat_ms;
 	j.deadline = l->job.timeout ? util_clock_mono_ns() / 1000000 + l->job.timeout * 1000 : 0;
 	if (worker_job_vary(&l->job, &j.vary, &err)) {

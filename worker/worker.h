@@ -573,6 +573,11 @@ struct worker_daemon_opts {
 	bool sandbox;    /* the sandbox is required (an error when unavailable) */
 	int64_t poll_ms; /* long poll length, 0 = 20 s */
 	int ready_fd;    /* "registered as NAME" is written here once; -1 for none */
+	/* Caps on every build; 0 = the default. The cgroup ones (pids: 4096; memory: 3/4 of
+	 * the machine's RAM shared by the slots; cpu: percent of one CPU, the machine's CPUs
+	 * shared by the slots) are in force in the sandbox; the log cap (64 MiB per attempt)
+	 * always. A job's own limits only lower them. */
+	uint64_t pids_max, memory_bytes, cpu_percent, log_max;
 };
 
 /* Run until *stop is non-zero: 1 stops taking work and lets running builds finish; 2 or

@@ -114,6 +114,16 @@ def test_fork_bomb_hits_the_pids_limit(kiln_bin, tmp_path):
     assert ps.stdout.strip() == ""
 
 
+def test_memory_cap_stops_a_greedy_build(kiln_bin, tmp_path):
+    greedy = "dd if=/dev/zero bs=300M count=1 of=/dev/null"
+    k = build(kiln_bin, tmp_path, greedy, "--memory", "64M", "--timeout", "60")
+    assert k.returncode == 1 and "(%build)" in k.stderr, k.stderr
+    (tmp_path / "ok").mkdir()
+    k = build(kiln_bin, tmp_path / "ok", greedy, "--memory", "1G", "--cpu", "100",
+              "--timeout", "60")
+    assert k.returncode == 0, k.stderr
+
+
 def test_real_program_in_a_dir_root(kiln_bin, tmp_path, debian_root):
     """hello (make + cc) in a dir: root made with mmdebstrap, installed with rpm -i."""
     import test_build as tb

@@ -79,7 +79,12 @@ def spec(v, extra=""):
 class Worker:
     def __init__(self, kiln_bin, sched, name, work, *extra, env=None):
         self.name = name
-        tok = sched.token("worker")
+        # one token a worker name, kept across restarts: the name belongs to the token
+        # that registered it
+        toks = sched.__dict__.setdefault("worker_tokens", {})
+        if name not in toks:
+            toks[name] = sched.token("worker")
+        tok = toks[name]
         args = [str(kiln_bin), "worker", "--scheduler", sched.url, "--token", tok,
                 "--name", name, "--work-dir", str(work), "--poll", "2", *extra]
         # the sandbox when this machine allows it (the worker falls back to the host and

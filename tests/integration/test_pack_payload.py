@@ -166,3 +166,40 @@ def test_payload_sizes_are_checked(kiln_bin, packages, tmp_path):
         r = run([kiln_bin, *cmd, bad], text=True, errors="replace")
         assert r.returncode == 1, cmd
         assert f"archive of {size} bytes, the headers say {size + 4}" in r.stderr, r.stderr
+
+
+def payload_offset(data):
+    """Where the payload starts: after the lead, the signature header (padded to 8) and the
+    main header."""
+    import struct
+    il, dl = struct.unpack(">II", data[104:112])
+    off = 96 + 16 + 16 * il + dl
+    off += (8 - off % 8) % 8
+    il, dl = struct.unpack(">II", data[off + 8:off + 16])
+    return off + 16 + 16 * il + dl
+
+
+def test_a_payload_bomb_stops_at_the_declared_size(kiln_bin, packages, tmp_path):
+    """A payload that decompresses to far more than the headers declare (here 256 MiB of
+    zeros in a few KiB of zstd) is stopped there, not after writing it all out."""
+    import struct
+    data = packages["demo-1.2~rc1-3.noarch.rpm:zst"].read_bytes()
+    il = struct.unpack(">I", data[104:108])[0]
+    store = 96 + 16 + 16 * il
+    for i in range(il):
+        tag, typ, off, cnt = struct.unpack(">IIiI", data[112 + 16 * i:128 + 16 * i])
+        if tag == 1007:
+            declared = struct.unpack(">I", data[store + off:store + off + 4])[0]
+    bomb = subprocess.run("head -c 268435456 /dev/zero | zstd -q -1 -c", shell=True,
+                          capture_output=True, check=True).stdout
+    assert len(bomb) < 64 * 1024
+    bad = tmp_path / "bomb.rpm"
+    bad.write_bytes(data[:payload_offset(data)] + bomb)
+    for cmd in (["cpio"], ["archive"]):
+        with open(tmp_path / "out", "wb") as out:
+            r = subprocess.run([str(kiln_bin), *cmd, str(bad)], stdout=out,
+                               stderr=subprocess.PIPE, text=True, timeout=60)
+        written = (tmp_path / "out").stat().st_size
+        assert r.returncode == 1, cmd
+        assert f"grows past the {declared} bytes the headers declare" in r.stderr, r.stderr
+        assert written <= declared + 64 * 1024, (cmd, written, declared)

@@ -165,7 +165,7 @@ def test_dashboard_in_chromium(kiln_bin, sched, tmp_path):
         "playwright-core is missing: run scripts/web-deps.sh (npm ci in tests/web)"
     w = Worker(kiln_bin, sched, "w1", tmp_path / "w1", "--slots", "2")
     try:
-        submit_tok = sched.token("submit")
+        submit_tok = sched.token("submit,read")  # the dashboard shows every job and worker
         # a job no worker can take, for the queue's "why pending"
         stuck = submit(sched, SLEEPER, "web-stuck.spec", arch="s390x")
         sleeper = submit(sched, SLEEPER, "web-sleeper.spec")

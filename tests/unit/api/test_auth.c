@@ -81,3 +81,29 @@ KILN_TEST(auth_names_and_digests)
 	    api_sha256_valid("BA7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"));
 	assert_false(api_sha256_valid("ba7816bf"));
 }
+
+KILN_TEST(auth_worker_names)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	char long_name[70];
+
+	assert_ok(api_worker_name_check("build-01.example.com", &err), &err);
+	assert_ok(api_worker_name_check("w_2", &err), &err);
+	assert_int_equal(api_worker_name_check("", &err), KILN_EINVAL);
+	kiln_err_clear(&err);
+	assert_int_equal(api_worker_name_check("-w", &err), KILN_EINVAL);
+	kiln_err_clear(&err);
+	assert_int_equal(api_worker_name_check("w 1", &err), KILN_EINVAL);
+	assert_non_null(strstr(err.msg, "byte 2"));
+	kiln_err_clear(&err);
+	assert_int_equal(api_worker_name_check("w/../x", &err), KILN_EINVAL);
+	kiln_err_clear(&err);
+	assert_int_equal(api_worker_name_check("w\xc3\xa9", &err), KILN_EINVAL);
+	kiln_err_clear(&err);
+	memset(long_name, 'a', sizeof(long_name) - 1);
+	long_name[sizeof(long_name) - 1] = '\0';
+	assert_int_equal(api_worker_name_check(long_name, &err), KILN_EINVAL);
+	long_name[64] = '\0';
+	kiln_err_clear(&err);
+	assert_ok(api_worker_name_check(long_name, &err), &err);
+}

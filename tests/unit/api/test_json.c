@@ -163,3 +163,21 @@ KILN_TEST(json_canonical_sorts_keys)
 	assert_string_equal(b.ptr, "{\"a\":\"\xc3\xa9\",\"b\":[1,{\"x\":1,\"y\":2}]}");
 	kiln_buf_release(&b);
 }
+
+KILN_TEST(json_number_overflow_names_the_field)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	struct kiln_buf out = KILN_BUF_INIT(KILN_MIB);
+	const char big[] = "{\"a\": 1, \"prio\" :\n 123456789012345678901234}";
+	const char arr[] = "{\"v\": [1, 2e999]}";
+	const char nokey[] = "[123456789012345678901234]";
+
+	assert_int_equal(api_json_canonical(big, strlen(big), &out, &err), KILN_EINVAL);
+	assert_non_null(strstr(err.msg, "field 'prio': number out of range"));
+	kiln_err_clear(&err);
+	assert_int_equal(api_json_canonical(arr, strlen(arr), &out, &err), KILN_EINVAL);
+	assert_non_null(strstr(err.msg, "field 'v'"));
+	kiln_err_clear(&err);
+	assert_int_equal(api_json_canonical(nokey, strlen(nokey), &out, &err), KILN_ESYNTAX);
+	kiln_buf_release(&out);
+}

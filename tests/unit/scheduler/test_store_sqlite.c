@@ -156,8 +156,8 @@ KILN_TEST(store_tokens_workers_artifacts_counts)
 	struct scheduler_store *st = open_store("d.db");
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
 	struct kiln_err err = KILN_ERR_INIT;
-	struct scheduler_worker_info w = {"w1", ",x86_64,", ",",   2,  100,
-	                                  0,    "6.1",      "0.1", 50, false};
+	struct scheduler_worker_info w = {"w1",  ",x86_64,", ",", 2,     100, 0,
+	                                  "6.1", "0.1",      50,  false, 7};
 	struct scheduler_worker_info *ws = NULL;
 	struct scheduler_artifact art = {0}, *arts = NULL;
 	struct scheduler_counts c;
@@ -183,6 +183,10 @@ KILN_TEST(store_tokens_workers_artifacts_counts)
 	assert_int_equal(n, 1);
 	assert_int_equal(ws[0].last_seen_ms, 5000);
 	assert_int_equal(ws[0].slots, 2);
+	assert_ok(st->ops->worker_owner(st, "w1", &got, &err), &err);
+	assert_int_equal(got, 7);
+	assert_int_equal(st->ops->worker_owner(st, "w9", &got, &err), KILN_ENOTFOUND);
+	kiln_err_clear(&err);
 	art.job_id = insert(st, "x", "", 0, NULL);
 	art.attempt = 1, art.name = "a.rpm", art.size = 3, art.kind = "binary", art.arch = "x";
 	memcpy(art.sha256, "aa", 3);
