@@ -1,7 +1,7 @@
 /*
  * libmagic_int.h - libmagic, opened on first use rather than linked (util_dl_ready).
  *
- * Only worker/filelist.c includes this, after <magic.h>. kiln does not link libmagic: mapping
+ * Only worker/fileclass.c includes this, after <magic.h>. kiln does not link libmagic: mapping
  * and relocating it and the libraries it pulls in would cost every kiln command at start
  * (about 1 ms), though only this file uses it. Its calls go through a table of entry
  * points filled on first use; the names below turn each call into a call through the
@@ -16,6 +16,7 @@
 
 #define WORKER_LIBMAGIC_FUNCS(X)                                                                   \
 	X(magic_close)                                                                             \
+	X(magic_descriptor)                                                                        \
 	X(magic_error)                                                                             \
 	X(magic_file)                                                                              \
 	X(magic_load)                                                                              \
@@ -34,6 +35,7 @@ static const struct util_dl_sym worker_libmagic_syms[] = {
 #undef WORKER_LIBMAGIC_SYM
 
 #define magic_close (worker_libmagic.fn_magic_close)
+#define magic_descriptor (worker_libmagic.fn_magic_descriptor)
 #define magic_error (worker_libmagic.fn_magic_error)
 #define magic_file (worker_libmagic.fn_magic_file)
 #define magic_load (worker_libmagic.fn_magic_load)

@@ -49,7 +49,8 @@ struct worker_filelist {
 	const char **disk;       /* files[i] in the buildroot on the host (symlinked parents
 	                          * resolved), what classification reads */
 	size_t n, cap;
-	bool classified; /* color, fclass and mime filled (worker_filelist_classify) */
+	bool classified;  /* color, fclass and mime filled (worker_filelist_classify) */
+	const char *root; /* the buildroot the disk paths lie in (realpath), in the arena */
 	struct kiln_arena arena;
 	/* Buildroot-relative disk paths ("/usr/bin/x", symlinked parents resolved, before
 	 * RemovePathPostfixes) of every regular file and symlink the %files lines matched:
