@@ -200,6 +200,8 @@ static void request_json(const struct scheduler_request *r, const char *spec_sha
 	api_jw_kint(&w, "timeout", timeout);
 	if (r->root)
 		api_jw_kstr(&w, "root", r->root);
+	if (r->root_lock)
+		api_jw_kstr(&w, "root_lock", r->root_lock);
 	if (r->has_limits)
 		jw_limits(&w, &r->limits);
 	api_jw_end(&w);
@@ -222,6 +224,8 @@ static kiln_rc manifest_json(const struct scheduler_request *r, const char *spec
 	jw_inputs(&w, r, spec_sha, true);
 	api_jw_kstr(&w, "kiln_version", KILN_VERSION);
 	api_jw_kstr(&w, "root", r->root ? r->root : "worker-default");
+	if (r->root_lock)
+		api_jw_kstr(&w, "root_lock", r->root_lock);
 	api_jw_end(&w);
 	rc = kiln_buf_finish(&raw, err);
 	if (!rc)

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "roots/roots.h"
 #include "scheduler/scheduler_int.h"
 #include "scheduler/http_int.h"
 
@@ -56,6 +57,7 @@ struct complete_output {
 struct complete_body {
 	int64_t generation;
 	const char *status, *failure_class, *message, *git_commit;
+	const char *root_lock; /* the lock a root job built on (rootpin.c) */
 	struct api_objlist outputs;
 	bool draining;
 };
@@ -77,6 +79,7 @@ static const struct api_field complete_fields[] = {
     CF("failure_class", API_F_STR, false, failure_class, 0, 16),
     CF("message", API_F_STR, false, message, 0, 4096),
     CF("git_commit", API_F_STR, false, git_commit, 0, 64),
+    CF("root_lock", API_F_STR, false, root_lock, 0, ROOTS_LOCK_MAX_BYTES),
     {"outputs", API_F_OBJLIST, false, offsetof(struct complete_body, outputs), 0, 4096,
      output_fields, sizeof(struct complete_output), 0},
     API_FIELD_END,
@@ -624,6 +627,9 @@ void scheduler_h_complete(void *ctx, struct api_req *req, struct api_resp *resp)
 	 * provenance, reruns and retries see it */
 	if (!rc && b.git_commit)
 		rc = scheduler_git_pin(s, &j, b.git_commit, &err);
+	/* likewise the root it built on */
+	if (!rc && b.root_lock && f.outcome == SCHED_OUT_SUCCEEDED)
+		rc = scheduler_root_pin(s, &j, b.root_lock, &err);
 	if (rc) {
 		api_resp_from_err(resp, &err);
 		return;

@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "roots/roots.h"
 #include "scheduler/scheduler_int.h"
 #include "scheduler/http_int.h"
 
@@ -162,9 +163,49 @@ static void dep(struct api_jw *w, const char *name, const char *uri, const char 
 	api_jw_end(w);
 }
 
-static kiln_rc resolved_deps(const struct scheduler_job *j, struct kiln_arena *a, struct api_jw *w,
-                             struct kiln_err *err)
+/* Every package of the root the job was built on, from its pinned lock (rootpin.c): name,
+ * digest, and where it came from. */
+static kiln_rc root_deps(const struct scheduler *s, const char *lock_id, struct api_jw *w,
+                         struct kiln_err *err)
 {
+	struct kiln_buf path = KILN_BUF_INIT(KILN_LIMIT_PATH);
+	struct kiln_buf text = KILN_BUF_INIT(ROOTS_LOCK_MAX_BYTES + 1);
+	struct roots_lock lock;
+	char name[1024], uri[1200];
+	kiln_rc rc;
+	size_t i;
+
+	roots_lock_init(&lock);
+	scheduler_blob_path(s, lock_id, &path);
+	rc = kiln_buf_finish(&path, err);
+	if (!rc)
+		rc = util_read_file(path.ptr, ROOTS_LOCK_MAX_BYTES, &text, err);
+	if (!rc)
+		rc = kiln_buf_finish(&text, err);
+	if (!rc)
+		rc = roots_lock_from_mem(&lock, "root lock", text.ptr, text.len, err);
+	for (i = 0; !rc && i < lock.n; i++) {
+		const struct roots_lock_pkg *p = &lock.pkgs[i];
+
+		if (p->epoch)
+			snprintf(name, sizeof(name), "%s-%u:%s-%s.%s", p->name, p->epoch,
+			         p->version, p->release, p->arch);
+		else
+			snprintf(name, sizeof(name), "%s-%s-%s.%s", p->name, p->version, p->release,
+			         p->arch);
+		snprintf(uri, sizeof(uri), "urn:kiln:root-repo:%s/%s", p->repo, p->location);
+		dep(w, name, uri, "sha256", p->sha256);
+	}
+	roots_lock_release(&lock);
+	kiln_buf_release(&path);
+	kiln_buf_release(&text);
+	return rc;
+}
+
+static kiln_rc resolved_deps(const struct scheduler *s, const struct scheduler_job *j,
+                             struct kiln_arena *a, struct api_jw *w, struct kiln_err *err)
+{
+	char lock_id[65];
 	struct mview m = {0};
 	const struct mref *src;
 	char uri[4200];
@@ -190,9 +231,13 @@ static kiln_rc resolved_deps(const struct scheduler_job *j, struct kiln_arena *a
 		dep(w, "git", uri, "gitCommit", m.git.commit);
 	}
 	snprintf(uri, sizeof(uri), "urn:kiln:root:%s", m.root ? m.root : "worker-default");
-	dep(w, "root", uri, NULL, NULL);
+	scheduler_root_lock_get(j->manifest, lock_id);
+	/* the root's identity is its lock's sha256 (docs/roots.md), each package follows */
+	dep(w, "root", uri, "sha256", lock_id);
+	if (*lock_id)
+		rc = root_deps(s, lock_id, w, err);
 	api_jw_end(w);
-	return KILN_OK;
+	return rc;
 }
 
 static const char *rfc3339(int64_t ms, char *dst, size_t size)
@@ -201,10 +246,10 @@ static const char *rfc3339(int64_t ms, char *dst, size_t size)
 }
 
 /* The SLSA v1 provenance statement of a succeeded job. */
-static kiln_rc build_statement(const struct scheduler_job *j, const char *worker,
-                               const struct sign_key *key, const struct scheduler_artifact *v,
-                               size_t n, struct kiln_arena *a, struct kiln_buf *out,
-                               struct kiln_err *err)
+static kiln_rc build_statement(const struct scheduler *s, const struct scheduler_job *j,
+                               const char *worker, const struct sign_key *key,
+                               const struct scheduler_artifact *v, size_t n, struct kiln_arena *a,
+                               struct kiln_buf *out, struct kiln_err *err)
 {
 	struct kiln_buf raw = KILN_BUF_INIT(KILN_LIMIT_HTTP_BODY);
 	struct sign_key_info ki;
@@ -239,7 +284,7 @@ static kiln_rc build_statement(const struct scheduler_job *j, const char *worker
 	api_jw_kstr(&w, "sign_key", j->sign_key);
 	api_jw_kstr(&w, "worker", worker);
 	api_jw_end(&w);
-	rc = resolved_deps(j, a, &w, err);
+	rc = resolved_deps(s, j, a, &w, err);
 	if (rc)
 		goto out;
 	api_jw_end(&w);
@@ -323,7 +368,7 @@ kiln_rc scheduler_provenance_make(struct scheduler *s, const struct scheduler_jo
 	if (!rc && !packages(v, n))
 		goto out; /* an in-toto statement names at least one subject */
 	if (!rc)
-		rc = build_statement(j, worker, key, v, n, &a, &st, err);
+		rc = build_statement(s, j, worker, key, v, n, &a, &st, err);
 	if (!rc)
 		rc = sign_and_store(s, j, key, "build", st.ptr, err);
 out:

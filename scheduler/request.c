@@ -67,6 +67,7 @@ static const struct api_field request_fields[] = {
     F("sign_key", API_F_STR, false, sign_key, 0, 128),
     F("repository", API_F_STR, false, repository, 0, 128),
     F("root", API_F_STR, false, root, 0, 128),
+    F("root_lock", API_F_STR, false, root_lock, 0, 64),
     {"limits", API_F_OBJ, false, offsetof(struct scheduler_request, limits), 0, 0, limit_fields, 0,
      offsetof(struct scheduler_request, has_limits)},
     API_FIELD_END,
@@ -326,5 +327,9 @@ kiln_rc scheduler_request_parse(const void *body, size_t len, struct kiln_arena 
 		rc = kiln_err_set(err, KILN_EINVAL, "field 'repository': not a repository name");
 	if (!rc && out->root)
 		rc = root_tag(out, a, err);
+	if (!rc && out->root_lock && (!out->root || !api_sha256_valid(out->root_lock)))
+		rc = kiln_err_set(err, KILN_EINVAL, "field 'root_lock': %s",
+		                  out->root ? "not 64 lowercase hex digits"
+		                            : "goes with field 'root'");
 	return rc;
 }

@@ -446,7 +446,8 @@ struct scheduler_request {
 	bool has_sde;
 	const char *sign_key;
 	const char *repository;
-	const char *root; /* a root configuration's name (workers offering it take the job) */
+	const char *root;      /* a root configuration's name (workers offering it take the job) */
+	const char *root_lock; /* its lock's identity once pinned (rootpin.c), else NULL */
 	struct scheduler_job_limits limits;
 	bool has_limits;
 };
@@ -566,6 +567,15 @@ struct scheduler_compare {
 void scheduler_compare_blobs(const struct scheduler *s, const char *old_sha256,
                              const char *new_sha256, const struct scheduler_compare_opts *o,
                              struct kiln_arena *a, struct scheduler_compare *out);
+
+/* The lock a job's root was resolved to (rootpin.c): *out the identity pinned in the
+ * manifest ("root_lock"), "" when none is yet. */
+void scheduler_root_lock_get(const char *manifest, char out[65]);
+/* Pin the lock a worker reports (its JSON text, checked as roots/ reads a lock): kept as a
+ * blob of its canonical bytes, its identity written into the job's manifest and request,
+ * the content key recomputed. The same lock again is fine; another is KILN_EINVAL. */
+KILN_MUST_CHECK kiln_rc scheduler_root_pin(struct scheduler *s, const struct scheduler_job *j,
+                                           const char *text, struct kiln_err *err);
 
 /* Blobs: content-addressed files under blob_dir/ab/abcd... */
 void scheduler_blob_path(const struct scheduler *s, const char *sha256, struct kiln_buf *out);

@@ -66,6 +66,7 @@ static const struct api_field job_fields[] = {
     JF("rerun", API_F_INT, rerun, 1000),
     JF("timeout", API_F_INT, timeout, 30 * 86400),
     JF("root", API_F_STR, root, 128),
+    JF("root_lock", API_F_STR, root_lock, 64),
     {"limits", API_F_OBJ, false, offsetof(struct worker_job_req, limits), 0, 0, limit_fields, 0, 0},
     {"source_date_epoch", API_F_INT, false, offsetof(struct worker_job_req, source_date_epoch), 0,
      4294967295LL, NULL, 0, offsetof(struct worker_job_req, has_sde)},

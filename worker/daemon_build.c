@@ -49,6 +49,20 @@ static kiln_rc job_setup(const struct worker_child_req *r, struct kiln_arena *a,
 	return KILN_OK;
 }
 
+/* The lock resolved, for the daemon to report with the completion. */
+static kiln_rc lock_save(const struct roots_lock *l, const char *path, struct kiln_err *err)
+{
+	struct kiln_buf out = KILN_BUF_INIT(ROOTS_LOCK_MAX_BYTES * 2);
+	kiln_rc rc;
+
+	roots_lock_write(l, &out);
+	rc = kiln_buf_finish(&out, err);
+	if (!rc)
+		rc = util_write_atomic(path, out.ptr, out.len, 0644, err);
+	kiln_buf_release(&out);
+	return rc;
+}
+
 /* The job's root: resolved for its spec or source package with the job's macros, made
  * (or taken from the worker's image cache), and the build's sandbox set on it. */
 static kiln_rc job_root(const struct worker_child_req *r, struct worker_build_setup *s,
@@ -60,11 +74,14 @@ static kiln_rc job_root(const struct worker_child_req *r, struct worker_build_se
 	roots_make_opts_init(&ro);
 	ro.cache_dir = r->cache_dir;
 	ro.log_fd = STDOUT_FILENO;
+	ro.lock_path = r->root_lock_in; /* pinned by an earlier attempt: exactly those */
 	rc = worker_root_open(r->root_config, r->srpm_path ? r->srpm_path : r->spec_path,
 	                      r->srpm_path != NULL, &ro, worker_build_setup_macros, s, root, err);
 	if (!rc) {
-		printf("kiln worker: root %s, lock %s (%zu packages)\n", root->cfg.name,
-		       root->lock.id, root->lock.n);
+		printf("kiln worker: root %s, lock %s (%zu packages%s)\n", root->cfg.name,
+		       root->lock.id, root->lock.n, r->root_lock_in ? ", pinned by the job" : "");
+		if (r->root_lock_out)
+			rc = lock_save(&root->lock, r->root_lock_out, err);
 		fflush(stdout);
 		s->sandbox = true;
 		s->root = root->root_arg;

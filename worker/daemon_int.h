@@ -68,6 +68,7 @@ struct worker_job_req {
 	int64_t rerun; /* 0, or the rerun's number (reproducibility reruns) */
 	bool has_sde;
 	const char *root; /* the root configuration the job names, NULL for the worker's root */
+	const char *root_lock;     /* the lock pinned for it (a blob's sha256), NULL until pinned */
 	struct worker_caps limits; /* the job's own ("limits"), 0 where not given */
 };
 
@@ -108,6 +109,8 @@ struct worker_child_req {
 	bool sandbox;
 	const char *root;
 	const char *root_config;        /* the job's root configuration (a file), NULL for none */
+	const char *root_lock_in;       /* the job's pinned lock (a file), NULL: resolve one */
+	const char *root_lock_out;      /* where the lock resolved is written (root_lock_in NULL) */
 	unsigned vary;                  /* enum worker_vary: a rerun's variations */
 	const struct worker_caps *caps; /* the job's caps (worker_caps_for_job()) */
 };

@@ -61,6 +61,11 @@ struct jobrun {
 	enum job_end end;
 };
 
+/* A root job's lock in its job directory: the pinned one fetched, or the one the build
+ * resolved, reported with the completion (scheduler/rootpin.c). */
+#define ROOT_LOCK_IN "root-lock.json"
+#define ROOT_LOCK_OUT "root-lock.resolved.json"
+
 /* A path from parts; false when it would not fit (paths are bounded by KILN_LIMIT_PATH). */
 static bool pathf(char *dst, size_t size, const char *fmt, ...) KILN_PRINTF(3, 4);
 static bool pathf(char *dst, size_t size, const char *fmt, ...)
@@ -285,6 +290,12 @@ static kiln_rc inputs_fetch(struct jobrun *j, struct kiln_err *err)
 		rc = fetch_blob(j, &src[i], sources, err);
 		heartbeat(j);
 	}
+	if (!rc && q->root_lock) {
+		/* the lock the job's first attempt resolved: every attempt builds on it */
+		struct worker_ref lk = {ROOT_LOCK_IN, q->root_lock};
+
+		rc = fetch_blob(j, &lk, j->dir, err);
+	}
 	if (!rc && q->has_git)
 		rc = git_checkout(j, err);
 	heartbeat(j);
@@ -454,6 +465,19 @@ static void outputs_json(struct api_jw *w, const struct api_objlist *outs)
 	api_jw_end(w);
 }
 
+/* The lock a root job's build resolved, for the scheduler to pin. */
+static void root_lock_json(struct jobrun *j, struct api_jw *w)
+{
+	struct kiln_buf text = KILN_BUF_INIT(ROOTS_LOCK_MAX_BYTES);
+	char path[KILN_LIMIT_PATH];
+
+	if (pathf(path, sizeof(path), "%s/" ROOT_LOCK_OUT, j->dir) && util_exists(path) &&
+	    !util_read_file(path, ROOTS_LOCK_MAX_BYTES, &text, NULL) &&
+	    !kiln_buf_finish(&text, NULL))
+		api_jw_kstr(w, "root_lock", text.ptr);
+	kiln_buf_release(&text);
+}
+
 static void completion_json(struct jobrun *j, const char *status, const char *fclass,
                             const char *msg, const struct api_objlist *outs, struct kiln_buf *out)
 {
@@ -469,6 +493,8 @@ static void completion_json(struct jobrun *j, const char *status, const char *fc
 	api_jw_strn(&w, msg ? msg : "", msg ? strnlen(msg, 4000) : 0);
 	if (*j->commit)
 		api_jw_kstr(&w, "git_commit", j->commit);
+	if (j->l->job.root && !j->l->job.root_lock)
+		root_lock_json(j, &w);
 	if (outs)
 		outputs_json(&w, outs);
 	api_jw_end(&w);
@@ -607,6 +633,7 @@ static int build_once(struct jobrun *j, const char *format, const char *result_p
 	struct kiln_err err = KILN_ERR_INIT;
 	struct worker_child_req req = {0};
 	char spec[KILN_LIMIT_PATH], srpm[KILN_LIMIT_PATH];
+	char lock_in[KILN_LIMIT_PATH], lock_out[KILN_LIMIT_PATH];
 	struct kiln_buf gdir = KILN_BUF_INIT(KILN_LIMIT_PATH), rel = KILN_BUF_INIT(KILN_LIMIT_PATH);
 	int fd = -1, status;
 	pid_t pid;
@@ -631,6 +658,11 @@ static int build_once(struct jobrun *j, const char *format, const char *result_p
 			return -1;
 		}
 		req.root_config = j->d->offers[i].path;
+		if (j->l->job.root_lock &&
+		    pathf(lock_in, sizeof(lock_in), "%s/" ROOT_LOCK_IN, j->dir))
+			req.root_lock_in = lock_in;
+		else if (pathf(lock_out, sizeof(lock_out), "%s/" ROOT_LOCK_OUT, j->dir))
+			req.root_lock_out = lock_out;
 	}
 	req.caps = &j->caps;
 	if (j->l->job.has_git &&

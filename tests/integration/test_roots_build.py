@@ -1,6 +1,8 @@
 """kiln build --root CONFIG (issue 21): a fresh root made from the fixture distribution's
 signed repository (tests/fixtures/debrpm.py), with the spec's BuildRequires installed from
 it, the build run in it, and the root's rpm database holding exactly the lock."""
+import base64
+import hashlib
 import json
 import os
 import subprocess
@@ -209,9 +211,31 @@ def test_farm_job_builds_in_the_root_a_worker_offers(kiln_bin, root_env, tmp_pat
         r = run(kiln_bin, "logs", str(jid), env=cenv)
         assert f"root {cfg.stem}, lock " in r.stdout
         assert "kiln worker rooted: job" in r.stdout
+        # the lock the worker resolved is pinned in the manifest (the root's identity)
+        job = s.job(jid)
+        manifest = job["manifest"] if isinstance(job["manifest"], dict) else json.loads(
+            job["manifest"])
+        lock_id = manifest["root_lock"]
+        assert len(lock_id) == 64 and f"lock {lock_id}" in r.stdout
         r = run(kiln_bin, "download", str(jid), "-o", tmp_path / "dl", env=cenv)
         assert r.returncode == 0, r.stderr
         rpm = next((tmp_path / "dl").glob("zdemo-1.0-1.x86_64.rpm"))
+        # its provenance lists every root package with its digest
+        sha = hashlib.sha256(rpm.read_bytes()).hexdigest()
+        env_ = json.loads(s.call("GET", f"/api/v1/artifacts/{sha}/provenance").body)
+        stmt = json.loads(base64.b64decode(env_["payload"]))
+        deps = stmt["predicate"]["buildDefinition"]["resolvedDependencies"]
+        root = [d for d in deps if d["name"] == "root"][0]
+        assert root["uri"] == f"urn:kiln:root:{cfg.stem}" and root["digest"]["sha256"] == lock_id
+        assert any(d["name"].startswith("zlib1g-dev-") and len(d["digest"]["sha256"]) == 64
+                   for d in deps)
+        # a rerun builds on that same lock, pinned
+        r = run(kiln_bin, "reproduce", "--count", "1", "--wait", str(jid), env=cenv,
+                timeout=900)
+        assert r.returncode == 0, r.stdout + r.stderr
+        logs = "".join(run(kiln_bin, "logs", str(i), env=cenv).stdout
+                       for i in range(jid + 1, jid + 3))
+        assert f"lock {lock_id} " in logs and "pinned by the job" in logs
         req = subprocess.run(["rpm", "-qp", "--requires", rpm], capture_output=True,
                              text=True, check=True).stdout
         assert "libz.so.1()(64bit)" in req
