@@ -17,7 +17,8 @@ TEST="$TEST chromium nodejs"
 
 # The real tools kiln is checked against (oracles).
 ORACLES="rpm rpm2cpio sq gnupg createrepo-c dnf diffoscope-minimal python3-rpm
- python3-libarchive-c cpio libarchive-tools zstd xz-utils iproute2 zypper"
+ python3-libarchive-c cpio libarchive-tools zstd xz-utils iproute2 zypper
+ lz4 lzip bzip2"
 
 # Tools kiln runs: disorderfs (FUSE) for the file_order reproducibility variation.
 RUNTIME="disorderfs"
