@@ -342,6 +342,8 @@ kiln_rc worker_build_binaries(struct build *b, bool write, struct kiln_err *err)
 	fo.builddir =
 	    b->subdir ? kiln_arena_printf(&b->arena, "%s/%s", b->builddir, b->subdir) : b->builddir;
 	fo.macros = b->mc;
+	fo.sandbox_top = b->in_top;
+	fo.topdir = b->topdir;
 	fo.now = (uint32_t)b->res->buildtime; /* %ghost mtimes: reproducible */
 	rc = pkg_write_opts(b, false, &wo, err);
 	fo.rpmformat = wo.format;

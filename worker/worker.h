@@ -80,6 +80,11 @@ struct worker_filelist_opts {
 	/* Leave classification to a later worker_filelist_classify() (the package writer runs
 	 * it while the payload is compressed). */
 	bool defer_classify;
+	/* The sandbox's view of the top directory and the host's: an absolute %files -f path
+	 * beneath sandbox_top (%{_builddir}/... as the stages saw it, e.g. Fedora's
+	 * %pyproject_files) is read beneath topdir. NULL without a sandbox. */
+	const char *sandbox_top;
+	const char *topdir;
 };
 
 /* Collect pkg's files: read its %files -f lists (relative to o->builddir, parsed into

@@ -93,3 +93,39 @@ def test_rpmuncompress_keeps_non_tar_files_apart(tmp_path, compression):
         # The compression suffix goes (rpm's %{uncompress} of a plain file: its last one).
         out = src.name.rsplit(".", 1)[0]
         assert (work / out).read_bytes() == data
+
+
+# ---------------------------------------------------------------------------------------
+# kiln build, in its default sandbox, against the same spec under rpmbuild
+
+
+def kiln_build(kiln_bin, top: Path, *args, env=None):
+    cmd = [str(kiln_bin), "build", "--define", f"_topdir {top}",
+           "--define", "_buildhost oracle.example", *map(str, args)]
+    return subprocess.run(cmd, env=env or ENV, capture_output=True, text=True, timeout=300)
+
+
+def qf(pkg: Path, fmt: str) -> str:
+    return subprocess.run(["rpm", "-qp", "--qf", fmt, str(pkg)], env=ENV, check=True,
+                          capture_output=True, text=True).stdout
+
+
+def write_spec(path: Path, body: str, name="t") -> Path:
+    path.write_text(f"Name: {name}\nVersion: 1\nRelease: 1\nSummary: s\nLicense: MIT\n"
+                    f"%description\nd\n{body}")
+    return path
+
+
+def test_files_list_at_an_absolute_builddir_path(kiln_bin, tmp_path):
+    """Fedora's %pyproject_files is %{_builddir}/...-files: in the sandbox that path is
+    /builddir/build/BUILD/..., which the file collector reads on the host side."""
+    spec = write_spec(tmp_path / "t.spec",
+                      "%install\nmkdir -p %{buildroot}/usr/share/t\n"
+                      "echo x > %{buildroot}/usr/share/t/a\n"
+                      "echo /usr/share/t/a > %{_builddir}/t-files\n"
+                      "%files -f %{_builddir}/t-files\n")
+    top = tmp_path / "top"
+    k = kiln_build(kiln_bin, top, "-bb", spec)
+    assert k.returncode == 0, k.stderr
+    pkg = top / "RPMS/x86_64/t-1-1.x86_64.rpm"
+    assert qf(pkg, "[%{FILENAMES}\n]") == "/usr/share/t/a\n"
