@@ -129,3 +129,24 @@ def test_files_list_at_an_absolute_builddir_path(kiln_bin, tmp_path):
     assert k.returncode == 0, k.stderr
     pkg = top / "RPMS/x86_64/t-1-1.x86_64.rpm"
     assert qf(pkg, "[%{FILENAMES}\n]") == "/usr/share/t/a\n"
+
+
+def test_makeinstall_is_rpms(kiln_bin, tmp_path):
+    defs = ["--define", "buildroot /br", "--define", "_sharedstatedir /var/lib"]
+    r = subprocess.run(["rpm", *defs, "--eval", "%makeinstall"], capture_output=True,
+                       text=True, env=ENV)
+    k = subprocess.run([str(kiln_bin), "eval", *defs, "%makeinstall"], capture_output=True,
+                       text=True, env=ENV)
+    assert r.returncode == 0 and k.returncode == 0, k.stderr
+    assert k.stdout == r.stdout
+    # And a Makefile without DESTDIR installs into the buildroot through it.
+    spec = write_spec(tmp_path / "t.spec",
+                      "%prep\n%setup -c -T\n"
+                      "printf 'install:\\n\\tmkdir -p $(bindir)\\n"
+                      "\\tprintf \"#!/bin/sh\\\\n\" > $(bindir)/t\\n' > Makefile\n"
+                      "%install\n%makeinstall\n%files\n%attr(0755,root,root) /usr/bin/t\n")
+    top = tmp_path / "top"
+    k = kiln_build(kiln_bin, top, "-bb", spec)
+    assert k.returncode == 0, k.stderr
+    assert "%makeinstall is deprecated" in k.stdout + k.stderr
+    assert qf(top / "RPMS/x86_64/t-1-1.x86_64.rpm", "[%{FILENAMES}\n]") == "/usr/bin/t\n"
