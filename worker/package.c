@@ -438,6 +438,21 @@ static kiln_rc pkg_spec_tag(struct build *b, struct pack_header *h, struct kiln_
 	return rc;
 }
 
+/* rpmbuild marks the source package of a spec with %generate_buildrequires, so that farms
+ * know to run it before installing the build dependencies; the requirement is
+ * "missing ok" (flags as rpmbuild 4.18 writes them). */
+static kiln_rc pkg_dynamic_buildrequires(const struct spec *spec, struct pack_header *h,
+                                         struct kiln_err *err)
+{
+	const uint32_t flags =
+	    SPEC_DEP_RPMLIB | SPEC_DEP_MISSINGOK | SPEC_DEP_LESS | SPEC_DEP_EQUAL;
+
+	if (!spec->sections[SPEC_SEC_BUILDREQUIRES])
+		return KILN_OK;
+	return pack_deps_add(h, PACK_DEP_REQUIRE, "rpmlib(DynamicBuildRequires)", "4.15.0-1",
+	                     flags, err);
+}
+
 kiln_rc worker_build_source(struct build *b, struct kiln_err *err)
 {
 	struct spec *spec = b->spec;
@@ -478,6 +493,8 @@ kiln_rc worker_build_source(struct build *b, struct kiln_err *err)
 		rc = pkg_tags_copy(&h, spec->srctags, err);
 	if (!rc)
 		rc = pkg_build_tags(b, &h, err);
+	if (!rc)
+		rc = pkg_dynamic_buildrequires(spec, &h, err);
 	if (!rc)
 		rc = pack_header_put_u32(&h, SPEC_TAG_SOURCEPACKAGE, 1, err);
 	/* rpm stores the parsed spec (what rpmspec -P prints) in the source package. */

@@ -150,3 +150,32 @@ def test_makeinstall_is_rpms(kiln_bin, tmp_path):
     assert k.returncode == 0, k.stderr
     assert "%makeinstall is deprecated" in k.stdout + k.stderr
     assert qf(top / "RPMS/x86_64/t-1-1.x86_64.rpm", "[%{FILENAMES}\n]") == "/usr/bin/t\n"
+
+
+def rpmbuild(top: Path, *args):
+    # Debian's rpmbuild, with its empty rpmdb (--nodeps) and kiln's defaults where Debian's
+    # differ: gzip payloads are compared with --define below on both sides.
+    cmd = ["rpmbuild", "--nodeps", "--define", f"_topdir {top}",
+           "--define", "_buildhost oracle.example", "--define", "_binary_payload w9.gzdio",
+           "--define", "_source_payload w9.gzdio",
+           "--define", "use_source_date_epoch_as_buildtime 1",
+           "--define", "clamp_mtime_to_source_date_epoch 1", *map(str, args)]
+    return subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=300)
+
+
+REQUIRES_QF = "[%{REQUIRENAME} %{REQUIREFLAGS} %{REQUIREVERSION}\n]"
+
+
+@pytest.mark.parametrize("dynamic", [True, False])
+def test_source_package_of_generate_buildrequires(kiln_bin, tmp_path, dynamic):
+    body = "BuildRequires: make\n"
+    body += "%generate_buildrequires\necho gcc\n" if dynamic else ""
+    spec = write_spec(tmp_path / "g.spec", body + "%files\n")
+    pay = ["--define", "_source_payload w9.gzdio"]
+    k = kiln_build(kiln_bin, tmp_path / "k", "-bs", *pay, spec)
+    assert k.returncode == 0, k.stderr
+    r = rpmbuild(tmp_path / "r", "-bs", spec)
+    assert r.returncode == 0, r.stderr
+    kq = qf(tmp_path / "k/SRPMS/t-1-1.src.rpm", REQUIRES_QF)
+    assert kq == qf(tmp_path / "r/SRPMS/t-1-1.src.rpm", REQUIRES_QF)
+    assert ("rpmlib(DynamicBuildRequires) 17301514 4.15.0-1\n" in kq) == dynamic
