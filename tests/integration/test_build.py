@@ -66,11 +66,11 @@ def topdir_with_sources(base: Path) -> Path:
 
 
 def rpmbuild(top: Path, mode: str, spec: Path):
-    # Debian's brp scripts (strip, compress) and build-id links are distribution policy,
-    # not rpmbuild's packaging: kiln runs none by default, so they are off here too. The
-    # doc directory format is rpm 4.20's upstream default (Debian leaves it undefined).
+    # Both run rpm's post-install policy (%__os_install_post: strip, compress...); build-id
+    # links are off in kiln's macros. The doc directory format is rpm 4.20's upstream
+    # default (Debian leaves it undefined).
     cmd = ["rpmbuild", mode, "--nodeps", "--quiet", "--define", f"_topdir {top}",
-           "--define", "__os_install_post %{nil}", "--define", "_build_id_links none",
+           "--define", "_build_id_links none",
            "--define", "_docdir_fmt %%{NAME}",
            "--define", "use_source_date_epoch_as_buildtime 1",
            "--define", "clamp_mtime_to_source_date_epoch 1",
