@@ -383,6 +383,16 @@ KILN_MUST_CHECK kiln_rc pack_sigheader_replace(const char *path, struct pack_hea
 
 /* One file of a package. The build pipeline decides every field; the writer only reads
  * contents (regular files) and checks consistency. Strings are borrowed for the call. */
+/* One dependency generated for a file (FILEDEPENDSX/N and DEPENDSDICT, what %{FILEREQUIRE}
+ * and %{FILEPROVIDE} answer): kind is PACK_DEP_PROVIDE or PACK_DEP_REQUIRE, and the same
+ * name, version and sense must be in the header's set of that kind (a missing one is left
+ * out, as rpmbuild leaves it). */
+struct pack_filedep {
+	enum pack_dep_kind kind;
+	const char *name, *version;
+	uint32_t flags;
+};
+
 struct pack_file {
 	const char *path;   /* in-package path: "/usr/bin/x" (binary) or "x.spec" (source) */
 	const char *src;    /* where to read contents of a regular file, NULL for ghosts */
@@ -403,6 +413,8 @@ struct pack_file {
 	const char *mime;   /* v6 MIME type ("text/plain"); NULL = "" */
 	bool absent;        /* a %ghost missing from the build root: rpmbuild records device 0
 	                     * (FILEDEVICES) for it, 1 for every other file */
+	const struct pack_filedep *deps; /* binary packages: the file's generated dependencies */
+	size_t ndeps;                    /* in rpm's order (borrowed, like the strings) */
 };
 
 struct pack_write_opts {

@@ -232,7 +232,8 @@ static kiln_rc pkg_write(struct build *b, const char *path, const struct pack_he
 
 /* Automatic dependencies (with config() ones) of one package, added to its header. */
 static kiln_rc pkg_deps(struct build *b, struct spec_package *pkg, struct pack_header *h,
-                        const struct worker_filelist *fl, struct kiln_err *err)
+                        struct worker_filelist *fl, struct worker_filedeps *fd,
+                        struct kiln_err *err)
 {
 	struct worker_deps prov, req, rec;
 	struct worker_autodeps_opts ao = {0};
@@ -248,6 +249,7 @@ static kiln_rc pkg_deps(struct build *b, struct spec_package *pkg, struct pack_h
 	ao.autoprov = pkg->autoprov;
 	ao.name = spec_tagset_get_str(pkg->tags, SPEC_TAG_NAME);
 	ao.evr = pkg_evr(b, pkg->tags);
+	ao.filedeps = fd;
 	if (!ao.evr)
 		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
 	worker_deps_init(&prov);
@@ -260,6 +262,11 @@ static kiln_rc pkg_deps(struct build *b, struct spec_package *pkg, struct pack_h
 
 			rc = pack_deps_add(h, out[k].kind, d->name, d->version, d->flags, err);
 		}
+	}
+	/* The writer indexes them into the header's sets (FILEDEPENDSX/N, DEPENDSDICT). */
+	for (i = 0; !rc && i < fl->n && i < fd->nfiles; i++) {
+		fl->files[i].deps = fd->deps + fd->start[i];
+		fl->files[i].ndeps = fd->count[i];
 	}
 	worker_deps_release(&prov);
 	worker_deps_release(&req);
@@ -274,6 +281,7 @@ struct pkg_late {
 	struct worker_filelist *fl;
 	struct pack_header *h;
 	int format;
+	struct worker_filedeps fd; /* the files' deps point here until the package is written */
 };
 
 /* Runs while pack_write compresses the payload on another thread: libmagic and the
@@ -283,7 +291,7 @@ static kiln_rc pkg_late_run(void *arg, struct kiln_err *err)
 	struct pkg_late *l = arg;
 	kiln_rc rc = worker_filelist_classify(l->fl, l->format, err);
 
-	return rc ? rc : pkg_deps(l->b, l->pkg, l->h, l->fl, err);
+	return rc ? rc : pkg_deps(l->b, l->pkg, l->h, l->fl, &l->fd, err);
 }
 
 static kiln_rc pkg_binary_write(struct build *b, struct spec_package *pkg,
@@ -308,13 +316,19 @@ static kiln_rc pkg_binary_write(struct build *b, struct spec_package *pkg,
 	if (!rc && !path)
 		rc = err->code ? err->code : KILN_ENOMEM;
 	arch = spec_tagset_get_str(pkg->tags, SPEC_TAG_ARCH);
-	late = (struct pkg_late){b, pkg, fl, &h, wo.format};
+	late = (struct pkg_late){b, pkg, fl, &h, wo.format, {0}};
+	worker_filedeps_init(&late.fd);
 	wo.overlap = pkg_late_run;
 	wo.overlap_arg = &late;
 	if (!rc)
 		rc =
 		    pkg_write(b, path, &h, fl->files, fl->n, &wo, "binary",
 		              spec_tagset_get_str(pkg->tags, SPEC_TAG_NAME), arch ? arch : "", err);
+	for (size_t i = 0; i < fl->n; i++) {
+		fl->files[i].deps = NULL;
+		fl->files[i].ndeps = 0;
+	}
+	worker_filedeps_release(&late.fd);
 	pack_header_release(&h);
 	return rc;
 }

@@ -262,7 +262,25 @@ struct worker_autodeps_opts {
 	bool autoprov;    /* AutoProv: generate provides */
 	const char *name; /* the package's name and [E:]V-R, for config(NAME) = EVR when a file */
 	const char *evr;  /* is %config; NULL name: no config() dependencies; NULL evr: "" */
+	/* Optional: where each file's generated dependencies go (rpmbuild's FILEDEPENDSX/N,
+	 * DEPENDSDICT); initialised by the caller. */
+	struct worker_filedeps *filedeps;
 };
+
+/* The dependencies generated for each file: files[i]'s are deps[start[i]] and the
+ * count[i] after it, the versioned ones first, then in the order generated (provides
+ * before requires), which is rpmbuild's order. worker_filedeps_init() sets it up,
+ * worker_filedeps_release() frees it (the dependency strings are in its arena). */
+struct worker_filedeps {
+	struct pack_filedep *deps; /* heap */
+	uint32_t *file;            /* heap: deps[k] belongs to files[file[k]] */
+	size_t n, cap;
+	size_t *start, *count; /* heap: one per file, after worker_autodeps_collect() */
+	size_t nfiles;
+	struct kiln_arena arena;
+};
+void worker_filedeps_init(struct worker_filedeps *fd);
+void worker_filedeps_release(struct worker_filedeps *fd);
 
 /* Generate the automatic dependencies of one package's files and add them to provides,
  * requires and recommends (sets the caller initialised, possibly holding entries already;
