@@ -11,6 +11,8 @@ BUILD="build-essential pkg-config git
 
 # Test harnesses and linters.
 TEST="libcmocka-dev python3-pytest clang-format cppcheck clang libclang-rt-14-dev valgrind"
+# The upstream-package tests make a real autotools package (autoreconf).
+TEST="$TEST autoconf automake"
 # The dashboard's browser test: Debian's Chromium driven by playwright-core (tests/web/,
 # installed with npm ci by scripts/web-deps.sh; Playwright never downloads a browser).
 TEST="$TEST chromium nodejs"

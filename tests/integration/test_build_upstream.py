@@ -5,6 +5,7 @@ Each test pins one behaviour rpmbuild has and kiln lacked: tarballs of every tar
 rpmbuild writes on source packages, the post-install policy and the header tags.
 """
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -249,3 +250,142 @@ def test_brp_script_does_what_rpms_does(tmp_path, script, args):
     untouched = tmp_path / "untouched"
     make_buildroot(untouched)
     assert tree(ours) != tree(untouched)  # the script had work to do
+
+
+# ---------------------------------------------------------------------------------------
+# Acceptance: a real autotools package from a v7 tarball, built by kiln and by rpmbuild
+
+AMHELLO = {
+    "configure.ac": "AC_INIT([amhello], [1.0], [bugs@example.org])\n"
+                    "AM_INIT_AUTOMAKE([-Wall -Werror foreign])\nAC_PROG_CC\n"
+                    "AC_CONFIG_HEADERS([config.h])\n"
+                    "AC_CONFIG_FILES([Makefile src/Makefile])\nAC_OUTPUT\n",
+    "Makefile.am": "SUBDIRS = src\ndist_doc_DATA = README\nman_MANS = amhello.1\n"
+                   "EXTRA_DIST = amhello.1\n",
+    "README": "amhello: automake's example, as a test package.\n",
+    "amhello.1": ".TH AMHELLO 1\n.SH NAME\namhello \\- say hello\n" + ".PP\ntext\n" * 30,
+    "src/Makefile.am": "bin_PROGRAMS = amhello\namhello_SOURCES = main.c\n",
+    "src/main.c": '#include <config.h>\n#include <stdio.h>\n\n'
+                  'int main(void)\n{\n\tputs("Hello World!");\n'
+                  '\tputs("This is " PACKAGE_STRING ".");\n\treturn 0;\n}\n',
+}
+
+AMHELLO_SPEC = """Name:           amhello
+Version:        1.0
+Release:        1
+Summary:        automake's example program
+License:        GPL-3.0-or-later
+Group:          Applications/Text
+URL:            https://www.gnu.org/software/automake/
+Source0:        amhello-1.0.tar.gz
+
+%description
+Prints a greeting.
+
+%prep
+%autosetup
+
+%build
+%configure
+%make_build
+
+%install
+%make_install
+
+%files
+%doc README
+%{_bindir}/amhello
+%{_mandir}/man1/amhello.1*
+
+%changelog
+* Tue Dec 01 2026 Kiln Tests <tests@example.org> - 1.0-1
+- Packaged.
+"""
+
+
+@pytest.fixture(scope="module")
+def amhello(kiln_bin, tmp_path_factory):
+    if not shutil.which("autoreconf"):
+        pytest.skip("autoconf/automake are not installed (scripts/deps.sh installs them)")
+    base = tmp_path_factory.mktemp("amhello")
+    src = base / "amhello-1.0"
+    for name, text in AMHELLO.items():
+        (src / name).parent.mkdir(parents=True, exist_ok=True)
+        (src / name).write_text(text)
+    subprocess.run(["autoreconf", "-fi"], cwd=src, check=True, capture_output=True)
+    tars = {}
+    for side in ("k", "r"):
+        sources = base / side / "SOURCES"
+        sources.mkdir(parents=True)
+        tar = sources / "amhello-1.0.tar"
+        subprocess.run(["tar", "--format=v7", "--owner=0", "--group=0", "--sort=name",
+                        f"--mtime=@{EPOCH}", "-C", base, "-cf", tar, "amhello-1.0"],
+                       check=True)
+        subprocess.run(["gzip", "-n9", tar], check=True)
+        tars[side] = tar.with_suffix(".tar.gz")
+    # A v7 header: no "ustar" magic at 257.
+    import gzip
+    assert b"ustar" not in gzip.decompress(tars["k"].read_bytes())[257:263]
+    spec = base / "amhello.spec"
+    spec.write_text(AMHELLO_SPEC)
+    k = kiln_build(kiln_bin, base / "k", "-ba", "--define", "_binary_payload w9.gzdio",
+                   "--define", "_source_payload w9.gzdio", spec)
+    assert k.returncode == 0, k.stdout[-3000:] + k.stderr
+    # Debian's brp-compress is a bash script run by /bin/sh (dash), where it compresses
+    # nothing; rpm's upstream (and every rpm distribution, whose /bin/sh is bash) compresses
+    # manual pages, so the oracle runs it with bash.
+    r = rpmbuild(base / "r", "-ba", "--define", "_build_id_links none",
+                 "--define", "_docdir_fmt %%{NAME}",
+                 "--define", "__brp_compress bash /usr/lib/rpm/brp-compress %{?_prefix}", spec)
+    assert r.returncode == 0, r.stderr
+    return base / "k", base / "r", k
+
+
+AMHELLO_RPM = "RPMS/x86_64/amhello-1.0-1.x86_64.rpm"
+
+
+def test_amhello_builds_from_a_v7_tarball(amhello):
+    ktop, rtop, k = amhello
+    assert sorted(p.relative_to(ktop) for p in ktop.glob("*RPMS/**/*.rpm")) == \
+        sorted(p.relative_to(rtop) for p in rtop.glob("*RPMS/**/*.rpm"))
+    assert f"Wrote: {ktop / AMHELLO_RPM}" in k.stdout
+
+
+def test_amhello_files_and_dependencies_match_rpmbuild(amhello):
+    ktop, rtop, _ = amhello
+    fmt = ("[F %{FILENAMES} %{FILEMODES:octal} %{FILEUSERNAME} %{FILEGROUPNAME} "
+           "%{FILEFLAGS:fflags} %{FILELINKTOS} %{FILECLASS}\n]"
+           "[R %{REQUIRENAME} %{REQUIREFLAGS:depflags} %{REQUIREVERSION}\n]"
+           "[P %{PROVIDENAME} %{PROVIDEFLAGS:depflags} %{PROVIDEVERSION}\n]"
+           "[D %{FILENAMES} %{FILEREQUIRE}\n]")
+    # Build-ids differ: they hash the build path (/builddir/build in kiln's sandbox).
+    kq, rq = (re.sub(r"BuildID\[sha1\]=[0-9a-f]+", "BuildID", qf(top / AMHELLO_RPM, fmt))
+              for top in (ktop, rtop))
+    assert kq == rq
+    assert "/usr/share/man/man1/amhello.1.gz " in kq  # brp-compress
+    assert "R libc.so.6()(64bit)" in kq
+
+
+def extract(pkg: Path, dest: Path) -> Path:
+    dest.mkdir()
+    cpio = subprocess.run(["rpm2cpio", pkg], check=True, capture_output=True).stdout
+    subprocess.run(["cpio", "-idm", "--quiet"], input=cpio, cwd=dest, check=True)
+    return dest
+
+
+def sections(elf: Path):
+    out = subprocess.run(["readelf", "-S", "-W", elf], check=True, capture_output=True,
+                         text=True).stdout
+    return {line.split("]", 1)[1].split()[0] for line in out.splitlines()
+            if line.strip().startswith("[") and "]" in line and line.split("]", 1)[1].split()}
+
+
+def test_amhello_binaries_are_stripped_as_rpmbuilds(amhello, tmp_path):
+    ktop, rtop, _ = amhello
+    kx = extract(ktop / AMHELLO_RPM, tmp_path / "k")
+    rx = extract(rtop / AMHELLO_RPM, tmp_path / "r")
+    ks, rs = sections(kx / "usr/bin/amhello"), sections(rx / "usr/bin/amhello")
+    assert ".symtab" in rs and not any(s.startswith(".debug") for s in rs)
+    assert ks == rs
+    run = subprocess.run([kx / "usr/bin/amhello"], capture_output=True, text=True)
+    assert run.stdout == "Hello World!\nThis is amhello 1.0.\n"
