@@ -436,6 +436,9 @@ struct pack_write_opts {
 	 * output bytes are the same as without it. */
 	kiln_rc (*overlap)(void *arg, struct kiln_err *err);
 	void *overlap_arg;
+	/* Optional: where the 16 bytes of the package's MD5 over header and payload go (SIGMD5,
+	 * rpm's pkgid, what binary packages name as SOURCEPKGID). v4 only: zeros for v6. */
+	unsigned char *pkgid_out;
 	/* Compressed bytes held in memory until the header is done; past it the payload
 	 * waits for the callback. 0 = 64 MiB. */
 	size_t overlap_spill_max;

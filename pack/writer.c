@@ -483,13 +483,15 @@ static kiln_rc filedep_tags(struct writer *wr, struct kiln_err *err)
 	for (i = 0; i < wr->n; i++) {
 		const struct pack_file *f = wr->files[i].f;
 
-		x[i] = (uint32_t)nd;
+		/* A file without dependencies keeps index 0, as rpmbuild leaves it. */
 		for (k = 0; k < f->ndeps; k++) {
 			long at = dep_index(&wr->h, &f->deps[k]);
 			uint32_t letter = f->deps[k].kind == PACK_DEP_REQUIRE ? 'R' : 'P';
 
 			if (at < 0 || at > 0xffffff)
 				continue;
+			if (!cnt[i])
+				x[i] = (uint32_t)nd;
 			dict[nd++] = letter << 24 | (uint32_t)at;
 			cnt[i]++;
 		}
@@ -1099,6 +1101,8 @@ static kiln_rc finish_file(struct writer *wr, size_t sig_size, struct kiln_err *
 	memset(md5, 0, sizeof(md5));
 	if (!rc && wr->o->format == 4)
 		rc = md5_all(wr, md5, err);
+	if (!rc && wr->o->pkgid_out)
+		memcpy(wr->o->pkgid_out, md5, 16);
 	if (!rc)
 		rc = build_sig(wr, sha1, sha256, sha3, md5, hsize + wr->csize, wr->usize, err);
 	if (!rc)

@@ -312,6 +312,9 @@ static kiln_rc pkg_binary_write(struct build *b, struct spec_package *pkg,
 	srpm = pkg_srpm_name(b);
 	if (!rc)
 		rc = srpm ? pack_header_put_string(&h, SPEC_TAG_SOURCERPM, srpm, err) : KILN_ENOMEM;
+	if (!rc && b->has_srcpkgid)
+		rc = pack_header_put(&h, SPEC_TAG_SOURCESIGMD5, SPEC_TYPE_BIN, b->srcpkgid,
+		                     sizeof(b->srcpkgid), err);
 	path = rc ? NULL : pkg_filename(b, pkg->tags, err);
 	if (!rc && !path)
 		rc = err->code ? err->code : KILN_ENOMEM;
@@ -518,9 +521,11 @@ kiln_rc worker_build_source(struct build *b, struct kiln_err *err)
 	path = name ? kiln_arena_printf(&b->arena, "%s/%s", b->srcrpmdir, name) : NULL;
 	if (!rc && !path)
 		rc = kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	wo.pkgid_out = b->srcpkgid;
 	if (!rc)
 		rc = pkg_write(b, path, &h, files, n, &wo, "source",
 		               spec_tagset_get_str(spec->srctags, SPEC_TAG_NAME), "src", err);
+	b->has_srcpkgid = !rc && wo.format == 4;
 	pack_header_release(&h);
 	free(files);
 	return rc;

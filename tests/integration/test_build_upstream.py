@@ -389,3 +389,74 @@ def test_amhello_binaries_are_stripped_as_rpmbuilds(amhello, tmp_path):
     assert ks == rs
     run = subprocess.run([kx / "usr/bin/amhello"], capture_output=True, text=True)
     assert run.stdout == "Hello World!\nThis is amhello 1.0.\n"
+
+
+# ---------------------------------------------------------------------------------------
+# Every tag rpmbuild writes, with its type and value (the deliberate differences are in
+# docs/build.md, "Packages compared with rpmbuild's")
+
+def header_types(pkg: Path) -> dict:
+    """{tag: (type, count)} of the main header, read from the file's bytes."""
+    data = pkg.read_bytes()
+    off = 96
+    for which in ("signature", "main"):
+        assert data[off:off + 3] == b"\x8e\xad\xe8", which
+        nindex = int.from_bytes(data[off + 8:off + 12], "big")
+        hsize = int.from_bytes(data[off + 12:off + 16], "big")
+        entries = {}
+        for i in range(nindex):
+            e = data[off + 16 + 16 * i:off + 32 + 16 * i]
+            entries[int.from_bytes(e[0:4], "big")] = (int.from_bytes(e[4:8], "big"),
+                                                      int.from_bytes(e[12:16], "big"))
+        off += 16 + 16 * nindex + hsize
+        if which == "signature":
+            off = (off + 7) & ~7
+    return entries
+
+
+# Values that differ by design: the tool's name and version, the vendor in the platform,
+# and everything computed from bytes that hold the build path (kiln builds in
+# /builddir/build, rpmbuild in its top directory): ELF build-ids, hence file digests,
+# file classes (they quote the build-id) and every header and package digest.
+BY_DESIGN = {"RPMVERSION", "PLATFORM", "FILEDIGESTS", "FILEMD5S", "FILECLASS", "CLASSDICT",
+             "HDRID", "SHA1HEADER", "SHA256HEADER", "PKGID", "SIGMD5", "SIGSIZE",
+             "LONGSIGSIZE", "SIZE", "LONGSIZE", "PAYLOADDIGEST", "PAYLOADDIGESTALT",
+             "HEADERIMMUTABLE", "SOURCEPKGID", "SIGPAYLOADSIZE", "LONGARCHIVESIZE",
+             "ARCHIVESIZE", "PAYLOADSIZE", "FILESIZES", "LONGFILESIZES", "INSTFILENAMES",
+             "SIGSHA256", "SIGSHA1"}
+# The source package's SPEC tag: kiln writes %{_topdir} for the top directory (so source
+# packages do not depend on it) and its own configuration's values (%_host's vendor,
+# %_sharedstatedir of rpm 4.20).
+BY_DESIGN_SRC = BY_DESIGN | {"SPEC"}
+
+
+def tag_values(pkg: Path) -> dict:
+    names = subprocess.run(["rpm", "--querytags"], capture_output=True, text=True,
+                           check=True).stdout.split()
+    fmt = "".join(f"{t}\\t[%{{{t}}}\\x1f]\\n" for t in names)
+    out = qf(pkg, fmt)
+    vals = {}
+    for line in out.split("\n"):
+        if "\t" in line:
+            name, _, v = line.partition("\t")
+            if v not in ("", "(none)\x1f"):
+                vals[name] = v
+    return vals
+
+
+@pytest.mark.parametrize("rel", [AMHELLO_RPM, "SRPMS/amhello-1.0-1.src.rpm"])
+def test_amhello_tags_are_rpmbuilds(amhello, rel):
+    ktop, rtop, _ = amhello
+    kt, rt = header_types(ktop / rel), header_types(rtop / rel)
+    # The same tags, each of the same type.
+    assert {t: v[0] for t, v in kt.items()} == {t: v[0] for t, v in rt.items()}
+    assert kt[1016][0] == 9  # GROUP is an i18n string
+    kv, rv = tag_values(ktop / rel), tag_values(rtop / rel)
+    skip = BY_DESIGN_SRC if rel.startswith("SRPMS") else BY_DESIGN
+    assert set(kv) == set(rv)
+    diff = {t: (kv[t], rv[t]) for t in kv if t not in skip and kv[t] != rv[t]}
+    assert diff == {}
+    if not rel.startswith("SRPMS"):
+        # SOURCEPKGID names the source package written in the same -ba run.
+        assert qf(ktop / rel, "%{SOURCEPKGID}") == \
+            qf(ktop / "SRPMS/amhello-1.0-1.src.rpm", "%{SIGMD5}")
