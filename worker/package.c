@@ -466,8 +466,8 @@ static kiln_rc pkg_dynamic_buildrequires(const struct spec *spec, struct pack_he
 
 	if (!spec->sections[SPEC_SEC_BUILDREQUIRES])
 		return KILN_OK;
-	return pack_deps_add(h, PACK_DEP_REQUIRE, "rpmlib(DynamicBuildRequires)", "4.15.0-1",
-	                     flags, err);
+	return pack_deps_add(h, PACK_DEP_REQUIRE, "rpmlib(DynamicBuildRequires)", "4.15.0-1", flags,
+	                     err);
 }
 
 kiln_rc worker_build_source(struct build *b, struct kiln_err *err)

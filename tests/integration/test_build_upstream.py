@@ -460,3 +460,26 @@ def test_amhello_tags_are_rpmbuilds(amhello, rel):
         # SOURCEPKGID names the source package written in the same -ba run.
         assert qf(ktop / rel, "%{SOURCEPKGID}") == \
             qf(ktop / "SRPMS/amhello-1.0-1.src.rpm", "%{SIGMD5}")
+
+
+def test_default_group_is_an_i18n_string(kiln_bin, tmp_path):
+    spec = write_spec(tmp_path / "t.spec", "%files\n")  # no Group: "Unspecified"
+    k = kiln_build(kiln_bin, tmp_path / "k", "-bb", spec)
+    assert k.returncode == 0, k.stderr
+    r = rpmbuild(tmp_path / "r", "-bb", spec)
+    assert r.returncode == 0, r.stderr
+    rel = "RPMS/x86_64/t-1-1.x86_64.rpm"
+    kt, rt = header_types(tmp_path / "k" / rel), header_types(tmp_path / "r" / rel)
+    assert kt[1016] == rt[1016] == (9, 1)
+    assert qf(tmp_path / "k" / rel, "%{GROUP}") == "Unspecified"
+
+
+def test_amhello_stays_reproducible(kiln_bin, amhello, tmp_path):
+    """The post-install policy keeps builds reproducible: build-ids hash the pinned
+    sandbox paths, strip and gzip -n add no time stamps."""
+    top = tmp_path / "top"
+    shutil.copytree(amhello[0] / "SOURCES", top / "SOURCES")
+    spec = amhello[0].parent / "amhello.spec"
+    k = kiln_build(kiln_bin, top, "-bb", "--verify-reproducible", spec)
+    assert k.returncode == 0, k.stdout[-2000:] + k.stderr
+    assert "NOT reproducible" not in k.stdout + k.stderr
