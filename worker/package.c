@@ -294,6 +294,85 @@ static kiln_rc pkg_late_run(void *arg, struct kiln_err *err)
 	return rc ? rc : pkg_deps(l->b, l->pkg, l->h, l->fl, &l->fd, err);
 }
 
+/* rpmbuild's summary of a package's dependencies once its files are processed: one line
+ * per kind, each dependency as "NAME OP EVR". The plain "Requires:" line lists only the
+ * generated ones and trigger conditions, as rpmbuild's does. Read back from the package
+ * written, so the writer's rpmlib() requirements are in it. */
+static void pkg_deps_print(struct build *b, const char *path)
+{
+	static const struct {
+		const char *label;
+		uint32_t name, flags, version;
+		uint32_t mask; /* 0: every entry */
+	} kinds[] = {
+	    {"Provides", SPEC_TAG_PROVIDENAME, SPEC_TAG_PROVIDEFLAGS, SPEC_TAG_PROVIDEVERSION, 0},
+#define REQ(label, mask)                                                                           \
+	{label, SPEC_TAG_REQUIRENAME, SPEC_TAG_REQUIREFLAGS, SPEC_TAG_REQUIREVERSION, mask}
+	    REQ("Requires(interp)", SPEC_DEP_INTERP),
+	    REQ("Requires(rpmlib)", SPEC_DEP_RPMLIB),
+	    REQ("Requires(verify)", SPEC_DEP_SCRIPT_VERIFY),
+	    REQ("Requires(pre)", SPEC_DEP_SCRIPT_PRE),
+	    REQ("Requires(post)", SPEC_DEP_SCRIPT_POST),
+	    REQ("Requires(preun)", SPEC_DEP_SCRIPT_PREUN),
+	    REQ("Requires(postun)", SPEC_DEP_SCRIPT_POSTUN),
+	    REQ("Requires(pretrans)", SPEC_DEP_PRETRANS),
+	    REQ("Requires(posttrans)", SPEC_DEP_POSTTRANS),
+	    REQ("Requires(preuntrans)", SPEC_DEP_PREUNTRANS),
+	    REQ("Requires(postuntrans)", SPEC_DEP_POSTUNTRANS),
+	    REQ("Requires", SPEC_DEP_FIND_REQUIRES | SPEC_DEP_TRIGGERIN | SPEC_DEP_TRIGGERUN |
+	                        SPEC_DEP_TRIGGERPOSTUN | SPEC_DEP_TRIGGERPREIN),
+#undef REQ
+	    {"Conflicts", SPEC_TAG_CONFLICTNAME, SPEC_TAG_CONFLICTFLAGS, SPEC_TAG_CONFLICTVERSION,
+	     0},
+	    {"Obsoletes", SPEC_TAG_OBSOLETENAME, SPEC_TAG_OBSOLETEFLAGS, SPEC_TAG_OBSOLETEVERSION,
+	     0},
+	    {"Recommends", SPEC_TAG_RECOMMENDNAME, SPEC_TAG_RECOMMENDFLAGS,
+	     SPEC_TAG_RECOMMENDVERSION, 0},
+	    {"Suggests", SPEC_TAG_SUGGESTNAME, SPEC_TAG_SUGGESTFLAGS, SPEC_TAG_SUGGESTVERSION, 0},
+	    {"Supplements", SPEC_TAG_SUPPLEMENTNAME, SPEC_TAG_SUPPLEMENTFLAGS,
+	     SPEC_TAG_SUPPLEMENTVERSION, 0},
+	    {"Enhances", SPEC_TAG_ENHANCENAME, SPEC_TAG_ENHANCEFLAGS, SPEC_TAG_ENHANCEVERSION, 0},
+	};
+	struct pack_package p = {0};
+	struct kiln_err err = KILN_ERR_INIT;
+	struct kiln_buf line = KILN_BUF_INIT(KILN_LIMIT_TEXT_FILE);
+	size_t k;
+	uint32_t i;
+
+	if (pack_package_open(&p, path, NULL, &err))
+		goto out;
+	for (k = 0; k < KILN_ARRAY_SIZE(kinds); k++) {
+		const struct pack_entry *n = pack_header_get(&p.hdr, kinds[k].name);
+		const struct pack_entry *f = pack_header_get(&p.hdr, kinds[k].flags);
+		const struct pack_entry *v = pack_header_get(&p.hdr, kinds[k].version);
+		bool any = false;
+
+		if (!n || !f || !v || f->count != n->count || v->count != n->count ||
+		    f->type != SPEC_TYPE_INT32 || !spec_type_is_string(n->type) ||
+		    !spec_type_is_string(v->type))
+			continue;
+		kiln_buf_reset(&line);
+		for (i = 0; i < n->count; i++) {
+			uint32_t fl = ((const uint32_t *)f->data)[i];
+			const char *ver = ((const char *const *)v->data)[i];
+			static const char *const ops[] = {"", "<", ">", "<>", "=", "<=", ">=", "="};
+
+			if (kinds[k].mask && !(fl & kinds[k].mask))
+				continue;
+			kiln_buf_addf(&line, "%s%s", any ? " " : "",
+			              ((const char *const *)n->data)[i]);
+			if (*ver && (fl & 0xe))
+				kiln_buf_addf(&line, " %s %s", ops[(fl >> 1) & 7], ver);
+			any = true;
+		}
+		if (any && !kiln_buf_finish(&line, NULL))
+			worker_build_log(b, "%s: %s\n", kinds[k].label, line.ptr);
+	}
+out:
+	kiln_buf_release(&line);
+	pack_package_release(&p);
+}
+
 static kiln_rc pkg_binary_write(struct build *b, struct spec_package *pkg,
                                 struct worker_filelist *fl, struct kiln_err *err)
 {
@@ -331,6 +410,8 @@ static kiln_rc pkg_binary_write(struct build *b, struct spec_package *pkg,
 		fl->files[i].deps = NULL;
 		fl->files[i].ndeps = 0;
 	}
+	if (!rc)
+		pkg_deps_print(b, path);
 	worker_filedeps_release(&late.fd);
 	pack_header_release(&h);
 	return rc;
@@ -381,9 +462,17 @@ kiln_rc worker_build_binaries(struct build *b, bool write, struct kiln_err *err)
 			continue;
 		rc = spec_package_build_tags(spec, pkg, err);
 		if (!rc)
+			worker_build_log(b, "Processing files: %s-%s.%s\n",
+			                 spec_tagset_get_str(pkg->tags, SPEC_TAG_NAME),
+			                 pkg_evr(b, pkg->tags),
+			                 spec_tagset_get_str(pkg->tags, SPEC_TAG_ARCH));
+		if (!rc)
 			rc = worker_filelist_collect(&lists[i], spec, pkg, &fo, err);
 		lp[nlp++] = &lists[i];
 	}
+	if (!rc)
+		worker_build_log(b, "Checking for unpackaged file(s): %s\n",
+		                 worker_build_expand(b, "%{buildroot}", err));
 	if (!rc)
 		rc = worker_filelist_check_unpackaged(fo.buildroot, lp, nlp, b->mc, NULL, err);
 	for (i = 0; i < n && !rc && write; i++) {

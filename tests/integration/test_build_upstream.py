@@ -483,3 +483,87 @@ def test_amhello_stays_reproducible(kiln_bin, amhello, tmp_path):
     k = kiln_build(kiln_bin, top, "-bb", "--verify-reproducible", spec)
     assert k.returncode == 0, k.stdout[-2000:] + k.stderr
     assert "NOT reproducible" not in k.stdout + k.stderr
+
+
+# ---------------------------------------------------------------------------------------
+# rpmbuild's output and options
+
+OUTPUT_SPEC = ("Requires(post): /bin/sh\n%install\nmkdir -p %{buildroot}/usr/bin\n"
+               "printf '#!/bin/sh\\necho t\\n' > %{buildroot}/usr/bin/t\n"
+               "chmod 755 %{buildroot}/usr/bin/t\n"
+               "%post\ntrue\n%files\n/usr/bin/t\n")
+SUMMARY = ("Processing files:", "Provides:", "Requires", "Checking for unpackaged file(s):")
+
+
+def summary_lines(out: str):
+    lines = [l for l in out.splitlines() if l.startswith(SUMMARY)]
+    # rpmbuild names its check-files helper before the buildroot; kiln checks itself.
+    return [l.split(":")[0] if l.startswith(SUMMARY[-1]) else l for l in lines]
+
+
+def test_processing_files_and_dependency_lines_are_rpmbuilds(kiln_bin, tmp_path):
+    spec = write_spec(tmp_path / "t.spec", OUTPUT_SPEC)
+    gz = ["--define", "_binary_payload w9.gzdio"]
+    k = kiln_build(kiln_bin, tmp_path / "k", "-bb", *gz, spec)
+    assert k.returncode == 0, k.stderr
+    r = rpmbuild(tmp_path / "r", "-bb", spec)
+    assert r.returncode == 0, r.stderr
+    # The same lines; kiln prints the dependencies as each package is written, after the
+    # unpackaged-files check (docs/build.md), rpmbuild before it.
+    assert sorted(summary_lines(k.stdout)) == sorted(summary_lines(r.stdout))
+    assert "Requires: /bin/sh" in k.stdout and "Requires(post): /bin/sh" in k.stdout
+    assert k.stdout.rstrip().endswith(f"Wrote: {tmp_path}/k/RPMS/x86_64/t-1-1.x86_64.rpm")
+
+
+def test_bl_prints_the_file_check(kiln_bin, tmp_path):
+    spec = write_spec(tmp_path / "t.spec", OUTPUT_SPEC)
+    top = tmp_path / "k"
+    assert kiln_build(kiln_bin, top, "-bi", spec).returncode == 0
+    k = kiln_build(kiln_bin, top, "-bl", "--short-circuit", spec)
+    assert k.returncode == 0, k.stderr
+    assert "Processing files: t-1-1.x86_64" in k.stdout
+    assert "Checking for unpackaged file(s): /builddir/build/BUILDROOT/t-1-1.x86_64" in k.stdout
+    assert "Wrote:" not in k.stdout
+
+
+def test_failed_build_summary_and_no_wrote_for_removed_packages(kiln_bin, tmp_path):
+    spec = write_spec(tmp_path / "t.spec", "%install\n%files\n/usr/nosuch\n")
+    top = tmp_path / "k"
+    k = kiln_build(kiln_bin, top, "-ba", spec)
+    assert k.returncode == 1
+    # The source package was written before the binary one failed, then removed.
+    assert "Wrote:" not in k.stdout
+    assert not list(top.glob("SRPMS/*.rpm"))
+    assert k.stdout.endswith("\nRPM build errors:\n")
+    assert "    File not found: " in k.stderr and "/usr/nosuch" in k.stderr
+    r = rpmbuild(tmp_path / "r", "-bb", spec)
+    assert r.returncode == 1 and "\nRPM build errors:\n" in r.stdout
+    assert "    File not found: " in r.stderr
+
+
+def test_eval_showrc_nobuild_nodebuginfo_target(kiln_bin, tmp_path):
+    def run(*args):
+        return subprocess.run([str(kiln_bin), "build", *map(str, args)], env=ENV,
+                              capture_output=True, text=True, timeout=120)
+
+    k = run("-E", "%{_libdir}", "--eval", "%{expr:1+2}")
+    r = subprocess.run(["rpmbuild", "-E", "%{_libdir}", "--eval", "%{expr:1+2}"], env=ENV,
+                       capture_output=True, text=True)
+    assert k.returncode == r.returncode == 0, k.stderr
+    assert k.stdout == r.stdout == "/usr/lib64\n3\n"
+    k = run("--showrc")
+    assert k.returncode == 0, k.stderr
+    assert k.stdout.startswith("ARCHITECTURE AND OS:\nbuild arch            : x86_64\n")
+    assert "\n-13: _libdir\t%{_prefix}/lib64\n" in k.stdout  # every macro, whole
+    assert k.stdout.count("\n-13: ") > 200
+    assert run("--nodebuginfo", "-E", "%{debug_package}").stdout == "\n"
+    # --nobuild parses the spec and runs no stage.
+    spec = write_spec(tmp_path / "t.spec", "%build\ntouch %{_topdir}/ran\n%files\n")
+    k = run("--nobuild", "--define", f"_topdir {tmp_path}/k", "-ba", spec)
+    assert k.returncode == 0, k.stderr
+    assert not (tmp_path / "k/ran").exists() and "Executing" not in k.stdout
+    assert run("--nobuild", "--define", f"_topdir {tmp_path}/k", "-ba",
+               tmp_path / "none.spec").returncode == 1
+    k = run("--target", "noarch", "-bp", "--define", f"_topdir {tmp_path}/k", spec)
+    assert k.returncode == 0, k.stderr
+    assert k.stdout.startswith("Building target platforms: noarch\nBuilding for target noarch\n")
