@@ -235,6 +235,11 @@ static void build_verify_print(const struct worker_verify_result *vr, bool json,
 	}
 	if (!ok)
 		return;
+	printf("Varied in the rebuilds: %s\n", vr->varied ? vr->varied : "");
+	for (i = 0; i + 2 <= vr->runs; i++) {
+		if (vr->kept[i])
+			printf("Packages of build %zu kept in %s\n", i + 2, vr->kept[i]);
+	}
 	if (!vr->ndiffs) {
 		printf("Reproducible: %u builds, %zu package%s identical\n", vr->runs,
 		       vr->npackages, vr->npackages == 1 ? "" : "s");
@@ -244,6 +249,10 @@ static void build_verify_print(const struct worker_verify_result *vr, bool json,
 	for (i = 0; i < vr->ndiffs; i++)
 		printf("  %s (build %u): %s\n", vr->diffs[i].package, vr->diffs[i].run,
 		       vr->diffs[i].what);
+	/* What `kiln diff FIRST RERUN` says about each package that differs. */
+	for (i = 0; i < vr->nreports; i++)
+		printf("\n%s (build 1 vs build %u):\n%s", vr->reports[i].package,
+		       vr->reports[i].run, vr->reports[i].text);
 }
 
 static int build_verify(const struct build_cli_opts *o, const struct worker_build_opts *bo,

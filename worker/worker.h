@@ -446,6 +446,7 @@ struct worker_vary_state {
 	char host[64], noise[64];
 	mode_t old_umask;
 	bool umask_set, env_set;
+	unsigned applied; /* the WORKER_VARY_* bits actually applied (file_order may not be) */
 };
 /* Apply the variations of rerun number run (1, 2, ...) to o (o->exec may be replaced by
  * st->cfg) and to this process (umask, environment). */
@@ -468,6 +469,17 @@ struct worker_verify_diff {
 struct worker_verify_result {
 	unsigned runs;
 	size_t npackages; /* packages of the first run */
+	/* What the reruns varied, as worker_vary_name()s: "build_path, time, ..." */
+	const char *varied;
+	/* Each rerun's top directory (runs - 1 of them, rerun k at [k - 2]): its RPMS/ and
+	 * SRPMS/ are kept for a look (the rest is removed). */
+	const char **kept;
+	/* Per differing package of a rerun: `kiln diff`'s text report of first vs rerun. */
+	struct worker_verify_report {
+		unsigned run;
+		const char *package, *text;
+	} * reports;
+	size_t nreports, capreports;
 	struct worker_verify_diff *diffs;
 	size_t ndiffs, capdiffs;
 	struct worker_build_result first; /* the first run: the build's own result */
@@ -481,7 +493,8 @@ KILN_MUST_CHECK kiln_rc worker_build_verify(const struct worker_build_opts *o,
                                             struct worker_verify_result *vr, struct kiln_err *err);
 void worker_verify_result_release(struct worker_verify_result *vr);
 /* The first run's worker_build_result_json() plus "reproducible": {"runs", "identical",
- * "differences": [{"run", "package", "what"}]}. */
+ * "differences": [{"run", "package", "what"}], "varied": "build_path, ...", "kept": [the
+ * reruns' top directories]}. */
 void worker_verify_result_json(const struct worker_verify_result *vr, bool ok,
                                const struct kiln_err *err, struct kiln_buf *out);
 

@@ -567,3 +567,32 @@ def test_eval_showrc_nobuild_nodebuginfo_target(kiln_bin, tmp_path):
     k = run("--target", "noarch", "-bp", "--define", f"_topdir {tmp_path}/k", spec)
     assert k.returncode == 0, k.stderr
     assert k.stdout.startswith("Building target platforms: noarch\nBuilding for target noarch\n")
+
+
+# ---------------------------------------------------------------------------------------
+# --verify-reproducible explains itself
+
+
+def test_verify_reproducible_names_variations_keeps_packages_and_diffs(kiln_bin, tmp_path):
+    spec = write_spec(tmp_path / "t.spec",
+                      "%install\nmkdir -p %{buildroot}/usr/share/t\n"
+                      "uname -n > %{buildroot}/usr/share/t/host\n"
+                      "echo same > %{buildroot}/usr/share/t/stable\n%files\n/usr/share/t\n")
+    env = dict(ENV, TMPDIR=str(tmp_path))
+    k = kiln_build(kiln_bin, tmp_path / "k", "-bb", "--verify-reproducible", spec, env=env)
+    assert k.returncode == 1, k.stdout + k.stderr
+    out = k.stdout
+    varied = next(l for l in out.splitlines() if l.startswith("Varied in the rebuilds: "))
+    assert {"build_path", "time", "hostname", "umask", "env"} <= \
+        set(varied.split(": ", 1)[1].split(", "))
+    kept = next(l for l in out.splitlines() if l.startswith("Packages of build 2 kept in "))
+    kept_dir = Path(kept.rsplit(" ", 1)[1])
+    rerun_pkg = kept_dir / "RPMS/x86_64/t-1-1.x86_64.rpm"
+    assert rerun_pkg.exists() and kept_dir.parent == tmp_path
+    # kiln diff's report of the two packages, as `kiln diff FIRST RERUN` prints it.
+    first = tmp_path / "k/RPMS/x86_64/t-1-1.x86_64.rpm"
+    d = subprocess.run([str(kiln_bin), "diff", first, rerun_pkg], capture_output=True,
+                       text=True, env=ENV)
+    assert d.returncode == 1 and "/usr/share/t/host" in d.stdout
+    assert d.stdout in out
+    assert "/usr/share/t/stable" not in out
