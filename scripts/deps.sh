@@ -22,8 +22,9 @@ ORACLES="rpm rpm2cpio sq gnupg createrepo-c dnf diffoscope-minimal python3-rpm
  python3-libarchive-c cpio libarchive-tools zstd xz-utils iproute2 zypper
  lz4 lzip bzip2"
 
-# Tools kiln runs: disorderfs (FUSE) for the file_order reproducibility variation.
-RUNTIME="disorderfs"
+# Tools kiln runs: disorderfs (FUSE) for the file_order reproducibility variation; debugedit
+# (find-debuginfo) for %debug_package, elfutils (eu-elfclassify) for brp-elfperms.
+RUNTIME="disorderfs debugedit elfutils"
 
 # Test fixtures: mmdebstrap makes the Debian root the `--root dir:` tests build in.
 FIXTURES="mmdebstrap"

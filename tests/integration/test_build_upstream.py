@@ -596,3 +596,45 @@ def test_verify_reproducible_names_variations_keeps_packages_and_diffs(kiln_bin,
     assert d.returncode == 1 and "/usr/share/t/host" in d.stdout
     assert d.stdout in out
     assert "/usr/share/t/stable" not in out
+
+
+# ---------------------------------------------------------------------------------------
+# %debug_package: -debuginfo and -debugsource through find-debuginfo (debugedit)
+
+DEBUG_SPEC = ("%debug_package\n%prep\n%setup -c -T\n"
+              "printf 'int f(int x) { return x + 1; }\\nint main(void) { return f(-1); }\\n'"
+              " > d.c\n%build\ngcc -g -O1 -o d d.c\n"
+              "%install\ninstall -D -m755 d %{buildroot}/usr/bin/d\n%files\n/usr/bin/d\n")
+
+
+def test_debug_package_is_rpmbuilds(kiln_bin, tmp_path):
+    if not shutil.which("find-debuginfo"):
+        pytest.skip("find-debuginfo (debugedit) is not installed")
+    spec = write_spec(tmp_path / "d.spec", DEBUG_SPEC)
+    gz = ["--define", "_binary_payload w9.gzdio"]
+    k = kiln_build(kiln_bin, tmp_path / "k", "-bb", *gz, spec)
+    assert k.returncode == 0, k.stdout[-2000:] + k.stderr
+    # kiln writes no build-id links (docs/build.md); rpm 4.20's debugsource default is on.
+    r = rpmbuild(tmp_path / "r", "-bb", "--define", "_build_id_links none",
+                 "--define", "_debugsource_packages 1", spec)
+    assert r.returncode == 0, r.stderr
+    names = ["t-1-1", "t-debuginfo-1-1", "t-debugsource-1-1"]
+    fmt = ("[%{FILENAMES} %{FILEMODES:octal} %{FILEFLAGS:fflags}\n]"
+           "[R %{REQUIRENAME} %{REQUIREFLAGS:depflags} %{REQUIREVERSION}\n]"
+           "[P %{PROVIDENAME} %{PROVIDEFLAGS:depflags} %{PROVIDEVERSION}\n]%{GROUP}\n")
+    for n in names:
+        rel = f"RPMS/x86_64/{n}.x86_64.rpm"
+        assert qf(tmp_path / "k" / rel, fmt) == qf(tmp_path / "r" / rel, fmt), n
+    x = extract(tmp_path / "k/RPMS/x86_64/t-debuginfo-1-1.x86_64.rpm", tmp_path / "x")
+    assert ".debug_info" in sections(x / "usr/lib/debug/usr/bin/d-1-1.x86_64.debug")
+    b = extract(tmp_path / "k/RPMS/x86_64/t-1-1.x86_64.rpm", tmp_path / "b")
+    assert not any(s.startswith(".debug") for s in sections(b / "usr/bin/d"))
+    # --nodebuginfo: no debug packages.
+    k = kiln_build(kiln_bin, tmp_path / "n", "-bb", "--nodebuginfo", spec)
+    assert k.returncode == 0, k.stderr
+    assert [p.name for p in (tmp_path / "n/RPMS/x86_64").iterdir()] == ["t-1-1.x86_64.rpm"]
+    # Reproducible: build-ids come from the pinned paths and VERSION-RELEASE.
+    k = kiln_build(kiln_bin, tmp_path / "v", "-bb", "--verify-reproducible", spec,
+                   env=dict(ENV, TMPDIR=str(tmp_path)))
+    assert k.returncode == 0, k.stdout[-3000:] + k.stderr
+    assert "Reproducible: 2 builds, 3 packages identical" in k.stdout
