@@ -427,6 +427,8 @@ int cli_cmd_build(int argc, char **argv)
 		rc = worker_tarball_spec(input, mc, &a, &bo.spec_path, &err);
 	else
 		bo.spec_path = input;
+	if (!rc && src.kind == 'r' && !o.git)
+		rc = worker_srpm_pkgid(input, &bo, &err);
 	if (rc) {
 		status =
 		    o.json ? (build_print_json(&res, false, &err), CLI_EXIT_FAIL) : cli_fail(&err);

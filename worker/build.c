@@ -973,6 +973,10 @@ kiln_rc worker_build(const struct worker_build_opts *o, struct macro_ctx *mc,
 	b.res = res;
 	b.log_fd = -1;
 	kiln_arena_init(&b.arena, KILN_LIMIT_ARENA);
+	if (o->has_source_pkgid) {
+		memcpy(b.srcpkgid, o->source_pkgid, sizeof(b.srcpkgid));
+		b.has_srcpkgid = true;
+	}
 
 	rc = build_run(&b, err);
 	if (b.in_top) {

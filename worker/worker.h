@@ -369,6 +369,12 @@ struct worker_build_opts {
 	/* Put each output's sha256 in the result (on by default). Off, sha256 is "": taking
 	 * it means reading every package once more, which rpmbuild's callers never need. */
 	bool output_digests;
+	/* Building from a source package (-r, --rebuild, a farm job's SRPM): its pkgid, what
+	 * binary packages name as SOURCEPKGID, as those of a -ba run name the source package
+	 * written with them (rpmbuild --rebuild leaves the tag out; kiln's rebuilds then
+	 * reproduce the -ba packages). Set with worker_srpm_pkgid(). */
+	unsigned char source_pkgid[16];
+	bool has_source_pkgid;
 };
 void worker_build_opts_init(struct worker_build_opts *o);
 
@@ -503,6 +509,10 @@ void worker_verify_result_json(const struct worker_verify_result *vr, bool ok,
 KILN_MUST_CHECK kiln_rc worker_srpm_install(const char *srpm, struct macro_ctx *mc,
                                             struct kiln_arena *a, const char **spec_path,
                                             struct kiln_err *err);
+/* The pkgid (signature header MD5) of the source package srpm into o->source_pkgid; a
+ * package without one (v6) leaves o as it is. */
+KILN_MUST_CHECK kiln_rc worker_srpm_pkgid(const char *srpm, struct worker_build_opts *o,
+                                          struct kiln_err *err);
 /* -t: unpack the tarball's spec file (the first *.spec of the archive) into %{_specdir}
  * and copy the tarball to %{_sourcedir}; *spec_path as above. */
 KILN_MUST_CHECK kiln_rc worker_tarball_spec(const char *tarball, struct macro_ctx *mc,

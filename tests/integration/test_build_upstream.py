@@ -638,3 +638,21 @@ def test_debug_package_is_rpmbuilds(kiln_bin, tmp_path):
                    env=dict(ENV, TMPDIR=str(tmp_path)))
     assert k.returncode == 0, k.stdout[-3000:] + k.stderr
     assert "Reproducible: 2 builds, 3 packages identical" in k.stdout
+
+
+def test_rebuild_names_its_source_package(kiln_bin, tmp_path):
+    """-ba names the source package written with the binaries (SOURCEPKGID, as rpmbuild
+    -ba); a rebuild from that source package names it too, so it reproduces them."""
+    spec = write_spec(tmp_path / "t.spec", "%files\n")
+    a = tmp_path / "a"
+    k = kiln_build(kiln_bin, a, "-ba", spec)
+    assert k.returncode == 0, k.stderr
+    srpm = a / "SRPMS/t-1-1.src.rpm"
+    pkgid = qf(srpm, "%{SIGMD5}")
+    assert qf(a / "RPMS/x86_64/t-1-1.x86_64.rpm", "%{SOURCEPKGID}") == pkgid
+    b = tmp_path / "b"
+    k = kiln_build(kiln_bin, b, "-rb", srpm)
+    assert k.returncode == 0, k.stderr
+    assert qf(b / "RPMS/x86_64/t-1-1.x86_64.rpm", "%{SOURCEPKGID}") == pkgid
+    assert (b / "RPMS/x86_64/t-1-1.x86_64.rpm").read_bytes() == \
+        (a / "RPMS/x86_64/t-1-1.x86_64.rpm").read_bytes()
