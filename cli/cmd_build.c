@@ -22,7 +22,20 @@ struct build_cli_opts {
 	int cpus, timeout, pids, cpu;
 	const char *memory;
 	const char *buildroot, *topdir, *sign, *rpm_format, *root, *verify, *lock;
+	const char *evals[64]; /* -E/--eval EXPR, in order */
+	int nevals;
+	bool showrc, nobuild, nodebuginfo;
 };
+
+static kiln_rc build_eval_add(void *ctx, const char *arg, struct kiln_err *err)
+{
+	struct build_cli_opts *o = ctx;
+
+	if (o->nevals >= (int)KILN_ARRAY_SIZE(o->evals))
+		return kiln_err_set(err, KILN_ELIMIT, "too many --eval options");
+	o->evals[o->nevals++] = arg;
+	return KILN_OK;
+}
 
 #define BFLAG(l, field, help)                                                                      \
 	{                                                                                          \
@@ -85,6 +98,13 @@ const struct cli_opt cli_build_opts[] = {
     BSTR("topdir", 0, topdir, "DIR", "override %{_topdir}"),
     BSTR("sign", 0, sign, "KEYFILE", "sign every package with this secret key"),
     BSTR("rpm-format", 0, rpm_format, "4|6", "package format (%_rpmformat)"),
+    {"eval", 'E', CLI_OPT_CALLBACK, 0, build_eval_add, "EXPR",
+     "print the expansion of EXPR first (without a SPEC: only that)"},
+    BFLAG("showrc", showrc,
+          "print the architecture and every macro defined (without a SPEC: "
+          "only that)"),
+    BFLAG("nobuild", nobuild, "parse the spec and run no stage"),
+    BFLAG("nodebuginfo", nodebuginfo, "make no -debuginfo packages (%debug_package is empty)"),
     CLI_OPT_END,
 };
 
@@ -140,6 +160,66 @@ static void build_print_json(const struct worker_build_result *res, bool ok,
 	kiln_buf_release(&out);
 }
 
+static void build_showrc_line(void *data, enum kiln_log_level level, const char *msg)
+{
+	(void)data;
+	if (level == KILN_LOG_DEBUG)
+		printf("%s\n", msg);
+	else
+		kiln_log(level, "%s", msg);
+}
+
+/* -E and --showrc, before anything is built: what the configured context says. */
+static int build_print_macros(const struct build_cli_opts *o, struct macro_ctx *mc)
+{
+	static const char *const rc_lines[] = {
+	    "ARCHITECTURE AND OS:\nbuild arch            : %{_arch}\n"
+	    "build os              : %{_os}\ninstall arch          : %{_arch}\n"
+	    "install os            : %{_os}\n\noptflags              : %{optflags}\n",
+	    "%dump",
+	};
+	struct kiln_err err = KILN_ERR_INIT;
+	char *out = NULL;
+	size_t i;
+	kiln_rc rc = KILN_OK;
+
+	for (i = 0; !rc && i < (size_t)o->nevals; i++) {
+		rc = macro_expand_str(mc, o->evals[i], &out, &err);
+		if (!rc)
+			printf("%s\n", out);
+		free(out);
+		out = NULL;
+	}
+	/* %dump writes through the context's diagnostics: to standard output here. */
+	macro_ctx_set_diag(mc, build_showrc_line, NULL);
+	for (i = 0; !rc && o->showrc && i < KILN_ARRAY_SIZE(rc_lines); i++) {
+		rc = macro_expand_str(mc, rc_lines[i], &out, &err);
+		if (!rc && *out)
+			fputs(out, stdout);
+		free(out);
+		out = NULL;
+	}
+	macro_ctx_set_diag(mc, NULL, NULL);
+	fflush(stdout);
+	return rc ? cli_fail(&err) : CLI_EXIT_OK;
+}
+
+/* rpmbuild's closing summary of a failed build: the heading on standard output, then each
+ * warning and the error, indented, on standard error. */
+static int build_fail(const struct worker_build_result *res, const struct kiln_err *err)
+{
+	int status = cli_fail(err);
+	size_t i;
+
+	fflush(stderr);
+	fputs("\nRPM build errors:\n", stdout);
+	fflush(stdout);
+	for (i = 0; i < res->nwarnings; i++)
+		fprintf(stderr, "    %s\n", res->warnings[i]);
+	fprintf(stderr, "    %s\n", err->msg);
+	return status;
+}
+
 /* --verify-reproducible: the report, plain or inside the JSON summary. */
 static void build_verify_print(const struct worker_verify_result *vr, bool json, bool ok,
                                const struct kiln_err *err)
@@ -158,6 +238,11 @@ static void build_verify_print(const struct worker_verify_result *vr, bool json,
 	}
 	if (!ok)
 		return;
+	printf("Varied in the rebuilds: %s\n", vr->varied ? vr->varied : "");
+	for (i = 0; i + 2 <= vr->runs; i++) {
+		if (vr->kept[i])
+			printf("Packages of build %zu kept in %s\n", i + 2, vr->kept[i]);
+	}
 	if (!vr->ndiffs) {
 		printf("Reproducible: %u builds, %zu package%s identical\n", vr->runs,
 		       vr->npackages, vr->npackages == 1 ? "" : "s");
@@ -167,6 +252,10 @@ static void build_verify_print(const struct worker_verify_result *vr, bool json,
 	for (i = 0; i < vr->ndiffs; i++)
 		printf("  %s (build %u): %s\n", vr->diffs[i].package, vr->diffs[i].run,
 		       vr->diffs[i].what);
+	/* What `kiln diff FIRST RERUN` says about each package that differs. */
+	for (i = 0; i < vr->nreports; i++)
+		printf("\n%s (build 1 vs build %u):\n%s", vr->reports[i].package,
+		       vr->reports[i].run, vr->reports[i].text);
 }
 
 static int build_verify(const struct build_cli_opts *o, const struct worker_build_opts *bo,
@@ -249,6 +338,12 @@ static int build_pick(const struct cli_command *cmd, const struct build_cli_opts
 	int given = !!o->b + !!o->r + !!o->t + !!o->rebuild + !!o->recompile;
 	const char *letter = o->b ? o->b : o->r ? o->r : o->t;
 
+	/* rpmbuild -E EXPR / --showrc alone print and build nothing. */
+	if (!given && !nargs && !o->git && (o->nevals || o->showrc)) {
+		s->kind = 0;
+		s->stage = 'a';
+		return 0;
+	}
 	if (given > 1)
 		return cli_usage_error(cmd, "give one of -b, -r, -t, --rebuild, --recompile");
 	s->kind = o->r || o->rebuild || o->recompile ? 'r' : o->t ? 't' : 'b';
@@ -458,6 +553,18 @@ int cli_cmd_build(int argc, char **argv)
 	}
 	if (!rc)
 		rc = worker_build_prepare(&setup, mc, &bo, &cc, &err);
+	/* As rpmbuild --nodebuginfo: the macro specs and distributions expand is empty. */
+	if (!rc && o.nodebuginfo)
+		rc = macro_define(mc, "debug_package", NULL, "%{nil}", MACRO_LEVEL_CMDLINE, &err);
+	if (!rc && (o.nevals || o.showrc)) {
+		status = build_print_macros(&o, mc);
+		if (status || !src.kind)
+			goto out;
+	}
+	if (!rc && o.macros.target)
+		printf("Building target platforms: %s\nBuilding for target %s\n", o.macros.target,
+		       o.macros.target);
+	fflush(stdout); /* before the stages write to the same descriptor */
 	if (!rc && o.sign)
 		rc = sign_key_load_secret(o.sign, &key, &err);
 	if (!rc && o.git) {
@@ -472,6 +579,8 @@ int cli_cmd_build(int argc, char **argv)
 		rc = worker_tarball_spec(input, mc, &a, &bo.spec_path, &err);
 	else
 		bo.spec_path = input;
+	if (!rc && src.kind == 'r' && !o.git)
+		rc = worker_srpm_pkgid(input, &bo, &err);
 	if (rc) {
 		status =
 		    o.json ? (build_print_json(&res, false, &err), CLI_EXIT_FAIL) : cli_fail(&err);
@@ -481,6 +590,8 @@ int cli_cmd_build(int argc, char **argv)
 		bo.steps |= WORKER_STEP_RMSOURCE | WORKER_STEP_RMSPEC; /* as rpmbuild -r does */
 	bo.steps |= (o.clean ? WORKER_STEP_RMBUILD : 0) | (o.rmsource ? WORKER_STEP_RMSOURCE : 0) |
 	            (o.rmspec ? WORKER_STEP_RMSPEC : 0);
+	if (o.nobuild)
+		bo.steps = 0; /* rpmbuild --nobuild: the spec is parsed, nothing runs */
 	bo.nodeps = o.nodeps;
 	bo.noclean = o.noclean;
 	bo.nocheck = o.nocheck;
@@ -529,7 +640,7 @@ int cli_cmd_build(int argc, char **argv)
 	if (o.json)
 		build_print_json(&res, rc == KILN_OK, &err);
 	if (rc)
-		status = o.json ? CLI_EXIT_FAIL : cli_fail(&err);
+		status = o.json ? CLI_EXIT_FAIL : build_fail(&res, &err);
 	else if (res.buildreqs_unmet)
 		status = 11; /* rpmbuild -br: missing build dependencies */
 	else

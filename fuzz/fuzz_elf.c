@@ -82,7 +82,7 @@ static void check(const struct worker_elf *e)
 static void collect(const uint8_t *data, size_t size, uint32_t mode)
 {
 	struct pack_file f = {.path = "/usr/lib64/libx.so.1", .src = scratch.path};
-	struct worker_autodeps_opts o = {scratch.ctx, true, true, NULL, NULL};
+	struct worker_autodeps_opts o = {scratch.ctx, true, true, NULL, NULL, NULL};
 	struct worker_deps prov, req;
 	struct kiln_err err = KILN_ERR_INIT;
 	int fd;

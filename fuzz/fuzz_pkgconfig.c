@@ -85,7 +85,7 @@ static void collect(const uint8_t *data, size_t size)
 	    {.path = "/usr/lib64/pkgconfig/f.pc", .src = scratch.pc, .mode = S_IFREG | 0644},
 	    {.path = "/usr/bin/s", .src = scratch.script, .mode = S_IFREG | 0755},
 	};
-	struct worker_autodeps_opts o = {scratch.ctx, true, true, "p", "1-1"};
+	struct worker_autodeps_opts o = {scratch.ctx, true, true, "p", "1-1", NULL};
 	struct worker_deps prov, req;
 	struct kiln_err err = KILN_ERR_INIT;
 	kiln_rc rc;

@@ -378,8 +378,11 @@ static void bi_dump(struct mbuf *mb, const struct macro_builtin *bi, int argc, c
 		kiln_buf_addf(&b, "\t%s\n", d->body);
 	}
 	kiln_buf_addf(&b, "======================== active %zu empty 0", n);
-	if (!b.err)
-		macro_diag(mb->ctx, KILN_LOG_DEBUG, "%s", b.ptr);
+	/* Whole, past macro_diag()'s message size: the table is long. */
+	if (!b.err && mb->ctx->diag)
+		mb->ctx->diag(mb->ctx->diag_data, KILN_LOG_DEBUG, b.ptr);
+	else if (!b.err)
+		fprintf(stderr, "%s\n", b.ptr);
 	kiln_buf_release(&b);
 	free(v);
 }

@@ -394,6 +394,16 @@ KILN_MUST_CHECK kiln_rc pack_sigheader_replace(const char *path, struct pack_hea
 
 /* One file of a package. The build pipeline decides every field; the writer only reads
  * contents (regular files) and checks consistency. Strings are borrowed for the call. */
+/* One dependency generated for a file (FILEDEPENDSX/N and DEPENDSDICT, what %{FILEREQUIRE}
+ * and %{FILEPROVIDE} answer): kind is PACK_DEP_PROVIDE or PACK_DEP_REQUIRE, and the same
+ * name, version and sense must be in the header's set of that kind (a missing one is left
+ * out, as rpmbuild leaves it). */
+struct pack_filedep {
+	enum pack_dep_kind kind;
+	const char *name, *version;
+	uint32_t flags;
+};
+
 struct pack_file {
 	const char *path;   /* in-package path: "/usr/bin/x" (binary) or "x.spec" (source) */
 	const char *src;    /* where to read contents of a regular file, NULL for ghosts */
@@ -414,6 +424,8 @@ struct pack_file {
 	const char *mime;   /* v6 MIME type ("text/plain"); NULL = "" */
 	bool absent;        /* a %ghost missing from the build root: rpmbuild records device 0
 	                     * (FILEDEVICES) for it, 1 for every other file */
+	const struct pack_filedep *deps; /* binary packages: the file's generated dependencies */
+	size_t ndeps;                    /* in rpm's order (borrowed, like the strings) */
 };
 
 struct pack_write_opts {
@@ -435,6 +447,9 @@ struct pack_write_opts {
 	 * output bytes are the same as without it. */
 	kiln_rc (*overlap)(void *arg, struct kiln_err *err);
 	void *overlap_arg;
+	/* Optional: where the 16 bytes of the package's MD5 over header and payload go (SIGMD5,
+	 * rpm's pkgid, what binary packages name as SOURCEPKGID). v4 only: zeros for v6. */
+	unsigned char *pkgid_out;
 	/* Compressed bytes held in memory until the header is done; past it the payload
 	 * waits for the callback. 0 = 64 MiB. */
 	size_t overlap_spill_max;

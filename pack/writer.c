@@ -431,6 +431,79 @@ out:
 	return rc;
 }
 
+/* Where dependency d is in the header's set of its kind, -1 when it is not. */
+static long dep_index(const struct pack_header *h, const struct pack_filedep *d)
+{
+	static const uint32_t tags[][3] = {
+	    [PACK_DEP_REQUIRE] = {RPMTAG_REQUIRENAME, RPMTAG_REQUIREFLAGS, RPMTAG_REQUIREVERSION},
+	    [PACK_DEP_PROVIDE] = {RPMTAG_PROVIDENAME, RPMTAG_PROVIDEFLAGS, RPMTAG_PROVIDEVERSION},
+	};
+	const uint32_t sense = RPMTAG_DEP_LESS | RPMTAG_DEP_GREATER | RPMTAG_DEP_EQUAL;
+	const struct pack_entry *en, *ef, *ev;
+	uint32_t i;
+
+	if (d->kind != PACK_DEP_REQUIRE && d->kind != PACK_DEP_PROVIDE)
+		return -1;
+	en = pack_header_get(h, tags[d->kind][0]);
+	ef = pack_header_get(h, tags[d->kind][1]);
+	ev = pack_header_get(h, tags[d->kind][2]);
+	if (!en || !ef || !ev || ef->count != en->count || ev->count != en->count)
+		return -1;
+	for (i = 0; i < en->count; i++) {
+		if (!strcmp(pack_entry_str(en, i), d->name) &&
+		    ((uint32_t)pack_entry_num(ef, i) & sense) == (d->flags & sense) &&
+		    !strcmp(pack_entry_str(ev, i), d->version ? d->version : ""))
+			return (long)i;
+	}
+	return -1;
+}
+
+/* rpmbuild's per-file dependency index: DEPENDSDICT holds (kind letter << 24 | index into
+ * the header's dependencies of that kind), FILEDEPENDSX/N each file's first entry and
+ * count. Written for every binary package with files, the dictionary only when it is not
+ * empty, as rpmbuild does. */
+static kiln_rc filedep_tags(struct writer *wr, struct kiln_err *err)
+{
+	uint32_t *x = kiln_calloc(wr->n, sizeof(*x)), *cnt = kiln_calloc(wr->n, sizeof(*cnt));
+	uint32_t *dict = NULL;
+	size_t i, k, total = 0, nd = 0;
+	kiln_rc rc = KILN_OK;
+
+	for (i = 0; i < wr->n; i++)
+		total += wr->files[i].f->ndeps;
+	dict = kiln_calloc(total ? total : 1, sizeof(*dict));
+	if (!x || !cnt || !dict) {
+		rc = kiln_err_set(err, KILN_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < wr->n; i++) {
+		const struct pack_file *f = wr->files[i].f;
+
+		/* A file without dependencies keeps index 0, as rpmbuild leaves it. */
+		for (k = 0; k < f->ndeps; k++) {
+			long at = dep_index(&wr->h, &f->deps[k]);
+			uint32_t letter = f->deps[k].kind == PACK_DEP_REQUIRE ? 'R' : 'P';
+
+			if (at < 0 || at > 0xffffff)
+				continue;
+			if (!cnt[i])
+				x[i] = (uint32_t)nd;
+			dict[nd++] = letter << 24 | (uint32_t)at;
+			cnt[i]++;
+		}
+	}
+	rc = put_u32s(&wr->h, RPMTAG_FILEDEPENDSX, x, wr->n, err);
+	if (!rc)
+		rc = put_u32s(&wr->h, RPMTAG_FILEDEPENDSN, cnt, wr->n, err);
+	if (!rc && nd)
+		rc = put_u32s(&wr->h, RPMTAG_DEPENDSDICT, dict, nd, err);
+out:
+	free(x);
+	free(cnt);
+	free(dict);
+	return rc;
+}
+
 /* FILEDIGESTS from the digests computed while writing the payload, or (placeholders) zeros
  * of the final length: the payload may be running on another thread then. */
 static kiln_rc digest_tag(struct writer *wr, bool placeholders, struct kiln_err *err)
@@ -625,6 +698,8 @@ static kiln_rc build_header(struct writer *wr, const struct pack_header *in, str
 		rc = payload_tags(wr, err);
 	if (!rc && wr->o->rpmlib_deps)
 		rc = rpmlib_deps(wr, err);
+	if (!rc && wr->n && !wr->o->source)
+		rc = filedep_tags(wr, err);
 	if (!rc && !pack_header_get(&wr->h, RPMTAG_ENCODING)) {
 		if (header_utf8(&wr->h))
 			rc = pack_header_put_string(&wr->h, RPMTAG_ENCODING, "utf-8", err);
@@ -1022,6 +1097,8 @@ static kiln_rc finish_file(struct writer *wr, size_t sig_size, struct kiln_err *
 	memset(md5, 0, sizeof(md5));
 	if (!rc && wr->o->format == 4)
 		rc = md5_all(wr, md5, err);
+	if (!rc && wr->o->pkgid_out)
+		memcpy(wr->o->pkgid_out, md5, 16);
 	if (!rc)
 		rc = build_sig(wr, sha1, sha256, sha3, md5, hsize + wr->csize, wr->usize, err);
 	if (!rc)

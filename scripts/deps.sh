@@ -12,16 +12,20 @@ BUILD="build-essential pkg-config git
 
 # Test harnesses and linters.
 TEST="libcmocka-dev python3-pytest clang-format cppcheck clang libclang-rt-14-dev valgrind"
+# The upstream-package tests make a real autotools package (autoreconf).
+TEST="$TEST autoconf automake"
 # The dashboard's browser test: Debian's Chromium driven by playwright-core (tests/web/,
 # installed with npm ci by scripts/web-deps.sh; Playwright never downloads a browser).
 TEST="$TEST chromium nodejs"
 
 # The real tools kiln is checked against (oracles).
 ORACLES="rpm rpm2cpio sq gnupg createrepo-c dnf diffoscope-minimal python3-rpm
- python3-libarchive-c cpio libarchive-tools zstd xz-utils iproute2 zypper"
+ python3-libarchive-c cpio libarchive-tools zstd xz-utils iproute2 zypper
+ lz4 lzip bzip2"
 
-# Tools kiln runs: disorderfs (FUSE) for the file_order reproducibility variation.
-RUNTIME="disorderfs"
+# Tools kiln runs: disorderfs (FUSE) for the file_order reproducibility variation; debugedit
+# (find-debuginfo) for %debug_package, elfutils (eu-elfclassify) for brp-elfperms.
+RUNTIME="disorderfs debugedit elfutils"
 
 # Test fixtures: mmdebstrap makes the Debian root the `--root dir:` tests build in; gawk and
 # busybox join the toolchain tests/fixtures/debrpm.py turns into an RPM distribution.

@@ -73,8 +73,9 @@ static kiln_rc fill_main(struct spec_parse_priv *p, struct spec_package *pkg)
 			rc = rpmtag_set_put_str(pkg->tags, defaults[i].tag, val, p->err);
 		free(val);
 	}
+	/* GROUP is translatable (an i18n string, type 9), the default too, as rpm puts it. */
 	if (!rc && !rpmtag_set_get(pkg->tags, RPMTAG_GROUP, &v))
-		rc = rpmtag_set_put_str(pkg->tags, RPMTAG_GROUP, "Unspecified", p->err);
+		rc = spec_put_i18n(p, pkg->tags, RPMTAG_GROUP, "C", "Unspecified");
 	return rc;
 }
 

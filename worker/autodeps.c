@@ -187,6 +187,7 @@ struct ad {
 	struct fdep *fdeps; /* heap */
 	size_t nfdeps, capfdeps;
 	struct kiln_arena arena;
+	uint32_t cur; /* the index of the file being read, for o->filedeps */
 };
 
 /* The macro's expansion (OUT: caller frees), "" when it is undefined. */
@@ -353,6 +354,94 @@ static void ad_release(struct ad *ad)
 }
 
 /* ---------------------------------------------------------------------------------------- */
+/* Per-file dependencies (FILEDEPENDSX/N, DEPENDSDICT) */
+
+void worker_filedeps_init(struct worker_filedeps *fd)
+{
+	memset(fd, 0, sizeof(*fd));
+	kiln_arena_init(&fd->arena, KILN_LIMIT_ARENA);
+}
+
+void worker_filedeps_release(struct worker_filedeps *fd)
+{
+	if (!fd)
+		return;
+	free(fd->deps);
+	free(fd->file);
+	free(fd->start);
+	free(fd->count);
+	kiln_arena_release(&fd->arena);
+	memset(fd, 0, sizeof(*fd));
+}
+
+/* Record what the current file generated; non-zero when out of memory. */
+static int filedep_add(struct ad *ad, enum kind k, const char *name, const char *evr,
+                       uint32_t flags)
+{
+	struct worker_filedeps *fd = ad->o->filedeps;
+	struct pack_filedep *d;
+
+	if (fd->n == fd->cap) {
+		size_t cap = fd->cap ? fd->cap * 2 : 32;
+		struct pack_filedep *v = kiln_reallocarray(fd->deps, cap, sizeof(*v));
+		uint32_t *f;
+
+		if (!v)
+			return -1;
+		fd->deps = v;
+		f = kiln_reallocarray(fd->file, cap, sizeof(*f));
+		if (!f)
+			return -1;
+		fd->file = f;
+		fd->cap = cap;
+	}
+	d = &fd->deps[fd->n];
+	d->kind = k == PROVIDES ? PACK_DEP_PROVIDE : PACK_DEP_REQUIRE;
+	d->name = kiln_arena_strdup(&fd->arena, name);
+	d->version = kiln_arena_strdup(&fd->arena, evr);
+	d->flags = flags;
+	if (!d->name || !d->version)
+		return -1;
+	fd->file[fd->n++] = ad->cur;
+	return 0;
+}
+
+/* Group the records by file: rpm sorts them (stably) versioned first, then by file. */
+static kiln_rc filedeps_group(struct worker_filedeps *fd, size_t nfiles, struct kiln_err *err)
+{
+	struct pack_filedep *v = kiln_calloc(fd->n ? fd->n : 1, sizeof(*v));
+	size_t *at = kiln_calloc(nfiles ? nfiles : 1, sizeof(*at));
+	size_t i, pass, sum = 0;
+
+	fd->start = kiln_calloc(nfiles ? nfiles : 1, sizeof(*fd->start));
+	fd->count = kiln_calloc(nfiles ? nfiles : 1, sizeof(*fd->count));
+	fd->nfiles = nfiles;
+	if (!v || !at || !fd->start || !fd->count) {
+		free(v);
+		free(at);
+		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	}
+	for (i = 0; i < fd->n; i++)
+		fd->count[fd->file[i]]++;
+	for (i = 0; i < nfiles; i++) {
+		fd->start[i] = at[i] = sum;
+		sum += fd->count[i];
+	}
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < fd->n; i++) {
+			bool versioned = fd->deps[i].flags & SENSE;
+
+			if (versioned == (pass == 0))
+				v[at[fd->file[i]]++] = fd->deps[i];
+		}
+	}
+	free(fd->deps);
+	fd->deps = v;
+	free(at);
+	return KILN_OK;
+}
+
+/* ---------------------------------------------------------------------------------------- */
 /* One generated dependency: the exclude regex, then the package set (provides) or the
  * file requires that wait for the versioned/unversioned rule. */
 
@@ -368,6 +457,8 @@ static kiln_rc dep_found(struct ad *ad, enum kind k, const char *name, const cha
 	kiln_buf_release(&t);
 	if (skip)
 		return KILN_OK;
+	if (ad->o->filedeps && filedep_add(ad, k, name, evr, flags))
+		return kiln_err_set(ad->err, KILN_ENOMEM, "out of memory");
 	if (k == PROVIDES)
 		return worker_deps_add(ad->provides, name, evr, flags, ad->err);
 	if (ad->nfdeps == ad->capfdeps) {
@@ -453,10 +544,12 @@ static void elf_requires(const struct worker_elf *e, bool exec, const char *mark
 	/* A file that can be run but is not executable here gets no requires. */
 	if ((e->flags & WORKER_ELF_INTERP) && !exec)
 		return;
-	for (i = 0; i < e->nneeded; i++)
-		so_dep(out, e->needed[i], "", marker);
+	/* elfdeps prints in section order: .gnu.version_r comes before .dynamic. The order
+	 * shows only in the per-file dependencies (DEPENDSDICT). */
 	for (i = 0; i < e->nverneeds; i++)
 		so_dep(out, e->verneeds[i].file, e->verneeds[i].name, marker);
+	for (i = 0; i < e->nneeded; i++)
+		so_dep(out, e->needed[i], "", marker);
 	if ((e->flags & WORKER_ELF_GNU_HASH) && !(e->flags & WORKER_ELF_HASH))
 		kiln_buf_addstr(out, "rtld(GNU_HASH)\n");
 }
@@ -928,10 +1021,13 @@ kiln_rc worker_autodeps_collect(const struct pack_file *files, size_t n,
 	ad.on[REQUIRES] = opts->autoreq;
 	rc = ad_init(&ad, files, n);
 	for (i = 0; i < n && !rc && (ad.on[PROVIDES] || ad.on[REQUIRES]); i++) {
+		ad.cur = (uint32_t)i;
 		rc = content_file(&ad, &files[i]);
 		if (!rc && pc_candidate(&ad, &files[i]))
 			rc = pc_file(&ad, &files[i]);
 	}
+	if (!rc && opts->filedeps)
+		rc = filedeps_group(opts->filedeps, n, err);
 	if (!rc)
 		rc = requires_flush(&ad, requires);
 	if (!rc)

@@ -178,8 +178,7 @@ kiln_rc worker_build_output_add(struct build *b, const char *path, const char *k
 			return rc;
 	}
 	r->noutputs++;
-	worker_build_log(b, "Wrote: %s\n", path);
-	return KILN_OK;
+	return KILN_OK; /* "Wrote:" once the build has succeeded (worker_build) */
 }
 
 static void build_stage_record(struct build *b, const char *name, int64_t ms, int code)
@@ -989,6 +988,10 @@ kiln_rc worker_build(const struct worker_build_opts *o, struct macro_ctx *mc,
 	b.res = res;
 	b.log_fd = -1;
 	kiln_arena_init(&b.arena, KILN_LIMIT_ARENA);
+	if (o->has_source_pkgid) {
+		memcpy(b.srcpkgid, o->source_pkgid, sizeof(b.srcpkgid));
+		b.has_srcpkgid = true;
+	}
 
 	rc = build_run(&b, err);
 	if (b.in_top) {
@@ -1008,6 +1011,9 @@ kiln_rc worker_build(const struct worker_build_opts *o, struct macro_ctx *mc,
 	}
 	if (!rc)
 		rc = kiln_arena_finish(&b.arena, err);
+	/* rpmbuild names each package it wrote; a failed build removed them, so it names none. */
+	for (i = 0; !rc && i < res->noutputs; i++)
+		worker_build_log(&b, "Wrote: %s\n", res->outputs[i].path);
 	if (b.log_fd >= 0)
 		close(b.log_fd);
 	chroot_exec_free(b.ex);

@@ -36,6 +36,10 @@ struct build {
 	int log_fd;                /* the build log, -1 before it is open */
 	char tail[BUILD_TAIL_MAX]; /* ring of the last stage output */
 	size_t tail_len, tail_pos;
+	/* The source package's MD5 (its pkgid) once written in this build: binary packages
+	 * name it as SOURCEPKGID, as rpmbuild's -ba writes them. */
+	unsigned char srcpkgid[16];
+	bool has_srcpkgid;
 	const char **written; /* packages written so far (removed on failure) */
 	size_t nwritten, capwritten;
 };

@@ -144,6 +144,8 @@ int worker_daemon_build_child(const struct worker_child_req *r)
 		rc = worker_srpm_install(r->srpm_path, mc, &a, &bo.spec_path, &err);
 	else
 		bo.spec_path = r->spec_path;
+	if (!rc && r->srpm_path)
+		rc = worker_srpm_pkgid(r->srpm_path, &bo, &err);
 	if (!rc && r->vary) {
 		/* a rerun: its variations, said in the log (the build path is the daemon's) */
 		char names[256] = "";

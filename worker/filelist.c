@@ -864,6 +864,14 @@ static void claimed_sort(struct worker_filelist *out)
 /* ---------------------------------------------------------------------------------------- */
 /* %files -f lists */
 
+/* name is a path inside the sandbox's top directory. */
+static bool sandbox_path(const struct worker_filelist_opts *o, const char *name)
+{
+	size_t n = o->sandbox_top && o->topdir ? strlen(o->sandbox_top) : 0;
+
+	return n && !strncmp(name, o->sandbox_top, n) && name[n] == '/';
+}
+
 static kiln_rc read_lists(struct fl *fl)
 {
 	struct kiln_buf text = KILN_BUF_INIT(KILN_LIMIT_TEXT_FILE);
@@ -878,6 +886,10 @@ static kiln_rc read_lists(struct fl *fl)
 		kiln_buf_reset(&path);
 		if (name[0] != '/')
 			kiln_buf_addf(&path, "%s/", fl->o->builddir);
+		else if (sandbox_path(fl->o, name)) {
+			kiln_buf_addstr(&path, fl->o->topdir);
+			name += strlen(fl->o->sandbox_top);
+		}
 		kiln_buf_addstr(&path, name);
 		rc = kiln_buf_finish(&path, fl->err);
 		if (!rc && util_read_file(path.ptr, KILN_LIMIT_TEXT_FILE, &text, fl->err)) {

@@ -232,7 +232,8 @@ static kiln_rc pkg_write(struct build *b, const char *path, const struct pack_he
 
 /* Automatic dependencies (with config() ones) of one package, added to its header. */
 static kiln_rc pkg_deps(struct build *b, struct spec_package *pkg, struct pack_header *h,
-                        const struct worker_filelist *fl, struct kiln_err *err)
+                        struct worker_filelist *fl, struct worker_filedeps *fd,
+                        struct kiln_err *err)
 {
 	struct worker_deps prov, req, rec;
 	struct worker_autodeps_opts ao = {0};
@@ -248,6 +249,7 @@ static kiln_rc pkg_deps(struct build *b, struct spec_package *pkg, struct pack_h
 	ao.autoprov = pkg->autoprov;
 	ao.name = rpmtag_set_get_str(pkg->tags, RPMTAG_NAME);
 	ao.evr = pkg_evr(b, pkg->tags);
+	ao.filedeps = fd;
 	if (!ao.evr)
 		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
 	worker_deps_init(&prov);
@@ -260,6 +262,11 @@ static kiln_rc pkg_deps(struct build *b, struct spec_package *pkg, struct pack_h
 
 			rc = pack_deps_add(h, out[k].kind, d->name, d->version, d->flags, err);
 		}
+	}
+	/* The writer indexes them into the header's sets (FILEDEPENDSX/N, DEPENDSDICT). */
+	for (i = 0; !rc && i < fl->n && i < fd->nfiles; i++) {
+		fl->files[i].deps = fd->deps + fd->start[i];
+		fl->files[i].ndeps = fd->count[i];
 	}
 	worker_deps_release(&prov);
 	worker_deps_release(&req);
@@ -274,6 +281,7 @@ struct pkg_late {
 	struct worker_filelist *fl;
 	struct pack_header *h;
 	int format;
+	struct worker_filedeps fd; /* the files' deps point here until the package is written */
 };
 
 /* Runs while pack_write compresses the payload on another thread: libmagic and the
@@ -283,7 +291,83 @@ static kiln_rc pkg_late_run(void *arg, struct kiln_err *err)
 	struct pkg_late *l = arg;
 	kiln_rc rc = worker_filelist_classify(l->fl, l->format, err);
 
-	return rc ? rc : pkg_deps(l->b, l->pkg, l->h, l->fl, err);
+	return rc ? rc : pkg_deps(l->b, l->pkg, l->h, l->fl, &l->fd, err);
+}
+
+/* rpmbuild's summary of a package's dependencies once its files are processed: one line
+ * per kind, each dependency as "NAME OP EVR". The plain "Requires:" line lists only the
+ * generated ones and trigger conditions, as rpmbuild's does. Read back from the package
+ * written, so the writer's rpmlib() requirements are in it. */
+static void pkg_deps_print(struct build *b, const char *path)
+{
+	static const struct {
+		const char *label;
+		uint32_t name, flags, version;
+		uint32_t mask; /* 0: every entry */
+	} kinds[] = {
+	    {"Provides", RPMTAG_PROVIDENAME, RPMTAG_PROVIDEFLAGS, RPMTAG_PROVIDEVERSION, 0},
+#define REQ(label, mask)                                                                           \
+	{label, RPMTAG_REQUIRENAME, RPMTAG_REQUIREFLAGS, RPMTAG_REQUIREVERSION, mask}
+	    REQ("Requires(interp)", RPMTAG_DEP_INTERP),
+	    REQ("Requires(rpmlib)", RPMTAG_DEP_RPMLIB),
+	    REQ("Requires(verify)", RPMTAG_DEP_SCRIPT_VERIFY),
+	    REQ("Requires(pre)", RPMTAG_DEP_SCRIPT_PRE),
+	    REQ("Requires(post)", RPMTAG_DEP_SCRIPT_POST),
+	    REQ("Requires(preun)", RPMTAG_DEP_SCRIPT_PREUN),
+	    REQ("Requires(postun)", RPMTAG_DEP_SCRIPT_POSTUN),
+	    REQ("Requires(pretrans)", RPMTAG_DEP_PRETRANS),
+	    REQ("Requires(posttrans)", RPMTAG_DEP_POSTTRANS),
+	    REQ("Requires(preuntrans)", RPMTAG_DEP_PREUNTRANS),
+	    REQ("Requires(postuntrans)", RPMTAG_DEP_POSTUNTRANS),
+	    REQ("Requires", RPMTAG_DEP_FIND_REQUIRES | RPMTAG_DEP_TRIGGERIN | RPMTAG_DEP_TRIGGERUN |
+	                        RPMTAG_DEP_TRIGGERPOSTUN | RPMTAG_DEP_TRIGGERPREIN),
+#undef REQ
+	    {"Conflicts", RPMTAG_CONFLICTNAME, RPMTAG_CONFLICTFLAGS, RPMTAG_CONFLICTVERSION, 0},
+	    {"Obsoletes", RPMTAG_OBSOLETENAME, RPMTAG_OBSOLETEFLAGS, RPMTAG_OBSOLETEVERSION, 0},
+	    {"Recommends", RPMTAG_RECOMMENDNAME, RPMTAG_RECOMMENDFLAGS, RPMTAG_RECOMMENDVERSION, 0},
+	    {"Suggests", RPMTAG_SUGGESTNAME, RPMTAG_SUGGESTFLAGS, RPMTAG_SUGGESTVERSION, 0},
+	    {"Supplements", RPMTAG_SUPPLEMENTNAME, RPMTAG_SUPPLEMENTFLAGS, RPMTAG_SUPPLEMENTVERSION,
+	     0},
+	    {"Enhances", RPMTAG_ENHANCENAME, RPMTAG_ENHANCEFLAGS, RPMTAG_ENHANCEVERSION, 0},
+	};
+	struct pack_package p = {0};
+	struct kiln_err err = KILN_ERR_INIT;
+	struct kiln_buf line = KILN_BUF_INIT(KILN_LIMIT_TEXT_FILE);
+	size_t k;
+	uint32_t i;
+
+	if (pack_package_open(&p, path, NULL, &err))
+		goto out;
+	for (k = 0; k < KILN_ARRAY_SIZE(kinds); k++) {
+		const struct pack_entry *n = pack_header_get(&p.hdr, kinds[k].name);
+		const struct pack_entry *f = pack_header_get(&p.hdr, kinds[k].flags);
+		const struct pack_entry *v = pack_header_get(&p.hdr, kinds[k].version);
+		bool any = false;
+
+		if (!n || !f || !v || f->count != n->count || v->count != n->count ||
+		    f->type != RPMTAG_TYPE_INT32 || !rpmtag_type_is_string(n->type) ||
+		    !rpmtag_type_is_string(v->type))
+			continue;
+		kiln_buf_reset(&line);
+		for (i = 0; i < n->count; i++) {
+			uint32_t fl = ((const uint32_t *)f->data)[i];
+			const char *ver = ((const char *const *)v->data)[i];
+			static const char *const ops[] = {"", "<", ">", "<>", "=", "<=", ">=", "="};
+
+			if (kinds[k].mask && !(fl & kinds[k].mask))
+				continue;
+			kiln_buf_addf(&line, "%s%s", any ? " " : "",
+			              ((const char *const *)n->data)[i]);
+			if (*ver && (fl & 0xe))
+				kiln_buf_addf(&line, " %s %s", ops[(fl >> 1) & 7], ver);
+			any = true;
+		}
+		if (any && !kiln_buf_finish(&line, NULL))
+			worker_build_log(b, "%s: %s\n", kinds[k].label, line.ptr);
+	}
+out:
+	kiln_buf_release(&line);
+	pack_package_release(&p);
 }
 
 static kiln_rc pkg_binary_write(struct build *b, struct spec_package *pkg,
@@ -304,16 +388,27 @@ static kiln_rc pkg_binary_write(struct build *b, struct spec_package *pkg,
 	srpm = pkg_srpm_name(b);
 	if (!rc)
 		rc = srpm ? pack_header_put_string(&h, RPMTAG_SOURCERPM, srpm, err) : KILN_ENOMEM;
+	if (!rc && b->has_srcpkgid)
+		rc = pack_header_put(&h, RPMTAG_SOURCESIGMD5, RPMTAG_TYPE_BIN, b->srcpkgid,
+		                     sizeof(b->srcpkgid), err);
 	path = rc ? NULL : pkg_filename(b, pkg->tags, err);
 	if (!rc && !path)
 		rc = err->code ? err->code : KILN_ENOMEM;
 	arch = rpmtag_set_get_str(pkg->tags, RPMTAG_ARCH);
-	late = (struct pkg_late){b, pkg, fl, &h, wo.format};
+	late = (struct pkg_late){b, pkg, fl, &h, wo.format, {0}};
+	worker_filedeps_init(&late.fd);
 	wo.overlap = pkg_late_run;
 	wo.overlap_arg = &late;
 	if (!rc)
 		rc = pkg_write(b, path, &h, fl->files, fl->n, &wo, "binary",
 		               rpmtag_set_get_str(pkg->tags, RPMTAG_NAME), arch ? arch : "", err);
+	for (size_t i = 0; i < fl->n; i++) {
+		fl->files[i].deps = NULL;
+		fl->files[i].ndeps = 0;
+	}
+	if (!rc)
+		pkg_deps_print(b, path);
+	worker_filedeps_release(&late.fd);
 	pack_header_release(&h);
 	return rc;
 }
@@ -341,6 +436,8 @@ kiln_rc worker_build_binaries(struct build *b, bool write, struct kiln_err *err)
 	fo.builddir =
 	    b->subdir ? kiln_arena_printf(&b->arena, "%s/%s", b->builddir, b->subdir) : b->builddir;
 	fo.macros = b->mc;
+	fo.sandbox_top = b->in_top;
+	fo.topdir = b->topdir;
 	fo.now = (uint32_t)b->res->buildtime; /* %ghost mtimes: reproducible */
 	rc = pkg_write_opts(b, false, &wo, err);
 	fo.rpmformat = wo.format;
@@ -361,9 +458,17 @@ kiln_rc worker_build_binaries(struct build *b, bool write, struct kiln_err *err)
 			continue;
 		rc = spec_package_build_tags(spec, pkg, err);
 		if (!rc)
+			worker_build_log(b, "Processing files: %s-%s.%s\n",
+			                 rpmtag_set_get_str(pkg->tags, RPMTAG_NAME),
+			                 pkg_evr(b, pkg->tags),
+			                 rpmtag_set_get_str(pkg->tags, RPMTAG_ARCH));
+		if (!rc)
 			rc = worker_filelist_collect(&lists[i], spec, pkg, &fo, err);
 		lp[nlp++] = &lists[i];
 	}
+	if (!rc)
+		worker_build_log(b, "Checking for unpackaged file(s): %s\n",
+		                 worker_build_expand(b, "%{buildroot}", err));
 	if (!rc)
 		rc = worker_filelist_check_unpackaged(fo.buildroot, lp, nlp, b->mc, NULL, err);
 	for (i = 0; i < n && !rc && write; i++) {
@@ -435,6 +540,21 @@ static kiln_rc pkg_spec_tag(struct build *b, struct pack_header *h, struct kiln_
 	return rc;
 }
 
+/* rpmbuild marks the source package of a spec with %generate_buildrequires, so that farms
+ * know to run it before installing the build dependencies; the requirement is
+ * "missing ok" (flags as rpmbuild 4.18 writes them). */
+static kiln_rc pkg_dynamic_buildrequires(const struct spec *spec, struct pack_header *h,
+                                         struct kiln_err *err)
+{
+	const uint32_t flags =
+	    RPMTAG_DEP_RPMLIB | RPMTAG_DEP_MISSINGOK | RPMTAG_DEP_LESS | RPMTAG_DEP_EQUAL;
+
+	if (!spec->sections[SPEC_SEC_BUILDREQUIRES])
+		return KILN_OK;
+	return pack_deps_add(h, PACK_DEP_REQUIRE, "rpmlib(DynamicBuildRequires)", "4.15.0-1", flags,
+	                     err);
+}
+
 kiln_rc worker_build_source(struct build *b, struct kiln_err *err)
 {
 	struct spec *spec = b->spec;
@@ -476,6 +596,8 @@ kiln_rc worker_build_source(struct build *b, struct kiln_err *err)
 	if (!rc)
 		rc = pkg_build_tags(b, &h, err);
 	if (!rc)
+		rc = pkg_dynamic_buildrequires(spec, &h, err);
+	if (!rc)
 		rc = pack_header_put_u32(&h, RPMTAG_SOURCEPACKAGE, 1, err);
 	/* rpm stores the parsed spec (what rpmspec -P prints) in the source package. */
 	if (!rc)
@@ -484,9 +606,11 @@ kiln_rc worker_build_source(struct build *b, struct kiln_err *err)
 	path = name ? kiln_arena_printf(&b->arena, "%s/%s", b->srcrpmdir, name) : NULL;
 	if (!rc && !path)
 		rc = kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	wo.pkgid_out = b->srcpkgid;
 	if (!rc)
 		rc = pkg_write(b, path, &h, files, n, &wo, "source",
 		               rpmtag_set_get_str(spec->srctags, RPMTAG_NAME), "src", err);
+	b->has_srcpkgid = !rc && wo.format == 4;
 	pack_header_release(&h);
 	free(files);
 	return rc;

@@ -90,7 +90,7 @@ void worker_verify_result_json(const struct worker_verify_result *vr, bool ok,
                                const struct kiln_err *err, struct kiln_buf *out)
 {
 	json_t *root = result_object(&vr->first, ok, err);
-	json_t *rep = json_object(), *diffs = json_array();
+	json_t *rep = json_object(), *diffs = json_array(), *kept;
 	size_t i;
 
 	for (i = 0; diffs && i < vr->ndiffs; i++)
@@ -100,6 +100,13 @@ void worker_verify_result_json(const struct worker_verify_result *vr, bool ok,
 	json_object_set_new(rep, "runs", json_integer(vr->runs));
 	json_object_set_new(rep, "identical", json_boolean(ok && !vr->ndiffs));
 	json_object_set_new(rep, "differences", diffs);
+	json_object_set_new(rep, "varied", json_string(vr->varied ? vr->varied : ""));
+	kept = json_array();
+	for (i = 0; kept && vr->kept && i + 2 <= vr->runs; i++) {
+		if (vr->kept[i])
+			json_array_append_new(kept, json_string(vr->kept[i]));
+	}
+	json_object_set_new(rep, "kept", kept);
 	json_object_set_new(root, "reproducible", rep);
 	result_dump(root, out);
 }

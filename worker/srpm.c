@@ -53,6 +53,21 @@ static kiln_rc srpm_entry_save(struct pack_payload *pl, const struct pack_file_i
 	return rc;
 }
 
+kiln_rc worker_srpm_pkgid(const char *srpm, struct worker_build_opts *o, struct kiln_err *err)
+{
+	struct pack_package p = {0};
+	const struct pack_entry *md5;
+	kiln_rc rc = pack_package_open(&p, srpm, NULL, err);
+
+	md5 = rc ? NULL : pack_header_get(&p.sig, PACK_SIGTAG_MD5);
+	if (md5 && md5->type == RPMTAG_TYPE_BIN && md5->count == sizeof(o->source_pkgid)) {
+		memcpy(o->source_pkgid, md5->data, sizeof(o->source_pkgid));
+		o->has_source_pkgid = true;
+	}
+	pack_package_release(&p);
+	return rc;
+}
+
 kiln_rc worker_srpm_install(const char *srpm, struct macro_ctx *mc, struct kiln_arena *a,
                             const char **spec_path, struct kiln_err *err)
 {

@@ -48,6 +48,46 @@ static kiln_rc verify_diff_add(struct worker_verify_result *vr, unsigned run, co
 	return KILN_OK;
 }
 
+/* `kiln diff`'s report of one differing package, kept for the caller to print. */
+static kiln_rc verify_report_add(struct worker_verify_result *vr, unsigned run, const char *pkg,
+                                 const struct pack_diff *d, const char *old_path,
+                                 const char *new_path, struct kiln_err *err)
+{
+	struct kiln_buf text = KILN_BUF_INIT(KILN_LIMIT_TEXT_FILE);
+	struct worker_verify_report *r;
+	kiln_rc rc = pack_diff_format(d, old_path, new_path, 0, &text, err);
+
+	if (rc == KILN_ELIMIT) { /* a huge report: what fits is still worth reading */
+		kiln_err_clear(err);
+		rc = KILN_OK;
+	}
+	if (!rc && vr->nreports == vr->capreports) {
+		size_t ncap = vr->capreports ? 2 * vr->capreports : 8;
+		struct worker_verify_report *nv = kiln_arena_array(&vr->arena, ncap, sizeof(*nv));
+
+		if (!nv)
+			rc = kiln_err_set(err, KILN_ENOMEM, "out of memory");
+		else if (vr->nreports)
+			memcpy(nv, vr->reports, vr->nreports * sizeof(*nv));
+		if (nv) {
+			vr->reports = nv;
+			vr->capreports = ncap;
+		}
+	}
+	if (!rc) {
+		r = &vr->reports[vr->nreports];
+		r->run = run;
+		r->package = kiln_arena_strdup(&vr->arena, pkg);
+		r->text = kiln_arena_strdup(&vr->arena, text.ptr);
+		if (!r->package || !r->text)
+			rc = kiln_err_set(err, KILN_ENOMEM, "out of memory");
+		else
+			vr->nreports++;
+	}
+	kiln_buf_release(&text);
+	return rc;
+}
+
 /* One line per difference, the way a packager wants to read it. */
 static void verify_item_text(const struct pack_diff_item *it, char *dst, size_t size)
 {
@@ -120,6 +160,9 @@ static kiln_rc verify_compare(struct worker_verify_result *vr, unsigned run, con
 			verify_item_text(&d.items[j], what, sizeof(what));
 			rc = verify_diff_add(vr, run, rel, what, err);
 		}
+		if (!rc && d.n)
+			rc = verify_report_add(vr, run, rel, &d, r1->outputs[i].path, other->path,
+			                       err);
 		/* Only the signature headers differ (signed in the first run only). */
 		pack_diff_release(&d);
 	}
@@ -277,10 +320,14 @@ void worker_vary_apply(unsigned vary, unsigned run, struct worker_build_opts *o,
 			st->cfg.limits.cpus = run % 2 ? 1 : 2;
 		if (vary & WORKER_VARY_FILE_ORDER)
 			st->cfg.reverse_order = verify_order_usable();
+		st->applied |= vary & (WORKER_VARY_HOSTNAME | WORKER_VARY_CPUS);
+		st->applied |= st->cfg.reverse_order ? WORKER_VARY_FILE_ORDER : 0;
 		o->exec = &st->cfg;
 	} else if (vary & WORKER_VARY_FILE_ORDER) {
 		kiln_log(KILN_LOG_WARN, "file_order variation not applied: it needs the sandbox");
 	}
+	st->applied |= vary & (WORKER_VARY_LOCALE | WORKER_VARY_ENV | WORKER_VARY_UMASK |
+	                       WORKER_VARY_TIME | WORKER_VARY_BUILD_PATH);
 	if (vary & WORKER_VARY_LOCALE)
 		o->lang = "C";
 	if (vary & WORKER_VARY_ENV) {
@@ -303,6 +350,41 @@ void worker_vary_restore(struct worker_vary_state *st)
 	if (st->env_set)
 		unsetenv("KILN_VERIFY_NOISE");
 	st->umask_set = st->env_set = false;
+}
+
+/* The names of what a rerun varied; the top directory's path always differs. */
+static kiln_rc verify_varied(struct worker_verify_result *vr, unsigned applied,
+                             struct kiln_err *err)
+{
+	struct kiln_buf names = KILN_BUF_INIT(KILN_LIMIT_LINE);
+	unsigned bit;
+	kiln_rc rc;
+
+	applied |= WORKER_VARY_BUILD_PATH;
+	for (bit = 1; bit && bit <= WORKER_VARY_ALL; bit <<= 1) {
+		if ((applied & bit) && worker_vary_name(bit))
+			kiln_buf_addf(&names, "%s%s", names.len ? ", " : "", worker_vary_name(bit));
+	}
+	rc = kiln_buf_finish(&names, err);
+	vr->varied = rc ? NULL : kiln_arena_strdup(&vr->arena, names.ptr);
+	if (!rc && !vr->varied)
+		rc = kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	kiln_buf_release(&names);
+	return rc;
+}
+
+/* A rerun's top directory keeps only its packages (RPMS/, SRPMS/). */
+static void verify_prune(const char *top)
+{
+	static const char *const gone[] = {"BUILD", "BUILDROOT", "SOURCES", "SPECS"};
+	char path[4200];
+	size_t i;
+
+	for (i = 0; i < KILN_ARRAY_SIZE(gone); i++) {
+		snprintf(path, sizeof(path), "%s/%s", top, gone[i]);
+		if (util_rm_rf(path, NULL))
+			kiln_log(KILN_LOG_WARN, "cannot remove %s", path);
+	}
 }
 
 /* One rerun with its variations. */
@@ -333,13 +415,19 @@ static kiln_rc verify_rerun(struct worker_verify_result *vr, const struct worker
 	worker_vary_apply(WORKER_VARY_ALL & ~(unsigned)WORKER_VARY_LOCALE, run, &ko, &vs);
 	rc = worker_build(&ko, kmc, &rk, err);
 	worker_vary_restore(&vs);
+	if (!rc && run == 2)
+		rc = verify_varied(vr, vs.applied, err);
 	if (rc)
 		kiln_err_wrap(err, "rerun %u", run);
 	else
 		rc = verify_compare(vr, run, top1, top, &rk, err);
 	worker_build_result_release(&rk);
-	if (util_rm_rf(top, NULL))
+	if (!rc) {
+		vr->kept[run - 2] = kiln_arena_strdup(&vr->arena, top);
+		verify_prune(top);
+	} else if (util_rm_rf(top, NULL)) {
 		kiln_log(KILN_LOG_WARN, "cannot remove %s", top);
+	}
 out:
 	macro_ctx_free(kmc);
 	return rc;
@@ -372,6 +460,11 @@ kiln_rc worker_build_verify(const struct worker_build_opts *o, const struct macr
 	if (!rc)
 		rc = worker_build(&o1, first, &vr->first, err);
 	vr->npackages = vr->first.noutputs;
+	vr->kept = rc ? NULL : kiln_arena_array(&vr->arena, runs, sizeof(*vr->kept));
+	if (!rc && !vr->kept)
+		rc = kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	else if (!rc)
+		memset(vr->kept, 0, runs * sizeof(*vr->kept));
 	for (run = 2; !rc && run <= runs; run++)
 		rc = verify_rerun(vr, o, mc, top1, srcdir, run, err);
 	macro_ctx_free(first);

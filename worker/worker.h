@@ -82,6 +82,11 @@ struct worker_filelist_opts {
 	/* Leave classification to a later worker_filelist_classify() (the package writer runs
 	 * it while the payload is compressed). */
 	bool defer_classify;
+	/* The sandbox's view of the top directory and the host's: an absolute %files -f path
+	 * beneath sandbox_top (%{_builddir}/... as the stages saw it, e.g. Fedora's
+	 * %pyproject_files) is read beneath topdir. NULL without a sandbox. */
+	const char *sandbox_top;
+	const char *topdir;
 };
 
 /* Collect pkg's files: read its %files -f lists (relative to o->builddir, parsed into
@@ -259,7 +264,25 @@ struct worker_autodeps_opts {
 	bool autoprov;    /* AutoProv: generate provides */
 	const char *name; /* the package's name and [E:]V-R, for config(NAME) = EVR when a file */
 	const char *evr;  /* is %config; NULL name: no config() dependencies; NULL evr: "" */
+	/* Optional: where each file's generated dependencies go (rpmbuild's FILEDEPENDSX/N,
+	 * DEPENDSDICT); initialised by the caller. */
+	struct worker_filedeps *filedeps;
 };
+
+/* The dependencies generated for each file: files[i]'s are deps[start[i]] and the
+ * count[i] after it, the versioned ones first, then in the order generated (provides
+ * before requires), which is rpmbuild's order. worker_filedeps_init() sets it up,
+ * worker_filedeps_release() frees it (the dependency strings are in its arena). */
+struct worker_filedeps {
+	struct pack_filedep *deps; /* heap */
+	uint32_t *file;            /* heap: deps[k] belongs to files[file[k]] */
+	size_t n, cap;
+	size_t *start, *count; /* heap: one per file, after worker_autodeps_collect() */
+	size_t nfiles;
+	struct kiln_arena arena;
+};
+void worker_filedeps_init(struct worker_filedeps *fd);
+void worker_filedeps_release(struct worker_filedeps *fd);
 
 /* Generate the automatic dependencies of one package's files and add them to provides,
  * requires and recommends (sets the caller initialised, possibly holding entries already;
@@ -352,6 +375,12 @@ struct worker_build_opts {
 	 * process environment's, else the newest %changelog entry's when
 	 * %source_date_epoch_from_changelog is set. */
 	int64_t source_date_epoch;
+	/* Building from a source package (-r, --rebuild, a farm job's SRPM): its pkgid, what
+	 * binary packages name as SOURCEPKGID, as those of a -ba run name the source package
+	 * written with them (rpmbuild --rebuild leaves the tag out; kiln's rebuilds then
+	 * reproduce the -ba packages). Set with worker_srpm_pkgid(). */
+	unsigned char source_pkgid[16];
+	bool has_source_pkgid;
 };
 void worker_build_opts_init(struct worker_build_opts *o);
 
@@ -490,6 +519,7 @@ struct worker_vary_state {
 	char host[64], noise[64];
 	mode_t old_umask;
 	bool umask_set, env_set;
+	unsigned applied; /* the WORKER_VARY_* bits actually applied (file_order may not be) */
 };
 /* Apply the variations of rerun number run (1, 2, ...) to o (o->exec may be replaced by
  * st->cfg) and to this process (umask, environment). */
@@ -512,6 +542,17 @@ struct worker_verify_diff {
 struct worker_verify_result {
 	unsigned runs;
 	size_t npackages; /* packages of the first run */
+	/* What the reruns varied, as worker_vary_name()s: "build_path, time, ..." */
+	const char *varied;
+	/* Each rerun's top directory (runs - 1 of them, rerun k at [k - 2]): its RPMS/ and
+	 * SRPMS/ are kept for a look (the rest is removed). */
+	const char **kept;
+	/* Per differing package of a rerun: `kiln diff`'s text report of first vs rerun. */
+	struct worker_verify_report {
+		unsigned run;
+		const char *package, *text;
+	} * reports;
+	size_t nreports, capreports;
 	struct worker_verify_diff *diffs;
 	size_t ndiffs, capdiffs;
 	struct worker_build_result first; /* the first run: the build's own result */
@@ -525,7 +566,8 @@ KILN_MUST_CHECK kiln_rc worker_build_verify(const struct worker_build_opts *o,
                                             struct worker_verify_result *vr, struct kiln_err *err);
 void worker_verify_result_release(struct worker_verify_result *vr);
 /* The first run's worker_build_result_json() plus "reproducible": {"runs", "identical",
- * "differences": [{"run", "package", "what"}]}. */
+ * "differences": [{"run", "package", "what"}], "varied": "build_path, ...", "kept": [the
+ * reruns' top directories]}. */
 void worker_verify_result_json(const struct worker_verify_result *vr, bool ok,
                                const struct kiln_err *err, struct kiln_buf *out);
 
@@ -534,6 +576,10 @@ void worker_verify_result_json(const struct worker_verify_result *vr, bool ok,
 KILN_MUST_CHECK kiln_rc worker_srpm_install(const char *srpm, struct macro_ctx *mc,
                                             struct kiln_arena *a, const char **spec_path,
                                             struct kiln_err *err);
+/* The pkgid (signature header MD5) of the source package srpm into o->source_pkgid; a
+ * package without one (v6) leaves o as it is. */
+KILN_MUST_CHECK kiln_rc worker_srpm_pkgid(const char *srpm, struct worker_build_opts *o,
+                                          struct kiln_err *err);
 /* -t: unpack the tarball's spec file (the first *.spec of the archive) into %{_specdir}
  * and copy the tarball to %{_sourcedir}; *spec_path as above. */
 KILN_MUST_CHECK kiln_rc worker_tarball_spec(const char *tarball, struct macro_ctx *mc,

@@ -66,12 +66,12 @@ def topdir_with_sources(base: Path) -> Path:
 
 
 def rpmbuild(top: Path, mode: str, spec: Path):
-    # Debian's brp scripts (strip, compress) and build-id links are distribution policy,
-    # not rpmbuild's packaging: kiln runs none by default, so they are off here too.
-    # %_docdir_fmt is left as rpm's macros leave it (undefined: %{NAME}-%{VERSION}, what
-    # rpmbuild 4.20.1 and 6.0.2 write too): kiln's defaults must give the same doc paths.
+    # Both run rpm's post-install policy (%__os_install_post: strip, compress...); build-id
+    # links are off in kiln's macros. %_docdir_fmt is left as rpm's macros leave it
+    # (undefined: %{NAME}-%{VERSION}, what rpmbuild 4.20.1 and 6.0.2 write too): kiln's
+    # defaults must give the same doc paths.
     cmd = ["rpmbuild", mode, "--nodeps", "--quiet", "--define", f"_topdir {top}",
-           "--define", "__os_install_post %{nil}", "--define", "_build_id_links none",
+           "--define", "_build_id_links none",
            "--define", "use_source_date_epoch_as_buildtime 1",
            "--define", "clamp_mtime_to_source_date_epoch 1",
            "--define", "_buildhost oracle.example", "--define", "_binary_payload w9.gzdio",

@@ -2,7 +2,9 @@
 variations; specs that embed the time, $RANDOM or the host name are caught, by file."""
 import json
 import os
+import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -24,7 +26,15 @@ def test_well_behaved_spec_is_reproducible(kiln_bin, tmp_path):
     k = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=600)
     assert k.returncode == 0, k.stdout + k.stderr
     doc = json.loads(k.stdout)
-    assert doc["reproducible"] == {"runs": 3, "identical": True, "differences": []}
+    rep = doc["reproducible"]
+    assert {k: rep[k] for k in ("runs", "identical", "differences")} == \
+        {"runs": 3, "identical": True, "differences": []}
+    assert rep["varied"].startswith("time, build_path, hostname, cpus, umask")
+    assert len(rep["kept"]) == 2
+    for kept in rep["kept"]:
+        assert (Path(kept) / "SRPMS/hello-1.0-1.src.rpm").exists()
+        assert not (Path(kept) / "BUILD").exists()
+        shutil.rmtree(kept)
     assert len(doc["outputs"]) == 3
     for o in doc["outputs"]:  # the first run's packages are the build's output
         assert os.path.exists(o["path"]) and o["path"].startswith(str(top))

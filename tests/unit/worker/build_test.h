@@ -50,9 +50,14 @@ static inline void bt_init(struct bt *t, const char *name)
 	snprintf(t->top, sizeof(t->top), "%s/%s", kiln_test_tmpdir(), name);
 	assert_ok(util_mkdir_p(t->top, 0755, &err), &err);
 	if (util_configdir_find(&confdir, &err)) {
+		/* The source tree's, absolute: stage scripts run kiln's helpers from other
+		 * directories (the %__os_install_post scripts from the build directory). */
+		char *abs = realpath("configs", NULL);
+
 		kiln_err_clear(&err);
 		kiln_buf_reset(&confdir);
-		kiln_buf_addstr(&confdir, "configs");
+		kiln_buf_addstr(&confdir, abs ? abs : "configs");
+		free(abs);
 	}
 	t->mc = macro_ctx_new(&err);
 	assert_non_null(t->mc);
