@@ -88,33 +88,16 @@ kiln_rc cli_macro_ops_apply(struct macro_ctx *ctx, const struct cli_macro_opts *
 kiln_rc cli_macro_ctx_open(const struct cli_macro_opts *m, struct macro_ctx **out,
                            struct kiln_err *err)
 {
-	struct kiln_buf confdir = KILN_BUF_INIT(KILN_LIMIT_PATH);
-	struct macro_config cfg = {0};
-	struct macro_ctx *ctx = NULL;
+	struct macro_config cfg = {
+	    .rcfiles = m->rcfile, .macrofiles = m->macros, .target = m->target};
 	kiln_rc rc;
 
-	rc = util_configdir_find(&confdir, err);
-	if (rc)
-		goto out;
-	ctx = macro_ctx_new(err);
-	if (!ctx) {
-		rc = err ? err->code : KILN_ENOMEM;
-		goto out;
-	}
-	macro_ctx_set_verbose(ctx, m->verbose);
-	cfg.confdir = confdir.ptr;
-	cfg.rcfiles = m->rcfile;
-	cfg.macrofiles = m->macros;
-	cfg.target = m->target;
-	rc = macro_config_load(ctx, &cfg, err);
+	rc = macro_ctx_open_config(&cfg, m->verbose, out, err);
 	if (!rc)
-		rc = cli_macro_ops_apply(ctx, m, err);
-out:
-	kiln_buf_release(&confdir);
+		rc = cli_macro_ops_apply(*out, m, err);
 	if (rc) {
-		macro_ctx_free(ctx);
-		ctx = NULL;
+		macro_ctx_free(*out);
+		*out = NULL;
 	}
-	*out = ctx;
 	return rc;
 }

@@ -214,6 +214,13 @@ struct macro_config {
 KILN_MUST_CHECK kiln_rc macro_config_load(struct macro_ctx *ctx, const struct macro_config *cfg,
                                           struct kiln_err *err);
 
+/* A new context configured by cfg, kiln's configuration directory found
+ * (util_configdir_find) when cfg->confdir is NULL; verbose as macro_ctx_set_verbose. The
+ * one way the CLI, the worker daemon and build roots open their contexts. OUT: *out,
+ * macro_ctx_free(); NULL on failure. */
+KILN_MUST_CHECK kiln_rc macro_ctx_open_config(const struct macro_config *cfg, bool verbose,
+                                              struct macro_ctx **out, struct kiln_err *err);
+
 /* Can this host build packages for arch (a BuildArch: value)? noarch and %_target_cpu
  * always can; otherwise arch must be reachable from the host arch through rpmrc's
  * buildarch_compat table, as rpm's machine score requires. */

@@ -517,3 +517,30 @@ void macro_rpmrc_unref(struct macro_rpmrc *rc)
 	kiln_arena_release(&rc->arena);
 	free(rc);
 }
+
+kiln_rc macro_ctx_open_config(const struct macro_config *cfg, bool verbose, struct macro_ctx **out,
+                              struct kiln_err *err)
+{
+	struct kiln_buf confdir = KILN_BUF_INIT(KILN_LIMIT_PATH);
+	struct macro_config c = *cfg;
+	struct macro_ctx *ctx = NULL;
+	kiln_rc rc = KILN_OK;
+
+	*out = NULL;
+	if (!c.confdir) {
+		rc = util_configdir_find(&confdir, err);
+		c.confdir = confdir.ptr;
+	}
+	if (!rc && !(ctx = macro_ctx_new(err)))
+		rc = err && err->code ? err->code : KILN_ENOMEM;
+	if (!rc) {
+		macro_ctx_set_verbose(ctx, verbose);
+		rc = macro_config_load(ctx, &c, err);
+	}
+	kiln_buf_release(&confdir);
+	if (rc)
+		macro_ctx_free(ctx);
+	else
+		*out = ctx;
+	return rc;
+}

@@ -807,14 +807,9 @@ static kiln_rc macro_ctx_open_in(const struct roots_config *c, const char *image
 	rc = util_configdir_find(&confdir, err);
 	if (rc)
 		goto out;
-	ctx = macro_ctx_new(err);
-	if (!ctx) {
-		rc = err ? err->code : KILN_ENOMEM;
-		goto out;
-	}
 	cfg.confdir = confdir.ptr;
 	cfg.target = c->arch;
-	rc = macro_config_load(ctx, &cfg, err);
+	rc = macro_ctx_open_config(&cfg, false, &ctx, err);
 	if (!rc && image)
 		rc = image_macros_load(ctx, image, err);
 	if (!rc && image)

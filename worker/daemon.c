@@ -469,18 +469,9 @@ static kiln_rc daemon_init(struct worker_daemon *d, const struct worker_daemon_o
 /* kiln's macro configuration (rpmrc, macro files), read once for every build to copy. */
 static kiln_rc macros_load(struct worker_daemon *d, struct kiln_err *err)
 {
-	struct kiln_buf confdir = KILN_BUF_INIT(KILN_LIMIT_PATH);
 	struct macro_config cfg = {0};
-	kiln_rc rc;
 
-	rc = util_configdir_find(&confdir, err);
-	if (!rc && !(d->macros = macro_ctx_new(err)))
-		rc = err->code ? err->code : KILN_ENOMEM;
-	cfg.confdir = confdir.ptr;
-	if (!rc)
-		rc = macro_config_load(d->macros, &cfg, err);
-	kiln_buf_release(&confdir);
-	return rc;
+	return macro_ctx_open_config(&cfg, false, &d->macros, err);
 }
 
 /* The sandbox unless refused; without the privileges for it, the host (as kiln build
