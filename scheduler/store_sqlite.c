@@ -2,11 +2,15 @@
  * store_sqlite.c - the job store on sqlite3: WAL mode, a busy timeout, versioned schema
  * migrations (PRAGMA user_version), prepared statements cached per connection.
  *
- * This is the only file with SQL in it. One connection serves the whole scheduler behind a
- * mutex: sqlite serialises writers anyway, and every call here is a handful of indexed
- * statements, so the lock is held for microseconds. synchronous=NORMAL in WAL mode loses
- * nothing when the process dies (a committed transaction is in the WAL); only a power loss
- * may drop the last transactions.
+ * This is the only file with SQL in it. One writer connection serves every write behind a
+ * mutex (sqlite serialises writers anyway, and every call here is a handful of indexed
+ * statements, so the lock is held for microseconds); reads go to a small pool of read-only
+ * connections, which WAL runs beside the writer. Every write bumps the store's version as it
+ * lets go of the writer's lock (sq_unlock), which the job JSON cache compares. The store
+ * keeps no policy: which job a worker may take is the scheduler's rule, passed in with the
+ * lease query (scheduler_job_fits). synchronous=NORMAL in WAL mode loses nothing when the
+ * process dies (a committed transaction is in the WAL); only a power loss may drop the last
+ * transactions.
  */
 #include "util/util.h"
 
