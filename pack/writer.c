@@ -466,7 +466,7 @@ static kiln_rc filedep_tags(struct writer *wr, struct kiln_err *err)
 {
 	uint32_t *x = kiln_calloc(wr->n, sizeof(*x)), *cnt = kiln_calloc(wr->n, sizeof(*cnt));
 	uint32_t *dict = NULL;
-	size_t i, k, total = 0, nd = 0;
+	size_t i, k, total = 0, nd = 0, last;
 	kiln_rc rc = KILN_OK;
 
 	for (i = 0; i < wr->n; i++)
@@ -492,9 +492,13 @@ static kiln_rc filedep_tags(struct writer *wr, struct kiln_err *err)
 			cnt[i]++;
 		}
 	}
-	rc = put_u32s(&wr->h, RPMTAG_FILEDEPENDSX, x, wr->n, err);
-	if (!rc)
-		rc = put_u32s(&wr->h, RPMTAG_FILEDEPENDSN, cnt, wr->n, err);
+	/* rpmbuild leaves all three out when no file has a dependency (a noarch package of
+	 * data and scripts without automatic dependencies); otherwise every file has an entry. */
+	last = nd ? wr->n : 0;
+	if (last)
+		rc = put_u32s(&wr->h, RPMTAG_FILEDEPENDSX, x, last, err);
+	if (!rc && last)
+		rc = put_u32s(&wr->h, RPMTAG_FILEDEPENDSN, cnt, last, err);
 	if (!rc && nd)
 		rc = put_u32s(&wr->h, RPMTAG_DEPENDSDICT, dict, nd, err);
 out:

@@ -459,7 +459,7 @@ def test_kiln_build_and_a_farm_job_make_the_same_package(farm, kiln, tmp_path):
     f = tmp_path / "same.spec"
     f.write_text(SAME_SPEC)
     top = tmp_path / "top"
-    r = kiln("build", "-bb", "--topdir", top, "--define", "my-flag hello", "--with", "extra",
+    r = kiln("build", "-ba", "--topdir", top, "--define", "my-flag hello", "--with", "extra",
              f, timeout=300)
     assert r.returncode == 0, r.stderr
     local = next((top / "RPMS" / "noarch").glob("same-build-*.rpm"))
