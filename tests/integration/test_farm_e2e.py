@@ -220,7 +220,8 @@ def test_results_survive_a_worker_killed_before_completing(kiln_bin, tmp_path):
     """kill -9 between a build's end and its completion: restarted while the scheduler
     still holds the lease, the worker uploads the kept packages and completes the same
     attempt; restarted after the lease expired, it drops them and the job runs again."""
-    s = Scheduler(kiln_bin, tmp_path / "data", "limits.lease_ttl=6", *FAST[1:]).start()
+    # a lease of 12 s: long enough that a loaded machine's heartbeats keep attempt 2 alive
+    s = Scheduler(kiln_bin, tmp_path / "data", "limits.lease_ttl=12", *FAST[1:]).start()
     work = tmp_path / "w1"
     hold = {"KILN_TEST_WORKER_HOLD_MS": "600000"}  # test-only: stop after saving the result
     try:
