@@ -198,6 +198,23 @@ out:
 /* ---------------------------------------------------------------------------------------- */
 /* Creating */
 
+/* A source package this farm built from a root configuration is rebuilt on that root and
+ * its pinned lock: the same toolchain, package for package. */
+static kiln_rc rebuild_root(struct scheduler *s, struct kiln_arena *a, struct scheduler_request *r,
+                            struct kiln_err *err)
+{
+	const char *root = NULL, *lk = NULL;
+	char lock[65];
+	kiln_rc rc;
+
+	rc = scheduler_root_of_artifact(s, r->srpm.sha256, a, &root, lock, err);
+	if (!rc && root && *lock && !(lk = kiln_arena_strdup(a, lock)))
+		rc = kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	if (!rc && root)
+		rc = scheduler_request_root(r, root, lk, a, err);
+	return rc;
+}
+
 static kiln_rc rebuild_request(struct scheduler *s, struct api_req *req, const struct rb_body *b,
                                const struct rb_pub *pub, struct scheduler_request *r,
                                struct kiln_err *err)
@@ -206,7 +223,6 @@ static kiln_rc rebuild_request(struct scheduler *s, struct api_req *req, const s
 	size_t i, n = b->defines.n;
 	bool host = false;
 
-	(void)s;
 	memset(r, 0, sizeof(*r));
 	r->srpm.name = b->srpm.name;
 	r->srpm.sha256 = b->srpm.sha256;
@@ -233,7 +249,7 @@ static kiln_rc rebuild_request(struct scheduler *s, struct api_req *req, const s
 		r->defines.keys[r->defines.n] = "_buildhost";
 		r->defines.values[r->defines.n++] = pub->buildhost;
 	}
-	return KILN_OK;
+	return rebuild_root(s, a, r, err);
 }
 
 static void published_json(struct api_jw *w, const struct rb_pub *v, size_t n)

@@ -195,6 +195,14 @@ static kiln_rc root_tag(struct scheduler_request *r, struct kiln_arena *a, struc
 	return KILN_OK;
 }
 
+kiln_rc scheduler_request_root(struct scheduler_request *r, const char *root, const char *lock,
+                               struct kiln_arena *a, struct kiln_err *err)
+{
+	r->root = root;
+	r->root_lock = lock;
+	return root_tag(r, a, err);
+}
+
 static kiln_rc check_formats(const struct scheduler_request *r, struct kiln_err *err)
 {
 	size_t i;

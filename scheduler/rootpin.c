@@ -109,3 +109,35 @@ out:
 	kiln_buf_release(&r);
 	return rc;
 }
+
+kiln_rc scheduler_root_of_artifact(struct scheduler *s, const char *sha256, struct kiln_arena *a,
+                                   const char **root, char lock[65], struct kiln_err *err)
+{
+	struct kiln_err ignore = KILN_ERR_INIT;
+	struct scheduler_job j = {0};
+	json_t *doc = NULL, *v;
+	int64_t id = 0;
+	kiln_rc rc;
+
+	*root = NULL;
+	lock[0] = '\0';
+	/* a package this farm did not make has no root it knows of: the worker's default */
+	if (s->store->ops->artifact_job(s->store, sha256, &id, &ignore))
+		return KILN_OK;
+	rc = s->store->ops->job_get(s->store, id, a, &j, err);
+	if (rc)
+		return rc;
+	doc = load(j.manifest, err);
+	if (!doc)
+		return KILN_EFORMAT;
+	v = json_object_get(doc, "root");
+	if (json_is_string(v) && strcmp(json_string_value(v), "worker-default")) {
+		*root = kiln_arena_strdup(a, json_string_value(v));
+		if (!*root)
+			rc = kiln_err_set(err, KILN_ENOMEM, "out of memory");
+		else
+			scheduler_root_lock_get(j.manifest, lock);
+	}
+	json_decref(doc);
+	return rc;
+}

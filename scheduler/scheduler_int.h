@@ -269,6 +269,10 @@ struct scheduler_store_ops {
 	 * unsigned), else KILN_ENOTFOUND. */
 	kiln_rc (*artifact_owned)(struct scheduler_store *st, const char *sha256, int64_t token_id,
 	                          struct kiln_err *err);
+	/* The first job that made a package of this sha256 (signed or unsigned);
+	 * KILN_ENOTFOUND when none did. */
+	kiln_rc (*artifact_job)(struct scheduler_store *st, const char *sha256, int64_t *job_id,
+	                        struct kiln_err *err);
 	/* The token a worker's name belongs to (-1: none); KILN_ENOTFOUND for no such worker. */
 	kiln_rc (*worker_owner)(struct scheduler_store *st, const char *name, int64_t *token_id,
 	                        struct kiln_err *err);
@@ -452,6 +456,12 @@ struct scheduler_request {
 	bool has_limits;
 };
 
+/* Name root configuration root (and its pinned lock, NULL for none) in r, with the
+ * "root:NAME" tag that places it; KILN_EINVAL for a malformed name. */
+KILN_MUST_CHECK kiln_rc scheduler_request_root(struct scheduler_request *r, const char *root,
+                                               const char *lock, struct kiln_arena *a,
+                                               struct kiln_err *err);
+
 /* Decode and validate a POST /api/v1/jobs body (strict: unknown fields are errors); strings
  * in a. KILN_EINVAL/ESYNTAX/ELIMIT naming the field. */
 KILN_MUST_CHECK kiln_rc scheduler_request_parse(const void *body, size_t len, struct kiln_arena *a,
@@ -576,6 +586,13 @@ void scheduler_root_lock_get(const char *manifest, char out[65]);
  * the content key recomputed. The same lock again is fine; another is KILN_EINVAL. */
 KILN_MUST_CHECK kiln_rc scheduler_root_pin(struct scheduler *s, const struct scheduler_job *j,
                                            const char *text, struct kiln_err *err);
+
+/* The root configuration (*root, NULL for the worker's default) and pinned lock (lock, ""
+ * for none) of the job that made the package sha256, so a rebuild of a published package
+ * builds on the same root; a package this farm did not make has none. */
+KILN_MUST_CHECK kiln_rc scheduler_root_of_artifact(struct scheduler *s, const char *sha256,
+                                                   struct kiln_arena *a, const char **root,
+                                                   char lock[65], struct kiln_err *err);
 
 /* Blobs: content-addressed files under blob_dir/ab/abcd... */
 void scheduler_blob_path(const struct scheduler *s, const char *sha256, struct kiln_buf *out);

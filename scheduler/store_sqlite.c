@@ -144,6 +144,7 @@ enum q {
 	Q_WORKERS,
 	Q_WORKER_OWNER,
 	Q_ARTIFACT_OWNED,
+	Q_ARTIFACT_JOB,
 	Q_TOKEN_INSERT,
 	Q_TOKEN_LOOKUP,
 	Q_TOKENS,
@@ -250,6 +251,8 @@ static const char *const sql[Q_COUNT] = {
                       " kernel, version, last_seen_ms, draining, token_id)"
                       " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
     [Q_WORKER_OWNER] = "SELECT token_id FROM workers WHERE name = ?1",
+    [Q_ARTIFACT_JOB] = "SELECT job_id FROM artifacts WHERE sha256 = ?1 OR signed_sha256 = ?1"
+                       " ORDER BY job_id LIMIT 1",
     [Q_ARTIFACT_OWNED] = "SELECT 1 FROM artifacts a JOIN jobs j ON j.id = a.job_id"
                          " WHERE (a.sha256 = ?1 OR a.signed_sha256 = ?1) AND j.token_id = ?2"
                          " LIMIT 1",
@@ -1275,6 +1278,33 @@ static kiln_rc artifact_owned(struct scheduler_store *base, const char *sha256, 
 	return rc;
 }
 
+static kiln_rc artifact_job(struct scheduler_store *base, const char *sha256, int64_t *job_id,
+                            struct kiln_err *err)
+{
+	struct sq *s = reader((struct sq *)base);
+	sqlite3_stmt *st;
+	kiln_rc rc = KILN_EIO;
+	int r;
+
+	pthread_mutex_lock(&s->lock);
+	st = stmt(s, Q_ARTIFACT_JOB, err);
+	if (st) {
+		bind_text(st, 1, sha256);
+		r = sqlite3_step(st);
+		if (r == SQLITE_ROW) {
+			*job_id = sqlite3_column_int64(st, 0);
+			rc = KILN_OK;
+		} else if (r == SQLITE_DONE) {
+			rc = kiln_err_set(err, KILN_ENOTFOUND, "no artifact %.64s", sha256);
+		} else {
+			rc = db_err(s, err, "artifact's job");
+		}
+		sqlite3_reset(st);
+	}
+	pthread_mutex_unlock(&s->lock); /* a read: the store version stays */
+	return rc;
+}
+
 static kiln_rc workers_list(struct scheduler_store *base, struct kiln_arena *a,
                             struct scheduler_worker_info **out, size_t *n, struct kiln_err *err)
 {
@@ -2257,6 +2287,7 @@ static const struct scheduler_store_ops sqlite_ops = {
     .workers_list = workers_list,
     .worker_owner = worker_owner,
     .artifact_owned = artifact_owned,
+    .artifact_job = artifact_job,
     .token_insert = token_insert,
     .token_lookup = token_lookup,
     .tokens_list = tokens_list,

@@ -236,6 +236,15 @@ def test_farm_job_builds_in_the_root_a_worker_offers(kiln_bin, root_env, tmp_pat
         logs = "".join(run(kiln_bin, "logs", str(i), env=cenv).stdout
                        for i in range(jid + 1, jid + 3))
         assert f"lock {lock_id} " in logs and "pinned by the job" in logs
+        # a rebuild of the published package runs on the same root and lock
+        srpm = next((tmp_path / "dl").glob("zdemo-1.0-1.src.rpm"))
+        r = run(kiln_bin, "rebuild", "--wait", srpm, rpm, env=cenv, timeout=900)
+        assert r.returncode == 0, r.stdout + r.stderr
+        last = max(j["id"] for j in s.call("GET", "/api/v1/jobs").json()["jobs"])
+        rb = s.job(last)
+        rbm = rb["manifest"] if isinstance(rb["manifest"], dict) else json.loads(rb["manifest"])
+        assert rbm["root"] == cfg.stem and rbm["root_lock"] == lock_id, rbm
+        assert "pinned by the job" in run(kiln_bin, "logs", str(last), env=cenv).stdout
         req = subprocess.run(["rpm", "-qp", "--requires", rpm], capture_output=True,
                              text=True, check=True).stdout
         assert "libz.so.1()(64bit)" in req
