@@ -911,7 +911,10 @@ void api_server_free(struct api_server *s)
 		pthread_mutex_unlock(&s->lock);
 		resume_waiters(s, true);
 		MHD_stop_daemon(s->d);
-		if (fd != MHD_INVALID_SOCKET)
+		/* quiesce hands back the listen socket, which is ours (s->listen_fd): closed
+		 * once, below; closing it twice could close a descriptor another thread has
+		 * since been given (another daemon's epoll set, in the unit tests) */
+		if (fd != MHD_INVALID_SOCKET && fd != s->listen_fd)
 			close(fd);
 	}
 	util_close(s->listen_fd);
