@@ -98,6 +98,13 @@ struct chroot_config {
 	 * has user.* xattrs, which overlayfs needs there, only since Linux 6.6) or with
 	 * reverse_order. */
 	bool single_run;
+	/* sync(2), syncfs(2), fsync(2), fdatasync(2) and sync_file_range(2) succeed without
+	 * doing anything in the command (a seccomp filter; systemd-nspawn's --suppress-sync,
+	 * mock's nosync). For writers whose output is thrown away unless whole, such as an
+	 * image being made: the image's rpm otherwise syncs the whole host filesystem. Native
+	 * system calls on x86_64 and aarch64 only; elsewhere, and for 32-bit programs, the calls
+	 * are real. */
+	bool suppress_sync;
 	const struct chroot_bind *binds; /* borrowed array of nbinds */
 	size_t nbinds;
 	const char *const *tmpfs; /* borrowed array of ntmpfs absolute paths; NULL = the default

@@ -161,6 +161,9 @@ KILN_MUST_CHECK kiln_rc chroot_proc_cpus(unsigned n, struct kiln_err *err);
  * so no mount, mknod, module, raw I/O, time, ptrace or admin power survives the exec. */
 KILN_MUST_CHECK kiln_rc chroot_proc_drop_caps(struct kiln_err *err);
 KILN_MUST_CHECK kiln_rc chroot_proc_no_new_privs(struct kiln_err *err);
+/* Make the sync family of system calls succeed without effect (chroot_config.suppress_sync)
+ * for this process and its children. Needs no_new_privs. */
+KILN_MUST_CHECK kiln_rc chroot_proc_suppress_sync(struct kiln_err *err);
 /* Mark every fd >= 3 close-on-exec (no stray fds reach the command). */
 KILN_MUST_CHECK kiln_rc chroot_proc_cloexec_from(int lowfd, struct kiln_err *err);
 /* execve argv[0], searched in path when it has no '/'; returns only on failure. */

@@ -176,6 +176,8 @@ static int command_entry(void *arg)
 	rc = chroot_proc_prepare(c, &err);
 	if (!rc)
 		rc = chroot_proc_drop_caps(&err);
+	if (!rc && c->ex->cfg.suppress_sync)
+		rc = chroot_proc_suppress_sync(&err);
 	if (!rc)
 		rc = chroot_proc_cloexec_from(3, &err);
 	if (rc)
@@ -324,6 +326,8 @@ void chroot_host_child(const struct chroot_child *c)
 		rc = chroot_proc_join_cgroups(c->cg_procs, c->n_cg, &err);
 	if (!rc)
 		rc = chroot_proc_prepare(c, &err);
+	if (!rc && c->ex->cfg.suppress_sync)
+		rc = chroot_proc_suppress_sync(&err);
 	if (!rc)
 		rc = chroot_proc_cloexec_from(3, &err);
 	if (rc)

@@ -65,9 +65,10 @@ static void print_report(const struct roots_install_report *r)
 {
 	fprintf(stderr,
 	        "installed %zu packages: %zu files, %zu scriptlets, %zu warnings, rpmdb %s; "
-	        "unpack %.3f s, scriptlets %.3f s\n",
+	        "read %.3f s, unpack %.3f s, scriptlets %.3f s, rpmdb %.3f s\n",
 	        r->packages, r->files, r->scriptlets, r->warnings, r->rpmdb ? "yes" : "no",
-	        (double)r->unpack_ns / 1e9, (double)r->scriptlet_ns / 1e9);
+	        (double)r->load_ns / 1e9, (double)r->unpack_ns / 1e9, (double)r->scriptlet_ns / 1e9,
+	        (double)r->rpmdb_ns / 1e9);
 }
 
 static int sha_cmp(const void *a, const void *b)

@@ -102,8 +102,28 @@ static kiln_rc lock_take(int fd, int how, struct kiln_err *err)
 	return KILN_OK;
 }
 
-/* Is images/KEY there (renamed into place whole)? *size from its info file. */
-static bool image_present(const char *cache, const char *key, uint64_t *size)
+/* This boot's id: an image written without syncing is trusted only within it. "" when the
+ * kernel does not say. */
+static void boot_id(char out[64])
+{
+	struct kiln_buf b = KILN_BUF_INIT(256);
+
+	out[0] = '\0';
+	if (!util_read_file("/proc/sys/kernel/random/boot_id", 256, &b, NULL)) {
+		size_t n = strcspn(b.ptr, "\n \t");
+
+		if (n && n < 64) {
+			memcpy(out, b.ptr, n);
+			out[n] = '\0';
+		}
+	}
+	kiln_buf_release(&b);
+}
+
+/* Is images/KEY there (renamed into place whole)? *size from its info file. *stale: it is
+ * there but was made, unsynced, in an earlier boot, so a crash may have lost some of what
+ * it holds (write_info). */
+static bool image_info(const char *cache, const char *key, uint64_t *size, bool *stale)
 {
 	struct kiln_buf p = KILN_BUF_INIT(KILN_LIMIT_PATH);
 	struct kiln_buf info = KILN_BUF_INIT(INFO_MAX);
@@ -111,6 +131,7 @@ static bool image_present(const char *cache, const char *key, uint64_t *size)
 	const char *s;
 
 	*size = 0;
+	*stale = false;
 	if (path_of(&p, NULL, "%s/images/%s/info", cache, key) ||
 	    util_read_file(p.ptr, INFO_MAX, &info, NULL))
 		goto out;
@@ -118,10 +139,28 @@ static bool image_present(const char *cache, const char *key, uint64_t *size)
 	s = strstr(info.ptr, "\nsize ");
 	if (s && util_parse_u64(s + 6, strcspn(s + 6, "\n"), 10, UINT64_MAX, size, NULL))
 		*size = 0;
+	s = strstr(info.ptr, "\nboot ");
+	if (s) {
+		char now[64];
+		size_t n = strcspn(s + 6, "\n");
+
+		boot_id(now);
+		*stale = strlen(now) != n || memcmp(now, s + 6, n);
+	}
 out:
 	kiln_buf_release(&p);
 	kiln_buf_release(&info);
 	return ok;
+}
+
+static kiln_rc discard_image(const char *cache, const char *key, const char *path,
+                             struct kiln_err *err);
+
+static bool image_present(const char *cache, const char *key, uint64_t *size)
+{
+	bool stale;
+
+	return image_info(cache, key, size, &stale) && !stale;
 }
 
 /* Bytes a tree takes on disk (st_blocks), without following links. */
@@ -159,16 +198,31 @@ static uint64_t tree_size(int dirfd, int depth)
 	return sum;
 }
 
+/* The image was written without syncing (roots/script.c suppresses the image's own rpm's
+ * syncfs too): rather than wait for the disk, info names the boot it was made in, and an
+ * image from an earlier boot is made again (image_info). Where the boot has no id, the
+ * image is synced before it is renamed into place. */
 static kiln_rc write_info(const char *dir, const char *key, uint64_t size, struct kiln_err *err)
 {
 	struct kiln_buf p = KILN_BUF_INIT(KILN_LIMIT_PATH);
 	struct kiln_buf t = KILN_BUF_INIT(INFO_MAX);
+	char boot[64];
 	kiln_rc rc;
 
+	boot_id(boot);
 	kiln_buf_addf(&t, "key %s\nsize %" PRIu64 "\n", key, size);
+	if (boot[0])
+		kiln_buf_addf(&t, "boot %s\n", boot);
 	rc = kiln_buf_finish(&t, err);
 	if (!rc)
 		rc = path_of(&p, err, "%s/info", dir);
+	if (!rc && !boot[0]) {
+		int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+		if (fd < 0 || syncfs(fd))
+			rc = kiln_err_sys(err, KILN_EIO, "cannot sync the image '%s'", dir);
+		util_close(fd);
+	}
 	if (!rc)
 		rc = util_write_atomic(p.ptr, t.ptr, t.len, 0644, err);
 	kiln_buf_release(&p);
@@ -229,11 +283,26 @@ static void touch_image(const char *cache, const char *key)
 	kiln_buf_release(&p);
 }
 
+/* An image from an earlier boot, never synced: made again (write_info says why). */
+static kiln_rc discard_stale(const char *cache, const char *key, struct kiln_err *err)
+{
+	struct kiln_buf p = KILN_BUF_INIT(KILN_LIMIT_PATH);
+	kiln_rc rc = path_of(&p, err, "%s/images/%s", cache, key);
+
+	if (!rc)
+		rc = discard_image(cache, key, p.ptr, err);
+	if (rc)
+		kiln_err_wrap(err, "image %s, made in an earlier boot", key);
+	kiln_buf_release(&p);
+	return rc;
+}
+
 /* One round: the image under a shared lock, made first if needed. *again when the
  * collector removed it between our exclusive and shared locks. */
 static kiln_rc get_round(const char *cache, const char *key, roots_image_make_fn make, void *arg,
                          struct roots_image *img, bool *again, struct kiln_err *err)
 {
+	bool stale = false;
 	kiln_rc rc;
 
 	*again = false;
@@ -243,6 +312,8 @@ static kiln_rc get_round(const char *cache, const char *key, roots_image_make_fn
 	/* Missing: wait for whoever makes it, or make it ourselves. */
 	if (!rc)
 		rc = lock_take(img->lock_fd, LOCK_EX, err);
+	if (!rc && image_info(cache, key, &img->size, &stale) && stale)
+		rc = discard_stale(cache, key, err);
 	if (!rc && !image_present(cache, key, &img->size)) {
 		rc = image_make(cache, key, make, arg, &img->size, err);
 		img->made = !rc;
@@ -314,11 +385,27 @@ static int gc_cmp(const void *a, const void *b)
 	return strcmp(x->key, y->key);
 }
 
+/* Move images/KEY (at path) out of the way, so a reader never sees it half removed, and
+ * remove it. The caller holds the key's lock exclusively. */
+static kiln_rc discard_image(const char *cache, const char *key, const char *path,
+                             struct kiln_err *err)
+{
+	struct kiln_buf gone = KILN_BUF_INIT(KILN_LIMIT_PATH);
+	kiln_rc rc;
+
+	rc = path_of(&gone, err, "%s/images/tmp/%s.gone", cache, key);
+	if (!rc && rename(path, gone.ptr) && errno != ENOENT)
+		rc = kiln_err_sys(err, KILN_EIO, "cannot move '%s' away", path);
+	if (!rc)
+		rc = util_rm_rf(gone.ptr, err);
+	kiln_buf_release(&gone);
+	return rc;
+}
+
 /* Remove images/KEY (or a temp dir) if its lock can be taken now; *removed says so. */
 static kiln_rc remove_locked(const char *cache, const char *key, const char *path, bool *removed,
                              struct kiln_err *err)
 {
-	struct kiln_buf gone = KILN_BUF_INIT(KILN_LIMIT_PATH);
 	int fd = -1;
 	kiln_rc rc;
 
@@ -328,16 +415,10 @@ static kiln_rc remove_locked(const char *cache, const char *key, const char *pat
 		util_close(fd);
 		return KILN_OK; /* in use or being made */
 	}
-	/* Renamed out of the way first, so a reader never sees a half-removed image. */
 	if (!rc)
-		rc = path_of(&gone, err, "%s/images/tmp/%s.gone", cache, key);
-	if (!rc && rename(path, gone.ptr) && errno != ENOENT)
-		rc = kiln_err_sys(err, KILN_EIO, "cannot move '%s' away", path);
-	if (!rc)
-		rc = util_rm_rf(gone.ptr, err);
+		rc = discard_image(cache, key, path, err);
 	*removed = !rc;
 	util_close(fd);
-	kiln_buf_release(&gone);
 	return rc;
 }
 
@@ -395,6 +476,7 @@ static kiln_rc gc_list(const char *cache, struct gc_entry **out, size_t *n, stru
 		d = opendir(dir.ptr);
 	while (!rc && d && (e = readdir(d))) {
 		struct stat st;
+		bool stale;
 
 		if (check_key(e->d_name, NULL) || !strcmp(e->d_name, "lock") ||
 		    !strcmp(e->d_name, "tmp") ||
@@ -413,7 +495,7 @@ static kiln_rc gc_list(const char *cache, struct gc_entry **out, size_t *n, stru
 		}
 		memcpy(v[*n].key, e->d_name, strlen(e->d_name) + 1); /* check_key: <= KEY_MAX */
 		v[*n].used_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
-		(void)image_present(cache, e->d_name, &v[*n].size);
+		(void)image_info(cache, e->d_name, &v[*n].size, &stale);
 		(*n)++;
 	}
 	if (d)

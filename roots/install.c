@@ -146,11 +146,13 @@ static kiln_rc install_all(struct install *in, const char *image, struct kiln_er
 	if (!rc && in->scripts)
 		rc = roots_scripts_file_triggers(in->scripts, &in->set, in->set.order, in->set.n, 0,
 		                                 &in->rep.scriptlets, &in->rep.warnings, err);
+	in->rep.scriptlet_ns += util_clock_mono_ns() - t0;
+	t0 = util_clock_mono_ns();
 	if (!rc && !(in->o->flags & ROOTS_INSTALL_F_NORPMDB) && set_has_rpm(&in->set)) {
 		rc = roots_rpmdb_write(in->image, &in->set, in->o, err);
 		in->rep.rpmdb = !rc;
 	}
-	in->rep.scriptlet_ns += util_clock_mono_ns() - t0;
+	in->rep.rpmdb_ns = util_clock_mono_ns() - t0;
 	in->rep.files = in->unpack.files;
 	in->rep.warnings += in->unpack.warnings;
 	return rc;
@@ -162,6 +164,7 @@ kiln_rc roots_install(const char *image, const char *const *pkgs, size_t n,
 {
 	struct roots_install_opts dflt;
 	struct install in;
+	int64_t t0 = util_clock_mono_ns();
 	kiln_rc rc;
 
 	if (!o) {
@@ -178,6 +181,7 @@ kiln_rc roots_install(const char *image, const char *const *pkgs, size_t n,
 		rc = roots_set_check(&in.set, o->flags, err);
 	if (!rc)
 		rc = roots_set_order(&in.set, err);
+	in.rep.load_ns = util_clock_mono_ns() - t0;
 	if (!rc)
 		rc = install_all(&in, image, err);
 	if (rep)

@@ -74,6 +74,7 @@ static kiln_rc image_make(void *arg, const char *root, struct kiln_err *err)
 	struct roots_install_opts io;
 	char **paths = kiln_calloc(m->lock->n ? m->lock->n : 1, sizeof(*paths));
 	kiln_rc rc = paths ? KILN_OK : kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	int64_t fetch_ns = util_clock_mono_ns();
 	size_t i;
 
 	fo.progress = m->o->progress;
@@ -82,6 +83,7 @@ static kiln_rc image_make(void *arg, const char *root, struct kiln_err *err)
 		rc = kiln_buf_finish(&dir, err);
 	if (!rc)
 		rc = roots_lock_fetch(m->c, m->lock, &fo, dir.ptr, paths, err);
+	fetch_ns = util_clock_mono_ns() - fetch_ns;
 	roots_install_opts_init(&io);
 	io.log_fd = m->o->log_fd;
 	io.state_dir = m->o->state_dir;
@@ -89,11 +91,15 @@ static kiln_rc image_make(void *arg, const char *root, struct kiln_err *err)
 	if (!rc)
 		rc = roots_install(root, (const char *const *)paths, m->lock->n, &io, &rep, err);
 	if (!rc && m->o->log_fd >= 0) {
-		char line[256];
+		char line[512];
 		int n = snprintf(line, sizeof(line),
 		                 "root %s: installed %zu packages, %zu files, %zu scriptlets, "
-		                 "%zu warnings\n",
-		                 m->c->name, rep.packages, rep.files, rep.scriptlets, rep.warnings);
+		                 "%zu warnings (fetch %.2f s, read %.2f s, unpack %.2f s, "
+		                 "scriptlets %.2f s, rpm database %.2f s)\n",
+		                 m->c->name, rep.packages, rep.files, rep.scriptlets, rep.warnings,
+		                 (double)fetch_ns / 1e9, (double)rep.load_ns / 1e9,
+		                 (double)rep.unpack_ns / 1e9, (double)rep.scriptlet_ns / 1e9,
+		                 (double)rep.rpmdb_ns / 1e9);
 
 		if (n > 0 && util_write_all(m->o->log_fd, line, (size_t)n, NULL))
 			kiln_log(KILN_LOG_DEBUG, "cannot write the install summary");

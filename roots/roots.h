@@ -336,8 +336,10 @@ struct roots_install_report {
 	size_t scriptlets;    /* scriptlets and triggers run */
 	size_t warnings;      /* %post-side failures and unknown owners (warnings, as rpm) */
 	bool rpmdb;           /* an rpm database was written */
+	int64_t load_ns;      /* reading, checking and ordering the packages */
 	int64_t unpack_ns;    /* time spent unpacking */
-	int64_t scriptlet_ns; /* time spent in scriptlets and the rpm database */
+	int64_t scriptlet_ns; /* time spent in scriptlets (the rpm database not included) */
+	int64_t rpmdb_ns;     /* time the image's rpm took to write its database */
 };
 
 /* Install the n package files pkgs into the directory image (created when missing; meant
@@ -358,7 +360,8 @@ KILN_MUST_CHECK kiln_rc roots_install(const char *image, const char *const *pkgs
 /* Images live under CACHE/images (CACHE: the directory kiln's source cache uses):
  *
  *   images/KEY/root   the image, immutable once renamed into place
- *   images/KEY/info   "key", "size" (bytes) and one "package" line per package file name
+ *   images/KEY/info   "key", "size" (bytes), "boot" (the boot it was made in, unsynced: an
+ *                     image from an earlier boot is made again; docs/roots.md)
  *   images/lock/KEY   flock(2) file: exclusive while KEY is being made, shared while used
  *   images/tmp/       images being made (KEY.XXXXXX), renamed to images/KEY when whole
  *

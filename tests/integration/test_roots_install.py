@@ -342,6 +342,26 @@ def test_keys_never_wait_on_each_other(kiln_bin, pkgs, tmp_path):
     assert p.returncode == 0 and out.split()[2] == "made"
 
 
+def test_an_unsynced_image_from_an_earlier_boot_is_made_again(kiln_bin, pkgs, tmp_path):
+    """Images are written without syncing the disk; info names the boot, and an image of an
+    earlier boot (a crash may have lost part of it) is made again, not used."""
+    cache = tmp_path / "cache"
+    r = get_image(kiln_bin, cache, "k", pkgs["base"])
+    assert r.returncode == 0 and r.stdout.split()[2] == "made", r.stderr
+    info = cache / "images/k/info"
+    boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    assert f"\nboot {boot}\n" in info.read_text()
+    r = get_image(kiln_bin, cache, "k", pkgs["base"])
+    assert r.returncode == 0 and r.stdout.split()[2] == "cached", r.stderr
+    info.write_text(info.read_text().replace(boot, "00000000-0000-0000-0000-000000000000"))
+    (cache / "images/k/root/stale-marker").write_text("x")
+    r = get_image(kiln_bin, cache, "k", pkgs["base"])
+    assert r.returncode == 0 and r.stdout.split()[2] == "made", r.stderr
+    assert not (cache / "images/k/root/stale-marker").exists()
+    assert f"\nboot {boot}\n" in info.read_text()
+    assert not list((cache / "images/tmp").iterdir())
+
+
 def test_failed_image_leaves_nothing(kiln_bin, pkgs, tmp_path):
     cache = tmp_path / "cache"
     r = get_image(kiln_bin, cache, "bad", pkgs["base"], pkgs["failpre"])

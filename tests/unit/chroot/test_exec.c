@@ -276,6 +276,39 @@ KILN_TEST(exec_sandbox_isolation)
 	kiln_buf_release(&out);
 }
 
+/* suppress_sync: the sync family returns 0 without running. Observable through fsync(2)
+ * of a pipe, which the kernel refuses (EINVAL) but the filter answers before it. */
+static void sync_of_a_pipe(enum chroot_exec_kind kind, bool suppress, const char *want)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	struct kiln_buf out = KILN_BUF_INIT(KILN_MIB);
+	struct chroot_config cfg;
+	struct chroot_exec *ex = NULL;
+	struct chroot_result res;
+	const char *env[] = {"PATH=/usr/bin:/bin", NULL};
+	const char *argv[] = {"/bin/sh", "-c",
+	                      "echo | sync /dev/stdin 2>/dev/null && echo synced || echo refused",
+	                      NULL};
+
+	chroot_config_init(&cfg);
+	cfg.kind = kind;
+	cfg.suppress_sync = suppress;
+	assert_ok(chroot_exec_new(&cfg, &ex, &err), &err);
+	assert_ok(run_capture(ex, argv, env, &out, &res, &err), &err);
+	assert_string_equal(out.ptr, want);
+	chroot_exec_free(ex);
+	kiln_buf_release(&out);
+}
+
+KILN_TEST(exec_suppress_sync)
+{
+	sync_of_a_pipe(CHROOT_EXEC_HOST, false, "refused\n");
+	sync_of_a_pipe(CHROOT_EXEC_HOST, true, "synced\n");
+	SANDBOX_OR_SKIP();
+	sync_of_a_pipe(CHROOT_EXEC_SANDBOX, false, "refused\n");
+	sync_of_a_pipe(CHROOT_EXEC_SANDBOX, true, "synced\n");
+}
+
 KILN_TEST(exec_sandbox_timeout_and_setup_errors)
 {
 	struct chroot_limits lim = {.timeout_ms = 500};
