@@ -231,6 +231,10 @@ kiln_rc roots_sources_open(const struct roots_fetch_opts *o, struct sources **ou
 	so.offline = o && o->offline;
 	so.progress = o && o->progress;
 	so.retries = -1;
+	/* Repositories name their files by sha256 (primary.xml); the installer only reads a
+	 * lock's packages and removes its scratch directory afterwards. */
+	so.sha256_only = true;
+	so.link_dest = true;
 	return sources_new(&so, out, err);
 }
 

@@ -10,6 +10,9 @@
  */
 #include "util/util.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
+
 #include "rpmtag/rpmtag.h"
 #include "spec/spec.h"
 #include "pack/pack.h"
@@ -87,26 +90,80 @@ static kiln_rc fetch_one(struct sources *s, const struct roots_repo_config *r,
 	return rc;
 }
 
-kiln_rc roots_lock_fetch(const struct roots_config *c, const struct roots_lock *l,
-                         const struct roots_fetch_opts *o, const char *dest_dir, char **paths,
-                         struct kiln_err *err)
+/* Fetching and verifying a lock's packages is hashing and signature checks with some I/O, one
+ * package independent of the next: FETCH_JOBS threads share the list, each with its own
+ * source-cache handle (the cache takes concurrent users: several workers share one). */
+#define FETCH_JOBS 2
+
+struct fetch_batch {
+	const struct roots_config *c;
+	const struct roots_lock *l;
+	const struct roots_fetch_opts *o;
+	const char *dest_dir;
+	struct sign_keyring **krs; /* per repository, loaded before the threads start */
+	char **paths;
+	atomic_size_t next;
+	atomic_bool failed;
+	pthread_mutex_t mu;    /* guards first */
+	struct kiln_err first; /* the failure of the package earliest in the lock */
+	size_t first_i;
+};
+
+static kiln_rc fetch_verify_one(struct fetch_batch *b, struct sources *s, size_t i,
+                                struct kiln_err *err)
 {
-	struct sign_keyring **krs = NULL;
-	struct sources *s = NULL;
+	const struct roots_lock_pkg *pkg = &b->l->pkgs[i];
+	const struct roots_repo_config *r = repo_of(b->c, pkg->repo);
 	kiln_rc rc;
+
+	rc = fetch_one(s, r, pkg, b->dest_dir, &b->paths[i], err);
+	if (!rc && r->gpgcheck)
+		rc = check_signature(b->krs[r - b->c->repos], pkg, b->paths[i], err);
+	return rc;
+}
+
+static void fetch_failed(struct fetch_batch *b, size_t i, const struct kiln_err *err)
+{
+	pthread_mutex_lock(&b->mu);
+	if (!atomic_load(&b->failed) || i < b->first_i) {
+		b->first = *err;
+		b->first_i = i;
+	}
+	atomic_store(&b->failed, true);
+	pthread_mutex_unlock(&b->mu);
+}
+
+static void *fetch_worker(void *arg)
+{
+	struct fetch_batch *b = arg;
+	struct kiln_err err = KILN_ERR_INIT;
+	struct sources *s = NULL;
 	size_t i;
 
-	for (i = 0; i < l->n; i++)
-		paths[i] = NULL;
-	krs = kiln_calloc(c->nrepos ? c->nrepos : 1, sizeof(*krs));
-	if (!krs)
-		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
-	rc = roots_sources_open(o, &s, err);
-	if (!rc)
-		rc = util_mkdir_p(dest_dir, 0755, err);
-	for (i = 0; !rc && i < l->n; i++) {
-		const struct roots_lock_pkg *pkg = &l->pkgs[i];
-		const struct roots_repo_config *r = repo_of(c, pkg->repo);
+	if (roots_sources_open(b->o, &s, &err)) {
+		fetch_failed(b, 0, &err);
+		return NULL;
+	}
+	while (!atomic_load(&b->failed) && (i = atomic_fetch_add(&b->next, 1)) < b->l->n) {
+		kiln_err_clear(&err);
+		if (fetch_verify_one(b, s, i, &err))
+			fetch_failed(b, i, &err);
+	}
+	sources_free(s);
+	return NULL;
+}
+
+/* Every locked package's repository is in the configuration; keys loaded for those with
+ * gpgcheck. */
+static kiln_rc fetch_prepare(struct fetch_batch *b, struct kiln_err *err)
+{
+	struct sources *s = NULL;
+	kiln_rc rc = KILN_OK;
+	size_t i;
+
+	for (i = 0; !rc && i < b->l->n; i++) {
+		const struct roots_lock_pkg *pkg = &b->l->pkgs[i];
+		const struct roots_repo_config *r = repo_of(b->c, pkg->repo);
 		size_t ri;
 
 		if (!r) {
@@ -117,13 +174,50 @@ kiln_rc roots_lock_fetch(const struct roots_config *c, const struct roots_lock *
 			    pkg->name, pkg->repo);
 			break;
 		}
-		ri = (size_t)(r - c->repos);
-		if (r->gpgcheck && !krs[ri])
-			rc = roots_keyring_load(s, r, &krs[ri], err);
+		ri = (size_t)(r - b->c->repos);
+		if (!r->gpgcheck || b->krs[ri])
+			continue;
+		if (!s)
+			rc = roots_sources_open(b->o, &s, err);
 		if (!rc)
-			rc = fetch_one(s, r, pkg, dest_dir, &paths[i], err);
-		if (!rc && r->gpgcheck)
-			rc = check_signature(krs[ri], pkg, paths[i], err);
+			rc = roots_keyring_load(s, r, &b->krs[ri], err);
+	}
+	sources_free(s);
+	return rc;
+}
+
+kiln_rc roots_lock_fetch(const struct roots_config *c, const struct roots_lock *l,
+                         const struct roots_fetch_opts *o, const char *dest_dir, char **paths,
+                         struct kiln_err *err)
+{
+	struct fetch_batch b = {.c = c, .l = l, .o = o, .dest_dir = dest_dir, .paths = paths};
+	pthread_t tid[FETCH_JOBS];
+	unsigned started = 0, i;
+	kiln_rc rc;
+
+	for (i = 0; i < l->n; i++)
+		paths[i] = NULL;
+	atomic_init(&b.next, 0);
+	atomic_init(&b.failed, false);
+	kiln_err_clear(&b.first);
+	b.krs = kiln_calloc(c->nrepos ? c->nrepos : 1, sizeof(*b.krs));
+	if (!b.krs)
+		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	pthread_mutex_init(&b.mu, NULL);
+	rc = util_mkdir_p(dest_dir, 0755, err);
+	if (!rc)
+		rc = fetch_prepare(&b, err);
+	/* The calling thread is one of the workers. */
+	for (i = 1; !rc && i < FETCH_JOBS && i < l->n; i++)
+		if (!pthread_create(&tid[started], NULL, fetch_worker, &b))
+			started++;
+	if (!rc)
+		fetch_worker(&b);
+	for (i = 0; i < started; i++)
+		pthread_join(tid[i], NULL);
+	if (!rc && atomic_load(&b.failed)) {
+		*err = b.first;
+		rc = err->code;
 	}
 	if (rc)
 		for (i = 0; i < l->n; i++) {
@@ -131,9 +225,9 @@ kiln_rc roots_lock_fetch(const struct roots_config *c, const struct roots_lock *
 			paths[i] = NULL;
 		}
 	for (i = 0; i < c->nrepos; i++)
-		sign_keyring_free(krs[i]);
-	free(krs);
-	sources_free(s);
+		sign_keyring_free(b.krs[i]);
+	free(b.krs);
+	pthread_mutex_destroy(&b.mu);
 	return rc;
 }
 

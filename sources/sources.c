@@ -69,6 +69,11 @@ kiln_rc sources_new(const struct sources_fetch_opts *o, struct sources **out, st
 	*out = NULL;
 	if (!s)
 		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	if (o->pin && o->sha256_only) {
+		free(s);
+		return kiln_err_set(err, KILN_EINVAL,
+		                    "pinning records sha512: not with sha256_only");
+	}
 	s->o = *o;
 	kiln_arena_init(&s->tmp, KILN_LIMIT_ARENA);
 	sources_sums_init(&s->filesums);
@@ -118,7 +123,7 @@ static kiln_rc hashes_start(const struct sources *s, const struct job *j, bool d
                             struct sources_hashes *h, struct kiln_err *err)
 {
 	return sources_hashes_init(h, j->sum ? &j->sum->algo : NULL,
-	                           download || (s->o.pin && j->url), err);
+	                           (download && !s->o.sha256_only) || (s->o.pin && j->url), err);
 }
 
 static kiln_rc hashes_done(struct sources_hashes *h, struct digests *d, struct kiln_err *err)
@@ -211,6 +216,33 @@ static kiln_rc use_local(struct sources *s, struct job *j, struct kiln_err *err)
 	return KILN_OK;
 }
 
+/* dest as a hard link to the object at obj (sources_fetch_opts.link_dest). false when it
+ * cannot be linked (another file system, or links not allowed): then the caller copies. */
+static bool link_object(const char *obj, const char *dest)
+{
+	if (unlink(dest) < 0 && errno != ENOENT)
+		return false;
+	return link(obj, dest) == 0;
+}
+
+/* Hash the object without copying it (link_dest). */
+static kiln_rc hash_object(int fd, struct sources_hashes *h, struct kiln_err *err)
+{
+	size_t cap = 256 * KILN_KIB, got = 0;
+	char *chunk = kiln_malloc(cap);
+	kiln_rc rc = KILN_OK;
+
+	if (!chunk)
+		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	do {
+		rc = util_read_full(fd, chunk, cap, &got, err);
+		if (!rc)
+			sources_hashes_update(h, chunk, got);
+	} while (!rc && got);
+	free(chunk);
+	return rc;
+}
+
 /* Copy the object to dest, re-hashing it: a cache object whose bytes no longer match its
  * name is removed and treated as a miss (KILN_ENOTFOUND). */
 static kiln_rc copy_object(struct sources *s, struct job *j, const char *sha256,
@@ -232,7 +264,15 @@ static kiln_rc copy_object(struct sources *s, struct job *j, const char *sha256,
 		rc = KILN_ENOTFOUND; /* evicted since the lookup */
 		goto hashes;
 	}
-	rc = sources_copy_fd(fd, j->dest, &h, err);
+	if (s->o.link_dest) {
+		rc = hash_object(fd, &h, err);
+		if (!rc && lseek(fd, 0, SEEK_SET) < 0)
+			rc = kiln_err_sys(err, KILN_EIO, "cannot rewind '%s'", p.ptr);
+		if (!rc && !link_object(p.ptr, j->dest))
+			rc = sources_copy_fd(fd, j->dest, NULL, err);
+	} else {
+		rc = sources_copy_fd(fd, j->dest, &h, err);
+	}
 	if (!rc)
 		rc = hashes_done(&h, &j->got, err);
 	if (!rc && strcmp(j->got.hex[0], sha256)) {
@@ -281,6 +321,20 @@ static kiln_rc use_cache(struct sources *s, struct job *j, struct kiln_err *err)
 	return KILN_OK;
 }
 
+/* A fresh object to dest: linked (link_dest) or copied. */
+static kiln_rc copy_out(struct sources *s, int fd, const struct job *j, struct kiln_err *err)
+{
+	struct kiln_buf p = KILN_BUF_INIT(KILN_LIMIT_PATH);
+	bool linked = false;
+
+	if (s->o.link_dest) {
+		sources_cache_object_path(&s->cache, j->got.hex[0], &p);
+		linked = !kiln_buf_finish(&p, NULL) && link_object(p.ptr, j->dest);
+	}
+	kiln_buf_release(&p);
+	return linked ? KILN_OK : sources_copy_fd(fd, j->dest, NULL, err);
+}
+
 /* Download into tmp/, verify, store, copy out. Called with the URL's lock held. */
 static kiln_rc download(struct sources *s, struct job *j, struct kiln_err *err)
 {
@@ -304,7 +358,7 @@ static kiln_rc download(struct sources *s, struct job *j, struct kiln_err *err)
 	if (!rc) {
 		free(tmp); /* renamed: nothing to clean up */
 		tmp = NULL;
-		rc = sources_copy_fd(fd, j->dest, NULL, err);
+		rc = copy_out(s, fd, j, err);
 	}
 	if (tmp)
 		unlink(tmp);

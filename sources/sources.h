@@ -100,6 +100,14 @@ struct sources_fetch_opts {
 	uint64_t max_size;    /* bytes per file; 0: KILN_LIMIT_SOURCE_FILE */
 	bool progress;        /* progress lines on stderr: bytes, rate, ETA (cli/ sets it
 	                        * when stderr is a terminal) */
+	/* Files asked for by sha256 only (a package repository's): a download is not also
+	 * hashed with sha512 for the lookaside alias. Not with pin. */
+	bool sha256_only;
+	/* dest may be a hard link to the cache object (same file system; else a copy): for
+	 * callers that only read dest and remove it afterwards, as the root installer does
+	 * with a lock's packages. Writing to dest would change the cached object (which the
+	 * cache notices and drops at its next use). */
+	bool link_dest;
 	const volatile sig_atomic_t *cancel; /* non-NULL and set: transfers stop, KILN_ECANCEL */
 	/* When the spec came from a git commit (kiln build --git): a Source without URL that
 	 * is missing and is named NAME-VERSION.tar.gz is made from that commit with

@@ -4,6 +4,7 @@
  */
 #include "util/util.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tests/unit/sources/sources_test.h"
@@ -175,5 +176,49 @@ KILN_TEST(sources_fetch_url_and_scheme_check)
 	assert_int_equal(sources_fetch_url(s, "hkp://keys/x", NULL, dest, &res, &err),
 	                 KILN_EUNSUPP);
 	sources_free(s);
+	fx_release(&f);
+}
+
+/* A package repository's fetch (roots/): sha256 only, and dest linked to the object. */
+static bool has_sha512_alias(const char *cache)
+{
+	char p[700];
+
+	snprintf(p, sizeof(p), "%s/alias/sha512", cache);
+	return util_exists(p);
+}
+
+KILN_TEST(sources_sha256_only_and_linked_dest)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	struct sources_result res;
+	struct sources *s = NULL;
+	struct stat a, b;
+	char url[600], dest[600], obj[800];
+	struct fx f;
+
+	fx_init(&f, "s6");
+	f.o.sha256_only = true;
+	f.o.link_dest = true;
+	assert_ok(sources_new(&f.o, &s, &err), &err);
+	snprintf(url, sizeof(url), "file://%s/foo.tgz", f.srv);
+	snprintf(dest, sizeof(dest), "%s/job/foo.tgz", f.sd);
+	assert_ok(sources_fetch_url(s, url, NULL, dest, &res, &err), &err);
+	assert_int_equal(res.origin, SOURCES_ORIGIN_NETWORK);
+	assert_false(has_sha512_alias(f.cache));
+	snprintf(obj, sizeof(obj), "%s/sha256/%.2s/%s", f.cache, res.sha256, res.sha256);
+	assert_int_equal(stat(dest, &a), 0);
+	assert_int_equal(stat(obj, &b), 0);
+	assert_true(a.st_ino == b.st_ino && a.st_dev == b.st_dev);
+	/* From the cache: linked again, after the object was re-hashed. */
+	assert_int_equal(unlink(dest), 0);
+	assert_ok(sources_fetch_url(s, url, NULL, dest, &res, &err), &err);
+	assert_int_equal(res.origin, SOURCES_ORIGIN_CACHE);
+	assert_int_equal(stat(dest, &a), 0);
+	assert_true(a.st_ino == b.st_ino);
+	sources_free(s);
+	/* pin records sha512: the two do not go together */
+	f.o.pin = true;
+	assert_int_equal(sources_new(&f.o, &s, &err), KILN_EINVAL);
 	fx_release(&f);
 }
