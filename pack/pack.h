@@ -316,6 +316,12 @@ KILN_MUST_CHECK kiln_rc pack_payload_read(struct pack_payload *pl, void *buf, si
  * payloads are converted to newc with names and metadata from the header. */
 KILN_MUST_CHECK kiln_rc pack_payload_to_cpio(struct pack_payload *pl, int fd, struct kiln_err *err);
 void pack_payload_free(struct pack_payload *pl);
+/* Decompress on a thread of its own, a few blocks (of 256 KiB) ahead of the reader, so the
+ * reader's work on one block overlaps with inflating the next. Call right after opening,
+ * before the first read; the payload then must not be shared with another thread. Results
+ * and errors are the same as without it (an error is reported after the blocks before it).
+ * Without a thread to be had it silently reads on the caller's thread. */
+KILN_MUST_CHECK kiln_rc pack_payload_readahead(struct pack_payload *pl, struct kiln_err *err);
 
 /* Write the payload as a gzip-compressed ustar/pax tar archive (rpm2archive) to fd. */
 KILN_MUST_CHECK kiln_rc pack_payload_to_tar(struct pack_payload *pl, int fd, bool gzip,

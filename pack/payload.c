@@ -9,6 +9,7 @@
  */
 #include "util/util.h"
 
+#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -55,32 +56,191 @@ static kiln_rc csrc_read(struct pack_src *s, void *buf, size_t len, size_t *got,
 	return rc;
 }
 
-/* ---------------------------------------------------------------------------------------- */
-/* The uncompressed stream */
-
-static kiln_rc ufill(struct pack_payload *pl, struct kiln_err *err)
+/* One block of the archive into buf: decompressed, held to the declared size, digested. The
+ * read-ahead thread runs it while it runs; the caller's thread otherwise. */
+static kiln_rc decompress_block(struct pack_payload *pl, unsigned char *buf, size_t *got,
+                                struct kiln_err *err)
 {
-	size_t got = 0, i;
 	kiln_rc rc;
+	size_t i;
 
-	if (pl->upos < pl->ulen || pl->ueof)
-		return KILN_OK;
-	rc = pack_decomp_read(pl->dec, pl->ubuf, sizeof(pl->ubuf), &got, err);
+	*got = 0;
+	rc = pack_decomp_read(pl->dec, buf, PACK_IOBUF, got, err);
 	if (rc)
 		return rc;
-	if (pl->has_umax && got > pl->umax - pl->usize)
+	if (pl->has_umax && *got > pl->umax - pl->usize)
 		return kiln_err_set(err, KILN_EFORMAT,
 		                    "payload: the archive grows past the %" PRIu64
 		                    " bytes the headers declare",
 		                    pl->umax);
 	for (i = 0; i < PACK_PDIG_N; i++) {
 		if (pl->udig[i].on)
-			util_digest_update(&pl->udig[i].d, pl->ubuf, got);
+			util_digest_update(&pl->udig[i].d, buf, *got);
 	}
+	pl->usize += *got;
+	return KILN_OK;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Read-ahead: decompression on a thread of its own, a few blocks ahead of the reader, so
+ * inflating the next bytes overlaps with whatever the caller does with the last ones
+ * (writing files, for the installer). While it runs the thread alone touches the
+ * decompressor, the compressed input, the digests and usize; the reader takes blocks from
+ * a ring and joins the thread at the end or on an error, before it looks at any of them. */
+
+#define RA_SLOTS 4
+
+struct pack_readahead {
+	pthread_t tid;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	unsigned char (*slot)[PACK_IOBUF]; /* owned: RA_SLOTS blocks */
+	size_t len[RA_SLOTS];
+	size_t head, count; /* the reader's block is slot[head] when held */
+	bool held;          /* the reader is on slot[head] */
+	bool eof, stop, joined;
+	kiln_rc rc; /* the thread's failure, after the blocks before it */
+	struct kiln_err err;
+};
+
+static void *readahead_main(void *arg)
+{
+	struct pack_payload *pl = arg;
+	struct pack_readahead *ra = pl->ra;
+	size_t slot, got = 0;
+	bool stop;
+	kiln_rc rc;
+
+	for (;;) {
+		pthread_mutex_lock(&ra->mu);
+		while (ra->count == RA_SLOTS && !ra->stop)
+			pthread_cond_wait(&ra->cv, &ra->mu);
+		slot = (ra->head + ra->count) % RA_SLOTS;
+		stop = ra->stop;
+		pthread_mutex_unlock(&ra->mu);
+		if (stop)
+			break;
+		rc = decompress_block(pl, ra->slot[slot], &got, &ra->err);
+		pthread_mutex_lock(&ra->mu);
+		if (rc) {
+			ra->rc = rc;
+		} else {
+			ra->len[slot] = got;
+			ra->count++;
+			ra->eof = got == 0;
+		}
+		pthread_cond_broadcast(&ra->cv);
+		pthread_mutex_unlock(&ra->mu);
+		if (rc || !got)
+			break;
+	}
+	return NULL;
+}
+
+static void readahead_join(struct pack_readahead *ra)
+{
+	if (ra->joined)
+		return;
+	pthread_mutex_lock(&ra->mu);
+	ra->stop = true;
+	pthread_cond_broadcast(&ra->cv);
+	pthread_mutex_unlock(&ra->mu);
+	pthread_join(ra->tid, NULL);
+	ra->joined = true;
+}
+
+static void readahead_free(struct pack_readahead *ra)
+{
+	if (!ra)
+		return;
+	readahead_join(ra);
+	pthread_cond_destroy(&ra->cv);
+	pthread_mutex_destroy(&ra->mu);
+	free(ra->slot);
+	free(ra);
+}
+
+/* The next block from the thread: *got 0 at the end of the archive. */
+static kiln_rc readahead_take(struct pack_payload *pl, size_t *got, struct kiln_err *err)
+{
+	struct pack_readahead *ra = pl->ra;
+	kiln_rc rc = KILN_OK;
+
+	pthread_mutex_lock(&ra->mu);
+	if (ra->held) {
+		ra->head = (ra->head + 1) % RA_SLOTS;
+		ra->count--;
+		ra->held = false;
+		pthread_cond_broadcast(&ra->cv);
+	}
+	while (!ra->count && !ra->rc)
+		pthread_cond_wait(&ra->cv, &ra->mu);
+	if (ra->count) {
+		ra->held = true;
+		*got = ra->len[ra->head];
+		pl->ucur = ra->slot[ra->head];
+	} else {
+		rc = ra->rc;
+	}
+	pthread_mutex_unlock(&ra->mu);
+	if (rc && err)
+		*err = ra->err;
+	/* At the end or on an error the thread is done: join it before anything reads the
+	 * state it wrote. */
+	if (rc || !*got)
+		readahead_join(ra);
+	return rc;
+}
+
+kiln_rc pack_payload_readahead(struct pack_payload *pl, struct kiln_err *err)
+{
+	struct pack_readahead *ra;
+	int e;
+
+	if (pl->ra || pl->off || pl->ulen || pl->ueof)
+		return kiln_err_set(err, KILN_EINVAL, "payload: read-ahead must start first");
+	ra = kiln_calloc(1, sizeof(*ra));
+	if (ra)
+		ra->slot = kiln_malloc(RA_SLOTS * sizeof(*ra->slot));
+	if (!ra || !ra->slot) {
+		if (ra)
+			free(ra);
+		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	}
+	pthread_mutex_init(&ra->mu, NULL);
+	pthread_cond_init(&ra->cv, NULL);
+	pl->ra = ra;
+	e = pthread_create(&ra->tid, NULL, readahead_main, pl);
+	if (e) {
+		/* Nothing read yet: go on without it. */
+		ra->joined = true;
+		pl->ra = NULL;
+		readahead_free(ra);
+	}
+	return KILN_OK;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* The uncompressed stream */
+
+static kiln_rc ufill(struct pack_payload *pl, struct kiln_err *err)
+{
+	size_t got = 0;
+	kiln_rc rc;
+
+	if (pl->upos < pl->ulen || pl->ueof)
+		return KILN_OK;
+	if (pl->ra) {
+		rc = readahead_take(pl, &got, err);
+	} else {
+		pl->ucur = pl->ubuf;
+		rc = decompress_block(pl, pl->ubuf, &got, err);
+	}
+	if (rc)
+		return rc;
 	pl->upos = 0;
 	pl->ulen = got;
 	pl->ueof = got == 0;
-	pl->usize += got;
 	return KILN_OK;
 }
 
@@ -103,7 +263,7 @@ kiln_rc pack_payload_uread(struct pack_payload *pl, void *buf, size_t len, const
 			                    start);
 		n = pl->ulen - pl->upos < len ? pl->ulen - pl->upos : len;
 		if (buf) {
-			memcpy(buf, pl->ubuf + pl->upos, n);
+			memcpy(buf, pl->ucur + pl->upos, n);
 			buf = (char *)buf + n;
 		}
 		pl->upos += n;
@@ -664,6 +824,7 @@ static kiln_rc payload_new(const struct pack_package *p, int fd, const void *mem
 	pl->fd = fd;
 	pl->mem = mem;
 	pl->memlen = memlen;
+	pl->ucur = pl->ubuf;
 	pl->csrc.read = csrc_read;
 	rc = pack_file_list_init(&pl->fl, &p->hdr, err);
 	if (!rc)
@@ -701,6 +862,7 @@ void pack_payload_free(struct pack_payload *pl)
 
 	if (!pl)
 		return;
+	readahead_free(pl->ra); /* first: the thread uses what follows */
 	pack_decomp_free(pl->dec);
 	for (i = 0; i < PACK_PDIG_N; i++) {
 		util_digest_release(&pl->cdig[i].d);
@@ -726,7 +888,7 @@ kiln_rc pack_payload_copy_raw(struct pack_payload *pl, int fd, struct kiln_err *
 		rc = ufill(pl, err);
 		if (rc || pl->ueof)
 			break;
-		rc = util_write_all(fd, pl->ubuf + pl->upos, pl->ulen - pl->upos, err);
+		rc = util_write_all(fd, pl->ucur + pl->upos, pl->ulen - pl->upos, err);
 		pl->off += pl->ulen - pl->upos;
 		pl->upos = pl->ulen;
 	}

@@ -27,6 +27,8 @@ struct pack_payload {
 	uint64_t csize;          /* compressed bytes read */
 	struct pack_decomp *dec; /* owned */
 	unsigned char ubuf[PACK_IOBUF];
+	const unsigned char *ucur; /* the bytes upos/ulen index: ubuf, or a read-ahead slot */
+	struct pack_readahead *ra; /* owned; NULL: decompressed on the caller's thread */
 	size_t upos, ulen;
 	bool ueof;
 	uint64_t off;   /* offset in the uncompressed archive */

@@ -489,7 +489,10 @@ static kiln_rc open_payload(struct unpack_pkg *x, int *fd, struct kiln_err *err)
 		return kiln_err_sys(err, KILN_EIO, "cannot open '%s'", p->path);
 	if (lseek(*fd, (off_t)p->pkg.payload_off, SEEK_SET) < 0)
 		return kiln_err_sys(err, KILN_EIO, "%s: seek to the payload", p->path);
-	return pack_payload_open(&p->pkg, *fd, &x->pl, err);
+	if (pack_payload_open(&p->pkg, *fd, &x->pl, err))
+		return err->code;
+	/* Inflating the next blocks overlaps with writing the files of the last ones. */
+	return pack_payload_readahead(x->pl, err);
 }
 
 kiln_rc roots_unpack_pkg(struct roots_unpack *u, const struct roots_pkg *p, struct kiln_err *err)

@@ -5,7 +5,8 @@
 
 #include "tests/unit/pack/pkgfix.h"
 
-static void walk(const char *path, size_t *entries, uint64_t *bytes, kiln_rc *end)
+static void walk_mode(const char *path, bool readahead, size_t stop_after, size_t *entries,
+                      uint64_t *bytes, kiln_rc *end)
 {
 	struct kiln_err err = KILN_ERR_INIT;
 	struct pack_payload *pl = NULL;
@@ -19,7 +20,11 @@ static void walk(const char *path, size_t *entries, uint64_t *bytes, kiln_rc *en
 	*bytes = 0;
 	assert_ok(pack_package_open(&p, path, &fd, &err), &err);
 	assert_ok(pack_payload_open(&p, fd, &pl, &err), &err);
+	if (readahead)
+		assert_ok(pack_payload_readahead(pl, &err), &err);
 	while (!(*end = pack_payload_next(pl, &fi, &err))) {
+		if (stop_after && *entries == stop_after)
+			break; /* freed while the read-ahead thread may still run */
 		(*entries)++;
 		do {
 			assert_ok(pack_payload_read(pl, buf, sizeof(buf), &got, &err), &err);
@@ -29,6 +34,22 @@ static void walk(const char *path, size_t *entries, uint64_t *bytes, kiln_rc *en
 	pack_payload_free(pl);
 	pack_package_release(&p);
 	close(fd);
+}
+
+/* Every walk twice: decompressing on this thread and on the read-ahead thread. */
+static void walk(const char *path, size_t *entries, uint64_t *bytes, kiln_rc *end)
+{
+	size_t n2;
+	uint64_t b2;
+	kiln_rc e2;
+
+	walk_mode(path, false, 0, entries, bytes, end);
+	walk_mode(path, true, 0, &n2, &b2, &e2);
+	assert_int_equal(n2, *entries);
+	assert_int_equal(b2, *bytes);
+	assert_int_equal(e2, *end);
+	walk_mode(path, true, 1, &n2, &b2, &e2);
+	assert_int_equal(n2, 1);
 }
 
 KILN_TEST(payload_walks_v4_and_v6)
