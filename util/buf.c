@@ -26,7 +26,9 @@ void kiln_buf_release(struct kiln_buf *b)
 void kiln_buf_reset(struct kiln_buf *b)
 {
 	b->len = 0;
-	b->ptr[0] = '\0';
+	/* Not kiln_buf_empty: every thread's unused buffers share it, and it stays "". */
+	if (b->cap)
+		b->ptr[0] = '\0';
 	b->err = KILN_OK;
 }
 
@@ -91,7 +93,8 @@ void kiln_buf_vaddf(struct kiln_buf *b, const char *fmt, va_list ap)
 	n = vsnprintf(b->cap ? b->ptr + b->len : NULL, b->cap ? b->cap - b->len : 0, fmt, cp);
 	va_end(cp);
 	if (n < 0) {
-		b->ptr[b->len] = '\0';
+		if (b->cap)
+			b->ptr[b->len] = '\0';
 		return;
 	}
 	if ((size_t)n < (b->cap ? b->cap - b->len : 0)) {
