@@ -317,9 +317,8 @@ kiln_rc roots_root_get(const struct roots_config *c, const struct spec_deps *dep
 	struct image_make m = {c, lock, o};
 	kiln_rc rc;
 
-	rc = sources_global_init(err);
-	if (!rc)
-		rc = roots_lock_get(c, deps, conflicts, o, lock, err);
+	/* the fetcher's libraries are opened by roots/ when it fetches (roots_sources_open) */
+	rc = roots_lock_get(c, deps, conflicts, o, lock, err);
 	if (!rc)
 		rc = cache_dir_get(o, &cache, err);
 	if (!rc)

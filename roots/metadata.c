@@ -36,6 +36,8 @@ kiln_rc roots_url_read(struct sources *s, const char *url, size_t max, struct ki
 			err->code = rc = KILN_ENOTFOUND;
 		return rc;
 	}
+	if (!s) /* the caller opens a fetcher for every remote URL */
+		return kiln_err_set(err, KILN_EINVAL, "'%s': no fetcher", url);
 	return sources_fetch_fresh(s, url, out, err);
 }
 
@@ -228,12 +230,17 @@ kiln_rc roots_sources_open(const struct roots_fetch_opts *o, struct sources **ou
                            struct kiln_err *err)
 {
 	struct sources_fetch_opts so = {0};
+	kiln_rc rc;
 
+	*out = NULL;
 	so.cache_dir = o ? o->cache_dir : NULL;
 	so.offline = o && o->offline;
 	so.progress = o && o->progress;
 	so.retries = -1;
-	return sources_new(&so, out, err);
+	/* libcurl and libgit2 are opened here, when something is fetched, not before: a
+	 * build whose local repositories did not change never needs them */
+	rc = sources_global_init(err);
+	return rc ? rc : sources_new(&so, out, err);
 }
 
 kiln_rc roots_tmpdir_make(struct kiln_buf *out, struct kiln_err *err)
@@ -255,10 +262,23 @@ kiln_rc roots_tmpdir_make(struct kiln_buf *out, struct kiln_err *err)
  * read, so the resolution cache (make.c) can skip the rest. */
 struct roots_repos {
 	const struct roots_config *c;
-	struct sources *s;
-	struct repo_state *rs; /* c->nrepos, each repomd.xml read and checked */
+	struct roots_fetch_opts o; /* strings borrowed from the caller's */
+	struct sources *s;         /* NULL until something is fetched (repos_sources) */
+	struct repo_state *rs;     /* c->nrepos, each repomd.xml read and checked */
 	struct kiln_buf tmpdir;
 };
+
+static bool is_local(const char *url)
+{
+	return !url || !strncmp(url, "file://", 7);
+}
+
+/* The fetcher, opened on first need: a local repository's repomd.xml, signature and key
+ * are read where they are, so reading them needs no libcurl. */
+static kiln_rc repos_sources(struct roots_repos *r, struct kiln_err *err)
+{
+	return r->s ? KILN_OK : roots_sources_open(&r->o, &r->s, err);
+}
 
 void roots_repos_free(struct roots_repos *r)
 {
@@ -300,7 +320,11 @@ kiln_rc roots_repos_open(const struct roots_config *c, const struct roots_fetch_
 		r->rs[i].r = &c->repos[i];
 		roots_repomd_init(&r->rs[i].md);
 	}
-	rc = roots_sources_open(o, &r->s, err);
+	if (o)
+		r->o = *o;
+	for (i = 0; !rc && i < c->nrepos; i++)
+		if (!is_local(c->repos[i].baseurl) || !is_local(c->repos[i].gpgkey))
+			rc = repos_sources(r, err);
 	for (i = 0; !rc && i < c->nrepos; i++)
 		rc = load_repomd(r->s, &r->rs[i], err);
 	if (rc) {
@@ -323,7 +347,8 @@ kiln_rc roots_repos_load(struct roots_repos *r, struct roots_pool *p, const stru
 	kiln_rc rc = KILN_OK;
 	size_t i;
 
-	if (!r->tmpdir.len)
+	rc = repos_sources(r, err);
+	if (!rc && !r->tmpdir.len)
 		rc = roots_tmpdir_make(&r->tmpdir, err);
 	for (i = 0; !rc && i < c->nrepos; i++)
 		rc = load_repo(p, r->s, &r->rs[i], r->tmpdir.ptr, err);

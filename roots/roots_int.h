@@ -28,13 +28,14 @@ struct roots_repo_config;
 
 /* Read url into out (bounded by max): file:// from the file itself, anything else
  * downloaded fresh (sources_fetch_fresh): repomd.xml, its signature, keys. KILN_ENOTFOUND
- * for a missing local file. (metadata.c) */
+ * for a missing local file. s may be NULL when url is file://. (metadata.c) */
 KILN_MUST_CHECK kiln_rc roots_url_read(struct sources *s, const char *url, size_t max,
                                        struct kiln_buf *out, struct kiln_err *err);
 /* The repository's gpgkey as a keyring. OUT: *out, sign_keyring_free(). */
 KILN_MUST_CHECK kiln_rc roots_keyring_load(struct sources *s, const struct roots_repo_config *r,
                                            struct sign_keyring **out, struct kiln_err *err);
-/* A fetcher with o's cache and network choice. OUT: *out, sources_free(). */
+/* A fetcher with o's cache and network choice, the fetcher's libraries opened first
+ * (sources_global_init). OUT: *out, sources_free(). */
 KILN_MUST_CHECK kiln_rc roots_sources_open(const struct roots_fetch_opts *o, struct sources **out,
                                            struct kiln_err *err);
 /* A fresh private directory under $TMPDIR (or /tmp), its path appended to out. */
