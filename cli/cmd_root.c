@@ -12,7 +12,6 @@
 #include "cli/cli.h"
 #include "macro/macro.h"
 #include "spec/spec.h"
-#include "sources/sources.h"
 #include "roots/roots.h"
 
 struct root_opts {
@@ -140,8 +139,7 @@ static kiln_rc root_lock(const struct root_opts *o, const char *config, const ch
 	rc = roots_config_open(&j.cfg, config, err);
 	if (!rc && input)
 		rc = load_build_deps(&j, input, err);
-	if (!rc)
-		rc = sources_global_init(err);
+	/* roots/ opens the fetcher's libraries when it fetches (not for a cached resolution) */
 	if (!rc)
 		rc = resolve(&j, o, &lock, err);
 	if (!rc && o->download)

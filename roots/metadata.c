@@ -36,6 +36,8 @@ kiln_rc roots_url_read(struct sources *s, const char *url, size_t max, struct ki
 			err->code = rc = KILN_ENOTFOUND;
 		return rc;
 	}
+	if (!s) /* the caller opens a fetcher for every remote URL */
+		return kiln_err_set(err, KILN_EINVAL, "'%s': no fetcher", url);
 	return sources_fetch_fresh(s, url, out, err);
 }
 
@@ -68,7 +70,8 @@ kiln_rc roots_keyring_load(struct sources *s, const struct roots_repo_config *r,
 struct repo_state {
 	const struct roots_repo_config *r;
 	struct roots_repomd md;
-	struct sign_keyring *kr; /* when repo_gpgcheck */
+	struct sign_keyring *kr;                     /* when repo_gpgcheck */
+	char repomd_sha256[2 * UTIL_DIGEST_MAX + 1]; /* hex, of the repomd.xml read */
 };
 
 static kiln_rc check_repomd_sig(struct sources *s, struct repo_state *rs, const char *url,
@@ -121,6 +124,9 @@ static kiln_rc load_repomd(struct sources *s, struct repo_state *rs, struct kiln
 	}
 	if (!rc && rs->r->repo_gpgcheck)
 		rc = check_repomd_sig(s, rs, url.ptr, &xml, err);
+	if (!rc)
+		rc = util_digest_mem_hex(UTIL_DIGEST_SHA256, xml.ptr, xml.len, rs->repomd_sha256,
+		                         err);
 	snprintf(name, sizeof(name), "repository %s: repomd.xml", rs->r->name);
 	if (!rc)
 		rc = roots_repomd_parse(&rs->md, name, xml.ptr, xml.len, err);
@@ -175,6 +181,7 @@ static kiln_rc fetch_data(struct sources *s, const struct repo_state *rs,
 	return rc;
 }
 
+/* The repository's primary and comps (its repomd.xml read before) into p. */
 static kiln_rc load_repo(struct roots_pool *p, struct sources *s, struct repo_state *rs,
                          const char *tmpdir, struct kiln_err *err)
 {
@@ -183,10 +190,7 @@ static kiln_rc load_repo(struct roots_pool *p, struct sources *s, struct repo_st
 	const struct roots_repomd_data *g;
 	kiln_rc rc;
 
-	rc = load_repomd(s, rs, err);
-	if (!rc)
-		rc =
-		    fetch_data(s, rs, roots_repomd_find(&rs->md, "primary"), tmpdir, &primary, err);
+	rc = fetch_data(s, rs, roots_repomd_find(&rs->md, "primary"), tmpdir, &primary, err);
 	g = roots_repomd_find(&rs->md, "group_gz");
 	if (!g)
 		g = roots_repomd_find(&rs->md, "group");
@@ -226,7 +230,9 @@ kiln_rc roots_sources_open(const struct roots_fetch_opts *o, struct sources **ou
                            struct kiln_err *err)
 {
 	struct sources_fetch_opts so = {0};
+	kiln_rc rc;
 
+	*out = NULL;
 	so.cache_dir = o ? o->cache_dir : NULL;
 	so.offline = o && o->offline;
 	so.progress = o && o->progress;
@@ -235,7 +241,10 @@ kiln_rc roots_sources_open(const struct roots_fetch_opts *o, struct sources **ou
 	 * lock's packages and removes its scratch directory afterwards. */
 	so.sha256_only = true;
 	so.link_dest = true;
-	return sources_new(&so, out, err);
+	/* libcurl and libgit2 are opened here, when something is fetched, not before: a
+	 * build whose local repositories did not change never needs them */
+	rc = sources_global_init(err);
+	return rc ? rc : sources_new(&so, out, err);
 }
 
 kiln_rc roots_tmpdir_make(struct kiln_buf *out, struct kiln_err *err)
@@ -243,49 +252,126 @@ kiln_rc roots_tmpdir_make(struct kiln_buf *out, struct kiln_err *err)
 	const char *base = getenv("TMPDIR");
 
 	kiln_buf_addf(out, "%s/kiln-roots-XXXXXX", base && *base ? base : "/tmp");
-	if (kiln_buf_finish(out, err))
-		return err->code;
+	kiln_rc rc = kiln_buf_finish(out, err);
+
+	if (rc)
+		return rc;
 	if (!mkdtemp(out->ptr))
 		return kiln_err_sys(err, KILN_EIO, "cannot make a directory '%s'", out->ptr);
 	return KILN_OK;
+}
+
+/* A configuration's repositories between reading their repomd.xml and loading the rest:
+ * what a resolution depends on is known (each repomd.xml's sha256) before anything big is
+ * read, so the resolution cache (make.c) can skip the rest. */
+struct roots_repos {
+	const struct roots_config *c;
+	struct roots_fetch_opts o; /* strings borrowed from the caller's */
+	struct sources *s;         /* NULL until something is fetched (repos_sources) */
+	struct repo_state *rs;     /* c->nrepos, each repomd.xml read and checked */
+	struct kiln_buf tmpdir;
+};
+
+static bool is_local(const char *url)
+{
+	return !url || !strncmp(url, "file://", 7);
+}
+
+/* The fetcher, opened on first need: a local repository's repomd.xml, signature and key
+ * are read where they are, so reading them needs no libcurl. */
+static kiln_rc repos_sources(struct roots_repos *r, struct kiln_err *err)
+{
+	return r->s ? KILN_OK : roots_sources_open(&r->o, &r->s, err);
+}
+
+void roots_repos_free(struct roots_repos *r)
+{
+	struct kiln_err ignored = KILN_ERR_INIT;
+	size_t i;
+
+	if (!r)
+		return;
+	if (r->tmpdir.len && util_rm_rf(r->tmpdir.ptr, &ignored))
+		kiln_log_err(KILN_LOG_WARN, &ignored);
+	for (i = 0; r->rs && i < r->c->nrepos; i++) {
+		roots_repomd_release(&r->rs[i].md);
+		sign_keyring_free(r->rs[i].kr);
+	}
+	free(r->rs);
+	sources_free(r->s);
+	kiln_buf_release(&r->tmpdir);
+	free(r);
+}
+
+kiln_rc roots_repos_open(const struct roots_config *c, const struct roots_fetch_opts *o,
+                         struct roots_repos **out, struct kiln_err *err)
+{
+	struct roots_repos *r = kiln_calloc(1, sizeof(*r));
+	kiln_rc rc = KILN_OK;
+	size_t i;
+
+	*out = NULL;
+	if (!r)
+		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	r->c = c;
+	kiln_buf_init(&r->tmpdir, KILN_LIMIT_PATH);
+	r->rs = kiln_calloc(c->nrepos ? c->nrepos : 1, sizeof(*r->rs));
+	if (!r->rs) {
+		free(r);
+		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	}
+	for (i = 0; i < c->nrepos; i++) {
+		r->rs[i].r = &c->repos[i];
+		roots_repomd_init(&r->rs[i].md);
+	}
+	if (o)
+		r->o = *o;
+	for (i = 0; !rc && i < c->nrepos; i++)
+		if (!is_local(c->repos[i].baseurl) || !is_local(c->repos[i].gpgkey))
+			rc = repos_sources(r, err);
+	for (i = 0; !rc && i < c->nrepos; i++)
+		rc = load_repomd(r->s, &r->rs[i], err);
+	if (rc) {
+		roots_repos_free(r);
+		return rc;
+	}
+	*out = r;
+	return KILN_OK;
+}
+
+const char *roots_repos_repomd_sha256(const struct roots_repos *r, size_t i)
+{
+	return r->rs[i].repomd_sha256;
+}
+
+kiln_rc roots_repos_load(struct roots_repos *r, struct roots_pool *p, const struct spec_deps *deps,
+                         struct kiln_err *err)
+{
+	const struct roots_config *c = r->c;
+	kiln_rc rc = KILN_OK;
+	size_t i;
+
+	rc = repos_sources(r, err);
+	if (!rc && !r->tmpdir.len)
+		rc = roots_tmpdir_make(&r->tmpdir, err);
+	for (i = 0; !rc && i < c->nrepos; i++)
+		rc = load_repo(p, r->s, &r->rs[i], r->tmpdir.ptr, err);
+	if (!rc && roots_pool_needs_filelists(p, c->install, c->ninstall, deps))
+		for (i = 0; !rc && i < c->nrepos; i++)
+			rc = load_filelists(p, r->s, &r->rs[i], r->tmpdir.ptr, err);
+	return rc;
 }
 
 kiln_rc roots_pool_load(struct roots_pool *p, const struct roots_config *c,
                         const struct roots_fetch_opts *o, const struct spec_deps *deps,
                         struct kiln_err *err)
 {
-	struct kiln_err local = KILN_ERR_INIT, ignored = KILN_ERR_INIT;
-	struct kiln_buf tmpdir = KILN_BUF_INIT(KILN_LIMIT_PATH);
-	struct repo_state *rs = NULL;
-	struct sources *s = NULL;
+	struct roots_repos *r = NULL;
 	kiln_rc rc;
-	size_t i;
 
-	if (!err)
-		err = &local;
-	rs = kiln_calloc(c->nrepos ? c->nrepos : 1, sizeof(*rs));
-	if (!rs)
-		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
-	for (i = 0; i < c->nrepos; i++) {
-		rs[i].r = &c->repos[i];
-		roots_repomd_init(&rs[i].md);
-	}
-	rc = roots_sources_open(o, &s, err);
+	rc = roots_repos_open(c, o, &r, err);
 	if (!rc)
-		rc = roots_tmpdir_make(&tmpdir, err);
-	for (i = 0; !rc && i < c->nrepos; i++)
-		rc = load_repo(p, s, &rs[i], tmpdir.ptr, err);
-	if (!rc && roots_pool_needs_filelists(p, c->install, c->ninstall, deps))
-		for (i = 0; !rc && i < c->nrepos; i++)
-			rc = load_filelists(p, s, &rs[i], tmpdir.ptr, err);
-	if (tmpdir.len && util_rm_rf(tmpdir.ptr, &ignored))
-		kiln_log_err(KILN_LOG_WARN, &ignored);
-	for (i = 0; i < c->nrepos; i++) {
-		roots_repomd_release(&rs[i].md);
-		sign_keyring_free(rs[i].kr);
-	}
-	free(rs);
-	sources_free(s);
-	kiln_buf_release(&tmpdir);
+		rc = roots_repos_load(r, p, deps, err);
+	roots_repos_free(r);
 	return rc;
 }

@@ -204,7 +204,10 @@ kiln_rc roots_lock_fetch(const struct roots_config *c, const struct roots_lock *
 	if (!b.krs)
 		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
 	pthread_mutex_init(&b.mu, NULL);
-	rc = util_mkdir_p(dest_dir, 0755, err);
+	/* libcurl's global set-up once, here, rather than first in two threads at once */
+	rc = sources_global_init(err);
+	if (!rc)
+		rc = util_mkdir_p(dest_dir, 0755, err);
 	if (!rc)
 		rc = fetch_prepare(&b, err);
 	/* The calling thread is one of the workers. */

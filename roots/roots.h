@@ -429,7 +429,9 @@ void roots_make_opts_init(struct roots_make_opts *o);
 /* The lock of configuration c for these dependencies (deps, conflicts may be NULL): its
  * repositories loaded, then resolved (the install set, o->extra, deps) or, with
  * o->lock_path, the lock read and checked against them. libsolv's problems go to
- * o->log_fd. */
+ * o->log_fd. Every repomd.xml is read and its signature checked on each call; while none
+ * changed, a resolution (or check) made before for the same configuration and requests is
+ * taken from CACHE/roots/resolved without loading the rest (docs/roots.md). */
 KILN_MUST_CHECK kiln_rc roots_lock_get(const struct roots_config *c, const struct spec_deps *deps,
                                        const struct spec_deps *conflicts,
                                        const struct roots_make_opts *o, struct roots_lock *lock,

@@ -27,9 +27,10 @@ ORACLES="rpm rpm2cpio sq gnupg createrepo-c dnf diffoscope-minimal python3-rpm
 # (find-debuginfo) for %debug_package, elfutils (eu-elfclassify) for brp-elfperms.
 RUNTIME="disorderfs debugedit elfutils"
 
-# Test fixtures: mmdebstrap makes the Debian root the `--root dir:` tests build in; gawk and
-# busybox join the toolchain tests/fixtures/debrpm.py turns into an RPM distribution.
-FIXTURES="mmdebstrap gawk busybox"
+# Test fixtures: mmdebstrap makes the Debian root the `--root dir:` tests build in; gawk,
+# busybox and file join the toolchain tests/fixtures/debrpm.py turns into an RPM
+# distribution.
+FIXTURES="mmdebstrap gawk busybox file"
 
 # Optional extra packages for a caller (e.g. KILN_DEPS_EXTRA="hyperfine" for benchmarks).
 EXTRA="${KILN_DEPS_EXTRA:-}"

@@ -353,3 +353,85 @@ def test_fixture_distribution_agrees_with_dnf(kiln, tmp_path, request):
         want = dnf_resolve(repo, work, req)
         got = kiln_resolve(kiln, repo, work, req)
         assert got == want, f"{req}: kiln {got} != dnf {want}"
+
+
+NEWER_BIN = """Name: binutils-lite
+Version: 2.42
+Release: 1
+Summary: a newer ld
+License: MIT
+%description
+x
+%install
+mkdir -p %{buildroot}/usr/bin
+echo 2.42 > %{buildroot}/usr/bin/ld
+%files
+/usr/bin/ld
+"""
+
+
+def test_resolution_is_cached_until_a_repomd_changes(kiln, tmp_path, repo):
+    """A resolution is kept in the cache directory, keyed by the configuration, every
+    repository's repomd.xml (read and its signature checked on every call) and the
+    requests: unchanged repositories give the lock without reading the rest of the
+    metadata; a changed repomd.xml is resolved again."""
+    copy = copy_repo(repo, tmp_path / "repo")
+    cfg = write_config(tmp_path / "t.cfg", repo, "needs-new-bin", baseurl=copy)
+    cache = tmp_path / "c"
+    env = {"KILN_CACHE_DIR": str(cache)}
+    first = kiln("root", "lock", "--json", cfg, env=env)
+    assert first.returncode == 0, first.stderr
+    assert "resolution cache" not in first.stderr
+    assert "binutils-lite-2.41-1.x86_64" in nevras(first.stdout)
+    # Nothing but repomd.xml is needed now: the metadata gone from the repository and the
+    # source cache, the same lock comes from the resolution cache.
+    for p in (copy / "repodata").iterdir():
+        if not p.name.startswith("repomd.xml"):
+            p.unlink()
+    for p in cache.iterdir():
+        if p.name != "roots":
+            shutil.rmtree(p) if p.is_dir() else p.unlink()
+    again = kiln("root", "lock", "--json", cfg, env=env)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == first.stdout
+    ident = hashlib.sha256(first.stdout.encode()).hexdigest()
+    assert f"root t: lock {ident} from the resolution cache" in again.stderr
+    # The signature is still checked every time.
+    asc = copy / "repodata" / "repomd.xml.asc"
+    good_sig = asc.read_bytes()
+    asc.write_bytes((repo["repo"] / "repodata" / "repomd.xml.asc").read_bytes()[:-40] +
+                    b"=\n-----END PGP SIGNATURE-----\n")
+    bad = kiln("root", "lock", cfg, env=env)
+    assert bad.returncode == 1 and "repomd.xml.asc" in bad.stderr, bad.stderr
+    asc.write_bytes(good_sig)
+    # A newer binutils-lite published: the repository's metadata made again and signed.
+    shutil.rmtree(copy)
+    copy_repo(repo, copy)
+    spec = tmp_path / "newer.spec"
+    spec.write_text(NEWER_BIN)
+    top = tmp_path / "top"
+    b = kiln("build", "-bb", "--define", f"_topdir {top}", spec,
+             env={"SOURCE_DATE_EPOCH": "1700000000"})
+    assert b.returncode == 0, b.stderr
+    rpm = next((top / "RPMS").rglob("binutils-lite-2.42-1.*.rpm"))
+    assert kiln("sign", "--key", repo["secret"], rpm).returncode == 0
+    shutil.copy(rpm, copy / "Packages" / rpm.name)
+    g = kiln("repo", "regenerate", "--dir", copy, "--key", repo["secret"])
+    assert g.returncode == 0, g.stderr
+    fresh = kiln("root", "lock", "--json", cfg, env=env)
+    assert fresh.returncode == 0, fresh.stderr
+    assert "resolution cache" not in fresh.stderr
+    assert "binutils-lite-2.42-1.x86_64" in nevras(fresh.stdout)
+    # A lock given back is checked once per repository state too.
+    saved = tmp_path / "lock.json"
+    saved.write_text(fresh.stdout)
+    c1 = kiln("root", "lock", "--json", "--lock", saved, cfg, env=env)
+    c2 = kiln("root", "lock", "--json", "--lock", saved, cfg, env=env)
+    assert c1.returncode == 0 and c2.returncode == 0, c1.stderr + c2.stderr
+    assert c1.stdout == c2.stdout == fresh.stdout
+    assert "resolution cache" in c2.stderr
+    # The lock resolved before the change is checked against the new state afresh (2.41
+    # is still in the repository, so it passes).
+    saved.write_text(first.stdout)
+    old = kiln("root", "lock", "--lock", saved, cfg, env=env)
+    assert old.returncode == 0, old.stderr
