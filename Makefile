@@ -24,7 +24,7 @@ PKG_CONFIG ?= pkg-config
 FUZZ_SECONDS ?= 600
 
 # Modules in layering order: each may include only the headers of those before it.
-MODULES := util macro rpmtag spec pack sign repo chroot api sources roots worker scheduler cli
+MODULES := util macro rpmtag spec pack sign repo chroot api sources roots batch worker scheduler cli
 
 # $(call dlopen_soname,OBJ,MACRO,LIB): OBJ (under $(BUILD)) is compiled with
 # -DMACRO_SONAME='"SONAME"' of the library LIB (libfoo.so) found by $(CC), for the files

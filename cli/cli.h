@@ -44,6 +44,11 @@ struct cli_opt {
  * option (KILN_EINVAL). */
 KILN_MUST_CHECK kiln_rc cli_opts_parse(const struct cli_opt *opts, void *ctx, int argc, char **argv,
                                        int *nargs, struct kiln_err *err);
+/* For commands that hand their options on: how many words the option at argv[i] takes (1,
+ * or 2 when its argument is the next word), and which option of opts it is (*o NULL for an
+ * operand, "--" or an unknown option; for bundled short options, the last one). */
+int cli_opt_words(const struct cli_opt *opts, int argc, char **argv, int i,
+                  const struct cli_opt **o);
 /* Print the option table as help text. */
 void cli_opts_print(const struct cli_opt *opts, FILE *out);
 
@@ -167,6 +172,19 @@ int cli_cmd_verify(int argc, char **argv);
 /* Builds (cmd_build.c). */
 extern const struct cli_opt cli_build_opts[];
 int cli_cmd_build(int argc, char **argv);
+
+/* kiln build --chain (cmd_chain.c): what cli_cmd_build parsed, and its command line as
+ * given (argv[0] "build"), whose other options go to every package's build. */
+struct cli_chain_opts {
+	const char *root;      /* --root CONFIG */
+	const char *localrepo; /* --localrepo DIR, or NULL: a new directory */
+	const char *bootstrap; /* --bootstrap NAME[,NAME...], or NULL */
+	const struct cli_macro_opts *macros;
+	int argc;
+	char **argv;
+};
+/* Build operands[0..nargs) in dependency order; the exit status. */
+int cli_build_chain(const struct cli_chain_opts *o, int nargs, char **operands);
 
 /* Provenance (cmd_provenance.c). */
 extern const struct cli_opt cli_provenance_opts[];

@@ -25,6 +25,8 @@ struct build_cli_opts {
 	const char *evals[64]; /* -E/--eval EXPR, in order */
 	int nevals;
 	bool showrc, nobuild, nodebuginfo;
+	bool chain;                        /* --chain: cmd_chain.c */
+	const char *localrepo, *bootstrap; /* with --chain */
 };
 
 static kiln_rc build_eval_add(void *ctx, const char *arg, struct kiln_err *err)
@@ -105,6 +107,13 @@ const struct cli_opt cli_build_opts[] = {
           "only that)"),
     BFLAG("nobuild", nobuild, "parse the spec and run no stage"),
     BFLAG("nodebuginfo", nodebuginfo, "make no -debuginfo packages (%debug_package is empty)"),
+    BFLAG("chain", chain,
+          "with --root CONFIG: build every SPEC and SRPM given, in the order their build "
+          "dependencies ask, each seeing what the earlier ones built (mock --chain)"),
+    BSTR("localrepo", 0, localrepo, "DIR",
+         "with --chain: the repository the chain's packages go to (default: a new one)"),
+    BSTR("bootstrap", 0, bootstrap, "NAME[,NAME]",
+         "with --chain: build these first, breaking the dependency cycles they are in"),
     CLI_OPT_END,
 };
 
@@ -491,11 +500,26 @@ int cli_cmd_build(int argc, char **argv)
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_LIMIT_ARENA);
 	struct build_source src = {0};
 	const char *input;
+	char **given = kiln_calloc((size_t)argc + 1, sizeof(*given));
 	int nargs, status;
 	kiln_rc rc;
 
+	if (!given) {
+		kiln_err_set(&err, KILN_ENOMEM, "out of memory");
+		return cli_fail(&err);
+	}
+	memcpy(given, argv, (size_t)argc * sizeof(*given)); /* the parse reorders argv */
 	if (cli_opts_parse(cli_build_opts, &o, argc, argv, &nargs, &err)) {
 		status = cli_usage_error(cmd, "%s", err.msg);
+		goto out;
+	}
+	if (o.chain || o.localrepo || o.bootstrap) {
+		struct cli_chain_opts co = {o.root,    o.localrepo, o.bootstrap,
+		                            &o.macros, argc,        given};
+
+		status = o.chain
+		             ? cli_build_chain(&co, nargs, argv + 1)
+		             : cli_usage_error(cmd, "--localrepo and --bootstrap go with --chain");
 		goto out;
 	}
 	status = build_pick(cmd, &o, nargs, argv, &src);
@@ -646,6 +670,7 @@ int cli_cmd_build(int argc, char **argv)
 	else
 		status = CLI_EXIT_OK;
 out:
+	free(given);
 	worker_root_close(&root);
 	worker_build_result_release(&res);
 	sign_key_free(key);

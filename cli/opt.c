@@ -161,6 +161,34 @@ kiln_rc cli_opts_parse(const struct cli_opt *opts, void *ctx, int argc, char **a
 	return KILN_OK;
 }
 
+int cli_opt_words(const struct cli_opt *opts, int argc, char **argv, int i,
+                  const struct cli_opt **out)
+{
+	const char *a = argv[i];
+	const struct cli_opt *o = NULL;
+
+	*out = NULL;
+	if (a[0] != '-' || !a[1] || !strcmp(a, "--"))
+		return 1;
+	if (a[1] == '-') {
+		const char *eq = strchr(a + 2, '=');
+
+		o = opt_find_long(opts, a + 2, eq ? (size_t)(eq - a - 2) : strlen(a + 2));
+		*out = o;
+		return o && opt_takes_arg(o) && !eq && i + 1 < argc ? 2 : 1;
+	}
+	/* -xyz: flags, then at most one option whose argument is the rest or the next word */
+	for (a++; *a; a++) {
+		o = opt_find_short(opts, *a);
+		*out = o;
+		if (!o)
+			return 1;
+		if (opt_takes_arg(o))
+			return !a[1] && i + 1 < argc ? 2 : 1;
+	}
+	return 1;
+}
+
 void cli_opts_print(const struct cli_opt *opts, FILE *out)
 {
 	const struct cli_opt *o;

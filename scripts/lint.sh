@@ -4,7 +4,7 @@
 set -u
 cd "$(dirname "$0")/.."
 lib=${1:-build/libkiln.a}
-modules=(util macro rpmtag spec pack sign repo chroot api sources roots worker scheduler cli)
+modules=(util macro rpmtag spec pack sign repo chroot api sources roots batch worker scheduler cli)
 status=0
 fail() { echo "lint: $*" >&2; status=1; }
 
