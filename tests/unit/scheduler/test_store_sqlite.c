@@ -410,3 +410,93 @@ KILN_TEST(store_grant_and_placement_agree_on_long_tags_and_arches)
 	kiln_arena_release(&a);
 	scheduler_store_close(st);
 }
+
+/* GET /api/v1/jobs/{id} keeps its body by job and store version (jobcache.c): a body kept
+ * before a write must not be served after it. The last check of the pair below is what
+ * scheduler_h_job does; reads must leave the version (and so the cache) alone. */
+struct bump_check {
+	struct scheduler_store *st;
+	struct scheduler_jobcache *c;
+	int64_t id;
+};
+
+static void cache_now(struct bump_check *b)
+{
+	uint64_t v = b->st->ops->version(b->st);
+	struct kiln_buf body = KILN_BUF_INIT(KILN_MIB);
+
+	scheduler_jobcache_put(b->c, b->id, v, "{\"old\":1}", 9);
+	assert_true(scheduler_jobcache_get(b->c, b->id, b->st->ops->version(b->st), &body));
+	kiln_buf_release(&body);
+}
+
+static bool cache_hits(struct bump_check *b)
+{
+	struct kiln_buf body = KILN_BUF_INIT(KILN_MIB);
+	bool hit = scheduler_jobcache_get(b->c, b->id, b->st->ops->version(b->st), &body);
+
+	kiln_buf_release(&body);
+	return hit;
+}
+
+/* rc of a write: OK, and the body cached before it is stale. */
+#define WROTE(b, call)                                                                             \
+	do {                                                                                       \
+		cache_now(b);                                                                      \
+		assert_ok((call), &err);                                                           \
+		assert_false(cache_hits(b));                                                       \
+	} while (0)
+#define READ(b, call)                                                                              \
+	do {                                                                                       \
+		cache_now(b);                                                                      \
+		assert_ok((call), &err);                                                           \
+		assert_true(cache_hits(b));                                                        \
+	} while (0)
+
+KILN_TEST(store_every_write_invalidates_cached_job_bodies)
+{
+	struct scheduler_store *st = open_store("bump.db");
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
+	struct kiln_err err = KILN_ERR_INIT;
+	struct bump_check b = {st, scheduler_jobcache_new(), 0};
+	struct scheduler_repo_pkg p = {.repo = "main", .file = "a-1-1.noarch.rpm", .name = "a"};
+	struct scheduler_artifact art = {
+	    .job_id = 1, .attempt = 1, .name = "a.rpm", .kind = "binary"};
+	struct scheduler_worker_info w = {.name = "w1", .arches = ",x,", .tags = ","};
+	struct scheduler_finish f = {SCHED_OUT_SUCCEEDED, "", "", 10, 0, NULL};
+	struct scheduler_job j;
+	const char *dstate, *msg;
+	int64_t tid;
+
+	assert_non_null(b.c);
+	b.id = insert(st, "", "", 0, NULL);
+	memcpy(art.sha256, "ab", 3);
+	memcpy(p.sha256, "ab", 3);
+	READ(&b, st->ops->job_get(st, b.id, &a, &j, &err));
+	/* the four publishing writes once forgot to bump the version (7ac94ba) */
+	WROTE(&b, st->ops->repo_pkg_put(st, &p, &err));
+	WROTE(&b, st->ops->repo_pkg_delete(st, "main", p.file, &err));
+	WROTE(&b, st->ops->repo_publish_mark(st, b.id, "main", "published", "", 5, &err));
+	WROTE(&b, st->ops->repo_state_put(st, "main", 1, 5, &err));
+	READ(&b, st->ops->repo_publish_get(st, b.id, &a, &dstate, &msg, &err));
+	WROTE(&b, st->ops->artifact_put(st, &art, &err));
+	WROTE(&b, st->ops->worker_seen(st, &w, true, &err));
+	WROTE(&b, st->ops->token_insert(st, "h", API_SCOPE_READ, "t", 1, &tid, &err));
+	WROTE(&b, st->ops->token_revoke(st, tid, &err));
+	WROTE(&b, st->ops->reruns_add(st, b.id, 1, "", &err));
+	WROTE(&b, st->ops->repro_verdict_set(st, b.id, "pending", &err));
+	WROTE(&b, st->ops->attestation_put(st, b.id, "build", "{}", 5, &err));
+	WROTE(&b, st->ops->job_inputs_set(st, b.id, "{}", "{}", "k", &err));
+	WROTE(&b, st->ops->rebuild_put(st, b.id, "a.src.rpm", "ab", "[]", 5, &err));
+	WROTE(&b, st->ops->rebuild_record(st, b.id, "reproducible", "[]", "", &err));
+	WROTE(&b, st->ops->diffoscope_set(st, b.id, 1, "a.rpm", "done", NULL, &err));
+	WROTE(&b, st->ops->job_cancel(st, b.id, 6, &j.state, &err));
+	WROTE(&b, st->ops->job_retry(st, b.id, 7, &err));
+	WROTE(&b, grant(st, "w1", ",x,", ",", 8, L1, &a, &j));
+	WROTE(&b, st->ops->lease_touch(st, L1, j.generation, 9, 1000, &a, &j, &err));
+	WROTE(&b, st->ops->lease_finish(st, L1, j.generation, &f, &err));
+	WROTE(&b, st->ops->job_insert(st, &j, &tid, &err));
+	scheduler_jobcache_free(b.c);
+	kiln_arena_release(&a);
+	scheduler_store_close(st);
+}
