@@ -302,16 +302,7 @@ static kiln_rc keys_load(struct scheduler *s, struct scheduler_config *cfg, stru
 }
 
 /* ---------------------------------------------------------------------------------------- */
-/* Leases ending, the reaper */
-
-int64_t scheduler_backoff_ms(const struct scheduler *s, int64_t attempts)
-{
-	int64_t b = s->cfg->backoff_ms;
-
-	while (--attempts > 0 && b < s->cfg->backoff_max_ms)
-		b *= 2;
-	return b < s->cfg->backoff_max_ms ? b : s->cfg->backoff_max_ms;
-}
+/* Metrics */
 
 void scheduler_hist_add(struct scheduler *s, struct scheduler_hist *h, double seconds)
 {
@@ -328,65 +319,6 @@ void scheduler_hist_add(struct scheduler *s, struct scheduler_hist *h, double se
 	h->count++;
 	h->sum += seconds;
 	pthread_mutex_unlock(&s->stats_lock);
-}
-
-kiln_rc scheduler_lease_end(struct scheduler *s, const char *lease_id, int64_t generation,
-                            struct scheduler_finish *f, struct kiln_err *err)
-{
-	bool requeued = false;
-	kiln_rc rc;
-
-	f->requeued = &requeued;
-	rc = s->store->ops->lease_finish(s->store, lease_id, generation, f, err);
-	f->requeued = NULL;
-	if (rc)
-		return rc;
-	pthread_mutex_lock(&s->stats_lock);
-	if (requeued && f->outcome == SCHED_OUT_LOST)
-		s->retries_lost++;
-	else if (requeued && f->outcome == SCHED_OUT_INFRA)
-		s->retries_infra++;
-	if (f->outcome == SCHED_OUT_LOST)
-		s->lease_expiries++;
-	pthread_mutex_unlock(&s->stats_lock);
-	api_server_wake(s->http);
-	return KILN_OK;
-}
-
-void scheduler_reap(struct scheduler *s)
-{
-	struct kiln_arena a = KILN_ARENA_INIT(KILN_LIMIT_ARENA);
-	struct kiln_err err = KILN_ERR_INIT;
-	struct scheduler_job *v = NULL;
-	int64_t now = util_clock_wall_ms();
-	size_t n = 0, i;
-
-	if (s->store->ops->leases_expired(s->store, now, &a, &v, &n, &err)) {
-		kiln_log_err(KILN_LOG_WARN, &err);
-		goto out;
-	}
-	for (i = 0; i < n; i++) {
-		char msg[256];
-		struct scheduler_finish f = {
-		    .outcome = SCHED_OUT_LOST,
-		    .failure_class = "infra",
-		    .message = msg,
-		    .now_ms = now,
-		    .backoff_ms = scheduler_backoff_ms(s, v[i].attempts),
-		};
-
-		snprintf(msg, sizeof(msg), "worker %s lost: lease expired", v[i].worker);
-		kiln_err_clear(&err);
-		if (scheduler_lease_end(s, v[i].lease_id, v[i].generation, &f, &err)) {
-			kiln_log_err(KILN_LOG_WARN, &err);
-			continue;
-		}
-		kiln_log(KILN_LOG_INFO, "job %lld: %s (attempt %lld)", (long long)v[i].id, msg,
-		         (long long)v[i].attempts);
-		scheduler_repro_job_ended(s, v[i].id);
-	}
-out:
-	kiln_arena_release(&a);
 }
 
 /* ---------------------------------------------------------------------------------------- */

@@ -686,7 +686,7 @@ void scheduler_h_cancel(void *ctx, struct api_req *req, struct api_resp *resp)
 
 	rc = scheduler_job_param(s, req, &id, &err);
 	if (!rc)
-		rc = s->store->ops->job_cancel(s->store, id, util_clock_wall_ms(), &st, &err);
+		rc = scheduler_job_cancel(s->store, id, util_clock_wall_ms(), &st, &err);
 	if (!rc)
 		rc = s->store->ops->job_get(s->store, id, api_req_arena(req), &j, &err);
 	if (rc) {
@@ -712,7 +712,7 @@ void scheduler_h_retry(void *ctx, struct api_req *req, struct api_resp *resp)
 
 	rc = scheduler_job_param(s, req, &id, &err);
 	if (!rc)
-		rc = s->store->ops->job_retry(s->store, id, util_clock_wall_ms(), &err);
+		rc = scheduler_job_retry(s->store, id, util_clock_wall_ms(), &err);
 	if (!rc)
 		rc = s->store->ops->job_get(s->store, id, api_req_arena(req), &j, &err);
 	if (rc) {

@@ -29,26 +29,6 @@
 #define DIFFOSCOPE_OUT_MAX (512 * 1024)
 #define RERUNS_MAX 20
 
-const char *const scheduler_verdict_names[5] = {"pending", "reproducible", "differs",
-                                                "rerun_failed", "unknown"};
-
-const char *scheduler_verdict_rollup(const char *const *v, size_t n)
-{
-	static const char *const order[] = {"differs", "pending", "rerun_failed", "unknown"};
-	size_t i, k;
-
-	if (!n)
-		return "";
-	for (k = 0; k < KILN_ARRAY_SIZE(order); k++)
-		for (i = 0; i < n; i++)
-			if (!strcmp(v[i], order[k]))
-				return order[k];
-	for (i = 0; i < n; i++)
-		if (strcmp(v[i], "reproducible"))
-			return "unknown";
-	return "reproducible";
-}
-
 /* "time build_path ..." for a mask. */
 static void vary_words(unsigned vary, struct kiln_buf *out)
 {
@@ -326,7 +306,8 @@ static kiln_rc rerun_ended(struct scheduler *s, const struct scheduler_job *rr,
 		rc = compare_run(&c, &orig, rr, &verdict, err);
 	if (!rc)
 		rc = s->store->ops->rerun_record(s->store, orig.id, rr->rerun_n, verdict, c.v, c.n,
-		                                 util_clock_wall_ms(), &rollup, err);
+		                                 util_clock_wall_ms(), scheduler_verdict_rollup,
+		                                 &rollup, err);
 	if (!rc && !strcmp(rollup, "reproducible")) {
 		/* every rerun reproduced the build: a signed attestation says so */
 		v = NULL, n = 0;

@@ -175,11 +175,17 @@ struct scheduler_lease_query {
 	const char *tags;   /* ",a,b," */
 	int64_t now_ms, ttl_ms;
 	const char *lease_id; /* the new lease's id (random, 32 hex) */
-	/* Whether a job fits a worker: the scheduler's rule (scheduler_job_fits), which the
-	 * store applies to each candidate and for anti-affinity; required. */
-	bool (*fits)(const char *job_arch, const char *job_tags, const char *arches,
-	             const char *tags, struct scheduler_misfit *why);
 };
+
+/* A queued job a lease could take: what the grant's choice reads of it (lease_candidates;
+ * strings in the caller's arena). */
+struct scheduler_candidate {
+	int64_t id;
+	const char *arch, *tags;
+	const char *avoid_worker; /* a rerun: its original's worker ("" else) */
+};
+
+struct scheduler_job_end;
 
 /* How a lease ends. */
 enum scheduler_outcome {
@@ -198,6 +204,20 @@ struct scheduler_finish {
 	int64_t now_ms;
 	int64_t backoff_ms; /* for a requeue: not before now + backoff */
 	bool *requeued;     /* OUT (may be NULL) */
+	/* The scheduler's rule (scheduler_lease_decide), which the store applies to the job
+	 * the lease holds, read in the same transaction as it writes the end; required. */
+	void (*decide)(const struct scheduler_job *j, const struct scheduler_finish *f,
+	               struct scheduler_job_end *out);
+};
+
+/* What the end of a lease does to its job and attempt: all the store writes. */
+struct scheduler_job_end {
+	const char *attempt_state;           /* succeeded, failed, cancelled, released, lost */
+	bool requeue;                        /* back to the queue, not before not_before_ms */
+	enum scheduler_state state;          /* SCHED_QUEUED when requeued, else the final state */
+	const char *failure_class, *message; /* the job's ("" on success) */
+	int64_t not_before_ms;
+	int64_t attempts_back; /* added to max_attempts: a hand-back costs no attempt */
 };
 
 /* Counts for /metrics and placement. */
@@ -231,10 +251,16 @@ struct scheduler_store_ops {
 	/* Queued jobs that could run now, best first (for placement). */
 	kiln_rc (*queue_position)(struct scheduler_store *st, const struct scheduler_job *job,
 	                          int64_t *ahead, struct kiln_err *err);
-	/* Pick and lease the best matching queued job: KILN_ENOTFOUND when none. */
-	kiln_rc (*lease_grant)(struct scheduler_store *st, const struct scheduler_lease_query *q,
-	                       struct kiln_arena *a, struct scheduler_job *out,
-	                       struct kiln_err *err);
+	/* Queued jobs that may run now on one of arches (",x86_64,"; a job of any arch too), best
+	 * first (priority, then age), at most 256: what a grant chooses from. */
+	kiln_rc (*lease_candidates)(struct scheduler_store *st, int64_t now_ms, const char *arches,
+	                            struct kiln_arena *a, struct scheduler_candidate **out,
+	                            size_t *n, struct kiln_err *err);
+	/* Lease queued job id to q's worker (a new attempt) and read it into out;
+	 * KILN_ECONFLICT when it is queued no more. */
+	kiln_rc (*lease_take)(struct scheduler_store *st, int64_t id,
+	                      const struct scheduler_lease_query *q, struct kiln_arena *a,
+	                      struct scheduler_job *out, struct kiln_err *err);
 	/* Check that lease_id/generation hold the job (KILN_ECONFLICT otherwise, KILN_ENOTFOUND
 	 * for an unknown lease); with ttl_ms > 0 renew it and mark the job building. */
 	kiln_rc (*lease_touch)(struct scheduler_store *st, const char *lease_id, int64_t generation,
@@ -246,11 +272,13 @@ struct scheduler_store_ops {
 	/* Leases that expired before now_ms, as ids of their jobs (to finish as LOST). */
 	kiln_rc (*leases_expired)(struct scheduler_store *st, int64_t now_ms, struct kiln_arena *a,
 	                          struct scheduler_job **out, size_t *n, struct kiln_err *err);
-	/* Queued → cancelled at once; active → cancel_requested. *state gets the new state. */
-	kiln_rc (*job_cancel)(struct scheduler_store *st, int64_t id, int64_t now_ms,
-	                      enum scheduler_state *state, struct kiln_err *err);
-	/* Failed or cancelled → queued again with a fresh attempt budget; KILN_ECONFLICT else. */
-	kiln_rc (*job_retry)(struct scheduler_store *st, int64_t id, int64_t now_ms,
+	/* queued: a queued job cancelled; else an active job's cancel_requested set.
+	 * KILN_ECONFLICT when the job is not in that state (any more). */
+	kiln_rc (*job_cancel)(struct scheduler_store *st, int64_t id, int64_t now_ms, bool queued,
+	                      struct kiln_err *err);
+	/* A failed or cancelled job queued again with budget more attempts; KILN_ECONFLICT when
+	 * it is neither (any more). */
+	kiln_rc (*job_retry)(struct scheduler_store *st, int64_t id, int64_t now_ms, int64_t budget,
 	                     struct kiln_err *err);
 	kiln_rc (*attempts_list)(struct scheduler_store *st, int64_t job_id, struct kiln_arena *a,
 	                         struct scheduler_attempt **out, size_t *n, struct kiln_err *err);
@@ -265,6 +293,10 @@ struct scheduler_store_ops {
 	kiln_rc (*workers_list)(struct scheduler_store *st, struct kiln_arena *a,
 	                        struct scheduler_worker_info **out, size_t *n,
 	                        struct kiln_err *err);
+	/* Workers seen since since_ms and not draining: name, arches and tags only. */
+	kiln_rc (*workers_active)(struct scheduler_store *st, int64_t since_ms,
+	                          struct kiln_arena *a, struct scheduler_worker_info **out,
+	                          size_t *n, struct kiln_err *err);
 	/* KILN_OK when a job token_id submitted has a package of this sha256 (signed or
 	 * unsigned), else KILN_ENOTFOUND. */
 	kiln_rc (*artifact_owned)(struct scheduler_store *st, const char *sha256, int64_t token_id,
@@ -296,12 +328,13 @@ struct scheduler_store_ops {
 	kiln_rc (*reruns_list)(struct scheduler_store *st, int64_t id, struct kiln_arena *a,
 	                       struct scheduler_rerun **out, size_t *n, struct kiln_err *err);
 	/* Store a rerun's comparison (replacing any) and its verdict; the original's
-	 * rolled-up verdict is recomputed (scheduler_verdict_rollup) into *rollup (may be
-	 * NULL; a static string). */
+	 * rolled-up verdict is recomputed with rollup (scheduler_verdict_rollup) from its
+	 * reruns' verdicts in the same transaction, into *out (may be NULL; rollup's string). */
 	kiln_rc (*rerun_record)(struct scheduler_store *st, int64_t id, int64_t n,
 	                        const char *verdict, const struct scheduler_rerun_artifact *arts,
-	                        size_t narts, int64_t now_ms, const char **rollup,
-	                        struct kiln_err *err);
+	                        size_t narts, int64_t now_ms,
+	                        const char *(*rollup)(const char *const *v, size_t n),
+	                        const char **out, struct kiln_err *err);
 	kiln_rc (*rerun_artifacts)(struct scheduler_store *st, int64_t id, struct kiln_arena *a,
 	                           struct scheduler_rerun_artifact **out, size_t *n,
 	                           struct kiln_err *err);
@@ -384,7 +417,7 @@ int scheduler_store_sqlite_version(void);
 
 struct scheduler;
 
-/* The verdicts, and the roll-up of reruns' verdicts into the job's (reproduce.c): any
+/* The verdicts, and the roll-up of reruns' verdicts into the job's (policy.c): any
  * differs wins (more reruns cannot undo it), then pending, rerun_failed, unknown; all
  * reproducible is reproducible. n == 0 is "". */
 extern const char *const scheduler_verdict_names[5];
@@ -616,14 +649,60 @@ KILN_MUST_CHECK kiln_rc scheduler_sign_artifacts(struct scheduler *s,
 KILN_MUST_CHECK kiln_rc scheduler_key_find(const struct scheduler *s, const char *name,
                                            const struct sign_key **out, struct kiln_err *err);
 
-/* Finish a lease and keep the metrics; wakes long polls. */
+/* ---------------------------------------------------------------------------------------- */
+/* Leases and job transitions (lease.c): the decisions of policy.c applied through the store */
+
+/* Lease the best queued job that fits q's worker (scheduler_lease_pick) into out;
+ * KILN_ENOTFOUND when none does. A job another grant took meanwhile is passed over. */
+KILN_MUST_CHECK kiln_rc scheduler_lease_grant(struct scheduler_store *st,
+                                              const struct scheduler_lease_query *q,
+                                              struct kiln_arena *a, struct scheduler_job *out,
+                                              struct kiln_err *err);
+/* Finish a lease (scheduler_lease_decide) and keep the metrics; wakes long polls. */
 KILN_MUST_CHECK kiln_rc scheduler_lease_end(struct scheduler *s, const char *lease_id,
                                             int64_t generation, struct scheduler_finish *f,
                                             struct kiln_err *err);
 /* One pass of the reaper: expire lost leases. */
 void scheduler_reap(struct scheduler *s);
-/* Backoff before attempt n+1 after n attempts. */
+/* Cancel job id (scheduler_cancel_decide); *state gets its new state. KILN_ECONFLICT when
+ * it has ended, KILN_ENOTFOUND when there is none. */
+KILN_MUST_CHECK kiln_rc scheduler_job_cancel(struct scheduler_store *st, int64_t id, int64_t now_ms,
+                                             enum scheduler_state *state, struct kiln_err *err);
+/* Queue a failed or cancelled job again (scheduler_retry_decide); KILN_ECONFLICT else. */
+KILN_MUST_CHECK kiln_rc scheduler_job_retry(struct scheduler_store *st, int64_t id, int64_t now_ms,
+                                            struct kiln_err *err);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Policy (policy.c): the scheduler's decisions, functions of records only (no store, no
+ * clock), so one rule holds for every store and each is tested without a database. */
+
+/* Backoff before attempt n+1 after n attempts: [scheduler] backoff doubled per attempt,
+ * at most backoff_max. */
 int64_t scheduler_backoff_ms(const struct scheduler *s, int64_t attempts);
+/* What the end of a lease with f does to job j (its lease's holder): a hand-back is
+ * requeued without using an attempt, a lost lease or an infra failure is requeued after
+ * f->backoff_ms while attempts remain, anything else ends the job (cancelled when a cancel
+ * was asked). */
+void scheduler_lease_decide(const struct scheduler_job *j, const struct scheduler_finish *f,
+                            struct scheduler_job_end *out);
+/* A cancel of j: *to is cancelled for a queued job, its own state for a running one (its
+ * worker is asked to stop); KILN_ECONFLICT when j has ended. */
+KILN_MUST_CHECK kiln_rc scheduler_cancel_decide(const struct scheduler_job *j,
+                                                enum scheduler_state *to, struct kiln_err *err);
+/* A retry of j: *budget more attempts (those j had left, at least one); KILN_ECONFLICT
+ * unless j failed or was cancelled. */
+KILN_MUST_CHECK kiln_rc scheduler_retry_decide(const struct scheduler_job *j, int64_t *budget,
+                                               struct kiln_err *err);
+/* The candidate (of n, best first) worker q gets: the first that fits it
+ * (scheduler_job_fits) and is no rerun of its own build; n when none is. *avoided gets the
+ * first fitting rerun of q's own build (n for none), which q gets only when no other worker
+ * could take it (scheduler_rerun_elsewhere). Candidates with id 0 are passed over. */
+size_t scheduler_lease_pick(const struct scheduler_candidate *c, size_t n,
+                            const struct scheduler_lease_query *q, size_t *avoided);
+/* Anti-affinity: could a worker of w (active ones: seen within two lease TTLs, not draining)
+ * other than self take c? */
+bool scheduler_rerun_elsewhere(const struct scheduler_candidate *c, const char *self,
+                               const struct scheduler_worker_info *w, size_t n);
 void scheduler_hist_add(struct scheduler *s, struct scheduler_hist *h, double seconds);
 
 /* JSON of records (http_json.c). */
@@ -646,8 +725,8 @@ struct scheduler_misfit {
 	const char *tag; /* SCHED_MISFIT_TAG: the tag the worker lacks, len bytes, in job_tags */
 	size_t len;
 };
-/* The one rule that matches jobs to workers, for the grant (the store asks it of each
- * candidate) and for placement answers alike: the job's arch ("" for any) is one of the
+/* The one rule that matches jobs to workers (policy.c), for the grant (scheduler_lease_pick)
+ * and for placement answers alike: the job's arch ("" for any) is one of the
  * worker's arches, and every job tag is one of the worker's tags. Word lists are joined
  * with commas (",x86_64,noarch,"; a job's tags may be "a,b" or ",a,b,"); any length. why
  * (may be NULL) says what did not fit. */

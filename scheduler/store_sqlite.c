@@ -5,10 +5,13 @@
  * This is the only file with SQL in it. One writer connection serves every write behind a
  * mutex (sqlite serialises writers anyway, and every call here is a handful of indexed
  * statements, so the lock is held for microseconds); reads go to a small pool of read-only
- * connections, which WAL runs beside the writer. Every write bumps the store's version as it
- * lets go of the writer's lock (sq_unlock), which the job JSON cache compares. The store
- * keeps no policy: which job a worker may take is the scheduler's rule, passed in with the
- * lease query (scheduler_job_fits). synchronous=NORMAL in WAL mode loses nothing when the
+ * connections, which WAL runs beside the writer. Every write goes through wr_begin/wr_end,
+ * which bump the store's version (the job JSON cache compares it), every read through
+ * rd_begin/rd_end; statements take their parameters and give their columns through tables
+ * (ARGS, struct rowmap). The store keeps no policy: it offers candidates and takes the one
+ * the scheduler picked (lease.c), writes the end of a lease its finish's decide() chose and
+ * the verdict roll-up its caller passes (policy.c), and guards cancel and retry by the
+ * state they were decided for. synchronous=NORMAL in WAL mode loses nothing when the
  * process dies (a committed transaction is in the WAL); only a power loss may drop the last
  * transactions.
  */
@@ -152,7 +155,7 @@ enum q {
 	Q_COUNT_STATES,
 	Q_COUNT_QUEUED_ARCH,
 	Q_PING,
-	Q_OTHER_WORKERS,
+	Q_WORKERS_ACTIVE,
 	Q_RERUN_ROW,
 	Q_RERUNS_ADD,
 	Q_RERUNS,
@@ -202,7 +205,8 @@ static const char *const sql[Q_COUNT] = {
                          " ORDER BY id DESC LIMIT ?2",
     [Q_QUEUE_AHEAD] = "SELECT count(*) FROM jobs WHERE state = 0 AND (priority > ?1 OR"
                       " (priority = ?1 AND id < ?2))",
-    [Q_CANDIDATES] = "SELECT " JOB_COLS " FROM jobs WHERE state = 0 AND not_before_ms <= ?1"
+    [Q_CANDIDATES] = "SELECT id, arch, tags, avoid_worker FROM jobs WHERE state = 0 AND"
+                     " not_before_ms <= ?1"
                      " AND (arch = '' OR instr(?2, ',' || arch || ',') > 0)"
                      " ORDER BY priority DESC, id ASC LIMIT 256",
     [Q_LEASE_TAKE] = "UPDATE jobs SET state = 1, lease_id = ?2, generation = generation + 1,"
@@ -227,6 +231,7 @@ static const char *const sql[Q_COUNT] = {
                       " WHERE id = ?1",
     [Q_EXPIRED] = "SELECT " JOB_COLS " FROM jobs WHERE state IN (1, 2) AND"
                   " lease_expires_ms < ?1",
+    /* cancel and retry are guarded by the state they were decided for (lease.c) */
     [Q_CANCEL_QUEUED] = "UPDATE jobs SET state = 5, cancel_requested = 1, finished_ms = ?2,"
                         " updated_ms = ?2, failure_class = 'cancel', message = 'cancelled"
                         " before it started' WHERE id = ?1 AND state = 0",
@@ -270,9 +275,8 @@ static const char *const sql[Q_COUNT] = {
     [Q_PING] = "SELECT count(*) FROM tokens WHERE id = 1",
     [Q_COUNT_QUEUED_ARCH] = "SELECT arch, count(*) FROM jobs WHERE state = 0 GROUP BY arch"
                             " ORDER BY arch",
-    /* workers other than ?1 seen since ?2 and not draining: could they take the job? */
-    [Q_OTHER_WORKERS] = "SELECT arches, tags FROM workers WHERE name != ?1 AND"
-                        " last_seen_ms >= ?2 AND draining = 0",
+    [Q_WORKERS_ACTIVE] = "SELECT name, arches, tags FROM workers WHERE last_seen_ms >= ?1"
+                         " AND draining = 0",
     [Q_RERUN_ROW] = "INSERT INTO reruns(job_id, n, rerun_job, variations, original_worker,"
                     " created_ms, updated_ms) VALUES(?1,?2,?3,?4,?5,?6,?6)",
     [Q_RERUNS_ADD] = "UPDATE jobs SET reruns = reruns + ?2, repro_verdict = 'pending',"
@@ -1039,93 +1043,41 @@ static kiln_rc queue_position(struct scheduler_store *base, const struct schedul
 /* ---------------------------------------------------------------------------------------- */
 /* Leases */
 
-/* A queued job a lease could take (Q_CANDIDATES reads these columns only: a poll must not
- * copy 256 requests and manifests). */
-struct cand {
-	int64_t id;
-	const char *arch, *tags, *avoid_worker;
-};
+#define C struct scheduler_candidate
+static const struct col cand_cols[] = {C_I64(C, id), C_TEXT(C, arch), C_TEXT(C, tags),
+                                       C_TEXT(C, avoid_worker)};
+#undef C
+static const struct rowmap cand_map = ROWMAP(struct scheduler_candidate, cand_cols, 256);
 
-/* Anti-affinity of a rerun: could a worker other than q's, seen within two lease TTLs and
- * not draining, take a job of this arch and tags? Then q's worker leaves it to that one. */
-static bool other_worker_fits(struct sq *s, const struct scheduler_lease_query *q, const char *arch,
-                              const char *tags)
+static kiln_rc lease_candidates(struct scheduler_store *base, int64_t now_ms, const char *arches,
+                                struct kiln_arena *a, struct scheduler_candidate **out, size_t *n,
+                                struct kiln_err *err)
 {
-	struct kiln_err err = KILN_ERR_INIT;
-	sqlite3_stmt *st =
-	    prep(s, Q_OTHER_WORKERS, ARGS(TXT(q->worker), I64(q->now_ms - 2 * q->ttl_ms)), &err);
-	bool fits = false;
+	void *v = NULL;
+	kiln_rc rc;
 
-	if (!st)
-		return false;
-	while (!fits && sqlite3_step(st) == SQLITE_ROW) {
-		const unsigned char *ar = sqlite3_column_text(st, 0);
-		const unsigned char *tg = sqlite3_column_text(st, 1);
-
-		fits = q->fits(arch, tags, ar ? (const char *)ar : "", tg ? (const char *)tg : "",
-		               NULL);
-	}
-	sqlite3_reset(st);
-	return fits;
+	rc = read_rows((struct sq *)base, Q_CANDIDATES, ARGS(I64(now_ms), TXT(arches)), &cand_map,
+	               a, &v, n, "lease candidates", err);
+	*out = v;
+	return rc;
 }
 
-static kiln_rc pick_candidate(struct sq *s, const struct scheduler_lease_query *q,
-                              struct kiln_arena *a, int64_t *id, struct kiln_err *err)
-{
-	sqlite3_stmt *st = prep(s, Q_CANDIDATES, ARGS(I64(q->now_ms), TXT(q->arches)), err);
-	struct scheduler_job avoided = {0};
-	int r;
-
-	*id = 0;
-	if (!st)
-		return KILN_EIO;
-	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-		const unsigned char *arch = sqlite3_column_text(st, 3);
-		const unsigned char *tags = sqlite3_column_text(st, 4);
-		const unsigned char *avoid = sqlite3_column_text(st, 30);
-
-		if (!q->fits(arch ? (const char *)arch : "", tags ? (const char *)tags : "",
-		             q->arches, q->tags, NULL))
-			continue;
-		if (avoid && *avoid && !strcmp((const char *)avoid, q->worker)) {
-			/* a rerun of this worker's build: decided once the others are seen */
-			if (!avoided.id)
-				row_read(st, &job_map, a, &avoided);
-			continue;
-		}
-		*id = sqlite3_column_int64(st, 0); /* lease_grant reads it once leased */
-		break;
-	}
-	sqlite3_reset(st);
-	if (r != SQLITE_ROW && r != SQLITE_DONE)
-		return db_err(s, err, "pick a job");
-	/* Anti-affinity: a rerun goes to another worker when one could take it; with none,
-	 * the original's worker runs it (a rerun on the same machine still varies the rest). */
-	if (!*id && avoided.id && !other_worker_fits(s, q, avoided.arch, avoided.tags))
-		*id = avoided.id;
-	return *id ? KILN_OK : KILN_ENOTFOUND;
-}
-
-static kiln_rc lease_grant(struct scheduler_store *base, const struct scheduler_lease_query *q,
-                           struct kiln_arena *a, struct scheduler_job *out, struct kiln_err *err)
+static kiln_rc lease_take(struct scheduler_store *base, int64_t id,
+                          const struct scheduler_lease_query *q, struct kiln_arena *a,
+                          struct scheduler_job *out, struct kiln_err *err)
 {
 	struct sq *s = (struct sq *)base;
-	int64_t id;
 	kiln_rc rc;
 
 	rc = tx_begin(s, err);
 	if (rc)
 		return rc;
-	rc = pick_candidate(s, q, a, &id, err);
-	if (rc == KILN_ENOTFOUND) {
-		tx_end(s, KILN_OK, NULL);
-		return KILN_ENOTFOUND;
-	}
-	if (!rc)
-		rc = run(s, Q_LEASE_TAKE,
-		         ARGS(I64(id), TXT(q->lease_id), TXT(q->worker), I64(q->now_ms + q->ttl_ms),
-		              I64(q->now_ms)),
-		         "lease a job", err);
+	rc = run(s, Q_LEASE_TAKE,
+	         ARGS(I64(id), TXT(q->lease_id), TXT(q->worker), I64(q->now_ms + q->ttl_ms),
+	              I64(q->now_ms)),
+	         "lease a job", err);
+	if (!rc && !sqlite3_changes(s->db))
+		rc = kiln_err_set(err, KILN_ECONFLICT, "job %lld is queued no more", (long long)id);
 	if (!rc)
 		rc = run(s, Q_ATTEMPT_INSERT, ARGS(I64(id), I64(q->now_ms)), "record the attempt",
 		         err);
@@ -1186,63 +1138,31 @@ static kiln_rc lease_touch(struct scheduler_store *base, const char *lease_id, i
 	return tx_end(s, rc, err);
 }
 
-static const char *outcome_attempt_state(enum scheduler_outcome o)
+/* Write the end f->decide chose for job j: its attempt's row, then the job's. */
+static kiln_rc job_end_write(struct sq *s, const struct scheduler_job *j,
+                             const struct scheduler_finish *f, struct kiln_err *err)
 {
-	static const char *const names[] = {"succeeded", "failed",   "failed",
-	                                    "cancelled", "released", "lost"};
-
-	return names[o];
-}
-
-/* Where the job goes after this outcome. */
-static bool outcome_requeues(const struct scheduler_job *j, const struct scheduler_finish *f)
-{
-	if (j->cancel_requested)
-		return false;
-	if (f->outcome == SCHED_OUT_RELEASED)
-		return true;
-	if (f->outcome == SCHED_OUT_INFRA || f->outcome == SCHED_OUT_LOST)
-		return j->attempts < j->max_attempts;
-	return false;
-}
-
-static enum scheduler_state outcome_state(const struct scheduler_job *j,
-                                          const struct scheduler_finish *f)
-{
-	if (f->outcome == SCHED_OUT_SUCCEEDED)
-		return SCHED_SUCCEEDED;
-	if (j->cancel_requested || f->outcome == SCHED_OUT_CANCELLED)
-		return SCHED_CANCELLED;
-	return SCHED_FAILED;
-}
-
-static kiln_rc finish_job(struct sq *s, const struct scheduler_job *j,
-                          const struct scheduler_finish *f, struct kiln_err *err)
-{
-	bool requeue = outcome_requeues(j, f);
-	bool ok = f->outcome == SCHED_OUT_SUCCEEDED;
-	const char *fc = j->cancel_requested && !ok ? "cancel" : f->failure_class;
+	struct scheduler_job_end e;
 	kiln_rc rc;
 
+	f->decide(j, f, &e);
 	rc = run(s, Q_ATTEMPT_STATE,
-	         ARGS(I64(j->id), I64(j->attempts), TXT(outcome_attempt_state(f->outcome)),
-	              TXT(f->failure_class), TXT(f->message), I64(f->now_ms)),
+	         ARGS(I64(j->id), I64(j->attempts), TXT(e.attempt_state), TXT(f->failure_class),
+	              TXT(f->message), I64(f->now_ms)),
 	         "attempt state", err);
-	if (rc)
-		return rc;
-	if (f->requeued)
-		*f->requeued = requeue;
-	/* A hand-back does not use up an attempt. */
-	if (requeue)
-		return run(s, Q_JOB_REQUEUE,
-		           ARGS(I64(j->id), I64(f->now_ms + f->backoff_ms), I64(f->now_ms),
-		                TXT(f->failure_class), TXT(f->message),
-		                I64(f->outcome == SCHED_OUT_RELEASED ? 1 : 0)),
-		           "end the job's lease", err);
-	return run(s, Q_JOB_END,
-	           ARGS(I64(j->id), I64(outcome_state(j, f)), TXT(ok ? "" : fc),
-	                TXT(ok ? "" : f->message), I64(f->now_ms)),
-	           "end the job's lease", err);
+	if (!rc && e.requeue)
+		rc = run(s, Q_JOB_REQUEUE,
+		         ARGS(I64(j->id), I64(e.not_before_ms), I64(f->now_ms),
+		              TXT(e.failure_class), TXT(e.message), I64(e.attempts_back)),
+		         "end the job's lease", err);
+	else if (!rc)
+		rc = run(s, Q_JOB_END,
+		         ARGS(I64(j->id), I64(e.state), TXT(e.failure_class), TXT(e.message),
+		              I64(f->now_ms)),
+		         "end the job's lease", err);
+	if (!rc && f->requeued)
+		*f->requeued = e.requeue;
+	return rc;
 }
 
 static kiln_rc lease_finish(struct scheduler_store *base, const char *lease_id, int64_t generation,
@@ -1258,7 +1178,7 @@ static kiln_rc lease_finish(struct scheduler_store *base, const char *lease_id, 
 		goto out;
 	rc = lease_lookup(s, lease_id, generation, &a, &j, err);
 	if (!rc)
-		rc = finish_job(s, &j, f, err);
+		rc = job_end_write(s, &j, f, err);
 	rc = tx_end(s, rc, err);
 out:
 	kiln_arena_release(&a);
@@ -1277,58 +1197,30 @@ static kiln_rc leases_expired(struct scheduler_store *base, int64_t now_ms, stru
 	return rc;
 }
 
-static kiln_rc job_cancel(struct scheduler_store *base, int64_t id, int64_t now_ms,
-                          enum scheduler_state *state, struct kiln_err *err)
+static kiln_rc job_cancel(struct scheduler_store *base, int64_t id, int64_t now_ms, bool queued,
+                          struct kiln_err *err)
 {
-	struct sq *s = (struct sq *)base;
-	struct kiln_arena a = KILN_ARENA_INIT(KILN_LIMIT_HTTP_BODY * 4);
-	struct scheduler_job j = {0};
 	kiln_rc rc;
 
-	rc = tx_begin(s, err);
-	if (rc)
-		goto out;
-	rc = job_get_locked(s, id, &a, &j, err);
-	if (!rc && scheduler_state_final(j.state))
-		rc = kiln_err_set(err, KILN_ECONFLICT, "job %lld has already ended (%s)",
-		                  (long long)id, scheduler_state_name(j.state));
-	if (!rc)
-		rc = run(s, j.state == SCHED_QUEUED ? Q_CANCEL_QUEUED : Q_CANCEL_ACTIVE,
-		         ARGS(I64(id), I64(now_ms)), "cancel", err);
-	if (!rc)
-		*state = j.state == SCHED_QUEUED ? SCHED_CANCELLED : j.state;
-	rc = tx_end(s, rc, err);
-out:
-	kiln_arena_release(&a);
+	rc = write1_changed((struct sq *)base, queued ? Q_CANCEL_QUEUED : Q_CANCEL_ACTIVE,
+	                    ARGS(I64(id), I64(now_ms)), "cancel", err);
+	if (rc == KILN_ENOTFOUND)
+		return kiln_err_set(err, KILN_ECONFLICT, "job %lld is %s no more", (long long)id,
+		                    queued ? "queued" : "running");
 	return rc;
 }
 
-static kiln_rc job_retry(struct scheduler_store *base, int64_t id, int64_t now_ms,
+static kiln_rc job_retry(struct scheduler_store *base, int64_t id, int64_t now_ms, int64_t budget,
                          struct kiln_err *err)
 {
-	struct sq *s = (struct sq *)base;
-	struct kiln_arena a = KILN_ARENA_INIT(KILN_LIMIT_HTTP_BODY * 4);
-	struct scheduler_job j = {0};
 	kiln_rc rc;
 
-	rc = tx_begin(s, err);
-	if (rc)
-		goto out;
-	rc = job_get_locked(s, id, &a, &j, err);
-	if (!rc && j.state != SCHED_FAILED && j.state != SCHED_CANCELLED)
-		rc = kiln_err_set(err, KILN_ECONFLICT,
-		                  "job %lld is %s: only failed or cancelled jobs "
-		                  "can be retried",
-		                  (long long)id, scheduler_state_name(j.state));
-	/* The same budget again as the job had at first. */
-	if (!rc)
-		rc = run(s, Q_RETRY,
-		         ARGS(I64(id), I64(now_ms),
-		              I64(j.max_attempts > j.attempts ? j.max_attempts - j.attempts : 1)),
-		         "retry", err);
-	rc = tx_end(s, rc, err);
-out:
-	kiln_arena_release(&a);
+	rc = write1_changed((struct sq *)base, Q_RETRY, ARGS(I64(id), I64(now_ms), I64(budget)),
+	                    "retry", err);
+	if (rc == KILN_ENOTFOUND)
+		return kiln_err_set(err, KILN_ECONFLICT,
+		                    "job %lld is neither failed nor cancelled (any more)",
+		                    (long long)id);
 	return rc;
 }
 
@@ -1438,6 +1330,25 @@ static kiln_rc workers_list(struct scheduler_store *base, struct kiln_arena *a,
 
 	rc =
 	    read_rows((struct sq *)base, Q_WORKERS, NO_ARGS, &worker_map, a, &v, n, "workers", err);
+	*out = v;
+	return rc;
+}
+
+#define W struct scheduler_worker_info
+static const struct col worker_active_cols[] = {C_TEXT(W, name), C_TEXT(W, arches),
+                                                C_TEXT(W, tags)};
+#undef W
+static const struct rowmap worker_active_map =
+    ROWMAP(struct scheduler_worker_info, worker_active_cols, 10000);
+
+static kiln_rc workers_active(struct scheduler_store *base, int64_t since_ms, struct kiln_arena *a,
+                              struct scheduler_worker_info **out, size_t *n, struct kiln_err *err)
+{
+	void *v = NULL;
+	kiln_rc rc;
+
+	rc = read_rows((struct sq *)base, Q_WORKERS_ACTIVE, ARGS(I64(since_ms)), &worker_active_map,
+	               a, &v, n, "active workers", err);
 	*out = v;
 	return rc;
 }
@@ -1642,8 +1553,11 @@ static kiln_rc rerun_art_put(struct sq *s, int64_t id, int64_t n,
 	           "record a compared artifact", err);
 }
 
-/* The verdicts of a job's reruns rolled up into jobs.repro_verdict. */
-static kiln_rc rollup_store(struct sq *s, int64_t id, const char **rollup, struct kiln_err *err)
+/* The verdicts of a job's reruns rolled up (by the scheduler's rule) into
+ * jobs.repro_verdict. */
+static kiln_rc rollup_store(struct sq *s, int64_t id,
+                            const char *(*rollup)(const char *const *v, size_t n), const char **out,
+                            struct kiln_err *err)
 {
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
 	const char *v[1000];
@@ -1655,18 +1569,20 @@ static kiln_rc rollup_store(struct sq *s, int64_t id, const char **rollup, struc
 	rc = rows(s, Q_RERUN_VERDICTS, ARGS(I64(id)), &v_text_map, &a, &rv, &n, "verdicts", err);
 	for (i = 0; !rc && i < n; i++)
 		v[i] = ((struct v_text *)rv)[i].v;
-	r = scheduler_verdict_rollup(v, rc ? 0 : n);
+	r = rollup(v, rc ? 0 : n);
 	if (!rc)
 		rc = run(s, Q_REPRO_VERDICT, ARGS(I64(id), TXT(r)), "record the verdict", err);
-	if (!rc && rollup)
-		*rollup = r;
+	if (!rc && out)
+		*out = r;
 	kiln_arena_release(&a);
 	return rc;
 }
 
 static kiln_rc rerun_record(struct scheduler_store *base, int64_t id, int64_t n,
                             const char *verdict, const struct scheduler_rerun_artifact *arts,
-                            size_t narts, int64_t now_ms, const char **rollup, struct kiln_err *err)
+                            size_t narts, int64_t now_ms,
+                            const char *(*rollup)(const char *const *v, size_t n), const char **out,
+                            struct kiln_err *err)
 {
 	struct sq *s = (struct sq *)base;
 	size_t i;
@@ -1682,7 +1598,7 @@ static kiln_rc rerun_record(struct scheduler_store *base, int64_t id, int64_t n,
 		rc = run(s, Q_RERUN_VERDICT, ARGS(I64(id), I64(n), TXT(verdict), I64(now_ms)),
 		         "record the rerun's verdict", err);
 	if (!rc)
-		rc = rollup_store(s, id, rollup, err);
+		rc = rollup_store(s, id, rollup, out, err);
 	return tx_end(s, rc, err);
 }
 
@@ -1938,7 +1854,8 @@ static const struct scheduler_store_ops sqlite_ops = {
     .job_get = job_get,
     .job_list = job_list,
     .queue_position = queue_position,
-    .lease_grant = lease_grant,
+    .lease_candidates = lease_candidates,
+    .lease_take = lease_take,
     .lease_touch = lease_touch,
     .lease_finish = lease_finish,
     .leases_expired = leases_expired,
@@ -1949,6 +1866,7 @@ static const struct scheduler_store_ops sqlite_ops = {
     .artifacts_list = artifacts_list,
     .worker_seen = worker_seen,
     .workers_list = workers_list,
+    .workers_active = workers_active,
     .worker_owner = worker_owner,
     .artifact_owned = artifact_owned,
     .artifact_job = artifact_job,

@@ -37,9 +37,9 @@ static kiln_rc grant(struct scheduler_store *st, const char *worker, const char 
                      struct scheduler_job *out)
 {
 	struct kiln_err err = KILN_ERR_INIT;
-	struct scheduler_lease_query q = {worker, arches, tags, now, 1000, lid, scheduler_job_fits};
+	struct scheduler_lease_query q = {worker, arches, tags, now, 1000, lid};
 
-	return st->ops->lease_grant(st, &q, a, out, &err);
+	return scheduler_lease_grant(st, &q, a, out, &err);
 }
 
 #define L1 "11111111111111111111111111111111"
@@ -78,7 +78,8 @@ KILN_TEST(store_generation_guards_every_lease_call)
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
 	struct kiln_err err = KILN_ERR_INIT;
 	struct scheduler_job j, *exp = NULL;
-	struct scheduler_finish f = {SCHED_OUT_LOST, "infra", "lost", 5000, 100, NULL};
+	struct scheduler_finish f = {SCHED_OUT_LOST,        "infra", "lost", 5000, 100, NULL,
+	                             scheduler_lease_decide};
 	struct scheduler_attempt *att = NULL;
 	size_t n = 0;
 	int64_t id = insert(st, "", "", 0, NULL);
@@ -139,12 +140,12 @@ KILN_TEST(store_idempotency_cancel_retry)
 	j.token_id = 2;
 	assert_ok(st->ops->job_insert(st, &j, &again, &err), &err);
 	assert_int_not_equal(again, id);
-	assert_ok(st->ops->job_cancel(st, id, 3000, &s, &err), &err);
+	assert_ok(scheduler_job_cancel(st, id, 3000, &s, &err), &err);
 	assert_int_equal(s, SCHED_CANCELLED);
-	assert_ok(st->ops->job_retry(st, id, 3100, &err), &err);
+	assert_ok(scheduler_job_retry(st, id, 3100, &err), &err);
 	assert_ok(st->ops->job_get(st, id, &a, &j, &err), &err);
 	assert_int_equal(j.state, SCHED_QUEUED);
-	assert_int_equal(st->ops->job_retry(st, id, 3100, &err), KILN_ECONFLICT);
+	assert_int_equal(scheduler_job_retry(st, id, 3100, &err), KILN_ECONFLICT);
 	kiln_err_clear(&err);
 	assert_int_equal(st->ops->job_get(st, 999, &a, &j, &err), KILN_ENOTFOUND);
 	kiln_arena_release(&a);
@@ -268,7 +269,9 @@ KILN_TEST(store_rerun_anti_affinity_and_verdicts)
 	assert_string_equal(rv[0].variations, "time umask");
 	ra.name = "a.rpm", ra.original_sha256 = "aa", ra.rerun_sha256 = "bb";
 	ra.verdict = "differs", ra.diff = "{}", ra.text = "t", ra.diffoscope_state = "pending";
-	assert_ok(st->ops->rerun_record(st, orig, 1, "differs", &ra, 1, 5, &rollup, &err), &err);
+	assert_ok(st->ops->rerun_record(st, orig, 1, "differs", &ra, 1, 5, scheduler_verdict_rollup,
+	                                &rollup, &err),
+	          &err);
 	assert_string_equal(rollup, "differs");
 	assert_ok(st->ops->job_get(st, orig, &a, &got, &err), &err);
 	assert_string_equal(got.repro_verdict, "differs");
@@ -293,7 +296,8 @@ KILN_TEST(store_repro_undone_after_a_stop)
 	struct scheduler_store *st = open_store("undone.db");
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
 	struct kiln_err err = KILN_ERR_INIT;
-	struct scheduler_finish f = {SCHED_OUT_SUCCEEDED, "", "", 3000, 0, NULL};
+	struct scheduler_finish f = {SCHED_OUT_SUCCEEDED,   "", "", 3000, 0, NULL,
+	                             scheduler_lease_decide};
 	struct scheduler_job j = {0}, got;
 	int64_t id = 0, rr = 0, *v = NULL;
 	size_t n = 0;
@@ -463,7 +467,8 @@ KILN_TEST(store_every_write_invalidates_cached_job_bodies)
 	struct scheduler_artifact art = {
 	    .job_id = 1, .attempt = 1, .name = "a.rpm", .kind = "binary"};
 	struct scheduler_worker_info w = {.name = "w1", .arches = ",x,", .tags = ","};
-	struct scheduler_finish f = {SCHED_OUT_SUCCEEDED, "", "", 10, 0, NULL};
+	struct scheduler_finish f = {SCHED_OUT_SUCCEEDED,   "", "", 10, 0, NULL,
+	                             scheduler_lease_decide};
 	struct scheduler_job j;
 	const char *dstate, *msg;
 	int64_t tid;
@@ -490,8 +495,8 @@ KILN_TEST(store_every_write_invalidates_cached_job_bodies)
 	WROTE(&b, st->ops->rebuild_put(st, b.id, "a.src.rpm", "ab", "[]", 5, &err));
 	WROTE(&b, st->ops->rebuild_record(st, b.id, "reproducible", "[]", "", &err));
 	WROTE(&b, st->ops->diffoscope_set(st, b.id, 1, "a.rpm", "done", NULL, &err));
-	WROTE(&b, st->ops->job_cancel(st, b.id, 6, &j.state, &err));
-	WROTE(&b, st->ops->job_retry(st, b.id, 7, &err));
+	WROTE(&b, st->ops->job_cancel(st, b.id, 6, true, &err));
+	WROTE(&b, st->ops->job_retry(st, b.id, 7, 1, &err));
 	WROTE(&b, grant(st, "w1", ",x,", ",", 8, L1, &a, &j));
 	WROTE(&b, st->ops->lease_touch(st, L1, j.generation, 9, 1000, &a, &j, &err));
 	WROTE(&b, st->ops->lease_finish(st, L1, j.generation, &f, &err));
