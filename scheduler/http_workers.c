@@ -649,6 +649,6 @@ void scheduler_h_complete(void *ctx, struct api_req *req, struct api_resp *resp)
 		api_resp_from_err(resp, &err);
 		return;
 	}
-	scheduler_repro_job_ended(s, j.id);
+	scheduler_job_ended(s, j.id);
 	complete_reply(s, j.id, req, resp);
 }

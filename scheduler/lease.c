@@ -107,56 +107,75 @@ void scheduler_reap(struct scheduler *s)
 		}
 		kiln_log(KILN_LOG_INFO, "job %lld: %s (attempt %lld)", (long long)v[i].id, msg,
 		         (long long)v[i].attempts);
-		scheduler_repro_job_ended(s, v[i].id);
+		scheduler_job_ended(s, v[i].id);
 	}
 out:
 	kiln_arena_release(&a);
 }
 
+/* One transition of a job: decide on j as read (policy.c), then write; *moved when the
+ * store's guarded write found the job in another state than j's. */
+typedef kiln_rc (*transition_fn)(struct scheduler_store *st, const struct scheduler_job *j,
+                                 int64_t now_ms, void *out, bool *moved, struct kiln_err *err);
+
 /* The store's writes are guarded by the state they were decided for: KILN_ECONFLICT from
  * the store means the job moved meanwhile (a worker ended it, another request changed it),
- * so the decision is taken again on what it is now. */
-kiln_rc scheduler_job_cancel(struct scheduler_store *st, int64_t id, int64_t now_ms,
-                             enum scheduler_state *state, struct kiln_err *err)
+ * so the decision is taken again on what it is now, a few times at most. */
+static kiln_rc transition(struct scheduler_store *st, int64_t id, int64_t now_ms,
+                          transition_fn step, void *out, struct kiln_err *err)
 {
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_LIMIT_HTTP_BODY * 4);
 	struct scheduler_job j = {0};
-	kiln_rc rc = KILN_ECONFLICT;
+	bool moved = true;
+	kiln_rc rc = KILN_OK;
 	int i;
 
-	for (i = 0; rc == KILN_ECONFLICT && i < TRANSITION_TRIES; i++) {
+	for (i = 0; moved && i < TRANSITION_TRIES; i++) {
+		moved = false;
 		kiln_err_clear(err);
 		kiln_arena_release(&a);
 		rc = st->ops->job_get(st, id, &a, &j, err);
 		if (!rc)
-			rc = scheduler_cancel_decide(&j, state, err);
-		if (rc)
-			break;
-		rc = st->ops->job_cancel(st, id, now_ms, j.state == SCHED_QUEUED, err);
+			rc = step(st, &j, now_ms, out, &moved, err);
 	}
 	kiln_arena_release(&a);
 	return rc;
 }
 
+static kiln_rc cancel_step(struct scheduler_store *st, const struct scheduler_job *j,
+                           int64_t now_ms, void *state, bool *moved, struct kiln_err *err)
+{
+	kiln_rc rc = scheduler_cancel_decide(j, state, err);
+
+	if (!rc) {
+		rc = st->ops->job_cancel(st, j->id, now_ms, j->state == SCHED_QUEUED, err);
+		*moved = rc == KILN_ECONFLICT;
+	}
+	return rc;
+}
+
+static kiln_rc retry_step(struct scheduler_store *st, const struct scheduler_job *j, int64_t now_ms,
+                          void *unused, bool *moved, struct kiln_err *err)
+{
+	int64_t budget;
+	kiln_rc rc = scheduler_retry_decide(j, &budget, err);
+
+	(void)unused;
+	if (!rc) {
+		rc = st->ops->job_retry(st, j->id, now_ms, budget, err);
+		*moved = rc == KILN_ECONFLICT;
+	}
+	return rc;
+}
+
+kiln_rc scheduler_job_cancel(struct scheduler_store *st, int64_t id, int64_t now_ms,
+                             enum scheduler_state *state, struct kiln_err *err)
+{
+	return transition(st, id, now_ms, cancel_step, state, err);
+}
+
 kiln_rc scheduler_job_retry(struct scheduler_store *st, int64_t id, int64_t now_ms,
                             struct kiln_err *err)
 {
-	struct kiln_arena a = KILN_ARENA_INIT(KILN_LIMIT_HTTP_BODY * 4);
-	struct scheduler_job j = {0};
-	kiln_rc rc = KILN_ECONFLICT;
-	int64_t budget;
-	int i;
-
-	for (i = 0; rc == KILN_ECONFLICT && i < TRANSITION_TRIES; i++) {
-		kiln_err_clear(err);
-		kiln_arena_release(&a);
-		rc = st->ops->job_get(st, id, &a, &j, err);
-		if (!rc)
-			rc = scheduler_retry_decide(&j, &budget, err);
-		if (rc)
-			break;
-		rc = st->ops->job_retry(st, id, now_ms, budget, err);
-	}
-	kiln_arena_release(&a);
-	return rc;
+	return transition(st, id, now_ms, retry_step, NULL, err);
 }

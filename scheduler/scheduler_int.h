@@ -4,8 +4,11 @@
  * share.
  *
  * No SQL outside the store's implementation file (store_sqlite.c): everything else calls
- * the scheduler_store_* wrappers below. Store calls are thread-safe (the implementation
- * serialises them); strings they return live in the arena the caller passes.
+ * the store's ops below. Store calls are thread-safe (the implementation serialises them);
+ * strings they return live in the arena the caller passes. The store persists what the
+ * scheduler decides: retries and final states, which job a worker gets, which cancels and
+ * retries a state allows and the verdict roll-up are policy.c's, carried out through the
+ * store by lease.c.
  */
 #ifndef KILN_SCHEDULER_INT_H
 #define KILN_SCHEDULER_INT_H
@@ -30,6 +33,7 @@ enum scheduler_state {
 };
 #define SCHED_NSTATES 6
 
+/* A state's name, "unknown" for no state (model.c). */
 const char *scheduler_state_name(enum scheduler_state s);
 /* KILN_EINVAL naming the word when it is not a state. */
 KILN_MUST_CHECK kiln_rc scheduler_state_parse(const char *s, enum scheduler_state *out,
@@ -257,7 +261,7 @@ struct scheduler_store_ops {
 	                            struct kiln_arena *a, struct scheduler_candidate **out,
 	                            size_t *n, struct kiln_err *err);
 	/* Lease queued job id to q's worker (a new attempt) and read it into out;
-	 * KILN_ECONFLICT when it is queued no more. */
+	 * KILN_ECONFLICT when it is queued no more (or not due at q->now_ms). */
 	kiln_rc (*lease_take)(struct scheduler_store *st, int64_t id,
 	                      const struct scheduler_lease_query *q, struct kiln_arena *a,
 	                      struct scheduler_job *out, struct kiln_err *err);
@@ -426,10 +430,19 @@ const char *scheduler_verdict_rollup(const char *const *v, size_t n);
  * empty). KILN_EINVAL naming the field. */
 KILN_MUST_CHECK kiln_rc scheduler_vary_check(const struct api_strlist *l, struct kiln_buf *out,
                                              struct kiln_err *err);
-/* Call when job id may have ended (completion, reaper, cancel): an original that
- * succeeded gets its reruns; a rerun that ended is compared with its original. Problems
- * are logged (the job's own outcome stands). */
-void scheduler_repro_job_ended(struct scheduler *s, int64_t id);
+/* The "a job ended" hook (ended.c): call when job id may have ended (completion, reaper,
+ * cancel). Rebuild comparison, reproducibility (provenance, reruns, comparison) and
+ * publishing follow; problems are logged (the job's own outcome stands). */
+void scheduler_job_ended(struct scheduler *s, int64_t id);
+/* At start: the jobs that ended in the last week whose reproducibility work (reruns,
+ * provenance, a comparison) was not done while the scheduler was stopping, through
+ * scheduler_job_ended; then, with repositories, the succeeded jobs without a publishing
+ * decision, through scheduler_publish_job_ended. */
+void scheduler_job_ended_recover(struct scheduler *s);
+/* The reproducibility step of scheduler_job_ended for j, which has ended (reproduce.c): an
+ * original that succeeded gets its provenance and reruns; a rerun is compared with its
+ * original. */
+void scheduler_repro_job_ended(struct scheduler *s, const struct scheduler_job *j);
 /* Provenance (provenance.c): the signed SLSA statement of a succeeded job, and the rerun
  * attestation of a reproducible one; stored with the job. No key: nothing (KILN_OK). */
 KILN_MUST_CHECK kiln_rc scheduler_provenance_make(struct scheduler *s,
@@ -440,9 +453,6 @@ KILN_MUST_CHECK kiln_rc scheduler_rerun_attestation_make(struct scheduler *s,
                                                          const char *worker,
                                                          const struct scheduler_rerun *rv,
                                                          size_t rn, struct kiln_err *err);
-/* At start: finish the reproducibility work of jobs that ended in the last week while
- * the scheduler was stopping (scheduler_repro_job_ended for each). */
-void scheduler_repro_recover(struct scheduler *s);
 /* A rebuild job ended: compare what it built with the published packages (rebuild.c);
  * nothing for other jobs. */
 void scheduler_rebuild_job_ended(struct scheduler *s, const struct scheduler_job *j);
@@ -564,8 +574,6 @@ void scheduler_publish_stop(struct scheduler *s);
  * it names when it succeeded and, with reruns, was found reproducible; record the
  * decision. Problems are logged. */
 void scheduler_publish_job_ended(struct scheduler *s, int64_t id);
-/* At start: decide for the succeeded jobs of the last week that have no decision. */
-void scheduler_publish_recover(struct scheduler *s);
 /* Ask for a publish of repository name (KILN_ENOTFOUND when there is none). */
 KILN_MUST_CHECK kiln_rc scheduler_publish_regenerate(struct scheduler *s, const char *name,
                                                      struct kiln_err *err);
@@ -627,12 +635,27 @@ KILN_MUST_CHECK kiln_rc scheduler_root_of_artifact(struct scheduler *s, const ch
                                                    struct kiln_arena *a, const char **root,
                                                    char lock[65], struct kiln_err *err);
 
+/* The data directory (datadir.c): its blobs/, logs/, tmp/ and keys/ made, their paths in s
+ * (freed by scheduler_datadir_release, which also frees the keys). */
+KILN_MUST_CHECK kiln_rc scheduler_datadir_open(struct scheduler *s,
+                                               const struct scheduler_config *cfg,
+                                               struct kiln_err *err);
+void scheduler_datadir_release(struct scheduler *s);
+/* The configured keys into s->keys, or the default key (made in DATA/keys/ on first
+ * start), which is added to cfg's key table: cfg is written here, before serving starts. */
+KILN_MUST_CHECK kiln_rc scheduler_keys_load(struct scheduler *s, struct scheduler_config *cfg,
+                                            struct kiln_err *err);
+
 /* Blobs: content-addressed files under blob_dir/ab/abcd... */
 void scheduler_blob_path(const struct scheduler *s, const char *sha256, struct kiln_buf *out);
 /* Move the file at tmp (sha256 already checked) into the blob store. */
 KILN_MUST_CHECK kiln_rc scheduler_blob_adopt(struct scheduler *s, const char *tmp,
                                              const char *sha256, struct kiln_err *err);
 bool scheduler_blob_exists(const struct scheduler *s, const char *sha256);
+/* A new file prefix-XXXXXX in tmp_dir, open (O_CLOEXEC) in *fd with its name in path; the
+ * caller closes it and removes or adopts it. */
+KILN_MUST_CHECK kiln_rc scheduler_tmp_file(struct scheduler *s, const char *prefix,
+                                           struct kiln_buf *path, int *fd, struct kiln_err *err);
 /* Store data as a blob; sha256 (65 bytes) gets its digest. */
 KILN_MUST_CHECK kiln_rc scheduler_blob_put_mem(struct scheduler *s, const void *data, size_t len,
                                                char sha256[65], struct kiln_err *err);
@@ -641,7 +664,7 @@ KILN_MUST_CHECK kiln_rc scheduler_blob_put_mem(struct scheduler *s, const void *
 void scheduler_log_path(const struct scheduler *s, int64_t job, int64_t attempt,
                         struct kiln_buf *out);
 
-/* Sign every package artifact of the job's attempt with the job's key. */
+/* Sign every package artifact of the job's attempt with the job's key (signing.c). */
 KILN_MUST_CHECK kiln_rc scheduler_sign_artifacts(struct scheduler *s,
                                                  const struct scheduler_job *job, int64_t attempt,
                                                  struct kiln_err *err);
@@ -703,6 +726,8 @@ size_t scheduler_lease_pick(const struct scheduler_candidate *c, size_t n,
  * other than self take c? */
 bool scheduler_rerun_elsewhere(const struct scheduler_candidate *c, const char *self,
                                const struct scheduler_worker_info *w, size_t n);
+
+/* Count seconds into histogram h (metrics.c); thread-safe (stats_lock). */
 void scheduler_hist_add(struct scheduler *s, struct scheduler_hist *h, double seconds);
 
 /* JSON of records (http_json.c). */

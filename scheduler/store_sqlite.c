@@ -8,9 +8,10 @@
  * connections, which WAL runs beside the writer. Every write goes through wr_begin/wr_end,
  * which bump the store's version (the job JSON cache compares it), every read through
  * rd_begin/rd_end; statements take their parameters and give their columns through tables
- * (ARGS, struct rowmap). The store keeps no policy: it offers candidates and takes the one
- * the scheduler picked (lease.c), writes the end of a lease its finish's decide() chose and
- * the verdict roll-up its caller passes (policy.c), and guards cancel and retry by the
+ * (ARGS, struct rowmap). The scheduler's decisions are not made here: the store offers
+ * lease candidates (best first: priority, then age) and takes the one the scheduler
+ * picked (lease.c), writes the end of a lease its finish's decide() chose and the verdict
+ * roll-up with the rule its caller passes (policy.c), and guards cancel and retry by the
  * state they were decided for. synchronous=NORMAL in WAL mode loses nothing when the
  * process dies (a committed transaction is in the WAL); only a power loss may drop the last
  * transactions.
@@ -212,7 +213,7 @@ static const char *const sql[Q_COUNT] = {
     [Q_LEASE_TAKE] = "UPDATE jobs SET state = 1, lease_id = ?2, generation = generation + 1,"
                      " worker = ?3, lease_expires_ms = ?4, attempts = attempts + 1,"
                      " started_ms = CASE WHEN started_ms = 0 THEN ?5 ELSE started_ms END,"
-                     " updated_ms = ?5 WHERE id = ?1 AND state = 0",
+                     " updated_ms = ?5 WHERE id = ?1 AND state = 0 AND not_before_ms <= ?5",
     [Q_ATTEMPT_INSERT] = "INSERT INTO attempts(job_id, n, worker, lease_id, generation, state,"
                          " started_ms) SELECT id, attempts, worker, lease_id, generation,"
                          " 'leased', ?2 FROM jobs WHERE id = ?1",
@@ -459,35 +460,12 @@ enum col_kind { COL_I64, COL_BOOL, COL_STATE, COL_UINT, COL_TEXT, COL_TEXT_OR_NU
 struct col {
 	enum col_kind kind;
 	size_t off;  /* of the member */
-	size_t size; /* COL_COPY: of the char array */
+	size_t size; /* of the member (COL_COPY: of the char array) */
 };
-#define C_I64(T, m)                                                                                \
+/* Column kind k (COL_k) read into member m of record type T. */
+#define COL(k, T, m)                                                                               \
 	{                                                                                          \
-		COL_I64, offsetof(T, m), 0                                                         \
-	}
-#define C_BOOL(T, m)                                                                               \
-	{                                                                                          \
-		COL_BOOL, offsetof(T, m), 0                                                        \
-	}
-#define C_STATE(T, m)                                                                              \
-	{                                                                                          \
-		COL_STATE, offsetof(T, m), 0                                                       \
-	}
-#define C_UINT(T, m)                                                                               \
-	{                                                                                          \
-		COL_UINT, offsetof(T, m), 0                                                        \
-	}
-#define C_TEXT(T, m)                                                                               \
-	{                                                                                          \
-		COL_TEXT, offsetof(T, m), 0                                                        \
-	}
-#define C_TEXT_OR_NULL(T, m)                                                                       \
-	{                                                                                          \
-		COL_TEXT_OR_NULL, offsetof(T, m), 0                                                \
-	}
-#define C_COPY(T, m)                                                                               \
-	{                                                                                          \
-		COL_COPY, offsetof(T, m), sizeof(((T *)0)->m)                                      \
+		COL_##k, offsetof(T, m), sizeof(((T *)0)->m)                                       \
 	}
 
 /* How rows become records: the columns in the statement's order, the record's size and
@@ -778,100 +756,104 @@ static kiln_rc read_rows(struct sq *w, enum q id, const struct arg *v, size_t nv
 #define J struct scheduler_job
 /* In JOB_COLS order. */
 static const struct col job_cols[] = {
-    C_I64(J, id),
-    C_STATE(J, state),
-    C_I64(J, priority),
-    C_TEXT(J, arch),
-    C_TEXT(J, tags),
-    C_TEXT(J, spec_name),
-    C_TEXT(J, request),
-    C_TEXT(J, manifest),
-    C_COPY(J, content_key),
-    C_TEXT(J, sign_key),
-    C_TEXT(J, idem_key),
-    C_I64(J, token_id),
-    C_I64(J, created_ms),
-    C_I64(J, updated_ms),
-    C_I64(J, started_ms),
-    C_I64(J, finished_ms),
-    C_I64(J, not_before_ms),
-    C_I64(J, attempts),
-    C_I64(J, max_attempts),
-    C_I64(J, timeout_s),
-    C_BOOL(J, cancel_requested),
-    C_COPY(J, lease_id),
-    C_I64(J, generation),
-    C_TEXT(J, worker),
-    C_I64(J, lease_expires_ms),
-    C_TEXT(J, failure_class),
-    C_TEXT(J, message),
-    C_I64(J, reruns),
-    C_I64(J, rerun_of),
-    C_I64(J, rerun_n),
-    C_TEXT(J, avoid_worker),
-    C_TEXT(J, variations),
-    C_TEXT(J, repro_verdict),
+    COL(I64, J, id),
+    COL(STATE, J, state),
+    COL(I64, J, priority),
+    COL(TEXT, J, arch),
+    COL(TEXT, J, tags),
+    COL(TEXT, J, spec_name),
+    COL(TEXT, J, request),
+    COL(TEXT, J, manifest),
+    COL(COPY, J, content_key),
+    COL(TEXT, J, sign_key),
+    COL(TEXT, J, idem_key),
+    COL(I64, J, token_id),
+    COL(I64, J, created_ms),
+    COL(I64, J, updated_ms),
+    COL(I64, J, started_ms),
+    COL(I64, J, finished_ms),
+    COL(I64, J, not_before_ms),
+    COL(I64, J, attempts),
+    COL(I64, J, max_attempts),
+    COL(I64, J, timeout_s),
+    COL(BOOL, J, cancel_requested),
+    COL(COPY, J, lease_id),
+    COL(I64, J, generation),
+    COL(TEXT, J, worker),
+    COL(I64, J, lease_expires_ms),
+    COL(TEXT, J, failure_class),
+    COL(TEXT, J, message),
+    COL(I64, J, reruns),
+    COL(I64, J, rerun_of),
+    COL(I64, J, rerun_n),
+    COL(TEXT, J, avoid_worker),
+    COL(TEXT, J, variations),
+    COL(TEXT, J, repro_verdict),
 };
 #undef J
 static const struct rowmap job_map = ROWMAP(struct scheduler_job, job_cols, 1024);
 
 #define A struct scheduler_attempt
 static const struct col attempt_cols[] = {
-    C_I64(A, job_id),     C_I64(A, n),        C_TEXT(A, worker),        C_COPY(A, lease_id),
-    C_I64(A, generation), C_TEXT(A, state),   C_TEXT(A, failure_class), C_TEXT(A, message),
-    C_I64(A, started_ms), C_I64(A, ended_ms),
+    COL(I64, A, job_id),         COL(I64, A, n),          COL(TEXT, A, worker),
+    COL(COPY, A, lease_id),      COL(I64, A, generation), COL(TEXT, A, state),
+    COL(TEXT, A, failure_class), COL(TEXT, A, message),   COL(I64, A, started_ms),
+    COL(I64, A, ended_ms),
 };
 #undef A
 static const struct rowmap attempt_map = ROWMAP(struct scheduler_attempt, attempt_cols, 100000);
 
 #define A struct scheduler_artifact
 static const struct col artifact_cols[] = {
-    C_I64(A, job_id),      C_I64(A, attempt), C_TEXT(A, name),
-    C_COPY(A, sha256),     C_I64(A, size),    C_COPY(A, signed_sha256),
-    C_I64(A, signed_size), C_TEXT(A, kind),   C_TEXT(A, arch),
+    COL(I64, A, job_id),      COL(I64, A, attempt), COL(TEXT, A, name),
+    COL(COPY, A, sha256),     COL(I64, A, size),    COL(COPY, A, signed_sha256),
+    COL(I64, A, signed_size), COL(TEXT, A, kind),   COL(TEXT, A, arch),
 };
 #undef A
 static const struct rowmap artifact_map = ROWMAP(struct scheduler_artifact, artifact_cols, 100000);
 
 #define W struct scheduler_worker_info
 static const struct col worker_cols[] = {
-    C_TEXT(W, name),     C_TEXT(W, arches), C_TEXT(W, tags),    C_I64(W, slots),
-    C_I64(W, free_disk), C_TEXT(W, kernel), C_TEXT(W, version), C_I64(W, last_seen_ms),
-    C_BOOL(W, draining), C_I64(W, busy),
+    COL(TEXT, W, name),     COL(TEXT, W, arches), COL(TEXT, W, tags),    COL(I64, W, slots),
+    COL(I64, W, free_disk), COL(TEXT, W, kernel), COL(TEXT, W, version), COL(I64, W, last_seen_ms),
+    COL(BOOL, W, draining), COL(I64, W, busy),
 };
 #undef W
 static const struct rowmap worker_map = ROWMAP(struct scheduler_worker_info, worker_cols, 10000);
 
 #define T struct scheduler_token
 static const struct col token_cols[] = {
-    C_I64(T, id), C_TEXT(T, name), C_UINT(T, scopes), C_I64(T, created_ms), C_BOOL(T, revoked),
+    COL(I64, T, id),         COL(TEXT, T, name),    COL(UINT, T, scopes),
+    COL(I64, T, created_ms), COL(BOOL, T, revoked),
 };
 /* Q_TOKEN_LOOKUP: id and scopes */
-static const struct col token_lookup_cols[] = {C_I64(T, id), C_UINT(T, scopes)};
+static const struct col token_lookup_cols[] = {COL(I64, T, id), COL(UINT, T, scopes)};
 #undef T
 static const struct rowmap token_map = ROWMAP(struct scheduler_token, token_cols, 100000);
 static const struct rowmap token_lookup_map = ROWMAP(struct scheduler_token, token_lookup_cols, 1);
 
 #define R struct scheduler_rerun
 static const struct col rerun_cols[] = {
-    C_I64(R, job_id),           C_I64(R, n),        C_I64(R, rerun_job), C_TEXT(R, variations),
-    C_TEXT(R, original_worker), C_TEXT(R, verdict), C_STATE(R, state),   C_TEXT(R, worker),
+    COL(I64, R, job_id),           COL(I64, R, n),
+    COL(I64, R, rerun_job),        COL(TEXT, R, variations),
+    COL(TEXT, R, original_worker), COL(TEXT, R, verdict),
+    COL(STATE, R, state),          COL(TEXT, R, worker),
 };
 #undef R
 static const struct rowmap rerun_map = ROWMAP(struct scheduler_rerun, rerun_cols, 1000);
 
 #define R struct scheduler_rerun_artifact
 static const struct col rerun_art_cols[] = {
-    C_I64(R, job_id),
-    C_I64(R, n),
-    C_TEXT(R, name),
-    C_TEXT(R, original_sha256),
-    C_TEXT(R, rerun_sha256),
-    C_TEXT(R, verdict),
-    C_TEXT(R, diff),
-    C_TEXT(R, text),
-    C_TEXT_OR_NULL(R, diffoscope),
-    C_TEXT(R, diffoscope_state),
+    COL(I64, R, job_id),
+    COL(I64, R, n),
+    COL(TEXT, R, name),
+    COL(TEXT, R, original_sha256),
+    COL(TEXT, R, rerun_sha256),
+    COL(TEXT, R, verdict),
+    COL(TEXT, R, diff),
+    COL(TEXT, R, text),
+    COL(TEXT_OR_NULL, R, diffoscope),
+    COL(TEXT, R, diffoscope_state),
 };
 #undef R
 static const struct rowmap rerun_art_map =
@@ -879,26 +861,27 @@ static const struct rowmap rerun_art_map =
 
 #define B struct scheduler_rebuild
 static const struct col rebuild_cols[] = {
-    C_I64(B, job_id),   C_TEXT(B, srpm_name), C_TEXT(B, srpm_sha256), C_TEXT(B, published),
-    C_TEXT(B, verdict), C_TEXT(B, report),    C_TEXT(B, text),        C_I64(B, created_ms),
+    COL(I64, B, job_id),     COL(TEXT, B, srpm_name), COL(TEXT, B, srpm_sha256),
+    COL(TEXT, B, published), COL(TEXT, B, verdict),   COL(TEXT, B, report),
+    COL(TEXT, B, text),      COL(I64, B, created_ms),
 };
 #undef B
 static const struct rowmap rebuild_map = ROWMAP(struct scheduler_rebuild, rebuild_cols, 1);
 
 #define P struct scheduler_repo_pkg
 static const struct col repo_pkg_cols[] = {
-    C_TEXT(P, repo),    C_TEXT(P, file),    C_TEXT(P, name),     C_I64(P, epoch),
-    C_TEXT(P, version), C_TEXT(P, release), C_TEXT(P, arch),     C_COPY(P, sha256),
-    C_I64(P, size),     C_I64(P, job_id),   C_I64(P, buildtime), C_I64(P, published_ms),
+    COL(TEXT, P, repo),    COL(TEXT, P, file),    COL(TEXT, P, name),     COL(I64, P, epoch),
+    COL(TEXT, P, version), COL(TEXT, P, release), COL(TEXT, P, arch),     COL(COPY, P, sha256),
+    COL(I64, P, size),     COL(I64, P, job_id),   COL(I64, P, buildtime), COL(I64, P, published_ms),
 };
 #undef P
 static const struct rowmap repo_pkg_map = ROWMAP(struct scheduler_repo_pkg, repo_pkg_cols, 1000000);
 
 #define S struct scheduler_repo_state
 static const struct col repo_state_cols[] = {
-    C_TEXT(S, name),
-    C_I64(S, revision),
-    C_I64(S, published_ms),
+    COL(TEXT, S, name),
+    COL(I64, S, revision),
+    COL(I64, S, published_ms),
 };
 #undef S
 static const struct rowmap repo_state_map =
@@ -908,13 +891,13 @@ static const struct rowmap repo_state_map =
 struct v_i64 {
 	int64_t v;
 };
-static const struct col v_i64_cols[] = {C_I64(struct v_i64, v)};
+static const struct col v_i64_cols[] = {COL(I64, struct v_i64, v)};
 static const struct rowmap v_i64_map = ROWMAP(struct v_i64, v_i64_cols, 10000);
 
 struct v_text {
 	const char *v;
 };
-static const struct col v_text_cols[] = {C_TEXT(struct v_text, v)};
+static const struct col v_text_cols[] = {COL(TEXT, struct v_text, v)};
 static const struct rowmap v_text_map = ROWMAP(struct v_text, v_text_cols, 1000);
 
 /* ---------------------------------------------------------------------------------------- */
@@ -1044,8 +1027,8 @@ static kiln_rc queue_position(struct scheduler_store *base, const struct schedul
 /* Leases */
 
 #define C struct scheduler_candidate
-static const struct col cand_cols[] = {C_I64(C, id), C_TEXT(C, arch), C_TEXT(C, tags),
-                                       C_TEXT(C, avoid_worker)};
+static const struct col cand_cols[] = {COL(I64, C, id), COL(TEXT, C, arch), COL(TEXT, C, tags),
+                                       COL(TEXT, C, avoid_worker)};
 #undef C
 static const struct rowmap cand_map = ROWMAP(struct scheduler_candidate, cand_cols, 256);
 
@@ -1335,8 +1318,8 @@ static kiln_rc workers_list(struct scheduler_store *base, struct kiln_arena *a,
 }
 
 #define W struct scheduler_worker_info
-static const struct col worker_active_cols[] = {C_TEXT(W, name), C_TEXT(W, arches),
-                                                C_TEXT(W, tags)};
+static const struct col worker_active_cols[] = {COL(TEXT, W, name), COL(TEXT, W, arches),
+                                                COL(TEXT, W, tags)};
 #undef W
 static const struct rowmap worker_active_map =
     ROWMAP(struct scheduler_worker_info, worker_active_cols, 10000);
@@ -1464,7 +1447,8 @@ static kiln_rc token_revoke(struct scheduler_store *base, int64_t id, struct kil
 struct state_n {
 	int64_t state, n;
 };
-static const struct col state_n_cols[] = {C_I64(struct state_n, state), C_I64(struct state_n, n)};
+static const struct col state_n_cols[] = {COL(I64, struct state_n, state),
+                                          COL(I64, struct state_n, n)};
 static const struct rowmap state_n_map = ROWMAP(struct state_n, state_n_cols, 64);
 
 /* A count by a text key: (key, n) rows. */
@@ -1472,7 +1456,8 @@ struct keyed_n {
 	const char *key;
 	int64_t n;
 };
-static const struct col keyed_n_cols[] = {C_TEXT(struct keyed_n, key), C_I64(struct keyed_n, n)};
+static const struct col keyed_n_cols[] = {COL(TEXT, struct keyed_n, key),
+                                          COL(I64, struct keyed_n, n)};
 static const struct rowmap keyed_n_map = ROWMAP(struct keyed_n, keyed_n_cols, 64);
 
 static void counts_fill(struct scheduler_counts *out, const struct state_n *st, size_t nst,
@@ -1801,8 +1786,8 @@ static kiln_rc repo_publish_mark(struct scheduler_store *base, int64_t job_id, c
 struct decision {
 	const char *state, *message;
 };
-static const struct col decision_cols[] = {C_TEXT(struct decision, state),
-                                           C_TEXT(struct decision, message)};
+static const struct col decision_cols[] = {COL(TEXT, struct decision, state),
+                                           COL(TEXT, struct decision, message)};
 static const struct rowmap decision_map = ROWMAP(struct decision, decision_cols, 1);
 
 static kiln_rc repo_publish_get(struct scheduler_store *base, int64_t job_id, struct kiln_arena *a,

@@ -73,15 +73,15 @@ static kiln_rc f_get(struct scheduler_store *st, int64_t id, struct kiln_arena *
 	return KILN_OK;
 }
 
-/* A write decided on a state that moved: the job was leased meanwhile (a cancel), or
- * retried by another request (a retry). */
-static kiln_rc f_conflict(struct fake *f, struct kiln_err *err)
+/* A guarded write: the first f->conflicts lose, as if the job had moved between the read
+ * and the write (leased meanwhile for a cancel, retried by another request for a retry). */
+static kiln_rc f_write(struct fake *f, struct kiln_err *err)
 {
+	f->writes++;
+	if (f->conflicts <= 0)
+		return KILN_OK;
 	f->conflicts--;
-	if (f->job.state == SCHED_QUEUED)
-		f->job.state = SCHED_LEASED;
-	else
-		f->job.state = SCHED_QUEUED;
+	f->job.state = f->job.state == SCHED_QUEUED ? SCHED_LEASED : SCHED_QUEUED;
 	return kiln_err_set(err, KILN_ECONFLICT, "moved");
 }
 
@@ -89,26 +89,24 @@ static kiln_rc f_cancel(struct scheduler_store *st, int64_t id, int64_t now_ms, 
                         struct kiln_err *err)
 {
 	struct fake *f = (struct fake *)st;
+	kiln_rc rc = f_write(f, err);
 
 	(void)id, (void)now_ms;
-	f->writes++;
-	if (f->conflicts > 0)
-		return f_conflict(f, err);
-	f->queued = queued;
-	return KILN_OK;
+	if (!rc)
+		f->queued = queued;
+	return rc;
 }
 
 static kiln_rc f_retry(struct scheduler_store *st, int64_t id, int64_t now_ms, int64_t budget,
                        struct kiln_err *err)
 {
 	struct fake *f = (struct fake *)st;
+	kiln_rc rc = f_write(f, err);
 
 	(void)id, (void)now_ms;
-	f->writes++;
-	if (f->conflicts > 0)
-		return f_conflict(f, err);
-	f->budget = budget;
-	return KILN_OK;
+	if (!rc)
+		f->budget = budget;
+	return rc;
 }
 
 static const struct scheduler_store_ops fake_ops = {
