@@ -505,3 +505,80 @@ KILN_TEST(store_every_write_invalidates_cached_job_bodies)
 	kiln_arena_release(&a);
 	scheduler_store_close(st);
 }
+
+/* The reads whose columns come from the store's tables, each once (the lease reads are
+ * above, through scheduler_lease_grant). */
+KILN_TEST(store_reads_fill_every_member)
+{
+	struct scheduler_store *st = open_store("reads.db");
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
+	struct kiln_err err = KILN_ERR_INIT;
+	struct scheduler_artifact art = {.attempt = 1, .name = "a.rpm", .kind = "binary"};
+	struct scheduler_job *v = NULL, j;
+	struct scheduler_rebuild rb;
+	const char *env = NULL;
+	int64_t first = insert(st, "", "", 0, NULL), second = insert(st, "", "", 5, NULL);
+	int64_t third = insert(st, "", "", 5, NULL), ahead = -1, owner = 0;
+	size_t n = 0;
+
+	assert_ok(st->ops->ping(st, &err), &err);
+	/* newest first, a page of two, then the rest after the cursor */
+	assert_ok(st->ops->job_list(st, -1, "", 0, 2, &a, &v, &n, &err), &err);
+	assert_int_equal(n, 2);
+	assert_int_equal(v[0].id, third);
+	assert_string_equal(v[0].spec_name, "x.spec");
+	assert_string_equal(v[0].content_key, "k");
+	assert_int_equal(v[0].priority, 5);
+	assert_int_equal(v[0].max_attempts, 2);
+	assert_ok(st->ops->job_list(st, -1, "X.SP", v[1].id, 10, &a, &v, &n, &err), &err);
+	assert_int_equal(n, 1);
+	assert_int_equal(v[0].id, first);
+	assert_ok(st->ops->job_list(st, SCHED_FAILED, "", 0, 10, &a, &v, &n, &err), &err);
+	assert_int_equal(n, 0);
+	assert_ok(st->ops->job_list(st, SCHED_QUEUED, "nomatch", 0, 10, &a, &v, &n, &err), &err);
+	assert_int_equal(n, 0);
+	/* by priority, then age */
+	assert_ok(st->ops->job_get(st, first, &a, &j, &err), &err);
+	assert_ok(st->ops->queue_position(st, &j, &ahead, &err), &err);
+	assert_int_equal(ahead, 2);
+	assert_ok(st->ops->job_get(st, third, &a, &j, &err), &err);
+	assert_ok(st->ops->queue_position(st, &j, &ahead, &err), &err);
+	assert_int_equal(ahead, 1);
+	/* a package: owned by the submitting token, found by either digest */
+	art.job_id = second;
+	memcpy(art.sha256, "aa", 3);
+	memcpy(art.signed_sha256, "bb", 3);
+	assert_ok(st->ops->artifact_put(st, &art, &err), &err);
+	assert_ok(st->ops->artifact_owned(st, "bb", 1, &err), &err);
+	assert_int_equal(st->ops->artifact_owned(st, "bb", 2, &err), KILN_ENOTFOUND);
+	kiln_err_clear(&err);
+	assert_ok(st->ops->artifact_job(st, "aa", &owner, &err), &err);
+	assert_int_equal(owner, second);
+	assert_int_equal(st->ops->artifact_job(st, "cc", &owner, &err), KILN_ENOTFOUND);
+	kiln_err_clear(&err);
+	/* an attestation by a package's digest */
+	assert_ok(st->ops->attestation_put(st, second, "build", "{\"e\":1}", 5, &err), &err);
+	assert_ok(st->ops->attestation_find(st, "bb", "build", &a, &env, &err), &err);
+	assert_string_equal(env, "{\"e\":1}");
+	assert_int_equal(st->ops->attestation_find(st, "bb", "rerun", &a, &env, &err),
+	                 KILN_ENOTFOUND);
+	assert_non_null(strstr(err.msg, "no rerun attestation"));
+	kiln_err_clear(&err);
+	/* a rebuild, before and after its comparison */
+	assert_ok(st->ops->rebuild_put(st, first, "a.src.rpm", "cc", "[]", 7, &err), &err);
+	assert_ok(st->ops->rebuild_get(st, first, &a, &rb, &err), &err);
+	assert_int_equal(rb.job_id, first);
+	assert_string_equal(rb.srpm_name, "a.src.rpm");
+	assert_string_equal(rb.srpm_sha256, "cc");
+	assert_string_equal(rb.verdict, "pending");
+	assert_string_equal(rb.report, "");
+	assert_int_equal(rb.created_ms, 7);
+	assert_ok(st->ops->rebuild_record(st, first, "differs", "[1]", "t", &err), &err);
+	assert_ok(st->ops->rebuild_get(st, first, &a, &rb, &err), &err);
+	assert_string_equal(rb.verdict, "differs");
+	assert_string_equal(rb.report, "[1]");
+	assert_string_equal(rb.text, "t");
+	assert_int_equal(st->ops->rebuild_get(st, second, &a, &rb, &err), KILN_ENOTFOUND);
+	kiln_arena_release(&a);
+	scheduler_store_close(st);
+}
