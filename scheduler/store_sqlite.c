@@ -5,16 +5,17 @@
  * This is the only file with SQL in it. One writer connection serves every write behind a
  * mutex (sqlite serialises writers anyway, and every call here is a handful of indexed
  * statements, so the lock is held for microseconds); reads go to a small pool of read-only
- * connections, which WAL runs beside the writer. Every write goes through wr_begin/wr_end,
- * which bump the store's version (the job JSON cache compares it), every read through
- * rd_begin/rd_end; statements take their parameters and give their columns through tables
- * (ARGS, struct rowmap). The scheduler's decisions are not made here: the store offers
- * lease candidates (best first: priority, then age) and takes the one the scheduler
- * picked (lease.c), writes the end of a lease its finish's decide() chose and the verdict
- * roll-up with the rule its caller passes (policy.c), and guards cancel and retry by the
- * state they were decided for. synchronous=NORMAL in WAL mode loses nothing when the
- * process dies (a committed transaction is in the WAL); only a power loss may drop the last
- * transactions.
+ * connections, which WAL runs beside the writer. Every write of an open store (the
+ * migrations run before) goes through wr_begin/wr_end, which bump the store's version
+ * (the job JSON cache compares it), every read through rd_begin/rd_end; statements take
+ * their parameters and give their columns through tables (ARGS, struct rowmap).
+ *
+ * The scheduler's decisions are not made here: the store offers lease candidates (best
+ * first: priority, then age) and takes the one the scheduler picked (lease.c), writes the
+ * end of a lease its finish's decide() chose and the verdict roll-up with the rule its
+ * caller passes (policy.c), and guards cancel and retry by the state they were decided
+ * for. synchronous=NORMAL in WAL mode loses nothing when the process dies (a committed
+ * transaction is in the WAL); only a power loss may drop the last transactions.
  */
 #include "util/util.h"
 
