@@ -3,56 +3,14 @@
  * starting?" (GET /api/v1/jobs/{id}/placement): every known worker with the reason it
  * matches or does not, the jobs ahead in the queue, and a backoff still running.
  *
- * The lease grant itself happens in the store (one transaction picks and leases), which asks
- * scheduler_job_fits() of each candidate: the placement answer and the grant use one rule
- * (the job's arch among the worker's, its tags a subset), with no length of its own.
+ * The placement answer and the lease grant (lease.c) use one rule, scheduler_job_fits()
+ * in policy.c (the job's arch among the worker's, its tags a subset).
  */
 #include "util/util.h"
 
 #include "scheduler/scheduler_int.h"
 
 #define OFFLINE_MS 90000
-
-/* Is w[0..len) one of the words of joined (",a,b,")? Any length: no copy, no cut. */
-static bool has_word(const char *joined, const char *w, size_t len)
-{
-	const char *p = joined;
-
-	if (!joined || !len)
-		return false;
-	while ((p = strstr(p, ","))) {
-		if (!strncmp(p + 1, w, len) && p[1 + len] == ',')
-			return true;
-		p++;
-	}
-	return false;
-}
-
-bool scheduler_job_fits(const char *job_arch, const char *job_tags, const char *arches,
-                        const char *tags, struct scheduler_misfit *why)
-{
-	const char *p = job_tags;
-
-	if (why)
-		*why = (struct scheduler_misfit){0};
-	if (job_arch && *job_arch && !has_word(arches, job_arch, strlen(job_arch))) {
-		if (why)
-			why->what = SCHED_MISFIT_ARCH;
-		return false;
-	}
-	while (p && *p) {
-		size_t len = strcspn(p, ",");
-
-		if (len && !has_word(tags, p, len)) {
-			if (why)
-				*why = (struct scheduler_misfit){SCHED_MISFIT_TAG, p, len};
-			return false;
-		}
-		p += len;
-		p += *p == ',';
-	}
-	return true;
-}
 
 bool scheduler_worker_matches(const struct scheduler_job *j, const char *arches, const char *tags,
                               struct kiln_arena *a, const char **why)

@@ -6,7 +6,7 @@
 
 #include "scheduler/scheduler_int.h"
 
-/* The i-th path capture as a job id (KILN_ENOTFOUND when it is not one). */
+/* Shared by the handlers (http_req.c). The i-th path capture as a job id (KILN_ENOTFOUND when it is not one). */
 KILN_MUST_CHECK kiln_rc scheduler_param_id(struct api_req *req, unsigned i, int64_t *id,
                                            struct kiln_err *err);
 /* Does the caller read everything (scope read or admin)? A submit-only token reads only
@@ -24,7 +24,7 @@ KILN_MUST_CHECK kiln_rc scheduler_artifact_visible(struct scheduler *s, struct a
 /* Finish a JSON body written into resp->body with this status. */
 void scheduler_reply_json(struct api_resp *resp, int status);
 
-/* A job from a checked request (http_jobs.c): options and inputs checked, the request
+/* A job from a checked request (submit.c): options and inputs checked, the request
  * and manifest JSON written into reqjson and manifest (which j points into), j filled for
  * job_insert. */
 KILN_MUST_CHECK kiln_rc scheduler_job_prepare(struct scheduler *s, struct api_req *req,

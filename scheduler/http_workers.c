@@ -304,8 +304,7 @@ void scheduler_h_lease(void *ctx, struct api_req *req, struct api_resp *resp)
 	q.worker = b.name;
 	q.ttl_ms = s->cfg->lease_ttl_ms;
 	q.lease_id = lid;
-	q.fits = scheduler_job_fits;
-	rc = s->store->ops->lease_grant(s->store, &q, api_req_arena(req), &j, &err);
+	rc = scheduler_lease_grant(s->store, &q, api_req_arena(req), &j, &err);
 	if (!rc) {
 		lease_record(s, &j);
 		lease_json(s, &j, resp);
@@ -650,6 +649,6 @@ void scheduler_h_complete(void *ctx, struct api_req *req, struct api_resp *resp)
 		api_resp_from_err(resp, &err);
 		return;
 	}
-	scheduler_repro_job_ended(s, j.id);
+	scheduler_job_ended(s, j.id);
 	complete_reply(s, j.id, req, resp);
 }

@@ -88,3 +88,20 @@ out:
 	kiln_arena_release(&a);
 	return rc;
 }
+
+void scheduler_hist_add(struct scheduler *s, struct scheduler_hist *h, double seconds)
+{
+	static const double le[12] = {0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 1800, 3600};
+	size_t i;
+
+	pthread_mutex_lock(&s->stats_lock);
+	for (i = 0; i < 12; i++) {
+		if (seconds <= le[i]) {
+			h->buckets[i]++;
+			break;
+		}
+	}
+	h->count++;
+	h->sum += seconds;
+	pthread_mutex_unlock(&s->stats_lock);
+}

@@ -800,26 +800,6 @@ out:
 	kiln_arena_release(&a);
 }
 
-void scheduler_publish_recover(struct scheduler *s)
-{
-	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
-	struct kiln_err err = KILN_ERR_INIT;
-	int64_t *v = NULL;
-	size_t n = 0, i;
-
-	if (!s->publisher)
-		return;
-	if (s->store->ops->repo_unpublished(s->store, util_clock_wall_ms() - 7 * 86400 * 1000LL, &a,
-	                                    &v, &n, &err)) {
-		kiln_log_err(KILN_LOG_WARN, &err);
-		goto out;
-	}
-	for (i = 0; i < n; i++)
-		scheduler_publish_job_ended(s, v[i]);
-out:
-	kiln_arena_release(&a);
-}
-
 /* ---------------------------------------------------------------------------------------- */
 /* Operations (the API's) */
 

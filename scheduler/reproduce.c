@@ -29,26 +29,6 @@
 #define DIFFOSCOPE_OUT_MAX (512 * 1024)
 #define RERUNS_MAX 20
 
-const char *const scheduler_verdict_names[5] = {"pending", "reproducible", "differs",
-                                                "rerun_failed", "unknown"};
-
-const char *scheduler_verdict_rollup(const char *const *v, size_t n)
-{
-	static const char *const order[] = {"differs", "pending", "rerun_failed", "unknown"};
-	size_t i, k;
-
-	if (!n)
-		return "";
-	for (k = 0; k < KILN_ARRAY_SIZE(order); k++)
-		for (i = 0; i < n; i++)
-			if (!strcmp(v[i], order[k]))
-				return order[k];
-	for (i = 0; i < n; i++)
-		if (strcmp(v[i], "reproducible"))
-			return "unknown";
-	return "reproducible";
-}
-
 /* "time build_path ..." for a mask. */
 static void vary_words(unsigned vary, struct kiln_buf *out)
 {
@@ -326,7 +306,8 @@ static kiln_rc rerun_ended(struct scheduler *s, const struct scheduler_job *rr,
 		rc = compare_run(&c, &orig, rr, &verdict, err);
 	if (!rc)
 		rc = s->store->ops->rerun_record(s->store, orig.id, rr->rerun_n, verdict, c.v, c.n,
-		                                 util_clock_wall_ms(), &rollup, err);
+		                                 util_clock_wall_ms(), scheduler_verdict_rollup,
+		                                 &rollup, err);
 	if (!rc && !strcmp(rollup, "reproducible")) {
 		/* every rerun reproduced the build: a signed attestation says so */
 		v = NULL, n = 0;
@@ -352,55 +333,26 @@ static bool reruns_exist(struct scheduler *s, const struct scheduler_job *j, str
 	return s->store->ops->reruns_list(s->store, j->id, a, &v, &n, NULL) || n > 0;
 }
 
-void scheduler_repro_job_ended(struct scheduler *s, int64_t id)
+void scheduler_repro_job_ended(struct scheduler *s, const struct scheduler_job *j)
 {
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_LIMIT_ARENA);
 	struct kiln_err err = KILN_ERR_INIT;
-	struct scheduler_job j = {0};
-	kiln_rc rc;
+	kiln_rc rc = KILN_OK;
 
-	rc = s->store->ops->job_get(s->store, id, &a, &j, &err);
-	if (rc || !scheduler_state_final(j.state))
-		goto out;
-	scheduler_rebuild_job_ended(s, &j);
-	if (j.rerun_of)
-		rc = rerun_ended(s, &j, &a, &err);
-	else if (j.state != SCHED_SUCCEEDED && !strcmp(j.repro_verdict, "pending") &&
-	         !reruns_exist(s, &j, &a))
+	if (j->rerun_of)
+		rc = rerun_ended(s, j, &a, &err);
+	else if (j->state != SCHED_SUCCEEDED && !strcmp(j->repro_verdict, "pending") &&
+	         !reruns_exist(s, j, &a))
 		/* the build itself failed: nothing was rerun, nothing is pending */
-		rc = s->store->ops->repro_verdict_set(s->store, j.id, "", &err);
-	else if (j.state == SCHED_SUCCEEDED &&
-	         !(rc = scheduler_provenance_make(s, &j, original_worker(s, &j, &a), &err)) &&
-	         j.reruns > 0)
-		rc = reruns_spawn(s, &j, &err);
-out:
+		rc = s->store->ops->repro_verdict_set(s->store, j->id, "", &err);
+	else if (j->state == SCHED_SUCCEEDED &&
+	         !(rc = scheduler_provenance_make(s, j, original_worker(s, j, &a), &err)) &&
+	         j->reruns > 0)
+		rc = reruns_spawn(s, j, &err);
 	if (rc) {
-		kiln_err_wrap(&err, "job %lld: reproducibility", (long long)id);
+		kiln_err_wrap(&err, "job %lld: reproducibility", (long long)j->id);
 		kiln_log_err(KILN_LOG_WARN, &err);
 	}
-	/* The job, or the original whose verdict a rerun may have settled, may publish now. */
-	if (j.id)
-		scheduler_publish_job_ended(s, j.rerun_of ? j.rerun_of : j.id);
-	kiln_arena_release(&a);
-}
-
-void scheduler_repro_recover(struct scheduler *s)
-{
-	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
-	struct kiln_err err = KILN_ERR_INIT;
-	int64_t *v = NULL;
-	size_t n = 0, i;
-
-	if (s->store->ops->repro_undone(s->store, util_clock_wall_ms() - 7 * 86400 * 1000LL, &a, &v,
-	                                &n, &err)) {
-		kiln_log_err(KILN_LOG_WARN, &err);
-		goto out;
-	}
-	if (n)
-		kiln_log(KILN_LOG_INFO, "finishing the reproducibility work of %zu jobs", n);
-	for (i = 0; i < n; i++)
-		scheduler_repro_job_ended(s, v[i]);
-out:
 	kiln_arena_release(&a);
 }
 

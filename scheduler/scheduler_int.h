@@ -4,8 +4,11 @@
  * share.
  *
  * No SQL outside the store's implementation file (store_sqlite.c): everything else calls
- * the scheduler_store_* wrappers below. Store calls are thread-safe (the implementation
- * serialises them); strings they return live in the arena the caller passes.
+ * the store's ops below. Store calls are thread-safe (the implementation serialises them);
+ * strings they return live in the arena the caller passes. The store persists what the
+ * scheduler decides: retries and final states, which job a worker gets, which cancels and
+ * retries a state allows and the verdict roll-up are policy.c's, carried out through the
+ * store by lease.c.
  */
 #ifndef KILN_SCHEDULER_INT_H
 #define KILN_SCHEDULER_INT_H
@@ -30,6 +33,7 @@ enum scheduler_state {
 };
 #define SCHED_NSTATES 6
 
+/* A state's name, "unknown" for no state (model.c). */
 const char *scheduler_state_name(enum scheduler_state s);
 /* KILN_EINVAL naming the word when it is not a state. */
 KILN_MUST_CHECK kiln_rc scheduler_state_parse(const char *s, enum scheduler_state *out,
@@ -175,11 +179,17 @@ struct scheduler_lease_query {
 	const char *tags;   /* ",a,b," */
 	int64_t now_ms, ttl_ms;
 	const char *lease_id; /* the new lease's id (random, 32 hex) */
-	/* Whether a job fits a worker: the scheduler's rule (scheduler_job_fits), which the
-	 * store applies to each candidate and for anti-affinity; required. */
-	bool (*fits)(const char *job_arch, const char *job_tags, const char *arches,
-	             const char *tags, struct scheduler_misfit *why);
 };
+
+/* A queued job a lease could take: what the grant's choice reads of it (lease_candidates;
+ * strings in the caller's arena). */
+struct scheduler_candidate {
+	int64_t id;
+	const char *arch, *tags;
+	const char *avoid_worker; /* a rerun: its original's worker ("" else) */
+};
+
+struct scheduler_job_end;
 
 /* How a lease ends. */
 enum scheduler_outcome {
@@ -198,6 +208,20 @@ struct scheduler_finish {
 	int64_t now_ms;
 	int64_t backoff_ms; /* for a requeue: not before now + backoff */
 	bool *requeued;     /* OUT (may be NULL) */
+	/* The scheduler's rule (scheduler_lease_decide), which the store applies to the job
+	 * the lease holds, read in the same transaction as it writes the end; required. */
+	void (*decide)(const struct scheduler_job *j, const struct scheduler_finish *f,
+	               struct scheduler_job_end *out);
+};
+
+/* What the end of a lease does to its job and attempt: all the store writes. */
+struct scheduler_job_end {
+	const char *attempt_state;           /* succeeded, failed, cancelled, released, lost */
+	bool requeue;                        /* back to the queue, not before not_before_ms */
+	enum scheduler_state state;          /* SCHED_QUEUED when requeued, else the final state */
+	const char *failure_class, *message; /* the job's ("" on success) */
+	int64_t not_before_ms;
+	int64_t attempts_back; /* added to max_attempts: a hand-back costs no attempt */
 };
 
 /* Counts for /metrics and placement. */
@@ -231,10 +255,16 @@ struct scheduler_store_ops {
 	/* Queued jobs that could run now, best first (for placement). */
 	kiln_rc (*queue_position)(struct scheduler_store *st, const struct scheduler_job *job,
 	                          int64_t *ahead, struct kiln_err *err);
-	/* Pick and lease the best matching queued job: KILN_ENOTFOUND when none. */
-	kiln_rc (*lease_grant)(struct scheduler_store *st, const struct scheduler_lease_query *q,
-	                       struct kiln_arena *a, struct scheduler_job *out,
-	                       struct kiln_err *err);
+	/* Queued jobs that may run now on one of arches (",x86_64,"; a job of any arch too), best
+	 * first (priority, then age), at most 256: what a grant chooses from. */
+	kiln_rc (*lease_candidates)(struct scheduler_store *st, int64_t now_ms, const char *arches,
+	                            struct kiln_arena *a, struct scheduler_candidate **out,
+	                            size_t *n, struct kiln_err *err);
+	/* Lease queued job id to q's worker (a new attempt) and read it into out;
+	 * KILN_ECONFLICT when it is queued no more (or not due at q->now_ms). */
+	kiln_rc (*lease_take)(struct scheduler_store *st, int64_t id,
+	                      const struct scheduler_lease_query *q, struct kiln_arena *a,
+	                      struct scheduler_job *out, struct kiln_err *err);
 	/* Check that lease_id/generation hold the job (KILN_ECONFLICT otherwise, KILN_ENOTFOUND
 	 * for an unknown lease); with ttl_ms > 0 renew it and mark the job building. */
 	kiln_rc (*lease_touch)(struct scheduler_store *st, const char *lease_id, int64_t generation,
@@ -246,11 +276,13 @@ struct scheduler_store_ops {
 	/* Leases that expired before now_ms, as ids of their jobs (to finish as LOST). */
 	kiln_rc (*leases_expired)(struct scheduler_store *st, int64_t now_ms, struct kiln_arena *a,
 	                          struct scheduler_job **out, size_t *n, struct kiln_err *err);
-	/* Queued → cancelled at once; active → cancel_requested. *state gets the new state. */
-	kiln_rc (*job_cancel)(struct scheduler_store *st, int64_t id, int64_t now_ms,
-	                      enum scheduler_state *state, struct kiln_err *err);
-	/* Failed or cancelled → queued again with a fresh attempt budget; KILN_ECONFLICT else. */
-	kiln_rc (*job_retry)(struct scheduler_store *st, int64_t id, int64_t now_ms,
+	/* queued: a queued job cancelled; else an active job's cancel_requested set.
+	 * KILN_ECONFLICT when the job is not in that state (any more). */
+	kiln_rc (*job_cancel)(struct scheduler_store *st, int64_t id, int64_t now_ms, bool queued,
+	                      struct kiln_err *err);
+	/* A failed or cancelled job queued again with budget more attempts; KILN_ECONFLICT when
+	 * it is neither (any more). */
+	kiln_rc (*job_retry)(struct scheduler_store *st, int64_t id, int64_t now_ms, int64_t budget,
 	                     struct kiln_err *err);
 	kiln_rc (*attempts_list)(struct scheduler_store *st, int64_t job_id, struct kiln_arena *a,
 	                         struct scheduler_attempt **out, size_t *n, struct kiln_err *err);
@@ -265,6 +297,10 @@ struct scheduler_store_ops {
 	kiln_rc (*workers_list)(struct scheduler_store *st, struct kiln_arena *a,
 	                        struct scheduler_worker_info **out, size_t *n,
 	                        struct kiln_err *err);
+	/* Workers seen since since_ms and not draining: name, arches and tags only. */
+	kiln_rc (*workers_active)(struct scheduler_store *st, int64_t since_ms,
+	                          struct kiln_arena *a, struct scheduler_worker_info **out,
+	                          size_t *n, struct kiln_err *err);
 	/* KILN_OK when a job token_id submitted has a package of this sha256 (signed or
 	 * unsigned), else KILN_ENOTFOUND. */
 	kiln_rc (*artifact_owned)(struct scheduler_store *st, const char *sha256, int64_t token_id,
@@ -296,12 +332,13 @@ struct scheduler_store_ops {
 	kiln_rc (*reruns_list)(struct scheduler_store *st, int64_t id, struct kiln_arena *a,
 	                       struct scheduler_rerun **out, size_t *n, struct kiln_err *err);
 	/* Store a rerun's comparison (replacing any) and its verdict; the original's
-	 * rolled-up verdict is recomputed (scheduler_verdict_rollup) into *rollup (may be
-	 * NULL; a static string). */
+	 * rolled-up verdict is recomputed with rollup (scheduler_verdict_rollup) from its
+	 * reruns' verdicts in the same transaction, into *out (may be NULL; rollup's string). */
 	kiln_rc (*rerun_record)(struct scheduler_store *st, int64_t id, int64_t n,
 	                        const char *verdict, const struct scheduler_rerun_artifact *arts,
-	                        size_t narts, int64_t now_ms, const char **rollup,
-	                        struct kiln_err *err);
+	                        size_t narts, int64_t now_ms,
+	                        const char *(*rollup)(const char *const *v, size_t n),
+	                        const char **out, struct kiln_err *err);
 	kiln_rc (*rerun_artifacts)(struct scheduler_store *st, int64_t id, struct kiln_arena *a,
 	                           struct scheduler_rerun_artifact **out, size_t *n,
 	                           struct kiln_err *err);
@@ -384,7 +421,7 @@ int scheduler_store_sqlite_version(void);
 
 struct scheduler;
 
-/* The verdicts, and the roll-up of reruns' verdicts into the job's (reproduce.c): any
+/* The verdicts, and the roll-up of reruns' verdicts into the job's (policy.c): any
  * differs wins (more reruns cannot undo it), then pending, rerun_failed, unknown; all
  * reproducible is reproducible. n == 0 is "". */
 extern const char *const scheduler_verdict_names[5];
@@ -393,10 +430,19 @@ const char *scheduler_verdict_rollup(const char *const *v, size_t n);
  * empty). KILN_EINVAL naming the field. */
 KILN_MUST_CHECK kiln_rc scheduler_vary_check(const struct api_strlist *l, struct kiln_buf *out,
                                              struct kiln_err *err);
-/* Call when job id may have ended (completion, reaper, cancel): an original that
- * succeeded gets its reruns; a rerun that ended is compared with its original. Problems
- * are logged (the job's own outcome stands). */
-void scheduler_repro_job_ended(struct scheduler *s, int64_t id);
+/* The "a job ended" hook (ended.c): call when job id may have ended (completion, reaper,
+ * cancel). Rebuild comparison, reproducibility (provenance, reruns, comparison) and
+ * publishing follow; problems are logged (the job's own outcome stands). */
+void scheduler_job_ended(struct scheduler *s, int64_t id);
+/* At start: the jobs that ended in the last week whose reproducibility work (reruns,
+ * provenance, a comparison) was not done while the scheduler was stopping, through
+ * scheduler_job_ended; then, with repositories, the succeeded jobs without a publishing
+ * decision, through scheduler_publish_job_ended. */
+void scheduler_job_ended_recover(struct scheduler *s);
+/* The reproducibility step of scheduler_job_ended for j, which has ended (reproduce.c): an
+ * original that succeeded gets its provenance and reruns; a rerun is compared with its
+ * original. */
+void scheduler_repro_job_ended(struct scheduler *s, const struct scheduler_job *j);
 /* Provenance (provenance.c): the signed SLSA statement of a succeeded job, and the rerun
  * attestation of a reproducible one; stored with the job. No key: nothing (KILN_OK). */
 KILN_MUST_CHECK kiln_rc scheduler_provenance_make(struct scheduler *s,
@@ -407,9 +453,6 @@ KILN_MUST_CHECK kiln_rc scheduler_rerun_attestation_make(struct scheduler *s,
                                                          const char *worker,
                                                          const struct scheduler_rerun *rv,
                                                          size_t rn, struct kiln_err *err);
-/* At start: finish the reproducibility work of jobs that ended in the last week while
- * the scheduler was stopping (scheduler_repro_job_ended for each). */
-void scheduler_repro_recover(struct scheduler *s);
 /* A rebuild job ended: compare what it built with the published packages (rebuild.c);
  * nothing for other jobs. */
 void scheduler_rebuild_job_ended(struct scheduler *s, const struct scheduler_job *j);
@@ -531,8 +574,6 @@ void scheduler_publish_stop(struct scheduler *s);
  * it names when it succeeded and, with reruns, was found reproducible; record the
  * decision. Problems are logged. */
 void scheduler_publish_job_ended(struct scheduler *s, int64_t id);
-/* At start: decide for the succeeded jobs of the last week that have no decision. */
-void scheduler_publish_recover(struct scheduler *s);
 /* Ask for a publish of repository name (KILN_ENOTFOUND when there is none). */
 KILN_MUST_CHECK kiln_rc scheduler_publish_regenerate(struct scheduler *s, const char *name,
                                                      struct kiln_err *err);
@@ -594,12 +635,27 @@ KILN_MUST_CHECK kiln_rc scheduler_root_of_artifact(struct scheduler *s, const ch
                                                    struct kiln_arena *a, const char **root,
                                                    char lock[65], struct kiln_err *err);
 
+/* The data directory (datadir.c): its blobs/, logs/, tmp/ and keys/ made, their paths in s
+ * (freed by scheduler_datadir_release, which also frees the keys). */
+KILN_MUST_CHECK kiln_rc scheduler_datadir_open(struct scheduler *s,
+                                               const struct scheduler_config *cfg,
+                                               struct kiln_err *err);
+void scheduler_datadir_release(struct scheduler *s);
+/* The configured keys into s->keys, or the default key (made in DATA/keys/ on first
+ * start), which is added to cfg's key table: cfg is written here, before serving starts. */
+KILN_MUST_CHECK kiln_rc scheduler_keys_load(struct scheduler *s, struct scheduler_config *cfg,
+                                            struct kiln_err *err);
+
 /* Blobs: content-addressed files under blob_dir/ab/abcd... */
 void scheduler_blob_path(const struct scheduler *s, const char *sha256, struct kiln_buf *out);
 /* Move the file at tmp (sha256 already checked) into the blob store. */
 KILN_MUST_CHECK kiln_rc scheduler_blob_adopt(struct scheduler *s, const char *tmp,
                                              const char *sha256, struct kiln_err *err);
 bool scheduler_blob_exists(const struct scheduler *s, const char *sha256);
+/* A new file prefix-XXXXXX in tmp_dir, open (O_CLOEXEC) in *fd with its name in path; the
+ * caller closes it and removes or adopts it. */
+KILN_MUST_CHECK kiln_rc scheduler_tmp_file(struct scheduler *s, const char *prefix,
+                                           struct kiln_buf *path, int *fd, struct kiln_err *err);
 /* Store data as a blob; sha256 (65 bytes) gets its digest. */
 KILN_MUST_CHECK kiln_rc scheduler_blob_put_mem(struct scheduler *s, const void *data, size_t len,
                                                char sha256[65], struct kiln_err *err);
@@ -608,7 +664,7 @@ KILN_MUST_CHECK kiln_rc scheduler_blob_put_mem(struct scheduler *s, const void *
 void scheduler_log_path(const struct scheduler *s, int64_t job, int64_t attempt,
                         struct kiln_buf *out);
 
-/* Sign every package artifact of the job's attempt with the job's key. */
+/* Sign every package artifact of the job's attempt with the job's key (signing.c). */
 KILN_MUST_CHECK kiln_rc scheduler_sign_artifacts(struct scheduler *s,
                                                  const struct scheduler_job *job, int64_t attempt,
                                                  struct kiln_err *err);
@@ -616,14 +672,62 @@ KILN_MUST_CHECK kiln_rc scheduler_sign_artifacts(struct scheduler *s,
 KILN_MUST_CHECK kiln_rc scheduler_key_find(const struct scheduler *s, const char *name,
                                            const struct sign_key **out, struct kiln_err *err);
 
-/* Finish a lease and keep the metrics; wakes long polls. */
+/* ---------------------------------------------------------------------------------------- */
+/* Leases and job transitions (lease.c): the decisions of policy.c applied through the store */
+
+/* Lease the best queued job that fits q's worker (scheduler_lease_pick) into out;
+ * KILN_ENOTFOUND when none does. A job another grant took meanwhile is passed over. */
+KILN_MUST_CHECK kiln_rc scheduler_lease_grant(struct scheduler_store *st,
+                                              const struct scheduler_lease_query *q,
+                                              struct kiln_arena *a, struct scheduler_job *out,
+                                              struct kiln_err *err);
+/* Finish a lease (scheduler_lease_decide) and keep the metrics; wakes long polls. */
 KILN_MUST_CHECK kiln_rc scheduler_lease_end(struct scheduler *s, const char *lease_id,
                                             int64_t generation, struct scheduler_finish *f,
                                             struct kiln_err *err);
 /* One pass of the reaper: expire lost leases. */
 void scheduler_reap(struct scheduler *s);
-/* Backoff before attempt n+1 after n attempts. */
+/* Cancel job id (scheduler_cancel_decide); *state gets its new state. KILN_ECONFLICT when
+ * it has ended, KILN_ENOTFOUND when there is none. */
+KILN_MUST_CHECK kiln_rc scheduler_job_cancel(struct scheduler_store *st, int64_t id, int64_t now_ms,
+                                             enum scheduler_state *state, struct kiln_err *err);
+/* Queue a failed or cancelled job again (scheduler_retry_decide); KILN_ECONFLICT else. */
+KILN_MUST_CHECK kiln_rc scheduler_job_retry(struct scheduler_store *st, int64_t id, int64_t now_ms,
+                                            struct kiln_err *err);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Policy (policy.c): the scheduler's decisions, functions of records only (no store, no
+ * clock), so one rule holds for every store and each is tested without a database. */
+
+/* Backoff before attempt n+1 after n attempts: [scheduler] backoff doubled per attempt,
+ * at most backoff_max. */
 int64_t scheduler_backoff_ms(const struct scheduler *s, int64_t attempts);
+/* What the end of a lease with f does to job j (its lease's holder): a hand-back is
+ * requeued without using an attempt, a lost lease or an infra failure is requeued after
+ * f->backoff_ms while attempts remain, anything else ends the job (cancelled when a cancel
+ * was asked). */
+void scheduler_lease_decide(const struct scheduler_job *j, const struct scheduler_finish *f,
+                            struct scheduler_job_end *out);
+/* A cancel of j: *to is cancelled for a queued job, its own state for a running one (its
+ * worker is asked to stop); KILN_ECONFLICT when j has ended. */
+KILN_MUST_CHECK kiln_rc scheduler_cancel_decide(const struct scheduler_job *j,
+                                                enum scheduler_state *to, struct kiln_err *err);
+/* A retry of j: *budget more attempts (those j had left, at least one); KILN_ECONFLICT
+ * unless j failed or was cancelled. */
+KILN_MUST_CHECK kiln_rc scheduler_retry_decide(const struct scheduler_job *j, int64_t *budget,
+                                               struct kiln_err *err);
+/* The candidate (of n, best first) worker q gets: the first that fits it
+ * (scheduler_job_fits) and is no rerun of its own build; n when none is. *avoided gets the
+ * first fitting rerun of q's own build (n for none), which q gets only when no other worker
+ * could take it (scheduler_rerun_elsewhere). Candidates with id 0 are passed over. */
+size_t scheduler_lease_pick(const struct scheduler_candidate *c, size_t n,
+                            const struct scheduler_lease_query *q, size_t *avoided);
+/* Anti-affinity: could a worker of w (active ones: seen within two lease TTLs, not draining)
+ * other than self take c? */
+bool scheduler_rerun_elsewhere(const struct scheduler_candidate *c, const char *self,
+                               const struct scheduler_worker_info *w, size_t n);
+
+/* Count seconds into histogram h (metrics.c); thread-safe (stats_lock). */
 void scheduler_hist_add(struct scheduler *s, struct scheduler_hist *h, double seconds);
 
 /* JSON of records (http_json.c). */
@@ -646,8 +750,8 @@ struct scheduler_misfit {
 	const char *tag; /* SCHED_MISFIT_TAG: the tag the worker lacks, len bytes, in job_tags */
 	size_t len;
 };
-/* The one rule that matches jobs to workers, for the grant (the store asks it of each
- * candidate) and for placement answers alike: the job's arch ("" for any) is one of the
+/* The one rule that matches jobs to workers (policy.c), for the grant (scheduler_lease_pick)
+ * and for placement answers alike: the job's arch ("" for any) is one of the
  * worker's arches, and every job tag is one of the worker's tags. Word lists are joined
  * with commas (",x86_64,noarch,"; a job's tags may be "a,b" or ",a,b,"); any length. why
  * (may be NULL) says what did not fit. */

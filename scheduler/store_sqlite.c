@@ -5,12 +5,17 @@
  * This is the only file with SQL in it. One writer connection serves every write behind a
  * mutex (sqlite serialises writers anyway, and every call here is a handful of indexed
  * statements, so the lock is held for microseconds); reads go to a small pool of read-only
- * connections, which WAL runs beside the writer. Every write bumps the store's version as it
- * lets go of the writer's lock (sq_unlock), which the job JSON cache compares. The store
- * keeps no policy: which job a worker may take is the scheduler's rule, passed in with the
- * lease query (scheduler_job_fits). synchronous=NORMAL in WAL mode loses nothing when the
- * process dies (a committed transaction is in the WAL); only a power loss may drop the last
- * transactions.
+ * connections, which WAL runs beside the writer. Every write of an open store (the
+ * migrations run before) goes through wr_begin/wr_end, which bump the store's version
+ * (the job JSON cache compares it), every read through rd_begin/rd_end; statements take
+ * their parameters and give their columns through tables (ARGS, struct rowmap).
+ *
+ * The scheduler's decisions are not made here: the store offers lease candidates (best
+ * first: priority, then age) and takes the one the scheduler picked (lease.c), writes the
+ * end of a lease its finish's decide() chose and the verdict roll-up with the rule its
+ * caller passes (policy.c), and guards cancel and retry by the state they were decided
+ * for. synchronous=NORMAL in WAL mode loses nothing when the process dies (a committed
+ * transaction is in the WAL); only a power loss may drop the last transactions.
  */
 #include "util/util.h"
 
@@ -152,7 +157,7 @@ enum q {
 	Q_COUNT_STATES,
 	Q_COUNT_QUEUED_ARCH,
 	Q_PING,
-	Q_OTHER_WORKERS,
+	Q_WORKERS_ACTIVE,
 	Q_RERUN_ROW,
 	Q_RERUNS_ADD,
 	Q_RERUNS,
@@ -202,13 +207,14 @@ static const char *const sql[Q_COUNT] = {
                          " ORDER BY id DESC LIMIT ?2",
     [Q_QUEUE_AHEAD] = "SELECT count(*) FROM jobs WHERE state = 0 AND (priority > ?1 OR"
                       " (priority = ?1 AND id < ?2))",
-    [Q_CANDIDATES] = "SELECT " JOB_COLS " FROM jobs WHERE state = 0 AND not_before_ms <= ?1"
+    [Q_CANDIDATES] = "SELECT id, arch, tags, avoid_worker FROM jobs WHERE state = 0 AND"
+                     " not_before_ms <= ?1"
                      " AND (arch = '' OR instr(?2, ',' || arch || ',') > 0)"
                      " ORDER BY priority DESC, id ASC LIMIT 256",
     [Q_LEASE_TAKE] = "UPDATE jobs SET state = 1, lease_id = ?2, generation = generation + 1,"
                      " worker = ?3, lease_expires_ms = ?4, attempts = attempts + 1,"
                      " started_ms = CASE WHEN started_ms = 0 THEN ?5 ELSE started_ms END,"
-                     " updated_ms = ?5 WHERE id = ?1 AND state = 0",
+                     " updated_ms = ?5 WHERE id = ?1 AND state = 0 AND not_before_ms <= ?5",
     [Q_ATTEMPT_INSERT] = "INSERT INTO attempts(job_id, n, worker, lease_id, generation, state,"
                          " started_ms) SELECT id, attempts, worker, lease_id, generation,"
                          " 'leased', ?2 FROM jobs WHERE id = ?1",
@@ -227,6 +233,7 @@ static const char *const sql[Q_COUNT] = {
                       " WHERE id = ?1",
     [Q_EXPIRED] = "SELECT " JOB_COLS " FROM jobs WHERE state IN (1, 2) AND"
                   " lease_expires_ms < ?1",
+    /* cancel and retry are guarded by the state they were decided for (lease.c) */
     [Q_CANCEL_QUEUED] = "UPDATE jobs SET state = 5, cancel_requested = 1, finished_ms = ?2,"
                         " updated_ms = ?2, failure_class = 'cancel', message = 'cancelled"
                         " before it started' WHERE id = ?1 AND state = 0",
@@ -270,9 +277,8 @@ static const char *const sql[Q_COUNT] = {
     [Q_PING] = "SELECT count(*) FROM tokens WHERE id = 1",
     [Q_COUNT_QUEUED_ARCH] = "SELECT arch, count(*) FROM jobs WHERE state = 0 GROUP BY arch"
                             " ORDER BY arch",
-    /* workers other than ?1 seen since ?2 and not draining: could they take the job? */
-    [Q_OTHER_WORKERS] = "SELECT arches, tags FROM workers WHERE name != ?1 AND"
-                        " last_seen_ms >= ?2 AND draining = 0",
+    [Q_WORKERS_ACTIVE] = "SELECT name, arches, tags FROM workers WHERE last_seen_ms >= ?1"
+                         " AND draining = 0",
     [Q_RERUN_ROW] = "INSERT INTO reruns(job_id, n, rerun_job, variations, original_worker,"
                     " created_ms, updated_ms) VALUES(?1,?2,?3,?4,?5,?6,?6)",
     [Q_RERUNS_ADD] = "UPDATE jobs SET reruns = reruns + ?2, repro_verdict = 'pending',"
@@ -412,9 +418,93 @@ static sqlite3_stmt *stmt(struct sq *s, enum q id, struct kiln_err *err)
 	return s->st[id];
 }
 
-static void bind_text(sqlite3_stmt *st, int i, const char *v)
+static kiln_rc exec(struct sq *s, const char *q, struct kiln_err *err)
 {
-	sqlite3_bind_text(st, i, v ? v : "", -1, SQLITE_STATIC);
+	char *msg = NULL;
+
+	if (sqlite3_exec(s->db, q, NULL, NULL, &msg) != SQLITE_OK) {
+		kiln_err_set(err, KILN_EIO, "job store: %s: %s", q, msg ? msg : "failed");
+		sqlite3_free(msg);
+		return KILN_EIO;
+	}
+	return KILN_OK;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Statements: parameters and columns from tables */
+
+/* A statement's parameters, ?1, ?2, ... in order. */
+enum arg_kind { ARG_INT, ARG_TEXT, ARG_TEXT_OR_NULL };
+struct arg {
+	enum arg_kind kind;
+	int64_t i;
+	const char *s; /* ARG_TEXT: NULL binds ""; ARG_TEXT_OR_NULL: NULL binds NULL */
+};
+#define I64(v)                                                                                     \
+	{                                                                                          \
+		ARG_INT, (int64_t)(v), NULL                                                        \
+	}
+#define TXT(v)                                                                                     \
+	{                                                                                          \
+		ARG_TEXT, 0, (v)                                                                   \
+	}
+#define TXT_OR_NULL(v)                                                                             \
+	{                                                                                          \
+		ARG_TEXT_OR_NULL, 0, (v)                                                           \
+	}
+#define ARGS(...)                                                                                  \
+	(const struct arg[]){__VA_ARGS__}, KILN_ARRAY_SIZE(((const struct arg[]){__VA_ARGS__}))
+#define NO_ARGS NULL, 0
+
+/* A result column read into a member of a record. */
+enum col_kind { COL_I64, COL_BOOL, COL_STATE, COL_UINT, COL_TEXT, COL_TEXT_OR_NULL, COL_COPY };
+struct col {
+	enum col_kind kind;
+	size_t off;  /* of the member */
+	size_t size; /* of the member (COL_COPY: of the char array) */
+};
+/* Column kind k (COL_k) read into member m of record type T. */
+#define COL(k, T, m)                                                                               \
+	{                                                                                          \
+		COL_##k, offsetof(T, m), sizeof(((T *)0)->m)                                       \
+	}
+
+/* How rows become records: the columns in the statement's order, the record's size and
+ * how many rows a list keeps at most. */
+struct rowmap {
+	const struct col *cols;
+	size_t ncols, size, max;
+};
+#define ROWMAP(T, cols, max)                                                                       \
+	{                                                                                          \
+		cols, KILN_ARRAY_SIZE(cols), sizeof(T), max                                        \
+	}
+
+static void bind_args(sqlite3_stmt *st, const struct arg *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		int at = (int)i + 1;
+
+		if (v[i].kind == ARG_INT)
+			sqlite3_bind_int64(st, at, v[i].i);
+		else if (v[i].s || v[i].kind == ARG_TEXT)
+			sqlite3_bind_text(st, at, v[i].s ? v[i].s : "", -1, SQLITE_STATIC);
+		else
+			sqlite3_bind_null(st, at);
+	}
+}
+
+/* The cached statement id with v bound; NULL (err set) when it cannot be prepared. */
+static sqlite3_stmt *prep(struct sq *s, enum q id, const struct arg *v, size_t n,
+                          struct kiln_err *err)
+{
+	sqlite3_stmt *st = stmt(s, id, err);
+
+	if (st)
+		bind_args(st, v, n);
+	return st;
 }
 
 static const char *col_text(sqlite3_stmt *st, int i, struct kiln_arena *a)
@@ -425,11 +515,48 @@ static const char *col_text(sqlite3_stmt *st, int i, struct kiln_arena *a)
 	return d ? d : "";
 }
 
-static void col_copy(sqlite3_stmt *st, int i, char *dst, size_t size)
+static void col_read(sqlite3_stmt *st, int i, const struct col *c, struct kiln_arena *a, char *rec)
 {
-	const unsigned char *t = sqlite3_column_text(st, i);
+	void *m = rec + c->off;
+	const unsigned char *t;
 
-	snprintf(dst, size, "%s", t ? (const char *)t : "");
+	switch (c->kind) {
+	case COL_I64:
+		*(int64_t *)m = sqlite3_column_int64(st, i);
+		break;
+	case COL_BOOL:
+		*(bool *)m = sqlite3_column_int(st, i) != 0;
+		break;
+	case COL_STATE:
+		*(enum scheduler_state *)m = (enum scheduler_state)sqlite3_column_int(st, i);
+		break;
+	case COL_UINT:
+		*(unsigned *)m = (unsigned)sqlite3_column_int(st, i);
+		break;
+	case COL_TEXT_OR_NULL:
+		if (sqlite3_column_type(st, i) == SQLITE_NULL) {
+			*(const char **)m = NULL;
+			break;
+		}
+		/* fall through */
+	case COL_TEXT:
+		*(const char **)m = col_text(st, i, a);
+		break;
+	case COL_COPY:
+		t = sqlite3_column_text(st, i);
+		snprintf(m, c->size, "%s", t ? (const char *)t : "");
+		break;
+	}
+}
+
+/* The current row into the record rec (zeroed first: members without a column are 0). */
+static void row_read(sqlite3_stmt *st, const struct rowmap *m, struct kiln_arena *a, void *rec)
+{
+	size_t i;
+
+	memset(rec, 0, m->size);
+	for (i = 0; i < m->ncols; i++)
+		col_read(st, (int)i, &m->cols[i], a, rec);
 }
 
 /* Run a statement that returns no rows. */
@@ -443,25 +570,110 @@ static kiln_rc step_done(struct sq *s, sqlite3_stmt *st, struct kiln_err *err, c
 	return KILN_OK;
 }
 
-static kiln_rc exec(struct sq *s, const char *q, struct kiln_err *err)
+/* Statement id with v, which returns no rows; what names it in an error. */
+static kiln_rc run(struct sq *s, enum q id, const struct arg *v, size_t n, const char *what,
+                   struct kiln_err *err)
 {
-	char *msg = NULL;
+	sqlite3_stmt *st = prep(s, id, v, n, err);
 
-	if (sqlite3_exec(s->db, q, NULL, NULL, &msg) != SQLITE_OK) {
-		kiln_err_set(err, KILN_EIO, "job store: %s: %s", q, msg ? msg : "failed");
-		sqlite3_free(msg);
-		return KILN_EIO;
-	}
-	return KILN_OK;
+	return st ? step_done(s, st, err, what) : KILN_EIO;
 }
 
-/* Every write holds the writer's lock: releasing it bumps the store's version, which read
- * caches (the job JSON, scheduler/jobcache.c) compare with the one they were built at. */
-static void sq_unlock(struct sq *s)
+/* The first row of statement id into rec: KILN_ENOTFOUND (err untouched: the caller names
+ * what is missing) when there is none. */
+static kiln_rc one(struct sq *s, enum q id, const struct arg *v, size_t n, const struct rowmap *m,
+                   struct kiln_arena *a, void *rec, const char *what, struct kiln_err *err)
 {
-	if (s->readers[0])
-		__atomic_add_fetch(&s->version, 1, __ATOMIC_RELEASE);
+	sqlite3_stmt *st = prep(s, id, v, n, err);
+	int r;
+
+	if (!st)
+		return KILN_EIO;
+	r = sqlite3_step(st);
+	if (r == SQLITE_ROW)
+		row_read(st, m, a, rec);
+	sqlite3_reset(st);
+	if (r == SQLITE_DONE)
+		return KILN_ENOTFOUND;
+	if (r != SQLITE_ROW)
+		return db_err(s, err, what);
+	return a ? kiln_arena_finish(a, err) : KILN_OK;
+}
+
+/* Grow the arena array *v of *cap records of size to hold one more (false: out of memory,
+ * which the arena remembers). */
+static bool grow(struct kiln_arena *a, void **v, size_t n, size_t *cap, size_t size)
+{
+	void *t;
+
+	if (n < *cap)
+		return true;
+	t = kiln_arena_array(a, *cap ? *cap * 2 : 16, size);
+	if (!t)
+		return false;
+	if (n)
+		memcpy(t, *v, n * size);
+	*v = t;
+	*cap = *cap ? *cap * 2 : 16;
+	return true;
+}
+
+/* Every row of statement id (m->max at most) as an arena array of records in *out. */
+static kiln_rc rows(struct sq *s, enum q id, const struct arg *v, size_t nv, const struct rowmap *m,
+                    struct kiln_arena *a, void **out, size_t *n, const char *what,
+                    struct kiln_err *err)
+{
+	sqlite3_stmt *st = prep(s, id, v, nv, err);
+	size_t cap = 0;
+	int r = SQLITE_DONE;
+
+	*out = NULL;
+	*n = 0;
+	if (!st)
+		return KILN_EIO;
+	while (*n < m->max && (r = sqlite3_step(st)) == SQLITE_ROW) {
+		if (!grow(a, out, *n, &cap, m->size))
+			break;
+		row_read(st, m, a, (char *)*out + *n * m->size);
+		(*n)++;
+	}
+	sqlite3_reset(st);
+	if (r != SQLITE_DONE && r != SQLITE_ROW)
+		return db_err(s, err, what);
+	return kiln_arena_finish(a, err);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Reads and writes: the only ways to take a connection's lock */
+
+/* A reader's connection, locked. Reads never change the store's version. */
+static struct sq *rd_begin(struct sq *w)
+{
+	struct sq *s = reader(w);
+
+	pthread_mutex_lock(&s->lock);
+	return s;
+}
+
+static kiln_rc rd_end(struct sq *s, kiln_rc rc)
+{
 	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+/* The writer, locked. wr_end bumps the store's version as it lets go: read caches (the job
+ * JSON, scheduler/jobcache.c) compare it with the one they were built at, so every write
+ * goes through this pair and none can forget to invalidate them. */
+static void wr_begin(struct sq *w)
+{
+	pthread_mutex_lock(&w->lock);
+}
+
+static kiln_rc wr_end(struct sq *w, kiln_rc rc)
+{
+	__atomic_add_fetch(&w->version, 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&w->lock);
+	return rc;
 }
 
 /* A cached transaction statement (BEGIN, COMMIT, ROLLBACK). */
@@ -479,63 +691,215 @@ static kiln_rc tx_step(struct sq *s, enum q id, struct kiln_err *err)
 	return KILN_OK;
 }
 
-static kiln_rc tx_begin(struct sq *s, struct kiln_err *err)
+/* A write of several statements: wr_begin and BEGIN IMMEDIATE. */
+static kiln_rc tx_begin(struct sq *w, struct kiln_err *err)
 {
-	pthread_mutex_lock(&s->lock);
-	if (tx_step(s, Q_BEGIN, err)) {
-		sq_unlock(s);
-		return KILN_EIO;
-	}
+	wr_begin(w);
+	if (tx_step(w, Q_BEGIN, err))
+		return wr_end(w, KILN_EIO);
 	return KILN_OK;
 }
 
-static kiln_rc tx_end(struct sq *s, kiln_rc rc, struct kiln_err *err)
+/* COMMIT when rc is KILN_OK, else ROLLBACK; then wr_end. */
+static kiln_rc tx_end(struct sq *w, kiln_rc rc, struct kiln_err *err)
 {
 	if (rc == KILN_OK)
-		rc = tx_step(s, Q_COMMIT, err);
+		rc = tx_step(w, Q_COMMIT, err);
 	if (rc)
-		(void)tx_step(s, Q_ROLLBACK, NULL);
-	sq_unlock(s);
-	return rc;
+		(void)tx_step(w, Q_ROLLBACK, NULL);
+	return wr_end(w, rc);
 }
 
-static void read_job(sqlite3_stmt *st, struct kiln_arena *a, struct scheduler_job *j)
+/* One statement as a write of its own. */
+static kiln_rc write1(struct sq *w, enum q id, const struct arg *v, size_t n, const char *what,
+                      struct kiln_err *err)
 {
-	memset(j, 0, sizeof(*j));
-	j->id = sqlite3_column_int64(st, 0);
-	j->state = (enum scheduler_state)sqlite3_column_int(st, 1);
-	j->priority = sqlite3_column_int64(st, 2);
-	j->arch = col_text(st, 3, a);
-	j->tags = col_text(st, 4, a);
-	j->spec_name = col_text(st, 5, a);
-	j->request = col_text(st, 6, a);
-	j->manifest = col_text(st, 7, a);
-	col_copy(st, 8, j->content_key, sizeof(j->content_key));
-	j->sign_key = col_text(st, 9, a);
-	j->idem_key = col_text(st, 10, a);
-	j->token_id = sqlite3_column_int64(st, 11);
-	j->created_ms = sqlite3_column_int64(st, 12);
-	j->updated_ms = sqlite3_column_int64(st, 13);
-	j->started_ms = sqlite3_column_int64(st, 14);
-	j->finished_ms = sqlite3_column_int64(st, 15);
-	j->not_before_ms = sqlite3_column_int64(st, 16);
-	j->attempts = sqlite3_column_int64(st, 17);
-	j->max_attempts = sqlite3_column_int64(st, 18);
-	j->timeout_s = sqlite3_column_int64(st, 19);
-	j->cancel_requested = sqlite3_column_int(st, 20) != 0;
-	col_copy(st, 21, j->lease_id, sizeof(j->lease_id));
-	j->generation = sqlite3_column_int64(st, 22);
-	j->worker = col_text(st, 23, a);
-	j->lease_expires_ms = sqlite3_column_int64(st, 24);
-	j->failure_class = col_text(st, 25, a);
-	j->message = col_text(st, 26, a);
-	j->reruns = sqlite3_column_int64(st, 27);
-	j->rerun_of = sqlite3_column_int64(st, 28);
-	j->rerun_n = sqlite3_column_int64(st, 29);
-	j->avoid_worker = col_text(st, 30, a);
-	j->variations = col_text(st, 31, a);
-	j->repro_verdict = col_text(st, 32, a);
+	wr_begin(w);
+	return wr_end(w, run(w, id, v, n, what, err));
 }
+
+/* One statement as a write that must change a row: KILN_ENOTFOUND (err untouched) when it
+ * changed none. */
+static kiln_rc write1_changed(struct sq *w, enum q id, const struct arg *v, size_t n,
+                              const char *what, struct kiln_err *err)
+{
+	kiln_rc rc;
+
+	wr_begin(w);
+	rc = run(w, id, v, n, what, err);
+	if (!rc && !sqlite3_changes(w->db))
+		rc = KILN_ENOTFOUND;
+	return wr_end(w, rc);
+}
+
+/* One row as a read of its own (see one()). */
+static kiln_rc read1(struct sq *w, enum q id, const struct arg *v, size_t n, const struct rowmap *m,
+                     struct kiln_arena *a, void *rec, const char *what, struct kiln_err *err)
+{
+	struct sq *s = rd_begin(w);
+
+	return rd_end(s, one(s, id, v, n, m, a, rec, what, err));
+}
+
+/* Rows as a read of their own (see rows()). */
+static kiln_rc read_rows(struct sq *w, enum q id, const struct arg *v, size_t nv,
+                         const struct rowmap *m, struct kiln_arena *a, void **out, size_t *n,
+                         const char *what, struct kiln_err *err)
+{
+	struct sq *s = rd_begin(w);
+
+	return rd_end(s, rows(s, id, v, nv, m, a, out, n, what, err));
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Records */
+
+#define J struct scheduler_job
+/* In JOB_COLS order. */
+static const struct col job_cols[] = {
+    COL(I64, J, id),
+    COL(STATE, J, state),
+    COL(I64, J, priority),
+    COL(TEXT, J, arch),
+    COL(TEXT, J, tags),
+    COL(TEXT, J, spec_name),
+    COL(TEXT, J, request),
+    COL(TEXT, J, manifest),
+    COL(COPY, J, content_key),
+    COL(TEXT, J, sign_key),
+    COL(TEXT, J, idem_key),
+    COL(I64, J, token_id),
+    COL(I64, J, created_ms),
+    COL(I64, J, updated_ms),
+    COL(I64, J, started_ms),
+    COL(I64, J, finished_ms),
+    COL(I64, J, not_before_ms),
+    COL(I64, J, attempts),
+    COL(I64, J, max_attempts),
+    COL(I64, J, timeout_s),
+    COL(BOOL, J, cancel_requested),
+    COL(COPY, J, lease_id),
+    COL(I64, J, generation),
+    COL(TEXT, J, worker),
+    COL(I64, J, lease_expires_ms),
+    COL(TEXT, J, failure_class),
+    COL(TEXT, J, message),
+    COL(I64, J, reruns),
+    COL(I64, J, rerun_of),
+    COL(I64, J, rerun_n),
+    COL(TEXT, J, avoid_worker),
+    COL(TEXT, J, variations),
+    COL(TEXT, J, repro_verdict),
+};
+#undef J
+static const struct rowmap job_map = ROWMAP(struct scheduler_job, job_cols, 1024);
+
+#define A struct scheduler_attempt
+static const struct col attempt_cols[] = {
+    COL(I64, A, job_id),         COL(I64, A, n),          COL(TEXT, A, worker),
+    COL(COPY, A, lease_id),      COL(I64, A, generation), COL(TEXT, A, state),
+    COL(TEXT, A, failure_class), COL(TEXT, A, message),   COL(I64, A, started_ms),
+    COL(I64, A, ended_ms),
+};
+#undef A
+static const struct rowmap attempt_map = ROWMAP(struct scheduler_attempt, attempt_cols, 100000);
+
+#define A struct scheduler_artifact
+static const struct col artifact_cols[] = {
+    COL(I64, A, job_id),      COL(I64, A, attempt), COL(TEXT, A, name),
+    COL(COPY, A, sha256),     COL(I64, A, size),    COL(COPY, A, signed_sha256),
+    COL(I64, A, signed_size), COL(TEXT, A, kind),   COL(TEXT, A, arch),
+};
+#undef A
+static const struct rowmap artifact_map = ROWMAP(struct scheduler_artifact, artifact_cols, 100000);
+
+#define W struct scheduler_worker_info
+static const struct col worker_cols[] = {
+    COL(TEXT, W, name),     COL(TEXT, W, arches), COL(TEXT, W, tags),    COL(I64, W, slots),
+    COL(I64, W, free_disk), COL(TEXT, W, kernel), COL(TEXT, W, version), COL(I64, W, last_seen_ms),
+    COL(BOOL, W, draining), COL(I64, W, busy),
+};
+#undef W
+static const struct rowmap worker_map = ROWMAP(struct scheduler_worker_info, worker_cols, 10000);
+
+#define T struct scheduler_token
+static const struct col token_cols[] = {
+    COL(I64, T, id),         COL(TEXT, T, name),    COL(UINT, T, scopes),
+    COL(I64, T, created_ms), COL(BOOL, T, revoked),
+};
+/* Q_TOKEN_LOOKUP: id and scopes */
+static const struct col token_lookup_cols[] = {COL(I64, T, id), COL(UINT, T, scopes)};
+#undef T
+static const struct rowmap token_map = ROWMAP(struct scheduler_token, token_cols, 100000);
+static const struct rowmap token_lookup_map = ROWMAP(struct scheduler_token, token_lookup_cols, 1);
+
+#define R struct scheduler_rerun
+static const struct col rerun_cols[] = {
+    COL(I64, R, job_id),           COL(I64, R, n),
+    COL(I64, R, rerun_job),        COL(TEXT, R, variations),
+    COL(TEXT, R, original_worker), COL(TEXT, R, verdict),
+    COL(STATE, R, state),          COL(TEXT, R, worker),
+};
+#undef R
+static const struct rowmap rerun_map = ROWMAP(struct scheduler_rerun, rerun_cols, 1000);
+
+#define R struct scheduler_rerun_artifact
+static const struct col rerun_art_cols[] = {
+    COL(I64, R, job_id),
+    COL(I64, R, n),
+    COL(TEXT, R, name),
+    COL(TEXT, R, original_sha256),
+    COL(TEXT, R, rerun_sha256),
+    COL(TEXT, R, verdict),
+    COL(TEXT, R, diff),
+    COL(TEXT, R, text),
+    COL(TEXT_OR_NULL, R, diffoscope),
+    COL(TEXT, R, diffoscope_state),
+};
+#undef R
+static const struct rowmap rerun_art_map =
+    ROWMAP(struct scheduler_rerun_artifact, rerun_art_cols, 100000);
+
+#define B struct scheduler_rebuild
+static const struct col rebuild_cols[] = {
+    COL(I64, B, job_id),     COL(TEXT, B, srpm_name), COL(TEXT, B, srpm_sha256),
+    COL(TEXT, B, published), COL(TEXT, B, verdict),   COL(TEXT, B, report),
+    COL(TEXT, B, text),      COL(I64, B, created_ms),
+};
+#undef B
+static const struct rowmap rebuild_map = ROWMAP(struct scheduler_rebuild, rebuild_cols, 1);
+
+#define P struct scheduler_repo_pkg
+static const struct col repo_pkg_cols[] = {
+    COL(TEXT, P, repo),    COL(TEXT, P, file),    COL(TEXT, P, name),     COL(I64, P, epoch),
+    COL(TEXT, P, version), COL(TEXT, P, release), COL(TEXT, P, arch),     COL(COPY, P, sha256),
+    COL(I64, P, size),     COL(I64, P, job_id),   COL(I64, P, buildtime), COL(I64, P, published_ms),
+};
+#undef P
+static const struct rowmap repo_pkg_map = ROWMAP(struct scheduler_repo_pkg, repo_pkg_cols, 1000000);
+
+#define S struct scheduler_repo_state
+static const struct col repo_state_cols[] = {
+    COL(TEXT, S, name),
+    COL(I64, S, revision),
+    COL(I64, S, published_ms),
+};
+#undef S
+static const struct rowmap repo_state_map =
+    ROWMAP(struct scheduler_repo_state, repo_state_cols, 100000);
+
+/* Single values: a row of one column read into a struct of one member. */
+struct v_i64 {
+	int64_t v;
+};
+static const struct col v_i64_cols[] = {COL(I64, struct v_i64, v)};
+static const struct rowmap v_i64_map = ROWMAP(struct v_i64, v_i64_cols, 10000);
+
+struct v_text {
+	const char *v;
+};
+static const struct col v_text_cols[] = {COL(TEXT, struct v_text, v)};
+static const struct rowmap v_text_map = ROWMAP(struct v_text, v_text_cols, 1000);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Jobs */
@@ -543,28 +907,55 @@ static void read_job(sqlite3_stmt *st, struct kiln_arena *a, struct scheduler_jo
 static kiln_rc idem_lookup(struct sq *s, const struct scheduler_job *job, int64_t *id,
                            struct kiln_err *err)
 {
-	sqlite3_stmt *st = stmt(s, Q_JOB_BY_IDEM, err);
-	int r;
+	struct v_i64 r = {0};
+	kiln_rc rc;
 
-	if (!st)
-		return KILN_EIO;
-	sqlite3_bind_int64(st, 1, job->token_id);
-	bind_text(st, 2, job->idem_key);
-	r = sqlite3_step(st);
-	if (r == SQLITE_ROW) {
-		*id = sqlite3_column_int64(st, 0);
-		sqlite3_reset(st);
+	rc = one(s, Q_JOB_BY_IDEM, ARGS(I64(job->token_id), TXT(job->idem_key)), &v_i64_map, NULL,
+	         &r, "idempotency lookup", err);
+	if (rc == KILN_ENOTFOUND)
+		return KILN_OK;
+	if (!rc) {
+		*id = r.v;
 		return KILN_EEXIST;
 	}
-	sqlite3_reset(st);
-	return r == SQLITE_DONE ? KILN_OK : db_err(s, err, "idempotency lookup");
+	return rc;
+}
+
+static kiln_rc job_row_insert(struct sq *s, const struct scheduler_job *job, struct kiln_err *err)
+{
+	bool idem = job->idem_key && *job->idem_key;
+
+	return run(s, Q_JOB_INSERT,
+	           ARGS(I64(job->priority), TXT(job->arch), TXT(job->tags), TXT(job->spec_name),
+	                TXT(job->request), TXT(job->manifest), TXT(job->content_key),
+	                TXT(job->sign_key), TXT_OR_NULL(idem ? job->idem_key : NULL),
+	                I64(job->token_id), I64(job->created_ms), I64(job->max_attempts),
+	                I64(job->timeout_s), I64(job->reruns), I64(job->rerun_of),
+	                I64(job->rerun_n), TXT(job->avoid_worker), TXT(job->variations),
+	                TXT(job->reruns > 0 ? "pending" : "")),
+	           "insert job", err);
+}
+
+/* A rerun: its row beside the original's, and the original's verdict pending. */
+static kiln_rc rerun_row_insert(struct sq *s, const struct scheduler_job *job, int64_t id,
+                                struct kiln_err *err)
+{
+	kiln_rc rc;
+
+	rc = run(s, Q_RERUN_ROW,
+	         ARGS(I64(job->rerun_of), I64(job->rerun_n), I64(id), TXT(job->variations),
+	              TXT(job->avoid_worker), I64(job->created_ms)),
+	         "record the rerun", err);
+	if (!rc)
+		rc = run(s, Q_REPRO_VERDICT, ARGS(I64(job->rerun_of), TXT("pending")),
+		         "record the verdict", err);
+	return rc;
 }
 
 static kiln_rc job_insert(struct scheduler_store *base, struct scheduler_job *job, int64_t *id,
                           struct kiln_err *err)
 {
 	struct sq *s = (struct sq *)base;
-	sqlite3_stmt *st;
 	kiln_rc rc;
 
 	rc = tx_begin(s, err);
@@ -576,251 +967,104 @@ static kiln_rc job_insert(struct scheduler_store *base, struct scheduler_job *jo
 			tx_end(s, KILN_OK, NULL);
 			return KILN_EEXIST;
 		}
-		if (rc)
-			return tx_end(s, rc, err);
 	}
-	st = stmt(s, Q_JOB_INSERT, err);
-	if (!st)
-		return tx_end(s, KILN_EIO, err);
-	sqlite3_bind_int64(st, 1, job->priority);
-	bind_text(st, 2, job->arch);
-	bind_text(st, 3, job->tags);
-	bind_text(st, 4, job->spec_name);
-	bind_text(st, 5, job->request);
-	bind_text(st, 6, job->manifest);
-	bind_text(st, 7, job->content_key);
-	bind_text(st, 8, job->sign_key);
-	if (job->idem_key && *job->idem_key)
-		bind_text(st, 9, job->idem_key);
-	else
-		sqlite3_bind_null(st, 9);
-	sqlite3_bind_int64(st, 10, job->token_id);
-	sqlite3_bind_int64(st, 11, job->created_ms);
-	sqlite3_bind_int64(st, 12, job->max_attempts);
-	sqlite3_bind_int64(st, 13, job->timeout_s);
-	sqlite3_bind_int64(st, 14, job->reruns);
-	sqlite3_bind_int64(st, 15, job->rerun_of);
-	sqlite3_bind_int64(st, 16, job->rerun_n);
-	bind_text(st, 17, job->avoid_worker);
-	bind_text(st, 18, job->variations);
-	bind_text(st, 19, job->reruns > 0 ? "pending" : "");
-	rc = step_done(s, st, err, "insert job");
+	if (!rc)
+		rc = job_row_insert(s, job, err);
 	if (!rc)
 		*id = sqlite3_last_insert_rowid(s->db);
-	/* a rerun: its row beside the original's */
-	st = rc || !job->rerun_of ? NULL : stmt(s, Q_RERUN_ROW, err);
-	if (st) {
-		sqlite3_bind_int64(st, 1, job->rerun_of);
-		sqlite3_bind_int64(st, 2, job->rerun_n);
-		sqlite3_bind_int64(st, 3, *id);
-		bind_text(st, 4, job->variations);
-		bind_text(st, 5, job->avoid_worker);
-		sqlite3_bind_int64(st, 6, job->created_ms);
-		rc = step_done(s, st, err, "record the rerun");
-	} else if (!rc && job->rerun_of) {
-		rc = KILN_EIO;
-	}
-	st = rc || !job->rerun_of ? NULL : stmt(s, Q_REPRO_VERDICT, err);
-	if (st) {
-		sqlite3_bind_int64(st, 1, job->rerun_of);
-		bind_text(st, 2, "pending");
-		rc = step_done(s, st, err, "record the verdict");
-	}
+	if (!rc && job->rerun_of)
+		rc = rerun_row_insert(s, job, *id, err);
 	return tx_end(s, rc, err);
 }
 
 static kiln_rc job_get_locked(struct sq *s, int64_t id, struct kiln_arena *a,
                               struct scheduler_job *out, struct kiln_err *err)
 {
-	sqlite3_stmt *st = stmt(s, Q_JOB_GET, err);
-	int r;
+	kiln_rc rc = one(s, Q_JOB_GET, ARGS(I64(id)), &job_map, a, out, "read job", err);
 
-	if (!st)
-		return KILN_EIO;
-	sqlite3_bind_int64(st, 1, id);
-	r = sqlite3_step(st);
-	if (r == SQLITE_ROW)
-		read_job(st, a, out);
-	sqlite3_reset(st);
-	if (r == SQLITE_DONE)
+	if (rc == KILN_ENOTFOUND)
 		return kiln_err_set(err, KILN_ENOTFOUND, "no job %lld", (long long)id);
-	return r == SQLITE_ROW ? KILN_OK : db_err(s, err, "read job");
+	return rc;
 }
 
 static kiln_rc job_get(struct scheduler_store *base, int64_t id, struct kiln_arena *a,
                        struct scheduler_job *out, struct kiln_err *err)
 {
-	struct sq *s = reader((struct sq *)base);
-	kiln_rc rc;
+	struct sq *s = rd_begin((struct sq *)base);
 
-	pthread_mutex_lock(&s->lock);
-	rc = job_get_locked(s, id, a, out, err);
-	sq_unlock(s);
-	return rc;
-}
-
-/* Collect rows of job columns into an arena array. */
-static kiln_rc read_jobs(struct sq *s, sqlite3_stmt *st, size_t max, struct kiln_arena *a,
-                         struct scheduler_job **out, size_t *n, struct kiln_err *err)
-{
-	struct scheduler_job *v = kiln_arena_array(a, max ? max : 1, sizeof(*v));
-	int r = SQLITE_DONE;
-
-	*n = 0;
-	if (!v)
-		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
-	while (*n < max && (r = sqlite3_step(st)) == SQLITE_ROW)
-		read_job(st, a, &v[(*n)++]);
-	sqlite3_reset(st);
-	*out = v;
-	if (r != SQLITE_DONE && r != SQLITE_ROW)
-		return db_err(s, err, "list jobs");
-	return kiln_arena_finish(a, err);
+	return rd_end(s, job_get_locked(s, id, a, out, err));
 }
 
 static kiln_rc job_list(struct scheduler_store *base, int state, const char *name,
                         int64_t before_id, int64_t limit, struct kiln_arena *a,
                         struct scheduler_job **out, size_t *n, struct kiln_err *err)
 {
-	struct sq *s = reader((struct sq *)base);
-	sqlite3_stmt *st;
-	kiln_rc rc = KILN_EIO;
+	struct rowmap m = job_map;
+	void *v = NULL;
+	kiln_rc rc;
 
-	pthread_mutex_lock(&s->lock);
-	st = stmt(s, state < 0 ? Q_JOB_LIST : Q_JOB_LIST_STATE, err);
-	if (st) {
-		sqlite3_bind_int64(st, 1, before_id > 0 ? before_id : INT64_MAX);
-		sqlite3_bind_int64(st, 2, limit);
-		if (state >= 0)
-			sqlite3_bind_int(st, 3, state);
-		bind_text(st, 4, name);
-		rc = read_jobs(s, st, (size_t)limit, a, out, n, err);
-	}
-	sq_unlock(s);
+	m.max = (size_t)limit;
+	rc = read_rows(
+	    (struct sq *)base, state < 0 ? Q_JOB_LIST : Q_JOB_LIST_STATE,
+	    ARGS(I64(before_id > 0 ? before_id : INT64_MAX), I64(limit), I64(state), TXT(name)), &m,
+	    a, &v, n, "list jobs", err);
+	*out = v;
 	return rc;
 }
 
 static kiln_rc queue_position(struct scheduler_store *base, const struct scheduler_job *job,
                               int64_t *ahead, struct kiln_err *err)
 {
-	struct sq *s = reader((struct sq *)base);
-	sqlite3_stmt *st;
-	kiln_rc rc = KILN_EIO;
+	struct v_i64 r = {0};
+	kiln_rc rc;
 
-	pthread_mutex_lock(&s->lock);
-	st = stmt(s, Q_QUEUE_AHEAD, err);
-	if (st) {
-		sqlite3_bind_int64(st, 1, job->priority);
-		sqlite3_bind_int64(st, 2, job->id);
-		rc = sqlite3_step(st) == SQLITE_ROW ? KILN_OK : db_err(s, err, "queue position");
-		*ahead = rc ? 0 : sqlite3_column_int64(st, 0);
-		sqlite3_reset(st);
-	}
-	sq_unlock(s);
+	rc = read1((struct sq *)base, Q_QUEUE_AHEAD, ARGS(I64(job->priority), I64(job->id)),
+	           &v_i64_map, NULL, &r, "queue position", err);
+	*ahead = rc ? 0 : r.v;
 	return rc;
 }
 
 /* ---------------------------------------------------------------------------------------- */
 /* Leases */
 
-/* Anti-affinity of a rerun: could a worker other than q's, seen within two lease TTLs and
- * not draining, take a job of this arch and tags? Then q's worker leaves it to that one. */
-static bool other_worker_fits(struct sq *s, const struct scheduler_lease_query *q, const char *arch,
-                              const char *tags)
+#define C struct scheduler_candidate
+static const struct col cand_cols[] = {COL(I64, C, id), COL(TEXT, C, arch), COL(TEXT, C, tags),
+                                       COL(TEXT, C, avoid_worker)};
+#undef C
+static const struct rowmap cand_map = ROWMAP(struct scheduler_candidate, cand_cols, 256);
+
+static kiln_rc lease_candidates(struct scheduler_store *base, int64_t now_ms, const char *arches,
+                                struct kiln_arena *a, struct scheduler_candidate **out, size_t *n,
+                                struct kiln_err *err)
 {
-	struct kiln_err err = KILN_ERR_INIT;
-	sqlite3_stmt *st = stmt(s, Q_OTHER_WORKERS, &err);
-	bool fits = false;
+	void *v = NULL;
+	kiln_rc rc;
 
-	if (!st)
-		return false;
-	bind_text(st, 1, q->worker);
-	sqlite3_bind_int64(st, 2, q->now_ms - 2 * q->ttl_ms);
-	while (!fits && sqlite3_step(st) == SQLITE_ROW) {
-		const unsigned char *ar = sqlite3_column_text(st, 0);
-		const unsigned char *tg = sqlite3_column_text(st, 1);
-
-		fits = q->fits(arch, tags, ar ? (const char *)ar : "", tg ? (const char *)tg : "",
-		               NULL);
-	}
-	sqlite3_reset(st);
-	return fits;
+	rc = read_rows((struct sq *)base, Q_CANDIDATES, ARGS(I64(now_ms), TXT(arches)), &cand_map,
+	               a, &v, n, "lease candidates", err);
+	*out = v;
+	return rc;
 }
 
-static kiln_rc pick_candidate(struct sq *s, const struct scheduler_lease_query *q,
-                              struct kiln_arena *a, int64_t *id, struct kiln_err *err)
-{
-	sqlite3_stmt *st = stmt(s, Q_CANDIDATES, err);
-	struct scheduler_job avoided = {0};
-	int r;
-
-	*id = 0;
-	if (!st)
-		return KILN_EIO;
-	sqlite3_bind_int64(st, 1, q->now_ms);
-	bind_text(st, 2, q->arches);
-	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-		const unsigned char *arch = sqlite3_column_text(st, 3);
-		const unsigned char *tags = sqlite3_column_text(st, 4);
-		const unsigned char *avoid = sqlite3_column_text(st, 30);
-
-		if (!q->fits(arch ? (const char *)arch : "", tags ? (const char *)tags : "",
-		             q->arches, q->tags, NULL))
-			continue;
-		if (avoid && *avoid && !strcmp((const char *)avoid, q->worker)) {
-			/* a rerun of this worker's build: decided once the others are seen */
-			if (!avoided.id)
-				read_job(st, a, &avoided);
-			continue;
-		}
-		*id = sqlite3_column_int64(st, 0); /* lease_grant reads it once leased */
-		break;
-	}
-	sqlite3_reset(st);
-	if (r != SQLITE_ROW && r != SQLITE_DONE)
-		return db_err(s, err, "pick a job");
-	/* Anti-affinity: a rerun goes to another worker when one could take it; with none,
-	 * the original's worker runs it (a rerun on the same machine still varies the rest). */
-	if (!*id && avoided.id && !other_worker_fits(s, q, avoided.arch, avoided.tags))
-		*id = avoided.id;
-	return *id ? KILN_OK : KILN_ENOTFOUND;
-}
-
-static kiln_rc lease_grant(struct scheduler_store *base, const struct scheduler_lease_query *q,
-                           struct kiln_arena *a, struct scheduler_job *out, struct kiln_err *err)
+static kiln_rc lease_take(struct scheduler_store *base, int64_t id,
+                          const struct scheduler_lease_query *q, struct kiln_arena *a,
+                          struct scheduler_job *out, struct kiln_err *err)
 {
 	struct sq *s = (struct sq *)base;
-	sqlite3_stmt *st;
-	int64_t id;
 	kiln_rc rc;
 
 	rc = tx_begin(s, err);
 	if (rc)
 		return rc;
-	rc = pick_candidate(s, q, a, &id, err);
-	if (rc == KILN_ENOTFOUND) {
-		tx_end(s, KILN_OK, NULL);
-		return KILN_ENOTFOUND;
-	}
-	st = rc ? NULL : stmt(s, Q_LEASE_TAKE, err);
-	if (st) {
-		sqlite3_bind_int64(st, 1, id);
-		bind_text(st, 2, q->lease_id);
-		bind_text(st, 3, q->worker);
-		sqlite3_bind_int64(st, 4, q->now_ms + q->ttl_ms);
-		sqlite3_bind_int64(st, 5, q->now_ms);
-		rc = step_done(s, st, err, "lease a job");
-	} else if (!rc) {
-		rc = KILN_EIO;
-	}
-	st = rc ? NULL : stmt(s, Q_ATTEMPT_INSERT, err);
-	if (st) {
-		sqlite3_bind_int64(st, 1, id);
-		sqlite3_bind_int64(st, 2, q->now_ms);
-		rc = step_done(s, st, err, "record the attempt");
-	} else if (!rc) {
-		rc = KILN_EIO;
-	}
+	rc = run(s, Q_LEASE_TAKE,
+	         ARGS(I64(id), TXT(q->lease_id), TXT(q->worker), I64(q->now_ms + q->ttl_ms),
+	              I64(q->now_ms)),
+	         "lease a job", err);
+	if (!rc && !sqlite3_changes(s->db))
+		rc = kiln_err_set(err, KILN_ECONFLICT, "job %lld is queued no more", (long long)id);
+	if (!rc)
+		rc = run(s, Q_ATTEMPT_INSERT, ARGS(I64(id), I64(q->now_ms)), "record the attempt",
+		         err);
 	if (!rc)
 		rc = job_get_locked(s, id, a, out, err);
 	return tx_end(s, rc, err);
@@ -830,34 +1074,26 @@ static kiln_rc lease_grant(struct scheduler_store *base, const struct scheduler_
 static kiln_rc lease_lookup(struct sq *s, const char *lease_id, int64_t generation,
                             struct kiln_arena *a, struct scheduler_job *out, struct kiln_err *err)
 {
-	sqlite3_stmt *st = stmt(s, Q_JOB_BY_LEASE, err);
-	int r;
+	struct v_i64 att = {0};
+	kiln_rc rc;
 
-	if (!st)
-		return KILN_EIO;
-	bind_text(st, 1, lease_id);
-	r = sqlite3_step(st);
-	if (r == SQLITE_ROW)
-		read_job(st, a, out);
-	sqlite3_reset(st);
-	if (r == SQLITE_ROW && out->generation == generation && scheduler_state_active(out->state))
+	rc = one(s, Q_JOB_BY_LEASE, ARGS(TXT(lease_id)), &job_map, a, out, "find lease", err);
+	if (!rc && out->generation == generation && scheduler_state_active(out->state))
 		return KILN_OK;
-	if (r == SQLITE_ROW)
+	if (!rc)
 		return kiln_err_set(err, KILN_ECONFLICT,
 		                    "lease %s: generation %lld is stale (now %lld)", lease_id,
 		                    (long long)generation, (long long)out->generation);
-	if (r != SQLITE_DONE)
-		return db_err(s, err, "find lease");
-	st = stmt(s, Q_ATTEMPT_BY_LEASE, err);
-	if (!st)
-		return KILN_EIO;
-	bind_text(st, 1, lease_id);
-	r = sqlite3_step(st);
-	sqlite3_reset(st);
-	if (r == SQLITE_ROW)
+	if (rc != KILN_ENOTFOUND)
+		return rc;
+	rc = one(s, Q_ATTEMPT_BY_LEASE, ARGS(TXT(lease_id)), &v_i64_map, NULL, &att, "find lease",
+	         err);
+	if (!rc)
 		return kiln_err_set(err, KILN_ECONFLICT,
 		                    "lease %s is no longer held (it expired or the job ended)",
 		                    lease_id);
+	if (rc != KILN_ENOTFOUND)
+		return rc;
 	return kiln_err_set(err, KILN_ENOTFOUND, "no lease %s", lease_id);
 }
 
@@ -866,105 +1102,51 @@ static kiln_rc lease_touch(struct scheduler_store *base, const char *lease_id, i
                            struct scheduler_job *out, struct kiln_err *err)
 {
 	struct sq *s = (struct sq *)base;
-	sqlite3_stmt *st;
 	kiln_rc rc;
 
 	rc = tx_begin(s, err);
 	if (rc)
 		return rc;
 	rc = lease_lookup(s, lease_id, generation, a, out, err);
-	if (!rc && ttl_ms > 0) {
-		st = stmt(s, Q_LEASE_RENEW, err);
-		if (!st)
-			return tx_end(s, KILN_EIO, err);
-		sqlite3_bind_int64(st, 1, out->id);
-		sqlite3_bind_int64(st, 2, now_ms + ttl_ms);
-		sqlite3_bind_int64(st, 3, now_ms);
-		rc = step_done(s, st, err, "renew lease");
-		st = rc ? NULL : stmt(s, Q_ATTEMPT_STATE, err);
-		if (st && out->state == SCHED_LEASED) {
-			sqlite3_bind_int64(st, 1, out->id);
-			sqlite3_bind_int64(st, 2, out->attempts);
-			bind_text(st, 3, "building");
-			bind_text(st, 4, "");
-			bind_text(st, 5, "");
-			sqlite3_bind_int64(st, 6, 0);
-			rc = step_done(s, st, err, "attempt state");
-		}
-		out->state = SCHED_BUILDING;
-		out->lease_expires_ms = now_ms + ttl_ms;
-	}
+	if (rc || ttl_ms <= 0)
+		return tx_end(s, rc, err);
+	rc = run(s, Q_LEASE_RENEW, ARGS(I64(out->id), I64(now_ms + ttl_ms), I64(now_ms)),
+	         "renew lease", err);
+	if (!rc && out->state == SCHED_LEASED)
+		rc = run(s, Q_ATTEMPT_STATE,
+		         ARGS(I64(out->id), I64(out->attempts), TXT("building"), TXT(""), TXT(""),
+		              I64(0)),
+		         "attempt state", err);
+	out->state = SCHED_BUILDING;
+	out->lease_expires_ms = now_ms + ttl_ms;
 	return tx_end(s, rc, err);
 }
 
-static const char *outcome_attempt_state(enum scheduler_outcome o)
+/* Write the end f->decide chose for job j: its attempt's row, then the job's. */
+static kiln_rc job_end_write(struct sq *s, const struct scheduler_job *j,
+                             const struct scheduler_finish *f, struct kiln_err *err)
 {
-	static const char *const names[] = {"succeeded", "failed",   "failed",
-	                                    "cancelled", "released", "lost"};
-
-	return names[o];
-}
-
-/* Where the job goes after this outcome. */
-static bool outcome_requeues(const struct scheduler_job *j, const struct scheduler_finish *f)
-{
-	if (j->cancel_requested)
-		return false;
-	if (f->outcome == SCHED_OUT_RELEASED)
-		return true;
-	if (f->outcome == SCHED_OUT_INFRA || f->outcome == SCHED_OUT_LOST)
-		return j->attempts < j->max_attempts;
-	return false;
-}
-
-static enum scheduler_state outcome_state(const struct scheduler_job *j,
-                                          const struct scheduler_finish *f)
-{
-	if (f->outcome == SCHED_OUT_SUCCEEDED)
-		return SCHED_SUCCEEDED;
-	if (j->cancel_requested || f->outcome == SCHED_OUT_CANCELLED)
-		return SCHED_CANCELLED;
-	return SCHED_FAILED;
-}
-
-static kiln_rc finish_job(struct sq *s, const struct scheduler_job *j,
-                          const struct scheduler_finish *f, struct kiln_err *err)
-{
-	bool requeue = outcome_requeues(j, f);
-	sqlite3_stmt *st = stmt(s, Q_ATTEMPT_STATE, err);
-	const char *fc =
-	    j->cancel_requested && f->outcome != SCHED_OUT_SUCCEEDED ? "cancel" : f->failure_class;
+	struct scheduler_job_end e;
 	kiln_rc rc;
 
-	if (!st)
-		return KILN_EIO;
-	sqlite3_bind_int64(st, 1, j->id);
-	sqlite3_bind_int64(st, 2, j->attempts);
-	bind_text(st, 3, outcome_attempt_state(f->outcome));
-	bind_text(st, 4, f->failure_class);
-	bind_text(st, 5, f->message);
-	sqlite3_bind_int64(st, 6, f->now_ms);
-	rc = step_done(s, st, err, "attempt state");
-	st = rc ? NULL : stmt(s, requeue ? Q_JOB_REQUEUE : Q_JOB_END, err);
-	if (!st)
-		return rc ? rc : KILN_EIO;
-	sqlite3_bind_int64(st, 1, j->id);
-	if (requeue) {
-		sqlite3_bind_int64(st, 2, f->now_ms + f->backoff_ms);
-		sqlite3_bind_int64(st, 3, f->now_ms);
-		bind_text(st, 4, f->failure_class);
-		bind_text(st, 5, f->message);
-		/* A hand-back does not use up an attempt. */
-		sqlite3_bind_int64(st, 6, f->outcome == SCHED_OUT_RELEASED ? 1 : 0);
-	} else {
-		sqlite3_bind_int(st, 2, (int)outcome_state(j, f));
-		bind_text(st, 3, f->outcome == SCHED_OUT_SUCCEEDED ? "" : fc);
-		bind_text(st, 4, f->outcome == SCHED_OUT_SUCCEEDED ? "" : f->message);
-		sqlite3_bind_int64(st, 5, f->now_ms);
-	}
-	if (f->requeued)
-		*f->requeued = requeue;
-	return step_done(s, st, err, "end the job's lease");
+	f->decide(j, f, &e);
+	rc = run(s, Q_ATTEMPT_STATE,
+	         ARGS(I64(j->id), I64(j->attempts), TXT(e.attempt_state), TXT(f->failure_class),
+	              TXT(f->message), I64(f->now_ms)),
+	         "attempt state", err);
+	if (!rc && e.requeue)
+		rc = run(s, Q_JOB_REQUEUE,
+		         ARGS(I64(j->id), I64(e.not_before_ms), I64(f->now_ms),
+		              TXT(e.failure_class), TXT(e.message), I64(e.attempts_back)),
+		         "end the job's lease", err);
+	else if (!rc)
+		rc = run(s, Q_JOB_END,
+		         ARGS(I64(j->id), I64(e.state), TXT(e.failure_class), TXT(e.message),
+		              I64(f->now_ms)),
+		         "end the job's lease", err);
+	if (!rc && f->requeued)
+		*f->requeued = e.requeue;
+	return rc;
 }
 
 static kiln_rc lease_finish(struct scheduler_store *base, const char *lease_id, int64_t generation,
@@ -980,7 +1162,7 @@ static kiln_rc lease_finish(struct scheduler_store *base, const char *lease_id, 
 		goto out;
 	rc = lease_lookup(s, lease_id, generation, &a, &j, err);
 	if (!rc)
-		rc = finish_job(s, &j, f, err);
+		rc = job_end_write(s, &j, f, err);
 	rc = tx_end(s, rc, err);
 out:
 	kiln_arena_release(&a);
@@ -990,80 +1172,39 @@ out:
 static kiln_rc leases_expired(struct scheduler_store *base, int64_t now_ms, struct kiln_arena *a,
                               struct scheduler_job **out, size_t *n, struct kiln_err *err)
 {
-	struct sq *s = reader((struct sq *)base);
-	sqlite3_stmt *st;
-	kiln_rc rc = KILN_EIO;
-
-	pthread_mutex_lock(&s->lock);
-	st = stmt(s, Q_EXPIRED, err);
-	if (st) {
-		sqlite3_bind_int64(st, 1, now_ms);
-		rc = read_jobs(s, st, 1024, a, out, n, err);
-	}
-	sq_unlock(s);
-	return rc;
-}
-
-static kiln_rc job_cancel(struct scheduler_store *base, int64_t id, int64_t now_ms,
-                          enum scheduler_state *state, struct kiln_err *err)
-{
-	struct sq *s = (struct sq *)base;
-	struct kiln_arena a = KILN_ARENA_INIT(KILN_LIMIT_HTTP_BODY * 4);
-	struct scheduler_job j = {0};
-	sqlite3_stmt *st;
+	void *v = NULL;
 	kiln_rc rc;
 
-	rc = tx_begin(s, err);
-	if (rc)
-		goto out;
-	rc = job_get_locked(s, id, &a, &j, err);
-	if (!rc && scheduler_state_final(j.state))
-		rc = kiln_err_set(err, KILN_ECONFLICT, "job %lld has already ended (%s)",
-		                  (long long)id, scheduler_state_name(j.state));
-	st = rc ? NULL : stmt(s, j.state == SCHED_QUEUED ? Q_CANCEL_QUEUED : Q_CANCEL_ACTIVE, err);
-	if (st) {
-		sqlite3_bind_int64(st, 1, id);
-		sqlite3_bind_int64(st, 2, now_ms);
-		rc = step_done(s, st, err, "cancel");
-	}
-	if (!rc)
-		*state = j.state == SCHED_QUEUED ? SCHED_CANCELLED : j.state;
-	rc = tx_end(s, rc, err);
-out:
-	kiln_arena_release(&a);
+	rc = read_rows((struct sq *)base, Q_EXPIRED, ARGS(I64(now_ms)), &job_map, a, &v, n,
+	               "list jobs", err);
+	*out = v;
 	return rc;
 }
 
-static kiln_rc job_retry(struct scheduler_store *base, int64_t id, int64_t now_ms,
+static kiln_rc job_cancel(struct scheduler_store *base, int64_t id, int64_t now_ms, bool queued,
+                          struct kiln_err *err)
+{
+	kiln_rc rc;
+
+	rc = write1_changed((struct sq *)base, queued ? Q_CANCEL_QUEUED : Q_CANCEL_ACTIVE,
+	                    ARGS(I64(id), I64(now_ms)), "cancel", err);
+	if (rc == KILN_ENOTFOUND)
+		return kiln_err_set(err, KILN_ECONFLICT, "job %lld is %s no more", (long long)id,
+		                    queued ? "queued" : "running");
+	return rc;
+}
+
+static kiln_rc job_retry(struct scheduler_store *base, int64_t id, int64_t now_ms, int64_t budget,
                          struct kiln_err *err)
 {
-	struct sq *s = (struct sq *)base;
-	struct kiln_arena a = KILN_ARENA_INIT(KILN_LIMIT_HTTP_BODY * 4);
-	struct scheduler_job j = {0};
-	sqlite3_stmt *st;
 	kiln_rc rc;
 
-	rc = tx_begin(s, err);
-	if (rc)
-		goto out;
-	rc = job_get_locked(s, id, &a, &j, err);
-	if (!rc && j.state != SCHED_FAILED && j.state != SCHED_CANCELLED)
-		rc = kiln_err_set(err, KILN_ECONFLICT,
-		                  "job %lld is %s: only failed or cancelled jobs "
-		                  "can be retried",
-		                  (long long)id, scheduler_state_name(j.state));
-	st = rc ? NULL : stmt(s, Q_RETRY, err);
-	if (st) {
-		sqlite3_bind_int64(st, 1, id);
-		sqlite3_bind_int64(st, 2, now_ms);
-		/* The same budget again as the job had at first. */
-		sqlite3_bind_int64(st, 3,
-		                   j.max_attempts > j.attempts ? j.max_attempts - j.attempts : 1);
-		rc = step_done(s, st, err, "retry");
-	}
-	rc = tx_end(s, rc, err);
-out:
-	kiln_arena_release(&a);
+	rc = write1_changed((struct sq *)base, Q_RETRY, ARGS(I64(id), I64(now_ms), I64(budget)),
+	                    "retry", err);
+	if (rc == KILN_ENOTFOUND)
+		return kiln_err_set(err, KILN_ECONFLICT,
+		                    "job %lld is neither failed nor cancelled (any more)",
+		                    (long long)id);
 	return rc;
 }
 
@@ -1073,124 +1214,36 @@ out:
 static kiln_rc attempts_list(struct scheduler_store *base, int64_t job_id, struct kiln_arena *a,
                              struct scheduler_attempt **out, size_t *n, struct kiln_err *err)
 {
-	struct sq *s = reader((struct sq *)base);
-	struct scheduler_attempt *v = NULL;
-	size_t cap = 0;
-	sqlite3_stmt *st;
-	int r = SQLITE_ERROR;
+	void *v = NULL;
+	kiln_rc rc;
 
-	*n = 0;
-	pthread_mutex_lock(&s->lock);
-	st = stmt(s, Q_ATTEMPTS, err);
-	if (st) {
-		sqlite3_bind_int64(st, 1, job_id);
-		while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-			struct scheduler_attempt *t;
-
-			if (*n == cap) {
-				cap = cap ? cap * 2 : 8;
-				t = kiln_arena_array(a, cap, sizeof(*t));
-				if (!t)
-					break;
-				if (*n)
-					memcpy(t, v, *n * sizeof(*t));
-				v = t;
-			}
-			t = &v[(*n)++];
-			t->job_id = sqlite3_column_int64(st, 0);
-			t->n = sqlite3_column_int64(st, 1);
-			t->worker = col_text(st, 2, a);
-			col_copy(st, 3, t->lease_id, sizeof(t->lease_id));
-			t->generation = sqlite3_column_int64(st, 4);
-			t->state = col_text(st, 5, a);
-			t->failure_class = col_text(st, 6, a);
-			t->message = col_text(st, 7, a);
-			t->started_ms = sqlite3_column_int64(st, 8);
-			t->ended_ms = sqlite3_column_int64(st, 9);
-		}
-		sqlite3_reset(st);
-	}
-	sq_unlock(s);
+	rc = read_rows((struct sq *)base, Q_ATTEMPTS, ARGS(I64(job_id)), &attempt_map, a, &v, n,
+	               "attempts", err);
 	*out = v;
-	if (r != SQLITE_DONE)
-		return st ? (r == SQLITE_ROW ? kiln_arena_finish(a, err)
-		                             : db_err(s, err, "attempts"))
-		          : KILN_EIO;
-	return kiln_arena_finish(a, err);
+	return rc;
 }
 
 static kiln_rc artifact_put(struct scheduler_store *base, const struct scheduler_artifact *art,
                             struct kiln_err *err)
 {
-	struct sq *s = (struct sq *)base;
-	sqlite3_stmt *st;
-	kiln_rc rc = KILN_EIO;
-
-	pthread_mutex_lock(&s->lock);
-	st = stmt(s, Q_ARTIFACT_PUT, err);
-	if (st) {
-		sqlite3_bind_int64(st, 1, art->job_id);
-		sqlite3_bind_int64(st, 2, art->attempt);
-		bind_text(st, 3, art->name);
-		bind_text(st, 4, art->sha256);
-		sqlite3_bind_int64(st, 5, art->size);
-		bind_text(st, 6, art->signed_sha256);
-		sqlite3_bind_int64(st, 7, art->signed_size);
-		bind_text(st, 8, art->kind);
-		bind_text(st, 9, art->arch);
-		rc = step_done(s, st, err, "record artifact");
-	}
-	sq_unlock(s);
-	return rc;
+	return write1((struct sq *)base, Q_ARTIFACT_PUT,
+	              ARGS(I64(art->job_id), I64(art->attempt), TXT(art->name), TXT(art->sha256),
+	                   I64(art->size), TXT(art->signed_sha256), I64(art->signed_size),
+	                   TXT(art->kind), TXT(art->arch)),
+	              "record artifact", err);
 }
 
 static kiln_rc artifacts_list(struct scheduler_store *base, int64_t job_id, int64_t attempt,
                               struct kiln_arena *a, struct scheduler_artifact **out, size_t *n,
                               struct kiln_err *err)
 {
-	struct sq *s = reader((struct sq *)base);
-	struct scheduler_artifact *v = NULL, *t;
-	size_t cap = 0;
-	sqlite3_stmt *st;
-	int r = SQLITE_ERROR;
+	void *v = NULL;
+	kiln_rc rc;
 
-	*n = 0;
-	pthread_mutex_lock(&s->lock);
-	st = stmt(s, attempt < 0 ? Q_ARTIFACTS_ALL : Q_ARTIFACTS, err);
-	if (st) {
-		sqlite3_bind_int64(st, 1, job_id);
-		if (attempt >= 0)
-			sqlite3_bind_int64(st, 2, attempt);
-		while ((r = sqlite3_step(st)) == SQLITE_ROW && *n < 100000) {
-			if (*n == cap) {
-				cap = cap ? cap * 2 : 16;
-				t = kiln_arena_array(a, cap, sizeof(*t));
-				if (!t)
-					break;
-				if (*n)
-					memcpy(t, v, *n * sizeof(*t));
-				v = t;
-			}
-			t = &v[(*n)++];
-			t->job_id = sqlite3_column_int64(st, 0);
-			t->attempt = sqlite3_column_int64(st, 1);
-			t->name = col_text(st, 2, a);
-			col_copy(st, 3, t->sha256, sizeof(t->sha256));
-			t->size = sqlite3_column_int64(st, 4);
-			col_copy(st, 5, t->signed_sha256, sizeof(t->signed_sha256));
-			t->signed_size = sqlite3_column_int64(st, 6);
-			t->kind = col_text(st, 7, a);
-			t->arch = col_text(st, 8, a);
-		}
-		sqlite3_reset(st);
-	}
-	sq_unlock(s);
+	rc = read_rows((struct sq *)base, attempt < 0 ? Q_ARTIFACTS_ALL : Q_ARTIFACTS,
+	               ARGS(I64(job_id), I64(attempt)), &artifact_map, a, &v, n, "artifacts", err);
 	*out = v;
-	if (!st)
-		return KILN_EIO;
-	if (r != SQLITE_DONE && r != SQLITE_ROW)
-		return db_err(s, err, "artifacts");
-	return kiln_arena_finish(a, err);
+	return rc;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -1199,177 +1252,103 @@ static kiln_rc artifacts_list(struct scheduler_store *base, int64_t job_id, int6
 static kiln_rc worker_seen(struct scheduler_store *base, const struct scheduler_worker_info *w,
                            bool full, struct kiln_err *err)
 {
-	struct sq *s = (struct sq *)base;
-	sqlite3_stmt *st;
-	kiln_rc rc = KILN_EIO;
-
-	pthread_mutex_lock(&s->lock);
-	st = stmt(s, full ? Q_WORKER_FULL : Q_WORKER_SEEN, err);
-	if (st && full) {
-		bind_text(st, 1, w->name);
-		bind_text(st, 2, w->arches);
-		bind_text(st, 3, w->tags);
-		sqlite3_bind_int64(st, 4, w->slots);
-		sqlite3_bind_int64(st, 5, w->free_disk);
-		bind_text(st, 6, w->kernel);
-		bind_text(st, 7, w->version);
-		sqlite3_bind_int64(st, 8, w->last_seen_ms);
-		sqlite3_bind_int(st, 9, w->draining);
-		sqlite3_bind_int64(st, 10, w->token_id);
-	} else if (st) {
-		bind_text(st, 1, w->name);
-		sqlite3_bind_int64(st, 2, w->last_seen_ms);
-		sqlite3_bind_int(st, 3, w->draining);
-	}
-	if (st)
-		rc = step_done(s, st, err, "record worker");
-	sq_unlock(s);
-	return rc;
+	if (!full)
+		return write1((struct sq *)base, Q_WORKER_SEEN,
+		              ARGS(TXT(w->name), I64(w->last_seen_ms), I64(w->draining)),
+		              "record worker", err);
+	return write1((struct sq *)base, Q_WORKER_FULL,
+	              ARGS(TXT(w->name), TXT(w->arches), TXT(w->tags), I64(w->slots),
+	                   I64(w->free_disk), TXT(w->kernel), TXT(w->version), I64(w->last_seen_ms),
+	                   I64(w->draining), I64(w->token_id)),
+	              "record worker", err);
 }
 
 static kiln_rc worker_owner(struct scheduler_store *base, const char *name, int64_t *token_id,
                             struct kiln_err *err)
 {
-	struct sq *s = reader((struct sq *)base);
-	sqlite3_stmt *st;
-	kiln_rc rc = KILN_EIO;
-	int r;
+	struct v_i64 r = {0};
+	kiln_rc rc;
 
-	pthread_mutex_lock(&s->lock);
-	st = stmt(s, Q_WORKER_OWNER, err);
-	if (st) {
-		bind_text(st, 1, name);
-		r = sqlite3_step(st);
-		if (r == SQLITE_ROW)
-			*token_id = sqlite3_column_int64(st, 0), rc = KILN_OK;
-		else if (r == SQLITE_DONE)
-			rc = kiln_err_set(err, KILN_ENOTFOUND, "no worker '%s'", name);
-		else
-			rc = db_err(s, err, "worker owner");
-		sqlite3_reset(st);
-	}
-	sq_unlock(s);
+	rc = read1((struct sq *)base, Q_WORKER_OWNER, ARGS(TXT(name)), &v_i64_map, NULL, &r,
+	           "worker owner", err);
+	if (rc == KILN_ENOTFOUND)
+		return kiln_err_set(err, KILN_ENOTFOUND, "no worker '%s'", name);
+	if (!rc)
+		*token_id = r.v;
 	return rc;
 }
 
 static kiln_rc artifact_owned(struct scheduler_store *base, const char *sha256, int64_t token_id,
                               struct kiln_err *err)
 {
-	struct sq *s = reader((struct sq *)base);
-	sqlite3_stmt *st;
-	kiln_rc rc = KILN_EIO;
-	int r;
+	struct v_i64 r = {0};
+	kiln_rc rc;
 
-	pthread_mutex_lock(&s->lock);
-	st = stmt(s, Q_ARTIFACT_OWNED, err);
-	if (st) {
-		bind_text(st, 1, sha256);
-		sqlite3_bind_int64(st, 2, token_id);
-		r = sqlite3_step(st);
-		if (r == SQLITE_ROW)
-			rc = KILN_OK;
-		else if (r == SQLITE_DONE)
-			rc = kiln_err_set(err, KILN_ENOTFOUND, "no artifact %.64s", sha256);
-		else
-			rc = db_err(s, err, "artifact owner");
-		sqlite3_reset(st);
-	}
-	sq_unlock(s);
+	rc = read1((struct sq *)base, Q_ARTIFACT_OWNED, ARGS(TXT(sha256), I64(token_id)),
+	           &v_i64_map, NULL, &r, "artifact owner", err);
+	if (rc == KILN_ENOTFOUND)
+		return kiln_err_set(err, KILN_ENOTFOUND, "no artifact %.64s", sha256);
 	return rc;
 }
 
 static kiln_rc artifact_job(struct scheduler_store *base, const char *sha256, int64_t *job_id,
                             struct kiln_err *err)
 {
-	struct sq *s = reader((struct sq *)base);
-	sqlite3_stmt *st;
-	kiln_rc rc = KILN_EIO;
-	int r;
+	struct v_i64 r = {0};
+	kiln_rc rc;
 
-	pthread_mutex_lock(&s->lock);
-	st = stmt(s, Q_ARTIFACT_JOB, err);
-	if (st) {
-		bind_text(st, 1, sha256);
-		r = sqlite3_step(st);
-		if (r == SQLITE_ROW) {
-			*job_id = sqlite3_column_int64(st, 0);
-			rc = KILN_OK;
-		} else if (r == SQLITE_DONE) {
-			rc = kiln_err_set(err, KILN_ENOTFOUND, "no artifact %.64s", sha256);
-		} else {
-			rc = db_err(s, err, "artifact's job");
-		}
-		sqlite3_reset(st);
-	}
-	pthread_mutex_unlock(&s->lock); /* a read: the store version stays */
+	rc = read1((struct sq *)base, Q_ARTIFACT_JOB, ARGS(TXT(sha256)), &v_i64_map, NULL, &r,
+	           "artifact's job", err);
+	if (rc == KILN_ENOTFOUND)
+		return kiln_err_set(err, KILN_ENOTFOUND, "no artifact %.64s", sha256);
+	if (!rc)
+		*job_id = r.v;
 	return rc;
 }
 
 static kiln_rc workers_list(struct scheduler_store *base, struct kiln_arena *a,
                             struct scheduler_worker_info **out, size_t *n, struct kiln_err *err)
 {
-	struct sq *s = reader((struct sq *)base);
-	struct scheduler_worker_info *v = NULL, *t;
-	size_t cap = 0;
-	sqlite3_stmt *st;
-	int r = SQLITE_ERROR;
+	void *v = NULL;
+	kiln_rc rc;
 
-	*n = 0;
-	pthread_mutex_lock(&s->lock);
-	st = stmt(s, Q_WORKERS, err);
-	while (st && *n < 10000 && (r = sqlite3_step(st)) == SQLITE_ROW) {
-		if (*n == cap) {
-			cap = cap ? cap * 2 : 16;
-			t = kiln_arena_array(a, cap, sizeof(*t));
-			if (!t)
-				break;
-			if (*n)
-				memcpy(t, v, *n * sizeof(*t));
-			v = t;
-		}
-		t = &v[(*n)++];
-		t->name = col_text(st, 0, a);
-		t->arches = col_text(st, 1, a);
-		t->tags = col_text(st, 2, a);
-		t->slots = sqlite3_column_int64(st, 3);
-		t->free_disk = sqlite3_column_int64(st, 4);
-		t->kernel = col_text(st, 5, a);
-		t->version = col_text(st, 6, a);
-		t->last_seen_ms = sqlite3_column_int64(st, 7);
-		t->draining = sqlite3_column_int(st, 8) != 0;
-		t->busy = sqlite3_column_int64(st, 9);
-	}
-	if (st)
-		sqlite3_reset(st);
-	sq_unlock(s);
+	rc =
+	    read_rows((struct sq *)base, Q_WORKERS, NO_ARGS, &worker_map, a, &v, n, "workers", err);
 	*out = v;
-	if (!st)
-		return KILN_EIO;
-	if (r != SQLITE_DONE && r != SQLITE_ROW)
-		return db_err(s, err, "workers");
-	return kiln_arena_finish(a, err);
+	return rc;
+}
+
+#define W struct scheduler_worker_info
+static const struct col worker_active_cols[] = {COL(TEXT, W, name), COL(TEXT, W, arches),
+                                                COL(TEXT, W, tags)};
+#undef W
+static const struct rowmap worker_active_map =
+    ROWMAP(struct scheduler_worker_info, worker_active_cols, 10000);
+
+static kiln_rc workers_active(struct scheduler_store *base, int64_t since_ms, struct kiln_arena *a,
+                              struct scheduler_worker_info **out, size_t *n, struct kiln_err *err)
+{
+	void *v = NULL;
+	kiln_rc rc;
+
+	rc = read_rows((struct sq *)base, Q_WORKERS_ACTIVE, ARGS(I64(since_ms)), &worker_active_map,
+	               a, &v, n, "active workers", err);
+	*out = v;
+	return rc;
 }
 
 static kiln_rc token_insert(struct scheduler_store *base, const char *hash, unsigned scopes,
                             const char *name, int64_t now_ms, int64_t *id, struct kiln_err *err)
 {
 	struct sq *s = (struct sq *)base;
-	sqlite3_stmt *st;
-	kiln_rc rc = KILN_EIO;
+	kiln_rc rc;
 
-	pthread_mutex_lock(&s->lock);
-	st = stmt(s, Q_TOKEN_INSERT, err);
-	if (st) {
-		bind_text(st, 1, hash);
-		sqlite3_bind_int(st, 2, (int)scopes);
-		bind_text(st, 3, name);
-		sqlite3_bind_int64(st, 4, now_ms);
-		rc = step_done(s, st, err, "insert token");
-		if (!rc)
-			*id = sqlite3_last_insert_rowid(s->db);
-	}
-	sq_unlock(s);
-	return rc;
+	wr_begin(s);
+	rc = run(s, Q_TOKEN_INSERT, ARGS(TXT(hash), I64(scopes), TXT(name), I64(now_ms)),
+	         "insert token", err);
+	if (!rc)
+		*id = sqlite3_last_insert_rowid(s->db);
+	return wr_end(s, rc);
 }
 
 static struct tok_ent *token_slot(struct sq *w, const char *hash)
@@ -1419,89 +1398,45 @@ static void token_remember(struct sq *w, unsigned gen, const char *hash, int64_t
 static kiln_rc token_lookup(struct scheduler_store *base, const char *hash, int64_t *id,
                             unsigned *scopes, struct kiln_err *err)
 {
-	struct sq *w = (struct sq *)base, *s = reader(w);
-	sqlite3_stmt *st;
-	kiln_rc rc = KILN_EIO;
+	struct sq *w = (struct sq *)base;
+	struct scheduler_token t = {0};
 	unsigned gen;
-	int r;
+	kiln_rc rc;
 
 	if (token_cached(w, hash, id, scopes, &gen))
 		return KILN_OK;
-	pthread_mutex_lock(&s->lock);
-	st = stmt(s, Q_TOKEN_LOOKUP, err);
-	if (st) {
-		bind_text(st, 1, hash);
-		r = sqlite3_step(st);
-		if (r == SQLITE_ROW) {
-			*id = sqlite3_column_int64(st, 0);
-			*scopes = (unsigned)sqlite3_column_int(st, 1);
-			rc = KILN_OK;
-			token_remember(w, gen, hash, *id, *scopes);
-		} else {
-			rc = r == SQLITE_DONE ? kiln_err_set(err, KILN_EAUTH, "invalid token")
-			                      : db_err(s, err, "token lookup");
-		}
-		sqlite3_reset(st);
-	}
-	sq_unlock(s);
-	return rc;
+	/* Q_TOKEN_LOOKUP reads id and scopes: the first and third of token_cols */
+	rc = read1(w, Q_TOKEN_LOOKUP, ARGS(TXT(hash)), &token_lookup_map, NULL, &t, "token lookup",
+	           err);
+	if (rc == KILN_ENOTFOUND)
+		return kiln_err_set(err, KILN_EAUTH, "invalid token");
+	if (rc)
+		return rc;
+	*id = t.id;
+	*scopes = t.scopes;
+	token_remember(w, gen, hash, *id, *scopes);
+	return KILN_OK;
 }
 
 static kiln_rc tokens_list(struct scheduler_store *base, struct kiln_arena *a,
                            struct scheduler_token **out, size_t *n, struct kiln_err *err)
 {
-	struct sq *s = reader((struct sq *)base);
-	struct scheduler_token *v = NULL, *t;
-	size_t cap = 0;
-	sqlite3_stmt *st;
-	int r = SQLITE_ERROR;
+	void *v = NULL;
+	kiln_rc rc;
 
-	*n = 0;
-	pthread_mutex_lock(&s->lock);
-	st = stmt(s, Q_TOKENS, err);
-	while (st && *n < 100000 && (r = sqlite3_step(st)) == SQLITE_ROW) {
-		if (*n == cap) {
-			cap = cap ? cap * 2 : 16;
-			t = kiln_arena_array(a, cap, sizeof(*t));
-			if (!t)
-				break;
-			if (*n)
-				memcpy(t, v, *n * sizeof(*t));
-			v = t;
-		}
-		t = &v[(*n)++];
-		t->id = sqlite3_column_int64(st, 0);
-		t->name = col_text(st, 1, a);
-		t->scopes = (unsigned)sqlite3_column_int(st, 2);
-		t->created_ms = sqlite3_column_int64(st, 3);
-		t->revoked = sqlite3_column_int(st, 4) != 0;
-	}
-	if (st)
-		sqlite3_reset(st);
-	sq_unlock(s);
+	rc = read_rows((struct sq *)base, Q_TOKENS, NO_ARGS, &token_map, a, &v, n, "tokens", err);
 	*out = v;
-	if (!st)
-		return KILN_EIO;
-	if (r != SQLITE_DONE && r != SQLITE_ROW)
-		return db_err(s, err, "tokens");
-	return kiln_arena_finish(a, err);
+	return rc;
 }
 
 static kiln_rc token_revoke(struct scheduler_store *base, int64_t id, struct kiln_err *err)
 {
 	struct sq *s = (struct sq *)base;
-	sqlite3_stmt *st;
-	kiln_rc rc = KILN_EIO;
+	kiln_rc rc;
 
-	pthread_mutex_lock(&s->lock);
-	st = stmt(s, Q_TOKEN_REVOKE, err);
-	if (st) {
-		sqlite3_bind_int64(st, 1, id);
-		rc = step_done(s, st, err, "revoke token");
-		if (!rc && sqlite3_changes(s->db) == 0)
-			rc = kiln_err_set(err, KILN_ENOTFOUND, "no token %lld", (long long)id);
-	}
-	sq_unlock(s);
+	rc = write1_changed(s, Q_TOKEN_REVOKE, ARGS(I64(id)), "revoke token", err);
+	if (rc == KILN_ENOTFOUND)
+		rc = kiln_err_set(err, KILN_ENOTFOUND, "no token %lld", (long long)id);
 	pthread_mutex_lock(&s->tok_lock);
 	memset(s->tokens, 0, sizeof(s->tokens));
 	s->tok_gen++;
@@ -1509,47 +1444,67 @@ static kiln_rc token_revoke(struct scheduler_store *base, int64_t id, struct kil
 	return rc;
 }
 
+/* A count by state: (state, n) rows. */
+struct state_n {
+	int64_t state, n;
+};
+static const struct col state_n_cols[] = {COL(I64, struct state_n, state),
+                                          COL(I64, struct state_n, n)};
+static const struct rowmap state_n_map = ROWMAP(struct state_n, state_n_cols, 64);
+
+/* A count by a text key: (key, n) rows. */
+struct keyed_n {
+	const char *key;
+	int64_t n;
+};
+static const struct col keyed_n_cols[] = {COL(TEXT, struct keyed_n, key),
+                                          COL(I64, struct keyed_n, n)};
+static const struct rowmap keyed_n_map = ROWMAP(struct keyed_n, keyed_n_cols, 64);
+
+static void counts_fill(struct scheduler_counts *out, const struct state_n *st, size_t nst,
+                        const struct keyed_n *ar, size_t nar, const struct keyed_n *vd, size_t nvd)
+{
+	size_t i, k;
+
+	for (i = 0; i < nst; i++) {
+		if (st[i].state >= 0 && st[i].state < SCHED_NSTATES)
+			out->by_state[st[i].state] = st[i].n;
+	}
+	for (i = 0; i < nar; i++) {
+		out->queued_arch[i] = ar[i].key;
+		out->queued_n[i] = ar[i].n;
+	}
+	out->nqueued = nar;
+	for (i = 0; i < nvd; i++)
+		for (k = 0; k < KILN_ARRAY_SIZE(out->verdicts); k++)
+			if (!strcmp(vd[i].key, scheduler_verdict_names[k]))
+				out->verdicts[k] = vd[i].n;
+}
+
 static kiln_rc counts(struct scheduler_store *base, struct kiln_arena *a,
                       struct scheduler_counts *out, struct kiln_err *err)
 {
-	struct sq *s = reader((struct sq *)base);
-	sqlite3_stmt *st;
-	size_t cap = 64;
-	int r = SQLITE_ERROR;
+	struct sq *s;
+	void *st = NULL, *ar = NULL, *vd = NULL;
+	size_t nst = 0, nar = 0, nvd = 0;
+	kiln_rc rc;
 
 	memset(out, 0, sizeof(*out));
-	out->queued_arch = kiln_arena_array(a, cap, sizeof(*out->queued_arch));
-	out->queued_n = kiln_arena_array(a, cap, sizeof(*out->queued_n));
-	if (!out->queued_arch || !out->queued_n)
-		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
-	pthread_mutex_lock(&s->lock);
-	st = stmt(s, Q_COUNT_STATES, err);
-	while (st && (r = sqlite3_step(st)) == SQLITE_ROW) {
-		int state = sqlite3_column_int(st, 0);
-
-		if (state >= 0 && state < SCHED_NSTATES)
-			out->by_state[state] = sqlite3_column_int64(st, 1);
-	}
-	st = st && r == SQLITE_DONE ? stmt(s, Q_COUNT_QUEUED_ARCH, err) : NULL;
-	while (st && out->nqueued < cap && (r = sqlite3_step(st)) == SQLITE_ROW) {
-		out->queued_arch[out->nqueued] = col_text(st, 0, a);
-		out->queued_n[out->nqueued++] = sqlite3_column_int64(st, 1);
-	}
-	st = st && (r == SQLITE_DONE || r == SQLITE_ROW) ? stmt(s, Q_COUNT_VERDICTS, err) : st;
-	while (st && (r = sqlite3_step(st)) == SQLITE_ROW) {
-		const unsigned char *v = sqlite3_column_text(st, 0);
-		size_t i;
-
-		for (i = 0; v && i < KILN_ARRAY_SIZE(out->verdicts); i++)
-			if (!strcmp((const char *)v, scheduler_verdict_names[i]))
-				out->verdicts[i] = sqlite3_column_int64(st, 1);
-	}
-	if (st)
-		sqlite3_reset(st);
-	sq_unlock(s);
-	if (!st || (r != SQLITE_DONE && r != SQLITE_ROW))
-		return st ? db_err(s, err, "counts") : KILN_EIO;
-	return kiln_arena_finish(a, err);
+	s = rd_begin((struct sq *)base);
+	rc = rows(s, Q_COUNT_STATES, NO_ARGS, &state_n_map, a, &st, &nst, "counts", err);
+	if (!rc)
+		rc = rows(s, Q_COUNT_QUEUED_ARCH, NO_ARGS, &keyed_n_map, a, &ar, &nar, "counts",
+		          err);
+	if (!rc)
+		rc = rows(s, Q_COUNT_VERDICTS, NO_ARGS, &keyed_n_map, a, &vd, &nvd, "counts", err);
+	rd_end(s, rc);
+	out->queued_arch = kiln_arena_array(a, nar ? nar : 1, sizeof(*out->queued_arch));
+	out->queued_n = kiln_arena_array(a, nar ? nar : 1, sizeof(*out->queued_n));
+	if (!rc && (!out->queued_arch || !out->queued_n))
+		rc = kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	if (!rc)
+		counts_fill(out, st, nst, ar, nar, vd, nvd);
+	return rc;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -1558,302 +1513,130 @@ static kiln_rc counts(struct scheduler_store *base, struct kiln_arena *a,
 static kiln_rc reruns_add(struct scheduler_store *base, int64_t id, int64_t count,
                           const char *variations, struct kiln_err *err)
 {
-	struct sq *s = (struct sq *)base;
-	sqlite3_stmt *st;
-	kiln_rc rc = KILN_EIO;
-
-	pthread_mutex_lock(&s->lock);
-	st = stmt(s, Q_RERUNS_ADD, err);
-	if (st) {
-		sqlite3_bind_int64(st, 1, id);
-		sqlite3_bind_int64(st, 2, count);
-		bind_text(st, 3, variations);
-		rc = step_done(s, st, err, "add reruns");
-	}
-	sq_unlock(s);
-	return rc;
+	return write1((struct sq *)base, Q_RERUNS_ADD, ARGS(I64(id), I64(count), TXT(variations)),
+	              "add reruns", err);
 }
 
 static kiln_rc reruns_list(struct scheduler_store *base, int64_t id, struct kiln_arena *a,
                            struct scheduler_rerun **out, size_t *n, struct kiln_err *err)
 {
-	struct sq *s = reader((struct sq *)base);
-	struct scheduler_rerun *v = NULL, *t;
-	size_t cap = 0;
-	sqlite3_stmt *st;
-	int r = SQLITE_ERROR;
+	void *v = NULL;
+	kiln_rc rc;
 
-	*n = 0;
-	pthread_mutex_lock(&s->lock);
-	st = stmt(s, Q_RERUNS, err);
-	if (st)
-		sqlite3_bind_int64(st, 1, id);
-	while (st && *n < 1000 && (r = sqlite3_step(st)) == SQLITE_ROW) {
-		if (*n == cap) {
-			cap = cap ? cap * 2 : 8;
-			t = kiln_arena_array(a, cap, sizeof(*t));
-			if (!t)
-				break;
-			if (*n)
-				memcpy(t, v, *n * sizeof(*t));
-			v = t;
-		}
-		t = &v[(*n)++];
-		t->job_id = sqlite3_column_int64(st, 0);
-		t->n = sqlite3_column_int64(st, 1);
-		t->rerun_job = sqlite3_column_int64(st, 2);
-		t->variations = col_text(st, 3, a);
-		t->original_worker = col_text(st, 4, a);
-		t->verdict = col_text(st, 5, a);
-		t->state = (enum scheduler_state)sqlite3_column_int(st, 6);
-		t->worker = col_text(st, 7, a);
-	}
-	if (st)
-		sqlite3_reset(st);
-	sq_unlock(s);
+	rc = read_rows((struct sq *)base, Q_RERUNS, ARGS(I64(id)), &rerun_map, a, &v, n, "reruns",
+	               err);
 	*out = v;
-	if (!st)
-		return KILN_EIO;
-	if (r != SQLITE_DONE && r != SQLITE_ROW)
-		return db_err(s, err, "reruns");
-	return kiln_arena_finish(a, err);
+	return rc;
 }
 
 static kiln_rc rerun_art_put(struct sq *s, int64_t id, int64_t n,
                              const struct scheduler_rerun_artifact *ra, struct kiln_err *err)
 {
-	sqlite3_stmt *st = stmt(s, Q_RERUN_ART_PUT, err);
-
-	if (!st)
-		return KILN_EIO;
-	sqlite3_bind_int64(st, 1, id);
-	sqlite3_bind_int64(st, 2, n);
-	bind_text(st, 3, ra->name);
-	bind_text(st, 4, ra->original_sha256);
-	bind_text(st, 5, ra->rerun_sha256);
-	bind_text(st, 6, ra->verdict);
-	bind_text(st, 7, ra->diff);
-	bind_text(st, 8, ra->text);
-	bind_text(st, 9, ra->diffoscope_state);
-	return step_done(s, st, err, "record a compared artifact");
+	return run(s, Q_RERUN_ART_PUT,
+	           ARGS(I64(id), I64(n), TXT(ra->name), TXT(ra->original_sha256),
+	                TXT(ra->rerun_sha256), TXT(ra->verdict), TXT(ra->diff), TXT(ra->text),
+	                TXT(ra->diffoscope_state)),
+	           "record a compared artifact", err);
 }
 
-/* The verdicts of a job's reruns rolled up into jobs.repro_verdict. */
-static kiln_rc rollup_store(struct sq *s, int64_t id, const char **rollup, struct kiln_err *err)
+/* The verdicts of a job's reruns rolled up (by the scheduler's rule) into
+ * jobs.repro_verdict. */
+static kiln_rc rollup_store(struct sq *s, int64_t id,
+                            const char *(*rollup)(const char *const *v, size_t n), const char **out,
+                            struct kiln_err *err)
 {
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
 	const char *v[1000];
-	char *mem[1000];
+	void *rv = NULL;
 	size_t n = 0, i;
-	sqlite3_stmt *st = stmt(s, Q_RERUN_VERDICTS, err);
 	const char *r;
 	kiln_rc rc;
 
-	if (!st)
-		return KILN_EIO;
-	sqlite3_bind_int64(st, 1, id);
-	while (n < 1000 && sqlite3_step(st) == SQLITE_ROW) {
-		const unsigned char *t = sqlite3_column_text(st, 0);
-
-		mem[n] = kiln_strdup(t ? (const char *)t : "");
-		v[n] = mem[n] ? mem[n] : "unknown";
-		n++;
-	}
-	sqlite3_reset(st);
-	r = scheduler_verdict_rollup(v, n);
-	for (i = 0; i < n; i++)
-		free(mem[i]);
-	st = stmt(s, Q_REPRO_VERDICT, err);
-	if (!st)
-		return KILN_EIO;
-	sqlite3_bind_int64(st, 1, id);
-	bind_text(st, 2, r);
-	rc = step_done(s, st, err, "record the verdict");
-	if (!rc && rollup)
-		*rollup = r;
+	rc = rows(s, Q_RERUN_VERDICTS, ARGS(I64(id)), &v_text_map, &a, &rv, &n, "verdicts", err);
+	for (i = 0; !rc && i < n; i++)
+		v[i] = ((struct v_text *)rv)[i].v;
+	r = rollup(v, rc ? 0 : n);
+	if (!rc)
+		rc = run(s, Q_REPRO_VERDICT, ARGS(I64(id), TXT(r)), "record the verdict", err);
+	if (!rc && out)
+		*out = r;
+	kiln_arena_release(&a);
 	return rc;
 }
 
 static kiln_rc rerun_record(struct scheduler_store *base, int64_t id, int64_t n,
                             const char *verdict, const struct scheduler_rerun_artifact *arts,
-                            size_t narts, int64_t now_ms, const char **rollup, struct kiln_err *err)
+                            size_t narts, int64_t now_ms,
+                            const char *(*rollup)(const char *const *v, size_t n), const char **out,
+                            struct kiln_err *err)
 {
 	struct sq *s = (struct sq *)base;
-	sqlite3_stmt *st;
 	size_t i;
 	kiln_rc rc;
 
 	rc = tx_begin(s, err);
 	if (rc)
 		return rc;
-	st = stmt(s, Q_RERUN_ARTS_DEL, err);
-	if (!st)
-		return tx_end(s, KILN_EIO, err);
-	sqlite3_bind_int64(st, 1, id);
-	sqlite3_bind_int64(st, 2, n);
-	rc = step_done(s, st, err, "clear compared artifacts");
+	rc = run(s, Q_RERUN_ARTS_DEL, ARGS(I64(id), I64(n)), "clear compared artifacts", err);
 	for (i = 0; !rc && i < narts; i++)
 		rc = rerun_art_put(s, id, n, &arts[i], err);
-	st = rc ? NULL : stmt(s, Q_RERUN_VERDICT, err);
-	if (st) {
-		sqlite3_bind_int64(st, 1, id);
-		sqlite3_bind_int64(st, 2, n);
-		bind_text(st, 3, verdict);
-		sqlite3_bind_int64(st, 4, now_ms);
-		rc = step_done(s, st, err, "record the rerun's verdict");
-	} else if (!rc) {
-		rc = KILN_EIO;
-	}
 	if (!rc)
-		rc = rollup_store(s, id, rollup, err);
+		rc = run(s, Q_RERUN_VERDICT, ARGS(I64(id), I64(n), TXT(verdict), I64(now_ms)),
+		         "record the rerun's verdict", err);
+	if (!rc)
+		rc = rollup_store(s, id, rollup, out, err);
 	return tx_end(s, rc, err);
-}
-
-static void read_rerun_art(sqlite3_stmt *st, struct kiln_arena *a,
-                           struct scheduler_rerun_artifact *t)
-{
-	t->job_id = sqlite3_column_int64(st, 0);
-	t->n = sqlite3_column_int64(st, 1);
-	t->name = col_text(st, 2, a);
-	t->original_sha256 = col_text(st, 3, a);
-	t->rerun_sha256 = col_text(st, 4, a);
-	t->verdict = col_text(st, 5, a);
-	t->diff = col_text(st, 6, a);
-	t->text = col_text(st, 7, a);
-	t->diffoscope = sqlite3_column_type(st, 8) == SQLITE_NULL ? NULL : col_text(st, 8, a);
-	t->diffoscope_state = col_text(st, 9, a);
 }
 
 static kiln_rc rerun_artifacts(struct scheduler_store *base, int64_t id, struct kiln_arena *a,
                                struct scheduler_rerun_artifact **out, size_t *n,
                                struct kiln_err *err)
 {
-	struct sq *s = reader((struct sq *)base);
-	struct scheduler_rerun_artifact *v = NULL, *t;
-	size_t cap = 0;
-	sqlite3_stmt *st;
-	int r = SQLITE_ERROR;
+	void *v = NULL;
+	kiln_rc rc;
 
-	*n = 0;
-	pthread_mutex_lock(&s->lock);
-	st = stmt(s, Q_RERUN_ARTS, err);
-	if (st)
-		sqlite3_bind_int64(st, 1, id);
-	while (st && *n < 100000 && (r = sqlite3_step(st)) == SQLITE_ROW) {
-		if (*n == cap) {
-			cap = cap ? cap * 2 : 16;
-			t = kiln_arena_array(a, cap, sizeof(*t));
-			if (!t)
-				break;
-			if (*n)
-				memcpy(t, v, *n * sizeof(*t));
-			v = t;
-		}
-		read_rerun_art(st, a, &v[(*n)++]);
-	}
-	if (st)
-		sqlite3_reset(st);
-	sq_unlock(s);
+	rc = read_rows((struct sq *)base, Q_RERUN_ARTS, ARGS(I64(id)), &rerun_art_map, a, &v, n,
+	               "compared artifacts", err);
 	*out = v;
-	if (!st)
-		return KILN_EIO;
-	if (r != SQLITE_DONE && r != SQLITE_ROW)
-		return db_err(s, err, "compared artifacts");
-	return kiln_arena_finish(a, err);
+	return rc;
 }
 
 static kiln_rc diffoscope_next(struct scheduler_store *base, struct kiln_arena *a,
                                struct scheduler_rerun_artifact *out, struct kiln_err *err)
 {
-	struct sq *s = reader((struct sq *)base);
-	sqlite3_stmt *st;
-	kiln_rc rc = KILN_EIO;
-	int r;
-
-	pthread_mutex_lock(&s->lock);
-	st = stmt(s, Q_DFS_NEXT, err);
-	if (st) {
-		r = sqlite3_step(st);
-		if (r == SQLITE_ROW)
-			read_rerun_art(st, a, out);
-		rc = r == SQLITE_ROW    ? KILN_OK
-		     : r == SQLITE_DONE ? KILN_ENOTFOUND
-		                        : db_err(s, err, "diffoscope queue");
-		sqlite3_reset(st);
-	}
-	sq_unlock(s);
-	return rc ? rc : kiln_arena_finish(a, err);
+	return read1((struct sq *)base, Q_DFS_NEXT, NO_ARGS, &rerun_art_map, a, out,
+	             "diffoscope queue", err);
 }
 
 static kiln_rc diffoscope_set(struct scheduler_store *base, int64_t id, int64_t n, const char *name,
                               const char *state, const char *output, struct kiln_err *err)
 {
-	struct sq *s = (struct sq *)base;
-	sqlite3_stmt *st;
-	kiln_rc rc = KILN_EIO;
-
-	pthread_mutex_lock(&s->lock);
-	st = stmt(s, Q_DFS_SET, err);
-	if (st) {
-		sqlite3_bind_int64(st, 1, id);
-		sqlite3_bind_int64(st, 2, n);
-		bind_text(st, 3, name);
-		if (output)
-			bind_text(st, 4, output);
-		else
-			sqlite3_bind_null(st, 4);
-		bind_text(st, 5, state);
-		rc = step_done(s, st, err, "record diffoscope's output");
-	}
-	sq_unlock(s);
-	return rc;
+	return write1((struct sq *)base, Q_DFS_SET,
+	              ARGS(I64(id), I64(n), TXT(name), TXT_OR_NULL(output), TXT(state)),
+	              "record diffoscope's output", err);
 }
 
 static kiln_rc attestation_put(struct scheduler_store *base, int64_t id, const char *kind,
                                const char *envelope, int64_t now_ms, struct kiln_err *err)
 {
-	struct sq *s = (struct sq *)base;
-	sqlite3_stmt *st;
-	kiln_rc rc = KILN_EIO;
-
-	pthread_mutex_lock(&s->lock);
-	st = stmt(s, Q_ATT_PUT, err);
-	if (st) {
-		sqlite3_bind_int64(st, 1, id);
-		bind_text(st, 2, kind);
-		bind_text(st, 3, envelope);
-		sqlite3_bind_int64(st, 4, now_ms);
-		rc = step_done(s, st, err, "record an attestation");
-	}
-	sq_unlock(s);
-	return rc;
+	return write1((struct sq *)base, Q_ATT_PUT,
+	              ARGS(I64(id), TXT(kind), TXT(envelope), I64(now_ms)), "record an attestation",
+	              err);
 }
 
 static kiln_rc attestation_find(struct scheduler_store *base, const char *sha256, const char *kind,
                                 struct kiln_arena *a, const char **out, struct kiln_err *err)
 {
-	struct sq *s = reader((struct sq *)base);
-	sqlite3_stmt *st;
-	kiln_rc rc = KILN_EIO;
-	int r;
+	struct v_text r = {0};
+	kiln_rc rc;
 
 	*out = NULL;
-	pthread_mutex_lock(&s->lock);
-	st = stmt(s, Q_ATT_FIND, err);
-	if (st) {
-		bind_text(st, 1, sha256);
-		bind_text(st, 2, kind);
-		r = sqlite3_step(st);
-		if (r == SQLITE_ROW)
-			*out = col_text(st, 0, a);
-		rc = r == SQLITE_ROW ? kiln_arena_finish(a, err)
-		     : r == SQLITE_DONE
-		         ? kiln_err_set(err, KILN_ENOTFOUND,
-		                        "no %s attestation for a package with sha256 %s", kind,
-		                        sha256)
-		         : db_err(s, err, "attestation");
-		sqlite3_reset(st);
-	}
-	sq_unlock(s);
+	rc = read1((struct sq *)base, Q_ATT_FIND, ARGS(TXT(sha256), TXT(kind)), &v_text_map, a, &r,
+	           "attestation", err);
+	if (rc == KILN_ENOTFOUND)
+		return kiln_err_set(err, KILN_ENOTFOUND,
+		                    "no %s attestation for a package with sha256 %s", kind, sha256);
+	*out = r.v;
 	return rc;
 }
 
@@ -1863,31 +1646,13 @@ static kiln_rc ids_since(struct scheduler_store *base, enum q id, int64_t since_
                          struct kiln_arena *a, int64_t **out, size_t *n, const char *what,
                          struct kiln_err *err)
 {
-	struct sq *s = reader((struct sq *)base);
-	size_t max = 10000;
-	int64_t *v = kiln_arena_array(a, max, sizeof(*v));
-	sqlite3_stmt *st;
-	int r = SQLITE_ERROR;
+	void *v = NULL;
+	kiln_rc rc;
 
-	*n = 0;
-	*out = v;
-	if (!v)
-		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
-	pthread_mutex_lock(&s->lock);
-	st = stmt(s, id, err);
-	if (st) {
-		sqlite3_bind_int64(st, 1, since_ms);
-		sqlite3_bind_int64(st, 2, (int64_t)max);
-		while (*n < max && (r = sqlite3_step(st)) == SQLITE_ROW)
-			v[(*n)++] = sqlite3_column_int64(st, 0);
-		sqlite3_reset(st);
-	}
-	pthread_mutex_unlock(&s->lock); /* a read: the store version stays */
-	if (!st)
-		return KILN_EIO;
-	if (r != SQLITE_DONE && r != SQLITE_ROW)
-		return db_err(s, err, what);
-	return KILN_OK;
+	rc = read_rows((struct sq *)base, id, ARGS(I64(since_ms), I64(v_i64_map.max)), &v_i64_map,
+	               a, &v, n, what, err);
+	*out = v; /* struct v_i64 is one int64_t */
+	return rc;
 }
 
 static kiln_rc repro_undone(struct scheduler_store *base, int64_t since_ms, struct kiln_arena *a,
@@ -1900,131 +1665,53 @@ static kiln_rc repro_undone(struct scheduler_store *base, int64_t since_ms, stru
 static kiln_rc repro_verdict_set(struct scheduler_store *base, int64_t id, const char *verdict,
                                  struct kiln_err *err)
 {
-	struct sq *s = (struct sq *)base;
-	sqlite3_stmt *st;
-	kiln_rc rc = KILN_EIO;
-
-	pthread_mutex_lock(&s->lock);
-	st = stmt(s, Q_REPRO_VERDICT, err);
-	if (st) {
-		sqlite3_bind_int64(st, 1, id);
-		bind_text(st, 2, verdict);
-		rc = step_done(s, st, err, "record the verdict");
-	}
-	sq_unlock(s);
-	return rc;
+	return write1((struct sq *)base, Q_REPRO_VERDICT, ARGS(I64(id), TXT(verdict)),
+	              "record the verdict", err);
 }
 
 static kiln_rc job_inputs_set(struct scheduler_store *base, int64_t id, const char *request,
                               const char *manifest, const char *content_key, struct kiln_err *err)
 {
-	struct sq *s = (struct sq *)base;
-	sqlite3_stmt *st;
-	kiln_rc rc = KILN_EIO;
-
-	pthread_mutex_lock(&s->lock);
-	st = stmt(s, Q_JOB_INPUTS, err);
-	if (st) {
-		sqlite3_bind_int64(st, 1, id);
-		bind_text(st, 2, request);
-		bind_text(st, 3, manifest);
-		bind_text(st, 4, content_key);
-		rc = step_done(s, st, err, "record the job's inputs");
-	}
-	sq_unlock(s);
-	return rc;
+	return write1((struct sq *)base, Q_JOB_INPUTS,
+	              ARGS(I64(id), TXT(request), TXT(manifest), TXT(content_key)),
+	              "record the job's inputs", err);
 }
 
 static kiln_rc rebuild_put(struct scheduler_store *base, int64_t id, const char *srpm_name,
                            const char *srpm_sha256, const char *published, int64_t now_ms,
                            struct kiln_err *err)
 {
-	struct sq *s = (struct sq *)base;
-	sqlite3_stmt *st;
-	kiln_rc rc = KILN_EIO;
-
-	pthread_mutex_lock(&s->lock);
-	st = stmt(s, Q_RB_PUT, err);
-	if (st) {
-		sqlite3_bind_int64(st, 1, id);
-		bind_text(st, 2, srpm_name);
-		bind_text(st, 3, srpm_sha256);
-		bind_text(st, 4, published);
-		sqlite3_bind_int64(st, 5, now_ms);
-		rc = step_done(s, st, err, "record a rebuild");
-	}
-	sq_unlock(s);
-	return rc;
+	return write1((struct sq *)base, Q_RB_PUT,
+	              ARGS(I64(id), TXT(srpm_name), TXT(srpm_sha256), TXT(published), I64(now_ms)),
+	              "record a rebuild", err);
 }
 
 static kiln_rc rebuild_get(struct scheduler_store *base, int64_t id, struct kiln_arena *a,
                            struct scheduler_rebuild *out, struct kiln_err *err)
 {
-	struct sq *s = reader((struct sq *)base);
-	sqlite3_stmt *st;
-	kiln_rc rc = KILN_EIO;
-	int r;
+	kiln_rc rc;
 
 	memset(out, 0, sizeof(*out));
-	pthread_mutex_lock(&s->lock);
-	st = stmt(s, Q_RB_GET, err);
-	if (st) {
-		sqlite3_bind_int64(st, 1, id);
-		r = sqlite3_step(st);
-		if (r == SQLITE_ROW) {
-			out->job_id = sqlite3_column_int64(st, 0);
-			out->srpm_name = col_text(st, 1, a);
-			out->srpm_sha256 = col_text(st, 2, a);
-			out->published = col_text(st, 3, a);
-			out->verdict = col_text(st, 4, a);
-			out->report = col_text(st, 5, a);
-			out->text = col_text(st, 6, a);
-			out->created_ms = sqlite3_column_int64(st, 7);
-		}
-		rc = r == SQLITE_ROW ? kiln_arena_finish(a, err)
-		     : r == SQLITE_DONE
-		         ? kiln_err_set(err, KILN_ENOTFOUND, "no rebuild %lld", (long long)id)
-		         : db_err(s, err, "rebuild");
-		sqlite3_reset(st);
-	}
-	sq_unlock(s);
+	rc =
+	    read1((struct sq *)base, Q_RB_GET, ARGS(I64(id)), &rebuild_map, a, out, "rebuild", err);
+	if (rc == KILN_ENOTFOUND)
+		return kiln_err_set(err, KILN_ENOTFOUND, "no rebuild %lld", (long long)id);
 	return rc;
 }
 
 static kiln_rc rebuild_record(struct scheduler_store *base, int64_t id, const char *verdict,
                               const char *report, const char *text, struct kiln_err *err)
 {
-	struct sq *s = (struct sq *)base;
-	sqlite3_stmt *st;
-	kiln_rc rc = KILN_EIO;
-
-	pthread_mutex_lock(&s->lock);
-	st = stmt(s, Q_RB_RECORD, err);
-	if (st) {
-		sqlite3_bind_int64(st, 1, id);
-		bind_text(st, 2, verdict);
-		bind_text(st, 3, report);
-		bind_text(st, 4, text);
-		rc = step_done(s, st, err, "record a rebuild's comparison");
-	}
-	sq_unlock(s);
-	return rc;
+	return write1((struct sq *)base, Q_RB_RECORD,
+	              ARGS(I64(id), TXT(verdict), TXT(report), TXT(text)),
+	              "record a rebuild's comparison", err);
 }
 
 static kiln_rc ping(struct scheduler_store *base, struct kiln_err *err)
 {
-	struct sq *s = reader((struct sq *)base);
-	sqlite3_stmt *st;
-	kiln_rc rc = KILN_EIO;
+	struct v_i64 r = {0};
 
-	pthread_mutex_lock(&s->lock);
-	st = stmt(s, Q_PING, err);
-	if (st) {
-		rc = sqlite3_step(st) == SQLITE_ROW ? KILN_OK : db_err(s, err, "ping");
-		sqlite3_reset(st);
-	}
-	sq_unlock(s);
-	return rc;
+	return read1((struct sq *)base, Q_PING, NO_ARGS, &v_i64_map, NULL, &r, "ping", err);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -2057,99 +1744,34 @@ static uint64_t store_version(struct scheduler_store *base)
 static kiln_rc repo_pkg_put(struct scheduler_store *base, const struct scheduler_repo_pkg *p,
                             struct kiln_err *err)
 {
-	struct sq *s = (struct sq *)base;
-	sqlite3_stmt *st;
-	kiln_rc rc = KILN_EIO;
-
-	pthread_mutex_lock(&s->lock);
-	st = stmt(s, Q_REPO_PKG_PUT, err);
-	if (st) {
-		bind_text(st, 1, p->repo);
-		bind_text(st, 2, p->file);
-		bind_text(st, 3, p->name);
-		sqlite3_bind_int64(st, 4, p->epoch);
-		bind_text(st, 5, p->version);
-		bind_text(st, 6, p->release);
-		bind_text(st, 7, p->arch);
-		bind_text(st, 8, p->sha256);
-		sqlite3_bind_int64(st, 9, p->size);
-		sqlite3_bind_int64(st, 10, p->job_id);
-		sqlite3_bind_int64(st, 11, p->buildtime);
-		sqlite3_bind_int64(st, 12, p->published_ms);
-		rc = step_done(s, st, err, "publish a package");
-	}
-	sq_unlock(s);
-	return rc;
+	return write1((struct sq *)base, Q_REPO_PKG_PUT,
+	              ARGS(TXT(p->repo), TXT(p->file), TXT(p->name), I64(p->epoch), TXT(p->version),
+	                   TXT(p->release), TXT(p->arch), TXT(p->sha256), I64(p->size),
+	                   I64(p->job_id), I64(p->buildtime), I64(p->published_ms)),
+	              "publish a package", err);
 }
 
 static kiln_rc repo_pkgs(struct scheduler_store *base, const char *repo, struct kiln_arena *a,
                          struct scheduler_repo_pkg **out, size_t *n, struct kiln_err *err)
 {
-	struct sq *s = reader((struct sq *)base);
-	struct scheduler_repo_pkg *v = NULL, *t;
-	size_t cap = 0;
-	sqlite3_stmt *st;
-	int r = SQLITE_ERROR;
+	void *v = NULL;
+	kiln_rc rc;
 
-	*n = 0;
-	pthread_mutex_lock(&s->lock);
-	st = stmt(s, repo ? Q_REPO_PKGS : Q_REPO_PKGS_ALL, err);
-	if (st && repo)
-		bind_text(st, 1, repo);
-	while (st && *n < 1000000 && (r = sqlite3_step(st)) == SQLITE_ROW) {
-		if (*n == cap) {
-			cap = cap ? cap * 2 : 64;
-			t = kiln_arena_array(a, cap, sizeof(*t));
-			if (!t)
-				break;
-			if (*n)
-				memcpy(t, v, *n * sizeof(*t));
-			v = t;
-		}
-		t = &v[(*n)++];
-		memset(t, 0, sizeof(*t));
-		t->repo = col_text(st, 0, a);
-		t->file = col_text(st, 1, a);
-		t->name = col_text(st, 2, a);
-		t->epoch = sqlite3_column_int64(st, 3);
-		t->version = col_text(st, 4, a);
-		t->release = col_text(st, 5, a);
-		t->arch = col_text(st, 6, a);
-		col_copy(st, 7, t->sha256, sizeof(t->sha256));
-		t->size = sqlite3_column_int64(st, 8);
-		t->job_id = sqlite3_column_int64(st, 9);
-		t->buildtime = sqlite3_column_int64(st, 10);
-		t->published_ms = sqlite3_column_int64(st, 11);
-	}
-	if (st)
-		sqlite3_reset(st);
-	pthread_mutex_unlock(&s->lock); /* a read: the store version stays */
+	rc = read_rows((struct sq *)base, repo ? Q_REPO_PKGS : Q_REPO_PKGS_ALL, ARGS(TXT(repo)),
+	               &repo_pkg_map, a, &v, n, "repository packages", err);
 	*out = v;
-	if (!st)
-		return KILN_EIO;
-	if (r != SQLITE_DONE && r != SQLITE_ROW)
-		return db_err(s, err, "repository packages");
-	return kiln_arena_finish(a, err);
+	return rc;
 }
 
 static kiln_rc repo_pkg_delete(struct scheduler_store *base, const char *repo, const char *file,
                                struct kiln_err *err)
 {
-	struct sq *s = (struct sq *)base;
-	sqlite3_stmt *st;
-	kiln_rc rc = KILN_EIO;
+	kiln_rc rc;
 
-	pthread_mutex_lock(&s->lock);
-	st = stmt(s, Q_REPO_PKG_DEL, err);
-	if (st) {
-		bind_text(st, 1, repo);
-		bind_text(st, 2, file);
-		rc = step_done(s, st, err, "remove a package");
-		if (!rc && !sqlite3_changes(s->db))
-			rc = kiln_err_set(err, KILN_ENOTFOUND, "repository %s has no %s", repo,
-			                  file);
-	}
-	sq_unlock(s);
+	rc = write1_changed((struct sq *)base, Q_REPO_PKG_DEL, ARGS(TXT(repo), TXT(file)),
+	                    "remove a package", err);
+	if (rc == KILN_ENOTFOUND)
+		return kiln_err_set(err, KILN_ENOTFOUND, "repository %s has no %s", repo, file);
 	return rc;
 }
 
@@ -2157,49 +1779,31 @@ static kiln_rc repo_publish_mark(struct scheduler_store *base, int64_t job_id, c
                                  const char *state, const char *message, int64_t now_ms,
                                  struct kiln_err *err)
 {
-	struct sq *s = (struct sq *)base;
-	sqlite3_stmt *st;
-	kiln_rc rc = KILN_EIO;
-
-	pthread_mutex_lock(&s->lock);
-	st = stmt(s, Q_REPO_MARK, err);
-	if (st) {
-		sqlite3_bind_int64(st, 1, job_id);
-		bind_text(st, 2, repo);
-		bind_text(st, 3, state);
-		bind_text(st, 4, message);
-		sqlite3_bind_int64(st, 5, now_ms);
-		rc = step_done(s, st, err, "record a publishing decision");
-	}
-	sq_unlock(s);
-	return rc;
+	return write1((struct sq *)base, Q_REPO_MARK,
+	              ARGS(I64(job_id), TXT(repo), TXT(state), TXT(message), I64(now_ms)),
+	              "record a publishing decision", err);
 }
+
+struct decision {
+	const char *state, *message;
+};
+static const struct col decision_cols[] = {COL(TEXT, struct decision, state),
+                                           COL(TEXT, struct decision, message)};
+static const struct rowmap decision_map = ROWMAP(struct decision, decision_cols, 1);
 
 static kiln_rc repo_publish_get(struct scheduler_store *base, int64_t job_id, struct kiln_arena *a,
                                 const char **state, const char **message, struct kiln_err *err)
 {
-	struct sq *s = (struct sq *)base;
-	sqlite3_stmt *st;
-	kiln_rc rc = KILN_EIO;
-	int r;
+	struct decision d = {0};
+	kiln_rc rc;
 
-	pthread_mutex_lock(&s->lock);
-	st = stmt(s, Q_REPO_DECISION, err);
-	if (st) {
-		sqlite3_bind_int64(st, 1, job_id);
-		r = sqlite3_step(st);
-		if (r == SQLITE_ROW) {
-			*state = col_text(st, 0, a);
-			*message = col_text(st, 1, a);
-		}
-		rc = r == SQLITE_ROW ? kiln_arena_finish(a, err)
-		     : r == SQLITE_DONE
-		         ? kiln_err_set(err, KILN_ENOTFOUND, "job %lld has no publishing decision",
-		                        (long long)job_id)
-		         : db_err(s, err, "publishing decision");
-		sqlite3_reset(st);
-	}
-	pthread_mutex_unlock(&s->lock); /* a read: the store version stays */
+	rc = read1((struct sq *)base, Q_REPO_DECISION, ARGS(I64(job_id)), &decision_map, a, &d,
+	           "publishing decision", err);
+	if (rc == KILN_ENOTFOUND)
+		return kiln_err_set(err, KILN_ENOTFOUND, "job %lld has no publishing decision",
+		                    (long long)job_id);
+	if (!rc)
+		*state = d.state, *message = d.message;
 	return rc;
 }
 
@@ -2213,58 +1817,20 @@ static kiln_rc repo_unpublished(struct scheduler_store *base, int64_t since_ms,
 static kiln_rc repo_state_put(struct scheduler_store *base, const char *name, int64_t revision,
                               int64_t published_ms, struct kiln_err *err)
 {
-	struct sq *s = (struct sq *)base;
-	sqlite3_stmt *st;
-	kiln_rc rc = KILN_EIO;
-
-	pthread_mutex_lock(&s->lock);
-	st = stmt(s, Q_REPO_STATE_PUT, err);
-	if (st) {
-		bind_text(st, 1, name);
-		sqlite3_bind_int64(st, 2, revision);
-		sqlite3_bind_int64(st, 3, published_ms);
-		rc = step_done(s, st, err, "record a publish");
-	}
-	sq_unlock(s);
-	return rc;
+	return write1((struct sq *)base, Q_REPO_STATE_PUT,
+	              ARGS(TXT(name), I64(revision), I64(published_ms)), "record a publish", err);
 }
 
 static kiln_rc repo_states(struct scheduler_store *base, struct kiln_arena *a,
                            struct scheduler_repo_state **out, size_t *n, struct kiln_err *err)
 {
-	struct sq *s = reader((struct sq *)base);
-	struct scheduler_repo_state *v = NULL, *t;
-	size_t cap = 0;
-	sqlite3_stmt *st;
-	int r = SQLITE_ERROR;
+	void *v = NULL;
+	kiln_rc rc;
 
-	*n = 0;
-	pthread_mutex_lock(&s->lock);
-	st = stmt(s, Q_REPO_STATES, err);
-	while (st && *n < 100000 && (r = sqlite3_step(st)) == SQLITE_ROW) {
-		if (*n == cap) {
-			cap = cap ? cap * 2 : 16;
-			t = kiln_arena_array(a, cap, sizeof(*t));
-			if (!t)
-				break;
-			if (*n)
-				memcpy(t, v, *n * sizeof(*t));
-			v = t;
-		}
-		t = &v[(*n)++];
-		t->name = col_text(st, 0, a);
-		t->revision = sqlite3_column_int64(st, 1);
-		t->published_ms = sqlite3_column_int64(st, 2);
-	}
-	if (st)
-		sqlite3_reset(st);
-	pthread_mutex_unlock(&s->lock); /* a read: the store version stays */
+	rc = read_rows((struct sq *)base, Q_REPO_STATES, NO_ARGS, &repo_state_map, a, &v, n,
+	               "repositories", err);
 	*out = v;
-	if (!st)
-		return KILN_EIO;
-	if (r != SQLITE_DONE && r != SQLITE_ROW)
-		return db_err(s, err, "repositories");
-	return kiln_arena_finish(a, err);
+	return rc;
 }
 
 static const struct scheduler_store_ops sqlite_ops = {
@@ -2274,7 +1840,8 @@ static const struct scheduler_store_ops sqlite_ops = {
     .job_get = job_get,
     .job_list = job_list,
     .queue_position = queue_position,
-    .lease_grant = lease_grant,
+    .lease_candidates = lease_candidates,
+    .lease_take = lease_take,
     .lease_touch = lease_touch,
     .lease_finish = lease_finish,
     .leases_expired = leases_expired,
@@ -2285,6 +1852,7 @@ static const struct scheduler_store_ops sqlite_ops = {
     .artifacts_list = artifacts_list,
     .worker_seen = worker_seen,
     .workers_list = workers_list,
+    .workers_active = workers_active,
     .worker_owner = worker_owner,
     .artifact_owned = artifact_owned,
     .artifact_job = artifact_job,

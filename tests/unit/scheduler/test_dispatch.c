@@ -21,22 +21,3 @@ KILN_TEST(dispatch_matches_arch_and_tags)
 	assert_string_equal(why, "the worker lacks tag big");
 	kiln_arena_release(&a);
 }
-
-KILN_TEST(dispatch_job_fits_says_what_did_not_fit)
-{
-	struct scheduler_misfit m;
-
-	assert_true(scheduler_job_fits("", "", ",x86_64,", ",", &m));
-	assert_int_equal(m.what, SCHED_MISFIT_NONE);
-	/* a job's tags with or without the outer commas, empty words ignored */
-	assert_true(scheduler_job_fits("x86_64", "gpu,,big", ",x86_64,", ",big,gpu,", &m));
-	assert_false(scheduler_job_fits("x86", "", ",x86_64,", ",", &m));
-	assert_int_equal(m.what, SCHED_MISFIT_ARCH);
-	assert_false(scheduler_job_fits("", ",gpu,ssd,", ",x86_64,", ",gpu,ss,", &m));
-	assert_int_equal(m.what, SCHED_MISFIT_TAG);
-	assert_int_equal(m.len, 3);
-	assert_memory_equal(m.tag, "ssd", 3);
-	/* no worker lists at all: only a job asking for nothing fits */
-	assert_true(scheduler_job_fits("", "", NULL, NULL, NULL));
-	assert_false(scheduler_job_fits("noarch", "", NULL, NULL, NULL));
-}

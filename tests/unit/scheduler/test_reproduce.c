@@ -3,24 +3,6 @@
 #include "tests/unit/harness.h"
 #include "scheduler/scheduler_int.h"
 
-KILN_TEST(reproduce_verdicts_roll_up)
-{
-	const char *all[] = {"reproducible", "reproducible"};
-	const char *pend[] = {"reproducible", "pending"};
-	const char *diff[] = {"pending", "differs", "rerun_failed"};
-	const char *fail[] = {"reproducible", "rerun_failed", "unknown"};
-	const char *unk[] = {"unknown", "reproducible"};
-	const char *odd[] = {"reproducible", "bogus"};
-
-	assert_string_equal(scheduler_verdict_rollup(all, 0), "");
-	assert_string_equal(scheduler_verdict_rollup(all, 2), "reproducible");
-	assert_string_equal(scheduler_verdict_rollup(pend, 2), "pending");
-	assert_string_equal(scheduler_verdict_rollup(diff, 3), "differs");
-	assert_string_equal(scheduler_verdict_rollup(fail, 3), "rerun_failed");
-	assert_string_equal(scheduler_verdict_rollup(unk, 2), "unknown");
-	assert_string_equal(scheduler_verdict_rollup(odd, 2), "unknown");
-}
-
 KILN_TEST(reproduce_variations_are_checked)
 {
 	struct kiln_err err = KILN_ERR_INIT;

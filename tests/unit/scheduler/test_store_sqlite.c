@@ -37,9 +37,9 @@ static kiln_rc grant(struct scheduler_store *st, const char *worker, const char 
                      struct scheduler_job *out)
 {
 	struct kiln_err err = KILN_ERR_INIT;
-	struct scheduler_lease_query q = {worker, arches, tags, now, 1000, lid, scheduler_job_fits};
+	struct scheduler_lease_query q = {worker, arches, tags, now, 1000, lid};
 
-	return st->ops->lease_grant(st, &q, a, out, &err);
+	return scheduler_lease_grant(st, &q, a, out, &err);
 }
 
 #define L1 "11111111111111111111111111111111"
@@ -78,7 +78,8 @@ KILN_TEST(store_generation_guards_every_lease_call)
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
 	struct kiln_err err = KILN_ERR_INIT;
 	struct scheduler_job j, *exp = NULL;
-	struct scheduler_finish f = {SCHED_OUT_LOST, "infra", "lost", 5000, 100, NULL};
+	struct scheduler_finish f = {SCHED_OUT_LOST,        "infra", "lost", 5000, 100, NULL,
+	                             scheduler_lease_decide};
 	struct scheduler_attempt *att = NULL;
 	size_t n = 0;
 	int64_t id = insert(st, "", "", 0, NULL);
@@ -139,12 +140,12 @@ KILN_TEST(store_idempotency_cancel_retry)
 	j.token_id = 2;
 	assert_ok(st->ops->job_insert(st, &j, &again, &err), &err);
 	assert_int_not_equal(again, id);
-	assert_ok(st->ops->job_cancel(st, id, 3000, &s, &err), &err);
+	assert_ok(scheduler_job_cancel(st, id, 3000, &s, &err), &err);
 	assert_int_equal(s, SCHED_CANCELLED);
-	assert_ok(st->ops->job_retry(st, id, 3100, &err), &err);
+	assert_ok(scheduler_job_retry(st, id, 3100, &err), &err);
 	assert_ok(st->ops->job_get(st, id, &a, &j, &err), &err);
 	assert_int_equal(j.state, SCHED_QUEUED);
-	assert_int_equal(st->ops->job_retry(st, id, 3100, &err), KILN_ECONFLICT);
+	assert_int_equal(scheduler_job_retry(st, id, 3100, &err), KILN_ECONFLICT);
 	kiln_err_clear(&err);
 	assert_int_equal(st->ops->job_get(st, 999, &a, &j, &err), KILN_ENOTFOUND);
 	kiln_arena_release(&a);
@@ -268,7 +269,9 @@ KILN_TEST(store_rerun_anti_affinity_and_verdicts)
 	assert_string_equal(rv[0].variations, "time umask");
 	ra.name = "a.rpm", ra.original_sha256 = "aa", ra.rerun_sha256 = "bb";
 	ra.verdict = "differs", ra.diff = "{}", ra.text = "t", ra.diffoscope_state = "pending";
-	assert_ok(st->ops->rerun_record(st, orig, 1, "differs", &ra, 1, 5, &rollup, &err), &err);
+	assert_ok(st->ops->rerun_record(st, orig, 1, "differs", &ra, 1, 5, scheduler_verdict_rollup,
+	                                &rollup, &err),
+	          &err);
 	assert_string_equal(rollup, "differs");
 	assert_ok(st->ops->job_get(st, orig, &a, &got, &err), &err);
 	assert_string_equal(got.repro_verdict, "differs");
@@ -293,7 +296,8 @@ KILN_TEST(store_repro_undone_after_a_stop)
 	struct scheduler_store *st = open_store("undone.db");
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
 	struct kiln_err err = KILN_ERR_INIT;
-	struct scheduler_finish f = {SCHED_OUT_SUCCEEDED, "", "", 3000, 0, NULL};
+	struct scheduler_finish f = {SCHED_OUT_SUCCEEDED,   "", "", 3000, 0, NULL,
+	                             scheduler_lease_decide};
 	struct scheduler_job j = {0}, got;
 	int64_t id = 0, rr = 0, *v = NULL;
 	size_t n = 0;
@@ -407,6 +411,174 @@ KILN_TEST(store_grant_and_placement_agree_on_long_tags_and_arches)
 	assert_true(scheduler_worker_matches(&j, warches, wtags, &a, &why));
 	assert_ok(grant(st, "w", warches, wtags, 2000, L1, &a, &got), NULL);
 	assert_int_equal(got.id, id);
+	kiln_arena_release(&a);
+	scheduler_store_close(st);
+}
+
+/* GET /api/v1/jobs/{id} keeps its body by job and store version (jobcache.c): a body kept
+ * before a write must not be served after it. The last check of the pair below is what
+ * scheduler_h_job does; reads must leave the version (and so the cache) alone. */
+struct bump_check {
+	struct scheduler_store *st;
+	struct scheduler_jobcache *c;
+	int64_t id;
+};
+
+static void cache_now(struct bump_check *b)
+{
+	uint64_t v = b->st->ops->version(b->st);
+	struct kiln_buf body = KILN_BUF_INIT(KILN_MIB);
+
+	scheduler_jobcache_put(b->c, b->id, v, "{\"old\":1}", 9);
+	assert_true(scheduler_jobcache_get(b->c, b->id, b->st->ops->version(b->st), &body));
+	kiln_buf_release(&body);
+}
+
+static bool cache_hits(struct bump_check *b)
+{
+	struct kiln_buf body = KILN_BUF_INIT(KILN_MIB);
+	bool hit = scheduler_jobcache_get(b->c, b->id, b->st->ops->version(b->st), &body);
+
+	kiln_buf_release(&body);
+	return hit;
+}
+
+/* rc of a write: OK, and the body cached before it is stale. */
+#define WROTE(b, call)                                                                             \
+	do {                                                                                       \
+		cache_now(b);                                                                      \
+		assert_ok((call), &err);                                                           \
+		assert_false(cache_hits(b));                                                       \
+	} while (0)
+#define READ(b, call)                                                                              \
+	do {                                                                                       \
+		cache_now(b);                                                                      \
+		assert_ok((call), &err);                                                           \
+		assert_true(cache_hits(b));                                                        \
+	} while (0)
+
+KILN_TEST(store_every_write_invalidates_cached_job_bodies)
+{
+	struct scheduler_store *st = open_store("bump.db");
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
+	struct kiln_err err = KILN_ERR_INIT;
+	struct bump_check b = {st, scheduler_jobcache_new(), 0};
+	struct scheduler_repo_pkg p = {.repo = "main", .file = "a-1-1.noarch.rpm", .name = "a"};
+	struct scheduler_artifact art = {
+	    .job_id = 1, .attempt = 1, .name = "a.rpm", .kind = "binary"};
+	struct scheduler_worker_info w = {.name = "w1", .arches = ",x,", .tags = ","};
+	struct scheduler_finish f = {SCHED_OUT_SUCCEEDED,   "", "", 10, 0, NULL,
+	                             scheduler_lease_decide};
+	struct scheduler_job j;
+	const char *dstate, *msg;
+	int64_t tid;
+
+	assert_non_null(b.c);
+	b.id = insert(st, "", "", 0, NULL);
+	memcpy(art.sha256, "ab", 3);
+	memcpy(p.sha256, "ab", 3);
+	READ(&b, st->ops->job_get(st, b.id, &a, &j, &err));
+	/* the four publishing writes once forgot to bump the version (7ac94ba) */
+	WROTE(&b, st->ops->repo_pkg_put(st, &p, &err));
+	WROTE(&b, st->ops->repo_pkg_delete(st, "main", p.file, &err));
+	WROTE(&b, st->ops->repo_publish_mark(st, b.id, "main", "published", "", 5, &err));
+	WROTE(&b, st->ops->repo_state_put(st, "main", 1, 5, &err));
+	READ(&b, st->ops->repo_publish_get(st, b.id, &a, &dstate, &msg, &err));
+	WROTE(&b, st->ops->artifact_put(st, &art, &err));
+	WROTE(&b, st->ops->worker_seen(st, &w, true, &err));
+	WROTE(&b, st->ops->token_insert(st, "h", API_SCOPE_READ, "t", 1, &tid, &err));
+	WROTE(&b, st->ops->token_revoke(st, tid, &err));
+	WROTE(&b, st->ops->reruns_add(st, b.id, 1, "", &err));
+	WROTE(&b, st->ops->repro_verdict_set(st, b.id, "pending", &err));
+	WROTE(&b, st->ops->attestation_put(st, b.id, "build", "{}", 5, &err));
+	WROTE(&b, st->ops->job_inputs_set(st, b.id, "{}", "{}", "k", &err));
+	WROTE(&b, st->ops->rebuild_put(st, b.id, "a.src.rpm", "ab", "[]", 5, &err));
+	WROTE(&b, st->ops->rebuild_record(st, b.id, "reproducible", "[]", "", &err));
+	WROTE(&b, st->ops->diffoscope_set(st, b.id, 1, "a.rpm", "done", NULL, &err));
+	WROTE(&b, st->ops->job_cancel(st, b.id, 6, true, &err));
+	WROTE(&b, st->ops->job_retry(st, b.id, 7, 1, &err));
+	WROTE(&b, grant(st, "w1", ",x,", ",", 8, L1, &a, &j));
+	WROTE(&b, st->ops->lease_touch(st, L1, j.generation, 9, 1000, &a, &j, &err));
+	WROTE(&b, st->ops->lease_finish(st, L1, j.generation, &f, &err));
+	WROTE(&b, st->ops->job_insert(st, &j, &tid, &err));
+	scheduler_jobcache_free(b.c);
+	kiln_arena_release(&a);
+	scheduler_store_close(st);
+}
+
+/* The reads whose columns come from the store's tables, each once (the lease reads are
+ * above, through scheduler_lease_grant). */
+KILN_TEST(store_reads_fill_every_member)
+{
+	struct scheduler_store *st = open_store("reads.db");
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
+	struct kiln_err err = KILN_ERR_INIT;
+	struct scheduler_artifact art = {.attempt = 1, .name = "a.rpm", .kind = "binary"};
+	struct scheduler_job *v = NULL, j;
+	struct scheduler_rebuild rb;
+	const char *env = NULL;
+	int64_t first = insert(st, "", "", 0, NULL), second = insert(st, "", "", 5, NULL);
+	int64_t third = insert(st, "", "", 5, NULL), ahead = -1, owner = 0;
+	size_t n = 0;
+
+	assert_ok(st->ops->ping(st, &err), &err);
+	/* newest first, a page of two, then the rest after the cursor */
+	assert_ok(st->ops->job_list(st, -1, "", 0, 2, &a, &v, &n, &err), &err);
+	assert_int_equal(n, 2);
+	assert_int_equal(v[0].id, third);
+	assert_string_equal(v[0].spec_name, "x.spec");
+	assert_string_equal(v[0].content_key, "k");
+	assert_int_equal(v[0].priority, 5);
+	assert_int_equal(v[0].max_attempts, 2);
+	assert_ok(st->ops->job_list(st, -1, "X.SP", v[1].id, 10, &a, &v, &n, &err), &err);
+	assert_int_equal(n, 1);
+	assert_int_equal(v[0].id, first);
+	assert_ok(st->ops->job_list(st, SCHED_FAILED, "", 0, 10, &a, &v, &n, &err), &err);
+	assert_int_equal(n, 0);
+	assert_ok(st->ops->job_list(st, SCHED_QUEUED, "nomatch", 0, 10, &a, &v, &n, &err), &err);
+	assert_int_equal(n, 0);
+	/* by priority, then age */
+	assert_ok(st->ops->job_get(st, first, &a, &j, &err), &err);
+	assert_ok(st->ops->queue_position(st, &j, &ahead, &err), &err);
+	assert_int_equal(ahead, 2);
+	assert_ok(st->ops->job_get(st, third, &a, &j, &err), &err);
+	assert_ok(st->ops->queue_position(st, &j, &ahead, &err), &err);
+	assert_int_equal(ahead, 1);
+	/* a package: owned by the submitting token, found by either digest */
+	art.job_id = second;
+	memcpy(art.sha256, "aa", 3);
+	memcpy(art.signed_sha256, "bb", 3);
+	assert_ok(st->ops->artifact_put(st, &art, &err), &err);
+	assert_ok(st->ops->artifact_owned(st, "bb", 1, &err), &err);
+	assert_int_equal(st->ops->artifact_owned(st, "bb", 2, &err), KILN_ENOTFOUND);
+	kiln_err_clear(&err);
+	assert_ok(st->ops->artifact_job(st, "aa", &owner, &err), &err);
+	assert_int_equal(owner, second);
+	assert_int_equal(st->ops->artifact_job(st, "cc", &owner, &err), KILN_ENOTFOUND);
+	kiln_err_clear(&err);
+	/* an attestation by a package's digest */
+	assert_ok(st->ops->attestation_put(st, second, "build", "{\"e\":1}", 5, &err), &err);
+	assert_ok(st->ops->attestation_find(st, "bb", "build", &a, &env, &err), &err);
+	assert_string_equal(env, "{\"e\":1}");
+	assert_int_equal(st->ops->attestation_find(st, "bb", "rerun", &a, &env, &err),
+	                 KILN_ENOTFOUND);
+	assert_non_null(strstr(err.msg, "no rerun attestation"));
+	kiln_err_clear(&err);
+	/* a rebuild, before and after its comparison */
+	assert_ok(st->ops->rebuild_put(st, first, "a.src.rpm", "cc", "[]", 7, &err), &err);
+	assert_ok(st->ops->rebuild_get(st, first, &a, &rb, &err), &err);
+	assert_int_equal(rb.job_id, first);
+	assert_string_equal(rb.srpm_name, "a.src.rpm");
+	assert_string_equal(rb.srpm_sha256, "cc");
+	assert_string_equal(rb.verdict, "pending");
+	assert_string_equal(rb.report, "");
+	assert_int_equal(rb.created_ms, 7);
+	assert_ok(st->ops->rebuild_record(st, first, "differs", "[1]", "t", &err), &err);
+	assert_ok(st->ops->rebuild_get(st, first, &a, &rb, &err), &err);
+	assert_string_equal(rb.verdict, "differs");
+	assert_string_equal(rb.report, "[1]");
+	assert_string_equal(rb.text, "t");
+	assert_int_equal(st->ops->rebuild_get(st, second, &a, &rb, &err), KILN_ENOTFOUND);
 	kiln_arena_release(&a);
 	scheduler_store_close(st);
 }

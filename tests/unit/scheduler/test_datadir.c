@@ -3,42 +3,7 @@
 #include "tests/unit/harness.h"
 #include "scheduler/scheduler_int.h"
 
-KILN_TEST(core_state_names_round_trip)
-{
-	struct kiln_err err = KILN_ERR_INIT;
-	enum scheduler_state s;
-	int i;
-
-	for (i = 0; i < SCHED_NSTATES; i++) {
-		assert_ok(
-		    scheduler_state_parse(scheduler_state_name((enum scheduler_state)i), &s, &err),
-		    &err);
-		assert_int_equal(s, i);
-	}
-	assert_int_equal(scheduler_state_parse("done", &s, &err), KILN_EINVAL);
-	assert_true(scheduler_state_active(SCHED_BUILDING));
-	assert_false(scheduler_state_active(SCHED_QUEUED));
-	assert_true(scheduler_state_final(SCHED_CANCELLED));
-}
-
-KILN_TEST(core_backoff_doubles_up_to_the_cap)
-{
-	struct scheduler_config cfg;
-	struct scheduler s = {0};
-
-	scheduler_config_init(&cfg);
-	cfg.backoff_ms = 1000;
-	cfg.backoff_max_ms = 5000;
-	s.cfg = &cfg;
-	assert_int_equal(scheduler_backoff_ms(&s, 1), 1000);
-	assert_int_equal(scheduler_backoff_ms(&s, 2), 2000);
-	assert_int_equal(scheduler_backoff_ms(&s, 3), 4000);
-	assert_int_equal(scheduler_backoff_ms(&s, 4), 5000);
-	assert_int_equal(scheduler_backoff_ms(&s, 60), 5000);
-	scheduler_config_release(&cfg);
-}
-
-KILN_TEST(core_blobs_are_content_addressed)
+KILN_TEST(datadir_blobs_are_content_addressed)
 {
 	struct kiln_err err = KILN_ERR_INIT;
 	struct kiln_buf p = KILN_BUF_INIT(KILN_LIMIT_PATH);

@@ -1,0 +1,86 @@
+/*
+ * signing.c - the scheduler signs the packages a job built with the job's key: each
+ * package's blob is copied, the copy signed and kept as a blob of its own.
+ */
+#include "util/util.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "scheduler/scheduler_int.h"
+
+static bool is_package(const struct scheduler_artifact *a)
+{
+	return (!strcmp(a->kind, "binary") || !strcmp(a->kind, "source")) &&
+	       kiln_str_ends(kiln_str_from(a->name), ".rpm");
+}
+
+/* Copy the artifact's blob, sign the copy, store it as a new blob. */
+static kiln_rc sign_one(struct scheduler *s, const struct sign_key *key,
+                        struct scheduler_artifact *a, struct kiln_err *err)
+{
+	struct kiln_buf src = KILN_BUF_INIT(KILN_LIMIT_PATH), tmp = KILN_BUF_INIT(KILN_LIMIT_PATH);
+	struct sign_opts opts = {0};
+	char hex[2 * UTIL_DIGEST_MAX + 1];
+	struct stat st;
+	int fd = -1;
+	kiln_rc rc;
+
+	scheduler_blob_path(s, a->sha256, &src);
+	rc = scheduler_tmp_file(s, "sign", &tmp, &fd, err);
+	if (rc)
+		goto out;
+	rc = util_copy_file(src.ptr, tmp.ptr, 0644, err);
+	if (!rc)
+		rc = sign_time_pick(key, -1, &opts.time, err);
+	if (!rc)
+		rc = sign_package(key, tmp.ptr, &opts, 0, NULL, err);
+	if (!rc)
+		rc = util_digest_file_hex(UTIL_DIGEST_SHA256, tmp.ptr, hex, err);
+	if (!rc && stat(tmp.ptr, &st) < 0)
+		rc = kiln_err_sys(err, KILN_EIO, "stat %s", tmp.ptr);
+	if (!rc) {
+		memcpy(a->signed_sha256, hex, 65);
+		a->signed_size = (int64_t)st.st_size;
+		rc = scheduler_blob_adopt(s, tmp.ptr, hex, err);
+	}
+	if (rc)
+		kiln_err_wrap(err, "signing %s", a->name);
+out:
+	if (rc && tmp.len)
+		(void)unlink(tmp.ptr);
+	util_close(fd);
+	kiln_buf_release(&src);
+	kiln_buf_release(&tmp);
+	return rc;
+}
+
+kiln_rc scheduler_sign_artifacts(struct scheduler *s, const struct scheduler_job *job,
+                                 int64_t attempt, struct kiln_err *err)
+{
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_LIMIT_ARENA);
+	struct scheduler_artifact *arts = NULL;
+	const struct sign_key *key = NULL;
+	size_t n = 0, i;
+	kiln_rc rc;
+
+	rc = scheduler_key_find(s, job->sign_key, &key, err);
+	if (rc || !key)
+		goto out;
+	rc = s->store->ops->artifacts_list(s->store, job->id, attempt, &a, &arts, &n, err);
+	for (i = 0; !rc && i < n; i++) {
+		if (!is_package(&arts[i]))
+			continue;
+		rc = sign_one(s, key, &arts[i], err);
+		if (!rc)
+			rc = s->store->ops->artifact_put(s->store, &arts[i], err);
+		if (!rc) {
+			pthread_mutex_lock(&s->stats_lock);
+			s->signed_packages++;
+			pthread_mutex_unlock(&s->stats_lock);
+		}
+	}
+out:
+	kiln_arena_release(&a);
+	return rc;
+}

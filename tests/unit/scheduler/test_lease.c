@@ -1,0 +1,228 @@
+/* Leases and job transitions (scheduler/lease.c) over a store made up here: no database,
+ * so the races a real store only shows under load are staged call by call. */
+#include "util/util.h"
+
+#include "tests/unit/harness.h"
+#include "scheduler/scheduler_int.h"
+
+struct fake {
+	struct scheduler_store base;
+	struct scheduler_candidate cand[4];
+	size_t ncand;
+	struct scheduler_worker_info active[2];
+	size_t nactive, active_reads;
+	int64_t lost[4]; /* ids another grant takes first */
+	int64_t taken;   /* the id lease_take leased */
+	struct scheduler_job job;
+	int conflicts; /* job_cancel/job_retry: how many to lose before one goes through */
+	int writes;
+	bool queued;
+	int64_t budget;
+};
+
+static kiln_rc f_candidates(struct scheduler_store *st, int64_t now_ms, const char *arches,
+                            struct kiln_arena *a, struct scheduler_candidate **out, size_t *n,
+                            struct kiln_err *err)
+{
+	struct fake *f = (struct fake *)st;
+
+	(void)now_ms, (void)arches, (void)err;
+	*out = kiln_arena_array(a, 4, sizeof(**out));
+	memcpy(*out, f->cand, sizeof(f->cand));
+	*n = f->ncand;
+	return KILN_OK;
+}
+
+static kiln_rc f_take(struct scheduler_store *st, int64_t id, const struct scheduler_lease_query *q,
+                      struct kiln_arena *a, struct scheduler_job *out, struct kiln_err *err)
+{
+	struct fake *f = (struct fake *)st;
+	size_t i;
+
+	(void)q, (void)a;
+	for (i = 0; i < KILN_ARRAY_SIZE(f->lost); i++)
+		if (f->lost[i] == id)
+			return kiln_err_set(err, KILN_ECONFLICT, "job %lld is queued no more",
+			                    (long long)id);
+	f->taken = id;
+	out->id = id;
+	return KILN_OK;
+}
+
+static kiln_rc f_active(struct scheduler_store *st, int64_t since_ms, struct kiln_arena *a,
+                        struct scheduler_worker_info **out, size_t *n, struct kiln_err *err)
+{
+	struct fake *f = (struct fake *)st;
+
+	(void)since_ms, (void)a, (void)err;
+	f->active_reads++;
+	*out = f->active;
+	*n = f->nactive;
+	return KILN_OK;
+}
+
+static kiln_rc f_get(struct scheduler_store *st, int64_t id, struct kiln_arena *a,
+                     struct scheduler_job *out, struct kiln_err *err)
+{
+	struct fake *f = (struct fake *)st;
+
+	(void)a;
+	if (id != f->job.id)
+		return kiln_err_set(err, KILN_ENOTFOUND, "no job %lld", (long long)id);
+	*out = f->job;
+	return KILN_OK;
+}
+
+/* A guarded write: the first f->conflicts lose, as if the job had moved between the read
+ * and the write (leased meanwhile for a cancel, retried by another request for a retry). */
+static kiln_rc f_write(struct fake *f, struct kiln_err *err)
+{
+	f->writes++;
+	if (f->conflicts <= 0)
+		return KILN_OK;
+	f->conflicts--;
+	f->job.state = f->job.state == SCHED_QUEUED ? SCHED_LEASED : SCHED_QUEUED;
+	return kiln_err_set(err, KILN_ECONFLICT, "moved");
+}
+
+static kiln_rc f_cancel(struct scheduler_store *st, int64_t id, int64_t now_ms, bool queued,
+                        struct kiln_err *err)
+{
+	struct fake *f = (struct fake *)st;
+	kiln_rc rc = f_write(f, err);
+
+	(void)id, (void)now_ms;
+	if (!rc)
+		f->queued = queued;
+	return rc;
+}
+
+static kiln_rc f_retry(struct scheduler_store *st, int64_t id, int64_t now_ms, int64_t budget,
+                       struct kiln_err *err)
+{
+	struct fake *f = (struct fake *)st;
+	kiln_rc rc = f_write(f, err);
+
+	(void)id, (void)now_ms;
+	if (!rc)
+		f->budget = budget;
+	return rc;
+}
+
+static const struct scheduler_store_ops fake_ops = {
+    .name = "fake",
+    .lease_candidates = f_candidates,
+    .lease_take = f_take,
+    .workers_active = f_active,
+    .job_get = f_get,
+    .job_cancel = f_cancel,
+    .job_retry = f_retry,
+};
+
+static const struct scheduler_lease_query q = {
+    .worker = "w1", .arches = ",x86_64,", .tags = ",", .now_ms = 10000, .ttl_ms = 1000};
+
+KILN_TEST(lease_grant_passes_over_jobs_another_grant_took)
+{
+	struct fake f = {.base.ops = &fake_ops};
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
+	struct kiln_err err = KILN_ERR_INIT;
+	struct scheduler_job j = {0};
+
+	f.cand[0] = (struct scheduler_candidate){1, "", "", ""};
+	f.cand[1] = (struct scheduler_candidate){2, "aarch64", "", ""};
+	f.cand[2] = (struct scheduler_candidate){3, "", "", ""};
+	f.ncand = 3;
+	f.lost[0] = 1;
+	assert_ok(scheduler_lease_grant(&f.base, &q, &a, &j, &err), &err);
+	assert_int_equal(f.taken, 3);
+	assert_int_equal(j.id, 3);
+	/* every fitting one lost: nothing to lease, and no stale error */
+	f.lost[1] = 3;
+	f.taken = 0;
+	kiln_err_clear(&err);
+	assert_int_equal(scheduler_lease_grant(&f.base, &q, &a, &j, &err), KILN_ENOTFOUND);
+	assert_int_equal(f.taken, 0);
+	assert_int_equal(err.code, KILN_OK);
+	kiln_arena_release(&a);
+}
+
+KILN_TEST(lease_grant_leaves_a_rerun_to_another_worker)
+{
+	struct fake f = {.base.ops = &fake_ops};
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
+	struct kiln_err err = KILN_ERR_INIT;
+	struct scheduler_job j = {0};
+
+	f.cand[0] = (struct scheduler_candidate){1, "", "", "w1"};
+	f.ncand = 1;
+	f.active[0] =
+	    (struct scheduler_worker_info){.name = "w2", .arches = ",x86_64,", .tags = ","};
+	f.nactive = 1;
+	assert_int_equal(scheduler_lease_grant(&f.base, &q, &a, &j, &err), KILN_ENOTFOUND);
+	assert_int_equal(f.active_reads, 1);
+	/* the other worker went away: the original's worker reruns it */
+	f.nactive = 0;
+	assert_ok(scheduler_lease_grant(&f.base, &q, &a, &j, &err), &err);
+	assert_int_equal(f.taken, 1);
+	/* with a job it may take, the other workers are not even read */
+	f.active_reads = 0;
+	f.cand[1] = (struct scheduler_candidate){2, "", "", ""};
+	f.ncand = 2;
+	assert_ok(scheduler_lease_grant(&f.base, &q, &a, &j, &err), &err);
+	assert_int_equal(f.taken, 2);
+	assert_int_equal(f.active_reads, 0);
+	kiln_arena_release(&a);
+}
+
+KILN_TEST(lease_cancel_decides_again_when_the_job_moved)
+{
+	struct fake f = {.base.ops = &fake_ops};
+	struct kiln_err err = KILN_ERR_INIT;
+	enum scheduler_state to;
+
+	f.job = (struct scheduler_job){.id = 5, .state = SCHED_QUEUED};
+	assert_ok(scheduler_job_cancel(&f.base, 5, 1, &to, &err), &err);
+	assert_true(f.queued);
+	assert_int_equal(to, SCHED_CANCELLED);
+	/* leased between the read and the write: asked to stop instead */
+	f.job.state = SCHED_QUEUED;
+	f.conflicts = 1;
+	f.writes = 0;
+	assert_ok(scheduler_job_cancel(&f.base, 5, 1, &to, &err), &err);
+	assert_int_equal(f.writes, 2);
+	assert_false(f.queued);
+	assert_int_equal(to, SCHED_LEASED);
+	/* it keeps moving: a conflict in the end */
+	f.conflicts = 100;
+	f.writes = 0;
+	assert_int_equal(scheduler_job_cancel(&f.base, 5, 1, &to, &err), KILN_ECONFLICT);
+	assert_int_equal(f.writes, 4);
+	/* policy says no: no write at all */
+	kiln_err_clear(&err);
+	f.conflicts = 0;
+	f.writes = 0;
+	f.job.state = SCHED_SUCCEEDED;
+	assert_int_equal(scheduler_job_cancel(&f.base, 5, 1, &to, &err), KILN_ECONFLICT);
+	assert_non_null(strstr(err.msg, "already ended"));
+	assert_int_equal(f.writes, 0);
+	kiln_err_clear(&err);
+	assert_int_equal(scheduler_job_cancel(&f.base, 6, 1, &to, &err), KILN_ENOTFOUND);
+}
+
+KILN_TEST(lease_retry_decides_again_when_the_job_moved)
+{
+	struct fake f = {.base.ops = &fake_ops};
+	struct kiln_err err = KILN_ERR_INIT;
+
+	f.job = (struct scheduler_job){
+	    .id = 5, .state = SCHED_FAILED, .attempts = 1, .max_attempts = 2};
+	assert_ok(scheduler_job_retry(&f.base, 5, 1, &err), &err);
+	assert_int_equal(f.budget, 1);
+	/* another request retried it first: now queued, so this retry is refused */
+	f.conflicts = 1;
+	f.writes = 0;
+	assert_int_equal(scheduler_job_retry(&f.base, 5, 1, &err), KILN_ECONFLICT);
+	assert_int_equal(f.writes, 1);
+	assert_non_null(strstr(err.msg, "only failed or cancelled"));
+}
