@@ -548,6 +548,150 @@ static const char *build_dep_op(uint32_t flags)
 	}
 }
 
+/* ---- rich dependencies as a shell condition ---------------------------------------------
+ * rpm -q --whatprovides takes no rich dependency, so "(a >= 1 or (b and c))" becomes
+ * { q 'a' || { q 'b' && q 'c'; }; } with q asking the root's rpm database of one name:
+ * and, or, if [else], unless [else] as rpm's rpmrichParse defines them; with and without
+ * (which rpm applies to one package) as "and" and "and not". */
+
+#define RICH_DEPTH_MAX 32
+
+struct rich {
+	const char *p;
+	struct kiln_buf *out;
+	bool bad;
+};
+
+static void rich_skip(struct rich *r)
+{
+	while (*r->p == ' ' || *r->p == '\t')
+		r->p++;
+}
+
+/* The next word (not a parenthesis), length in *n. */
+static const char *rich_word(struct rich *r, size_t *n)
+{
+	rich_skip(r);
+	*n = strcspn(r->p, " \t()");
+	return r->p;
+}
+
+static bool rich_is(const char *w, size_t n, const char *kw)
+{
+	return strlen(kw) == n && !strncmp(w, kw, n);
+}
+
+static void rich_expr(struct rich *r, int depth);
+
+/* A term: "(expr)" or NAME [OP EVR], as a shell condition. */
+static void rich_term(struct rich *r, int depth)
+{
+	struct kiln_buf leaf = KILN_BUF_INIT(KILN_LIMIT_LINE);
+	const char *w;
+	size_t n;
+
+	rich_skip(r);
+	if (*r->p == '(') {
+		r->p++;
+		rich_expr(r, depth + 1);
+		rich_skip(r);
+		if (*r->p != ')')
+			r->bad = true;
+		else
+			r->p++;
+		return;
+	}
+	w = rich_word(r, &n);
+	if (!n) {
+		r->bad = true;
+		return;
+	}
+	kiln_buf_add(&leaf, w, n);
+	r->p += n;
+	w = rich_word(r, &n);
+	/* The version is read past, not compared: rpm -q --whatprovides takes a name only,
+	 * as for the other dependencies here (a root's resolution compared versions). */
+	if (n && n <= 2 && strchr("<>=", w[0])) {
+		r->p += n;
+		w = rich_word(r, &n);
+		r->bad = r->bad || !n;
+		r->p += n;
+	}
+	kiln_buf_addstr(r->out, "q ");
+	build_shell_quote(r->out, leaf.ptr ? leaf.ptr : "");
+	kiln_buf_release(&leaf);
+}
+
+static void rich_expr(struct rich *r, int depth)
+{
+	struct kiln_buf a = KILN_BUF_INIT(KILN_LIMIT_LINE), b = KILN_BUF_INIT(KILN_LIMIT_LINE);
+	struct kiln_buf c = KILN_BUF_INIT(KILN_LIMIT_LINE);
+	struct kiln_buf *out = r->out;
+	const char *w;
+	size_t n;
+
+	if (depth > RICH_DEPTH_MAX) {
+		r->bad = true;
+		return;
+	}
+	r->out = &a;
+	rich_term(r, depth);
+	w = rich_word(r, &n);
+	if (rich_is(w, n, "and") || rich_is(w, n, "or") || rich_is(w, n, "with")) {
+		const char *join = rich_is(w, n, "or") ? " || " : " && ";
+		char op[8];
+
+		snprintf(op, sizeof(op), "%.*s", (int)n, w);
+		kiln_buf_addf(out, "{ %s", a.ptr);
+		while (!r->bad && (w = rich_word(r, &n)) && rich_is(w, n, op)) {
+			r->p += n;
+			kiln_buf_reset(&b);
+			r->out = &b;
+			rich_term(r, depth);
+			kiln_buf_addf(out, "%s%s", join, b.ptr);
+		}
+		kiln_buf_addstr(out, "; }");
+	} else if (rich_is(w, n, "without")) {
+		r->p += n;
+		r->out = &b;
+		rich_term(r, depth);
+		kiln_buf_addf(out, "{ %s && ! %s; }", a.ptr, b.ptr);
+	} else if (rich_is(w, n, "if") || rich_is(w, n, "unless")) {
+		bool unless = rich_is(w, n, "unless"), has_else;
+
+		r->p += n;
+		r->out = &b;
+		rich_term(r, depth);
+		w = rich_word(r, &n);
+		has_else = rich_is(w, n, "else");
+		if (has_else) {
+			r->p += n;
+			r->out = &c;
+			rich_term(r, depth);
+		}
+		/* A if B [else C]: B decides which of A and C is needed; unless the other way */
+		kiln_buf_addf(out, "{ if %s%s; then %s; else %s; fi; }", unless ? "! " : "", b.ptr,
+		              a.ptr, has_else ? c.ptr : "true");
+	} else {
+		kiln_buf_addstr(out, a.ptr ? a.ptr : "false");
+	}
+	r->out = out;
+	kiln_buf_release(&a);
+	kiln_buf_release(&b);
+	kiln_buf_release(&c);
+}
+
+/* The shell condition for a rich dependency; false when it cannot be read (the check then
+ * says "unchecked"). */
+static bool build_rich_cond(const char *dep, struct kiln_buf *out)
+{
+	struct rich r = {dep, out, false};
+
+	rich_term(&r, 0);
+	rich_skip(&r);
+	return !r.bad && !*r.p && !out->err;
+}
+
 /* One shell test per dependency; it prints "missing DEP", "present DEP" or "unchecked DEP".
  * Paths, pkgconfig() and cmake() are looked up in the root itself; anything else through
  * the root's rpm database when it has one. */
@@ -584,6 +728,17 @@ static void build_dep_test(struct kiln_buf *s, const char *what, const struct sp
 		                   "\"$d\"/*/\"$n\"Config.cmake \"$d\"/*/\"$l\"-config.cmake; do "
 		                   "[ -e \"$f\" ] && r=present; done; done; echo $r)");
 		kiln_buf_release(&q);
+	} else if (d->name[0] == '(') {
+		struct kiln_buf cond = KILN_BUF_INIT(KILN_LIMIT_TEXT_FILE);
+
+		if (build_rich_cond(d->name, &cond))
+			kiln_buf_addf(s,
+			              "$(if [ -z \"$rpmdb\" ]; then echo unchecked; elif %s; "
+			              "then echo present; else echo missing; fi)",
+			              cond.ptr);
+		else
+			kiln_buf_addstr(s, "unchecked");
+		kiln_buf_release(&cond);
 	} else {
 		kiln_buf_addstr(s, "$(if [ -z \"$rpmdb\" ]; then echo unchecked; "
 		                   "elif rpm -q --whatprovides ");
@@ -623,7 +778,8 @@ static kiln_rc build_deps_check(struct build *b, const struct spec_deps *req,
 		return KILN_ENOMEM;
 	kiln_buf_addstr(&s, "rpmdb=; if command -v rpm >/dev/null && { [ -e "
 	                    "/var/lib/rpm/rpmdb.sqlite ] || [ -e /var/lib/rpm/Packages ] || "
-	                    "[ -e /var/lib/rpm/Packages.db ]; }; then rpmdb=1; fi\n");
+	                    "[ -e /var/lib/rpm/Packages.db ]; }; then rpmdb=1; fi\n"
+	                    "q() { rpm -q --whatprovides \"$1\" >/dev/null 2>&1; }\n");
 	for (i = 0; i < req->n; i++)
 		build_dep_test(&s, "R", &req->v[i]);
 	for (i = 0; i < conf->n; i++)

@@ -5,6 +5,7 @@ import base64
 import hashlib
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -73,6 +74,32 @@ def test_a_c_package_builds_in_a_root_from_the_repository(kiln_bin, root_env, tm
             tmp_path / "lock.json", spec, env=env)
     assert r.returncode == 0, r.stdout + r.stderr
     assert (top2 / "RPMS/x86_64" / rpm.name).read_bytes() == rpm.read_bytes()
+
+
+def test_rich_build_requires_are_checked_in_the_root(kiln_bin, root_env, tmp_path):
+    """rpm -q --whatprovides takes no rich dependency: kiln's check in the root evaluates
+    and/or/if/else itself (rpmbuild does, through rpm's transaction check)."""
+    cfg, env, _ = root_env
+    base = (DATA / "chain/chaina.spec").read_text()
+    good = tmp_path / "good.spec"
+    good.write_text(base.replace("BuildArch: noarch\n", "BuildArch: noarch\n"
+                                 "BuildRequires: (nonexistent-devel or bash)\n"
+                                 "BuildRequires: (coreutils if bash else nonexistent-b)\n"))
+    r = run(kiln_bin, "build", "-bb", "--topdir", tmp_path / "t1", "--root", cfg, good,
+            env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    # On an image used as dir: (no resolution first), the check itself finds what is missing.
+    r = run(kiln_bin, "root", "create", cfg, env=env)
+    assert r.returncode == 0, r.stderr
+    image = re.search(r"^root: (\S+)", r.stdout, re.M).group(1)
+    bad = tmp_path / "bad.spec"
+    bad.write_text(base.replace("BuildArch: noarch\n", "BuildArch: noarch\n"
+                                "BuildRequires: (nonexistent-a or (bash and nonexistent-b))\n"))
+    r = run(kiln_bin, "build", "-bb", "--topdir", tmp_path / "t2", "--root", f"dir:{image}",
+            bad, env=env)
+    assert r.returncode == 1
+    assert ("(nonexistent-a or (bash and nonexistent-b)) is needed by chaina-1.2-1"
+            in r.stderr), r.stderr
 
 
 def test_unsatisfiable_build_requires_name_the_package(kiln_bin, root_env, tmp_path):
