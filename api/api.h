@@ -161,6 +161,10 @@ KILN_MUST_CHECK kiln_rc api_name_check(const char *name, size_t len, struct kiln
 KILN_MUST_CHECK kiln_rc api_worker_name_check(const char *name, struct kiln_err *err);
 /* 64 lowercase hex digits. */
 bool api_sha256_valid(const char *s);
+/* The header in which a worker presents its own credential (64 lowercase hex digits it
+ * keeps in its work directory) on registration and every lease call, so workers that
+ * share a token cannot act for each other. */
+#define API_WORKER_SECRET_HEADER "X-Kiln-Worker-Secret"
 
 /* ======================================================================================== */
 /* The server                                                                               */
@@ -323,6 +327,8 @@ struct api_client_config {
 	const char *token;    /* bearer token, NULL for none */
 	long timeout_ms;      /* whole request; 0 = 60 s */
 	const char *ca_file;  /* TLS: CA bundle, NULL for the system's */
+	const char *header;   /* one more "Name: value" line sent on every call, NULL for none
+	                       * (a worker's credential) */
 };
 
 /* OUT: api_client_free(). */
