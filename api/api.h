@@ -206,9 +206,10 @@ void api_resp_from_err(struct api_resp *r, const struct kiln_err *err);
 void api_resp_header(struct api_resp *r, const char *name, const char *value);
 
 enum api_route_flags {
-	API_ROUTE_UPLOAD = 1 << 0, /* the body streams to a temporary file (big uploads) */
-	API_ROUTE_NOAUTH = 1 << 1, /* no token needed (health, metrics, openapi) */
-	API_ROUTE_READ = 1 << 2,   /* a read: anonymous when the server allows anonymous reads */
+	API_ROUTE_UPLOAD = 1 << 0,   /* the body streams to a temporary file (big uploads) */
+	API_ROUTE_NOAUTH = 1 << 1,   /* no token needed (health, metrics, openapi) */
+	API_ROUTE_READ = 1 << 2,     /* a read: anonymous when the server allows anonymous reads */
+	API_ROUTE_RESERVED = 1 << 3, /* also served on the reserved listener (reserved_listen) */
 };
 
 typedef void (*api_handler_fn)(void *ctx, struct api_req *req, struct api_resp *resp);
@@ -244,6 +245,10 @@ struct api_server_config {
 	unsigned idle_timeout_s;        /* a connection idle this long (mid-headers, mid-body or
 	                                 * between requests; not while a long poll waits) is
 	                                 * closed; 0 = 30 */
+	/* A second address with capacity of its own: its own daemon, threads and connection
+	 * limits, serving only the API_ROUTE_RESERVED routes (404 for the others). A flood
+	 * that fills the main listener's connections leaves it alone. NULL for none. */
+	const char *reserved_listen;
 	bool anonymous_read;            /* API_ROUTE_READ routes without a token */
 	const struct api_route *routes; /* terminated by a route with pattern NULL; borrowed */
 	void *ctx;                      /* for handlers and auth */
@@ -257,6 +262,8 @@ KILN_MUST_CHECK kiln_rc api_server_new(const struct api_server_config *cfg, stru
                                        struct kiln_err *err);
 /* The bound port (useful with port 0). */
 unsigned api_server_port(const struct api_server *s);
+/* The reserved listener's bound port; 0 when there is none. */
+unsigned api_server_reserved_port(const struct api_server *s);
 /* Resume every suspended request now (something they may wait for changed). Thread-safe;
  * cheap when nothing waits. */
 void api_server_wake(struct api_server *s);

@@ -8,6 +8,8 @@ import socket
 import subprocess
 import threading
 import time
+import urllib.error
+import urllib.request
 
 import pytest
 
@@ -290,6 +292,72 @@ def test_a_connection_flood_from_one_address_leaves_room_for_everyone(farm):
     finally:
         for c in socks:
             c.close()
+
+
+def metric(url, name):
+    """A sample's value from /metrics at url (0 when absent)."""
+    with urllib.request.urlopen(url + "/metrics", timeout=5) as r:
+        for line in r.read().decode().splitlines():
+            if line.startswith(name + " "):
+                return float(line.split()[-1])
+    return 0.0
+
+
+def test_a_flood_from_many_addresses_leaves_the_workers_listener_alone(kiln_bin, tmp_path):
+    """1,500 idle connections from 60 addresses (25 each, under the per-address cap) fill
+    the main listener; workers on --worker-listen keep leasing and completing, and health
+    there answers within a second."""
+    s = Scheduler(kiln_bin, tmp_path / "data", *FAST, "server.worker_listen=127.0.0.1:0",
+                  "server.idle_timeout=5m").start()
+    line = read_line(s.proc, time.monotonic() + 10, "scheduler")
+    assert line.startswith("workers listening on "), line
+    wurl = line.split()[-1]
+    via = type("Via", (), {})()  # the worker sees only the workers' listener
+    via.url, via.token = wurl, s.token
+    w = Worker(kiln_bin, via, "w1", tmp_path / "w1")
+    host, port = s.url.split("//")[1].rsplit(":", 1)
+    socks = []
+    try:
+        jids = [submit(s, spec(f"many{i}", "sleep 1")) for i in range(4)]
+        for i in range(60):
+            socks += open_flood(host, int(port), 25, source=f"127.0.0.{i + 2}")
+        time.sleep(1)  # the main listener has taken what it will
+        try:
+            r = s.call("GET", "/api/v1/health", token="", timeout=2)
+            main = r.status
+        except OSError as e:
+            main = repr(e)
+        worst, t_end = 0.0, time.monotonic() + 120
+        while metric(wurl, 'kiln_jobs{state="succeeded"}') < len(jids):
+            assert time.monotonic() < t_end, "the worker stopped completing under the flood"
+            t0 = time.monotonic()
+            r = urllib.request.urlopen(wurl + "/api/v1/health", timeout=5)
+            worst = max(worst, time.monotonic() - t0)
+            assert r.status == 200
+            time.sleep(0.2)
+        # only what workers, health and metrics need is served there
+        req = urllib.request.Request(wurl + "/api/v1/jobs", headers={
+            "Authorization": "Bearer " + s.admin})
+        try:
+            urllib.request.urlopen(req, timeout=5)
+            code = 200
+        except urllib.error.HTTPError as e:
+            code = e.code
+        assert code == 404, code
+        print(f"main listener under the flood: {main}; workers' listener health: "
+              f"worst {worst:.3f} s; leases granted "
+              f"{metric(wurl, 'kiln_lease_grants_total'):.0f}")
+        assert main != 200, "the flood did not fill the main listener"
+        assert worst < 1.0, worst
+    finally:
+        for c in socks:
+            c.close()
+        w.stop()
+    try:
+        for jid in jids:
+            assert s.job(jid)["state"] == "succeeded"
+    finally:
+        s.stop()
 
 
 def raw_request(s, head, wait=5):
