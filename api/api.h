@@ -314,6 +314,18 @@ enum api_range api_range_parse(const char *h, uint64_t size, uint64_t *off, uint
  * compare as their strong form. */
 bool api_etag_match(const char *h, const char *etag);
 
+/* How far a request head (request line, headers, the empty line) has come in the first
+ * len bytes received, looking at most max bytes: complete (its empty line is there),
+ * still partial, or too long to wait for: no line end in max bytes (the request line,
+ * 414) or no empty line in max bytes (the headers, 431). Lines may end in LF or CRLF. */
+enum api_head {
+	API_HEAD_PARTIAL,
+	API_HEAD_COMPLETE,
+	API_HEAD_LINE_TOO_LONG,
+	API_HEAD_TOO_LARGE,
+};
+enum api_head api_head_scan(const char *p, size_t len, size_t max);
+
 /* Parse an integer query argument; absent gives def. KILN_EINVAL naming the argument. */
 KILN_MUST_CHECK kiln_rc api_req_query_int(const struct api_req *r, const char *name, int64_t def,
                                           int64_t min, int64_t max, int64_t *out,

@@ -21,7 +21,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "api/api.h"
+#include "api/api_int.h"
 
 /* Filled on first use (see api/libmicrohttpd_int.h). */
 static struct api_libmicrohttpd_fns api_libmicrohttpd;
@@ -31,9 +31,12 @@ static struct util_dl api_libmicrohttpd_dl =
 #define MAX_PARAMS 8
 #define MAX_SEGMENT 1024
 #define MAX_PATH 4096
-/* kiln answers too long paths (414) and headers (431) itself, as JSON, while the request
- * fits in libmicrohttpd's connection memory (32 KiB); beyond that MHD answers on its own */
+/* kiln answers too long paths (414) and headers (431) itself, as JSON: here for a head up
+ * to API_GATE_HEAD, which libmicrohttpd's connection memory (CONN_MEMORY) holds with room
+ * to spare, and in the gate (gate.c) beyond it, so libmicrohttpd's built-in HTML answers
+ * to a head over its memory are never reached on a connection's first request */
 #define MAX_HEADERS (16 * 1024)
+#define CONN_MEMORY (4 * API_GATE_HEAD)
 #define DEFAULT_BODY (1 * KILN_MIB)
 #define DEFAULT_UPLOAD ((uint64_t)KILN_GIB)
 #define REQ_ARENA (8 * KILN_MIB)
@@ -50,7 +53,8 @@ struct api_listener {
 	const char *addr;
 	int listen_fd;
 	unsigned port;
-	bool reserved; /* serves only API_ROUTE_RESERVED routes */
+	bool reserved;         /* serves only API_ROUTE_RESERVED routes */
+	struct api_gate *gate; /* accepts, and hands connections to d */
 };
 
 struct api_server {
@@ -781,7 +785,7 @@ static kiln_rc listen_open(struct api_listener *l, struct kiln_err *err)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl;
-	int one = 1;
+	int one = 1, rcvbuf = 4 * API_GATE_HEAD;
 	kiln_rc rc;
 
 	rc = parse_listen(l->addr, &ss, &sl, err);
@@ -791,6 +795,9 @@ static kiln_rc listen_open(struct api_listener *l, struct kiln_err *err)
 	if (l->listen_fd < 0)
 		return kiln_err_sys(err, KILN_EIO, "socket");
 	(void)setsockopt(l->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	/* room in the kernel for a whole API_GATE_HEAD head: the gate looks at it in place
+	 * (set before listen(), so accepted sockets inherit it and the window fits it) */
+	(void)setsockopt(l->listen_fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
 	if (bind(l->listen_fd, (struct sockaddr *)&ss, sl) < 0)
 		return kiln_err_sys(err, KILN_EIO, "cannot listen on %s", l->addr);
 	if (listen(l->listen_fd, 256) < 0)
@@ -803,9 +810,34 @@ static kiln_rc listen_open(struct api_listener *l, struct kiln_err *err)
 	return KILN_OK;
 }
 
+/* The gate's hand-off: the connection's head has arrived. */
+static void gate_handoff(void *ctx, int fd, const struct sockaddr *sa, unsigned salen)
+{
+	struct api_listener *l = ctx;
+
+	/* on failure (its limits) libmicrohttpd has closed fd */
+	(void)MHD_add_connection(l->d, fd, sa, (socklen_t)salen);
+}
+
+static kiln_rc gate_start(struct api_server *s, struct api_listener *l, struct kiln_err *err)
+{
+	struct api_gate_config gc = {0};
+
+	gc.listen_fd = l->listen_fd;
+	gc.max_pending = s->cfg.max_conns;
+	gc.max_per_address = s->cfg.max_conns_per_address;
+	gc.idle_timeout_s = s->cfg.idle_timeout_s;
+	gc.peek = !s->tls_cert; /* TLS heads are ciphertext: libmicrohttpd reads them */
+	gc.handoff = gate_handoff;
+	gc.ctx = l;
+	return api_gate_start(&gc, &l->gate, err);
+}
+
+/* libmicrohttpd without a listen socket of its own: the gate accepts and adds. */
 static kiln_rc daemon_start(struct api_server *s, struct api_listener *l, struct kiln_err *err)
 {
-	unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME;
+	unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME |
+	                 MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC;
 	bool tls = s->tls_cert && s->tls_key;
 
 	if (util_dl_ready(&api_libmicrohttpd_dl, err))
@@ -815,8 +847,8 @@ static kiln_rc daemon_start(struct api_server *s, struct api_listener *l, struct
 	if (tls)
 		flags |= MHD_USE_TLS;
 	l->d = MHD_start_daemon(
-	    flags, 0, NULL, NULL, access_cb, l, MHD_OPTION_LISTEN_SOCKET, l->listen_fd,
-	    MHD_OPTION_THREAD_POOL_SIZE, s->cfg.threads ? s->cfg.threads : 4,
+	    flags, 0, NULL, NULL, access_cb, l, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+	    (size_t)CONN_MEMORY, MHD_OPTION_THREAD_POOL_SIZE, s->cfg.threads ? s->cfg.threads : 4,
 	    MHD_OPTION_NOTIFY_COMPLETED, completed_cb, s, MHD_OPTION_UNESCAPE_CALLBACK, unescape_cb,
 	    s, MHD_OPTION_CONNECTION_LIMIT, s->cfg.max_conns, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
 	    s->cfg.max_conns_per_address, MHD_OPTION_CONNECTION_TIMEOUT, s->cfg.idle_timeout_s,
@@ -876,6 +908,8 @@ kiln_rc api_server_new(const struct api_server_config *cfg, struct api_server **
 		rc = listen_open(&s->ls[i], err);
 		if (!rc)
 			rc = daemon_start(s, &s->ls[i], err);
+		if (!rc)
+			rc = gate_start(s, &s->ls[i], err);
 	}
 out:
 	if (rc) {
@@ -928,24 +962,6 @@ void api_server_tick(struct api_server *s)
 	resume_waiters(s, false);
 }
 
-/* Stop accepting on l (its daemon keeps serving what it has until stopped). */
-static void listener_quiesce(struct api_listener *l)
-{
-	MHD_socket fd;
-
-	if (!l->d)
-		return;
-	fd = MHD_quiesce_daemon(l->d);
-	/* quiesce hands back the listen socket, which is ours (l->listen_fd): closed once, in
-	 * listener_stop(); closing it twice could close a descriptor another thread has since
-	 * been given (another daemon's epoll set, in the unit tests). When it cannot, the
-	 * daemon keeps it and closes it when stopped. */
-	if (fd == MHD_INVALID_SOCKET)
-		l->listen_fd = -1;
-	else if (fd != l->listen_fd)
-		close(fd);
-}
-
 static void listener_stop(struct api_listener *l)
 {
 	if (l->d)
@@ -961,8 +977,11 @@ void api_server_free(struct api_server *s)
 
 	if (!s)
 		return;
-	for (i = 0; i < KILN_ARRAY_SIZE(s->ls); i++)
-		listener_quiesce(&s->ls[i]);
+	/* no new connections first; then the suspended requests answer, then the daemons */
+	for (i = 0; i < KILN_ARRAY_SIZE(s->ls); i++) {
+		api_gate_stop(s->ls[i].gate);
+		s->ls[i].gate = NULL;
+	}
 	pthread_mutex_lock(&s->lock);
 	s->stopping = true;
 	pthread_mutex_unlock(&s->lock);
