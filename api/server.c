@@ -695,6 +695,24 @@ static bool answer_early(struct api_req *q)
 	return (e && !strcasecmp(e, "100-continue")) || declared_length(q) > DISCARD_MAX;
 }
 
+/* Has the client of a suspended request closed the connection meanwhile? libmicrohttpd
+ * does not watch a suspended connection, so a long poll resumed after its client went away
+ * would still run: a lease granted into a closed socket is then lost with nobody to hold
+ * it, and the job waits out the lease's time to live. An orderly close (FIN) or a reset
+ * reads as gone; a client that half-closes after its request is taken for gone too. */
+static bool client_gone(struct api_req *q)
+{
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(q->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	ssize_t n;
+	char c;
+
+	if (!ci)
+		return false;
+	n = recv(ci->connect_fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+	return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
 static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const char *url,
                                  const char *method, const char *version, const char *upload_data,
                                  size_t *upload_data_size, void **con_cls)
@@ -718,8 +736,11 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
 		return reject_flush(q);
 	if (q->answered)
 		return MHD_YES;
-	if (q->wait_until)
+	if (q->wait_until) {
+		if (client_gone(q))
+			return MHD_NO; /* nobody to answer: not run again, the connection closes */
 		q->resumed = true;
+	}
 	if (q->upload_fd >= 0)
 		upload_finish(q);
 	return req_run(q);

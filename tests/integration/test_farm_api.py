@@ -535,3 +535,30 @@ def test_tokens_declared_in_the_configuration(kiln_bin, tmp_path):
         assert s.call("GET", "/api/v1/jobs", token=secret).status == 401
     finally:
         s.stop()
+
+
+def test_a_long_poll_whose_worker_went_away_grants_no_lease(sched):
+    """A worker stopped (or killed) during its long poll leaves the poll suspended in the
+    scheduler; a job submitted before the poll's deadline must not be leased into the
+    closed connection (that attempt would be lost, as a restarted worker's job once was)."""
+    import socket
+    tok = sched.token("worker")
+    w = Worker(sched, "w1", tok)
+    host, port = sched.url.split("//")[1].rsplit(":", 1)
+    body = json.dumps({"worker": "w1", "arches": w.arches, "wait": 4000}).encode()
+    c = socket.create_connection((host, int(port)), timeout=5)
+    c.sendall(b"POST /api/v1/leases HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
+              tok.encode() + b"\r\nX-Kiln-Worker-Secret: " + w.secret.encode() +
+              b"\r\nContent-Type: application/json\r\nContent-Length: " +
+              str(len(body)).encode() + b"\r\n\r\n" + body)
+    time.sleep(0.5)  # suspended: nothing to lease yet
+    c.close()  # the worker goes away
+    time.sleep(1.5)  # the poll is run again by the scheduler's tick meanwhile
+    r = submit(sched)
+    assert r.status == 201, r.body
+    jid = r.json()["id"]
+    time.sleep(0.5)  # the submit woke the dead poll
+    j = sched.call("GET", f"/api/v1/jobs/{jid}").json()
+    assert j["state"] == "queued" and j["attempts"] == 0, j
+    lease = w.lease()
+    assert lease and lease["job_id"] == jid and lease["attempt"] == 1, lease
