@@ -161,6 +161,10 @@ KILN_MUST_CHECK kiln_rc api_name_check(const char *name, size_t len, struct kiln
 KILN_MUST_CHECK kiln_rc api_worker_name_check(const char *name, struct kiln_err *err);
 /* 64 lowercase hex digits. */
 bool api_sha256_valid(const char *s);
+/* The header in which a worker presents its own credential (64 lowercase hex digits it
+ * keeps in its work directory) on registration and every lease call, so workers that
+ * share a token cannot act for each other. */
+#define API_WORKER_SECRET_HEADER "X-Kiln-Worker-Secret"
 
 /* ======================================================================================== */
 /* The server                                                                               */
@@ -202,9 +206,10 @@ void api_resp_from_err(struct api_resp *r, const struct kiln_err *err);
 void api_resp_header(struct api_resp *r, const char *name, const char *value);
 
 enum api_route_flags {
-	API_ROUTE_UPLOAD = 1 << 0, /* the body streams to a temporary file (big uploads) */
-	API_ROUTE_NOAUTH = 1 << 1, /* no token needed (health, metrics, openapi) */
-	API_ROUTE_READ = 1 << 2,   /* a read: anonymous when the server allows anonymous reads */
+	API_ROUTE_UPLOAD = 1 << 0,   /* the body streams to a temporary file (big uploads) */
+	API_ROUTE_NOAUTH = 1 << 1,   /* no token needed (health, metrics, openapi) */
+	API_ROUTE_READ = 1 << 2,     /* a read: anonymous when the server allows anonymous reads */
+	API_ROUTE_RESERVED = 1 << 3, /* also served on the reserved listener (reserved_listen) */
 };
 
 typedef void (*api_handler_fn)(void *ctx, struct api_req *req, struct api_resp *resp);
@@ -240,6 +245,10 @@ struct api_server_config {
 	unsigned idle_timeout_s;        /* a connection idle this long (mid-headers, mid-body or
 	                                 * between requests; not while a long poll waits) is
 	                                 * closed; 0 = 30 */
+	/* A second address with capacity of its own: its own daemon, threads and connection
+	 * limits, serving only the API_ROUTE_RESERVED routes (404 for the others). A flood
+	 * that fills the main listener's connections leaves it alone. NULL for none. */
+	const char *reserved_listen;
 	bool anonymous_read;            /* API_ROUTE_READ routes without a token */
 	const struct api_route *routes; /* terminated by a route with pattern NULL; borrowed */
 	void *ctx;                      /* for handlers and auth */
@@ -253,6 +262,8 @@ KILN_MUST_CHECK kiln_rc api_server_new(const struct api_server_config *cfg, stru
                                        struct kiln_err *err);
 /* The bound port (useful with port 0). */
 unsigned api_server_port(const struct api_server *s);
+/* The reserved listener's bound port; 0 when there is none. */
+unsigned api_server_reserved_port(const struct api_server *s);
 /* Resume every suspended request now (something they may wait for changed). Thread-safe;
  * cheap when nothing waits. */
 void api_server_wake(struct api_server *s);
@@ -303,6 +314,18 @@ enum api_range api_range_parse(const char *h, uint64_t size, uint64_t *off, uint
  * compare as their strong form. */
 bool api_etag_match(const char *h, const char *etag);
 
+/* How far a request head (request line, headers, the empty line) has come in the first
+ * len bytes received, looking at most max bytes: complete (its empty line is there),
+ * still partial, or too long to wait for: no line end in max bytes (the request line,
+ * 414) or no empty line in max bytes (the headers, 431). Lines may end in LF or CRLF. */
+enum api_head {
+	API_HEAD_PARTIAL,
+	API_HEAD_COMPLETE,
+	API_HEAD_LINE_TOO_LONG,
+	API_HEAD_TOO_LARGE,
+};
+enum api_head api_head_scan(const char *p, size_t len, size_t max);
+
 /* Parse an integer query argument; absent gives def. KILN_EINVAL naming the argument. */
 KILN_MUST_CHECK kiln_rc api_req_query_int(const struct api_req *r, const char *name, int64_t def,
                                           int64_t min, int64_t max, int64_t *out,
@@ -323,6 +346,8 @@ struct api_client_config {
 	const char *token;    /* bearer token, NULL for none */
 	long timeout_ms;      /* whole request; 0 = 60 s */
 	const char *ca_file;  /* TLS: CA bundle, NULL for the system's */
+	const char *header;   /* one more "Name: value" line sent on every call, NULL for none
+	                       * (a worker's credential) */
 };
 
 /* OUT: api_client_free(). */

@@ -26,8 +26,9 @@ static struct util_dl api_libcurl_dl =
 
 struct api_client {
 	CURL *h;
-	char *base; /* owned, without a trailing slash */
-	char *auth; /* owned: "Authorization: Bearer ..." */
+	char *base;   /* owned, without a trailing slash */
+	char *auth;   /* owned: "Authorization: Bearer ..." */
+	char *header; /* owned: cfg->header */
 	char *ca_file;
 	long timeout_ms;
 };
@@ -67,9 +68,11 @@ kiln_rc api_client_new(const struct api_client_config *cfg, struct api_client **
 			snprintf(c->auth, n, "Authorization: Bearer %s", cfg->token);
 	}
 	c->ca_file = cfg->ca_file ? kiln_strdup(cfg->ca_file) : NULL;
+	c->header = cfg->header ? kiln_strdup(cfg->header) : NULL;
 	c->h = curl_easy_init();
 	c->timeout_ms = cfg->timeout_ms ? cfg->timeout_ms : 60000;
-	if (!c->base || (cfg->token && !c->auth) || !c->h || (cfg->ca_file && !c->ca_file)) {
+	if (!c->base || (cfg->token && !c->auth) || !c->h || (cfg->ca_file && !c->ca_file) ||
+	    (cfg->header && !c->header)) {
 		api_client_free(c);
 		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
 	}
@@ -90,6 +93,9 @@ void api_client_free(struct api_client *c)
 	if (c->auth)
 		explicit_bzero(c->auth, strlen(c->auth));
 	free(c->auth);
+	if (c->header)
+		explicit_bzero(c->header, strlen(c->header));
+	free(c->header);
 	free(c->ca_file);
 	free(c);
 }
@@ -180,6 +186,12 @@ static struct curl_slist *call_headers(struct api_client *c, const struct api_ca
 
 	if (c->auth && !(h = curl_slist_append(h, c->auth)))
 		return NULL;
+	if (c->header) {
+		t = curl_slist_append(h, c->header);
+		if (!t)
+			goto fail;
+		h = t;
+	}
 	if (call->body || call->body_file) {
 		snprintf(ct, sizeof(ct), "Content-Type: %s",
 		         call->content_type ? call->content_type : "application/json");

@@ -15,15 +15,16 @@
 #endif
 
 #define API_LIBMICROHTTPD_FUNCS(X)                                                                 \
+	X(MHD_add_connection)                                                                      \
 	X(MHD_add_response_header)                                                                 \
 	X(MHD_create_response_from_buffer)                                                         \
 	X(MHD_create_response_from_fd_at_offset64)                                                 \
 	X(MHD_destroy_response)                                                                    \
+	X(MHD_get_connection_info)                                                                 \
 	X(MHD_get_connection_values)                                                               \
 	X(MHD_is_feature_supported)                                                                \
 	X(MHD_lookup_connection_value)                                                             \
 	X(MHD_queue_response)                                                                      \
-	X(MHD_quiesce_daemon)                                                                      \
 	X(MHD_resume_connection)                                                                   \
 	X(MHD_start_daemon)                                                                        \
 	X(MHD_stop_daemon)                                                                         \
@@ -41,16 +42,17 @@ static const struct util_dl_sym api_libmicrohttpd_syms[] = {
     API_LIBMICROHTTPD_FUNCS(API_LIBMICROHTTPD_SYM)};
 #undef API_LIBMICROHTTPD_SYM
 
+#define MHD_add_connection (api_libmicrohttpd.fn_MHD_add_connection)
 #define MHD_add_response_header (api_libmicrohttpd.fn_MHD_add_response_header)
 #define MHD_create_response_from_buffer (api_libmicrohttpd.fn_MHD_create_response_from_buffer)
 #define MHD_create_response_from_fd_at_offset64                                                    \
 	(api_libmicrohttpd.fn_MHD_create_response_from_fd_at_offset64)
 #define MHD_destroy_response (api_libmicrohttpd.fn_MHD_destroy_response)
+#define MHD_get_connection_info (api_libmicrohttpd.fn_MHD_get_connection_info)
 #define MHD_get_connection_values (api_libmicrohttpd.fn_MHD_get_connection_values)
 #define MHD_is_feature_supported (api_libmicrohttpd.fn_MHD_is_feature_supported)
 #define MHD_lookup_connection_value (api_libmicrohttpd.fn_MHD_lookup_connection_value)
 #define MHD_queue_response (api_libmicrohttpd.fn_MHD_queue_response)
-#define MHD_quiesce_daemon (api_libmicrohttpd.fn_MHD_quiesce_daemon)
 #define MHD_resume_connection (api_libmicrohttpd.fn_MHD_resume_connection)
 #define MHD_start_daemon (api_libmicrohttpd.fn_MHD_start_daemon)
 #define MHD_stop_daemon (api_libmicrohttpd.fn_MHD_stop_daemon)

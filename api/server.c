@@ -21,7 +21,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "api/api.h"
+#include "api/api_int.h"
 
 /* Filled on first use (see api/libmicrohttpd_int.h). */
 static struct api_libmicrohttpd_fns api_libmicrohttpd;
@@ -31,9 +31,12 @@ static struct util_dl api_libmicrohttpd_dl =
 #define MAX_PARAMS 8
 #define MAX_SEGMENT 1024
 #define MAX_PATH 4096
-/* kiln answers too long paths (414) and headers (431) itself, as JSON, while the request
- * fits in libmicrohttpd's connection memory (32 KiB); beyond that MHD answers on its own */
+/* kiln answers too long paths (414) and headers (431) itself, as JSON: here for a head up
+ * to API_GATE_HEAD, which libmicrohttpd's connection memory (CONN_MEMORY) holds with room
+ * to spare, and in the gate (gate.c) beyond it, so libmicrohttpd's built-in HTML answers
+ * to a head over its memory are never reached on a connection's first request */
 #define MAX_HEADERS (16 * 1024)
+#define CONN_MEMORY (4 * API_GATE_HEAD)
 #define DEFAULT_BODY (1 * KILN_MIB)
 #define DEFAULT_UPLOAD ((uint64_t)KILN_GIB)
 #define REQ_ARENA (8 * KILN_MIB)
@@ -42,14 +45,24 @@ static struct util_dl api_libmicrohttpd_dl =
 #define DEFAULT_CONNS_PER_ADDRESS 64
 #define DEFAULT_IDLE_TIMEOUT 30
 
-struct api_server {
+/* An address served by its own libmicrohttpd daemon: the main one, and the reserved one
+ * (cfg.reserved_listen), whose connection limits a flood on the main one cannot fill. */
+struct api_listener {
+	struct api_server *srv;
 	struct MHD_Daemon *d;
+	const char *addr;
+	int listen_fd;
+	unsigned port;
+	bool reserved;         /* serves only API_ROUTE_RESERVED routes */
+	struct api_gate *gate; /* accepts, and hands connections to d */
+};
+
+struct api_server {
+	struct api_listener ls[2]; /* main, reserved (addr NULL when none) */
 	struct api_server_config cfg;
 	char *upload_dir; /* owned */
 	char *tls_cert;   /* owned copies: MHD keeps pointers */
 	char *tls_key;
-	unsigned port;
-	int listen_fd;
 	pthread_mutex_t lock;
 	uint64_t epoch;          /* bumped by every wake */
 	struct api_req *waiters; /* suspended requests (linked by next_waiter) */
@@ -59,6 +72,7 @@ struct api_server {
 struct api_req {
 	struct api_server *srv;
 	struct MHD_Connection *conn;
+	bool reserved; /* came on the reserved listener */
 	const struct api_route *route;
 	enum api_method method;
 	const char *path; /* raw path, in arena */
@@ -387,6 +401,8 @@ static const struct api_route *route_find(struct api_req *q, const char *path, b
 
 	*method_ok = false;
 	for (r = q->srv->cfg.routes; r->pattern; r++) {
+		if (q->reserved && !(r->flags & API_ROUTE_RESERVED))
+			continue;
 		if (!route_match(q, r->pattern, path))
 			continue;
 		*method_ok = true;
@@ -523,14 +539,16 @@ static void upload_finish(struct api_req *q)
 /* ---------------------------------------------------------------------------------------- */
 /* The access handler */
 
-static struct api_req *req_new(struct api_server *s, struct MHD_Connection *conn, const char *url,
+static struct api_req *req_new(struct api_listener *l, struct MHD_Connection *conn, const char *url,
                                const char *method)
 {
+	struct api_server *s = l->srv;
 	struct api_req *q = kiln_calloc(1, sizeof(*q));
 
 	if (!q)
 		return NULL;
 	q->srv = s;
+	q->reserved = l->reserved;
 	q->conn = conn;
 	q->upload_fd = -1;
 	q->token_id = -1;
@@ -677,16 +695,34 @@ static bool answer_early(struct api_req *q)
 	return (e && !strcasecmp(e, "100-continue")) || declared_length(q) > DISCARD_MAX;
 }
 
+/* Has the client of a suspended request closed the connection meanwhile? libmicrohttpd
+ * does not watch a suspended connection, so a long poll resumed after its client went away
+ * would still run: a lease granted into a closed socket is then lost with nobody to hold
+ * it, and the job waits out the lease's time to live. An orderly close (FIN) or a reset
+ * reads as gone; a client that half-closes after its request is taken for gone too. */
+static bool client_gone(struct api_req *q)
+{
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(q->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	ssize_t n;
+	char c;
+
+	if (!ci)
+		return false;
+	n = recv(ci->connect_fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+	return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
 static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const char *url,
                                  const char *method, const char *version, const char *upload_data,
                                  size_t *upload_data_size, void **con_cls)
 {
-	struct api_server *s = cls;
+	struct api_listener *l = cls;
 	struct api_req *q = *con_cls;
 
 	(void)version;
 	if (!q) {
-		q = req_new(s, conn, url, method);
+		q = req_new(l, conn, url, method);
 		if (!q)
 			return MHD_NO;
 		*con_cls = q;
@@ -700,8 +736,11 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
 		return reject_flush(q);
 	if (q->answered)
 		return MHD_YES;
-	if (q->wait_until)
+	if (q->wait_until) {
+		if (client_gone(q))
+			return MHD_NO; /* nobody to answer: not run again, the connection closes */
 		q->resumed = true;
+	}
 	if (q->upload_fd >= 0)
 		upload_finish(q);
 	return req_run(q);
@@ -763,35 +802,63 @@ static kiln_rc parse_listen(const char *listen, struct sockaddr_storage *ss, soc
 	                    listen, host);
 }
 
-static kiln_rc listen_open(struct api_server *s, struct kiln_err *err)
+static kiln_rc listen_open(struct api_listener *l, struct kiln_err *err)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl;
-	int one = 1;
+	int one = 1, rcvbuf = 4 * API_GATE_HEAD;
 	kiln_rc rc;
 
-	rc = parse_listen(s->cfg.listen, &ss, &sl, err);
+	rc = parse_listen(l->addr, &ss, &sl, err);
 	if (rc)
 		return rc;
-	s->listen_fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (s->listen_fd < 0)
+	l->listen_fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (l->listen_fd < 0)
 		return kiln_err_sys(err, KILN_EIO, "socket");
-	(void)setsockopt(s->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(s->listen_fd, (struct sockaddr *)&ss, sl) < 0)
-		return kiln_err_sys(err, KILN_EIO, "cannot listen on %s", s->cfg.listen);
-	if (listen(s->listen_fd, 256) < 0)
-		return kiln_err_sys(err, KILN_EIO, "listen on %s", s->cfg.listen);
+	(void)setsockopt(l->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	/* room in the kernel for a whole API_GATE_HEAD head: the gate looks at it in place
+	 * (set before listen(), so accepted sockets inherit it and the window fits it) */
+	(void)setsockopt(l->listen_fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+	if (bind(l->listen_fd, (struct sockaddr *)&ss, sl) < 0)
+		return kiln_err_sys(err, KILN_EIO, "cannot listen on %s", l->addr);
+	if (listen(l->listen_fd, 256) < 0)
+		return kiln_err_sys(err, KILN_EIO, "listen on %s", l->addr);
 	sl = sizeof(ss);
-	if (getsockname(s->listen_fd, (struct sockaddr *)&ss, &sl) < 0)
+	if (getsockname(l->listen_fd, (struct sockaddr *)&ss, &sl) < 0)
 		return kiln_err_sys(err, KILN_EIO, "getsockname");
-	s->port = ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
+	l->port = ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
 	                                        : ((struct sockaddr_in6 *)&ss)->sin6_port);
 	return KILN_OK;
 }
 
-static kiln_rc daemon_start(struct api_server *s, struct kiln_err *err)
+/* The gate's hand-off: the connection's head has arrived. */
+static void gate_handoff(void *ctx, int fd, const struct sockaddr *sa, unsigned salen)
 {
-	unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME;
+	struct api_listener *l = ctx;
+
+	/* on failure (its limits) libmicrohttpd has closed fd */
+	(void)MHD_add_connection(l->d, fd, sa, (socklen_t)salen);
+}
+
+static kiln_rc gate_start(struct api_server *s, struct api_listener *l, struct kiln_err *err)
+{
+	struct api_gate_config gc = {0};
+
+	gc.listen_fd = l->listen_fd;
+	gc.max_pending = s->cfg.max_conns;
+	gc.max_per_address = s->cfg.max_conns_per_address;
+	gc.idle_timeout_s = s->cfg.idle_timeout_s;
+	gc.peek = !s->tls_cert; /* TLS heads are ciphertext: libmicrohttpd reads them */
+	gc.handoff = gate_handoff;
+	gc.ctx = l;
+	return api_gate_start(&gc, &l->gate, err);
+}
+
+/* libmicrohttpd without a listen socket of its own: the gate accepts and adds. */
+static kiln_rc daemon_start(struct api_server *s, struct api_listener *l, struct kiln_err *err)
+{
+	unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME |
+	                 MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC;
 	bool tls = s->tls_cert && s->tls_key;
 
 	if (util_dl_ready(&api_libmicrohttpd_dl, err))
@@ -800,19 +867,17 @@ static kiln_rc daemon_start(struct api_server *s, struct kiln_err *err)
 		return kiln_err_set(err, KILN_EUNSUPP, "this libmicrohttpd has no TLS support");
 	if (tls)
 		flags |= MHD_USE_TLS;
-	s->d = MHD_start_daemon(
-	    flags, 0, NULL, NULL, access_cb, s, MHD_OPTION_LISTEN_SOCKET, s->listen_fd,
-	    MHD_OPTION_THREAD_POOL_SIZE, s->cfg.threads ? s->cfg.threads : 4,
+	l->d = MHD_start_daemon(
+	    flags, 0, NULL, NULL, access_cb, l, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+	    (size_t)CONN_MEMORY, MHD_OPTION_THREAD_POOL_SIZE, s->cfg.threads ? s->cfg.threads : 4,
 	    MHD_OPTION_NOTIFY_COMPLETED, completed_cb, s, MHD_OPTION_UNESCAPE_CALLBACK, unescape_cb,
 	    s, MHD_OPTION_CONNECTION_LIMIT, s->cfg.max_conns, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
 	    s->cfg.max_conns_per_address, MHD_OPTION_CONNECTION_TIMEOUT, s->cfg.idle_timeout_s,
 	    MHD_OPTION_HTTPS_MEM_CERT, tls ? s->tls_cert : NULL, MHD_OPTION_HTTPS_MEM_KEY,
 	    tls ? s->tls_key : NULL, MHD_OPTION_END);
-	if (!s->d)
-		return kiln_err_set(err, KILN_EIO, "cannot start the HTTP server on %s%s",
-		                    s->cfg.listen,
+	if (!l->d)
+		return kiln_err_set(err, KILN_EIO, "cannot start the HTTP server on %s%s", l->addr,
 		                    tls ? " (check the TLS certificate and key)" : "");
-	s->listen_fd = -1; /* MHD owns it now */
 	return KILN_OK;
 }
 
@@ -821,12 +886,19 @@ kiln_rc api_server_new(const struct api_server_config *cfg, struct api_server **
 {
 	struct api_server *s = kiln_calloc(1, sizeof(*s));
 	kiln_rc rc = KILN_ENOMEM;
+	size_t i;
 
 	*out = NULL;
 	if (!s)
 		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
 	s->cfg = *cfg;
-	s->listen_fd = -1;
+	for (i = 0; i < KILN_ARRAY_SIZE(s->ls); i++) {
+		s->ls[i].srv = s;
+		s->ls[i].listen_fd = -1;
+	}
+	s->ls[0].addr = cfg->listen;
+	s->ls[1].addr = cfg->reserved_listen;
+	s->ls[1].reserved = true;
 	pthread_mutex_init(&s->lock, NULL);
 	if (!s->cfg.max_body)
 		s->cfg.max_body = DEFAULT_BODY;
@@ -850,9 +922,16 @@ kiln_rc api_server_new(const struct api_server_config *cfg, struct api_server **
 		rc = kiln_err_set(err, KILN_EINVAL, "TLS needs both a certificate and a key");
 		goto out;
 	}
-	rc = listen_open(s, err);
-	if (!rc)
-		rc = daemon_start(s, err);
+	rc = KILN_OK;
+	for (i = 0; !rc && i < KILN_ARRAY_SIZE(s->ls); i++) {
+		if (!s->ls[i].addr)
+			continue;
+		rc = listen_open(&s->ls[i], err);
+		if (!rc)
+			rc = daemon_start(s, &s->ls[i], err);
+		if (!rc)
+			rc = gate_start(s, &s->ls[i], err);
+	}
 out:
 	if (rc) {
 		api_server_free(s);
@@ -864,7 +943,12 @@ out:
 
 unsigned api_server_port(const struct api_server *s)
 {
-	return s->port;
+	return s->ls[0].port;
+}
+
+unsigned api_server_reserved_port(const struct api_server *s)
+{
+	return s->ls[1].port;
 }
 
 /* Resume the waiters that match (all when all is true, else those past their deadline). */
@@ -899,25 +983,32 @@ void api_server_tick(struct api_server *s)
 	resume_waiters(s, false);
 }
 
+static void listener_stop(struct api_listener *l)
+{
+	if (l->d)
+		MHD_stop_daemon(l->d);
+	l->d = NULL;
+	util_close(l->listen_fd);
+	l->listen_fd = -1;
+}
+
 void api_server_free(struct api_server *s)
 {
+	size_t i;
+
 	if (!s)
 		return;
-	if (s->d) {
-		MHD_socket fd = MHD_quiesce_daemon(s->d);
-
-		pthread_mutex_lock(&s->lock);
-		s->stopping = true;
-		pthread_mutex_unlock(&s->lock);
-		resume_waiters(s, true);
-		MHD_stop_daemon(s->d);
-		/* quiesce hands back the listen socket, which is ours (s->listen_fd): closed
-		 * once, below; closing it twice could close a descriptor another thread has
-		 * since been given (another daemon's epoll set, in the unit tests) */
-		if (fd != MHD_INVALID_SOCKET && fd != s->listen_fd)
-			close(fd);
+	/* no new connections first; then the suspended requests answer, then the daemons */
+	for (i = 0; i < KILN_ARRAY_SIZE(s->ls); i++) {
+		api_gate_stop(s->ls[i].gate);
+		s->ls[i].gate = NULL;
 	}
-	util_close(s->listen_fd);
+	pthread_mutex_lock(&s->lock);
+	s->stopping = true;
+	pthread_mutex_unlock(&s->lock);
+	resume_waiters(s, true);
+	for (i = 0; i < KILN_ARRAY_SIZE(s->ls); i++)
+		listener_stop(&s->ls[i]);
 	pthread_mutex_destroy(&s->lock);
 	free(s->upload_dir);
 	free(s->tls_cert);

@@ -37,7 +37,7 @@ static kiln_rc list_add(struct cli_list *l, const char *what, const char *arg, s
 /* kiln scheduler */
 
 struct sched_cli_opts {
-	const char *config, *listen, *data_dir;
+	const char *config, *listen, *worker_listen, *data_dir;
 	struct cli_list set;
 };
 
@@ -51,6 +51,9 @@ const struct cli_opt cli_scheduler_opts[] = {
      "read this INI configuration"},
     {"listen", 0, CLI_OPT_STRING, offsetof(struct sched_cli_opts, listen), NULL, "HOST:PORT",
      "listen here (port 0 picks a free one; default 127.0.0.1:8470)"},
+    {"worker-listen", 0, CLI_OPT_STRING, offsetof(struct sched_cli_opts, worker_listen), NULL,
+     "HOST:PORT",
+     "also listen here, with connections of its own, for workers, health and metrics only"},
     {"data-dir", 0, CLI_OPT_STRING, offsetof(struct sched_cli_opts, data_dir), NULL, "DIR",
      "database, blobs, logs and keys (default ./kiln-data)"},
     {"set", 0, CLI_OPT_CALLBACK, 0, sched_set_cb, "SECTION.KEY=VALUE",
@@ -111,6 +114,8 @@ int cli_cmd_scheduler(int argc, char **argv)
 		rc = scheduler_config_load(&cfg, o.config, &err);
 	if (!rc && o.listen)
 		rc = scheduler_config_set(&cfg, "server", "listen", o.listen, &err);
+	if (!rc && o.worker_listen)
+		rc = scheduler_config_set(&cfg, "server", "worker_listen", o.worker_listen, &err);
 	if (!rc && o.data_dir)
 		rc = scheduler_config_set(&cfg, "storage", "data_dir", o.data_dir, &err);
 	for (i = 0; !rc && i < o.set.n; i++)

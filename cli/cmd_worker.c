@@ -71,7 +71,8 @@ const struct cli_opt cli_worker_opts[] = {
      "a root configuration (NAME or PATH.cfg) this worker offers: jobs naming it build in a "
      "root made from its repositories (repeatable; docs/roots.md)"},
     {"work-dir", 0, CLI_OPT_STRING, WOFF(work_dir), NULL, "DIR",
-     "where jobs are built (default ./kiln-worker)"},
+     "where jobs are built and the worker's own credential is kept (worker.secret, mode "
+     "0600; default ./kiln-worker)"},
     {"sandbox", 0, CLI_OPT_FLAG, WOFF(sandbox), NULL, NULL,
      "require the namespace sandbox (the default when available)"},
     {"no-sandbox", 0, CLI_OPT_FLAG, WOFF(no_sandbox), NULL, NULL,

@@ -116,6 +116,8 @@ static kiln_rc set_server(struct scheduler_config *c, const char *k, const char 
 
 	if (!strcmp(k, "listen"))
 		c->listen = v;
+	else if (!strcmp(k, "worker_listen"))
+		c->worker_listen = *v ? v : NULL;
 	else if (!strcmp(k, "tls_cert"))
 		c->tls_cert = v;
 	else if (!strcmp(k, "tls_key"))

@@ -12,13 +12,15 @@
 #define R API_ROUTE_READ
 /* read, or submit for the caller's own jobs (the handlers check whose they are) */
 #define RS (API_SCOPE_READ | API_SCOPE_SUBMIT)
+/* also on the workers' own listener ([server] worker_listen) */
+#define W API_ROUTE_RESERVED
 
 const struct api_route scheduler_routes[] = {
     {API_GET, "/", 0, API_ROUTE_NOAUTH, scheduler_h_web},
     {API_GET, "/ui/{}", 0, API_ROUTE_NOAUTH, scheduler_h_web},
     {API_GET, "/api/v1/stats/history", API_SCOPE_READ, R, scheduler_h_history},
-    {API_GET, "/api/v1/health", 0, API_ROUTE_NOAUTH, scheduler_h_health},
-    {API_GET, "/metrics", 0, API_ROUTE_NOAUTH, scheduler_h_metrics},
+    {API_GET, "/api/v1/health", 0, API_ROUTE_NOAUTH | W, scheduler_h_health},
+    {API_GET, "/metrics", 0, API_ROUTE_NOAUTH | W, scheduler_h_metrics},
     {API_GET, "/api/v1/openapi.json", 0, API_ROUTE_NOAUTH, scheduler_h_openapi},
     {API_GET, "/api/v1/keys/{}", 0, API_ROUTE_NOAUTH, scheduler_h_key},
     {API_POST, "/api/v1/jobs", API_SCOPE_SUBMIT, 0, scheduler_h_submit},
@@ -36,15 +38,15 @@ const struct api_route scheduler_routes[] = {
     {API_POST, "/api/v1/rebuilds", API_SCOPE_SUBMIT, 0, scheduler_h_rebuild_create},
     {API_GET, "/api/v1/rebuilds/{}", RS, R, scheduler_h_rebuild_get},
     {API_PUT, "/api/v1/blobs/{}", API_SCOPE_SUBMIT, API_ROUTE_UPLOAD, scheduler_h_blob_put},
-    {API_GET, "/api/v1/blobs/{}", API_SCOPE_READ | API_SCOPE_WORKER, R, scheduler_h_blob_get},
+    {API_GET, "/api/v1/blobs/{}", API_SCOPE_READ | API_SCOPE_WORKER, R | W, scheduler_h_blob_get},
     {API_GET, "/api/v1/workers", API_SCOPE_READ, R, scheduler_h_workers},
-    {API_POST, "/api/v1/workers", API_SCOPE_WORKER, 0, scheduler_h_worker_register},
-    {API_POST, "/api/v1/leases", API_SCOPE_WORKER, 0, scheduler_h_lease},
-    {API_POST, "/api/v1/leases/{}/heartbeat", API_SCOPE_WORKER, 0, scheduler_h_heartbeat},
-    {API_PUT, "/api/v1/leases/{}/log", API_SCOPE_WORKER, 0, scheduler_h_log_put},
-    {API_PUT, "/api/v1/leases/{}/artifacts/{}", API_SCOPE_WORKER, API_ROUTE_UPLOAD,
+    {API_POST, "/api/v1/workers", API_SCOPE_WORKER, W, scheduler_h_worker_register},
+    {API_POST, "/api/v1/leases", API_SCOPE_WORKER, W, scheduler_h_lease},
+    {API_POST, "/api/v1/leases/{}/heartbeat", API_SCOPE_WORKER, W, scheduler_h_heartbeat},
+    {API_PUT, "/api/v1/leases/{}/log", API_SCOPE_WORKER, W, scheduler_h_log_put},
+    {API_PUT, "/api/v1/leases/{}/artifacts/{}", API_SCOPE_WORKER, API_ROUTE_UPLOAD | W,
      scheduler_h_artifact_put},
-    {API_POST, "/api/v1/leases/{}/complete", API_SCOPE_WORKER, 0, scheduler_h_complete},
+    {API_POST, "/api/v1/leases/{}/complete", API_SCOPE_WORKER, W, scheduler_h_complete},
     {API_GET, "/api/v1/repos", API_SCOPE_READ, R, scheduler_h_repos},
     {API_GET, "/api/v1/repos/{}", API_SCOPE_READ, R, scheduler_h_repo},
     {API_POST, "/api/v1/repos/{}/regenerate", API_SCOPE_ADMIN, 0, scheduler_h_repo_regenerate},

@@ -130,6 +130,83 @@ static kiln_rc lease_id_param(struct api_req *req, const char **id, struct kiln_
 	return KILN_OK;
 }
 
+/* The credential the caller presents (API_WORKER_SECRET_HEADER), as the store keeps it:
+ * its sha256 hex. */
+static kiln_rc worker_secret_presented(struct api_req *req, char hash[65], struct kiln_err *err)
+{
+	const char *v = api_req_header(req, API_WORKER_SECRET_HEADER);
+
+	if (!v)
+		return kiln_err_set(
+		    err, KILN_EPRIV,
+		    "no worker credential: worker calls need the " API_WORKER_SECRET_HEADER
+		    " header (kiln worker sends the one kept in its work directory)");
+	if (!api_sha256_valid(v))
+		return kiln_err_set(err, KILN_EINVAL,
+		                    "header '" API_WORKER_SECRET_HEADER
+		                    "': not 64 lowercase hex digits");
+	return api_token_hash(v, strlen(v), hash, err);
+}
+
+/* A lease call: the caller must present the credential worker name registered with, so
+ * workers that share a token cannot heartbeat, log, upload or complete for each other. */
+static kiln_rc worker_credential_match(struct scheduler *s, struct api_req *req, const char *name,
+                                       struct kiln_err *err)
+{
+	char mine[65], bound[65];
+	int64_t seen;
+	kiln_rc rc;
+
+	rc = worker_secret_presented(req, mine, err);
+	if (!rc)
+		rc = s->store->ops->worker_credential(s->store, name, bound, &seen, err);
+	if (rc)
+		return rc == KILN_ENOTFOUND
+		           ? kiln_err_set(err, KILN_EPRIV, "worker '%s' is not registered", name)
+		           : rc;
+	if (!*bound || strcmp(mine, bound))
+		return kiln_err_set(err, KILN_EPRIV,
+		                    "worker credential mismatch: the " API_WORKER_SECRET_HEADER
+		                    " presented is not the credential worker '%s' registered with",
+		                    name);
+	return KILN_OK;
+}
+
+/* A registration: a new name (or one without a credential yet) is bound to the credential
+ * presented (*bind). Another credential for a live worker (seen within a lease's time to
+ * live and a long poll) is a second worker under the same name: refused. A worker silent
+ * that long may be re-bound, so one whose work directory was lost can come back. */
+static kiln_rc worker_credential_claim(struct scheduler *s, struct api_req *req, const char *name,
+                                       char hash[65], bool *bind, struct kiln_err *err)
+{
+	int64_t live = s->cfg->lease_ttl_ms + s->cfg->poll_max_ms, seen = 0, quiet;
+	char bound[65];
+	kiln_rc rc;
+
+	*bind = false;
+	rc = worker_secret_presented(req, hash, err);
+	if (!rc)
+		rc = s->store->ops->worker_credential(s->store, name, bound, &seen, err);
+	if (rc == KILN_ENOTFOUND) {
+		kiln_err_clear(err);
+		*bind = true;
+		return KILN_OK;
+	}
+	if (rc)
+		return rc;
+	if (*bound && !strcmp(bound, hash))
+		return KILN_OK;
+	quiet = util_clock_wall_ms() - seen;
+	if (*bound && quiet < live)
+		return kiln_err_set(
+		    err, KILN_ECONFLICT,
+		    "worker '%s' is live with another credential (a second worker "
+		    "under this name?); a worker silent for %lld s may register anew",
+		    name, (long long)(live + 999) / 1000);
+	*bind = true;
+	return KILN_OK;
+}
+
 /* A worker's name belongs to the token that first registered it: another token (unless an
  * admin's) may not register, lease, heartbeat, log, upload or complete as that worker.
  * register: the name may be new (it is then bound to the caller). */
@@ -156,7 +233,7 @@ static kiln_rc worker_check(struct scheduler *s, struct api_req *req, const char
 	if (owner >= 0 && owner != api_req_token_id(req) &&
 	    !(api_req_scopes(req) & API_SCOPE_ADMIN))
 		return kiln_err_set(err, KILN_EPRIV, "worker '%s' belongs to another token", name);
-	return KILN_OK;
+	return reg ? KILN_OK : worker_credential_match(s, req, name, err);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -168,11 +245,15 @@ void scheduler_h_worker_register(void *ctx, struct api_req *req, struct api_resp
 	struct worker_body b = {0};
 	struct scheduler_worker_info w = {0};
 	struct api_jw jw;
+	char hash[65];
+	bool bind = false;
 	kiln_rc rc;
 
 	rc = decode(req, register_fields, &b, &err);
 	if (!rc)
 		rc = worker_check(s, req, b.name, true, &err);
+	if (!rc)
+		rc = worker_credential_claim(s, req, b.name, hash, &bind, &err);
 	if (!rc)
 		rc = joined(api_req_arena(req), "arches", &b.arches, &w.arches, &err);
 	if (!rc)
@@ -188,6 +269,8 @@ void scheduler_h_worker_register(void *ctx, struct api_req *req, struct api_resp
 		w.token_id = api_req_token_id(req);
 		rc = s->store->ops->worker_seen(s->store, &w, true, &err);
 	}
+	if (!rc && bind)
+		rc = s->store->ops->worker_credential_set(s->store, b.name, hash, &err);
 	if (rc) {
 		api_resp_from_err(resp, &err);
 		return;

@@ -7,6 +7,7 @@
 #include "util/util.h"
 
 #include <poll.h>
+#include <sys/resource.h>
 
 #include "scheduler/scheduler_int.h"
 
@@ -147,6 +148,7 @@ static kiln_rc http_start(struct scheduler *s, struct kiln_err *err)
 	if (rc)
 		goto out;
 	hc.listen = cfg->listen;
+	hc.reserved_listen = cfg->worker_listen;
 	hc.threads = cfg->threads;
 	hc.max_conns = (unsigned)cfg->max_conns;
 	hc.max_conns_per_address = (unsigned)cfg->max_conns_per_address;
@@ -177,6 +179,28 @@ out:
 		explicit_bzero(key, strlen(key));
 	free(key);
 	return rc;
+}
+
+/* Every connection is a descriptor: max_connections (on each listener) must fit under the
+ * soft limit, often 1024, or accept() fails for everyone, workers included. Raised to the
+ * hard limit; what still does not fit is said. */
+static void nofile_raise(const struct scheduler_config *cfg)
+{
+	int64_t need = cfg->max_conns * (cfg->worker_listen ? 2 : 1) + 64;
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+		(void)getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (rl.rlim_cur != RLIM_INFINITY && (int64_t)rl.rlim_cur < need)
+		kiln_log(KILN_LOG_WARN,
+		         "open files are limited to %llu, under the %lld that max_connections "
+		         "needs: raise the limit (ulimit -n) or lower max_connections",
+		         (unsigned long long)rl.rlim_cur, (long long)need);
 }
 
 static void scheduler_release(struct scheduler *s)
@@ -232,8 +256,10 @@ kiln_rc scheduler_run(const struct scheduler_config *cfg_in, volatile sig_atomic
 		rc = admin_bootstrap(&s, ready_fd, err);
 	if (!rc)
 		rc = config_tokens(&s, err);
-	if (!rc)
+	if (!rc) {
+		nofile_raise(cfg);
 		rc = http_start(&s, err);
+	}
 	if (!rc)
 		rc = scheduler_diffoscope_start(&s, err);
 	if (!rc)
@@ -243,6 +269,11 @@ kiln_rc scheduler_run(const struct scheduler_config *cfg_in, volatile sig_atomic
 	scheduler_job_ended_recover(&s);
 	say(ready_fd, "listening on %s://%.*s:%u\n", cfg->tls_cert ? "https" : "http",
 	    (int)(strrchr(cfg->listen, ':') - cfg->listen), cfg->listen, api_server_port(s.http));
+	if (cfg->worker_listen)
+		say(ready_fd, "workers listening on %s://%.*s:%u\n",
+		    cfg->tls_cert ? "https" : "http",
+		    (int)(strrchr(cfg->worker_listen, ':') - cfg->worker_listen),
+		    cfg->worker_listen, api_server_reserved_port(s.http));
 	serve(&s, stop);
 	kiln_log(KILN_LOG_INFO, "shutting down");
 out:

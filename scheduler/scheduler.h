@@ -41,7 +41,10 @@ struct scheduler_token_cfg {
 };
 
 struct scheduler_config {
-	const char *listen;             /* default 127.0.0.1:8470 */
+	const char *listen; /* default 127.0.0.1:8470 */
+	/* [server] worker_listen: a second address with connections of its own for workers
+	 * (and health, metrics), which a flood on listen cannot fill; NULL for none */
+	const char *worker_listen;
 	const char *data_dir;           /* default ./kiln-data */
 	unsigned threads;               /* HTTP pool threads, default 4 */
 	int64_t max_conns;              /* [server] max_connections, default 1000 */

@@ -312,6 +312,13 @@ struct scheduler_store_ops {
 	/* The token a worker's name belongs to (-1: none); KILN_ENOTFOUND for no such worker. */
 	kiln_rc (*worker_owner)(struct scheduler_store *st, const char *name, int64_t *token_id,
 	                        struct kiln_err *err);
+	/* A worker's credential: the sha256 hex of its secret ("" while none is bound) and
+	 * when it was last seen; KILN_ENOTFOUND for no such worker. */
+	kiln_rc (*worker_credential)(struct scheduler_store *st, const char *name, char hash[65],
+	                             int64_t *last_seen_ms, struct kiln_err *err);
+	/* Bind a worker's credential (its secret's sha256 hex). */
+	kiln_rc (*worker_credential_set)(struct scheduler_store *st, const char *name,
+	                                 const char *hash, struct kiln_err *err);
 	kiln_rc (*token_insert)(struct scheduler_store *st, const char *hash, unsigned scopes,
 	                        const char *name, int64_t now_ms, int64_t *id,
 	                        struct kiln_err *err);

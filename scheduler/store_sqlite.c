@@ -111,6 +111,9 @@ static const char *const migrations[] = {
     " published_ms INTEGER NOT NULL);",
     /* 5 -> 6: a worker's name belongs to the token that registered it (-1: none yet) */
     "ALTER TABLE workers ADD COLUMN token_id INTEGER NOT NULL DEFAULT -1;",
+    /* 6 -> 7: each worker's own credential (sha256 hex of its secret; '' until bound), so
+     * workers sharing a token cannot act for each other */
+    "ALTER TABLE workers ADD COLUMN secret_hash TEXT NOT NULL DEFAULT '';",
 };
 
 #define JOB_COLS                                                                                   \
@@ -148,6 +151,8 @@ enum q {
 	Q_WORKER_SEEN,
 	Q_WORKERS,
 	Q_WORKER_OWNER,
+	Q_WORKER_CRED,
+	Q_WORKER_CRED_SET,
 	Q_ARTIFACT_OWNED,
 	Q_ARTIFACT_JOB,
 	Q_TOKEN_INSERT,
@@ -254,10 +259,15 @@ static const char *const sql[Q_COUNT] = {
     [Q_ARTIFACTS_ALL] = "SELECT job_id, attempt, name, sha256, size, signed_sha256,"
                         " signed_size, kind, arch FROM artifacts WHERE job_id = ?1"
                         " ORDER BY attempt, name",
-    [Q_WORKER_FULL] = "INSERT OR REPLACE INTO workers(name, arches, tags, slots, free_disk,"
+    /* an upsert, not a replace: the row's credential (secret_hash) stays */
+    [Q_WORKER_FULL] = "INSERT INTO workers(name, arches, tags, slots, free_disk,"
                       " kernel, version, last_seen_ms, draining, token_id)"
-                      " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
+                      " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10) ON CONFLICT(name) DO UPDATE SET"
+                      " arches = ?2, tags = ?3, slots = ?4, free_disk = ?5, kernel = ?6,"
+                      " version = ?7, last_seen_ms = ?8, draining = ?9, token_id = ?10",
     [Q_WORKER_OWNER] = "SELECT token_id FROM workers WHERE name = ?1",
+    [Q_WORKER_CRED] = "SELECT secret_hash, last_seen_ms FROM workers WHERE name = ?1",
+    [Q_WORKER_CRED_SET] = "UPDATE workers SET secret_hash = ?2 WHERE name = ?1",
     [Q_ARTIFACT_JOB] = "SELECT job_id FROM artifacts WHERE sha256 = ?1 OR signed_sha256 = ?1"
                        " ORDER BY job_id LIMIT 1",
     [Q_ARTIFACT_OWNED] = "SELECT 1 FROM artifacts a JOIN jobs j ON j.id = a.job_id"
@@ -1278,6 +1288,40 @@ static kiln_rc worker_owner(struct scheduler_store *base, const char *name, int6
 	return rc;
 }
 
+/* A worker's credential hash (COPY: a fixed array) and when it was last seen. */
+struct worker_cred {
+	char hash[65];
+	int64_t last_seen_ms;
+};
+static const struct col worker_cred_cols[] = {COL(COPY, struct worker_cred, hash),
+                                              COL(I64, struct worker_cred, last_seen_ms)};
+static const struct rowmap worker_cred_map = ROWMAP(struct worker_cred, worker_cred_cols, 1);
+
+static kiln_rc worker_credential(struct scheduler_store *base, const char *name, char hash[65],
+                                 int64_t *last_seen_ms, struct kiln_err *err)
+{
+	struct worker_cred r;
+	kiln_rc rc;
+
+	memset(&r, 0, sizeof(r));
+	rc = read1((struct sq *)base, Q_WORKER_CRED, ARGS(TXT(name)), &worker_cred_map, NULL, &r,
+	           "worker credential", err);
+	if (rc == KILN_ENOTFOUND)
+		return kiln_err_set(err, KILN_ENOTFOUND, "no worker '%s'", name);
+	if (!rc) {
+		memcpy(hash, r.hash, sizeof(r.hash));
+		*last_seen_ms = r.last_seen_ms;
+	}
+	return rc;
+}
+
+static kiln_rc worker_credential_set(struct scheduler_store *base, const char *name,
+                                     const char *hash, struct kiln_err *err)
+{
+	return write1((struct sq *)base, Q_WORKER_CRED_SET, ARGS(TXT(name), TXT(hash)),
+	              "bind worker credential", err);
+}
+
 static kiln_rc artifact_owned(struct scheduler_store *base, const char *sha256, int64_t token_id,
                               struct kiln_err *err)
 {
@@ -1854,6 +1898,8 @@ static const struct scheduler_store_ops sqlite_ops = {
     .workers_list = workers_list,
     .workers_active = workers_active,
     .worker_owner = worker_owner,
+    .worker_credential = worker_credential,
+    .worker_credential_set = worker_credential_set,
     .artifact_owned = artifact_owned,
     .artifact_job = artifact_job,
     .token_insert = token_insert,

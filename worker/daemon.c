@@ -10,6 +10,8 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -17,6 +19,7 @@
 #include "worker/daemon_int.h"
 
 #define BACKOFF_MAX_MS 30000
+#define SECRET_FILE "worker.secret"
 
 /* ---------------------------------------------------------------------------------------- */
 /* Leases from JSON */
@@ -298,6 +301,7 @@ static kiln_rc slot_client(struct worker_daemon *d, struct api_client **c, struc
 	cc.base_url = d->o->scheduler_url;
 	cc.token = d->o->token;
 	cc.ca_file = d->o->ca_file;
+	cc.header = d->secret_header;
 	cc.timeout_ms = 120000;
 	return api_client_new(&cc, c, err);
 }
@@ -424,6 +428,66 @@ static kiln_rc work_dir_lock(struct worker_daemon *d, struct kiln_err *err)
 	return KILN_OK;
 }
 
+/* Read the kept credential (a regular file of ours that nobody else may read: it lets its
+ * holder act as this worker) into secret (65 bytes). */
+static kiln_rc credential_read(int fd, const char *path, char *secret, struct kiln_err *err)
+{
+	struct stat st;
+	size_t got = 0;
+	kiln_rc rc;
+
+	if (fstat(fd, &st) < 0)
+		return kiln_err_sys(err, KILN_EIO, "cannot stat %s", path);
+	if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077))
+		return kiln_err_set(err, KILN_EPRIV,
+		                    "%s: a worker's credential must be its own file of mode 0600 "
+		                    "(this one has mode %04o)",
+		                    path, (unsigned)(st.st_mode & 07777));
+	rc = util_read_full(fd, secret, 65, &got, err);
+	if (rc)
+		return rc;
+	if (got == 65 && secret[64] == '\n')
+		got = 64;
+	secret[got < 65 ? got : 64] = '\0';
+	if (got != 64 || !api_sha256_valid(secret))
+		return kiln_err_set(err, KILN_EINVAL,
+		                    "%s is not a worker credential (64 lowercase hex digits): "
+		                    "remove it to have a new one made",
+		                    path);
+	return KILN_OK;
+}
+
+/* This worker's own credential, made on its first start and kept in the work directory
+ * (mode 0600), so a restarted worker presents the same one and the scheduler tells it from
+ * another worker that shares its token (and name). */
+static kiln_rc credential_load(struct worker_daemon *d, struct kiln_err *err)
+{
+	char path[KILN_LIMIT_PATH + 32], secret[65];
+	unsigned char raw[32];
+	kiln_rc rc;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/" SECRET_FILE, d->work_dir);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd >= 0) {
+		rc = credential_read(fd, path, secret, err);
+		close(fd);
+	} else if (errno != ENOENT) {
+		rc = kiln_err_sys(err, KILN_EIO, "cannot open %s", path);
+	} else if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw)) {
+		rc = kiln_err_sys(err, KILN_EIO, "getrandom");
+	} else {
+		util_hex_encode(raw, sizeof(raw), secret);
+		explicit_bzero(raw, sizeof(raw));
+		rc = util_write_atomic(path, secret, 64, 0600, err);
+	}
+	if (!rc)
+		snprintf(d->secret_header, sizeof(d->secret_header), "%s: %s",
+		         API_WORKER_SECRET_HEADER, secret);
+	explicit_bzero(secret, sizeof(secret));
+	return rc;
+}
+
 static kiln_rc daemon_init(struct worker_daemon *d, const struct worker_daemon_opts *o, char *host,
                            size_t hsize, struct kiln_err *err)
 {
@@ -456,6 +520,8 @@ static kiln_rc daemon_init(struct worker_daemon *d, const struct worker_daemon_o
 	rc = util_mkdir_p(d->work_dir, 0755, err);
 	if (!rc)
 		rc = work_dir_lock(d, err);
+	if (!rc)
+		rc = credential_load(d, err);
 	if (rc)
 		return rc;
 	if (uname(&u) < 0)
@@ -562,6 +628,7 @@ out:
 	api_reply_release(&r);
 	macro_ctx_free(d.macros);
 	kiln_arena_release(&d.arena);
+	explicit_bzero(d.secret_header, sizeof(d.secret_header));
 	util_close(d.lock_fd);
 	return rc;
 }

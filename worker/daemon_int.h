@@ -26,6 +26,9 @@ struct worker_daemon {
 	int64_t poll_ms;
 	struct worker_caps caps; /* the worker's own, defaults filled in */
 	int lock_fd;             /* holds the work directory's lock */
+	/* "X-Kiln-Worker-Secret: ..." (API_WORKER_SECRET_HEADER): this worker's own
+	 * credential, sent on every call (credential_load() in daemon.c) */
+	char secret_header[96];
 	/* kiln's macro configuration, loaded once at start; each build child duplicates it
 	 * (macro_ctx_dup) instead of reading the macro files again. Owned. */
 	struct macro_ctx *macros;

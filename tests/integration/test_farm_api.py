@@ -2,6 +2,7 @@
 scripted worker client (the lease protocol: lease, heartbeat, log by offset, artifacts by
 sha256, complete).  Real worker daemons building real specs are in test_farm_e2e.py."""
 import hashlib
+import secrets
 import json
 import ssl
 import subprocess
@@ -44,40 +45,52 @@ def submit(s, body=None, token=None, headers=None):
 class Worker:
     """The worker side of the API, by hand."""
 
-    def __init__(self, s, name, token, arches=("x86_64", "noarch"), tags=()):
+    def __init__(self, s, name, token, arches=("x86_64", "noarch"), tags=(), secret=None):
         self.s, self.name, self.tok = s, name, token
+        # the worker's own credential, presented on every call (kiln worker keeps its own
+        # in its work directory)
+        self.secret = secret or secrets.token_hex(32)
         self.arches, self.tags = list(arches), list(tags)
-        r = s.call("POST", "/api/v1/workers", {"name": name, "arches": self.arches,
-                                               "tags": self.tags, "slots": 1}, token=token)
+        r = self.register()
         assert r.status == 200, r.body
+
+    def hdr(self):
+        return {"X-Kiln-Worker-Secret": self.secret}
+
+    def register(self):
+        return self.s.call("POST", "/api/v1/workers", {"name": self.name, "arches": self.arches,
+                                                      "tags": self.tags, "slots": 1},
+                           token=self.tok, headers=self.hdr())
 
     def lease(self, wait=0):
         r = self.s.call("POST", "/api/v1/leases", {"worker": self.name, "arches": self.arches,
                                                    "tags": self.tags, "wait": wait},
-                        token=self.tok)
+                        token=self.tok, headers=self.hdr())
         assert r.status in (200, 204), r.body
         return r.json() if r.status == 200 else None
 
     def beat(self, lease):
         return self.s.call("POST", f"/api/v1/leases/{lease['lease_id']}/heartbeat",
-                           {"generation": lease["generation"]}, token=self.tok)
+                           {"generation": lease["generation"]}, token=self.tok,
+                           headers=self.hdr())
 
     def log(self, lease, offset, data):
         return self.s.call("PUT", f"/api/v1/leases/{lease['lease_id']}/log?generation="
-                           f"{lease['generation']}&offset={offset}", raw=data, token=self.tok)
+                           f"{lease['generation']}&offset={offset}", raw=data, token=self.tok,
+                           headers=self.hdr())
 
     def upload(self, lease, name, data, sha=None, kind="binary"):
         sha = sha or hashlib.sha256(data).hexdigest()
         q = urllib.parse.quote(name, safe="")
         return self.s.call("PUT", f"/api/v1/leases/{lease['lease_id']}/artifacts/{q}"
                            f"?generation={lease['generation']}&sha256={sha}&kind={kind}"
-                           f"&arch=noarch", raw=data, token=self.tok)
+                           f"&arch=noarch", raw=data, token=self.tok, headers=self.hdr())
 
     def complete(self, lease, status="succeeded", outputs=(), **kw):
         body = {"generation": lease["generation"], "status": status,
                 "outputs": [{"name": n, "sha256": h} for n, h in outputs], **kw}
         return self.s.call("POST", f"/api/v1/leases/{lease['lease_id']}/complete", body,
-                           token=self.tok)
+                           token=self.tok, headers=self.hdr())
 
 
 def test_service_endpoints_need_no_token(sched):
@@ -522,3 +535,30 @@ def test_tokens_declared_in_the_configuration(kiln_bin, tmp_path):
         assert s.call("GET", "/api/v1/jobs", token=secret).status == 401
     finally:
         s.stop()
+
+
+def test_a_long_poll_whose_worker_went_away_grants_no_lease(sched):
+    """A worker stopped (or killed) during its long poll leaves the poll suspended in the
+    scheduler; a job submitted before the poll's deadline must not be leased into the
+    closed connection (that attempt would be lost, as a restarted worker's job once was)."""
+    import socket
+    tok = sched.token("worker")
+    w = Worker(sched, "w1", tok)
+    host, port = sched.url.split("//")[1].rsplit(":", 1)
+    body = json.dumps({"worker": "w1", "arches": w.arches, "wait": 4000}).encode()
+    c = socket.create_connection((host, int(port)), timeout=5)
+    c.sendall(b"POST /api/v1/leases HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
+              tok.encode() + b"\r\nX-Kiln-Worker-Secret: " + w.secret.encode() +
+              b"\r\nContent-Type: application/json\r\nContent-Length: " +
+              str(len(body)).encode() + b"\r\n\r\n" + body)
+    time.sleep(0.5)  # suspended: nothing to lease yet
+    c.close()  # the worker goes away
+    time.sleep(1.5)  # the poll is run again by the scheduler's tick meanwhile
+    r = submit(sched)
+    assert r.status == 201, r.body
+    jid = r.json()["id"]
+    time.sleep(0.5)  # the submit woke the dead poll
+    j = sched.call("GET", f"/api/v1/jobs/{jid}").json()
+    assert j["state"] == "queued" and j["attempts"] == 0, j
+    lease = w.lease()
+    assert lease and lease["job_id"] == jid and lease["attempt"] == 1, lease

@@ -244,11 +244,11 @@ def test_results_survive_a_worker_killed_before_completing(kiln_bin, tmp_path):
             assert j["state"] == "succeeded", j
             att = [a["state"] for a in j["attempt_list"]]
             if late:
-                # Known defect (noted on issue 23): in the full suite the attempt after the
-                # restart is sometimes lost as well before one succeeds; the kept result of
-                # attempt 1 must still be dropped, never sent.
-                assert att[0] == "lost" and att[-1] == "succeeded", j
-                assert set(att[1:-1]) <= {"lost"}, j
+                # exactly attempt 1 lost: the kept result dropped, never sent. (Attempt 1
+                # once went to the long poll of the worker stopped above, dead by then:
+                # a job submitted before that poll's deadline was leased into its closed
+                # connection and a second attempt was lost.)
+                assert att == ["lost", "succeeded"], j
             else:
                 assert att == ["succeeded"], j
             assert f"farm-hello-{v}-1.noarch.rpm" in [a["name"] for a in j["artifacts"]]

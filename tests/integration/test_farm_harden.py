@@ -8,6 +8,8 @@ import socket
 import subprocess
 import threading
 import time
+import urllib.error
+import urllib.request
 
 import pytest
 
@@ -125,7 +127,7 @@ def test_worker_names_belong_to_their_token(kiln_bin, tmp_path):
         assert lease
         # w2's token on w1's lease: every lease call is refused, and nothing changes
         thief = ApiWorker.__new__(ApiWorker)
-        thief.s, thief.name, thief.tok = s, "w2", t2
+        thief.s, thief.name, thief.tok, thief.secret = s, "w2", t2, w2.secret
         assert thief.beat(lease).status == 403
         assert thief.log(lease, 0, b"forged\n").status == 403
         assert thief.upload(lease, "x.rpm", b"x").status == 403
@@ -141,6 +143,81 @@ def test_worker_names_belong_to_their_token(kiln_bin, tmp_path):
                 (bad, r.body)
     finally:
         s.stop()
+
+
+def test_workers_sharing_a_token_cannot_act_for_each_other(kiln_bin, tmp_path):
+    """One token, two workers: each registers with its own credential and only the one
+    holding a lease's worker credential may heartbeat, log, upload or complete it."""
+    from test_farm_api import SPEC, Worker as ApiWorker
+    s = Scheduler(kiln_bin, tmp_path / "data", *FAST).start()
+    try:
+        tok = s.token("worker")
+        w1, w2 = ApiWorker(s, "w1", tok), ApiWorker(s, "w2", tok)
+        r = s.call("POST", "/api/v1/jobs", {"spec": SPEC, "spec_name": "t.spec"})
+        assert r.status == 201, r.body
+        lease = w1.lease()
+        assert lease
+        # w2 (same token) on w1's lease, with its own credential and with none at all
+        thief = ApiWorker.__new__(ApiWorker)
+        thief.s, thief.name, thief.tok, thief.secret = s, "w1", tok, w2.secret
+        thief.arches, thief.tags = ["noarch"], []
+        for r in (thief.beat(lease), thief.log(lease, 0, b"forged\n"),
+                  thief.upload(lease, "x.rpm", b"x"),
+                  thief.complete(lease, "failed", failure_class="build")):
+            assert r.status == 403, r.body
+            assert r.json()["error"]["code"] == "forbidden", r.body
+            assert "worker credential mismatch" in r.json()["error"]["message"], r.body
+        r = s.call("POST", f"/api/v1/leases/{lease['lease_id']}/heartbeat",
+                   {"generation": lease["generation"]}, token=tok)
+        assert r.status == 403 and "no worker credential" in r.json()["error"]["message"], \
+            r.body
+        r = s.call("POST", "/api/v1/leases", {"worker": "w1", "arches": ["noarch"]},
+                   token=tok, headers=w2.hdr())
+        assert r.status == 403, r.body
+        assert s.job(lease["job_id"])["state"] in ("leased", "building")
+        assert s.call("GET", f"/api/v1/jobs/{lease['job_id']}/attempts/1/log").body == b""
+        # a second registration of the live name with another credential is refused
+        r = thief.register()
+        assert r.status == 409 and "live with another credential" in \
+            r.json()["error"]["message"], r.body
+        assert w1.register().status == 200  # its own credential: a restart
+        assert w1.beat(lease).status == 200
+        assert w1.complete(lease, "failed", failure_class="build").status == 200
+        # once the name fell silent (lease ttl 3 s + long poll 5 s) another credential may
+        # take it over, and the old one stops working
+        time.sleep(9)
+        assert thief.register().status == 200
+        assert w1.register().status == 409
+        r = s.call("POST", "/api/v1/leases", {"worker": "w1", "arches": ["noarch"]},
+                   token=tok, headers=w1.hdr())
+        assert r.status == 403, r.body
+    finally:
+        s.stop()
+
+
+def test_a_worker_keeps_its_credential_private_and_across_restarts(farm, kiln_bin, tmp_path):
+    s, add = farm
+    w = add("w1")
+    cred = tmp_path / "w1" / "worker.secret"
+    assert cred.stat().st_mode & 0o777 == 0o600
+    first = cred.read_text()
+    w.stop()
+    w = add("w1")
+    assert cred.read_text() == first
+    jid = submit(s, spec("cred"))
+    assert s.wait_state(jid, ("succeeded",))["state"] == "succeeded"
+    # the same name and token from another work directory while w1 is live: refused
+    args = [str(kiln_bin), "worker", "--scheduler", s.url, "--token", s.worker_tokens["w1"],
+            "--name", "w1", "--work-dir", str(tmp_path / "other")]
+    r = subprocess.run(args, capture_output=True, text=True, timeout=60)
+    assert r.returncode != 0 and "live with another credential" in r.stderr, r.stderr
+    # a credential others may read is refused rather than used
+    (tmp_path / "w3").mkdir()
+    (tmp_path / "w3" / "worker.secret").write_text("0" * 64)
+    (tmp_path / "w3" / "worker.secret").chmod(0o644)
+    r = subprocess.run(args[:-3] + ["w3", "--work-dir", str(tmp_path / "w3")],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode != 0 and "mode 0600" in r.stderr, r.stderr
 
 
 def test_second_worker_on_a_work_dir_refuses_to_start(farm, kiln_bin, tmp_path):
@@ -215,6 +292,74 @@ def test_a_connection_flood_from_one_address_leaves_room_for_everyone(farm):
     finally:
         for c in socks:
             c.close()
+
+
+def metric(url, name):
+    """A sample's value from /metrics at url (0 when absent)."""
+    with urllib.request.urlopen(url + "/metrics", timeout=5) as r:
+        for line in r.read().decode().splitlines():
+            if line.startswith(name + " "):
+                return float(line.split()[-1])
+    return 0.0
+
+
+def test_a_flood_from_many_addresses_leaves_the_workers_listener_alone(kiln_bin, tmp_path):
+    """1,500 idle connections from 60 addresses (25 each, under the per-address cap) fill
+    the main listener; workers on --worker-listen keep leasing and completing, and health
+    there answers within a second."""
+    s = Scheduler(kiln_bin, tmp_path / "data", *FAST, "server.worker_listen=127.0.0.1:0",
+                  "server.idle_timeout=5m").start()
+    line = read_line(s.proc, time.monotonic() + 10, "scheduler")
+    assert line.startswith("workers listening on "), line
+    wurl = line.split()[-1]
+    via = type("Via", (), {})()  # the worker sees only the workers' listener
+    via.url, via.token = wurl, s.token
+    w = Worker(kiln_bin, via, "w1", tmp_path / "w1")
+    host, port = s.url.split("//")[1].rsplit(":", 1)
+    socks = []
+    try:
+        jids = [submit(s, spec(f"many{i}", "sleep 1")) for i in range(4)]
+        for i in range(60):
+            socks += open_flood(host, int(port), 25, source=f"127.0.0.{i + 2}")
+        # the main listener fills up (refused connects are retried by the kernel)
+        main, t_full = 200, time.monotonic() + 15
+        while main == 200 and time.monotonic() < t_full:
+            try:
+                main = s.call("GET", "/api/v1/health", token="", timeout=1).status
+            except OSError as e:
+                main = repr(e)
+            time.sleep(0.2)
+        worst, t_end = 0.0, time.monotonic() + 120
+        while metric(wurl, 'kiln_jobs{state="succeeded"}') < len(jids):
+            assert time.monotonic() < t_end, "the worker stopped completing under the flood"
+            t0 = time.monotonic()
+            r = urllib.request.urlopen(wurl + "/api/v1/health", timeout=5)
+            worst = max(worst, time.monotonic() - t0)
+            assert r.status == 200
+            time.sleep(0.2)
+        # only what workers, health and metrics need is served there
+        req = urllib.request.Request(wurl + "/api/v1/jobs", headers={
+            "Authorization": "Bearer " + s.admin})
+        try:
+            urllib.request.urlopen(req, timeout=5)
+            code = 200
+        except urllib.error.HTTPError as e:
+            code = e.code
+        assert code == 404, code
+        print(f"main listener under the flood: {main}; workers' listener health: "
+              f"worst {worst:.3f} s; leases granted "
+              f"{metric(wurl, 'kiln_lease_grants_total'):.0f}")
+        assert main != 200, "the flood did not fill the main listener"
+        assert worst < 1.0, worst
+    finally:
+        for c in socks:
+            c.close()
+        w.stop()
+    try:
+        for jid in jids:
+            assert s.job(jid)["state"] == "succeeded"
+    finally:
+        s.stop()
 
 
 def raw_request(s, head, wait=5):
@@ -373,8 +518,8 @@ def test_openapi_document_is_valid_and_describes_the_answers(kiln_bin, tmp_path,
     s = Scheduler(kiln_bin, tmp_path / "data", *FAST).start()
     samples = []
 
-    def see(method, tpl, path, body=None, token=None, raw=None):
-        r = s.call(method.upper(), path, body, token=token, raw=raw)
+    def see(method, tpl, path, body=None, token=None, raw=None, headers=None):
+        r = s.call(method.upper(), path, body, token=token, raw=raw, headers=headers)
         samples.append({"method": method, "path": tpl, "status": r.status,
                         "body": json.loads(r.body)})
         return r
@@ -396,25 +541,28 @@ def test_openapi_document_is_valid_and_describes_the_answers(kiln_bin, tmp_path,
         see("get", "/api/v1/jobs/{id}/placement", f"/api/v1/jobs/{jid}/placement")
         w = ApiWorker(s, "w1", wt)
         see("post", "/api/v1/workers", "/api/v1/workers",
-            {"name": "w1", "arches": ["noarch", "x86_64"]}, token=wt)
+            {"name": "w1", "arches": ["noarch", "x86_64"]}, token=wt, headers=w.hdr())
         see("get", "/api/v1/workers", "/api/v1/workers")
         lease = see("post", "/api/v1/leases", "/api/v1/leases",
-                    {"worker": "w1", "arches": ["noarch", "x86_64"]}, token=wt).json()
+                    {"worker": "w1", "arches": ["noarch", "x86_64"]}, token=wt,
+                    headers=w.hdr()).json()
         lid, gen = lease["lease_id"], lease["generation"]
         see("post", "/api/v1/leases/{lease}/heartbeat", f"/api/v1/leases/{lid}/heartbeat",
-            {"generation": gen}, token=wt)
+            {"generation": gen}, token=wt, headers=w.hdr())
         see("put", "/api/v1/leases/{lease}/log",
-            f"/api/v1/leases/{lid}/log?generation={gen}&offset=0", raw=b"log\n", token=wt)
+            f"/api/v1/leases/{lid}/log?generation={gen}&offset=0", raw=b"log\n", token=wt,
+            headers=w.hdr())
         see("put", "/api/v1/leases/{lease}/log",
-            f"/api/v1/leases/{lid}/log?generation={gen}&offset=99", raw=b"x", token=wt)
+            f"/api/v1/leases/{lid}/log?generation={gen}&offset=99", raw=b"x", token=wt,
+            headers=w.hdr())
         data = rpm_file.read_bytes()
         sha = hashlib.sha256(data).hexdigest()
         see("put", "/api/v1/leases/{lease}/artifacts/{name}",
             f"/api/v1/leases/{lid}/artifacts/{rpm_file.name}?generation={gen}&sha256={sha}"
-            "&kind=binary&arch=noarch", raw=data, token=wt)
+            "&kind=binary&arch=noarch", raw=data, token=wt, headers=w.hdr())
         see("post", "/api/v1/leases/{lease}/complete", f"/api/v1/leases/{lid}/complete",
             {"generation": gen, "status": "succeeded",
-             "outputs": [{"name": rpm_file.name, "sha256": sha}]}, token=wt)
+             "outputs": [{"name": rpm_file.name, "sha256": sha}]}, token=wt, headers=w.hdr())
         see("get", "/api/v1/jobs/{id}", f"/api/v1/jobs/{jid}")
         see("get", "/api/v1/jobs/{id}/artifacts", f"/api/v1/jobs/{jid}/artifacts")
         see("post", "/api/v1/jobs/{id}/cancel", f"/api/v1/jobs/{jid}/cancel")
@@ -568,12 +716,18 @@ def test_errors_name_the_number_field_and_echo_no_invalid_utf8(kiln_bin, tmp_pat
 def test_too_long_paths_and_headers_are_answered_in_json(kiln_bin, tmp_path):
     s = Scheduler(kiln_bin, tmp_path / "data").start()
     try:
+        # kiln's handler up to the gate's 64 KiB, the gate beyond: JSON at every size
+        # (libmicrohttpd alone answered past 32 KiB with its own HTML)
         for head, status in (
             ("GET /api/v1/jobs/" + "a" * 20000 + " HTTP/1.1\r\nHost: x\r\n\r\n", 414),
             ("GET /api/v1/health HTTP/1.1\r\nHost: x\r\n" +
              "".join(f"X-Pad-{i}: {'b' * 1000}\r\n" for i in range(20)) + "\r\n", 431),
+            *((f"GET /api/v1/jobs/{'a' * n} HTTP/1.1\r\nHost: x\r\n\r\n", 414)
+              for n in (40 << 10, 200 << 10, 2 << 20)),
+            ("GET /api/v1/health HTTP/1.1\r\nHost: x\r\n" +
+             "".join(f"X-Pad-{i}: {'b' * 1000}\r\n" for i in range(100)) + "\r\n", 431),
         ):
-            got = raw_request(s, head)
+            got = raw_request(s, head, wait=30)
             assert got.startswith(f"HTTP/1.1 {status}".encode()), got[:300]
             body = got.split(b"\r\n\r\n", 1)[1]
             assert json.loads(body)["error"]["code"] in ("too_long", "headers_too_large"), got
