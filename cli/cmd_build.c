@@ -205,12 +205,16 @@ static int build_print_macros(const struct build_cli_opts *o, struct macro_ctx *
 }
 
 /* rpmbuild's closing summary of a failed build: the heading on standard output, then each
- * warning and the error, indented, on standard error. */
+ * warning and the error, indented, on standard error. rpmbuild prints it only once the spec
+ * is being built (rpm's build/build.c buildSpec); a spec that does not parse or whose
+ * ExclusiveArch/ExcludeArch rules out --target's arch fails with the error line alone. */
 static int build_fail(const struct worker_build_result *res, const struct kiln_err *err)
 {
 	int status = cli_fail(err);
 	size_t i;
 
+	if (!res->building)
+		return status;
 	fflush(stderr);
 	fputs("\nRPM build errors:\n", stdout);
 	fflush(stdout);

@@ -954,6 +954,7 @@ static kiln_rc build_run(struct build *b, struct kiln_err *err)
 	if (build_wants_root(o->steps) && !o->nodeps)
 		rc = build_deps_check(b, &b->spec->buildrequires, &b->spec->buildconflicts, &unmet,
 		                      err);
+	b->res->building = rc == KILN_OK;
 	if (!rc)
 		rc = build_stages(b, err);
 	if (rc || b->res->buildreqs_unmet || (o->steps & WORKER_STEP_BUILDREQS))

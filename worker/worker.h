@@ -468,6 +468,11 @@ struct worker_build_result {
 	int64_t source_date_epoch; /* -1 when none */
 	int64_t buildtime;
 	bool buildreqs_unmet; /* -br: %generate_buildrequires asked for missing ones */
+	/* The spec parsed (arch checks passed) and its build dependencies were met: what
+	 * rpmbuild calls building. Only a failure after that gets rpmbuild's "RPM build
+	 * errors:" summary; one before (a parse error, an excluded --target) is a bare
+	 * "error: ..." line. */
+	bool building;
 	/* What %generate_buildrequires printed, a dependency a line ("name", "name >= 1.2",
 	 * "(a or b)"), in the result's arena; none when the spec has no such section. */
 	const char **genreqs;

@@ -573,6 +573,31 @@ def test_eval_showrc_nobuild_nodebuginfo_target(kiln_bin, tmp_path):
     assert k.stdout.startswith("Building target platforms: noarch\nBuilding for target noarch\n")
 
 
+@pytest.mark.parametrize("rule,target", [
+    ("ExclusiveArch: x86_64", "aarch64"), ("ExclusiveArch: x86_64", "i686"),
+    ("ExclusiveArch: x86_64", "aarch64-linux"), ("ExcludeArch: aarch64", "aarch64"),
+    ("ExclusiveOS: darwin", None), ("ExclusiveArch: x86_64", "noarch"),
+    ("BuildArch: noarch", "aarch64"), ("BuildArch: noarch\nExclusiveArch: x86_64", None)])
+def test_target_excluded_by_the_spec_is_rpmbuilds_error(kiln_bin, tmp_path, rule, target):
+    """rpmbuild --target ARCH on a spec whose ExclusiveArch/ExcludeArch/ExclusiveOS rules it
+    out: the target lines, one "error: Architecture is not included: ARCH" line (no "RPM
+    build errors:" summary: the spec never got built) and exit status 1; a noarch target
+    tests the build arch, and BuildArch: noarch builds for any target."""
+    spec = write_spec(tmp_path / "t.spec", "%install\nmkdir -p %{buildroot}/usr/share/t\n"
+                      "echo x > %{buildroot}/usr/share/t/f\n%files\n/usr/share/t/f\n")
+    spec.write_text(spec.read_text().replace("License: MIT\n", f"License: MIT\n{rule}\n"))
+    args = ["--target", target] if target else []
+    k = kiln_build(kiln_bin, tmp_path / "k", "-bb", *args, spec)
+    r = rpmbuild(tmp_path / "r", "-bb", *args, spec)
+    assert k.returncode == r.returncode, (k.stdout + k.stderr, r.stdout + r.stderr)
+    if r.returncode == 0:
+        return
+    assert r.returncode == 1
+    assert k.stdout == r.stdout  # the target lines and nothing else
+    assert k.stderr == r.stderr and r.stderr.startswith("error: ") and r.stderr.count("\n") == 1
+    assert "not included" in r.stderr or "excluded" in r.stderr
+
+
 # ---------------------------------------------------------------------------------------
 # --verify-reproducible explains itself
 
