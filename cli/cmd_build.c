@@ -37,6 +37,13 @@ static kiln_rc build_eval_add(void *ctx, const char *arg, struct kiln_err *err)
 	return KILN_OK;
 }
 
+/* rpmbuild's --trace is an alias of --eval '%trace' (rpmpopt): traced from there on. */
+static kiln_rc build_trace_add(void *ctx, const char *arg, struct kiln_err *err)
+{
+	(void)arg;
+	return build_eval_add(ctx, "%trace", err);
+}
+
 #define BFLAG(l, field, help)                                                                      \
 	{                                                                                          \
 		l, 0, CLI_OPT_FLAG, offsetof(struct build_cli_opts, field), NULL, NULL, help       \
@@ -100,6 +107,8 @@ const struct cli_opt cli_build_opts[] = {
     BSTR("rpm-format", 0, rpm_format, "4|6", "package format (%_rpmformat)"),
     {"eval", 'E', CLI_OPT_CALLBACK, 0, build_eval_add, "EXPR",
      "print the expansion of EXPR first (without a SPEC: only that)"},
+    {"trace", 0, CLI_OPT_CALLBACK, 0, build_trace_add, NULL,
+     "trace macro expansion on stderr, as rpmbuild --trace (--eval '%trace')"},
     BFLAG("showrc", showrc,
           "print the architecture and every macro defined (without a SPEC: "
           "only that)"),

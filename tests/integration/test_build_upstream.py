@@ -598,6 +598,37 @@ def test_target_excluded_by_the_spec_is_rpmbuilds_error(kiln_bin, tmp_path, rule
     assert "not included" in r.stderr or "excluded" in r.stderr
 
 
+def trace_block(stderr: str, first: str, last: str) -> str:
+    """The trace lines from the one starting with first to the next starting with last."""
+    lines = stderr.splitlines()
+    i = lines.index(first)
+    j = next(k for k in range(i + 1, len(lines)) if lines[k].startswith(last))
+    return "\n".join(lines[i:j + 1])
+
+
+def test_trace_is_rpmbuilds(kiln_bin, tmp_path):
+    """--trace is rpmbuild's --eval '%trace': an empty expansion printed first, then the
+    spec's expansions traced on stderr in rpm's format (here: a %global and its use)."""
+    spec = write_spec(tmp_path / "t.spec", "%prep\necho %{mine}\n")
+    spec.write_text(spec.read_text().replace("%description", "%global mine %{name}-x\n"
+                                             "%description", 1))
+    k = kiln_build(kiln_bin, tmp_path / "k", "--trace", "-bp", spec)
+    r = rpmbuild(tmp_path / "r", "--trace", "-bp", spec)
+    assert k.returncode == r.returncode == 0, k.stderr[-2000:]
+    assert k.stdout.startswith("\n") and r.stdout.startswith("\n")
+    assert k.stderr.startswith("  0<  (%trace)\n") and r.stderr.startswith("  0<  (%trace)\n")
+    glob = trace_block(r.stderr, "  1>   %global^mine %{name}-x", "  0<  (%global)")
+    assert glob == "\n".join(["  1>   %global^mine %{name}-x", "  2>     %{name}^x",
+                              "  2<      (%)", "t", "  1<    (%name)", "t-x",
+                              "  0<  (%global)"])
+    assert trace_block(k.stderr, "  1>   %global^mine %{name}-x", "  0<  (%global)") == glob
+    use = trace_block(r.stderr, "  1>   %{mine}^", "  0<  (%mine)")
+    assert trace_block(k.stderr, "  1>   %{mine}^", "  0<  (%mine)") == use
+    # Without --trace nothing is traced.
+    k = kiln_build(kiln_bin, tmp_path / "k", "-bp", spec)
+    assert k.returncode == 0 and "%global^" not in k.stderr and " (%" not in k.stderr
+
+
 # ---------------------------------------------------------------------------------------
 # --verify-reproducible explains itself
 
