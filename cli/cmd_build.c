@@ -24,7 +24,7 @@ struct build_cli_opts {
 	const char *buildroot, *topdir, *sign, *rpm_format, *root, *verify, *lock;
 	const char *evals[64]; /* -E/--eval EXPR, in order */
 	int nevals;
-	bool showrc, nobuild, nodebuginfo;
+	bool showrc, nobuild, nodebuginfo, build_in_place;
 };
 
 static kiln_rc build_eval_add(void *ctx, const char *arg, struct kiln_err *err)
@@ -114,6 +114,9 @@ const struct cli_opt cli_build_opts[] = {
           "only that)"),
     BFLAG("nobuild", nobuild, "parse the spec and run no stage"),
     BFLAG("nodebuginfo", nodebuginfo, "make no -debuginfo packages (%debug_package is empty)"),
+    BFLAG("build-in-place", build_in_place,
+          "build the sources in the current directory: no %prep, %{_builddir}/NAME-VERSION "
+          "links here (rpmbuild 4.20's --build-in-place, %_build_in_place)"),
     CLI_OPT_END,
 };
 
@@ -569,6 +572,9 @@ int cli_cmd_build(int argc, char **argv)
 	/* As rpmbuild --nodebuginfo: the macro specs and distributions expand is empty. */
 	if (!rc && o.nodebuginfo)
 		rc = macro_define(mc, "debug_package", NULL, "%{nil}", MACRO_LEVEL_CMDLINE, &err);
+	/* As rpmbuild --build-in-place (rpmpopt: --define '_build_in_place 1'). */
+	if (!rc && o.build_in_place)
+		rc = macro_define(mc, "_build_in_place", NULL, "1", MACRO_LEVEL_CMDLINE, &err);
 	if (!rc && (o.nevals || o.showrc)) {
 		status = build_print_macros(&o, mc);
 		if (status || !src.kind)

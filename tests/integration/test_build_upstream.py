@@ -629,6 +629,47 @@ def test_trace_is_rpmbuilds(kiln_bin, tmp_path):
     assert k.returncode == 0 and "%global^" not in k.stderr and " (%" not in k.stderr
 
 
+INPLACE_SPEC = ("Source0: ip-2.tar.gz\n%description\nd\n%prep\n%setup -q\ntouch prep-ran\n"
+                "%build\ncat hello.txt > built.txt\necho built >> built.txt\n"
+                "%install\nmkdir -p %{buildroot}/usr/share/ip\n"
+                "cp built.txt hello.txt %{buildroot}/usr/share/ip/\n%files\n/usr/share/ip\n")
+
+
+@pytest.mark.parametrize("sandbox", [True, False])
+def test_build_in_place(kiln_bin, tmp_path, sandbox):
+    """--build-in-place builds the checked-out sources in the current directory (rpm 4.20:
+    no %prep, %{_builddir}/NAME-VERSION links to the directory); its packages hold what
+    rpmbuild's --build-in-place makes of the same directory."""
+    spec = tmp_path / "ip.spec"
+    spec.write_text("Name: ip\nVersion: 2\nRelease: 1\nSummary: s\nLicense: MIT\n" + INPLACE_SPEC)
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "hello.txt").write_text("hi\n")
+    opts = [] if sandbox else ["--no-sandbox"]
+    cmd = [str(kiln_bin), "build", "--define", f"_topdir {tmp_path}/k", *opts,
+           "--build-in-place", "-bb", str(spec)]
+    k = subprocess.run(cmd, cwd=src, env=ENV, capture_output=True, text=True, timeout=300)
+    assert k.returncode == 0, k.stdout[-2000:] + k.stderr
+    assert "Executing(%prep)" not in k.stdout and not (src / "prep-ran").exists()
+    assert (src / "built.txt").read_text() == "hi\nbuilt\n"  # built where the sources are
+    link = tmp_path / "k/BUILD/ip-2"
+    assert link.is_symlink() and os.readlink(link) == str(src)
+    assert (src / "hello.txt").exists()  # the link replaced nothing of the sources
+    (src / "built.txt").unlink()
+    r = subprocess.run(["rpmbuild", "--nodeps", "--define", f"_topdir {tmp_path}/r",
+                        "--build-in-place", "-bb", str(spec)], cwd=src, env=ENV,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    fmt = "[%{FILENAMES} %{FILEMODES:octal} %{FILESIZES} %{FILEDIGESTS}\n]"
+    rel = "RPMS/x86_64/ip-2-1.x86_64.rpm"
+    assert qf(tmp_path / "k" / rel, fmt) == qf(tmp_path / "r" / rel, fmt)
+    assert "/usr/share/ip/built.txt" in qf(tmp_path / "k" / rel, fmt)
+    # Without it, the missing tarball is an error: nothing was built in place.
+    cmd.remove("--build-in-place")
+    k = subprocess.run(cmd, cwd=src, env=ENV, capture_output=True, text=True, timeout=300)
+    assert k.returncode != 0
+
+
 # ---------------------------------------------------------------------------------------
 # --verify-reproducible explains itself
 
