@@ -225,6 +225,12 @@ struct worker_elf {
 	size_t nverdefs;
 	struct worker_elf_verneed *verneeds;
 	size_t nverneeds;
+	/* The GNU build-id (the first NT_GNU_BUILD_ID note of a SHT_NOTE section, what
+	 * libdw's dwelf_elf_gnu_build_id finds), NULL when none; ET_EXEC, ET_DYN and ET_REL
+	 * files only. */
+	const unsigned char *build_id;
+	size_t build_id_len;
+	bool modinfo; /* ET_REL with a .modinfo section: a kernel module */
 	struct kiln_arena arena;
 };
 
