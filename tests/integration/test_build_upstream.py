@@ -713,9 +713,11 @@ def test_debug_package_is_rpmbuilds(kiln_bin, tmp_path):
         pytest.skip("find-debuginfo (debugedit) is not installed")
     spec = write_spec(tmp_path / "d.spec", DEBUG_SPEC)
     gz = ["--define", "_binary_payload w9.gzdio"]
-    k = kiln_build(kiln_bin, tmp_path / "k", "-bb", *gz, spec)
+    # The build-id links are compared by test_build_id_links_are_rpmbuilds (their names
+    # differ here: the build paths do); rpm 4.20's debugsource default is on.
+    k = kiln_build(kiln_bin, tmp_path / "k", "-bb", *gz, "--define", "_build_id_links none",
+                   spec)
     assert k.returncode == 0, k.stdout[-2000:] + k.stderr
-    # kiln writes no build-id links (docs/build.md); rpm 4.20's debugsource default is on.
     r = rpmbuild(tmp_path / "r", "-bb", "--define", "_build_id_links none",
                  "--define", "_debugsource_packages 1", spec)
     assert r.returncode == 0, r.stderr
@@ -739,6 +741,92 @@ def test_debug_package_is_rpmbuilds(kiln_bin, tmp_path):
                    env=dict(ENV, TMPDIR=str(tmp_path)))
     assert k.returncode == 0, k.stdout[-3000:] + k.stderr
     assert "Reproducible: 2 builds, 3 packages identical" in k.stdout
+
+
+# Two programs, one of them installed twice (the same build-id: the ".1" links).
+BUILDID_SPEC = ("%debug_package\n%prep\n%setup -c -T\n"
+                "printf 'int f(int x) { return x + 1; }\\nint main(void) { return f(-1); }\\n'"
+                " > d.c\nprintf 'int main(void) { return 2; }\\n' > e.c\n"
+                "%build\ngcc -g -O1 -o d d.c\ngcc -g -O1 -o e e.c\n"
+                "%install\ninstall -D -m755 d %{buildroot}/usr/bin/d\n"
+                "install -D -m755 d %{buildroot}/usr/bin/d2\n"
+                "install -D -m755 e %{buildroot}/usr/libexec/t/e\n"
+                "install -D -m644 d.c %{buildroot}/usr/share/t/d.c\n"
+                "%files\n/usr/bin/d\n/usr/bin/d2\n/usr/libexec/t\n/usr/share/t\n")
+BUILDID_QF = ("[%{FILENAMES} %{FILEMODES:octal} %{FILEFLAGS:fflags} %{FILEUSERNAME} "
+              "%{FILEGROUPNAME} %{FILELINKTOS} %{FILEVERIFYFLAGS}\n]")
+
+
+DUP_SUFFIX = re.compile(r"(/[0-9a-f]{38})\.\d+(?=(\.debug)? )")
+
+
+def dups_unnumbered(listing: str):
+    return sorted(DUP_SUFFIX.sub(r"\1", line) for line in listing.splitlines())
+
+
+@pytest.mark.parametrize("mode", ["compat", "separate", "alldebug", "none"])
+def test_build_id_links_are_rpmbuilds(kiln_bin, tmp_path, mode):
+    """The /usr/lib/.build-id and /usr/lib/debug/.build-id links of %_build_id_links MODE
+    (rpm's build/files.c generateBuildIDs): kiln on the host and rpmbuild build in the
+    same top directory one after the other, so the build-ids are equal and the file lists
+    of the main and -debuginfo packages must be too (names, modes, %artifact, owners,
+    link targets, verify flags)."""
+    if not shutil.which("find-debuginfo"):
+        pytest.skip("find-debuginfo (debugedit) is not installed")
+    spec = write_spec(tmp_path / "d.spec", BUILDID_SPEC)
+    top = tmp_path / "top"
+    links = ["--define", f"_build_id_links {mode}"]
+    k = kiln_build(kiln_bin, top, "-bb", "--no-sandbox", *links, spec)
+    assert k.returncode == 0, k.stdout[-2000:] + k.stderr
+    shutil.move(top / "RPMS", tmp_path / "k")
+    shutil.rmtree(top)
+    r = rpmbuild(top, "-bb", *links, "--define", "_debugsource_packages 1", spec)
+    assert r.returncode == 0, r.stderr
+    rel = "x86_64/t-1-1.x86_64.rpm"
+    main = qf(tmp_path / "k" / rel, BUILDID_QF)
+    assert main == qf(top / "RPMS" / rel, BUILDID_QF)
+    # In -debuginfo, rpm numbers duplicates in find-debuginfo's directory order, kiln in
+    # path order (reproducible): the lists are equal but for which file has which number.
+    rel = "x86_64/t-debuginfo-1-1.x86_64.rpm"
+    debug = qf(tmp_path / "k" / rel, BUILDID_QF)
+    assert dups_unnumbered(debug) == dups_unnumbered(qf(top / "RPMS" / rel, BUILDID_QF))
+    if mode == "none":
+        assert ".build-id" not in main + debug
+        return
+    assert re.search(r"[0-9a-f]{38}\.debug 120777 a root root "
+                     r"../../../../../usr/lib/debug/usr/bin/d-1-1.x86_64.debug ", debug)
+    assert re.search(r"[0-9a-f]{38}\.1\.debug 120777 a root root "
+                     r"../../../../../usr/lib/debug/usr/bin/d2-1-1.x86_64.debug ", debug)
+    assert ("/usr/lib/.build-id " in main) == (mode != "alldebug")
+    assert "/usr/lib/debug/.build-id 40755 a root root" in debug
+    assert ".debug 120777 a root root ../../../../../usr/lib/debug/usr/bin/d" in debug
+    if mode != "alldebug":
+        assert ".1 120777 a root root ../../../../usr/bin/d2 " in main
+    if mode == "compat":
+        assert " 120777 a root root ../../../.build-id/" in debug
+    # The links lead to the files in an installed tree.
+    x = extract(tmp_path / "k/x86_64/t-1-1.x86_64.rpm", tmp_path / "x")
+    checked = 0
+    for line in main.splitlines():
+        f = line.split()
+        if f[0].startswith("/usr/lib/.build-id/") and f[1] == "120777":
+            assert (x / f[0][1:]).resolve() == x / os.path.normpath(
+                os.path.join(os.path.dirname(f[0]), f[5]))[1:]
+            assert (x / f[0][1:]).resolve().is_file()
+            checked += 1
+    assert checked == (0 if mode == "alldebug" else 3)
+
+
+def test_build_id_links_are_reproducible(kiln_bin, tmp_path):
+    if not shutil.which("find-debuginfo"):
+        pytest.skip("find-debuginfo (debugedit) is not installed")
+    spec = write_spec(tmp_path / "d.spec", BUILDID_SPEC)
+    k = kiln_build(kiln_bin, tmp_path / "v", "-bb", "--verify-reproducible", spec,
+                   env=dict(ENV, TMPDIR=str(tmp_path)))
+    assert k.returncode == 0, k.stdout[-3000:] + k.stderr
+    assert "Reproducible: 2 builds, 3 packages identical" in k.stdout
+    main = qf(tmp_path / "v/RPMS/x86_64/t-1-1.x86_64.rpm", BUILDID_QF)
+    assert "/usr/lib/.build-id 40755 a root root" in main  # on by default (compat)
 
 
 def test_rebuild_names_its_source_package(kiln_bin, tmp_path):
