@@ -636,7 +636,7 @@ static kiln_rc note_read(struct rd *r, uint32_t sec)
 		return rc;
 	d = r->sects[sec].data;
 	size = r->sects[sec].size;
-	while (d && size - off >= 12) {
+	while (d && off <= size && size - off >= 12) {
 		uint32_t namesz = get32(r, d + off), descsz = get32(r, d + off + 4);
 		uint32_t type = get32(r, d + off + 8);
 		size_t name = off + 12, desc = note_align(name + namesz, align);
