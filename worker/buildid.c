@@ -169,27 +169,77 @@ out:
 	return rc;
 }
 
-/* A directory of links, made and packaged (%dir %artifact) when add. */
-static kiln_rc bid_mkdir(struct fl *fl, const char *path, bool add)
+/* The directory path (in the package) made beneath the buildroot, each component with
+ * mkdirat() under a descriptor opened beneath the buildroot's, so that a symbolic link a
+ * build left there cannot lead kiln's directories and links out of it. *dfd: the
+ * directory (O_PATH); *existed: it was there before. */
+static kiln_rc bid_dir(struct fl *fl, const char *path, int *dfd, bool *existed)
 {
-	struct kiln_buf host = KILN_BUF_INIT(KILN_LIMIT_PATH * 2);
-	kiln_rc rc;
+	struct kiln_buf rel = KILN_BUF_INIT(KILN_LIMIT_PATH);
+	const char *p = path + 1;
+	int parent = -1;
+	kiln_rc rc = KILN_OK;
 
-	kiln_buf_addf(&host, "%s%s", fl->o->buildroot, path);
-	rc = kiln_buf_finish(&host, fl->err);
-	if (!rc && util_mkdir_p(host.ptr, 0755, fl->err)) {
-		worker_fl_fail(fl, KILN_EIO, "failed to create directory %s: %s", host.ptr,
-		               fl->err->msg);
+	*dfd = -1;
+	*existed = true;
+	while (!rc && *p) {
+		size_t n = strcspn(p, "/");
+		const char *at = kiln_buf_finish(&rel, fl->err) ? NULL : rel.len ? rel.ptr : ".";
+
+		if (!at)
+			return worker_fl_nomem(fl);
+		rc = util_path_open_beneath(fl->rootfd, at, O_PATH | O_DIRECTORY, 0, 0, &parent,
+		                            fl->err);
+		if (rc)
+			break;
+		if (rel.len)
+			kiln_buf_addch(&rel, '/');
+		kiln_buf_add(&rel, p, n);
+		if (kiln_buf_finish(&rel, fl->err)) {
+			rc = worker_fl_nomem(fl);
+		} else if (!mkdirat(parent, util_path_basename(rel.ptr), 0755)) {
+			*existed = false;
+		} else if (errno != EEXIST) {
+			rc = kiln_err_sys(fl->err, KILN_EIO, "failed to create directory %s%s",
+			                  fl->o->buildroot, path);
+		}
+		util_close(parent);
+		p += n;
+		p += *p == '/';
+	}
+	if (!rc)
+		rc = util_path_open_beneath(fl->rootfd, rel.ptr, O_PATH | O_DIRECTORY, 0, 0, dfd,
+		                            fl->err);
+	kiln_buf_release(&rel);
+	if (rc && rc != KILN_ENOMEM) {
+		/* rpm's "failed to create directory" is a packaging error, not the end */
+		char msg[KILN_ERR_MSG_MAX];
+
+		snprintf(msg, sizeof(msg), "%s", fl->err->msg);
+		kiln_err_clear(fl->err);
+		worker_fl_fail(fl, KILN_EIO, "failed to create directory %s%s: %s",
+		               fl->o->buildroot, path, msg);
 		rc = KILN_OK;
-	} else if (!rc && add) {
+	}
+	return rc;
+}
+
+/* A top directory of links, made and always packaged (%dir %artifact). */
+static kiln_rc bid_topdir(struct fl *fl, const char *path)
+{
+	bool existed;
+	int dfd;
+	kiln_rc rc = bid_dir(fl, path, &dfd, &existed);
+
+	if (!rc && dfd >= 0) {
+		util_close(dfd);
 		rc = bid_add_entry(fl, path, true);
 	}
-	kiln_buf_release(&host);
 	return rc;
 }
 
 /* rpm's duplicate check: two ids alike are fine for hard links of one file, else worth a
- * warning. */
+ * warning. Both are links kiln made, to files of the buildroot. */
 static void bid_dup_warn(struct fl *fl, const char *first, const char *other)
 {
 	struct stat s1, s2;
@@ -213,64 +263,54 @@ static void bid_dup_warn(struct fl *fl, const char *first, const char *other)
 	free(r2);
 }
 
-/* rpm's addNewIDSymlink: link (a package path; ".debug" appended for a debug link) to
- * target. With dups, a name taken by a link elsewhere moves on to link.1, link.2 ...
- * (*dups says how far); a link that already points at target (a short-circuited rerun)
- * is kept. Without dups any existing link is kept. */
-static kiln_rc bid_link(struct fl *fl, const char *target, const char *link, bool dbg, int *dups)
+/* rpm's addNewIDSymlink: link name (in dir, the package directory dfd is; ".debug"
+ * appended for a debug link) to target. With dups, a name taken by a link elsewhere moves
+ * on to name.1, name.2 ... (*dups says how far); a link that already points at target
+ * (a short-circuited rerun) is kept. Without dups any existing link is kept. */
+static kiln_rc bid_link(struct fl *fl, int dfd, const char *dir, const char *target,
+                        const char *name, bool dbg, int *dups)
 {
-	struct kiln_buf pkg = KILN_BUF_INIT(KILN_LIMIT_PATH);
-	struct kiln_buf host = KILN_BUF_INIT(KILN_LIMIT_PATH * 2);
-	char first[KILN_LIMIT_PATH * 2], now[KILN_LIMIT_PATH];
+	char nm[KILN_LIMIT_PATH], pkg[KILN_LIMIT_PATH * 2], first[KILN_LIMIT_PATH * 3];
+	char host[KILN_LIMIT_PATH * 3], now[KILN_LIMIT_PATH];
 	bool exists = false;
 	kiln_rc rc = KILN_OK;
 	int nr = 0;
 
-	for (;;) {
+	for (;; nr++) {
 		ssize_t n;
 
-		kiln_buf_reset(&pkg);
-		kiln_buf_reset(&host);
 		if (nr)
-			kiln_buf_addf(&pkg, "%s.%d%s", link, nr, dbg ? ".debug" : "");
+			snprintf(nm, sizeof(nm), "%s.%d%s", name, nr, dbg ? ".debug" : "");
 		else
-			kiln_buf_addf(&pkg, "%s%s", link, dbg ? ".debug" : "");
-		kiln_buf_addf(&host, "%s%s", fl->o->buildroot, pkg.ptr ? pkg.ptr : "");
-		rc = kiln_buf_finish(&pkg, fl->err);
-		if (!rc)
-			rc = kiln_buf_finish(&host, fl->err);
-		if (rc)
-			goto out;
+			snprintf(nm, sizeof(nm), "%s%s", name, dbg ? ".debug" : "");
+		snprintf(pkg, sizeof(pkg), "%s/%s", dir, nm);
+		snprintf(host, sizeof(host), "%s%s", fl->o->buildroot, pkg);
 		if (!nr)
-			snprintf(first, sizeof(first), "%s", host.ptr);
-		if (faccessat(AT_FDCWD, host.ptr, F_OK, AT_SYMLINK_NOFOLLOW))
+			snprintf(first, sizeof(first), "%s", host);
+		if (faccessat(dfd, nm, F_OK, AT_SYMLINK_NOFOLLOW))
 			break;
-		n = dups ? readlink(host.ptr, now, sizeof(now) - 1) : -1;
+		n = dups ? readlinkat(dfd, nm, now, sizeof(now) - 1) : -1;
 		if (!dups || (n >= 0 && (now[n] = '\0', !strcmp(now, target)))) {
 			exists = true;
 			break;
 		}
-		nr++;
 	}
-	if (!exists && symlink(target, host.ptr) < 0)
-		worker_fl_fail(fl, KILN_EIO, "failed symlink: %s -> %s: %s", host.ptr, target,
+	if (!exists && symlinkat(target, dfd, nm) < 0)
+		worker_fl_fail(fl, KILN_EIO, "failed symlink: %s -> %s: %s", host, target,
 		               strerror(errno));
 	else
-		rc = bid_add_entry(fl, pkg.ptr, false);
+		rc = bid_add_entry(fl, pkg, false);
 	if (nr)
-		bid_dup_warn(fl, first, host.ptr);
+		bid_dup_warn(fl, first, host);
 	if (dups)
 		*dups = nr;
-out:
-	kiln_buf_release(&pkg);
-	kiln_buf_release(&host);
 	return rc;
 }
 
 /* alldebug: the main file a debug file belongs to (its path without /usr/lib/debug, the
  * ".debug" suffix and the unique -V-R.A part), linked from the debug id; rpm skips files
  * not ending in ".debug" (dwz multifiles). */
-static kiln_rc bid_alldebug_link(struct fl *fl, const struct bid *b, const char *link,
+static kiln_rc bid_alldebug_link(struct fl *fl, int dfd, const char *dir, const struct bid *b,
                                  const char *vra)
 {
 	size_t len = strlen(b->path), pre = strlen(BID_DEBUG_LIB), suf = strlen(".debug");
@@ -282,47 +322,41 @@ static kiln_rc bid_alldebug_link(struct fl *fl, const struct bid *b, const char 
 		return KILN_OK;
 	snprintf(target, sizeof(target), "../../../../..%.*s", (int)(len - pre - suf - vlen),
 	         b->path + pre);
-	return bid_link(fl, target, link, false, &dups);
+	return bid_link(fl, dfd, dir, target, b->hex + 2, false, &dups);
 }
 
-/* The links of one id (rpm's loop over the collected ids). */
+/* The links of one id (rpm's loop over the collected ids), in its xx directory. */
 static kiln_rc bid_links(struct fl *fl, const struct bid *b, enum bid_mode mode, const char *vra)
 {
-	char subdir[64], link[KILN_LIMIT_PATH], target[KILN_LIMIT_PATH + 16];
-	struct kiln_buf host = KILN_BUF_INIT(KILN_LIMIT_PATH * 2);
-	int dups = 0;
+	char dir[64], target[KILN_LIMIT_PATH + 64], name[2 * 64 + 16];
+	bool existed;
+	int dups = 0, dfd;
 	kiln_rc rc;
 
-	snprintf(subdir, sizeof(subdir), "%s/%.2s", b->dbg ? BID_DEBUG_DIR : BID_MAIN_DIR, b->hex);
-	kiln_buf_addf(&host, "%s%s", fl->o->buildroot, subdir);
-	rc = kiln_buf_finish(&host, fl->err);
-	/* Packaged by whichever package made it first. */
-	if (!rc)
-		rc = bid_mkdir(fl, subdir, access(host.ptr, F_OK) != 0);
-	kiln_buf_release(&host);
-	if (rc || fl->failed)
+	snprintf(dir, sizeof(dir), "%s/%.2s", b->dbg ? BID_DEBUG_DIR : BID_MAIN_DIR, b->hex);
+	rc = bid_dir(fl, dir, &dfd, &existed);
+	if (rc || dfd < 0)
 		return rc;
-	snprintf(link, sizeof(link), "%s/%s", subdir, b->hex + 2);
+	/* Packaged by whichever package made it first, as rpm does. */
+	if (!existed)
+		rc = bid_add_entry(fl, dir, true);
 	snprintf(target, sizeof(target), "%s%s", b->dbg ? "../../../../.." : "../../../..",
 	         b->path);
-	rc = bid_link(fl, target, link, b->dbg, &dups);
-	if (rc || fl->failed || !b->dbg)
-		return rc;
-	if (mode == BID_COMPAT) {
+	if (!rc && !fl->failed)
+		rc = bid_link(fl, dfd, dir, target, b->hex + 2, b->dbg, &dups);
+	if (!rc && !fl->failed && b->dbg && mode == BID_COMPAT) {
 		/* The debug id leads to the main one (the last duplicate's, if any). */
-		if (dups) {
-			snprintf(link, sizeof(link), "%s/%s.%d", subdir, b->hex + 2, dups);
-			snprintf(target, sizeof(target), "../../../.build-id/%.2s/%s.%d", b->hex,
-			         b->hex + 2, dups);
-		} else {
-			snprintf(target, sizeof(target), "../../../.build-id/%.2s/%s", b->hex,
-			         b->hex + 2);
-		}
-		return bid_link(fl, target, link, false, NULL);
+		if (dups)
+			snprintf(name, sizeof(name), "%s.%d", b->hex + 2, dups);
+		else
+			snprintf(name, sizeof(name), "%s", b->hex + 2);
+		snprintf(target, sizeof(target), "../../../.build-id/%.2s/%s", b->hex, name);
+		rc = bid_link(fl, dfd, dir, target, name, false, NULL);
 	}
-	if (mode == BID_ALLDEBUG)
-		return bid_alldebug_link(fl, b, link, vra);
-	return KILN_OK;
+	if (!rc && !fl->failed && b->dbg && mode == BID_ALLDEBUG)
+		rc = bid_alldebug_link(fl, dfd, dir, b, vra);
+	util_close(dfd);
+	return rc;
 }
 
 /* Duplicates are numbered in path order. rpm numbers them in the order the files were
@@ -368,9 +402,9 @@ kiln_rc worker_fl_build_ids(struct fl *fl)
 	if (ids.need_main && ids.need_dbg)
 		worker_fl_warn(fl, "Mixing main ELF and debug files in package");
 	if (ids.need_main)
-		rc = bid_mkdir(fl, BID_MAIN_DIR, true);
+		rc = bid_topdir(fl, BID_MAIN_DIR);
 	if (!rc && !fl->failed && ids.need_dbg)
-		rc = bid_mkdir(fl, BID_DEBUG_DIR, true);
+		rc = bid_topdir(fl, BID_DEBUG_DIR);
 	if (!rc && mode == BID_ALLDEBUG && ids.need_dbg &&
 	    worker_fl_macro_num(fl->o->macros, "_unique_debug_names", 0) == 1) {
 		struct kiln_err e2 = KILN_ERR_INIT;

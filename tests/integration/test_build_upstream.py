@@ -817,6 +817,23 @@ def test_build_id_links_are_rpmbuilds(kiln_bin, tmp_path, mode):
     assert checked == (0 if mode == "alldebug" else 3)
 
 
+def test_build_id_links_stay_in_the_buildroot(kiln_bin, tmp_path):
+    """A buildroot whose /usr/lib/.build-id is a symbolic link out of it: kiln makes its build-id
+    directories beneath the buildroot's descriptor, so nothing is written outside (rpm
+    would follow the link); the package fails as rpm's does when it cannot make them."""
+    if not shutil.which("find-debuginfo"):
+        pytest.skip("find-debuginfo (debugedit) is not installed")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    spec = write_spec(tmp_path / "d.spec", BUILDID_SPEC.replace(
+        "%files\n", "mkdir -p %{buildroot}/usr/lib\n"
+                    f"ln -s {outside} %{{buildroot}}/usr/lib/.build-id\n%files\n"))
+    k = kiln_build(kiln_bin, tmp_path / "k", "-bb", "--no-sandbox", spec)
+    assert k.returncode != 0
+    assert "failed to create directory" in k.stderr
+    assert list(outside.iterdir()) == []
+
+
 def test_build_id_links_are_reproducible(kiln_bin, tmp_path):
     if not shutil.which("find-debuginfo"):
         pytest.skip("find-debuginfo (debugedit) is not installed")
