@@ -120,6 +120,22 @@ const struct cli_opt cli_build_opts[] = {
     CLI_OPT_END,
 };
 
+/* %{?name} set, not empty and not 0 (rpmExpandNumeric > 0 for rpm's flags). */
+static bool build_macro_on(struct macro_ctx *mc, const char *name)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	char expr[96];
+	char *v = NULL;
+	bool on;
+
+	snprintf(expr, sizeof(expr), "%%{?%s}", name);
+	if (macro_expand_str(mc, expr, &v, &err))
+		return false;
+	on = strtol(v, NULL, 10) > 0;
+	free(v);
+	return on;
+}
+
 /* The steps of a stage letter (rpmbuild's -bX), with --short-circuit only the last. */
 static kiln_rc build_steps(char c, bool sc, unsigned *steps, bool *anyarch, struct kiln_err *err)
 {
@@ -572,9 +588,12 @@ int cli_cmd_build(int argc, char **argv)
 	/* As rpmbuild --nodebuginfo: the macro specs and distributions expand is empty. */
 	if (!rc && o.nodebuginfo)
 		rc = macro_define(mc, "debug_package", NULL, "%{nil}", MACRO_LEVEL_CMDLINE, &err);
-	/* As rpmbuild --build-in-place (rpmpopt: --define '_build_in_place 1'). */
+	/* As rpmbuild --build-in-place (rpmpopt: --define '_build_in_place 1'); the define
+	 * alone does the same, as in rpmbuild. */
 	if (!rc && o.build_in_place)
 		rc = macro_define(mc, "_build_in_place", NULL, "1", MACRO_LEVEL_CMDLINE, &err);
+	if (!rc)
+		bo.build_in_place = build_macro_on(mc, "_build_in_place");
 	if (!rc && (o.nevals || o.showrc)) {
 		status = build_print_macros(&o, mc);
 		if (status || !src.kind)

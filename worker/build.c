@@ -921,7 +921,7 @@ static kiln_rc build_inplace_init(struct build *b, struct kiln_err *err)
 {
 	char cwd[PATH_MAX];
 
-	if (!build_macro_true(b, "_build_in_place"))
+	if (!b->o->build_in_place)
 		return KILN_OK;
 	if (!getcwd(cwd, sizeof(cwd)))
 		return kiln_err_sys(err, KILN_EIO,

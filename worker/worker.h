@@ -364,6 +364,10 @@ struct worker_build_opts {
 	bool noclean;       /* keep the buildroot (no %clean) */
 	bool quiet;         /* stage output only in the build log */
 	bool anyarch;       /* -bs: build the source package on any architecture */
+	/* --build-in-place: the sources are the current directory, which the build links to
+	 * (and the sandbox binds). Only the command line sets it: a farm job's
+	 * %_build_in_place must not open the worker's own directory to the build. */
+	bool build_in_place;
 	/* How stages run: NULL runs them as plain host processes. Borrowed. */
 	const struct chroot_config *exec;
 	int out_fd; /* where stage output streams (besides the log); -1 = none */

@@ -664,6 +664,12 @@ def test_build_in_place(kiln_bin, tmp_path, sandbox):
     rel = "RPMS/x86_64/ip-2-1.x86_64.rpm"
     assert qf(tmp_path / "k" / rel, fmt) == qf(tmp_path / "r" / rel, fmt)
     assert "/usr/share/ip/built.txt" in qf(tmp_path / "k" / rel, fmt)
+    # rpmbuild's alias: --define '_build_in_place 1' on the command line is the same.
+    (src / "built.txt").unlink()
+    i = cmd.index("--build-in-place")
+    k = subprocess.run(cmd[:i] + ["--define", "_build_in_place 1"] + cmd[i + 1:], cwd=src,
+                       env=ENV, capture_output=True, text=True, timeout=300)
+    assert k.returncode == 0 and (src / "built.txt").exists(), k.stderr
     # Without it, the missing tarball is an error: nothing was built in place.
     cmd.remove("--build-in-place")
     k = subprocess.run(cmd, cwd=src, env=ENV, capture_output=True, text=True, timeout=300)
