@@ -24,7 +24,7 @@ struct build_cli_opts {
 	const char *buildroot, *topdir, *sign, *rpm_format, *root, *verify, *lock;
 	const char *evals[64]; /* -E/--eval EXPR, in order */
 	int nevals;
-	bool showrc, nobuild, nodebuginfo;
+	bool showrc, nobuild, nodebuginfo, build_in_place;
 	bool chain;                        /* --chain: cmd_chain.c */
 	const char *localrepo, *bootstrap; /* with --chain */
 };
@@ -37,6 +37,13 @@ static kiln_rc build_eval_add(void *ctx, const char *arg, struct kiln_err *err)
 		return kiln_err_set(err, KILN_ELIMIT, "too many --eval options");
 	o->evals[o->nevals++] = arg;
 	return KILN_OK;
+}
+
+/* rpmbuild's --trace is an alias of --eval '%trace' (rpmpopt): traced from there on. */
+static kiln_rc build_trace_add(void *ctx, const char *arg, struct kiln_err *err)
+{
+	(void)arg;
+	return build_eval_add(ctx, "%trace", err);
 }
 
 #define BFLAG(l, field, help)                                                                      \
@@ -102,11 +109,16 @@ const struct cli_opt cli_build_opts[] = {
     BSTR("rpm-format", 0, rpm_format, "4|6", "package format (%_rpmformat)"),
     {"eval", 'E', CLI_OPT_CALLBACK, 0, build_eval_add, "EXPR",
      "print the expansion of EXPR first (without a SPEC: only that)"},
+    {"trace", 0, CLI_OPT_CALLBACK, 0, build_trace_add, NULL,
+     "trace macro expansion on stderr, as rpmbuild --trace (--eval '%trace')"},
     BFLAG("showrc", showrc,
           "print the architecture and every macro defined (without a SPEC: "
           "only that)"),
     BFLAG("nobuild", nobuild, "parse the spec and run no stage"),
     BFLAG("nodebuginfo", nodebuginfo, "make no -debuginfo packages (%debug_package is empty)"),
+    BFLAG("build-in-place", build_in_place,
+          "build the sources in the current directory: no %prep, %{_builddir}/NAME-VERSION "
+          "links here (rpmbuild 4.20's --build-in-place, %_build_in_place)"),
     BFLAG("chain", chain,
           "with --root CONFIG: build every SPEC and SRPM given, in the order their build "
           "dependencies ask, each seeing what the earlier ones built (mock --chain)"),
@@ -116,6 +128,22 @@ const struct cli_opt cli_build_opts[] = {
          "with --chain: build these first, breaking the dependency cycles they are in"),
     CLI_OPT_END,
 };
+
+/* %{?name} set, not empty and not 0 (rpmExpandNumeric > 0 for rpm's flags). */
+static bool build_macro_on(struct macro_ctx *mc, const char *name)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	char expr[96];
+	char *v = NULL;
+	bool on;
+
+	snprintf(expr, sizeof(expr), "%%{?%s}", name);
+	if (macro_expand_str(mc, expr, &v, &err))
+		return false;
+	on = strtol(v, NULL, 10) > 0;
+	free(v);
+	return on;
+}
 
 /* The steps of a stage letter (rpmbuild's -bX), with --short-circuit only the last. */
 static kiln_rc build_steps(char c, bool sc, unsigned *steps, bool *anyarch, struct kiln_err *err)
@@ -214,12 +242,16 @@ static int build_print_macros(const struct build_cli_opts *o, struct macro_ctx *
 }
 
 /* rpmbuild's closing summary of a failed build: the heading on standard output, then each
- * warning and the error, indented, on standard error. */
+ * warning and the error, indented, on standard error. rpmbuild prints it only once the spec
+ * is being built (rpm's build/build.c buildSpec); a spec that does not parse or whose
+ * ExclusiveArch/ExcludeArch rules out --target's arch fails with the error line alone. */
 static int build_fail(const struct worker_build_result *res, const struct kiln_err *err)
 {
 	int status = cli_fail(err);
 	size_t i;
 
+	if (!res->building)
+		return status;
 	fflush(stderr);
 	fputs("\nRPM build errors:\n", stdout);
 	fflush(stdout);
@@ -580,6 +612,12 @@ int cli_cmd_build(int argc, char **argv)
 	/* As rpmbuild --nodebuginfo: the macro specs and distributions expand is empty. */
 	if (!rc && o.nodebuginfo)
 		rc = macro_define(mc, "debug_package", NULL, "%{nil}", MACRO_LEVEL_CMDLINE, &err);
+	/* As rpmbuild --build-in-place (rpmpopt: --define '_build_in_place 1'); the define
+	 * alone does the same, as in rpmbuild. */
+	if (!rc && o.build_in_place)
+		rc = macro_define(mc, "_build_in_place", NULL, "1", MACRO_LEVEL_CMDLINE, &err);
+	if (!rc)
+		bo.build_in_place = build_macro_on(mc, "_build_in_place");
 	if (!rc && (o.nevals || o.showrc)) {
 		status = build_print_macros(&o, mc);
 		if (status || !src.kind)

@@ -22,10 +22,20 @@ static kiln_rc eval_add(void *ctx, const char *arg, struct kiln_err *err)
 	return KILN_OK;
 }
 
+/* rpm's --trace is an alias of --eval '%trace' (rpmpopt): the same here, in its place
+ * among the --eval options. */
+static kiln_rc eval_trace(void *ctx, const char *arg, struct kiln_err *err)
+{
+	(void)arg;
+	return eval_add(ctx, "%trace", err);
+}
+
 const struct cli_opt cli_eval_opts[] = {
     CLI_MACRO_OPTS(struct eval_opts, macros),
     {"eval", 'E', CLI_OPT_CALLBACK, 0, eval_add, "EXPR",
      "expand EXPR (like the operands; kept for rpm compatibility)"},
+    {"trace", 0, CLI_OPT_CALLBACK, 0, eval_trace, NULL,
+     "trace macro expansion on stderr, as rpm --trace (--eval '%trace')"},
     CLI_OPT_END,
 };
 

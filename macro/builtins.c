@@ -387,14 +387,16 @@ static void bi_dump(struct mbuf *mb, const struct macro_builtin *bi, int argc, c
 	free(v);
 }
 
+/* %trace turns the expansion trace on for the rest of the level it is expanded at; at the
+ * outermost level for every later expansion too (rpm's doTrace). */
 static void bi_trace(struct mbuf *mb, const struct macro_builtin *bi, int argc, char **argv)
 {
-	(void)mb;
 	(void)bi;
 	(void)argc;
 	(void)argv;
-	/* Tracing is a debugging aid whose stderr format kiln does not reproduce; the
-	 * built-in exists so specs that call it keep working. */
+	mb->trace = true;
+	if (mb->ctx->depth - mb->depth0 == 1)
+		mb->ctx->trace = true;
 }
 
 /* 4.19 string built-ins: thin wrappers over Lua's string library, as in rpm. */

@@ -53,6 +53,7 @@ struct macro_ctx *macro_ctx_dup(const struct macro_ctx *src, struct kiln_err *er
 		return NULL;
 	}
 	ctx->verbose = src->verbose;
+	ctx->trace = src->trace;
 	ctx->restricted = src->restricted;
 	ctx->max_expansion = src->max_expansion;
 	ctx->diag = src->diag;
@@ -162,7 +163,8 @@ kiln_rc macro_define(struct macro_ctx *ctx, const char *name, const char *opts, 
 kiln_rc macro_define_line(struct macro_ctx *ctx, const char *line, int level, struct kiln_err *err)
 {
 	struct kiln_err local = KILN_ERR_INIT;
-	struct mbuf mb = {.ctx = ctx, .err = err ? err : &local};
+	struct mbuf mb = {
+	    .ctx = ctx, .err = err ? err : &local, .trace = ctx->trace, .depth0 = ctx->trace_base};
 	struct kiln_buf sink = KILN_BUF_INIT(ctx->max_expansion);
 
 	mb.out = &sink;

@@ -167,6 +167,54 @@ void macro_unquote(struct kiln_buf *out, size_t from)
 }
 
 /* ---------------------------------------------------------------------------------------- */
+/* The expansion trace (%trace, rpm --trace): rpm's printMacro and printExpansion, on stderr
+ * in their format, so a trace can be compared with rpm's line for line. */
+
+static bool is_eol(char c)
+{
+	return c == '\n' || c == '\r';
+}
+
+/* "  D>   %MACRO^REST": the macro about to expand (s..se, from its '{', '(' or name) and
+ * the rest of its line. rpm prints that rest from the second character after the macro,
+ * dropping the first (rpmio/macro.c printMacro, the same in 4.18 and 4.20); kiln does too,
+ * for equal traces. */
+static void trace_macro(const struct mbuf *mb, const char *s, const char *se, const char *end)
+{
+	int depth = mb->ctx->depth - mb->depth0;
+	const char *senl = se;
+
+	while (senl < end && !is_eol(*senl))
+		senl++;
+	fprintf(stderr, "%3d>%*s%%%.*s^", depth, 2 * depth + 1, "", (int)(se - s), s);
+	if (se + 1 < end && senl > se + 1)
+		fprintf(stderr, "%.*s", (int)(senl - se - 1), se + 1);
+	fputc('\n', stderr);
+}
+
+/* "  D<    (%NAME)" and the text one level made since from (its whole result at the
+ * outermost level, else what the last macro made and the text after it, last line only):
+ * rpm's printExpansion, NAME being the macro the level looked up last ("" when unknown). */
+static void trace_expansion(const struct mbuf *mb, const char *name, size_t from)
+{
+	int depth = mb->ctx->depth - mb->depth0;
+	const char *t, *te, *nl;
+
+	fprintf(stderr, "%3d<%*s (%%%s)\n", depth, 2 * depth + 1, "", name ? name : "");
+	if (mb->out->len <= from)
+		return;
+	t = mb->out->ptr + from;
+	te = mb->out->ptr + mb->out->len;
+	while (te > t && is_eol(te[-1]))
+		te--;
+	while (depth > 0 && te > t && (nl = memchr(t, '\n', (size_t)(te - t))))
+		t = nl + 1;
+	if (te > t)
+		fwrite(t, 1, (size_t)(te - t), stderr);
+	fputc('\n', stderr);
+}
+
+/* ---------------------------------------------------------------------------------------- */
 /* Arguments. */
 
 void macro_argv_free(char **argv, int argc)
@@ -501,6 +549,34 @@ void macro_call_with_args(struct mbuf *mb, struct macro_slot *slot, int argc, ch
 		expand_plain(mb, slot, d);
 }
 
+void macro_call_traced(struct mbuf *mb, struct macro_slot *slot, int argc, char **argv)
+{
+	struct macro_ctx *ctx = mb->ctx;
+	size_t from = mb->out->len;
+	bool trace = mb->trace;
+	int i, depth;
+
+	if (++ctx->depth > KILN_LIMIT_MACRO_DEPTH) {
+		macro_mb_error(mb, KILN_ELIMIT,
+		               "Too many levels of recursion in macro expansion. It is likely "
+		               "caused by recursive macro declaration.");
+		ctx->depth--;
+		return;
+	}
+	depth = ctx->depth - mb->depth0;
+	if (mb->trace) {
+		fprintf(stderr, "%3d>%*s (%%%s)", depth, 2 * depth + 1, "", slot->name);
+		for (i = 1; i < argc; i++)
+			fprintf(stderr, " %s", argv[i]);
+		fputc('\n', stderr);
+	}
+	macro_call_with_args(mb, slot, argc, argv);
+	ctx->depth--;
+	if (mb->trace || (mb->error && ctx->verbose))
+		trace_expansion(mb, slot->name, from);
+	mb->trace = trace;
+}
+
 /* A built-in used without arguments (%{?name} on a built-in calls it this way). */
 static void call_builtin_bare(struct mbuf *mb, const struct macro_builtin *bi)
 {
@@ -669,8 +745,10 @@ static const char *expand_user(struct mbuf *mb, const struct mref *r, struct mac
 static void expand_shell(struct mbuf *mb, const char *cmd, size_t len);
 static void expand_expr(struct mbuf *mb, const char *expr, size_t len);
 
-/* Expand the macro that starts at s (just after its '%'); returns where to continue. */
-static const char *expand_one(struct mbuf *mb, const char *s, const char *end)
+/* Expand the macro that starts at s (just after its '%'); returns where to continue.
+ * *last becomes the name looked up (NULL when unknown), as rpm's `me`; %(...) and %[...]
+ * look up none and leave it. */
+static const char *expand_one(struct mbuf *mb, const char *s, const char *end, const char **last)
 {
 	struct mref r = {.start = s};
 	struct macro_slot *slot;
@@ -682,12 +760,13 @@ static const char *expand_one(struct mbuf *mb, const char *s, const char *end)
 		               (int)(end - s > 200 ? 200 : end - s), s);
 		return end;
 	}
-	if (*s == '(') {
-		expand_shell(mb, s + 1, (size_t)(r.se - s - 2));
-		return r.se;
-	}
-	if (*s == '[') {
-		expand_expr(mb, s + 1, (size_t)(r.se - s - 2));
+	if (*s == '(' || *s == '[') {
+		if (mb->trace)
+			trace_macro(mb, s, r.se, end);
+		if (*s == '(')
+			expand_shell(mb, s + 1, (size_t)(r.se - s - 2));
+		else
+			expand_expr(mb, s + 1, (size_t)(r.se - s - 2));
 		return r.se;
 	}
 	if (*s == '{')
@@ -698,8 +777,12 @@ static const char *expand_one(struct mbuf *mb, const char *s, const char *end)
 		kiln_buf_addch(mb->out, '%');
 		return s;
 	}
+	/* rpm prints an unbraced macro from its name, past any '?' and '!'. */
+	if (mb->trace)
+		trace_macro(mb, r.braced ? s : r.f, r.se, end);
 	slot = macro_table_find(&mb->ctx->table, r.f, r.fn);
 	d = macro_lookup(mb->ctx, slot);
+	*last = slot && (d || slot->builtin) ? slot->name : NULL;
 	if (r.f[0] == '-') {
 		expand_flag(mb, &r, d);
 		return r.se;
@@ -732,6 +815,9 @@ void macro_mb_expand(struct mbuf *mb, const char *src, size_t len)
 	struct macro_ctx *ctx = mb->ctx;
 	const char *end = src + len;
 	const char *s = src;
+	const char *last = NULL;    /* rpm's `me`, named by the trace */
+	size_t from = mb->out->len; /* rpm's med.tpos: where the traced text starts */
+	bool trace = mb->trace;     /* restored at the end: %trace lasts for this level */
 
 	if (mb->error)
 		return;
@@ -760,11 +846,18 @@ void macro_mb_expand(struct mbuf *mb, const char *src, size_t len)
 			s++;
 			continue;
 		}
-		s = expand_one(mb, s, end);
+		/* Below the outermost level the trace shows the last macro's text onwards. */
+		if (ctx->depth - mb->depth0 > 1)
+			from = mb->out->len;
+		s = expand_one(mb, s, end, &last);
 		if (mb->out->err && !mb->error)
 			macro_mb_error(mb, mb->out->err, "macro expansion too large");
 	}
 	ctx->depth--;
+	/* rpm -v traces the level a failure ends (rpmio/macro.c mbFini). */
+	if (mb->trace || (mb->error && ctx->verbose))
+		trace_expansion(mb, last, from);
+	mb->trace = trace;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -809,7 +902,11 @@ static kiln_rc expand_top(struct macro_ctx *ctx, const char *src, size_t len, st
                           bool keep_partial, struct kiln_err *err)
 {
 	struct kiln_err local = KILN_ERR_INIT;
-	struct mbuf mb = {.ctx = ctx, .out = out, .err = err ? err : &local};
+	struct mbuf mb = {.ctx = ctx,
+	                  .out = out,
+	                  .err = err ? err : &local,
+	                  .trace = ctx->trace,
+	                  .depth0 = ctx->trace_base};
 	size_t start = out->len;
 
 	ctx->active++;

@@ -127,6 +127,19 @@ static int32_t parse_int(const char *s, size_t len, bool *ok)
 	return (int32_t)(uint32_t)(uint64_t)v;
 }
 
+/* Expand one term of the expression: as rpm's getValuebuf() does, an expansion of its own
+ * (rpmExpandMacros), so its trace counts depth from 0 again. */
+static kiln_rc expand_term(struct parser *ps, const char *src, size_t len, struct kiln_buf *out)
+{
+	int base = ps->ctx->trace_base;
+	kiln_rc rc;
+
+	ps->ctx->trace_base = ps->ctx->depth;
+	rc = macro_expand(ps->ctx, src, len, out, ps->err);
+	ps->ctx->trace_base = base;
+	return rc;
+}
+
 /* Skip one macro reference at q (on its '%'); NULL when a bracket is not closed. */
 static const char *skip_macro(const char *q, const char *end)
 {
@@ -179,13 +192,15 @@ static bool lex_number(struct parser *ps)
 	ps->tok = TOK_INT;
 	ps->tokval.type = VAL_INT;
 	ps->tokval.i = 0;
-	if (!has_macro) {
+	/* rpm expands every term, plain numbers too: only a trace can tell, so kiln parses a
+	 * plain number directly unless tracing. */
+	if (!has_macro && !(ps->ctx->trace && (ps->flags & MACRO_EXPR_EXPAND))) {
 		ps->tokval.i = parse_int(start, (size_t)(q - start), &ok);
 		return true;
 	}
 	if (ps->discard)
 		return true;
-	if (macro_expand(ps->ctx, start, (size_t)(q - start), &out, ps->err)) {
+	if (expand_term(ps, start, (size_t)(q - start), &out)) {
 		ps->failed = true;
 		kiln_buf_release(&out);
 		return false;
@@ -219,8 +234,8 @@ static bool lex_string(struct parser *ps, bool version)
 	ps->tok = version ? TOK_VER : TOK_STR;
 	ps->tokval.type = version ? VAL_VER : VAL_STR;
 	kiln_buf_reset(&ps->tokval.s);
-	if ((ps->flags & MACRO_EXPR_EXPAND) && !ps->discard) {
-		if (macro_expand(ps->ctx, start, (size_t)(close - start), &ps->tokval.s, ps->err)) {
+	if ((ps->flags & MACRO_EXPR_EXPAND) && !ps->discard && close > start) {
+		if (expand_term(ps, start, (size_t)(close - start), &ps->tokval.s)) {
 			ps->failed = true;
 			return false;
 		}

@@ -159,7 +159,11 @@ kiln_rc macro_load_file(struct macro_ctx *ctx, const char *path, int level, stru
 	while ((n = read_logical(&pos, end, &line, &ltext, &llen)) > 0) {
 		struct kiln_err lerr = KILN_ERR_INIT;
 		struct kiln_buf sink = KILN_BUF_INIT(ctx->max_expansion);
-		struct mbuf mb = {.ctx = ctx, .out = &sink, .err = &lerr};
+		struct mbuf mb = {.ctx = ctx,
+		                  .out = &sink,
+		                  .err = &lerr,
+		                  .trace = ctx->trace,
+		                  .depth0 = ctx->trace_base};
 		const char *s = ltext;
 		const char *lend = ltext + llen;
 		char num[24];

@@ -504,7 +504,11 @@ static int macro_closure(lua_State *L)
 	struct kiln_err local = KILN_ERR_INIT;
 	/* A failure here does not fail the caller (see below), so it is not reported
 	 * into the caller's error either. */
-	struct mbuf mb = {.ctx = ml->ctx, .out = &out, .err = &local};
+	struct mbuf mb = {.ctx = ml->ctx,
+	                  .out = &out,
+	                  .err = &local,
+	                  .trace = ml->ctx->trace,
+	                  .depth0 = ml->ctx->trace_base};
 	char **argv = NULL;
 	int argc = 0;
 	int i;
@@ -535,7 +539,7 @@ static int macro_closure(lua_State *L)
 	}
 	if (slot) {
 		ml->ctx->active++;
-		macro_call_with_args(&mb, slot, argc, argv);
+		macro_call_traced(&mb, slot, argc, argv);
 		ml->ctx->active--;
 	}
 	macro_argv_free(argv, argc);

@@ -225,6 +225,11 @@ KILN_MUST_CHECK kiln_rc macro_ctx_open_config(const struct macro_config *cfg, bo
  * always can; otherwise arch must be reachable from the host arch through rpmrc's
  * buildarch_compat table, as rpm's machine score requires. */
 bool macro_arch_buildable(struct macro_ctx *ctx, const char *arch);
+/* The build machine's cpu into dst (size bytes), as rpm's %_build_cpu: the host's
+ * canonical arch whatever --target or BuildArch say (kiln's platform files tie
+ * %_build_cpu to %_target_cpu, so it cannot be expanded for this). "" without an rpmrc
+ * (a context not opened from a configuration). */
+void macro_build_cpu(const struct macro_ctx *ctx, char *dst, size_t size);
 
 /* kiln's default list of macro files under confdir (for docs and `kiln eval --showrc`). */
 void macro_default_macrofiles(const char *confdir, struct kiln_buf *out);

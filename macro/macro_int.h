@@ -87,6 +87,12 @@ struct macro_ctx {
 	int level;  /* parametric call depth */
 	int active; /* expansions in progress (graveyard is emptied at 0) */
 	bool verbose;
+	/* rpm's print_macro_trace/print_expand_trace: %trace at the outermost level (rpm's
+	 * --trace is --eval '%trace') traces every later expansion of the context. */
+	bool trace;
+	/* The depth an expansion started now counts from in its trace: rpm expands each term
+	 * of %[...] as an expansion of its own, traced from depth 0 (expr.c sets it). */
+	int trace_base;
 	bool restricted;      /* no shell, no Lua I/O, no file loading (untrusted input) */
 	size_t max_expansion; /* limit of every buffer an expansion fills */
 	macro_diag_fn diag;
@@ -110,6 +116,11 @@ struct mbuf {
 	 * so in have_quoted; everywhere else it writes its argument bare. */
 	bool keep_quoted;
 	bool have_quoted;
+	/* rpm's MacroBuf macro_trace/expand_trace: print each macro before it expands and
+	 * each expansion's result on stderr. Set by %trace, kept until the expansion level
+	 * that set it ends. */
+	bool trace;
+	int depth0; /* ctx->trace_base when this expansion started */
 	/* The innermost user macro being expanded, for Lua's opt and arg tables: its name and
 	 * options (NULL when not parametric), and the arguments of the innermost parametric
 	 * call. All borrowed from the caller's frame. */
@@ -176,6 +187,9 @@ KILN_MUST_CHECK kiln_rc macro_argv_add(char ***argv, int *argc, const char *s, s
 const struct macro_builtin *macro_builtins_table(size_t *count);
 /* Call a built-in or parametric macro with literal arguments (used by Lua's macros.X()). */
 void macro_call_with_args(struct mbuf *mb, struct macro_slot *slot, int argc, char **argv);
+/* macro_call_with_args as one expansion level of its own, traced as rpm's
+ * expandThisMacro() traces it (Lua's macros.NAME(...) calls). */
+void macro_call_traced(struct mbuf *mb, struct macro_slot *slot, int argc, char **argv);
 
 /* Shell. macro_shell_host runs cmd with /bin/sh -c on the host, unless macro_shlite_run
  * can give its output in-process (KILN_NO_SHLITE=1 in the environment turns that off). */

@@ -503,6 +503,17 @@ bool macro_arch_buildable(struct macro_ctx *ctx, const char *arch)
 	return ctx->rpmrc && compat_reaches(ctx->rpmrc, ctx->rpmrc->host_arch, arch, 0);
 }
 
+void macro_build_cpu(const struct macro_ctx *ctx, char *dst, size_t size)
+{
+	if (!ctx->rpmrc) {
+		if (size)
+			dst[0] = '\0';
+		return;
+	}
+	canon_name(ctx->rpmrc, "arch_canon", ctx->rpmrc->host_arch, dst, size);
+	lowercase(dst);
+}
+
 void macro_rpmrc_share(struct macro_ctx *dst, const struct macro_ctx *src)
 {
 	dst->rpmrc = src->rpmrc;

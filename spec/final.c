@@ -752,10 +752,19 @@ static kiln_rc check_architectures(struct spec_parse_priv *p)
 	char *os = NULL;
 	kiln_rc rc = macro_expand_str(p->ctx, "%{_target_cpu}", &arch, p->err);
 
+	/* rpm 4.18's build/parseSpec.c checkForValidArchitectures() tests %{_build_cpu} for
+	 * a noarch target: the machine's cpu, so "BuildArch: noarch" with "ExclusiveArch:
+	 * x86_64" builds on x86_64 (and --target noarch too). */
 	if (!rc && !strcmp(arch, "noarch")) {
+		char cpu[128];
+
+		macro_build_cpu(p->ctx, cpu, sizeof(cpu));
 		free(arch);
 		arch = NULL;
-		rc = macro_expand_str(p->ctx, "%{_build_cpu}", &arch, p->err);
+		if (!cpu[0]) /* a bare context (no rpmrc): its own %_build_cpu */
+			rc = macro_expand_str(p->ctx, "%{_build_cpu}", &arch, p->err);
+		else if (!(arch = kiln_strdup(cpu)))
+			rc = kiln_err_set(p->err, KILN_ENOMEM, "out of memory");
 	}
 	if (!rc)
 		rc = macro_expand_str(p->ctx, "%{_target_os}", &os, p->err);

@@ -318,7 +318,7 @@ static kiln_rc build_exec_open(struct build *b, struct kiln_err *err)
 		return chroot_exec_new(&cfg, &b->ex, err);
 	}
 	cfg = *b->o->exec;
-	binds = kiln_arena_array(&b->arena, cfg.nbinds + 2, sizeof(*binds));
+	binds = kiln_arena_array(&b->arena, cfg.nbinds + 3, sizeof(*binds));
 	host = worker_build_expand(b, "%{?_buildhost}", err);
 	paths = host ? worker_build_expand(b, "%{?_build_unshare_paths}", err) : NULL;
 	nonet = paths ? worker_build_expand(b, "%{?_build_unshare_nonet}", err) : NULL;
@@ -327,6 +327,9 @@ static kiln_rc build_exec_open(struct build *b, struct kiln_err *err)
 	if (cfg.nbinds)
 		memcpy(binds, cfg.binds, cfg.nbinds * sizeof(*binds));
 	binds[cfg.nbinds++] = (struct chroot_bind){b->topdir, BUILD_SANDBOX_TOPDIR, false};
+	/* In place: the sources at their own path, so the link to them works on both sides. */
+	if (b->inplace)
+		binds[cfg.nbinds++] = (struct chroot_bind){b->inplace, b->inplace, false};
 	/* kiln's helper scripts (rpmuncompress, find-lang.sh) at a fixed path. */
 	confdir = worker_build_expand(b, "%{?_kiln_confdir}", err);
 	if (!confdir)
@@ -1024,7 +1027,8 @@ static kiln_rc build_remove_after(struct build *b, struct kiln_err *err)
 	kiln_rc rc = KILN_OK;
 	size_t i;
 
-	if ((steps & WORKER_STEP_RMBUILD) && b->subdir) {
+	/* In place the build directory is the sources: --clean leaves it (rpm 4.20). */
+	if ((steps & WORKER_STEP_RMBUILD) && b->subdir && !b->inplace) {
 		const char *p = kiln_arena_printf(&b->arena, "%s/%s", b->builddir, b->subdir);
 
 		rc = p ? util_rm_rf(p, err) : KILN_ENOMEM;
@@ -1048,7 +1052,8 @@ static kiln_rc build_stages(struct build *b, struct kiln_err *err)
 	kiln_rc rc = KILN_OK;
 
 	/* Absent sections do not run, as in rpmbuild. */
-	if ((o->steps & WORKER_STEP_PREP) && !o->noprep && sec[SPEC_SEC_PREP])
+	/* In place there is nothing to unpack: %prep does not run (rpm 4.20). */
+	if ((o->steps & WORKER_STEP_PREP) && !o->noprep && !b->inplace && sec[SPEC_SEC_PREP])
 		rc = build_stage_run(b, SPEC_SEC_PREP, sec[SPEC_SEC_PREP], NULL, err);
 	if (!rc && (o->steps & (WORKER_STEP_CONF | WORKER_STEP_BUILDREQS)) &&
 	    sec[SPEC_SEC_BUILDREQUIRES])
@@ -1066,6 +1071,66 @@ static kiln_rc build_stages(struct build *b, struct kiln_err *err)
 	return rc;
 }
 
+/* --build-in-place (rpm 4.20's build/build.c buildSpec and doBuildDir): the sources are
+ * the directory kiln runs in. Before the parse: remember it. */
+static kiln_rc build_inplace_init(struct build *b, struct kiln_err *err)
+{
+	char cwd[PATH_MAX];
+
+	if (!b->o->build_in_place)
+		return KILN_OK;
+	if (!getcwd(cwd, sizeof(cwd)))
+		return kiln_err_sys(err, KILN_EIO,
+		                    "--build-in-place: cannot get the current directory");
+	if (!strcmp(cwd, "/"))
+		return kiln_err_set(err, KILN_EINVAL, "--build-in-place: not from /");
+	b->inplace = kiln_arena_strdup(&b->arena, cwd);
+	return b->inplace ? KILN_OK : kiln_err_set(err, KILN_ENOMEM, "out of memory");
+}
+
+/* After the parse: rpm 4.20 always has %{buildsubdir} %{NAME}-%{VERSION} in place (what
+ * %setup of the spec said does not count: %prep does not run). */
+static kiln_rc build_inplace_subdir(struct build *b, struct kiln_err *err)
+{
+	const char *sub = worker_build_expand(b, "%{NAME}-%{VERSION}", err);
+
+	if (!sub)
+		return err->code ? err->code : KILN_ENOMEM;
+	return macro_define(b->mc, "buildsubdir", NULL, sub, MACRO_LEVEL_SPEC, err);
+}
+
+/* path is dir or below it. */
+static bool path_within(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	return !strncmp(path, dir, n) && (path[n] == '\0' || path[n] == '/');
+}
+
+/* rpm 4.20's %mkbuilddir in place: %{_builddir}/%{buildsubdir} becomes a symbolic link to
+ * the sources, replacing what was there (an unpacked tree or an older link). rpm 4.18
+ * instead made %{_builddir} itself the current directory and ran %prep with a %setup
+ * that did nothing; kiln follows 4.20, whose stages see the usual layout. */
+static kiln_rc build_inplace_link(struct build *b, struct kiln_err *err)
+{
+	const char *link = kiln_arena_printf(&b->arena, "%s/%s", b->builddir, b->subdir);
+	kiln_rc rc;
+
+	if (!link)
+		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	/* The link replaces link's tree: never the sources themselves. */
+	if (path_within(b->inplace, link) || path_within(link, b->inplace))
+		return kiln_err_set(err, KILN_EINVAL,
+		                    "--build-in-place: %s is inside the build directory %s",
+		                    b->inplace, link);
+	rc = util_mkdir_p(b->builddir, 0755, err);
+	if (!rc)
+		rc = util_rm_rf(link, err);
+	if (!rc && symlink(b->inplace, link) < 0)
+		rc = kiln_err_sys(err, KILN_EIO, "cannot link %s to %s", link, b->inplace);
+	return rc;
+}
+
 static kiln_rc build_run(struct build *b, struct kiln_err *err)
 {
 	const struct worker_build_opts *o = b->o;
@@ -1077,6 +1142,8 @@ static kiln_rc build_run(struct build *b, struct kiln_err *err)
 	rc = build_topdir(b, err);
 	if (!rc)
 		rc = util_mkdir_p(b->topdir, 0755, err);
+	if (!rc)
+		rc = build_inplace_init(b, err);
 	/* The executor comes first: the parse's %(...) run in the sandbox too. */
 	if (!rc)
 		rc = build_exec_open(b, err);
@@ -1091,6 +1158,8 @@ static kiln_rc build_run(struct build *b, struct kiln_err *err)
 		macro_ctx_set_shell(b->mc, chroot_shell_run, &b->shell);
 	}
 	rc = spec_parse_file(o->spec_path, b->mc, flags, &b->spec, err);
+	if (!rc && b->inplace)
+		rc = build_inplace_subdir(b, err);
 	if (!rc)
 		rc = build_dirs(b, err);
 	if (!rc)
@@ -1110,6 +1179,11 @@ static kiln_rc build_run(struct build *b, struct kiln_err *err)
 	if (build_wants_root(o->steps) && !o->nodeps)
 		rc = build_deps_check(b, &b->spec->buildrequires, &b->spec->buildconflicts, &unmet,
 		                      err);
+	b->res->building = rc == KILN_OK;
+	if (!rc && b->inplace &&
+	    (o->steps &
+	     (WORKER_STEP_PREP | WORKER_STEP_CONF | WORKER_STEP_BUILD | WORKER_STEP_INSTALL)))
+		rc = build_inplace_link(b, err);
 	if (!rc)
 		rc = build_stages(b, err);
 	if (rc || b->res->buildreqs_unmet || (o->steps & WORKER_STEP_BUILDREQS))

@@ -28,6 +28,10 @@ struct build {
 	const char **env;                  /* NULL-terminated stage environment */
 	const char *topdir, *builddir, *buildroot, *sourcedir, *specdir, *rpmdir, *srcrpmdir;
 	const char *subdir; /* %{buildsubdir} or NULL */
+	/* --build-in-place (%_build_in_place): the directory kiln was started in, which
+	 * %{_builddir}/%{buildsubdir} links to (and the sandbox binds at the same path);
+	 * NULL otherwise. */
+	const char *inplace;
 	/* With the sandbox, the top directory is bound at BUILD_SANDBOX_TOPDIR and macros
 	 * expand to paths inside; the fields above are the host's paths. */
 	const char *in_top;        /* BUILD_SANDBOX_TOPDIR when sandboxed, else NULL */

@@ -33,8 +33,8 @@ struct src {
 
 /* One section header, decoded. */
 struct shdr {
-	uint32_t type, link, info;
-	uint64_t offset, size, entsize;
+	uint32_t name, type, link, info;
+	uint64_t offset, size, entsize, addralign;
 };
 
 /* A section's contents, read on demand and kept for the string lookups. */
@@ -161,7 +161,7 @@ bool worker_elf_magic(const void *head, size_t len)
 
 struct ehdr {
 	uint64_t phoff, shoff;
-	uint16_t phentsize, phnum, shentsize, shnum;
+	uint16_t phentsize, phnum, shentsize, shnum, shstrndx;
 };
 
 static kiln_rc ident_check(struct rd *r, const unsigned char *h, uint64_t size)
@@ -209,6 +209,7 @@ static kiln_rc ehdr_read(struct rd *r, struct ehdr *eh)
 	eh->phnum = get16(r, h + (r->is64 ? 56 : 44));
 	eh->shentsize = get16(r, h + (r->is64 ? 58 : 46));
 	eh->shnum = get16(r, h + (r->is64 ? 60 : 48));
+	eh->shstrndx = get16(r, h + (r->is64 ? 62 : 50));
 	return KILN_OK;
 }
 
@@ -223,8 +224,10 @@ static kiln_rc shdr_one(struct rd *r, uint64_t off, struct shdr *s)
 
 	if (rc)
 		return rc;
+	s->name = get32(r, b);
 	s->type = get32(r, b + 4);
 	s->offset = getaddr(r, b + (r->is64 ? 24 : 16));
+	s->addralign = getaddr(r, b + (r->is64 ? 48 : 32));
 	s->size = getaddr(r, b + (r->is64 ? 32 : 20));
 	s->link = get32(r, b + (r->is64 ? 40 : 24));
 	s->info = get32(r, b + (r->is64 ? 44 : 28));
@@ -612,6 +615,67 @@ static kiln_rc verneed_read(struct rd *r, uint32_t sec)
 	return rc;
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* Notes: the GNU build-id */
+
+static size_t note_align(size_t n, size_t align)
+{
+	return (n + align - 1) & ~(align - 1);
+}
+
+/* The first NT_GNU_BUILD_ID note ("GNU", type 3) of note section sec. A note section that
+ * does not parse is skipped, as libelf's note iterator stops at it: it is no error. */
+static kiln_rc note_read(struct rd *r, uint32_t sec)
+{
+	size_t align = r->sh[sec].addralign == 8 ? 8 : 4;
+	const unsigned char *d;
+	size_t off = 0, size;
+	kiln_rc rc = sect_load(r, sec, "note");
+
+	if (rc || r->out->build_id)
+		return rc;
+	d = r->sects[sec].data;
+	size = r->sects[sec].size;
+	while (d && off <= size && size - off >= 12) {
+		uint32_t namesz = get32(r, d + off), descsz = get32(r, d + off + 4);
+		uint32_t type = get32(r, d + off + 8);
+		size_t name = off + 12, desc = note_align(name + namesz, align);
+
+		if (namesz > size || descsz > size || desc > size || descsz > size - desc)
+			break;
+		if (type == NT_GNU_BUILD_ID && namesz == 4 && !memcmp(d + name, "GNU", 4)) {
+			unsigned char *id = kiln_arena_alloc(&r->out->arena, descsz ? descsz : 1);
+
+			if (!id)
+				return kiln_err_set(r->err, KILN_ENOMEM, "out of memory");
+			memcpy(id, d + desc, descsz);
+			r->out->build_id = id;
+			r->out->build_id_len = descsz;
+			break;
+		}
+		off = note_align(desc + descsz, align);
+	}
+	return KILN_OK;
+}
+
+/* An ET_REL file: is it a kernel module (a .modinfo section, rpm's haveModinfo), and its
+ * build-id. */
+static kiln_rc rel_walk(struct rd *r, const struct ehdr *eh)
+{
+	const char *name;
+	uint32_t i;
+	kiln_rc rc = KILN_OK;
+
+	for (i = 1; i < r->shnum && !rc; i++) {
+		if (r->sh[i].type == SHT_NOTE)
+			rc = note_read(r, i);
+		if (!rc && !r->out->modinfo &&
+		    !(rc = str_get(r, i, eh->shstrndx, r->sh[i].name, "section name", &name)))
+			r->out->modinfo = !strcmp(name, ".modinfo");
+	}
+	return rc;
+}
+
 /* Sections by type, in section order (section 0 is the null section). */
 static kiln_rc sections_walk(struct rd *r)
 {
@@ -628,6 +692,9 @@ static kiln_rc sections_walk(struct rd *r)
 			break;
 		case SHT_GNU_verneed:
 			rc = verneed_read(r, i);
+			break;
+		case SHT_NOTE:
+			rc = note_read(r, i);
 			break;
 		default:
 			break;
@@ -669,6 +736,17 @@ static kiln_rc elf_parse(struct src *src, struct worker_elf *out, struct kiln_er
 			rc = phdrs_read(&r, &eh);
 		if (!rc)
 			rc = sections_walk(&r);
+	} else if (!rc && out->type == ET_REL) {
+		/* Only for build-id links: a damaged object file is still an object file,
+		 * read as far as it goes. */
+		struct kiln_err rel = KILN_ERR_INIT;
+
+		r.err = &rel;
+		if (!shdrs_read(&r, &eh))
+			(void)rel_walk(&r, &eh);
+		r.err = err;
+		if (rel.code == KILN_ENOMEM)
+			rc = kiln_err_set(err, KILN_ENOMEM, "out of memory");
 	}
 	rd_release(&r);
 	if (rc)

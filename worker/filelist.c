@@ -968,6 +968,8 @@ kiln_rc worker_filelist_collect(struct worker_filelist *out, struct spec *spec,
 	if (!rc)
 		rc = walk_entries(&fl);
 	if (!rc && !fl.failed)
+		rc = worker_fl_build_ids(&fl);
+	if (!rc && !fl.failed)
 		rc = finish(&fl);
 	if (!rc)
 		claimed_sort(out);

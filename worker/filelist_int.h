@@ -112,6 +112,9 @@ bool worker_fl_cur_set(struct fl *fl, const struct spec_files_entry *e);
  * match, do_glob: expand it). */
 KILN_MUST_CHECK kiln_rc worker_fl_add_binary(struct fl *fl, const char *path, const char *glob,
                                              bool do_glob);
+/* rpm's build-id links of the files collected so far, made in the buildroot and added
+ * (buildid.c); nothing unless %{?__debug_package} is set and the package is not noarch. */
+KILN_MUST_CHECK kiln_rc worker_fl_build_ids(struct fl *fl);
 /* Copy and add the special %doc (doc) or %license directory of sd (filedoc.c). */
 KILN_MUST_CHECK kiln_rc worker_fl_special_dir(struct fl *fl, struct special *sd, bool doc);
 

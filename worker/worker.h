@@ -225,6 +225,12 @@ struct worker_elf {
 	size_t nverdefs;
 	struct worker_elf_verneed *verneeds;
 	size_t nverneeds;
+	/* The GNU build-id (the first NT_GNU_BUILD_ID note of a SHT_NOTE section, what
+	 * libdw's dwelf_elf_gnu_build_id finds), NULL when none; ET_EXEC, ET_DYN and ET_REL
+	 * files only. */
+	const unsigned char *build_id;
+	size_t build_id_len;
+	bool modinfo; /* ET_REL with a .modinfo section: a kernel module */
 	struct kiln_arena arena;
 };
 
@@ -358,6 +364,10 @@ struct worker_build_opts {
 	bool noclean;       /* keep the buildroot (no %clean) */
 	bool quiet;         /* stage output only in the build log */
 	bool anyarch;       /* -bs: build the source package on any architecture */
+	/* --build-in-place: the sources are the current directory, which the build links to
+	 * (and the sandbox binds). Only the command line sets it: a farm job's
+	 * %_build_in_place must not open the worker's own directory to the build. */
+	bool build_in_place;
 	/* How stages run: NULL runs them as plain host processes. Borrowed. */
 	const struct chroot_config *exec;
 	int out_fd; /* where stage output streams (besides the log); -1 = none */
@@ -468,6 +478,11 @@ struct worker_build_result {
 	int64_t source_date_epoch; /* -1 when none */
 	int64_t buildtime;
 	bool buildreqs_unmet; /* -br: %generate_buildrequires asked for missing ones */
+	/* The spec parsed (arch checks passed) and its build dependencies were met: what
+	 * rpmbuild calls building. Only a failure after that gets rpmbuild's "RPM build
+	 * errors:" summary; one before (a parse error, an excluded --target) is a bare
+	 * "error: ..." line. */
+	bool building;
 	/* What %generate_buildrequires printed, a dependency a line ("name", "name >= 1.2",
 	 * "(a or b)"), in the result's arena; none when the spec has no such section. */
 	const char **genreqs;

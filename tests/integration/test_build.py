@@ -67,9 +67,9 @@ def topdir_with_sources(base: Path) -> Path:
 
 def rpmbuild(top: Path, mode: str, spec: Path):
     # Both run rpm's post-install policy (%__os_install_post: strip, compress...); build-id
-    # links are off in kiln's macros. %_docdir_fmt is left as rpm's macros leave it
-    # (undefined: %{NAME}-%{VERSION}, what rpmbuild 4.20.1 and 6.0.2 write too): kiln's
-    # defaults must give the same doc paths.
+    # links need %debug_package, which these specs do not use. %_docdir_fmt is left as
+    # rpm's macros leave it (undefined: %{NAME}-%{VERSION}, what rpmbuild 4.20.1 and 6.0.2
+    # write too): kiln's defaults must give the same doc paths.
     cmd = ["rpmbuild", mode, "--nodeps", "--quiet", "--define", f"_topdir {top}",
            "--define", "_build_id_links none",
            "--define", "use_source_date_epoch_as_buildtime 1",

@@ -573,6 +573,110 @@ def test_eval_showrc_nobuild_nodebuginfo_target(kiln_bin, tmp_path):
     assert k.stdout.startswith("Building target platforms: noarch\nBuilding for target noarch\n")
 
 
+@pytest.mark.parametrize("rule,target", [
+    ("ExclusiveArch: x86_64", "aarch64"), ("ExclusiveArch: x86_64", "i686"),
+    ("ExclusiveArch: x86_64", "aarch64-linux"), ("ExcludeArch: aarch64", "aarch64"),
+    ("ExclusiveOS: darwin", None), ("ExclusiveArch: x86_64", "noarch"),
+    ("BuildArch: noarch", "aarch64"), ("BuildArch: noarch\nExclusiveArch: x86_64", None),
+    ("BuildArch: s390x", "aarch64"), ("BuildArch: x86_64", "aarch64")])
+def test_target_excluded_by_the_spec_is_rpmbuilds_error(kiln_bin, tmp_path, rule, target):
+    """rpmbuild --target ARCH on a spec whose ExclusiveArch/ExcludeArch/ExclusiveOS rules it
+    out: the target lines, one "error: Architecture is not included: ARCH" line (no "RPM
+    build errors:" summary: the spec never got built) and exit status 1; a noarch target
+    tests the build arch, and BuildArch: noarch builds for any target."""
+    spec = write_spec(tmp_path / "t.spec", "%install\nmkdir -p %{buildroot}/usr/share/t\n"
+                      "echo x > %{buildroot}/usr/share/t/f\n%files\n/usr/share/t/f\n")
+    spec.write_text(spec.read_text().replace("License: MIT\n", f"License: MIT\n{rule}\n"))
+    args = ["--target", target] if target else []
+    k = kiln_build(kiln_bin, tmp_path / "k", "-bb", *args, spec)
+    r = rpmbuild(tmp_path / "r", "-bb", *args, spec)
+    assert k.returncode == r.returncode, (k.stdout + k.stderr, r.stdout + r.stderr)
+    if r.returncode == 0:
+        return
+    assert r.returncode == 1
+    assert k.stdout == r.stdout  # the target lines and nothing else
+    assert k.stderr == r.stderr and r.stderr.startswith("error: ") and r.stderr.count("\n") == 1
+    assert any(w in r.stderr for w in ("not included", "excluded", "No compatible"))
+
+
+def trace_block(stderr: str, first: str, last: str) -> str:
+    """The trace lines from the one starting with first to the next starting with last."""
+    lines = stderr.splitlines()
+    i = lines.index(first)
+    j = next(k for k in range(i + 1, len(lines)) if lines[k].startswith(last))
+    return "\n".join(lines[i:j + 1])
+
+
+def test_trace_is_rpmbuilds(kiln_bin, tmp_path):
+    """--trace is rpmbuild's --eval '%trace': an empty expansion printed first, then the
+    spec's expansions traced on stderr in rpm's format (here: a %global and its use)."""
+    spec = write_spec(tmp_path / "t.spec", "%prep\necho %{mine}\n")
+    spec.write_text(spec.read_text().replace("%description", "%global mine %{name}-x\n"
+                                             "%description", 1))
+    k = kiln_build(kiln_bin, tmp_path / "k", "--trace", "-bp", spec)
+    r = rpmbuild(tmp_path / "r", "--trace", "-bp", spec)
+    assert k.returncode == r.returncode == 0, k.stderr[-2000:]
+    assert k.stdout.startswith("\n") and r.stdout.startswith("\n")
+    assert k.stderr.startswith("  0<  (%trace)\n") and r.stderr.startswith("  0<  (%trace)\n")
+    glob = trace_block(r.stderr, "  1>   %global^mine %{name}-x", "  0<  (%global)")
+    assert glob == "\n".join(["  1>   %global^mine %{name}-x", "  2>     %{name}^x",
+                              "  2<      (%)", "t", "  1<    (%name)", "t-x",
+                              "  0<  (%global)"])
+    assert trace_block(k.stderr, "  1>   %global^mine %{name}-x", "  0<  (%global)") == glob
+    use = trace_block(r.stderr, "  1>   %{mine}^", "  0<  (%mine)")
+    assert trace_block(k.stderr, "  1>   %{mine}^", "  0<  (%mine)") == use
+    # Without --trace nothing is traced.
+    k = kiln_build(kiln_bin, tmp_path / "k", "-bp", spec)
+    assert k.returncode == 0 and "%global^" not in k.stderr and " (%" not in k.stderr
+
+
+INPLACE_SPEC = ("Source0: ip-2.tar.gz\n%description\nd\n%prep\n%setup -q\ntouch prep-ran\n"
+                "%build\ncat hello.txt > built.txt\necho built >> built.txt\n"
+                "%install\nmkdir -p %{buildroot}/usr/share/ip\n"
+                "cp built.txt hello.txt %{buildroot}/usr/share/ip/\n%files\n/usr/share/ip\n")
+
+
+@pytest.mark.parametrize("sandbox", [True, False])
+def test_build_in_place(kiln_bin, tmp_path, sandbox):
+    """--build-in-place builds the checked-out sources in the current directory (rpm 4.20:
+    no %prep, %{_builddir}/NAME-VERSION links to the directory); its packages hold what
+    rpmbuild's --build-in-place makes of the same directory."""
+    spec = tmp_path / "ip.spec"
+    spec.write_text("Name: ip\nVersion: 2\nRelease: 1\nSummary: s\nLicense: MIT\n" + INPLACE_SPEC)
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "hello.txt").write_text("hi\n")
+    opts = [] if sandbox else ["--no-sandbox"]
+    cmd = [str(kiln_bin), "build", "--define", f"_topdir {tmp_path}/k", *opts,
+           "--build-in-place", "-bb", str(spec)]
+    k = subprocess.run(cmd, cwd=src, env=ENV, capture_output=True, text=True, timeout=300)
+    assert k.returncode == 0, k.stdout[-2000:] + k.stderr
+    assert "Executing(%prep)" not in k.stdout and not (src / "prep-ran").exists()
+    assert (src / "built.txt").read_text() == "hi\nbuilt\n"  # built where the sources are
+    link = tmp_path / "k/BUILD/ip-2"
+    assert link.is_symlink() and os.readlink(link) == str(src)
+    assert (src / "hello.txt").exists()  # the link replaced nothing of the sources
+    (src / "built.txt").unlink()
+    r = subprocess.run(["rpmbuild", "--nodeps", "--define", f"_topdir {tmp_path}/r",
+                        "--build-in-place", "-bb", str(spec)], cwd=src, env=ENV,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    fmt = "[%{FILENAMES} %{FILEMODES:octal} %{FILESIZES} %{FILEDIGESTS}\n]"
+    rel = "RPMS/x86_64/ip-2-1.x86_64.rpm"
+    assert qf(tmp_path / "k" / rel, fmt) == qf(tmp_path / "r" / rel, fmt)
+    assert "/usr/share/ip/built.txt" in qf(tmp_path / "k" / rel, fmt)
+    # rpmbuild's alias: --define '_build_in_place 1' on the command line is the same.
+    (src / "built.txt").unlink()
+    i = cmd.index("--build-in-place")
+    k = subprocess.run(cmd[:i] + ["--define", "_build_in_place 1"] + cmd[i + 1:], cwd=src,
+                       env=ENV, capture_output=True, text=True, timeout=300)
+    assert k.returncode == 0 and (src / "built.txt").exists(), k.stderr
+    # Without it, the missing tarball is an error: nothing was built in place.
+    cmd.remove("--build-in-place")
+    k = subprocess.run(cmd, cwd=src, env=ENV, capture_output=True, text=True, timeout=300)
+    assert k.returncode != 0
+
+
 # ---------------------------------------------------------------------------------------
 # --verify-reproducible explains itself
 
@@ -616,9 +720,11 @@ def test_debug_package_is_rpmbuilds(kiln_bin, tmp_path):
         pytest.skip("find-debuginfo (debugedit) is not installed")
     spec = write_spec(tmp_path / "d.spec", DEBUG_SPEC)
     gz = ["--define", "_binary_payload w9.gzdio"]
-    k = kiln_build(kiln_bin, tmp_path / "k", "-bb", *gz, spec)
+    # The build-id links are compared by test_build_id_links_are_rpmbuilds (their names
+    # differ here: the build paths do); rpm 4.20's debugsource default is on.
+    k = kiln_build(kiln_bin, tmp_path / "k", "-bb", *gz, "--define", "_build_id_links none",
+                   spec)
     assert k.returncode == 0, k.stdout[-2000:] + k.stderr
-    # kiln writes no build-id links (docs/build.md); rpm 4.20's debugsource default is on.
     r = rpmbuild(tmp_path / "r", "-bb", "--define", "_build_id_links none",
                  "--define", "_debugsource_packages 1", spec)
     assert r.returncode == 0, r.stderr
@@ -642,6 +748,109 @@ def test_debug_package_is_rpmbuilds(kiln_bin, tmp_path):
                    env=dict(ENV, TMPDIR=str(tmp_path)))
     assert k.returncode == 0, k.stdout[-3000:] + k.stderr
     assert "Reproducible: 2 builds, 3 packages identical" in k.stdout
+
+
+# Two programs, one of them installed twice (the same build-id: the ".1" links).
+BUILDID_SPEC = ("%debug_package\n%prep\n%setup -c -T\n"
+                "printf 'int f(int x) { return x + 1; }\\nint main(void) { return f(-1); }\\n'"
+                " > d.c\nprintf 'int main(void) { return 2; }\\n' > e.c\n"
+                "%build\ngcc -g -O1 -o d d.c\ngcc -g -O1 -o e e.c\n"
+                "%install\ninstall -D -m755 d %{buildroot}/usr/bin/d\n"
+                "install -D -m755 d %{buildroot}/usr/bin/d2\n"
+                "install -D -m755 e %{buildroot}/usr/libexec/t/e\n"
+                "install -D -m644 d.c %{buildroot}/usr/share/t/d.c\n"
+                "%files\n/usr/bin/d\n/usr/bin/d2\n/usr/libexec/t\n/usr/share/t\n")
+BUILDID_QF = ("[%{FILENAMES} %{FILEMODES:octal} %{FILEFLAGS:fflags} %{FILEUSERNAME} "
+              "%{FILEGROUPNAME} %{FILELINKTOS} %{FILEVERIFYFLAGS}\n]")
+
+
+DUP_SUFFIX = re.compile(r"(/[0-9a-f]{38})\.\d+(?=(\.debug)? )")
+
+
+def dups_unnumbered(listing: str):
+    return sorted(DUP_SUFFIX.sub(r"\1", line) for line in listing.splitlines())
+
+
+@pytest.mark.parametrize("mode", ["compat", "separate", "alldebug", "none"])
+def test_build_id_links_are_rpmbuilds(kiln_bin, tmp_path, mode):
+    """The /usr/lib/.build-id and /usr/lib/debug/.build-id links of %_build_id_links MODE
+    (rpm's build/files.c generateBuildIDs): kiln on the host and rpmbuild build in the
+    same top directory one after the other, so the build-ids are equal and the file lists
+    of the main and -debuginfo packages must be too (names, modes, %artifact, owners,
+    link targets, verify flags)."""
+    if not shutil.which("find-debuginfo"):
+        pytest.skip("find-debuginfo (debugedit) is not installed")
+    spec = write_spec(tmp_path / "d.spec", BUILDID_SPEC)
+    top = tmp_path / "top"
+    links = ["--define", f"_build_id_links {mode}"]
+    k = kiln_build(kiln_bin, top, "-bb", "--no-sandbox", *links, spec)
+    assert k.returncode == 0, k.stdout[-2000:] + k.stderr
+    shutil.move(top / "RPMS", tmp_path / "k")
+    shutil.rmtree(top)
+    r = rpmbuild(top, "-bb", *links, "--define", "_debugsource_packages 1", spec)
+    assert r.returncode == 0, r.stderr
+    rel = "x86_64/t-1-1.x86_64.rpm"
+    main = qf(tmp_path / "k" / rel, BUILDID_QF)
+    assert main == qf(top / "RPMS" / rel, BUILDID_QF)
+    # In -debuginfo, rpm numbers duplicates in find-debuginfo's directory order, kiln in
+    # path order (reproducible): the lists are equal but for which file has which number.
+    rel = "x86_64/t-debuginfo-1-1.x86_64.rpm"
+    debug = qf(tmp_path / "k" / rel, BUILDID_QF)
+    assert dups_unnumbered(debug) == dups_unnumbered(qf(top / "RPMS" / rel, BUILDID_QF))
+    if mode == "none":
+        assert ".build-id" not in main + debug
+        return
+    assert re.search(r"[0-9a-f]{38}\.debug 120777 a root root "
+                     r"../../../../../usr/lib/debug/usr/bin/d-1-1.x86_64.debug ", debug)
+    assert re.search(r"[0-9a-f]{38}\.1\.debug 120777 a root root "
+                     r"../../../../../usr/lib/debug/usr/bin/d2-1-1.x86_64.debug ", debug)
+    assert ("/usr/lib/.build-id " in main) == (mode != "alldebug")
+    assert "/usr/lib/debug/.build-id 40755 a root root" in debug
+    assert ".debug 120777 a root root ../../../../../usr/lib/debug/usr/bin/d" in debug
+    if mode != "alldebug":
+        assert ".1 120777 a root root ../../../../usr/bin/d2 " in main
+    if mode == "compat":
+        assert " 120777 a root root ../../../.build-id/" in debug
+    # The links lead to the files in an installed tree.
+    x = extract(tmp_path / "k/x86_64/t-1-1.x86_64.rpm", tmp_path / "x")
+    checked = 0
+    for line in main.splitlines():
+        f = line.split()
+        if f[0].startswith("/usr/lib/.build-id/") and f[1] == "120777":
+            assert (x / f[0][1:]).resolve() == x / os.path.normpath(
+                os.path.join(os.path.dirname(f[0]), f[5]))[1:]
+            assert (x / f[0][1:]).resolve().is_file()
+            checked += 1
+    assert checked == (0 if mode == "alldebug" else 3)
+
+
+def test_build_id_links_stay_in_the_buildroot(kiln_bin, tmp_path):
+    """A buildroot whose /usr/lib/.build-id is a symbolic link out of it: kiln makes its build-id
+    directories beneath the buildroot's descriptor, so nothing is written outside (rpm
+    would follow the link); the package fails as rpm's does when it cannot make them."""
+    if not shutil.which("find-debuginfo"):
+        pytest.skip("find-debuginfo (debugedit) is not installed")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    spec = write_spec(tmp_path / "d.spec", BUILDID_SPEC.replace(
+        "%files\n", "mkdir -p %{buildroot}/usr/lib\n"
+                    f"ln -s {outside} %{{buildroot}}/usr/lib/.build-id\n%files\n"))
+    k = kiln_build(kiln_bin, tmp_path / "k", "-bb", "--no-sandbox", spec)
+    assert k.returncode != 0
+    assert "failed to create directory" in k.stderr
+    assert list(outside.iterdir()) == []
+
+
+def test_build_id_links_are_reproducible(kiln_bin, tmp_path):
+    if not shutil.which("find-debuginfo"):
+        pytest.skip("find-debuginfo (debugedit) is not installed")
+    spec = write_spec(tmp_path / "d.spec", BUILDID_SPEC)
+    k = kiln_build(kiln_bin, tmp_path / "v", "-bb", "--verify-reproducible", spec,
+                   env=dict(ENV, TMPDIR=str(tmp_path)))
+    assert k.returncode == 0, k.stdout[-3000:] + k.stderr
+    assert "Reproducible: 2 builds, 3 packages identical" in k.stdout
+    main = qf(tmp_path / "v/RPMS/x86_64/t-1-1.x86_64.rpm", BUILDID_QF)
+    assert "/usr/lib/.build-id 40755 a root root" in main  # on by default (compat)
 
 
 def test_rebuild_names_its_source_package(kiln_bin, tmp_path):

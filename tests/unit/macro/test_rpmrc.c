@@ -63,6 +63,25 @@ KILN_TEST(rpmrc_explicit_target)
 	macro_ctx_free(ctx);
 }
 
+/* rpm's %_build_cpu is the machine's, whatever the target: the noarch arch check uses it. */
+KILN_TEST(rpmrc_build_cpu_ignores_the_target)
+{
+	struct utsname u;
+	struct macro_ctx *ctx;
+	char cpu[64];
+
+	assert_int_equal(uname(&u), 0);
+	ctx = configured("noarch", "%m 1\n");
+	expect(ctx, "%{_target_cpu}", "noarch");
+	macro_build_cpu(ctx, cpu, sizeof(cpu));
+	assert_string_equal(cpu, u.machine);
+	macro_ctx_free(ctx);
+	ctx = ctx_new(NULL); /* not configured: no answer */
+	macro_build_cpu(ctx, cpu, sizeof(cpu));
+	assert_string_equal(cpu, "");
+	macro_ctx_free(ctx);
+}
+
 KILN_TEST(rpmrc_platform_file_by_target)
 {
 	struct kiln_err err = KILN_ERR_INIT;

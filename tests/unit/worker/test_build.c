@@ -225,3 +225,46 @@ KILN_TEST(build_parse_errors_name_the_spec)
 	assert_non_null(strstr(t.err.input, "bad.spec"));
 	bt_release(&t);
 }
+
+/* --build-in-place is the command line's: a %_build_in_place defined any other way (a farm
+ * job's defines) neither skips %prep nor links the worker's directory into the build. */
+KILN_TEST(build_in_place_only_from_the_option)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	struct bt t;
+	char link[1200], src[1200], target[1300], *order;
+	int back = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ssize_t n;
+
+	assert_true(back >= 0);
+	bt_init(&t, "inplace");
+	bt_define(&t, "_build_in_place 1");
+	bt_spec(&t, "t.spec",
+	        BT_HEAD "%prep\n%setup -q -c -T\necho prep >> %{_builddir}/order\n"
+	                "%build\necho build >> %{_builddir}/order\ntouch built\n%files\n");
+	assert_ok(bt_run(&t, WORKER_STEPS_C), &t.err);
+	order = bt_read(&t, "BUILD/order");
+	assert_string_equal(order, "prep\nbuild\n");
+	free(order);
+	snprintf(link, sizeof(link), "%s/BUILD/t-1", t.top);
+	assert_true(util_is_dir(link) && access(link, F_OK) == 0); /* %setup's, no link */
+	/* With the option, from a source directory: no %prep, a link to it. */
+	snprintf(src, sizeof(src), "%s/src", t.top);
+	assert_ok(util_mkdir_p(src, 0755, &err), &err);
+	assert_int_equal(chdir(src), 0);
+	t.o.build_in_place = true;
+	assert_ok(bt_run(&t, WORKER_STEPS_C), &t.err);
+	assert_int_equal(fchdir(back), 0);
+	close(back);
+	order = bt_read(&t, "BUILD/order");
+	assert_string_equal(order, "prep\nbuild\nbuild\n");
+	free(order);
+	n = readlink(link, target, sizeof(target) - 1);
+	assert_true(n > 0);
+	target[n] = '\0';
+	assert_string_equal(target, src);
+	assert_int_equal(access("built", F_OK), -1); /* built in the sources, not here */
+	snprintf(target, sizeof(target), "%s/built", src);
+	assert_int_equal(access(target, F_OK), 0);
+	bt_release(&t);
+}

@@ -392,6 +392,51 @@ KILN_TEST(elf_fd_and_memory_agree)
 	kiln_buf_release(&b);
 }
 
+static void assert_build_id(const struct worker_elf *e, const char *hex)
+{
+	char got[2 * 64 + 1] = "";
+	size_t i;
+
+	assert_non_null(e->build_id);
+	assert_int_equal(e->build_id_len * 2, strlen(hex));
+	for (i = 0; i < e->build_id_len; i++)
+		snprintf(got + 2 * i, 3, "%02x", e->build_id[i]);
+	assert_string_equal(got, hex);
+}
+
+/* The ids readelf -n prints for the corpus files (gcc -Wl,--build-id=sha1; ld -r
+ * --build-id=sha1 for the kernel-module-like object). */
+KILN_TEST(elf_build_id_and_modinfo)
+{
+	struct kiln_buf b = KILN_BUF_INIT(KILN_MIB);
+	struct kiln_err err = KILN_ERR_INIT;
+	struct worker_elf e;
+
+	read_corpus("exe-buildid-x86_64", &e);
+	assert_build_id(&e, "681ea6b34a29ec60b89f1b0ff93a42f53fbc3e7b");
+	assert_false(e.modinfo);
+	worker_elf_release(&e);
+	read_corpus("mod-buildid-x86_64.ko", &e);
+	assert_int_equal(e.type, ET_REL);
+	assert_true(e.modinfo);
+	assert_build_id(&e, "cde70f5ea90e63ab306e5e2b39fccd99f9bfe1f5");
+	worker_elf_release(&e);
+	read_corpus("obj-x86_64.o", &e);
+	assert_false(e.modinfo);
+	assert_null(e.build_id);
+	worker_elf_release(&e);
+	read_corpus("libfoo-x86_64.so", &e);
+	assert_null(e.build_id);
+	worker_elf_release(&e);
+	/* A note whose name size runs past its section is skipped, not an error. */
+	assert_ok(util_read_file(CORPUS "exe-buildid-x86_64", KILN_MIB, &b, &err), &err);
+	elfimg_poke((unsigned char *)b.ptr, false, 0x158, 0x7fffffff, 4);
+	assert_ok(worker_elf_from_mem(b.ptr, b.len, "bad note", &e, &err), &err);
+	assert_null(e.build_id);
+	worker_elf_release(&e);
+	kiln_buf_release(&b);
+}
+
 KILN_TEST(elf_read_fd_refuses_non_regular)
 {
 	struct kiln_err err = KILN_ERR_INIT;
