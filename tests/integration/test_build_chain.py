@@ -112,3 +112,20 @@ def test_chain_usage_errors(kiln_bin, chain_env):
     r = subprocess.run([str(kiln_bin), "build", "--bootstrap", "x", CHAIN / "chaina.spec"],
                        capture_output=True, text=True, env=env)
     assert r.returncode == 2 and "go with --chain" in r.stderr
+
+
+def test_source_packages_chain_too(kiln_bin, chain_env, tmp_path):
+    """SRPMs: the spec inside each is read for the order, and each is built with --rebuild."""
+    cfg, env, _ = chain_env
+    top = tmp_path / "top"
+    for name in ("chaina", "chainb"):
+        r = subprocess.run([str(kiln_bin), "build", "-bs", "--topdir", str(top),
+                            str(CHAIN / f"{name}.spec")], capture_output=True, text=True,
+                           env=env)
+        assert r.returncode == 0, r.stderr
+    r = chain(kiln_bin, env, "--root", cfg, top / "SRPMS/chainb-2.0-1.src.rpm",
+              top / "SRPMS/chaina-1.2-1.src.rpm")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert re.findall(r"^  \d+\. (\S+)", r.stdout, re.M) == ["chaina", "chainb"]
+    repo = Path(re.search(r"^chain: results in (\S+) ", r.stdout, re.M).group(1))
+    assert (repo / "chainb-devel-2.0-1.noarch.rpm").exists()
