@@ -325,22 +325,32 @@ static bool push_auto(struct mbuf *mb, const char *name, const char *body)
 
 static bool push_option(struct mbuf *mb, char c, const char *arg)
 {
-	struct kiln_buf body = KILN_BUF_INIT(mb->ctx->max_expansion);
 	char name[4] = {'-', c, '\0', '\0'};
+	size_t alen = arg ? strlen(arg) : 0;
+	char small[64];
+	char *body = small;
 	bool ok;
 
-	/* "-c" or "-c ARG", built without printf: a parametric call pushes one per option. */
-	kiln_buf_add(&body, name, 2);
+	/* "-c" or "-c ARG", built without printf and, when short, on the stack: a parametric
+	 * call pushes one per option. Past the expansion limit it fails as a kiln_buf would. */
+	if (alen + 3 > mb->ctx->max_expansion)
+		return false;
+	if (alen + 4 > sizeof(small) && !(body = kiln_malloc(alen + 4)))
+		return false;
+	body[0] = '-';
+	body[1] = c;
+	body[2] = '\0';
 	if (arg) {
-		kiln_buf_addch(&body, ' ');
-		kiln_buf_addstr(&body, arg);
+		body[2] = ' ';
+		memcpy(body + 3, arg, alen + 1);
 	}
-	ok = !body.err && push_auto(mb, name, body.ptr);
+	ok = push_auto(mb, name, body);
 	if (ok && arg) {
 		name[2] = '*';
 		ok = push_auto(mb, name, arg);
 	}
-	kiln_buf_release(&body);
+	if (body != small)
+		free(body);
 	return ok;
 }
 

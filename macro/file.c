@@ -7,7 +7,11 @@
  */
 #include "util/util.h"
 
+#include <fcntl.h>
 #include <glob.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "macro/macro_int.h"
 
@@ -85,15 +89,18 @@ static const char *physical_line(const char *p, const char *end, const char **q)
 
 /* Read one logical line from [*pos, end): its physical lines joined by '\n'. Returns the
  * physical lines used (0 at end of input) and the text in *text, *len: the input itself
- * when it needed no change (no carriage return dropped), else a copy built in line. */
-static int read_logical(const char **pos, const char *end, struct kiln_buf *line, const char **text,
-                        size_t *len)
+ * when it needed no change (no carriage return dropped), else a copy built in line.
+ * Returns -1, consuming nothing, when the line may go on past end and more input is to
+ * come (!eof). */
+static int read_logical(const char **pos, const char *end, bool eof, struct kiln_buf *line,
+                        const char **text, size_t *len)
 {
 	struct line_state st = {0, 0, 0};
 	const char *first = *pos;
 	const char *p = *pos;
 	const char *q = p;
 	bool changed = false;
+	bool ended = false;
 	int nlines = 0;
 	int i;
 
@@ -106,9 +113,13 @@ static int read_logical(const char **pos, const char *end, struct kiln_buf *line
 		scan_brackets(&st, start, q);
 		/* An open %{ %( %[ keeps reading, even across empty lines; otherwise a line
 		 * ends unless its last character is a backslash. */
-		if ((q == start || q[-1] != '\\') && !st.bc && !st.pc && !st.xc)
+		if ((q == start || q[-1] != '\\') && !st.bc && !st.pc && !st.xc) {
+			ended = p[-1] == '\n';
 			break;
+		}
 	}
+	if (!ended && !eof)
+		return -1;
 	*pos = p;
 	if (!changed) {
 		*text = first;
@@ -129,17 +140,123 @@ static int read_logical(const char **pos, const char *end, struct kiln_buf *line
 	return nlines;
 }
 
+/* A macro file is read in chunks into a window that holds the text not yet parsed, so
+ * loading touches the same few pages whatever the file's size: reading a 2 MB file whole
+ * cost a page fault per 4 KiB of it, which on a virtual machine is most of the load's
+ * time. The chunk keeps the window under glibc's mmap threshold, so one file's window is
+ * the next one's. */
+#define FILE_CHUNK (32 * KILN_KIB)
+
+struct file_window {
+	int fd;
+	struct kiln_buf buf; /* [start, buf.len) not parsed yet */
+	size_t start;
+	size_t total; /* bytes read, against KILN_LIMIT_TEXT_FILE */
+	bool eof;
+};
+
+static kiln_rc window_open(struct file_window *w, const char *path, struct kiln_err *err)
+{
+	struct stat sb;
+
+	w->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (w->fd < 0) {
+		if (errno == ENOENT)
+			return kiln_err_sys(err, KILN_ENOTFOUND, "cannot open '%s'", path);
+		return kiln_err_sys(err, KILN_EIO, "cannot open '%s'", path);
+	}
+	/* A file over the limit fails before any of it is defined, as when read whole. */
+	if (!fstat(w->fd, &sb) && S_ISREG(sb.st_mode) &&
+	    (uintmax_t)sb.st_size > KILN_LIMIT_TEXT_FILE)
+		return kiln_err_set(err, KILN_ELIMIT,
+		                    "cannot read '%s': input exceeds the limit of %zu bytes", path,
+		                    (size_t)KILN_LIMIT_TEXT_FILE);
+	return KILN_OK;
+}
+
+/* Move the unparsed text to the front and read behind it, once. */
+static kiln_rc window_fill(struct file_window *w, const char *path, struct kiln_err *err)
+{
+	struct kiln_buf *b = &w->buf;
+	ssize_t n;
+
+	if (w->start) {
+		memmove(b->ptr, b->ptr + w->start, b->len - w->start);
+		b->len -= w->start;
+		b->ptr[b->len] = '\0';
+		w->start = 0;
+	}
+	if (!kiln_buf_grow(b, FILE_CHUNK)) {
+		kiln_rc rc = kiln_buf_finish(b, err);
+
+		kiln_err_wrap(err, "cannot read '%s'", path);
+		return rc;
+	}
+	do {
+		n = read(w->fd, b->ptr + b->len, b->cap - b->len - 1);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return kiln_err_sys(err, KILN_EIO, "cannot read '%s': read failed", path);
+	w->eof = !n;
+	w->total += (size_t)n;
+	if (w->total > KILN_LIMIT_TEXT_FILE)
+		return kiln_err_set(err, KILN_ELIMIT,
+		                    "cannot read '%s': input exceeds the limit of %zu bytes", path,
+		                    (size_t)KILN_LIMIT_TEXT_FILE);
+	b->len += (size_t)n;
+	b->ptr[b->len] = '\0';
+	return KILN_OK;
+}
+
+/* The next logical line, reading more of the file while it may go on. Returns the
+ * physical lines used (0 at the end of the file) in *n. */
+static kiln_rc window_line(struct file_window *w, const char *path, struct kiln_buf *line,
+                           const char **text, size_t *len, int *n, struct kiln_err *err)
+{
+	for (;;) {
+		const char *pos = w->buf.ptr + w->start;
+		kiln_rc rc;
+
+		*n = read_logical(&pos, w->buf.ptr + w->buf.len, w->eof, line, text, len);
+		if (*n >= 0) {
+			w->start = (size_t)(pos - w->buf.ptr);
+			return KILN_OK;
+		}
+		rc = window_fill(w, path, err);
+		if (rc)
+			return rc;
+	}
+}
+
 static void load_report(struct macro_ctx *ctx, const struct kiln_err *err)
 {
 	macro_diag(ctx, KILN_LOG_ERROR, "%s", err->msg);
 }
 
+/* One logical line of a macro file: a definition when it starts with '%'. Returns false
+ * when the definition failed (reported here). */
+static bool load_line(struct macro_ctx *ctx, const char *ltext, size_t llen, int level)
+{
+	struct kiln_err lerr = KILN_ERR_INIT;
+	struct kiln_buf sink = KILN_BUF_INIT(ctx->max_expansion);
+	struct mbuf mb = {
+	    .ctx = ctx, .out = &sink, .err = &lerr, .trace = ctx->trace, .depth0 = ctx->trace_base};
+	const char *s = ltext;
+	const char *lend = ltext + llen;
+
+	ctx->active++;
+	macro_parse_define(&mb, s, (size_t)(lend - s), level, false, "%define");
+	ctx->active--;
+	if (mb.error)
+		load_report(ctx, &lerr);
+	kiln_buf_release(&sink);
+	return !mb.error;
+}
+
 kiln_rc macro_load_file(struct macro_ctx *ctx, const char *path, int level, struct kiln_err *err)
 {
-	struct kiln_buf text = KILN_BUF_INIT(KILN_LIMIT_TEXT_FILE);
+	struct file_window w = {.fd = -1, .buf = KILN_BUF_INIT(KILN_LIMIT_TEXT_FILE)};
 	struct kiln_buf line = KILN_BUF_INIT(KILN_LIMIT_TEXT_FILE);
-	const char *pos;
-	const char *end;
 	const char *ltext;
 	size_t llen;
 	int lineno = 0;
@@ -147,23 +264,14 @@ kiln_rc macro_load_file(struct macro_ctx *ctx, const char *path, int level, stru
 	int n;
 	kiln_rc rc;
 
-	rc = util_read_file(path, KILN_LIMIT_TEXT_FILE, &text, err);
+	rc = window_open(&w, path, err);
 	if (rc)
 		goto out;
 	rc = macro_push(ctx, "__file_name", 11, NULL, path, strlen(path), level, MACRO_DEF_LITERAL,
 	                err);
 	if (rc)
 		goto out;
-	pos = text.ptr;
-	end = text.ptr + text.len;
-	while ((n = read_logical(&pos, end, &line, &ltext, &llen)) > 0) {
-		struct kiln_err lerr = KILN_ERR_INIT;
-		struct kiln_buf sink = KILN_BUF_INIT(ctx->max_expansion);
-		struct mbuf mb = {.ctx = ctx,
-		                  .out = &sink,
-		                  .err = &lerr,
-		                  .trace = ctx->trace,
-		                  .depth0 = ctx->trace_base};
+	while (!(rc = window_line(&w, path, &line, &ltext, &llen, &n, err)) && n > 0) {
 		const char *s = ltext;
 		const char *lend = ltext + llen;
 		char num[24];
@@ -178,14 +286,7 @@ kiln_rc macro_load_file(struct macro_ctx *ctx, const char *path, int level, stru
 		                MACRO_DEF_LITERAL, err);
 		if (rc)
 			break;
-		ctx->active++;
-		macro_parse_define(&mb, s + 1, (size_t)(lend - s - 1), level, false, "%define");
-		ctx->active--;
-		if (mb.error) {
-			load_report(ctx, &lerr);
-			failed++;
-		}
-		kiln_buf_release(&sink);
+		failed += !load_line(ctx, s + 1, (size_t)(lend - s - 1), level);
 		macro_pop_free(macro_table_find(&ctx->table, "__file_lineno", 13));
 	}
 	macro_pop(ctx, macro_table_find(&ctx->table, "__file_name", 11));
@@ -195,7 +296,8 @@ kiln_rc macro_load_file(struct macro_ctx *ctx, const char *path, int level, stru
 		rc = kiln_err_set(err, KILN_ESYNTAX, "%d definition(s) in '%s' failed", failed,
 		                  path);
 out:
-	kiln_buf_release(&text);
+	util_close(w.fd);
+	kiln_buf_release(&w.buf);
 	kiln_buf_release(&line);
 	return rc;
 }

@@ -11,8 +11,9 @@ enum macro_def_flags {
 	MACRO_DEF_AUTO = 1 << 0,    /* %0 %1 %* %# %-f ...: per call, invisible to callees */
 	MACRO_DEF_LITERAL = 1 << 1, /* the body is output as is, never expanded */
 	MACRO_DEF_USED = 1 << 2,    /* looked up at least once (for warnings and %dump) */
-	MACRO_DEF_POOLED = 1 << 3, /* lives in the table's pool (a copied table), not freed alone */
-	MACRO_DEF_QUOTED = 1 << 4, /* the body holds %{quote:} marks (rpm's ME_QUOTED) */
+	MACRO_DEF_POOLED = 1 << 3,  /* lives in the table's pool (a copied table) or file_defs,
+	                            * not freed alone */
+	MACRO_DEF_QUOTED = 1 << 4,  /* the body holds %{quote:} marks (rpm's ME_QUOTED) */
 };
 
 /* One definition of a name; definitions of a name form a stack (top first). The struct and
@@ -73,6 +74,7 @@ struct macro_table {
 	size_t used;
 	void *pool; /* owned: one block with the slots and definitions a copy started with */
 	struct kiln_arena slots_arena; /* slots added later, side by side (probes touch them) */
+	struct kiln_arena file_defs;   /* definitions read from macro files (MACRO_DEF_POOLED) */
 };
 
 struct macro_lua;        /* macro/lua.c */

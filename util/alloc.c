@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #ifdef KILN_FAULT_INJECTION
 #include <stdatomic.h>
@@ -106,6 +107,21 @@ static void *bigmem_map(size_t size)
 	(void)madvise(p, len, MADV_HUGEPAGE);
 	memcpy(p, &len, sizeof(len));
 	return p + BIGMEM_HDR;
+}
+
+void util_prefault(void *p, size_t len)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t start = ((uintptr_t)p + page - 1) & ~(page - 1);
+	uintptr_t end = ((uintptr_t)p + len) & ~(page - 1);
+
+#ifdef MADV_POPULATE_WRITE
+	if (end > start)
+		(void)madvise((void *)start, end - start, MADV_POPULATE_WRITE);
+#else
+	(void)start;
+	(void)end;
+#endif
 }
 
 void *util_bigmem_alloc(size_t size)

@@ -19,12 +19,14 @@ void kiln_arena_init(struct kiln_arena *a, size_t max)
 	a->used = 0;
 	a->max = max;
 	a->err = KILN_OK;
+	a->prefault = false;
 }
 
 void kiln_arena_release(struct kiln_arena *a)
 {
 	struct kiln_arena_block *b;
 	struct kiln_arena_block *next;
+	bool prefault;
 
 	if (!a)
 		return;
@@ -32,7 +34,9 @@ void kiln_arena_release(struct kiln_arena *a)
 		next = b->next;
 		free(b);
 	}
+	prefault = a->prefault;
 	kiln_arena_init(a, a->max);
+	a->prefault = prefault;
 }
 
 static bool arena_new_block(struct kiln_arena *a, size_t need)
@@ -52,6 +56,8 @@ static bool arena_new_block(struct kiln_arena *a, size_t need)
 		a->err = KILN_ENOMEM;
 		return false;
 	}
+	if (a->prefault)
+		util_prefault(b, total);
 	b->size = size;
 	b->used = 0;
 	if (need > ARENA_BLOCK_MIN && a->head) {

@@ -179,6 +179,7 @@ struct kiln_arena {
 	size_t used;                   /* bytes handed out plus block overhead */
 	size_t max;                    /* limit on used */
 	kiln_rc err;                   /* sticky */
+	bool prefault;                 /* new blocks are populated at once (util_prefault) */
 };
 
 #define KILN_ARENA_INIT(limit)                                                                     \
@@ -187,6 +188,7 @@ struct kiln_arena {
 	}
 
 void kiln_arena_init(struct kiln_arena *a, size_t max);
+/* Frees the blocks; the limit and prefault stay. */
 void kiln_arena_release(struct kiln_arena *a);
 /* Aligned to 16 bytes; memory is zeroed. Borrowed from the arena. */
 void *kiln_arena_alloc(struct kiln_arena *a, size_t size);
@@ -224,6 +226,11 @@ char *kiln_strndup(const char *s, size_t len);
 #define UTIL_BIGMEM_MIN ((size_t)2 * 1024 * 1024)
 void *util_bigmem_alloc(size_t size);
 void util_bigmem_free(void *ptr);
+/* Memory about to be written, in one call (MADV_POPULATE_WRITE) instead of a page fault per
+ * 4 KiB page: the whole pages inside [p, p+len). Advice only; nothing happens on kernels
+ * before 5.14. On this project's virtual machines a fault costs ~10 us, populating a page
+ * about half of that. */
+void util_prefault(void *p, size_t len);
 
 /* Overflow-checked arithmetic: false when the result does not fit. */
 static inline bool util_add_ok(size_t a, size_t b, size_t *out)

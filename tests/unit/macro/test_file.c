@@ -80,3 +80,41 @@ KILN_TEST(file_path_lists_glob_and_expand)
 	expect(ctx, "%x %y %z", "a b t");
 	macro_ctx_free(ctx);
 }
+
+/* A file several times the size of the window it is read through: definitions cut by a
+ * chunk boundary (CRLF ends included), a logical line longer than a chunk, and line
+ * numbers counted across the chunks. */
+KILN_TEST(file_read_in_chunks)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	struct kiln_buf text = KILN_BUF_INIT(16 * KILN_MIB);
+	struct kiln_buf want = KILN_BUF_INIT(16 * KILN_MIB);
+	struct diag_log d;
+	struct macro_ctx *ctx = ctx_new(&d);
+	char msg[600];
+	char *path;
+	int i;
+
+	for (i = 0; i < 5000; i++)
+		kiln_buf_addf(&text, "%%m%d value-%d%s\n", i, i, i % 3 ? "" : "\r");
+	kiln_buf_addstr(&text, "%long ");
+	for (i = 0; i < 20000; i++) {
+		kiln_buf_addf(&text, "w%d \\\n", i);
+		kiln_buf_addf(&want, "w%d \n", i);
+	}
+	kiln_buf_addstr(&text, "end\n%1bad x\n%last %{lua:\n\nprint('l')}");
+	kiln_buf_addstr(&want, "end");
+	path = kiln_malloc(512);
+	snprintf(path, 512, "%s/big", kiln_test_tmpdir());
+	assert_ok(util_write_atomic(path, text.ptr, text.len, 0644, &err), &err);
+	assert_int_equal(macro_load_file(ctx, path, MACRO_LEVEL_FILE, &err), KILN_ESYNTAX);
+	snprintf(msg, sizeof(msg), "error: %s: line 25002: Macro %%1bad has illegal name", path);
+	assert_non_null(strstr(d.text.ptr, msg));
+	expect(ctx, "%m0|%m1|%m2999|%m4999|%last", "value-0|value-1|value-2999|value-4999|l");
+	expect(ctx, "%long", want.ptr);
+	free(path);
+	kiln_buf_release(&text);
+	kiln_buf_release(&want);
+	kiln_buf_release(&d.text);
+	macro_ctx_free(ctx);
+}

@@ -9,6 +9,13 @@ KILN_TEST(lua_print_and_return)
 	expect(ctx, "[%{lua:print(1)}]", "[1]");
 	expect(ctx, "[%{lua:print(1) print(2)}]", "[12]");
 	expect(ctx, "[%{lua:print(1, 2)}]", "[1\t2]");
+	/* Numbers print as luaL_tolstring formats them, a __tostring metamethod included. */
+	expect(ctx, "%{lua:print(1.5, 2^53, 1e100, -0.0, 3//1, math.mininteger, 1/0)}",
+	       "1.5\t9.007199254741e+15\t1e+100\t-0.0\t3\t-9223372036854775808\tinf");
+	expect(ctx,
+	       "%{lua:debug.setmetatable(0, {__tostring = function() return 'N' end})}"
+	       "%{lua:print(1, 2.5)}%{lua:debug.setmetatable(0, nil)}",
+	       "N\tN");
 	expect(ctx, "[%{lua:return 1, 'a'}]", "[1\ta]");
 	expect(ctx, "%{lua:x = 5}%{lua:print(x)}", "5");
 	macro_ctx_free(ctx);

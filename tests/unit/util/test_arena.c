@@ -84,3 +84,29 @@ KILN_TEST(arena_strv_add_grows_and_stops_at_the_limit)
 	kiln_arena_release(&small);
 	kiln_arena_release(&a);
 }
+
+/* A prefaulting arena hands out the same zeroed memory, and keeps prefaulting after a
+ * release; util_prefault takes any range, unaligned and empty ones included. */
+KILN_TEST(arena_prefault_blocks)
+{
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB * 16);
+	struct kiln_err err = KILN_ERR_INIT;
+	char stack[100];
+	unsigned char *p;
+	int round, i;
+
+	a.prefault = true;
+	for (round = 0; round < 2; round++) {
+		for (i = 0; i < 100; i++) {
+			p = kiln_arena_alloc(&a, 10000);
+			assert_non_null(p);
+			assert_int_equal(p[0] | p[9999], 0);
+			memset(p, 0xff, 10000);
+		}
+		assert_ok(kiln_arena_finish(&a, &err), &err);
+		kiln_arena_release(&a);
+		assert_true(a.prefault);
+	}
+	util_prefault(stack + 1, sizeof(stack) - 1);
+	util_prefault(stack, 0);
+}
