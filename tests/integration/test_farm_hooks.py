@@ -1,0 +1,219 @@
+"""Forge webhooks in (issue 26): POST /api/v1/hooks/{github|gitlab|forgejo} against a real
+`kiln scheduler`, with deliveries in each forge's header formats and payload shapes, and a
+local git repository (file://) whose commits the jobs must pin."""
+import hashlib
+import hmac
+import json
+import subprocess
+import uuid
+
+import pytest
+
+from farm import Scheduler
+
+SECRET = "s3cret-for-hooks"
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory):
+    """A git repository with a spec on main and on dev; its commits by branch."""
+    d = tmp_path_factory.mktemp("gitrepo")
+
+    def git(*a):
+        return subprocess.run(["git", "-C", str(d), *a], check=True, capture_output=True,
+                              text=True, env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
+                                              "GIT_COMMITTER_NAME": "t",
+                                              "GIT_COMMITTER_EMAIL": "t@t",
+                                              "PATH": "/usr/bin:/bin"}).stdout.strip()
+    git("init", "-q", "-b", "main")
+    (d / "project.spec").write_text("Name: p\nVersion: 1\nRelease: 1\nSummary: s\n"
+                                    "License: MIT\n%description\nd\n")
+    git("add", "project.spec")
+    git("commit", "-q", "-m", "one")
+    main = git("rev-parse", "HEAD")
+    git("checkout", "-q", "-b", "dev")
+    (d / "README").write_text("dev\n")
+    git("add", "README")
+    git("commit", "-q", "-m", "two")
+    return {"url": "file://" + str(d), "main": main, "dev": git("rev-parse", "HEAD")}
+
+
+@pytest.fixture
+def sched(kiln_bin, tmp_path):
+    for kind in ("github", "gitlab", "forgejo"):
+        (tmp_path / f"{kind}.secret").write_text(SECRET + "\n")
+    cfg = tmp_path / "kiln.ini"
+    cfg.write_text(f"""
+[forge github]
+kind = github
+api_url = https://api.github.com
+secret_file = {tmp_path}/github.secret
+token_file = {tmp_path}/github.token
+
+[forge lab]
+kind = gitlab
+secret_file = {tmp_path}/gitlab.secret
+
+[forge codeberg]
+kind = forgejo
+secret_file = {tmp_path}/forgejo.secret
+
+[hook owner/project]
+forge = github
+spec = project.spec
+events = push pull_request comment tag
+branches = main
+
+[hook group/project]
+forge = lab
+spec = project.spec
+events = push merge_request
+
+[hook org/project]
+forge = codeberg
+spec = project.spec
+""")
+    s = Scheduler(kiln_bin, tmp_path / "data", config=cfg).start()
+    yield s
+    s.stop()
+
+
+def sign(body):
+    return hmac.new(SECRET.encode(), body, hashlib.sha256).hexdigest()
+
+
+def github(s, event, payload, delivery=None, signature=None):
+    body = json.dumps(payload).encode()
+    hdr = {"X-GitHub-Event": event, "X-GitHub-Delivery": delivery or str(uuid.uuid4()),
+           "X-Hub-Signature-256": signature or "sha256=" + sign(body),
+           "Content-Type": "application/json"}
+    return s.call("POST", "/api/v1/hooks/github", raw=body, token="", headers=hdr)
+
+
+def gh_push(repo, branch, project="owner/project"):
+    return {"ref": f"refs/heads/{branch}", "before": "0" * 40, "after": repo[branch],
+            "deleted": False, "head_commit": {"id": repo[branch]},
+            "repository": {"full_name": project, "clone_url": repo["url"],
+                           "owner": {"login": project.split("/")[0]}}}
+
+
+def gh_pr(repo, action="opened", number=7):
+    return {"action": action, "number": number,
+            "pull_request": {"number": number,
+                             "head": {"sha": repo["dev"], "ref": "dev",
+                                      "repo": {"full_name": "fork/project",
+                                               "clone_url": repo["url"]}},
+                             "base": {"sha": repo["main"], "ref": "main",
+                                      "repo": {"full_name": "owner/project"}}},
+            "repository": {"full_name": "owner/project", "clone_url": repo["url"]}}
+
+
+def job_of(s, jid):
+    return s.job(jid)
+
+
+def test_bad_signature_is_401(sched, repo):
+    r = github(sched, "push", gh_push(repo, "main"), signature="sha256=" + "0" * 64)
+    assert r.status == 401, r.body
+    assert "signature" in r.json()["error"]["message"]
+    body = json.dumps(gh_push(repo, "main")).encode()
+    r = sched.call("POST", "/api/v1/hooks/github", raw=body, token="",
+                   headers={"X-GitHub-Event": "push", "X-GitHub-Delivery": "x"})
+    assert r.status == 401
+    r = sched.call("POST", "/api/v1/hooks/gitlab", raw=body, token="",
+                   headers={"X-Gitlab-Token": SECRET + "x", "X-Gitlab-Event": "Push Hook"})
+    assert r.status == 401
+    assert sched.call("GET", "/api/v1/jobs").json()["jobs"] == []
+
+
+def test_push_builds_the_exact_commit_once(sched, repo):
+    delivery = str(uuid.uuid4())
+    r = github(sched, "push", gh_push(repo, "main"), delivery=delivery)
+    assert r.status == 200, r.body
+    jobs = r.json()["jobs"]
+    assert len(jobs) == 1
+    j = job_of(sched, jobs[0])
+    assert j["manifest"]["git"]["url"] == repo["url"]
+    assert j["manifest"]["git"]["commit"] == repo["main"]
+    assert j["manifest"]["git"]["spec"] == "project.spec"
+    # the forge redelivers: the same answer, no second job
+    again = github(sched, "push", gh_push(repo, "main"), delivery=delivery)
+    assert again.status == 200 and again.json() == {"jobs": jobs}
+    assert len(sched.call("GET", "/api/v1/jobs").json()["jobs"]) == 1
+
+
+def test_unconfigured_branch_and_event_are_ignored_with_the_reason(sched, repo):
+    r = github(sched, "push", gh_push(repo, "dev"))
+    assert r.status == 200
+    assert r.json() == {"ignored": "branch 'dev' is not configured for owner/project"}
+    r = github(sched, "ping", {"zen": "hi", "repository": {"full_name": "owner/project"}})
+    assert r.json() == {"ignored": "event 'ping' is not handled"}
+    r = github(sched, "push", gh_push(repo, "main", project="owner/other"))
+    assert "no [hook owner/other]" in r.json()["ignored"]
+    r = github(sched, "pull_request", gh_pr(repo, action="closed"))
+    assert r.json()["ignored"] == "pull request action 'closed' is not built"
+    deleted = {**gh_push(repo, "main"), "after": "0" * 40, "deleted": True}
+    assert "deleted" in github(sched, "push", deleted).json()["ignored"]
+    assert sched.call("GET", "/api/v1/jobs").json()["jobs"] == []
+
+
+def test_malformed_payload_is_400_naming_the_field(sched, repo):
+    p = gh_push(repo, "main")
+    p["after"] = "main"
+    r = github(sched, "push", p)
+    assert r.status == 400 and "'after'" in r.json()["error"]["message"]
+    p = gh_push(repo, "main")
+    p["repository"] = "owner/project"
+    r = github(sched, "push", p)
+    assert r.status == 400 and "repository" in r.json()["error"]["message"]
+    deep = {"ref": "refs/heads/main"}
+    for _ in range(200):
+        deep = {"a": deep}
+    assert github(sched, "push", deep).status in (400, 413)
+
+
+def test_pull_request_builds_its_head_and_never_publishes(sched, repo):
+    r = github(sched, "pull_request", gh_pr(repo))
+    assert r.status == 200, r.body
+    (jid,) = r.json()["jobs"]
+    j = job_of(sched, jid)
+    assert j["manifest"]["git"]["commit"] == repo["dev"]
+    assert not j["request"].get("repository")
+    # "/kiln retry" rebuilds the pull request's last commit
+    c = {"action": "created", "issue": {"number": 7, "pull_request": {"url": "x"}},
+         "comment": {"body": "looks flaky\n/kiln retry\n"},
+         "repository": {"full_name": "owner/project", "clone_url": repo["url"]}}
+    r = github(sched, "issue_comment", c)
+    (jid2,) = r.json()["jobs"]
+    assert jid2 != jid
+    assert job_of(sched, jid2)["manifest"]["git"]["commit"] == repo["dev"]
+    c["comment"]["body"] = "lgtm"
+    assert "without '/kiln retry'" in github(sched, "issue_comment", c).json()["ignored"]
+
+
+def test_gitlab_push_and_forgejo_push(sched, repo):
+    body = json.dumps({"object_kind": "push", "ref": "refs/heads/dev", "before": "0" * 40,
+                       "after": repo["dev"], "checkout_sha": repo["dev"],
+                       "project": {"path_with_namespace": "group/project",
+                                   "git_http_url": repo["url"]}}).encode()
+    hdr = {"X-Gitlab-Token": SECRET, "X-Gitlab-Event": "Push Hook",
+           "X-Gitlab-Event-UUID": str(uuid.uuid4())}
+    r = sched.call("POST", "/api/v1/hooks/gitlab", raw=body, token="", headers=hdr)
+    assert r.status == 200, r.body
+    (jid,) = r.json()["jobs"]
+    assert job_of(sched, jid)["manifest"]["git"]["commit"] == repo["dev"]
+    again = sched.call("POST", "/api/v1/hooks/gitlab", raw=body, token="", headers=hdr)
+    assert again.json() == {"jobs": [jid]}
+
+    body = json.dumps(gh_push(repo, "main", project="org/project")).encode()
+    hdr = {"X-Forgejo-Event": "push", "X-Forgejo-Delivery": str(uuid.uuid4()),
+           "X-Forgejo-Signature": sign(body)}
+    r = sched.call("POST", "/api/v1/hooks/forgejo", raw=body, token="", headers=hdr)
+    assert r.status == 200, r.body
+    (jid,) = r.json()["jobs"]
+    assert job_of(sched, jid)["manifest"]["git"]["commit"] == repo["main"]
+
+
+def test_unknown_forge_is_404(sched):
+    r = sched.call("POST", "/api/v1/hooks/svn", raw=b"{}", token="")
+    assert r.status == 404
