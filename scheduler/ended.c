@@ -20,6 +20,7 @@ void scheduler_job_ended(struct scheduler *s, int64_t id)
 		kiln_log_err(KILN_LOG_WARN, &err);
 		goto out;
 	}
+	scheduler_hook_job_ended(s, &j);
 	if (scheduler_state_final(j.state)) {
 		scheduler_rebuild_job_ended(s, &j);
 		scheduler_repro_job_ended(s, &j);

@@ -256,6 +256,8 @@ static kiln_rc job_make(struct scheduler *s, struct api_req *req,
 		rc = kiln_err_set(err, KILN_ENOMEM, "out of memory");
 	if (!rc)
 		rc = s->store->ops->hook_job_put(s->store, &hj, err);
+	if (!rc)
+		scheduler_hook_status(s, *id, "pending", "queued");
 out:
 	kiln_buf_release(&body);
 	kiln_buf_release(&reqjson);

@@ -617,7 +617,17 @@ struct scheduler {
 	volatile int dfs_stop;
 	struct scheduler_history history;
 	struct scheduler_jobcache *jobcache; /* owned (jobcache.c) */
+	struct scheduler_statuser *statuser; /* owned (hookstatus.c); NULL without [hook]s */
 };
+
+/* Commit statuses of hook jobs (hookstatus.c): the poster thread (none without [hook]s);
+ * queue a status (pending, success, failure, error) for a job, posted in queue order
+ * when the job is a hook's, else dropped; and the one a job's end calls for. */
+KILN_MUST_CHECK kiln_rc scheduler_hook_status_start(struct scheduler *s, struct kiln_err *err);
+void scheduler_hook_status_stop(struct scheduler *s);
+void scheduler_hook_status(struct scheduler *s, int64_t job_id, const char *state,
+                           const char *desc);
+void scheduler_hook_job_ended(struct scheduler *s, const struct scheduler_job *j);
 
 /* GET /api/v1/jobs/{id} bodies by job and store version (jobcache.c). Without a cache
  * (NULL: out of memory) get misses and put does nothing. */

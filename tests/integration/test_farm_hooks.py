@@ -5,7 +5,10 @@ import hashlib
 import hmac
 import json
 import subprocess
+import threading
+import time
 import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -38,20 +41,70 @@ def repo(tmp_path_factory):
     return {"url": "file://" + str(d), "main": main, "dev": git("rev-parse", "HEAD")}
 
 
+class FakeForge:
+    """A forge's status API on loopback: records each POST; answers 500 to the first
+    `fail` of them (a forge having a bad minute), 201 after."""
+
+    def __init__(self):
+        self.calls, self.fail, self.lock = [], 0, threading.Lock()
+        forge = self
+
+        class H(BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                with forge.lock:
+                    failed = forge.fail > 0
+                    forge.fail -= failed
+                    forge.calls.append({"path": self.path, "failed": failed,
+                                        "auth": self.headers.get("Authorization"),
+                                        "body": json.loads(body), "at": time.monotonic()})
+                self.send_response(500 if failed else 201)
+                self.send_header("Content-Type", "application/json")
+                self.end_headers()
+                self.wfile.write(b"{}")
+
+            def log_message(self, *a):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def posted(self, n, timeout=10):
+        """The first n statuses the forge took."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self.lock:
+                ok = [c for c in self.calls if not c["failed"]]
+            if len(ok) >= n:
+                return ok
+            time.sleep(0.05)
+        raise AssertionError(f"{len(ok)} statuses posted, expected {n}: {self.calls}")
+
+
 @pytest.fixture
-def sched(kiln_bin, tmp_path):
+def forge():
+    f = FakeForge()
+    yield f
+    f.server.shutdown()
+
+
+@pytest.fixture
+def sched(kiln_bin, tmp_path, forge):
     for kind in ("github", "gitlab", "forgejo"):
         (tmp_path / f"{kind}.secret").write_text(SECRET + "\n")
+    (tmp_path / "github.token").write_text("ghp_token\n")
     cfg = tmp_path / "kiln.ini"
     cfg.write_text(f"""
 [forge github]
 kind = github
-api_url = https://api.github.com
+api_url = {forge.url}
 secret_file = {tmp_path}/github.secret
 token_file = {tmp_path}/github.token
 
 [forge lab]
 kind = gitlab
+api_url = {forge.url}/api/v4
 secret_file = {tmp_path}/gitlab.secret
 
 [forge codeberg]
@@ -217,3 +270,52 @@ def test_gitlab_push_and_forgejo_push(sched, repo):
 def test_unknown_forge_is_404(sched):
     r = sched.call("POST", "/api/v1/hooks/svn", raw=b"{}", token="")
     assert r.status == 404
+
+
+def test_statuses_are_posted_in_order_through_a_failing_forge(sched, forge, repo):
+    forge.fail = 3
+    r = github(sched, "push", gh_push(repo, "main"))
+    (jid,) = r.json()["jobs"]
+    (pending,) = forge.posted(1)
+    assert pending["path"] == f"/repos/owner/project/statuses/{repo['main']}"
+    assert pending["auth"] == "Bearer ghp_token"
+    assert pending["body"]["state"] == "pending"
+    assert pending["body"]["context"] == "kiln/build"
+    assert pending["body"]["target_url"].endswith(f"/#/jobs/{jid}")
+    assert sum(c["failed"] for c in forge.calls) == 3
+    t0 = time.monotonic()
+    assert sched.call("POST", f"/api/v1/jobs/{jid}/cancel").status in (200, 202)
+    ok = forge.posted(2)
+    assert [c["body"]["state"] for c in ok] == ["pending", "error"]
+    assert ok[1]["at"] - t0 < 2
+
+
+def test_statuses_follow_a_build_to_its_end(sched, forge, repo):
+    from test_farm_api import Worker
+    r = github(sched, "pull_request", gh_pr(repo))
+    (jid,) = r.json()["jobs"]
+    w = Worker(sched, "w1", sched.token("worker"))
+    lease = w.lease()
+    assert lease and lease["job_id"] == jid
+    assert w.complete(lease, "failed", failure_class="build", message="no").status == 200
+    ok = forge.posted(2)
+    assert [c["body"]["state"] for c in ok] == ["pending", "failure"]
+    assert all(c["path"].endswith(repo["dev"]) for c in ok)
+
+
+def test_gitlab_statuses_use_its_names(sched, forge, repo):
+    body = json.dumps({"object_kind": "merge_request",
+                       "object_attributes": {"action": "open", "iid": 4,
+                                             "target_branch": "main",
+                                             "last_commit": {"id": repo["dev"]},
+                                             "source": {"git_http_url": repo["url"]}},
+                       "project": {"path_with_namespace": "group/project",
+                                   "git_http_url": repo["url"]}}).encode()
+    hdr = {"X-Gitlab-Token": SECRET, "X-Gitlab-Event": "Merge Request Hook",
+           "X-Gitlab-Event-UUID": str(uuid.uuid4())}
+    r = sched.call("POST", "/api/v1/hooks/gitlab", raw=body, token="", headers=hdr)
+    (jid,) = r.json()["jobs"]
+    (st,) = forge.posted(1)
+    assert st["path"] == f"/api/v4/projects/group%2Fproject/statuses/{repo['dev']}"
+    assert st["body"]["state"] == "pending" and st["body"]["name"] == "kiln/build"
+    assert st["auth"] is None
