@@ -173,14 +173,11 @@ static kiln_rc status_post(const struct scheduler *s, const struct scheduler_for
 /* Wait ms unless told to stop; false when stopping. */
 static bool wait_or_stop(struct scheduler_statuser *q, int64_t ms)
 {
-	struct timespec until;
+	int64_t now = util_clock_wall_ms(), end = now + ms;
+	struct timespec until = {(time_t)(end / 1000), (long)(end % 1000) * 1000000};
 	bool stop;
 
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += ms / 1000;
-	until.tv_nsec += (ms % 1000) * 1000000;
-	if (until.tv_nsec >= 1000000000)
-		until.tv_sec++, until.tv_nsec -= 1000000000;
+	/* timedwait takes a CLOCK_REALTIME deadline: the wall clock in ms is that clock */
 	pthread_mutex_lock(&q->lock);
 	while (!q->stop && pthread_cond_timedwait(&q->cond, &q->lock, &until) == 0)
 		;
