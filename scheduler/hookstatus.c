@@ -24,7 +24,7 @@
 
 struct status_item {
 	int64_t job_id;
-	char state[16]; /* pending, success, failure, error */
+	char state[16]; /* pending, running, success, failure, error */
 	char desc[64];
 	struct status_item *next;
 };
@@ -81,9 +81,11 @@ void scheduler_hook_job_ended(struct scheduler *s, const struct scheduler_job *j
 		scheduler_hook_status(s, j->id, "error", "cancelled");
 }
 
-/* GitLab names states its own way. */
-static const char *lab_state(const char *st)
+/* kiln's state as the forge names it: GitHub and Forgejo have no running state. */
+static const char *forge_state(enum scheduler_forge_kind kind, const char *st)
 {
+	if (kind != SCHED_FORGE_GITLAB)
+		return strcmp(st, "running") ? st : "pending";
 	if (!strcmp(st, "failure"))
 		return "failed";
 	if (!strcmp(st, "error"))
@@ -109,7 +111,7 @@ static void status_call(const struct scheduler *s, const struct scheduler_forge_
 	kiln_buf_addf(path, "/statuses/%s", h->sha);
 	api_jw_init(&w, body);
 	api_jw_obj(&w);
-	api_jw_kstr(&w, "state", lab ? lab_state(it->state) : it->state);
+	api_jw_kstr(&w, "state", forge_state(f->kind, it->state));
 	if (s->cfg->publish_base_url)
 		snprintf(url, sizeof(url), "%s/#/jobs/%lld", s->cfg->publish_base_url,
 		         (long long)it->job_id);

@@ -621,7 +621,7 @@ struct scheduler {
 };
 
 /* Commit statuses of hook jobs (hookstatus.c): the poster thread (none without [hook]s);
- * queue a status (pending, success, failure, error) for a job, posted in queue order
+ * queue a status (pending, running, success, failure, error) for a job, posted in queue order
  * when the job is a hook's, else dropped; and the one a job's end calls for. */
 KILN_MUST_CHECK kiln_rc scheduler_hook_status_start(struct scheduler *s, struct kiln_err *err);
 void scheduler_hook_status_stop(struct scheduler *s);

@@ -298,8 +298,9 @@ def test_statuses_follow_a_build_to_its_end(sched, forge, repo):
     lease = w.lease()
     assert lease and lease["job_id"] == jid
     assert w.complete(lease, "failed", failure_class="build", message="no").status == 200
-    ok = forge.posted(2)
-    assert [c["body"]["state"] for c in ok] == ["pending", "failure"]
+    ok = forge.posted(3)
+    assert [c["body"]["state"] for c in ok] == ["pending", "pending", "failure"]
+    assert [c["body"]["description"] for c in ok] == ["queued", "building", "the build failed"]
     assert all(c["path"].endswith(repo["dev"]) for c in ok)
 
 
