@@ -111,11 +111,15 @@ secret_file = {tmp_path}/gitlab.secret
 kind = forgejo
 secret_file = {tmp_path}/forgejo.secret
 
+[repositories]
+stable =
+
 [hook owner/project]
 forge = github
 spec = project.spec
 events = push pull_request comment tag
 branches = main
+publish = stable
 
 [hook group/project]
 forge = lab
@@ -189,6 +193,7 @@ def test_push_builds_the_exact_commit_once(sched, repo):
     assert j["manifest"]["git"]["url"] == repo["url"]
     assert j["manifest"]["git"]["commit"] == repo["main"]
     assert j["manifest"]["git"]["spec"] == "project.spec"
+    assert j["request"]["repository"] == "stable"
     # the forge redelivers: the same answer, no second job
     again = github(sched, "push", gh_push(repo, "main"), delivery=delivery)
     assert again.status == 200 and again.json() == {"jobs": jobs}
@@ -320,3 +325,13 @@ def test_gitlab_statuses_use_its_names(sched, forge, repo):
     assert st["path"] == f"/api/v4/projects/group%2Fproject/statuses/{repo['dev']}"
     assert st["body"]["state"] == "pending" and st["body"]["name"] == "kiln/build"
     assert st["auth"] is None
+
+
+def test_tag_builds_its_commit_on_any_branch_filter(sched, repo):
+    p = {**gh_push(repo, "dev"), "ref": "refs/tags/v1.0"}
+    r = github(sched, "push", p)
+    assert r.status == 200, r.body
+    (jid,) = r.json()["jobs"]
+    j = job_of(sched, jid)
+    assert j["manifest"]["git"]["commit"] == repo["dev"]
+    assert j["request"]["repository"] == "stable"
