@@ -335,3 +335,15 @@ def test_tag_builds_its_commit_on_any_branch_filter(sched, repo):
     j = job_of(sched, jid)
     assert j["manifest"]["git"]["commit"] == repo["dev"]
     assert j["request"]["repository"] == "stable"
+
+
+def test_a_success_is_posted(sched, forge, repo):
+    from test_farm_api import Worker
+    (jid,) = github(sched, "push", gh_push(repo, "main")).json()["jobs"]
+    w = Worker(sched, "w2", sched.token("worker"))
+    lease = w.lease()
+    t0 = time.monotonic()
+    assert w.complete(lease, "succeeded").status == 200
+    ok = forge.posted(3)
+    assert [c["body"]["state"] for c in ok] == ["pending", "pending", "success"]
+    assert ok[2]["at"] - t0 < 2
