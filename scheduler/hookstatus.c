@@ -26,6 +26,7 @@ struct status_item {
 	int64_t job_id;
 	char state[16]; /* pending, running, success, failure, error */
 	char desc[64];
+	bool verdict; /* the reproducibility verdict: its own context, CONTEXT/reproducible */
 	struct status_item *next;
 };
 
@@ -38,7 +39,8 @@ struct scheduler_statuser {
 	pthread_t th;
 };
 
-void scheduler_hook_status(struct scheduler *s, int64_t job_id, const char *state, const char *desc)
+static void status_queue(struct scheduler *s, int64_t job_id, const char *state, const char *desc,
+                         bool verdict)
 {
 	struct scheduler_statuser *q = s->statuser;
 	struct status_item *it;
@@ -49,6 +51,7 @@ void scheduler_hook_status(struct scheduler *s, int64_t job_id, const char *stat
 	if (!it)
 		return;
 	it->job_id = job_id;
+	it->verdict = verdict;
 	snprintf(it->state, sizeof(it->state), "%s", state);
 	snprintf(it->desc, sizeof(it->desc), "%s", desc);
 	pthread_mutex_lock(&q->lock);
@@ -69,10 +72,38 @@ void scheduler_hook_status(struct scheduler *s, int64_t job_id, const char *stat
 	pthread_mutex_unlock(&q->lock);
 }
 
+void scheduler_hook_status(struct scheduler *s, int64_t job_id, const char *state, const char *desc)
+{
+	status_queue(s, job_id, state, desc, false);
+}
+
+/* A rerun's end may settle its original's verdict: reproducible is a success, anything
+ * else settled a failure, under a context of its own so the build's status stands. */
+static void verdict_status(struct scheduler *s, int64_t orig_id)
+{
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
+	struct scheduler_job o = {0};
+	const char *v;
+
+	if (s->store->ops->job_get(s->store, orig_id, &a, &o, NULL))
+		goto out;
+	v = o.repro_verdict ? o.repro_verdict : "";
+	if (!strcmp(v, "reproducible"))
+		status_queue(s, orig_id, "success", "reproducible", true);
+	else if (*v && strcmp(v, "pending"))
+		status_queue(s, orig_id, "failure", v, true);
+out:
+	kiln_arena_release(&a);
+}
+
 void scheduler_hook_job_ended(struct scheduler *s, const struct scheduler_job *j)
 {
 	if (!s->statuser || !scheduler_state_final(j->state))
 		return;
+	if (j->rerun_of) {
+		verdict_status(s, j->rerun_of);
+		return;
+	}
 	if (j->state == SCHED_SUCCEEDED)
 		scheduler_hook_status(s, j->id, "success", "built");
 	else if (j->state == SCHED_FAILED)
@@ -120,7 +151,10 @@ static void status_call(const struct scheduler *s, const struct scheduler_forge_
 		         (long long)it->job_id);
 	api_jw_kstr(&w, "target_url", url);
 	api_jw_kstr(&w, "description", it->desc);
-	api_jw_kstr(&w, lab ? "name" : "context", h->context);
+	api_jw_key(&w, lab ? "name" : "context");
+	if (it->verdict)
+		snprintf(url, sizeof(url), "%s/reproducible", h->context);
+	api_jw_str(&w, it->verdict ? url : h->context);
 	api_jw_end(&w);
 }
 

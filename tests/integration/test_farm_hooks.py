@@ -129,6 +129,11 @@ events = push merge_request
 [hook org/project]
 forge = codeberg
 spec = project.spec
+
+[hook owner/repro]
+forge = github
+spec = project.spec
+reruns = 1
 """)
     s = Scheduler(kiln_bin, tmp_path / "data", config=cfg).start()
     yield s
@@ -347,3 +352,22 @@ def test_a_success_is_posted(sched, forge, repo):
     ok = forge.posted(3)
     assert [c["body"]["state"] for c in ok] == ["pending", "pending", "success"]
     assert ok[2]["at"] - t0 < 2
+
+
+def test_the_reproducibility_verdict_has_its_own_status(sched, forge, repo):
+    from test_farm_api import Worker
+    r = github(sched, "push", gh_push(repo, "main", project="owner/repro"))
+    (jid,) = r.json()["jobs"]
+    w1 = Worker(sched, "w1", sched.token("worker"))
+    w2 = Worker(sched, "w2", sched.token("worker"))
+    lease = w1.lease()
+    assert lease["job_id"] == jid
+    assert w1.complete(lease, "succeeded").status == 200
+    rerun = w2.lease(wait=5)
+    assert rerun and rerun["job_id"] != jid
+    assert w2.complete(rerun, "succeeded").status == 200
+    verdict = sched.job(jid)["reproducibility"]
+    ok = forge.posted(4)
+    assert [c["body"]["context"] for c in ok] == ["kiln/build"] * 3 + ["kiln/build/reproducible"]
+    assert ok[3]["body"]["state"] == ("success" if verdict == "reproducible" else "failure")
+    assert ok[3]["body"]["description"] == verdict
