@@ -21,6 +21,7 @@
 #define STATUS_FIRST_DELAY_MS 200
 #define STATUS_QUEUE_MAX 10000
 #define TOKEN_MAX 4096
+#define STATUS_LAST 1024
 
 struct status_item {
 	int64_t job_id;
@@ -37,6 +38,14 @@ struct scheduler_statuser {
 	size_t n;
 	bool stop;
 	pthread_t th;
+	/* the last status posted per job, by job id modulo the size (the poster thread's
+	 * alone): the same state twice in a row is posted once (a job's end can be seen
+	 * twice, by its completion and by the recovery at start) */
+	struct {
+		int64_t job_id;
+		char state[16];
+		bool verdict;
+	} last[STATUS_LAST];
 };
 
 static void status_queue(struct scheduler *s, int64_t job_id, const char *state, const char *desc,
@@ -222,6 +231,20 @@ static bool wait_or_stop(struct scheduler_statuser *q, int64_t ms)
 	return !stop;
 }
 
+/* Was this status the last one of its job? Records it as the last otherwise. */
+static bool status_repeated(struct scheduler_statuser *q, const struct status_item *it)
+{
+	size_t k = (size_t)it->job_id % STATUS_LAST;
+
+	if (q->last[k].job_id == it->job_id && q->last[k].verdict == it->verdict &&
+	    !strcmp(q->last[k].state, it->state))
+		return true;
+	q->last[k].job_id = it->job_id;
+	q->last[k].verdict = it->verdict;
+	memcpy(q->last[k].state, it->state, sizeof(it->state));
+	return false;
+}
+
 static void status_send(struct scheduler *s, const struct status_item *it)
 {
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
@@ -231,6 +254,8 @@ static void status_send(struct scheduler *s, const struct status_item *it)
 	int64_t delay = STATUS_FIRST_DELAY_MS;
 	int i;
 
+	if (status_repeated(s->statuser, it))
+		goto out;
 	if (s->store->ops->hook_job_get(s->store, it->job_id, &a, &h, &err))
 		goto out; /* no hook job (or unreadable): nothing to report */
 	f = scheduler_config_forge(s->cfg, h.forge);
