@@ -129,6 +129,7 @@ events = push merge_request
 [hook org/project]
 forge = codeberg
 spec = project.spec
+events = push pull_request comment
 
 [hook owner/repro]
 forge = github
@@ -371,3 +372,28 @@ def test_the_reproducibility_verdict_has_its_own_status(sched, forge, repo):
     assert [c["body"]["context"] for c in ok] == ["kiln/build"] * 3 + ["kiln/build/reproducible"]
     assert ok[3]["body"]["state"] == ("success" if verdict == "reproducible" else "failure")
     assert ok[3]["body"]["description"] == verdict
+
+
+def forgejo(s, event, payload):
+    body = json.dumps(payload).encode()
+    hdr = {"X-Forgejo-Event": event, "X-Gitea-Event": event,
+           "X-Forgejo-Delivery": str(uuid.uuid4()), "X-Forgejo-Signature": sign(body),
+           "X-Gitea-Signature": sign(body)}
+    return s.call("POST", "/api/v1/hooks/forgejo", raw=body, token="", headers=hdr)
+
+
+def test_forgejo_pull_request_and_retry_comment(sched, repo):
+    pr = gh_pr(repo, action="synchronized", number=3)
+    pr["repository"]["full_name"] = "org/project"
+    r = forgejo(sched, "pull_request", pr)
+    assert r.status == 200, r.body
+    (jid,) = r.json()["jobs"]
+    assert job_of(sched, jid)["manifest"]["git"]["commit"] == repo["dev"]
+    c = {"action": "created", "is_pull": True, "issue": {"number": 3, "pull_request": None},
+         "comment": {"body": "/kiln retry"},
+         "repository": {"full_name": "org/project", "clone_url": repo["url"]}}
+    (jid2,) = forgejo(sched, "issue_comment", c).json()["jobs"]
+    assert jid2 != jid and job_of(sched, jid2)["manifest"]["git"]["commit"] == repo["dev"]
+    c["issue"]["number"] = 4
+    assert forgejo(sched, "issue_comment", c).json() == {
+        "ignored": "no earlier build of pull/4 to retry"}
