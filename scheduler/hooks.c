@@ -71,7 +71,7 @@ static bool delivery_verified(const struct scheduler_forge_cfg *f, struct api_re
 	const char *sig;
 	bool ok = false;
 
-	if (secret_read(f->secret_file, &secret, NULL))
+	if (!f->has_kind || !f->secret_file || secret_read(f->secret_file, &secret, NULL))
 		goto out;
 	if (f->kind == SCHED_FORGE_GITLAB) {
 		ok = token_ok(&secret, api_req_header(req, "X-Gitlab-Token"));
@@ -192,7 +192,7 @@ static const char *job_context(const struct scheduler_hook_cfg *h, const char *s
 {
 	const char *base = h->root ? h->root : h->arch ? h->arch : "build";
 
-	if (!strchr(kiln_str_trim(kiln_str_from(h->spec)).ptr, ' '))
+	if (!strpbrk(h->spec, " \t"))
 		return kiln_arena_printf(a, "kiln/%s", base);
 	return kiln_arena_printf(a, "kiln/%s/%s", base, util_path_basename(spec));
 }
@@ -318,7 +318,7 @@ static kiln_rc delivery_handle(struct scheduler *s, struct api_req *req,
 
 	if (!ignored) {
 		h = scheduler_config_hook(s->cfg, ev->project);
-		if (!h || strcmp(h->forge, f->name))
+		if (!h || !h->forge || !h->spec || strcmp(h->forge, f->name))
 			ignored =
 			    kiln_arena_printf(a, "no [hook %s] for forge %s", ev->project, f->name);
 	}
