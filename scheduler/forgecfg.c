@@ -241,7 +241,11 @@ static kiln_rc set_hook(struct scheduler_hook_cfg *h, const char *k, const char 
 		h->arch = *v ? v : NULL;
 	else if (!strcmp(k, "publish"))
 		h->publish = *v ? v : NULL;
-	else if (!strcmp(k, "reruns")) {
+	else if (!strcmp(k, "format")) {
+		if (strcmp(v, "v4") && strcmp(v, "v6"))
+			return kiln_err_set(err, KILN_EINVAL, "'%s' is not a format (v4, v6)", v);
+		h->format = v;
+	} else if (!strcmp(k, "reruns")) {
 		if (util_parse_i64(v, strlen(v), 10, 0, 10, &h->reruns, NULL))
 			return kiln_err_set(err, KILN_EINVAL, "'%s' is not a number from 0 to 10",
 			                    v);

@@ -217,6 +217,12 @@ static void job_body(const struct scheduler_hook_cfg *h, const struct scheduler_
 		api_jw_kstr(&w, "arch", h->arch);
 	if (h->reruns)
 		api_jw_kint(&w, "reruns", h->reruns);
+	if (h->format) {
+		api_jw_key(&w, "formats");
+		api_jw_arr(&w);
+		api_jw_str(&w, h->format);
+		api_jw_end(&w);
+	}
 	/* pull requests never publish: anyone can open one */
 	if (h->publish && (ev->kind == SCHED_HOOK_PUSH || ev->kind == SCHED_HOOK_TAG))
 		api_jw_kstr(&w, "repository", h->publish);

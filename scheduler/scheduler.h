@@ -69,6 +69,7 @@ struct scheduler_hook_cfg {
 	const char *branches;    /* blank-separated branch names; "" for every branch */
 	const char *root, *arch; /* build options, NULL for the defaults */
 	int64_t reruns;
+	const char *format;  /* the package format (v4 or v6; one per job), NULL for the default */
 	const char *publish; /* a [repositories] name pushes and tags publish into, or NULL */
 	int line;
 };

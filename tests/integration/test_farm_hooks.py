@@ -135,6 +135,7 @@ events = push pull_request comment
 forge = github
 spec = project.spec
 reruns = 1
+format = v6
 """)
     s = Scheduler(kiln_bin, tmp_path / "data", config=cfg).start()
     yield s
@@ -358,7 +359,9 @@ def test_a_success_is_posted(sched, forge, repo):
 def test_the_reproducibility_verdict_has_its_own_status(sched, forge, repo):
     from test_farm_api import Worker
     r = github(sched, "push", gh_push(repo, "main", project="owner/repro"))
+    assert r.status == 200, r.body
     (jid,) = r.json()["jobs"]
+    assert sched.job(jid)["request"]["formats"] == ["v6"]
     w1 = Worker(sched, "w1", sched.token("worker"))
     w2 = Worker(sched, "w2", sched.token("worker"))
     lease = w1.lease()

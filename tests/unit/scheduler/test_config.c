@@ -264,6 +264,7 @@ KILN_TEST(config_forge_errors_name_the_line)
 	    {"[forge gh]\nkind = github\nsecret_file = /s\n[hook a/b]\nforge = gh\n", "needs spec",
 	     4},
 	    {"[hook a/b]\nevents = push fork\n", "'fork' is not an event", 2},
+	    {"[hook a/b]\nformat = v5\n", "'v5' is not a format", 2},
 	    {"[forge gh]\nkind = github\nsecret_file = /s\n[hook a/b]\nforge = gh\n"
 	     "spec = a.spec\npublish = nowhere\n",
 	     "no repository 'nowhere'", 4},
