@@ -120,6 +120,9 @@ int cli_cmd_scheduler(int argc, char **argv)
 		rc = scheduler_config_set(&cfg, "storage", "data_dir", o.data_dir, &err);
 	for (i = 0; !rc && i < o.set.n; i++)
 		rc = sched_apply_set(&cfg, o.set.v[i], &err);
+	/* --set may have made or changed a [forge] or [hook]: checked as the file's are */
+	if (!rc && o.set.n)
+		rc = scheduler_config_forge_check(&cfg, "--set", &err);
 	if (!rc)
 		rc = api_global_init(&err);
 	/* rebuilds name published packages by URL: the scheduler fetches them */

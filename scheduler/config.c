@@ -260,10 +260,31 @@ static kiln_rc add_token(struct scheduler_config *c, const char *k, const char *
 	return KILN_OK;
 }
 
+/* [forge NAME] and [hook OWNER/PROJECT] keys (forgecfg.c), with config.c's messages. */
+static kiln_rc forge_set(struct scheduler_config *c, const char *section, const char *key,
+                         const char *value, int lineno, struct kiln_err *err)
+{
+	kiln_rc rc;
+
+	key = kiln_arena_strdup(&c->arena, key);
+	value = kiln_arena_strdup(&c->arena, value);
+	if (!key || !value)
+		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	rc = scheduler_config_forge_set(c, section, key, value, lineno, err);
+	if (rc == KILN_ENOTFOUND)
+		return kiln_err_set(err, KILN_EINVAL, "unknown key '%s' in [%s]", key, section);
+	if (rc)
+		kiln_err_wrap(err, "[%s] %s", section, key);
+	return rc;
+}
+
 kiln_rc scheduler_config_set(struct scheduler_config *c, const char *section, const char *key,
                              const char *value, struct kiln_err *err)
 {
 	kiln_rc rc = KILN_ENOTFOUND;
+
+	if (scheduler_config_forge_section(section, strlen(section)))
+		return forge_set(c, section, key, value, 0, err);
 
 	key = kiln_arena_strdup(&c->arena, key);
 	value = kiln_arena_strdup(&c->arena, value);
@@ -314,7 +335,7 @@ static bool name_ok(struct kiln_str s)
 }
 
 static kiln_rc config_line(struct scheduler_config *c, struct kiln_str line, char *section,
-                           size_t ssize, struct kiln_err *err)
+                           size_t ssize, int lineno, struct kiln_err *err)
 {
 	struct kiln_str key, value;
 	char k[129], *v;
@@ -330,10 +351,13 @@ static kiln_rc config_line(struct scheduler_config *c, struct kiln_str line, cha
 			return kiln_err_set(err, KILN_ESYNTAX,
 			                    "a section header needs a closing ']'");
 		name = kiln_str_trim(kiln_str_make(name.ptr, name.len - 1));
-		if (!name_ok(name) || name.len >= ssize)
+		if (!(name_ok(name) || scheduler_config_forge_section(name.ptr, name.len)) ||
+		    name.len >= ssize)
 			return kiln_err_set(err, KILN_ESYNTAX, "malformed section name");
 		memcpy(section, name.ptr, name.len);
 		section[name.len] = '\0';
+		if (scheduler_config_forge_section(name.ptr, name.len))
+			return scheduler_config_forge_set(c, section, NULL, NULL, lineno, err);
 		return KILN_OK;
 	}
 	value = kiln_str_split(line, '=', &key, &found);
@@ -351,6 +375,8 @@ static kiln_rc config_line(struct scheduler_config *c, struct kiln_str line, cha
 	v = kiln_arena_strndup(&c->arena, value.ptr, value.len);
 	if (!v)
 		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	if (scheduler_config_forge_section(section, strlen(section)))
+		return forge_set(c, section, k, v, lineno, err);
 	return scheduler_config_set(c, section, k, v, err);
 }
 
@@ -372,14 +398,14 @@ kiln_rc scheduler_config_from_mem(struct scheduler_config *cfg, const char *data
 		if (line.len > CONFIG_MAX_LINE) {
 			rc = kiln_err_set(err, KILN_ELIMIT, "line over %d bytes", CONFIG_MAX_LINE);
 		} else {
-			rc = config_line(cfg, line, section, sizeof(section), err);
+			rc = config_line(cfg, line, section, sizeof(section), lineno, err);
 		}
 		if (rc) {
 			kiln_err_locate(err, name, lineno, 0);
 			return rc;
 		}
 	}
-	return KILN_OK;
+	return scheduler_config_forge_check(cfg, name, err);
 }
 
 kiln_rc scheduler_config_load(struct scheduler_config *cfg, const char *path, struct kiln_err *err)

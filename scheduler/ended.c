@@ -24,6 +24,8 @@ void scheduler_job_ended(struct scheduler *s, int64_t id)
 		scheduler_rebuild_job_ended(s, &j);
 		scheduler_repro_job_ended(s, &j);
 	}
+	/* after the reproducibility work: a rerun's end may have settled a verdict */
+	scheduler_hook_job_ended(s, &j);
 	scheduler_publish_job_ended(s, j.rerun_of ? j.rerun_of : j.id);
 out:
 	kiln_arena_release(&a);

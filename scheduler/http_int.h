@@ -85,6 +85,9 @@ void scheduler_h_repo_regenerate(void *ctx, struct api_req *req, struct api_resp
 void scheduler_h_repo_remove(void *ctx, struct api_req *req, struct api_resp *resp);
 void scheduler_h_repo_file(void *ctx, struct api_req *req, struct api_resp *resp);
 
+/* Forge webhooks (hooks.c). */
+void scheduler_h_hook(void *ctx, struct api_req *req, struct api_resp *resp);
+
 /* Service (http_misc.c). */
 void scheduler_h_health(void *ctx, struct api_req *req, struct api_resp *resp);
 void scheduler_h_metrics(void *ctx, struct api_req *req, struct api_resp *resp);

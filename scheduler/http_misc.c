@@ -24,6 +24,8 @@ const struct api_route scheduler_routes[] = {
     {API_GET, "/api/v1/openapi.json", 0, API_ROUTE_NOAUTH, scheduler_h_openapi},
     {API_GET, "/api/v1/keys/{}", 0, API_ROUTE_NOAUTH, scheduler_h_key},
     {API_POST, "/api/v1/jobs", API_SCOPE_SUBMIT, 0, scheduler_h_submit},
+    /* forge webhooks: verified by their signature or token, not a bearer token */
+    {API_POST, "/api/v1/hooks/{}", 0, API_ROUTE_NOAUTH, scheduler_h_hook},
     {API_GET, "/api/v1/jobs", RS, R, scheduler_h_jobs},
     {API_GET, "/api/v1/jobs/{}", RS, R, scheduler_h_job},
     {API_POST, "/api/v1/jobs/{}/cancel", API_SCOPE_SUBMIT, 0, scheduler_h_cancel},

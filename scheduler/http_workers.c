@@ -353,6 +353,7 @@ static void lease_record(struct scheduler *s, const struct scheduler_job *j)
 	s->lease_grants++;
 	pthread_mutex_unlock(&s->stats_lock);
 	scheduler_hist_add(s, &s->wait_hist, (double)(util_clock_wall_ms() - j->created_ms) / 1000);
+	scheduler_hook_status(s, j->id, "running", "building"); /* a hook job's commit status */
 }
 
 void scheduler_h_lease(void *ctx, struct api_req *req, struct api_resp *resp)

@@ -40,6 +40,40 @@ struct scheduler_token_cfg {
 	char sha256[65];
 };
 
+/* [forge NAME]: a forge that sends webhooks and takes commit statuses (docs/api.md). */
+enum scheduler_forge_kind { SCHED_FORGE_GITHUB, SCHED_FORGE_GITLAB, SCHED_FORGE_FORGEJO };
+struct scheduler_forge_cfg {
+	const char *name;
+	enum scheduler_forge_kind kind;
+	bool has_kind;
+	const char *api_url;     /* where statuses are posted; "" for none */
+	const char *secret_file; /* the webhook secret */
+	const char *token_file;  /* the token for status calls; "" for none */
+	int line;                /* of the section header, for errors found at the end */
+};
+
+/* What a [hook] reacts to. */
+enum scheduler_hook_event {
+	SCHED_HOOK_PUSH = 1u << 0,         /* a push to a branch */
+	SCHED_HOOK_TAG = 1u << 1,          /* a tag pushed */
+	SCHED_HOOK_PULL_REQUEST = 1u << 2, /* opened, synchronised or reopened (GitLab: MR) */
+	SCHED_HOOK_COMMENT = 1u << 3,      /* "/kiln retry" on a pull request */
+};
+
+/* [hook OWNER/PROJECT]: a repository of a forge and what to build on its events. */
+struct scheduler_hook_cfg {
+	const char *project;     /* "owner/project" as the forge names it */
+	const char *forge;       /* a [forge] name */
+	const char *spec;        /* spec paths in the repository, blank-separated: a job each */
+	unsigned events;         /* enum scheduler_hook_event bits */
+	const char *branches;    /* blank-separated branch names; "" for every branch */
+	const char *root, *arch; /* build options, NULL for the defaults */
+	int64_t reruns;
+	const char *format;  /* the package format (v4 or v6; one per job), NULL for the default */
+	const char *publish; /* a [repositories] name pushes and tags publish into, or NULL */
+	int line;
+};
+
 struct scheduler_config {
 	const char *listen; /* default 127.0.0.1:8470 */
 	/* [server] worker_listen: a second address with connections of its own for workers
@@ -80,6 +114,11 @@ struct scheduler_config {
 	const char *publish_base_url;  /* base_url: for .repo files (default: the listen address) */
 	struct scheduler_token_cfg *tokens;
 	size_t ntokens;
+	/* [forge NAME] and [hook OWNER/PROJECT] (forgecfg.c) */
+	struct scheduler_forge_cfg *forges;
+	size_t nforges;
+	struct scheduler_hook_cfg *hooks;
+	size_t nhooks;
 	struct kiln_arena arena;
 };
 
@@ -95,6 +134,25 @@ KILN_MUST_CHECK kiln_rc scheduler_config_load(struct scheduler_config *cfg, cons
 KILN_MUST_CHECK kiln_rc scheduler_config_from_mem(struct scheduler_config *cfg, const char *data,
                                                   size_t len, const char *name,
                                                   struct kiln_err *err);
+/* Forge sections (forgecfg.c): is name a "forge NAME" or "hook OWNER/PROJECT" header? */
+bool scheduler_config_forge_section(const char *name, size_t len);
+/* Set a key of such a section, or with key NULL declare the section at its header (line:
+ * the header's, for errors found at the end); KILN_ENOTFOUND for an unknown key. */
+KILN_MUST_CHECK kiln_rc scheduler_config_forge_set(struct scheduler_config *cfg,
+                                                   const char *section, const char *key,
+                                                   const char *value, int line,
+                                                   struct kiln_err *err);
+/* After the file: every [forge] has a kind and secret_file, every [hook] a known forge and a
+ * spec; errors name the section's line. */
+KILN_MUST_CHECK kiln_rc scheduler_config_forge_check(const struct scheduler_config *cfg,
+                                                     const char *name, struct kiln_err *err);
+/* Is word one of the blank-separated words of list? */
+bool scheduler_config_word_in(const char *list, const char *word);
+/* The [forge] and [hook] of a name (NULL when none). */
+const struct scheduler_forge_cfg *scheduler_config_forge(const struct scheduler_config *cfg,
+                                                         const char *name);
+const struct scheduler_hook_cfg *scheduler_config_hook(const struct scheduler_config *cfg,
+                                                       const char *project);
 /* Set one key ("server.listen", "limits.lease_ttl", ...) as the file would. */
 KILN_MUST_CHECK kiln_rc scheduler_config_set(struct scheduler_config *cfg, const char *section,
                                              const char *key, const char *value,

@@ -238,6 +238,45 @@ struct scheduler_counts {
 
 struct scheduler_store;
 
+/* A webhook delivery as stored (hook_deliveries). */
+struct scheduler_hook_delivery {
+	const char *forge, *delivery, *event, *project;
+	int64_t received_ms;
+	const char *result; /* the JSON answer */
+};
+
+/* A job made by a webhook: the forge and commit its statuses go to (hook_jobs). */
+struct scheduler_hook_job {
+	int64_t job_id;
+	const char *forge, *project;
+	const char *ref;     /* "refs/heads/main", "refs/tags/v1", "pull/12" */
+	const char *url;     /* the clone URL */
+	const char *sha;     /* the commit built */
+	const char *context; /* the status context, "kiln/<root or arch or spec>" */
+};
+
+/* A forge's webhook delivery, decoded (hooks.c). */
+struct scheduler_hook_payload {
+	unsigned kind;       /* an enum scheduler_hook_event bit; 0 when nothing is built */
+	const char *ignored; /* why, when kind is 0 */
+	const char *project; /* "owner/project" */
+	const char *url;     /* the clone URL of the commit's repository */
+	const char *sha;     /* the commit ("" for a retrigger comment on GitHub or Forgejo,
+	                      * whose payload names none: the pull request's last is rebuilt) */
+	const char *ref;     /* "refs/heads/main", "refs/tags/v1", "pull/12" */
+	const char *branch;  /* the branch pushed, or the pull request's target; "" for tags */
+	int64_t number;      /* the pull request's */
+};
+
+/* Decode the body of a delivery of forge kind (event: the X-GitHub-Event, X-Gitea-Event or
+ * X-Forgejo-Event header; GitLab's is read from object_kind). Bounded by api_json_decode
+ * (size and depth); strings in a. KILN_EINVAL / KILN_ESYNTAX / KILN_ELIMIT naming the
+ * field for a malformed body; an event kiln does not build is no error (out->ignored). */
+KILN_MUST_CHECK kiln_rc scheduler_hook_parse(enum scheduler_forge_kind kind, const char *event,
+                                             const void *body, size_t len, struct kiln_arena *a,
+                                             struct scheduler_hook_payload *out,
+                                             struct kiln_err *err);
+
 struct scheduler_store_ops {
 	const char *name;
 	void (*close)(struct scheduler_store *st);
@@ -412,6 +451,22 @@ struct scheduler_store_ops {
 	                          int64_t published_ms, struct kiln_err *err);
 	kiln_rc (*repo_states)(struct scheduler_store *st, struct kiln_arena *a,
 	                       struct scheduler_repo_state **out, size_t *n, struct kiln_err *err);
+	/* Forge webhooks (hooks.c): the answer a delivery got (in a; KILN_ENOTFOUND for a
+	 * new one), recording one (the first recording of a delivery id wins). */
+	kiln_rc (*hook_delivery_get)(struct scheduler_store *st, const char *forge,
+	                             const char *delivery, struct kiln_arena *a,
+	                             const char **result, struct kiln_err *err);
+	kiln_rc (*hook_delivery_put)(struct scheduler_store *st,
+	                             const struct scheduler_hook_delivery *d, struct kiln_err *err);
+	/* The commit a hook job builds, for its statuses; KILN_ENOTFOUND for no hook job. */
+	kiln_rc (*hook_job_put)(struct scheduler_store *st, const struct scheduler_hook_job *h,
+	                        struct kiln_err *err);
+	kiln_rc (*hook_job_get)(struct scheduler_store *st, int64_t job_id, struct kiln_arena *a,
+	                        struct scheduler_hook_job *out, struct kiln_err *err);
+	/* The newest hook job of a ref ("pull/12"): what a retrigger comment builds again. */
+	kiln_rc (*hook_job_last)(struct scheduler_store *st, const char *forge, const char *project,
+	                         const char *ref, struct kiln_arena *a,
+	                         struct scheduler_hook_job *out, struct kiln_err *err);
 };
 
 struct scheduler_store {
@@ -562,7 +617,17 @@ struct scheduler {
 	volatile int dfs_stop;
 	struct scheduler_history history;
 	struct scheduler_jobcache *jobcache; /* owned (jobcache.c) */
+	struct scheduler_statuser *statuser; /* owned (hookstatus.c); NULL without [hook]s */
 };
+
+/* Commit statuses of hook jobs (hookstatus.c): the poster thread (none without [hook]s);
+ * queue a status (pending, running, success, failure, error) for a job, posted in queue order
+ * when the job is a hook's, else dropped; and the one a job's end calls for. */
+KILN_MUST_CHECK kiln_rc scheduler_hook_status_start(struct scheduler *s, struct kiln_err *err);
+void scheduler_hook_status_stop(struct scheduler *s);
+void scheduler_hook_status(struct scheduler *s, int64_t job_id, const char *state,
+                           const char *desc);
+void scheduler_hook_job_ended(struct scheduler *s, const struct scheduler_job *j);
 
 /* GET /api/v1/jobs/{id} bodies by job and store version (jobcache.c). Without a cache
  * (NULL: out of memory) get misses and put does nothing. */

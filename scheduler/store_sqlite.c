@@ -114,6 +114,15 @@ static const char *const migrations[] = {
     /* 6 -> 7: each worker's own credential (sha256 hex of its secret; '' until bound), so
      * workers sharing a token cannot act for each other */
     "ALTER TABLE workers ADD COLUMN secret_hash TEXT NOT NULL DEFAULT '';",
+    /* 7 -> 8: forge webhooks (issue 26): every delivery and the answer it got, so a
+     * redelivery gets the same; and the commit each hook job builds, for its statuses */
+    "CREATE TABLE hook_deliveries(forge TEXT NOT NULL, delivery TEXT NOT NULL,"
+    " event TEXT NOT NULL, project TEXT NOT NULL, received_ms INTEGER NOT NULL,"
+    " result TEXT NOT NULL, PRIMARY KEY(forge, delivery));"
+    "CREATE TABLE hook_jobs(job_id INTEGER PRIMARY KEY, forge TEXT NOT NULL,"
+    " project TEXT NOT NULL, ref TEXT NOT NULL, url TEXT NOT NULL, sha TEXT NOT NULL,"
+    " context TEXT NOT NULL);"
+    "CREATE INDEX hook_jobs_ref ON hook_jobs(forge, project, ref);",
 };
 
 #define JOB_COLS                                                                                   \
@@ -191,6 +200,11 @@ enum q {
 	Q_RB_RECORD,
 	Q_REPRO_UNDONE,
 	Q_JOB_INPUTS,
+	Q_HOOK_DELIVERY_GET,
+	Q_HOOK_DELIVERY_PUT,
+	Q_HOOK_JOB_PUT,
+	Q_HOOK_JOB_GET,
+	Q_HOOK_JOB_LAST,
 	Q_BEGIN,
 	Q_COMMIT,
 	Q_ROLLBACK,
@@ -360,6 +374,16 @@ static const char *const sql[Q_COUNT] = {
     [Q_REPO_STATE_PUT] = "INSERT OR REPLACE INTO repos(name, revision, published_ms)"
                          " VALUES(?1,?2,?3)",
     [Q_REPO_STATES] = "SELECT name, revision, published_ms FROM repos ORDER BY name",
+    [Q_HOOK_DELIVERY_GET] = "SELECT result FROM hook_deliveries WHERE forge = ?1 AND delivery = ?2",
+    [Q_HOOK_DELIVERY_PUT] = "INSERT OR IGNORE INTO hook_deliveries(forge, delivery, event,"
+                            " project, received_ms, result) VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
+    [Q_HOOK_JOB_PUT] = "INSERT OR REPLACE INTO hook_jobs(job_id, forge, project, ref, url, sha,"
+                       " context) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    [Q_HOOK_JOB_GET] = "SELECT job_id, forge, project, ref, url, sha, context FROM hook_jobs"
+                       " WHERE job_id = ?1",
+    [Q_HOOK_JOB_LAST] = "SELECT job_id, forge, project, ref, url, sha, context FROM hook_jobs"
+                        " WHERE forge = ?1 AND project = ?2 AND ref = ?3"
+                        " ORDER BY job_id DESC LIMIT 1",
     [Q_COUNT_VERDICTS] = "SELECT repro_verdict, count(*) FROM jobs WHERE repro_verdict != ''"
                          " GROUP BY repro_verdict",
     [Q_JOB_INPUTS] = "UPDATE jobs SET request = ?2, manifest = ?3, content_key = ?4 WHERE id = ?1",
@@ -1877,6 +1901,63 @@ static kiln_rc repo_states(struct scheduler_store *base, struct kiln_arena *a,
 	return rc;
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* Forge webhooks */
+
+static kiln_rc hook_delivery_get(struct scheduler_store *base, const char *forge,
+                                 const char *delivery, struct kiln_arena *a, const char **result,
+                                 struct kiln_err *err)
+{
+	struct v_text r = {0};
+	kiln_rc rc;
+
+	rc = read1((struct sq *)base, Q_HOOK_DELIVERY_GET, ARGS(TXT(forge), TXT(delivery)),
+	           &v_text_map, a, &r, "webhook delivery", err);
+	if (!rc)
+		*result = r.v;
+	return rc;
+}
+
+static kiln_rc hook_delivery_put(struct scheduler_store *base,
+                                 const struct scheduler_hook_delivery *d, struct kiln_err *err)
+{
+	return write1((struct sq *)base, Q_HOOK_DELIVERY_PUT,
+	              ARGS(TXT(d->forge), TXT(d->delivery), TXT(d->event), TXT(d->project),
+	                   I64(d->received_ms), TXT(d->result)),
+	              "record webhook delivery", err);
+}
+
+static kiln_rc hook_job_put(struct scheduler_store *base, const struct scheduler_hook_job *h,
+                            struct kiln_err *err)
+{
+	return write1((struct sq *)base, Q_HOOK_JOB_PUT,
+	              ARGS(I64(h->job_id), TXT(h->forge), TXT(h->project), TXT(h->ref), TXT(h->url),
+	                   TXT(h->sha), TXT(h->context)),
+	              "record hook job", err);
+}
+
+#define H struct scheduler_hook_job
+static const struct col hook_job_cols[] = {
+    COL(I64, H, job_id), COL(TEXT, H, forge), COL(TEXT, H, project), COL(TEXT, H, ref),
+    COL(TEXT, H, url),   COL(TEXT, H, sha),   COL(TEXT, H, context)};
+static const struct rowmap hook_job_map = ROWMAP(H, hook_job_cols, 1);
+#undef H
+
+static kiln_rc hook_job_get(struct scheduler_store *base, int64_t job_id, struct kiln_arena *a,
+                            struct scheduler_hook_job *out, struct kiln_err *err)
+{
+	return read1((struct sq *)base, Q_HOOK_JOB_GET, ARGS(I64(job_id)), &hook_job_map, a, out,
+	             "hook job", err);
+}
+
+static kiln_rc hook_job_last(struct scheduler_store *base, const char *forge, const char *project,
+                             const char *ref, struct kiln_arena *a, struct scheduler_hook_job *out,
+                             struct kiln_err *err)
+{
+	return read1((struct sq *)base, Q_HOOK_JOB_LAST, ARGS(TXT(forge), TXT(project), TXT(ref)),
+	             &hook_job_map, a, out, "hook job", err);
+}
+
 static const struct scheduler_store_ops sqlite_ops = {
     .name = "sqlite3",
     .close = sq_close,
@@ -1931,6 +2012,11 @@ static const struct scheduler_store_ops sqlite_ops = {
     .repo_unpublished = repo_unpublished,
     .repo_state_put = repo_state_put,
     .repo_states = repo_states,
+    .hook_delivery_get = hook_delivery_get,
+    .hook_delivery_put = hook_delivery_put,
+    .hook_job_put = hook_job_put,
+    .hook_job_get = hook_job_get,
+    .hook_job_last = hook_job_last,
 };
 
 int scheduler_store_sqlite_version(void)

@@ -194,3 +194,51 @@ out:
 	util_close(fd);
 	return rc;
 }
+
+/* RFC 2104 over the streaming digest rather than OpenSSL's HMAC API, so libcrypto needs no
+ * further symbols. */
+kiln_rc util_hmac_sha256(const void *key, size_t keylen, const void *data, size_t len,
+                         unsigned char out[32], struct kiln_err *err)
+{
+	unsigned char k[64] = {0}, pad[64], inner[UTIL_DIGEST_MAX];
+	struct util_digest d;
+	size_t i;
+	kiln_rc rc;
+
+	if (keylen > sizeof(k)) {
+		rc = util_digest_mem(UTIL_DIGEST_SHA256, key, keylen, k, err);
+		if (rc)
+			return rc;
+	} else if (keylen) {
+		memcpy(k, key, keylen);
+	}
+	rc = util_digest_init(&d, UTIL_DIGEST_SHA256, err);
+	if (rc)
+		return rc;
+	for (i = 0; i < sizeof(pad); i++)
+		pad[i] = k[i] ^ 0x36;
+	util_digest_update(&d, pad, sizeof(pad));
+	util_digest_update(&d, data, len);
+	rc = util_digest_final(&d, inner, err);
+	for (i = 0; !rc && i < sizeof(pad); i++)
+		pad[i] = k[i] ^ 0x5c;
+	if (!rc) {
+		util_digest_update(&d, pad, sizeof(pad));
+		util_digest_update(&d, inner, 32);
+		rc = util_digest_final(&d, out, err);
+	}
+	util_digest_release(&d);
+	explicit_bzero(k, sizeof(k));
+	return rc;
+}
+
+bool util_mem_equal_ct(const void *a, const void *b, size_t len)
+{
+	const volatile unsigned char *x = a, *y = b;
+	unsigned char diff = 0;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		diff |= x[i] ^ y[i];
+	return diff == 0;
+}

@@ -388,6 +388,11 @@ KILN_MUST_CHECK kiln_rc util_digest_mem_hex(enum util_digest_algo algo, const vo
 /* Digest a whole file by path; hex as above. */
 KILN_MUST_CHECK kiln_rc util_digest_file_hex(enum util_digest_algo algo, const char *path,
                                              char *hex, struct kiln_err *err);
+/* HMAC-SHA256 (RFC 2104) of data under key: 32 bytes into out. */
+KILN_MUST_CHECK kiln_rc util_hmac_sha256(const void *key, size_t keylen, const void *data,
+                                         size_t len, unsigned char out[32], struct kiln_err *err);
+/* Are len bytes of a and b equal? Takes the same time wherever they differ (secrets). */
+bool util_mem_equal_ct(const void *a, const void *b, size_t len);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Paths. All take NUL-terminated strings and write results into caller buffers. */

@@ -199,3 +199,91 @@ KILN_TEST(config_publish_retire_after)
 	assert_non_null(strstr(err.msg, "retire_after"));
 	scheduler_config_release(&c);
 }
+
+/* Issue 26's minimal form, as written, and the added keys. */
+KILN_TEST(config_forge_and_hook_sections)
+{
+	static const char ini[] = "[forge github]\n"
+	                          "kind = github\n"
+	                          "api_url = https://api.github.com\n"
+	                          "secret_file = /etc/kiln/github.secret\n"
+	                          "token_file = /etc/kiln/github.token\n"
+	                          "\n"
+	                          "[hook owner/project]\n"
+	                          "forge = github\n"
+	                          "spec = project.spec\n"
+	                          "events = push pull_request\n"
+	                          "[hook group/sub/p]\n"
+	                          "forge = github\n"
+	                          "spec = a.spec pkg/b.spec\n"
+	                          "branches = main release\n"
+	                          "root = fedora-40\n"
+	                          "reruns = 2\n";
+	struct scheduler_config c;
+	struct kiln_err err = KILN_ERR_INIT;
+	const struct scheduler_hook_cfg *h;
+	const struct scheduler_forge_cfg *f;
+
+	assert_ok(load(&c, ini, &err), &err);
+	f = scheduler_config_forge(&c, "github");
+	assert_non_null(f);
+	assert_int_equal(f->kind, SCHED_FORGE_GITHUB);
+	assert_string_equal(f->api_url, "https://api.github.com");
+	assert_string_equal(f->secret_file, "/etc/kiln/github.secret");
+	assert_string_equal(f->token_file, "/etc/kiln/github.token");
+	h = scheduler_config_hook(&c, "owner/project");
+	assert_non_null(h);
+	assert_string_equal(h->forge, "github");
+	assert_string_equal(h->spec, "project.spec");
+	assert_int_equal(h->events, SCHED_HOOK_PUSH | SCHED_HOOK_PULL_REQUEST);
+	assert_string_equal(h->branches, "");
+	h = scheduler_config_hook(&c, "group/sub/p");
+	assert_non_null(h);
+	assert_true(scheduler_config_word_in(h->branches, "release"));
+	assert_false(scheduler_config_word_in(h->branches, "rel"));
+	assert_string_equal(h->root, "fedora-40");
+	assert_int_equal(h->reruns, 2);
+	assert_null(scheduler_config_hook(&c, "owner/other"));
+	scheduler_config_release(&c);
+}
+
+KILN_TEST(config_forge_errors_name_the_line)
+{
+	static const struct {
+		const char *in, *msg;
+		int line;
+	} cases[] = {
+	    {"[forge gh]\nkind = svn\n", "github, gitlab or forgejo", 2},
+	    {"[forge gh]\nkind = github\ncolour = red\n", "unknown key 'colour' in [forge gh]", 3},
+	    {"\n[forge gh]\nkind = github\n", "needs secret_file", 2},
+	    {"[forge gh]\nsecret_file = /s\n", "needs kind", 1},
+	    {"[hook nope]\nforge = x\n", "malformed section name", 1},
+	    {"[hook a/../b]\nforge = x\n", "malformed section name", 1},
+	    {"[forge gh]\nkind = github\nsecret_file = /s\n[hook a/b]\nforge = gl\nspec = x.spec\n",
+	     "needs forge", 4},
+	    {"[forge gh]\nkind = github\nsecret_file = /s\n[hook a/b]\nforge = gh\n", "needs spec",
+	     4},
+	    {"[hook a/b]\nevents = push fork\n", "'fork' is not an event", 2},
+	    {"[hook a/b]\nformat = v5\n", "'v5' is not a format", 2},
+	    {"[forge gh]\nkind = github\nsecret_file = /s\n[hook a/b]\nforge = gh\n"
+	     "spec = a.spec\npublish = nowhere\n",
+	     "no repository 'nowhere'", 4},
+	};
+	struct scheduler_config c;
+	struct kiln_err err = KILN_ERR_INIT;
+	size_t i;
+
+	for (i = 0; i < KILN_ARRAY_SIZE(cases); i++) {
+		kiln_rc rc;
+
+		kiln_err_clear(&err);
+		rc = load(&c, cases[i].in, &err);
+
+		if (!rc || !strstr(err.msg, cases[i].msg) || err.line != cases[i].line)
+			print_error("case %zu: %d %s at %d\n", i, rc, err.msg, err.line);
+		assert_int_not_equal(rc, KILN_OK);
+		assert_non_null(strstr(err.msg, cases[i].msg));
+		assert_int_equal(err.line, cases[i].line);
+		scheduler_config_release(&c);
+	}
+}

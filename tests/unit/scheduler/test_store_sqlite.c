@@ -582,3 +582,41 @@ KILN_TEST(store_reads_fill_every_member)
 	kiln_arena_release(&a);
 	scheduler_store_close(st);
 }
+
+/* Webhook deliveries keep their first answer; hook jobs are found by id and by ref. */
+KILN_TEST(store_hook_deliveries_and_jobs)
+{
+	struct scheduler_store *st = open_store("hooks.db");
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
+	struct kiln_err err = KILN_ERR_INIT;
+	struct scheduler_hook_delivery d = {"gh", "d-1", "push", "o/p", 5, "{\"jobs\":[1]}"};
+	struct scheduler_hook_job h = {1, "gh", "o/p", "pull/7", "file:///r", "abc", "kiln/build"};
+	struct scheduler_hook_job out = {0};
+	const char *res = NULL;
+
+	assert_int_equal(st->ops->hook_delivery_get(st, "gh", "d-1", &a, &res, &err),
+	                 KILN_ENOTFOUND);
+	assert_ok(st->ops->hook_delivery_put(st, &d, &err), &err);
+	d.result = "{\"ignored\":\"x\"}";
+	assert_ok(st->ops->hook_delivery_put(st, &d, &err), &err);
+	assert_ok(st->ops->hook_delivery_get(st, "gh", "d-1", &a, &res, &err), &err);
+	assert_string_equal(res, "{\"jobs\":[1]}");
+	assert_int_equal(st->ops->hook_delivery_get(st, "lab", "d-1", &a, &res, &err),
+	                 KILN_ENOTFOUND);
+
+	assert_ok(st->ops->hook_job_put(st, &h, &err), &err);
+	h.job_id = 2, h.sha = "def";
+	assert_ok(st->ops->hook_job_put(st, &h, &err), &err);
+	assert_ok(st->ops->hook_job_get(st, 1, &a, &out, &err), &err);
+	assert_string_equal(out.sha, "abc");
+	assert_string_equal(out.context, "kiln/build");
+	assert_ok(st->ops->hook_job_last(st, "gh", "o/p", "pull/7", &a, &out, &err), &err);
+	assert_int_equal(out.job_id, 2);
+	assert_string_equal(out.sha, "def");
+	assert_string_equal(out.url, "file:///r");
+	assert_int_equal(st->ops->hook_job_last(st, "gh", "o/p", "pull/8", &a, &out, &err),
+	                 KILN_ENOTFOUND);
+	assert_int_equal(st->ops->hook_job_get(st, 3, &a, &out, &err), KILN_ENOTFOUND);
+	kiln_arena_release(&a);
+	scheduler_store_close(st);
+}

@@ -77,3 +77,24 @@ KILN_TEST(digest_file)
 	assert_int_equal(util_digest_file_hex(UTIL_DIGEST_SHA256, "/nonexistent/x", hex, &err),
 	                 KILN_EIO);
 }
+
+/* RFC 4231 test cases 2 (a short key) and 6 (a key longer than the block, hashed first). */
+KILN_TEST(hmac_sha256_rfc4231)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	unsigned char mac[32], key[131];
+	const char *msg6 = "Test Using Larger Than Block-Size Key - Hash Key First";
+	char hex[65];
+
+	assert_ok(util_hmac_sha256("Jefe", 4, "what do ya want for nothing?", 28, mac, &err), &err);
+	util_hex_encode(mac, 32, hex);
+	assert_string_equal(hex,
+	                    "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+	memset(key, 0xaa, sizeof(key));
+	assert_ok(util_hmac_sha256(key, sizeof(key), msg6, strlen(msg6), mac, &err), &err);
+	util_hex_encode(mac, 32, hex);
+	assert_string_equal(hex,
+	                    "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
+	assert_true(util_mem_equal_ct("abc", "abc", 3));
+	assert_false(util_mem_equal_ct("abc", "abd", 3));
+}
