@@ -36,6 +36,24 @@ def kiln(kiln_bin):
 
 
 @pytest.fixture(scope="session")
+def postgres_url():
+    """A PostgreSQL server of Debian's packages for this session (tests/pg/pg-harness.sh:
+    initdb + pg_ctl as an unprivileged user, a unix socket in a temp dir); its URL.
+    Skipped only when PostgreSQL is not installed."""
+    harness = ROOT / "tests" / "pg" / "pg-harness.sh"
+    r = subprocess.run([str(harness), "start"], capture_output=True, text=True, timeout=120)
+    if r.returncode == 77:
+        pytest.skip(r.stderr.strip())
+    if r.returncode != 0:
+        pytest.fail(f"PostgreSQL harness failed to start: {r.stderr.strip()}")
+    pgdir, url = r.stdout.split("\n")[:2]
+    try:
+        yield url
+    finally:
+        subprocess.run([str(harness), "stop", pgdir], timeout=120, check=False)
+
+
+@pytest.fixture(scope="session")
 def rpm_packages(tmp_path_factory):
     """Packages built once per session by Debian's rpmbuild from tests/data/pack/specs
     ({label: path}, see rpmfix.build_all)."""
