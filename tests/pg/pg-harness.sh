@@ -2,6 +2,7 @@
 # A throwaway PostgreSQL server for kiln's store tests (issue 25), from Debian's packages.
 #
 #   tests/pg/pg-harness.sh start   prints DIR and the URL (two lines) of a new server
+#   tests/pg/pg-harness.sh createdb DIR NAME   adds database NAME to it
 #   tests/pg/pg-harness.sh stop DIR   stops it and removes DIR
 #
 # initdb and pg_ctl run as an unprivileged user (postgres refuses root: as root, `nobody`),
@@ -46,6 +47,11 @@ start() {
 	echo "postgresql://kiln@/kiln?host=$dir"
 }
 
+createdb() {
+	bin=$(pg_bin)
+	as_user "$bin/createdb" -h "$1" -U kiln "$2"
+}
+
 stop() {
 	dir=$1
 	case "$dir" in */kiln-pg.*) ;; *) echo "not a harness directory: $dir" >&2; exit 2 ;; esac
@@ -56,6 +62,7 @@ stop() {
 
 case "${1:-}" in
 start) start ;;
+createdb) createdb "${2:?usage: $0 createdb DIR NAME}" "${3:?usage: $0 createdb DIR NAME}" ;;
 stop) stop "${2:?usage: $0 stop DIR}" ;;
-*) echo "usage: $0 start | stop DIR" >&2; exit 2 ;;
+*) echo "usage: $0 start | createdb DIR NAME | stop DIR" >&2; exit 2 ;;
 esac
