@@ -35,22 +35,34 @@ def kiln(kiln_bin):
     return run
 
 
+PG_HARNESS = ROOT / "tests" / "pg" / "pg-harness.sh"
+
+
 @pytest.fixture(scope="session")
-def postgres_url():
+def postgres_server():
     """A PostgreSQL server of Debian's packages for this session (tests/pg/pg-harness.sh:
-    initdb + pg_ctl as an unprivileged user, a unix socket in a temp dir); its URL.
+    initdb + pg_ctl as an unprivileged user, a unix socket in a temp dir): its directory.
     Skipped only when PostgreSQL is not installed."""
-    harness = ROOT / "tests" / "pg" / "pg-harness.sh"
-    r = subprocess.run([str(harness), "start"], capture_output=True, text=True, timeout=120)
+    r = subprocess.run([str(PG_HARNESS), "start"], capture_output=True, text=True, timeout=120)
     if r.returncode == 77:
         pytest.skip(r.stderr.strip())
     if r.returncode != 0:
         pytest.fail(f"PostgreSQL harness failed to start: {r.stderr.strip()}")
-    pgdir, url = r.stdout.split("\n")[:2]
+    pgdir = r.stdout.split("\n")[0]
     try:
-        yield url
+        yield pgdir
     finally:
-        subprocess.run([str(harness), "stop", pgdir], timeout=120, check=False)
+        subprocess.run([str(PG_HARNESS), "stop", pgdir], timeout=120, check=False)
+
+
+@pytest.fixture
+def postgres_url(postgres_server):
+    """The URL of a fresh database on the session's PostgreSQL server."""
+    n = postgres_url.count = getattr(postgres_url, "count", 0) + 1
+    name = f"t{os.getpid()}_{n}"
+    subprocess.run([str(PG_HARNESS), "createdb", postgres_server, name], check=True,
+                   timeout=60)
+    return f"postgresql://kiln@/{name}?host={postgres_server}"
 
 
 @pytest.fixture(scope="session")
