@@ -36,9 +36,10 @@ start() {
 	    --no-sync >"$dir/initdb.log" 2>&1; then
 		cat "$dir/initdb.log" >&2; rm -rf "$dir"; exit 1
 	fi
-	# fsync off: a test server that dies loses nothing anyone needs
+	# fsync off: a test server that dies loses nothing anyone needs. KILN_PG_OPTS adds
+	# server options after these (bench/farm turns fsync back on).
 	if ! as_user "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-	    -o "-c listen_addresses= -k $dir -c fsync=off -c full_page_writes=off -c max_connections=200" \
+	    -o "-c listen_addresses= -k $dir -c fsync=off -c full_page_writes=off -c max_connections=200 ${KILN_PG_OPTS:-}" \
 	    start >/dev/null; then
 		cat "$dir/server.log" >&2; rm -rf "$dir"; exit 1
 	fi
