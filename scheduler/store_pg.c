@@ -130,7 +130,6 @@ enum q {
 	Q_QUEUE_AHEAD,
 	Q_CANDIDATES,
 	Q_LEASE_TAKE,
-	Q_ATTEMPT_INSERT,
 	Q_JOB_BY_LEASE,
 	Q_ATTEMPT_BY_LEASE,
 	Q_LEASE_RENEW,
@@ -214,14 +213,18 @@ static const char *const sql[Q_COUNT] = {
                      " not_before_ms <= $1"
                      " AND (arch = '' OR strpos($2, ',' || arch || ',') > 0)"
                      " ORDER BY priority DESC, id ASC LIMIT 256",
-    [Q_LEASE_TAKE] = "UPDATE jobs SET state = 1, lease_id = $2, generation = generation + 1,"
-                     " worker = $3, lease_expires_ms = $4, attempts = attempts + 1,"
+    /* one statement (one round trip, its own transaction): the job taken if it is still
+     * queued and no other grant holds its row (SKIP LOCKED: passed over, not waited for),
+     * its attempt recorded, the job read back */
+    [Q_LEASE_TAKE] = "WITH t AS (UPDATE jobs SET state = 1, lease_id = $2,"
+                     " generation = generation + 1, worker = $3, lease_expires_ms = $4,"
+                     " attempts = attempts + 1,"
                      " started_ms = CASE WHEN started_ms = 0 THEN $5 ELSE started_ms END,"
-                     " updated_ms = $5 WHERE id = (SELECT id FROM jobs WHERE id = $1 AND state = 0"
-                     " AND not_before_ms <= $5 FOR UPDATE SKIP LOCKED)",
-    [Q_ATTEMPT_INSERT] = "INSERT INTO attempts(job_id, n, worker, lease_id, generation, state,"
-                         " started_ms) SELECT id, attempts, worker, lease_id, generation,"
-                         " 'leased', $2 FROM jobs WHERE id = $1",
+                     " updated_ms = $5 WHERE id = (SELECT id FROM jobs WHERE id = $1"
+                     " AND state = 0 AND not_before_ms <= $5 FOR UPDATE SKIP LOCKED)"
+                     " RETURNING *), a AS (INSERT INTO attempts(job_id, n, worker, lease_id,"
+                     " generation, state, started_ms) SELECT id, attempts, worker, lease_id,"
+                     " generation, 'leased', $5 FROM t) SELECT " JOB_COLS " FROM t",
     [Q_JOB_BY_LEASE] = "SELECT " JOB_COLS " FROM jobs WHERE lease_id = $1",
     [Q_ATTEMPT_BY_LEASE] = "SELECT job_id, state FROM attempts WHERE lease_id = $1",
     [Q_LEASE_RENEW] = "UPDATE jobs SET lease_expires_ms = $2, state = 2, updated_ms = $3"
@@ -1102,21 +1105,14 @@ static kiln_rc lease_take(struct scheduler_store *base, int64_t id,
 	struct pg *s = (struct pg *)base;
 	kiln_rc rc;
 
-	rc = tx_begin(s, err);
-	if (rc)
-		return rc;
-	rc = run(s, Q_LEASE_TAKE,
+	wr_begin(s);
+	rc = one(s, Q_LEASE_TAKE,
 	         ARGS(I64(id), TXT(q->lease_id), TXT(q->worker), I64(q->now_ms + q->ttl_ms),
 	              I64(q->now_ms)),
-	         "lease a job", err);
-	if (!rc && !s->changes)
+	         &job_map, a, out, "lease a job", err);
+	if (rc == KILN_ENOTFOUND)
 		rc = kiln_err_set(err, KILN_ECONFLICT, "job %lld is queued no more", (long long)id);
-	if (!rc)
-		rc = run(s, Q_ATTEMPT_INSERT, ARGS(I64(id), I64(q->now_ms)), "record the attempt",
-		         err);
-	if (!rc)
-		rc = job_get_locked(s, id, a, out, err);
-	return tx_end(s, rc, err);
+	return wr_end(s, rc);
 }
 
 /* The job a lease holds, or why it does not. */
