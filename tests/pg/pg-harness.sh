@@ -3,6 +3,7 @@
 #
 #   tests/pg/pg-harness.sh start   prints DIR and the URL (two lines) of a new server
 #   tests/pg/pg-harness.sh createdb DIR NAME   adds database NAME to it
+#   tests/pg/pg-harness.sh restart DIR   restarts it (its clients' connections break)
 #   tests/pg/pg-harness.sh stop DIR   stops it and removes DIR
 #
 # initdb and pg_ctl run as an unprivileged user (postgres refuses root: as root, `nobody`),
@@ -53,6 +54,11 @@ createdb() {
 	as_user "$bin/createdb" -h "$1" -U kiln "$2"
 }
 
+restart() {
+	bin=$(pg_bin)
+	as_user "$bin/pg_ctl" -D "$1/data" -m fast -w -t 60 restart >/dev/null
+}
+
 stop() {
 	dir=$1
 	case "$dir" in */kiln-pg.*) ;; *) echo "not a harness directory: $dir" >&2; exit 2 ;; esac
@@ -64,6 +70,7 @@ stop() {
 case "${1:-}" in
 start) start ;;
 createdb) createdb "${2:?usage: $0 createdb DIR NAME}" "${3:?usage: $0 createdb DIR NAME}" ;;
+restart) restart "${2:?usage: $0 restart DIR}" ;;
 stop) stop "${2:?usage: $0 stop DIR}" ;;
-*) echo "usage: $0 start | createdb DIR NAME | stop DIR" >&2; exit 2 ;;
+*) echo "usage: $0 start | createdb DIR NAME | restart DIR | stop DIR" >&2; exit 2 ;;
 esac

@@ -39,6 +39,8 @@ int kiln_test_run(const char *const argv[], char *out, size_t size);
  * url. KILN_ENOTFOUND when PostgreSQL is not installed (the reason is on stderr: skip),
  * KILN_EIO when the harness failed (fail). */
 kiln_rc kiln_test_pg_database(char *url, size_t size);
+/* Restart that server (after kiln_test_pg_database): every connection to it breaks. */
+kiln_rc kiln_test_pg_restart(void);
 
 /* Assert that rc is KILN_OK, printing err when it is not. */
 #define assert_ok(rc, err)                                                                         \

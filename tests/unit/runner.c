@@ -140,6 +140,16 @@ kiln_rc kiln_test_pg_database(char *url, size_t size)
 	return KILN_OK;
 }
 
+kiln_rc kiln_test_pg_restart(void)
+{
+	const char *argv[] = {PG_HARNESS, "restart", pg_dir, NULL};
+	char out[256];
+
+	if (!pg_tried || pg_state)
+		return KILN_EIO;
+	return kiln_test_run(argv, out, sizeof(out)) ? KILN_EIO : KILN_OK;
+}
+
 static int by_name(const void *a, const void *b)
 {
 	const struct CMUnitTest *x = a;

@@ -675,6 +675,41 @@ KILN_TEST(store_pg_refuses_a_newer_schema)
 	assert_true(scheduler_store_pg_version() >= 1);
 }
 
+/* The server restarted under an open store: the statement that finds its connection
+ * broken fails, the next one reconnects, and what was written before is there. */
+KILN_TEST(store_pg_reconnects_after_a_server_restart)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
+	struct scheduler_store *st = NULL;
+	struct scheduler_job j;
+	char url[512];
+	int64_t id;
+	int i;
+
+	pg_database(url, sizeof(url));
+	assert_ok(scheduler_store_open_pg(url, &st, &err), &err);
+	id = insert(st, "", "", 0, NULL);
+	assert_ok(kiln_test_pg_restart(), NULL);
+	/* the writer's connection: the write that finds it broken fails (nothing is retried
+	 * behind the caller's back), the next reaches the server (no job 1000 + id to cancel) */
+	assert_int_equal(st->ops->job_cancel(st, 1000 + id, 2000, true, &err), KILN_EIO);
+	kiln_err_clear(&err);
+	assert_int_equal(st->ops->job_cancel(st, 1000 + id, 2000, true, &err), KILN_ECONFLICT);
+	kiln_err_clear(&err);
+	/* each reader's (taken round robin) likewise: once each has met the break, all read */
+	for (i = 0; i < 8; i++)
+		if (st->ops->job_get(st, id, &a, &j, &err))
+			kiln_err_clear(&err);
+	for (i = 0; i < 8; i++) {
+		assert_ok(st->ops->job_get(st, id, &a, &j, &err), &err);
+		assert_int_equal(j.state, SCHED_QUEUED);
+	}
+	assert_ok(st->ops->ping(st, &err), &err);
+	kiln_arena_release(&a);
+	scheduler_store_close(st);
+}
+
 #define RACE_JOBS 120
 #define RACE_THREADS 4
 
