@@ -1,4 +1,5 @@
 """Shared fixtures for kiln's integration tests: the real build/kiln binary, temp dirs."""
+import itertools
 import os
 import subprocess
 from pathlib import Path
@@ -36,6 +37,7 @@ def kiln(kiln_bin):
 
 
 PG_HARNESS = ROOT / "tests" / "pg" / "pg-harness.sh"
+PG_DATABASES = itertools.count(1)
 
 
 @pytest.fixture(scope="session")
@@ -58,8 +60,7 @@ def postgres_server():
 @pytest.fixture
 def postgres_url(postgres_server):
     """The URL of a fresh database on the session's PostgreSQL server."""
-    n = postgres_url.count = getattr(postgres_url, "count", 0) + 1
-    name = f"t{os.getpid()}_{n}"
+    name = f"t{os.getpid()}_{next(PG_DATABASES)}"
     subprocess.run([str(PG_HARNESS), "createdb", postgres_server, name], check=True,
                    timeout=60)
     return f"postgresql://kiln@/{name}?host={postgres_server}"
