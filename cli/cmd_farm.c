@@ -37,7 +37,7 @@ static kiln_rc list_add(struct cli_list *l, const char *what, const char *arg, s
 /* kiln scheduler */
 
 struct sched_cli_opts {
-	const char *config, *listen, *worker_listen, *data_dir;
+	const char *config, *listen, *worker_listen, *data_dir, *database;
 	struct cli_list set;
 };
 
@@ -56,6 +56,9 @@ const struct cli_opt cli_scheduler_opts[] = {
      "also listen here, with connections of its own, for workers, health and metrics only"},
     {"data-dir", 0, CLI_OPT_STRING, offsetof(struct sched_cli_opts, data_dir), NULL, "DIR",
      "database, blobs, logs and keys (default ./kiln-data)"},
+    {"database", 0, CLI_OPT_STRING, offsetof(struct sched_cli_opts, database), NULL, "URL",
+     "keep the job store in PostgreSQL at this postgresql:// URL (default: sqlite3 in the "
+     "data directory)"},
     {"set", 0, CLI_OPT_CALLBACK, 0, sched_set_cb, "SECTION.KEY=VALUE",
      "set a configuration key as the file would (repeatable)"},
     CLI_OPT_END,
@@ -118,6 +121,8 @@ int cli_cmd_scheduler(int argc, char **argv)
 		rc = scheduler_config_set(&cfg, "server", "worker_listen", o.worker_listen, &err);
 	if (!rc && o.data_dir)
 		rc = scheduler_config_set(&cfg, "storage", "data_dir", o.data_dir, &err);
+	if (!rc && o.database)
+		rc = scheduler_config_set(&cfg, "storage", "database", o.database, &err);
 	for (i = 0; !rc && i < o.set.n; i++)
 		rc = sched_apply_set(&cfg, o.set.v[i], &err);
 	/* --set may have made or changed a [forge] or [hook]: checked as the file's are */

@@ -278,6 +278,21 @@ static kiln_rc forge_set(struct scheduler_config *c, const char *section, const 
 	return rc;
 }
 
+/* A postgresql:// URL (the store checks the rest as it opens); "" for the sqlite3 store. */
+static kiln_rc set_database(struct scheduler_config *c, const char *value, struct kiln_err *err)
+{
+	if (!*value) {
+		c->database = NULL;
+		return KILN_OK;
+	}
+	if (strncmp(value, "postgresql://", 13) && strncmp(value, "postgres://", 11))
+		return kiln_err_set(
+		    err, KILN_EINVAL,
+		    "expected a postgresql:// URL (or nothing for sqlite3 in data_dir)");
+	c->database = value;
+	return KILN_OK;
+}
+
 kiln_rc scheduler_config_set(struct scheduler_config *c, const char *section, const char *key,
                              const char *value, struct kiln_err *err)
 {
@@ -294,6 +309,8 @@ kiln_rc scheduler_config_set(struct scheduler_config *c, const char *section, co
 		rc = set_server(c, key, value, err);
 	else if (!strcmp(section, "storage") && !strcmp(key, "data_dir"))
 		c->data_dir = value, rc = KILN_OK;
+	else if (!strcmp(section, "storage") && !strcmp(key, "database"))
+		rc = set_database(c, value, err);
 	else if (!strcmp(section, "limits"))
 		rc = set_limits(c, key, value, err);
 	else if (!strcmp(section, "auth") && !strcmp(key, "anonymous_read"))

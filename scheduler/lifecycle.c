@@ -231,6 +231,24 @@ static void serve(struct scheduler *s, volatile sig_atomic_t *stop)
 	}
 }
 
+/* The store the configuration names: PostgreSQL at [storage] database, else sqlite3 in
+ * data_dir/kiln.db (db holds its path). */
+static kiln_rc store_open(const struct scheduler_config *cfg, struct kiln_buf *db,
+                          struct scheduler_store **out, struct kiln_err *err)
+{
+	kiln_rc rc;
+
+	if (cfg->database) {
+		rc = scheduler_store_open_pg(cfg->database, out, err);
+		if (rc)
+			kiln_err_wrap(err, "storage.database");
+		return rc;
+	}
+	kiln_buf_addf(db, "%s/kiln.db", cfg->data_dir);
+	rc = kiln_buf_finish(db, err);
+	return rc ? rc : scheduler_store_open_sqlite(db->ptr, out, err);
+}
+
 kiln_rc scheduler_run(const struct scheduler_config *cfg_in, volatile sig_atomic_t *stop,
                       int ready_fd, struct kiln_err *err)
 {
@@ -245,11 +263,8 @@ kiln_rc scheduler_run(const struct scheduler_config *cfg_in, volatile sig_atomic
 	pthread_mutex_init(&s.history.lock, NULL);
 	s.jobcache = scheduler_jobcache_new();
 	rc = scheduler_datadir_open(&s, cfg, err);
-	kiln_buf_addf(&db, "%s/kiln.db", cfg->data_dir);
 	if (!rc)
-		rc = kiln_buf_finish(&db, err);
-	if (!rc)
-		rc = scheduler_store_open_sqlite(db.ptr, &s.store, err);
+		rc = store_open(cfg, &db, &s.store, err);
 	if (!rc)
 		rc = scheduler_keys_load(&s, cfg, err);
 	if (!rc)

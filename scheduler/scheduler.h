@@ -79,7 +79,10 @@ struct scheduler_config {
 	/* [server] worker_listen: a second address with connections of its own for workers
 	 * (and health, metrics), which a flood on listen cannot fill; NULL for none */
 	const char *worker_listen;
-	const char *data_dir;           /* default ./kiln-data */
+	const char *data_dir; /* default ./kiln-data */
+	/* [storage] database: a postgresql:// URL for the PostgreSQL store; NULL for the
+	 * sqlite3 store in data_dir/kiln.db (the default) */
+	const char *database;
 	unsigned threads;               /* HTTP pool threads, default 4 */
 	int64_t max_conns;              /* [server] max_connections, default 1000 */
 	int64_t max_conns_per_address;  /* max_connections_per_address, default 64 */

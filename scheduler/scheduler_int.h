@@ -480,6 +480,13 @@ KILN_MUST_CHECK kiln_rc scheduler_store_open_sqlite(const char *path, struct sch
 void scheduler_store_close(struct scheduler_store *st);
 /* The schema version this build writes. */
 int scheduler_store_sqlite_version(void);
+/* The PostgreSQL store at url (postgresql://...; libpq opened on first use), its schema
+ * created or migrated. KILN_EINVAL for a malformed URL or one holding a password (libpq
+ * takes it from ~/.pgpass, PGPASSFILE or PGPASSWORD), KILN_EIO for a server it cannot
+ * reach. OUT: scheduler_store_close(). */
+KILN_MUST_CHECK kiln_rc scheduler_store_open_pg(const char *url, struct scheduler_store **out,
+                                                struct kiln_err *err);
+int scheduler_store_pg_version(void);
 
 struct scheduler;
 

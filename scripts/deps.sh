@@ -8,7 +8,7 @@ set -eu
 BUILD="build-essential pkg-config git
  libcurl4-openssl-dev libgit2-dev libssl-dev libzstd-dev liblzma-dev liblua5.4-dev
  libsqlite3-dev libmicrohttpd-dev libjansson-dev zlib1g-dev libmagic-dev
- libsolv-dev libsolvext-dev"
+ libsolv-dev libsolvext-dev libpq-dev"
 
 # Test harnesses and linters.
 TEST="libcmocka-dev python3-pytest clang-format cppcheck clang libclang-rt-14-dev valgrind"
@@ -17,6 +17,8 @@ TEST="$TEST autoconf automake"
 # The dashboard's browser test: Debian's Chromium driven by playwright-core (tests/web/,
 # installed with npm ci by scripts/web-deps.sh; Playwright never downloads a browser).
 TEST="$TEST chromium nodejs"
+# The PostgreSQL store's tests start a real server (tests/pg/pg-harness.sh).
+TEST="$TEST postgresql"
 
 # The real tools kiln is checked against (oracles).
 ORACLES="rpm rpm2cpio sq gnupg createrepo-c dnf diffoscope-minimal python3-rpm

@@ -1,4 +1,5 @@
 """Shared fixtures for kiln's integration tests: the real build/kiln binary, temp dirs."""
+import itertools
 import os
 import subprocess
 from pathlib import Path
@@ -33,6 +34,36 @@ def kiln(kiln_bin):
                               timeout=timeout)
 
     return run
+
+
+PG_HARNESS = ROOT / "tests" / "pg" / "pg-harness.sh"
+PG_DATABASES = itertools.count(1)
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """A PostgreSQL server of Debian's packages for this session (tests/pg/pg-harness.sh:
+    initdb + pg_ctl as an unprivileged user, a unix socket in a temp dir): its directory.
+    Skipped only when PostgreSQL is not installed."""
+    r = subprocess.run([str(PG_HARNESS), "start"], capture_output=True, text=True, timeout=120)
+    if r.returncode == 77:
+        pytest.skip(r.stderr.strip())
+    if r.returncode != 0:
+        pytest.fail(f"PostgreSQL harness failed to start: {r.stderr.strip()}")
+    pgdir = r.stdout.split("\n")[0]
+    try:
+        yield pgdir
+    finally:
+        subprocess.run([str(PG_HARNESS), "stop", pgdir], timeout=120, check=False)
+
+
+@pytest.fixture
+def postgres_url(postgres_server):
+    """The URL of a fresh database on the session's PostgreSQL server."""
+    name = f"t{os.getpid()}_{next(PG_DATABASES)}"
+    subprocess.run([str(PG_HARNESS), "createdb", postgres_server, name], check=True,
+                   timeout=60)
+    return f"postgresql://kiln@/{name}?host={postgres_server}"
 
 
 @pytest.fixture(scope="session")

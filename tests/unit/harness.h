@@ -29,6 +29,19 @@ void kiln_test_register(const char *name, void (*fn)(void **state));
  * string is owned by the harness. */
 const char *kiln_test_tmpdir(void);
 
+/* Run argv (argv[0] found in PATH) with its stdout into out (NUL-terminated, the rest
+ * dropped), stderr passed through; its exit status (128 + signal; -1 when it could not be
+ * run). */
+int kiln_test_run(const char *const argv[], char *out, size_t size);
+
+/* A fresh database on a PostgreSQL server the harness starts on first use (initdb and
+ * pg_ctl as an unprivileged user, tests/pg/pg-harness.sh) and stops at exit: its URL into
+ * url. KILN_ENOTFOUND when PostgreSQL is not installed (the reason is on stderr: skip),
+ * KILN_EIO when the harness failed (fail). */
+kiln_rc kiln_test_pg_database(char *url, size_t size);
+/* Restart that server (after kiln_test_pg_database): every connection to it breaks. */
+kiln_rc kiln_test_pg_restart(void);
+
 /* Assert that rc is KILN_OK, printing err when it is not. */
 #define assert_ok(rc, err)                                                                         \
 	do {                                                                                       \

@@ -18,6 +18,7 @@ KILN_TEST(config_defaults_are_the_embedded_setup)
 	scheduler_config_init(&c);
 	assert_string_equal(c.listen, "127.0.0.1:8470");
 	assert_string_equal(c.data_dir, "./kiln-data");
+	assert_null(c.database);
 	assert_int_equal(c.lease_ttl_ms, 60000);
 	assert_string_equal(c.default_key, "default");
 	scheduler_config_release(&c);
@@ -30,7 +31,8 @@ KILN_TEST(config_reads_every_section)
 
 	assert_ok(load(&c,
 	               "# comment\n[server]\nlisten = [::1]:0\nthreads = 8\n\n[storage]\n"
-	               "data_dir = /srv/kiln\n; other comment\n[limits]\nmax_body = 512K\n"
+	               "data_dir = /srv/kiln\ndatabase = postgresql://kiln@db/kiln\n; other "
+	               "comment\n[limits]\nmax_body = 512K\n"
 	               "max_upload = 2G\nlease_ttl = 1500ms\npoll_max = 2m\nmax_attempts = 5\n"
 	               "[auth]\nanonymous_read = yes\n[keys]\nrelease = /k/r.key\n"
 	               "default_key = release\n[repositories]\nf40 = /repo/f40\n",
@@ -39,6 +41,7 @@ KILN_TEST(config_reads_every_section)
 	assert_string_equal(c.listen, "[::1]:0");
 	assert_int_equal(c.threads, 8);
 	assert_string_equal(c.data_dir, "/srv/kiln");
+	assert_string_equal(c.database, "postgresql://kiln@db/kiln");
 	assert_int_equal(c.max_body, 512 * 1024);
 	assert_int_equal(c.max_upload, 2ULL << 30);
 	assert_int_equal(c.lease_ttl_ms, 1500);
@@ -89,6 +92,8 @@ KILN_TEST(config_errors_name_file_line_and_key)
 	    {"[limits]\nlease_ttl = soon\n", "is not a duration", 2},
 	    {"[limits]\nmax_attempts = 1000\n", "is not a number from 1 to 100", 2},
 	    {"[auth]\nanonymous_read = maybe\n", "is not true or false", 2},
+	    {"[storage]\ndatabase = mysql://h/db\n", "storage.database: expected a postgresql://",
+	     2},
 	    {"[tokens]\nci = submit\n", "expected 'SCOPES sha256:DIGEST'", 2},
 	    {"[tokens]\nci = submit sha256:abc\n", "expected 'SCOPES sha256:DIGEST'", 2},
 	    {"[tokens]\nci = fly sha256:" D64 "\n", "fly", 2},

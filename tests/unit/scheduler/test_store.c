@@ -1,12 +1,21 @@
+/*
+ * test_store.c - the job store's tests, each run on both stores: sqlite3 (a file in the
+ * test's directory) and PostgreSQL (a fresh database on the server the harness starts,
+ * tests/pg/pg-harness.sh; skipped, saying why, only when PostgreSQL is not installed).
+ */
 #include "util/util.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <sqlite3.h>
 
 #include "tests/unit/harness.h"
 #include "scheduler/scheduler_int.h"
 
-static struct scheduler_store *open_store(const char *name)
+/* A new empty store of each kind; name names the sqlite3 file. */
+typedef struct scheduler_store *store_opener(const char *name);
+
+static struct scheduler_store *open_sqlite(const char *name)
 {
 	struct kiln_err err = KILN_ERR_INIT;
 	struct scheduler_store *st = NULL;
@@ -16,6 +25,40 @@ static struct scheduler_store *open_store(const char *name)
 	assert_ok(scheduler_store_open_sqlite(path, &st, &err), &err);
 	return st;
 }
+
+/* A fresh database's URL; skips the test when PostgreSQL is not installed. */
+static void pg_database(char *url, size_t size)
+{
+	kiln_rc rc = kiln_test_pg_database(url, size);
+
+	if (rc == KILN_ENOTFOUND)
+		skip();
+	assert_int_equal(rc, KILN_OK);
+}
+
+static struct scheduler_store *open_pg(const char *name KILN_UNUSED)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	struct scheduler_store *st = NULL;
+	char url[512];
+
+	pg_database(url, sizeof(url));
+	assert_ok(scheduler_store_open_pg(url, &st, &err), &err);
+	return st;
+}
+
+/* A test of the store interface, registered once per store: its body gets open_store. */
+#define STORE_TEST(name)                                                                           \
+	static void name(store_opener *open_store);                                                \
+	KILN_TEST(name##_sqlite)                                                                   \
+	{                                                                                          \
+		name(open_sqlite);                                                                 \
+	}                                                                                          \
+	KILN_TEST(name##_pg)                                                                       \
+	{                                                                                          \
+		name(open_pg);                                                                     \
+	}                                                                                          \
+	static void name(store_opener *open_store)
 
 static int64_t insert(struct scheduler_store *st, const char *arch, const char *tags, int64_t prio,
                       const char *idem)
@@ -45,7 +88,7 @@ static kiln_rc grant(struct scheduler_store *st, const char *worker, const char 
 #define L1 "11111111111111111111111111111111"
 #define L2 "22222222222222222222222222222222"
 
-KILN_TEST(store_leases_by_priority_arch_and_tags)
+STORE_TEST(store_leases_by_priority_arch_and_tags)
 {
 	struct scheduler_store *st = open_store("a.db");
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
@@ -72,7 +115,7 @@ KILN_TEST(store_leases_by_priority_arch_and_tags)
 	scheduler_store_close(st);
 }
 
-KILN_TEST(store_generation_guards_every_lease_call)
+STORE_TEST(store_generation_guards_every_lease_call)
 {
 	struct scheduler_store *st = open_store("b.db");
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
@@ -123,7 +166,7 @@ KILN_TEST(store_generation_guards_every_lease_call)
 	scheduler_store_close(st);
 }
 
-KILN_TEST(store_idempotency_cancel_retry)
+STORE_TEST(store_idempotency_cancel_retry)
 {
 	struct scheduler_store *st = open_store("c.db");
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
@@ -152,7 +195,7 @@ KILN_TEST(store_idempotency_cancel_retry)
 	scheduler_store_close(st);
 }
 
-KILN_TEST(store_tokens_workers_artifacts_counts)
+STORE_TEST(store_tokens_workers_artifacts_counts)
 {
 	struct scheduler_store *st = open_store("d.db");
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
@@ -205,7 +248,7 @@ KILN_TEST(store_tokens_workers_artifacts_counts)
 	scheduler_store_close(st);
 }
 
-KILN_TEST(store_refuses_a_newer_schema)
+KILN_TEST(store_sqlite_refuses_a_newer_schema)
 {
 	struct kiln_err err = KILN_ERR_INIT;
 	struct scheduler_store *st = NULL;
@@ -227,7 +270,7 @@ KILN_TEST(store_refuses_a_newer_schema)
 }
 
 /* A rerun avoids the original's worker while another live worker could take it. */
-KILN_TEST(store_rerun_anti_affinity_and_verdicts)
+STORE_TEST(store_rerun_anti_affinity_and_verdicts)
 {
 	struct scheduler_store *st = open_store("rr.db");
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
@@ -291,7 +334,7 @@ KILN_TEST(store_rerun_anti_affinity_and_verdicts)
 }
 
 /* Work left when the scheduler stopped between a job's end and its reproducibility step. */
-KILN_TEST(store_repro_undone_after_a_stop)
+STORE_TEST(store_repro_undone_after_a_stop)
 {
 	struct scheduler_store *st = open_store("undone.db");
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
@@ -332,7 +375,7 @@ KILN_TEST(store_repro_undone_after_a_stop)
 	scheduler_store_close(st);
 }
 
-KILN_TEST(store_repository_packages_and_decisions)
+STORE_TEST(store_repository_packages_and_decisions)
 {
 	struct scheduler_store *st = open_store("repo.db");
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
@@ -389,7 +432,7 @@ KILN_TEST(store_repository_packages_and_decisions)
 /* The placement answer (scheduler_worker_matches) and the grant apply one rule: a tag of
  * 128 characters and an arch of 100 match in both (the grant once cut tags at 127
  * characters and arches at 80 bytes), and a worker that lacks the tag is refused by both. */
-KILN_TEST(store_grant_and_placement_agree_on_long_tags_and_arches)
+STORE_TEST(store_grant_and_placement_agree_on_long_tags_and_arches)
 {
 	struct scheduler_store *st = open_store("long.db");
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
@@ -457,7 +500,7 @@ static bool cache_hits(struct bump_check *b)
 		assert_true(cache_hits(b));                                                        \
 	} while (0)
 
-KILN_TEST(store_every_write_invalidates_cached_job_bodies)
+STORE_TEST(store_every_write_invalidates_cached_job_bodies)
 {
 	struct scheduler_store *st = open_store("bump.db");
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
@@ -508,7 +551,7 @@ KILN_TEST(store_every_write_invalidates_cached_job_bodies)
 
 /* The reads whose columns come from the store's tables, each once (the lease reads are
  * above, through scheduler_lease_grant). */
-KILN_TEST(store_reads_fill_every_member)
+STORE_TEST(store_reads_fill_every_member)
 {
 	struct scheduler_store *st = open_store("reads.db");
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
@@ -584,7 +627,7 @@ KILN_TEST(store_reads_fill_every_member)
 }
 
 /* Webhook deliveries keep their first answer; hook jobs are found by id and by ref. */
-KILN_TEST(store_hook_deliveries_and_jobs)
+STORE_TEST(store_hook_deliveries_and_jobs)
 {
 	struct scheduler_store *st = open_store("hooks.db");
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
@@ -619,4 +662,159 @@ KILN_TEST(store_hook_deliveries_and_jobs)
 	assert_int_equal(st->ops->hook_job_get(st, 3, &a, &out, &err), KILN_ENOTFOUND);
 	kiln_arena_release(&a);
 	scheduler_store_close(st);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* The PostgreSQL store's own */
+
+/* A bad URL is refused naming what is wrong, never echoing a password; an unreachable
+ * server is an error, not a hang. Needs libpq, not a server. */
+KILN_TEST(store_pg_refuses_bad_urls)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	struct scheduler_store *st = NULL;
+
+	assert_int_equal(scheduler_store_open_pg("mysql://h/db", &st, &err), KILN_EINVAL);
+	assert_non_null(strstr(err.msg, "not a postgresql:// URL"));
+	kiln_err_clear(&err);
+	assert_int_equal(scheduler_store_open_pg("postgresql://u:s3cret@h/db", &st, &err),
+	                 KILN_EINVAL);
+	assert_non_null(strstr(err.msg, "password file"));
+	assert_null(strstr(err.msg, "s3cret"));
+	kiln_err_clear(&err);
+	assert_int_equal(scheduler_store_open_pg("postgresql://h/db?nosuchparam=1", &st, &err),
+	                 KILN_EINVAL);
+	assert_non_null(strstr(err.msg, "malformed PostgreSQL URL"));
+	assert_non_null(strstr(err.msg, "nosuchparam"));
+	kiln_err_clear(&err);
+	assert_int_equal(scheduler_store_open_pg(
+	                     "postgresql://kiln@/kiln?host=/nonexistent-kiln-dir", &st, &err),
+	                 KILN_EIO);
+	assert_non_null(strstr(err.msg, "cannot connect to the PostgreSQL server"));
+	assert_null(st);
+}
+
+/* A database of a newer kiln is refused; reopening one of this kiln's migrates nothing. */
+KILN_TEST(store_pg_refuses_a_newer_schema)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	struct scheduler_store *st = NULL;
+	char url[512], out[256];
+	const char *psql[] = {"psql", "-q", url, "-c", "UPDATE kiln_schema SET version = 99", NULL};
+
+	pg_database(url, sizeof(url));
+	assert_ok(scheduler_store_open_pg(url, &st, &err), &err);
+	scheduler_store_close(st);
+	assert_ok(scheduler_store_open_pg(url, &st, &err), &err);
+	scheduler_store_close(st);
+	assert_int_equal(kiln_test_run(psql, out, sizeof(out)), 0);
+	assert_int_equal(scheduler_store_open_pg(url, &st, &err), KILN_EUNSUPP);
+	assert_non_null(strstr(err.msg, "schema version 99"));
+	assert_true(scheduler_store_pg_version() >= 1);
+}
+
+/* The server restarted under an open store: the statement that finds its connection
+ * broken fails, the next one reconnects, and what was written before is there. */
+KILN_TEST(store_pg_reconnects_after_a_server_restart)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
+	struct scheduler_store *st = NULL;
+	struct scheduler_job j;
+	char url[512];
+	int64_t id;
+	int i;
+
+	pg_database(url, sizeof(url));
+	assert_ok(scheduler_store_open_pg(url, &st, &err), &err);
+	id = insert(st, "", "", 0, NULL);
+	assert_ok(kiln_test_pg_restart(), NULL);
+	/* the writer's connection: the write that finds it broken fails (nothing is retried
+	 * behind the caller's back), the next reaches the server (no job 1000 + id to cancel) */
+	assert_int_equal(st->ops->job_cancel(st, 1000 + id, 2000, true, &err), KILN_EIO);
+	kiln_err_clear(&err);
+	assert_int_equal(st->ops->job_cancel(st, 1000 + id, 2000, true, &err), KILN_ECONFLICT);
+	kiln_err_clear(&err);
+	/* each reader's (taken round robin) likewise: once each has met the break, all read */
+	for (i = 0; i < 8; i++)
+		if (st->ops->job_get(st, id, &a, &j, &err))
+			kiln_err_clear(&err);
+	for (i = 0; i < 8; i++) {
+		assert_ok(st->ops->job_get(st, id, &a, &j, &err), &err);
+		assert_int_equal(j.state, SCHED_QUEUED);
+	}
+	assert_ok(st->ops->ping(st, &err), &err);
+	kiln_arena_release(&a);
+	scheduler_store_close(st);
+}
+
+#define RACE_JOBS 120
+#define RACE_THREADS 4
+
+struct racer {
+	struct scheduler_store *st;
+	int who;
+	int64_t got[RACE_JOBS];
+	size_t n;
+	kiln_rc rc;
+};
+
+/* Grant until the queue is empty, keeping the ids granted. */
+static void *race(void *arg)
+{
+	struct racer *r = arg;
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
+	struct kiln_err err = KILN_ERR_INIT;
+	struct scheduler_job j;
+	char lid[33], worker[16];
+
+	snprintf(worker, sizeof(worker), "w%d", r->who);
+	for (;;) {
+		struct scheduler_lease_query q = {worker, ",x,", ",", 2000, 60000, lid};
+
+		snprintf(lid, sizeof(lid), "%08x%024zx", (unsigned)r->who, r->n);
+		r->rc = scheduler_lease_grant(r->st, &q, &a, &j, &err);
+		if (r->rc || r->n == RACE_JOBS)
+			break;
+		r->got[r->n++] = j.id;
+		kiln_arena_release(&a);
+	}
+	kiln_arena_release(&a);
+	return NULL;
+}
+
+/* Two stores on one database (as two schedulers would be), two granting threads on each:
+ * every job is granted once, and none is left. */
+KILN_TEST(store_pg_grants_each_job_once_under_concurrency)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	struct scheduler_store *st[2] = {NULL, NULL};
+	static struct racer r[RACE_THREADS];
+	pthread_t t[RACE_THREADS];
+	int times[RACE_JOBS + 1] = {0};
+	char url[512];
+	size_t total = 0, i, k;
+
+	pg_database(url, sizeof(url));
+	assert_ok(scheduler_store_open_pg(url, &st[0], &err), &err);
+	assert_ok(scheduler_store_open_pg(url, &st[1], &err), &err);
+	for (i = 0; i < RACE_JOBS; i++)
+		assert_int_equal(insert(st[i % 2], "", "", (int64_t)(i % 3), NULL), (int64_t)i + 1);
+	for (i = 0; i < RACE_THREADS; i++) {
+		memset(&r[i], 0, sizeof(r[i]));
+		r[i].st = st[i % 2], r[i].who = (int)i;
+		assert_int_equal(pthread_create(&t[i], NULL, race, &r[i]), 0);
+	}
+	for (i = 0; i < RACE_THREADS; i++) {
+		pthread_join(t[i], NULL);
+		assert_int_equal(r[i].rc, KILN_ENOTFOUND);
+		for (k = 0; k < r[i].n; k++)
+			times[r[i].got[k]]++;
+		total += r[i].n;
+	}
+	assert_int_equal(total, RACE_JOBS);
+	for (i = 1; i <= RACE_JOBS; i++)
+		assert_int_equal(times[i], 1);
+	scheduler_store_close(st[0]);
+	scheduler_store_close(st[1]);
 }
