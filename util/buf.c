@@ -70,7 +70,11 @@ bool kiln_buf_grow(struct kiln_buf *b, size_t extra)
 
 void kiln_buf_add(struct kiln_buf *b, const void *ptr, size_t len)
 {
-	if (!len || !kiln_buf_grow(b, len))
+	/* Room already (the usual case, a macro expansion appends a few bytes at a time):
+	 * no call to grow. Its checks hold: cap never exceeds max + 1, and an error sticks. */
+	if (!len)
+		return;
+	if ((b->err || len >= b->cap - b->len) && !kiln_buf_grow(b, len))
 		return;
 	memmove(b->ptr + b->len, ptr, len);
 	b->len += len;
