@@ -147,7 +147,8 @@ const struct cli_command cli_commands[] = {
      cli_cache_opts, cli_cmd_cache},
     /* The build farm (cmd_farm.c, cmd_worker.c). */
     {"scheduler", "run the build farm's scheduler (REST API, job store, leases)",
-     "[--config FILE] [--listen HOST:PORT] [--data-dir DIR] [--database URL] "
+     "[--config FILE] [--listen HOST:PORT] [--worker-listen HOST:PORT] [--data-dir DIR] "
+     "[--database URL] "
      "[--set SECTION.KEY=VALUE]...",
      "Serves REST API v1 (docs/api.md). With no configuration it listens on 127.0.0.1:8470, "
      "keeps its database, blobs, logs and keys in ./kiln-data, and prints an admin token on "
