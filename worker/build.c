@@ -422,56 +422,29 @@ static void build_tail_copy(struct build *b, struct kiln_buf *out)
 		kiln_buf_addch(out, b->tail[(start + i) % BUILD_TAIL_MAX]);
 }
 
-/* Run one stage: sec's body (NULL for an absent section: nothing runs) with its template.
- * capture (optional) receives the script's stdout instead of the log (%generate_buildrequires). */
-static kiln_rc build_stage_run(struct build *b, enum spec_section sec, const char *body,
-                               struct kiln_buf *capture, struct kiln_err *err)
+kiln_rc worker_build_script_run(struct build *b, const char *stage, const char *suffix,
+                                const char *text, size_t len, const char *cmd,
+                                struct kiln_buf *capture, int *code, struct kiln_err *err)
 {
-	const char *name = spec_section_name(sec);
-	const char *mname = sec == SPEC_SEC_BUILDREQUIRES ? "buildrequires" : name;
-	const char *tmpl, *post, *cmd, *script, *hscript = NULL;
-	struct kiln_buf text = KILN_BUF_INIT(KILN_LIMIT_TEXT_FILE);
 	struct chroot_result cres;
 	struct chroot_run run;
-	const char **argv;
-	int64_t t0 = util_clock_mono_ns();
+	const char *script, *hscript, **argv;
 	kiln_rc rc;
 
-	tmpl = worker_build_expand(b, kiln_arena_printf(&b->arena, "%%{__spec_%s_template}", mname),
-	                           err);
-	post = tmpl ? worker_build_expand(
-	                  b, kiln_arena_printf(&b->arena, "%%{__spec_%s_post}", mname), err)
-	            : NULL;
-	cmd = post ? worker_build_expand(
-	                 b, kiln_arena_printf(&b->arena, "%%{__spec_%s_cmd}", mname), err)
-	           : NULL;
-	if (!cmd)
-		return err->code ? err->code : KILN_ENOMEM;
-	kiln_buf_addstr(&text, tmpl);
-	if (sec != SPEC_SEC_PREP && b->subdir)
-		kiln_buf_addf(&text, "cd '%s'\n", b->subdir);
-	kiln_buf_addstr(&text, body);
-	if (text.len && text.ptr[text.len - 1] != '\n')
-		kiln_buf_addch(&text, '\n');
-	kiln_buf_addstr(&text, post);
-	rc = kiln_buf_finish(&text, err);
-	if (rc)
-		goto out;
-	script =
-	    kiln_arena_printf(&b->arena, "%s/.kiln-%s-%s.sh", b->in_builddir,
-	                      rpmtag_set_get_str(b->spec->packages[0]->tags, RPMTAG_NAME), name);
+	*code = -1;
+	script = kiln_arena_printf(&b->arena, "%s/.kiln-%s-%s%s.sh", b->in_builddir,
+	                           rpmtag_set_get_str(b->spec->packages[0]->tags, RPMTAG_NAME),
+	                           stage, suffix ? suffix : "");
 	hscript = script ? worker_build_host_path(b, script) : NULL;
-	if (!hscript) {
-		rc = kiln_err_set(err, KILN_ENOMEM, "out of memory");
-		goto out;
-	}
+	if (!hscript)
+		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
 	/* Made again by every run, like rpmbuild's mkstemp scripts: no fsync. */
-	rc = util_write_atomic_nosync(hscript, text.ptr, text.len, 0755, err);
+	rc = util_write_atomic_nosync(hscript, text, len, 0755, err);
 	if (!rc)
 		rc = build_argv_split(b, cmd, script, &argv, err);
 	if (rc)
-		goto out;
-	worker_build_log(b, "Executing(%%%s): %s %s\n", name, cmd, script);
+		return rc;
+	worker_build_log(b, "Executing(%%%s): %s %s\n", stage, cmd, script);
 	memset(&run, 0, sizeof(run));
 	run.argv = argv;
 	run.env = b->env;
@@ -489,13 +462,12 @@ static kiln_rc build_stage_run(struct build *b, enum spec_section sec, const cha
 
 		snprintf(why, sizeof(why), "%s", err->msg);
 		kiln_err_clear(err);
-		build_stage_record(b, name, (util_clock_mono_ns() - t0) / 1000000, -1);
-		rc = kiln_err_set(err, KILN_ETIMEOUT, "Stage timed out: %s (%%%s): %s", script,
-		                  name, why);
+		return kiln_err_set(err, KILN_ETIMEOUT, "Stage timed out: %s (%%%s): %s", script,
+		                    stage, why);
 	}
 	if (rc)
-		goto out;
-	build_stage_record(b, name, (util_clock_mono_ns() - t0) / 1000000, cres.exit_code);
+		return rc;
+	*code = cres.exit_code;
 	if (cres.exit_code != 0 || cres.signal || cres.timed_out) {
 		struct kiln_buf tail = KILN_BUF_INIT(KILN_LIMIT_TEXT_FILE);
 
@@ -504,16 +476,65 @@ static kiln_rc build_stage_run(struct build *b, enum spec_section sec, const cha
 			(void)!write(b->o->out_fd, tail.ptr, tail.len);
 		kiln_buf_release(&tail);
 		if (cres.timed_out)
-			rc = kiln_err_set(err, KILN_ETIMEOUT, "Stage timed out: %s (%%%s)", script,
-			                  name);
-		else
-			rc = kiln_err_set(err, KILN_EBUILD, "Bad exit status from %s (%%%s)",
-			                  script, name);
-		goto out;
+			return kiln_err_set(err, KILN_ETIMEOUT, "Stage timed out: %s (%%%s)", script,
+			                    stage);
+		return kiln_err_set(err, KILN_EBUILD, "Bad exit status from %s (%%%s)", script,
+		                    stage);
 	}
-	if (hscript)
-		(void)unlink(hscript);
-out:
+	(void)unlink(hscript);
+	return KILN_OK;
+}
+
+/* Run one stage: sec's body (NULL for an absent section: nothing runs) with its template.
+ * capture (optional) receives the script's stdout instead of the log (%generate_buildrequires).
+ * %install's post-install policy goes through brp.c, which does the steps it knows itself. */
+static kiln_rc build_stage_run(struct build *b, enum spec_section sec, const char *body,
+                               struct kiln_buf *capture, struct kiln_err *err)
+{
+	const char *name = spec_section_name(sec);
+	const char *mname = sec == SPEC_SEC_BUILDREQUIRES ? "buildrequires" : name;
+	const char *tmpl, *post, *cmd;
+	struct kiln_buf text = KILN_BUF_INIT(KILN_LIMIT_TEXT_FILE);
+	struct worker_brp_plan plan;
+	int64_t t0 = util_clock_mono_ns();
+	int code = -1;
+	kiln_rc rc;
+
+	memset(&plan, 0, sizeof(plan));
+	tmpl = worker_build_expand(b, kiln_arena_printf(&b->arena, "%%{__spec_%s_template}", mname),
+	                           err);
+	post = tmpl ? worker_build_expand(
+	                  b, kiln_arena_printf(&b->arena, "%%{__spec_%s_post}", mname), err)
+	            : NULL;
+	cmd = post ? worker_build_expand(
+	                 b, kiln_arena_printf(&b->arena, "%%{__spec_%s_cmd}", mname), err)
+	           : NULL;
+	if (!cmd)
+		return err->code ? err->code : KILN_ENOMEM;
+	if (sec == SPEC_SEC_INSTALL) {
+		rc = worker_brp_plan_make(b, post, &plan, err);
+		if (rc)
+			return rc;
+		if (plan.nsteps)
+			post = plan.lead;
+	}
+	kiln_buf_addstr(&text, tmpl);
+	if (sec != SPEC_SEC_PREP && b->subdir)
+		kiln_buf_addf(&text, "cd '%s'\n", b->subdir);
+	kiln_buf_addstr(&text, body);
+	if (text.len && text.ptr[text.len - 1] != '\n')
+		kiln_buf_addch(&text, '\n');
+	kiln_buf_addstr(&text, post);
+	if (plan.nsteps)
+		worker_brp_env_capture(&plan, &text);
+	rc = kiln_buf_finish(&text, err);
+	if (!rc)
+		rc = worker_build_script_run(b, name, NULL, text.ptr, text.len, cmd, capture, &code,
+		                             err);
+	if (!rc && plan.nsteps)
+		rc = worker_brp_plan_run(b, &plan, cmd, err);
+	build_stage_record(b, name, (util_clock_mono_ns() - t0) / 1000000,
+	                   rc == KILN_ETIMEOUT ? -1 : rc && code == 0 ? 1 : code);
 	kiln_buf_release(&text);
 	return rc;
 }

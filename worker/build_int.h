@@ -84,6 +84,51 @@ KILN_MUST_CHECK kiln_rc worker_build_output_add(struct build *b, const char *pat
  * paths are returned unchanged. NULL on ENOMEM. */
 const char *worker_build_host_path(struct build *b, const char *path);
 
+/* Write text as the stage's script (.kiln-NAME-STAGE[SUFFIX].sh in the build directory) and
+ * run it with cmd (%{__spec_STAGE_cmd}) through the build's executor; capture (optional)
+ * takes its stdout. *code is its exit code (-1 when it did not end by itself). A non-zero
+ * exit is KILN_EBUILD ("Bad exit status from ..."), a time-out KILN_ETIMEOUT. */
+KILN_MUST_CHECK kiln_rc worker_build_script_run(struct build *b, const char *stage,
+                                                const char *suffix, const char *text,
+                                                size_t len, const char *cmd,
+                                                struct kiln_buf *capture, int *code,
+                                                struct kiln_err *err);
+
+/* brp.c: %{__spec_install_post} in steps, kiln's own brp scripts done in process. */
+enum worker_brp_kind {
+	WORKER_BRP_SHELL, /* lines run as shell */
+	WORKER_BRP_COMPRESS,
+	WORKER_BRP_ELFPERMS,
+	WORKER_BRP_STRIP,
+	WORKER_BRP_STRIP_STATIC,
+	WORKER_BRP_STRIP_COMMENT,
+	WORKER_BRP_REMOVE_LA,
+};
+
+struct worker_brp_step {
+	enum worker_brp_kind kind;
+	const char *line;    /* the line(s) as written: the shell to run, or the script call */
+	const char *args[2]; /* a script's arguments */
+	size_t nargs;
+};
+
+/* Everything lives in the build's arena. */
+struct worker_brp_plan {
+	const char *lead; /* the lines before the first recognised step: %install's script */
+	struct worker_brp_step *steps;
+	size_t nsteps; /* 0: no line is kiln's; %install runs all of post as before */
+	const char *env_file, *export_file; /* what the script leaves for the steps */
+};
+
+/* Split post (the expanded %{__spec_install_post}) unless %_kiln_brp_inprocess is 0. */
+KILN_MUST_CHECK kiln_rc worker_brp_plan_make(struct build *b, const char *post,
+                                             struct worker_brp_plan *p, struct kiln_err *err);
+/* The lines that end %install's script: its environment written for the steps. */
+void worker_brp_env_capture(const struct worker_brp_plan *p, struct kiln_buf *text);
+/* Run the steps after the script of %install succeeded (none if it exited early). */
+KILN_MUST_CHECK kiln_rc worker_brp_plan_run(struct build *b, const struct worker_brp_plan *p,
+                                            const char *cmd, struct kiln_err *err);
+
 /* Whether and to what file mtimes are clamped (%build_mtime_policy). */
 KILN_MUST_CHECK kiln_rc worker_build_mtime_clamp(struct build *b, bool *clamp, uint32_t *to,
                                                  struct kiln_err *err);

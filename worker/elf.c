@@ -34,7 +34,7 @@ struct src {
 /* One section header, decoded. */
 struct shdr {
 	uint32_t name, type, link, info;
-	uint64_t offset, size, entsize, addralign;
+	uint64_t flags, offset, size, entsize, addralign;
 };
 
 /* A section's contents, read on demand and kept for the string lookups. */
@@ -226,6 +226,7 @@ static kiln_rc shdr_one(struct rd *r, uint64_t off, struct shdr *s)
 		return rc;
 	s->name = get32(r, b);
 	s->type = get32(r, b + 4);
+	s->flags = getaddr(r, b + 8);
 	s->offset = getaddr(r, b + (r->is64 ? 24 : 16));
 	s->addralign = getaddr(r, b + (r->is64 ? 48 : 32));
 	s->size = getaddr(r, b + (r->is64 ? 32 : 20));
@@ -776,6 +777,53 @@ kiln_rc worker_elf_read_fd(int fd, const char *name, struct worker_elf *out, str
 		return kiln_err_set(err, KILN_EFORMAT, "%s: not a regular file", src.name);
 	src.size = (uint64_t)st.st_size;
 	return elf_parse(&src, out, err);
+}
+
+/* The section name string table: e_shstrndx, or with SHN_XINDEX the sh_link of entry 0. */
+static uint32_t shstrndx_get(const struct rd *r, const struct ehdr *eh)
+{
+	return eh->shstrndx == SHN_XINDEX && r->shnum ? r->sh[0].link : eh->shstrndx;
+}
+
+kiln_rc worker_elf_sections_fd(int fd, const char *name, struct worker_elf_sections *out,
+                               struct kiln_err *err)
+{
+	struct worker_elf scratch;
+	struct src src = {NULL, fd, 0, name ? name : "(file)"};
+	struct stat st;
+	struct ehdr eh;
+	struct rd r;
+	const char *sname;
+	uint32_t i, strndx;
+	kiln_rc rc;
+
+	memset(out, 0, sizeof(*out));
+	if (fstat(fd, &st) < 0)
+		return kiln_err_sys(err, KILN_EIO, "%s: cannot stat", src.name);
+	src.size = (uint64_t)st.st_size;
+	memset(&scratch, 0, sizeof(scratch));
+	kiln_arena_init(&scratch.arena, KILN_LIMIT_ARENA);
+	memset(&r, 0, sizeof(r));
+	r.src = src;
+	r.out = &scratch;
+	r.err = err;
+	r.budget = KILN_LIMIT_ELF_READ;
+	rc = ehdr_read(&r, &eh);
+	if (!rc)
+		rc = shdrs_read(&r, &eh);
+	strndx = shstrndx_get(&r, &eh);
+	for (i = 1; !rc && i < r.shnum; i++) {
+		rc = str_get(&r, i, strndx, r.sh[i].name, "section name", &sname);
+		if (rc)
+			break;
+		if (!strcmp(sname, ".symtab"))
+			out->symtab = true;
+		else if (!strcmp(sname, ".note") && (r.sh[i].flags & SHF_ALLOC))
+			out->note_alloc = true;
+	}
+	rd_release(&r);
+	worker_elf_release(&scratch);
+	return rc;
 }
 
 void worker_elf_release(struct worker_elf *e)

@@ -246,6 +246,19 @@ KILN_MUST_CHECK kiln_rc worker_elf_from_mem(const void *data, size_t len, const 
 KILN_MUST_CHECK kiln_rc worker_elf_read_fd(int fd, const char *name, struct worker_elf *out,
                                            struct kiln_err *err);
 void worker_elf_release(struct worker_elf *e);
+/* What the post-install policy asks of a file's section headers (brp.c): a section named
+ * ".symtab" (what `readelf -S` shows; strip -g keeps it, a full strip removes it) and a
+ * section named ".note" with SHF_ALLOC (objdump -h's ALLOC: loaded at run time). */
+struct worker_elf_sections {
+	bool symtab;
+	bool note_alloc;
+};
+/* Read them from an open ELF file of any type. KILN_EFORMAT for a file that is not ELF or
+ * whose section headers or names point outside it (readelf and objdump print nothing of
+ * such a file either), KILN_ELIMIT, KILN_EIO, KILN_ENOMEM. */
+KILN_MUST_CHECK kiln_rc worker_elf_sections_fd(int fd, const char *name,
+                                               struct worker_elf_sections *out,
+                                               struct kiln_err *err);
 /* Do these leading bytes start an ELF file rpm would classify as one: the magic, class 1 or
  * 2 (libmagic's "ELF 32-bit"/"ELF 64-bit")? */
 bool worker_elf_magic(const void *head, size_t len);

@@ -186,10 +186,11 @@ def test_source_package_of_generate_buildrequires(kiln_bin, tmp_path, dynamic):
 # %__os_install_post: kiln's brp scripts do to a buildroot what rpm's do
 
 
-def make_buildroot(root: Path):
-    """A buildroot with what the post-install policy acts on."""
+def make_buildroot(root: Path, precompressed=True):
+    """A buildroot with what the post-install policy acts on (a page already gzipped when
+    precompressed)."""
     src = root.parent / f"{root.name}-src"
-    src.mkdir()
+    src.mkdir(parents=True)
     (src / "p.c").write_text("int f(int x) { return x + 1; }\n"
                              "int main(void) { return f(-1); }\n")
     (src / "l.c").write_text("int g(int x) { return x * 2; }\n")
@@ -211,9 +212,14 @@ def make_buildroot(root: Path):
     man = root / "usr/share/man"
     for i, name in enumerate(("p.1", "q.1", "r.3")):
         (man / f"man{name[-1]}" / name).write_text(f".TH P {i}\n" + "text\n" * 40)
-    subprocess.run(["gzip", "-n", man / "man1/q.1"], check=True)
+    if precompressed:
+        subprocess.run(["gzip", "-n", man / "man1/q.1"], check=True)
     os.link(man / "man3/r.3", man / "man3/r-alias.3")
     os.symlink("p.1", man / "man1/p-link.1")
+    os.symlink("../man1/p.1.bz2", man / "man3/p-other.3")
+    (man / "de/man1").mkdir(parents=True)
+    (man / "de/man1/p.1").write_text(".TH P 1\nTexte\n")
+    os.utime(man / "man1/p.1", (1700000000, 1700000000))
     (root / "usr/share/info/p.info").write_text("info\n" * 30)
     (root / "usr/share/info/dir").write_text("index\n")
 
@@ -250,6 +256,73 @@ def test_brp_script_does_what_rpms_does(tmp_path, script, args):
     untouched = tmp_path / "untouched"
     make_buildroot(untouched)
     assert tree(ours) != tree(untouched)  # the script had work to do
+
+
+POLICY_SPEC = """%install
+cp -a %{_sourcedir}/tree/. %{buildroot}/
+%files
+/usr
+"""
+
+
+@pytest.mark.parametrize("precompressed", [False, True], ids=["plain-pages", "gzipped-page"])
+def test_in_process_policy_leaves_the_buildroot_the_scripts_leave(kiln_bin, tmp_path,
+                                                                   precompressed):
+    """worker/brp.c does kiln's brp scripts' work itself: on the same buildroot it must leave
+    what the scripts leave, file by file (kinds, modes, link counts, contents, targets)."""
+    spec = write_spec(tmp_path / "policy.spec", POLICY_SPEC, name="policy")
+    roots, logs = {}, {}
+    for inprocess in ("1", "0"):
+        top = tmp_path / f"top{inprocess}"
+        make_buildroot(top / "SOURCES" / "tree", precompressed)
+        r = kiln_build(kiln_bin, top, "-bi", "--define", f"_kiln_brp_inprocess {inprocess}",
+                       spec)
+        assert r.returncode == 0, r.stdout[-3000:] + r.stderr
+        roots[inprocess] = top / "BUILDROOT" / "policy-1-1.x86_64"
+        logs[inprocess] = r.stdout
+    assert tree(roots["1"]) == tree(roots["0"])
+    for script, _ in BRP:
+        done = re.compile(rf"^\+ \S*/{script}( \S+)*   \(in kiln\)$", re.M)
+        assert done.search(logs["1"]) or (script == "brp-compress" and precompressed)
+        assert not done.search(logs["0"])
+    untouched = tmp_path / "untouched"
+    make_buildroot(untouched, precompressed)
+    assert tree(roots["1"]) != tree(untouched)
+    man = roots["1"] / "usr/share/man"
+    assert (man / "man1/p.1.gz").stat().st_mtime == 1700000000  # gzip keeps the page's time
+    assert os.readlink(man / "man3/p-other.3.gz") == "../man1/p.1.gz"
+    assert (man / "man3/r.3.gz").stat().st_ino == (man / "man3/r-alias.3.gz").stat().st_ino
+
+
+def test_in_process_policy_skips_what_an_early_exit_skips(kiln_bin, tmp_path):
+    """%install's script ends at `exit 0`: rpmbuild's policy never runs then, nor kiln's."""
+    spec = write_spec(tmp_path / "early.spec", POLICY_SPEC.replace(
+        "%files", "exit 0\n%files"), name="policy")
+    make_buildroot(tmp_path / "SOURCES" / "tree", False)
+    r = kiln_build(kiln_bin, tmp_path, "-bi", spec)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr
+    assert "(in kiln)" not in r.stdout
+    man = tmp_path / "BUILDROOT" / "policy-1-1.x86_64" / "usr/share/man"
+    assert (man / "man1/p.1").exists() and not (man / "man1/p.1.gz").exists()
+
+
+def test_in_process_policy_keeps_the_install_scripts_environment(kiln_bin, tmp_path):
+    """A line after the policy's first step sees what %install exported, in the directory
+    %install ended in, as in rpmbuild's single script; COMPRESS set there is obeyed."""
+    spec = write_spec(tmp_path / "env.spec", "%global __os_install_post %{__brp_compress}\\\n"
+                      "%{__brp_strip}\\\necho \"after: $KILN_T in $PWD\"\\\n%{nil}\n" +
+                      POLICY_SPEC.replace("%files", "export KILN_T=seen COMPRESS='gzip -1 -n'\n"
+                                          "cd %{buildroot}/usr\n%files"), name="policy")
+    make_buildroot(tmp_path / "SOURCES" / "tree", False)
+    r = kiln_build(kiln_bin, tmp_path, "-bi", spec)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr
+    root = tmp_path / "BUILDROOT" / "policy-1-1.x86_64"
+    assert re.search(r"after: seen in \S*/BUILDROOT/policy-1-1.x86_64/usr$", r.stdout, re.M), \
+        r.stdout[-2000:]
+    page = (root / "usr/share/man/man1/p.1.gz").read_bytes()
+    src = (tmp_path / "SOURCES/tree/usr/share/man/man1/p.1").read_bytes()
+    assert page == subprocess.run(["gzip", "-1", "-n"], input=src, capture_output=True,
+                                  check=True).stdout
 
 
 # ---------------------------------------------------------------------------------------
