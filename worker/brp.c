@@ -59,8 +59,9 @@ static bool brp_word_plain(const char *w, size_t len)
 	size_t i;
 
 	for (i = 0; i < len; i++)
-		if (!strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./@%+=:,-",
-		            w[i]) ||
+		if (!strchr(
+		        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./@%+=:,-",
+		        w[i]) ||
 		    !w[i])
 			return false;
 	return len > 0;
@@ -188,11 +189,13 @@ kiln_rc worker_brp_plan_make(struct build *b, const char *post, struct worker_br
 					struct worker_brp_step sh = {.kind = WORKER_BRP_SHELL};
 
 					rc = kiln_buf_finish(&shell, err);
-					sh.line = rc ? NULL : kiln_arena_strndup(&b->arena, shell.ptr,
-					                                         shell.len);
+					sh.line = rc ? NULL
+					             : kiln_arena_strndup(&b->arena, shell.ptr,
+					                                  shell.len);
 					if (!rc)
 						rc = sh.line ? brp_step_add(b, p, &sh, &cap, err)
-						             : kiln_err_set(err, KILN_ENOMEM, "out of memory");
+						             : kiln_err_set(err, KILN_ENOMEM,
+						                            "out of memory");
 					shell.len = 0;
 				}
 				st.line = t;
@@ -221,7 +224,8 @@ kiln_rc worker_brp_plan_make(struct build *b, const char *post, struct worker_br
 		const char *name = rpmtag_set_get_str(b->spec->packages[0]->tags, RPMTAG_NAME);
 
 		p->lead = kiln_arena_strndup(&b->arena, lead.ptr ? lead.ptr : "", lead.len);
-		p->env_file = kiln_arena_printf(&b->arena, "%s/.kiln-%s-brp.env", b->in_builddir, name);
+		p->env_file =
+		    kiln_arena_printf(&b->arena, "%s/.kiln-%s-brp.env", b->in_builddir, name);
 		p->export_file =
 		    kiln_arena_printf(&b->arena, "%s/.kiln-%s-brp.export", b->in_builddir, name);
 		if (!p->lead || !p->env_file || !p->export_file)
@@ -332,7 +336,8 @@ static kiln_rc brp_walk_dir(struct brp_walk *w, int dfd, struct kiln_buf *rel, i
 			                 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
 			if (sub < 0)
-				rc = kiln_err_sys(err, KILN_EIO, "%s/%s: cannot open", w->top, rel->ptr);
+				rc = kiln_err_sys(err, KILN_EIO, "%s/%s: cannot open", w->top,
+				                  rel->ptr);
 			else
 				rc = brp_walk_dir(w, sub, rel, depth + 1, err);
 		} else if (!rc) {
@@ -350,8 +355,7 @@ static kiln_rc brp_walk_dir(struct brp_walk *w, int dfd, struct kiln_buf *rel, i
 }
 
 /* Every file below top that is not a directory. w->v is the caller's to free(). */
-static kiln_rc brp_walk(struct build *b, const char *top, struct brp_walk *w,
-                        struct kiln_err *err)
+static kiln_rc brp_walk(struct build *b, const char *top, struct brp_walk *w, struct kiln_err *err)
 {
 	struct kiln_buf rel = KILN_BUF_INIT(PATH_MAX * 4);
 	int fd;
@@ -426,9 +430,9 @@ static bool brp_elf_sections(int rootfd, const struct brp_ent *e, struct worker_
 struct brp_run {
 	struct build *b;
 	const struct worker_brp_plan *p;
-	const char *cmd;  /* %{__spec_install_cmd} */
-	const char *pre;  /* %{___build_template}: #!shell and the environment */
-	const char *root; /* the buildroot as the stages see it */
+	const char *cmd;   /* %{__spec_install_cmd} */
+	const char *pre;   /* %{___build_template}: #!shell and the environment */
+	const char *root;  /* the buildroot as the stages see it */
 	const char *hroot; /* ... and as kiln sees it */
 	const char *ncpus;
 	size_t nscripts;
@@ -475,8 +479,8 @@ static kiln_rc brp_script(struct brp_run *r, const char *body, struct kiln_err *
 	rc = kiln_buf_finish(&text, err);
 	snprintf(suffix, sizeof(suffix), "-post%zu", r->nscripts++);
 	if (!rc)
-		rc = worker_build_script_run(r->b, "install", suffix, text.ptr, text.len, r->cmd, NULL,
-		                             &code, err);
+		rc = worker_build_script_run(r->b, "install", suffix, text.ptr, text.len, r->cmd,
+		                             NULL, &code, err);
 	kiln_buf_release(&text);
 	return rc;
 }
@@ -680,8 +684,8 @@ static kiln_rc brp_remove_la(int rootfd, const struct brp_walk *w, struct kiln_e
 /* ---- brp-compress [PREFIX] ---- */
 
 static const char *const brp_man_globs[] = {
-    "man/man*",         "man/*/man*",         "info",          "share/man/man*",
-    "share/man/*/man*", "share/info",         "kerberos/man",  "X11R6/man/man*",
+    "man/man*",           "man/*/man*",           "info",           "share/man/man*",
+    "share/man/*/man*",   "share/info",           "kerberos/man",   "X11R6/man/man*",
     "lib/perl5/man/man*", "share/doc/*/man/man*", "lib/*/man/man*", "share/fish/man/man*",
 };
 
@@ -730,8 +734,8 @@ static kiln_rc brp_mandirs(struct build *b, const char *hroot, const char *prefi
 	kiln_rc rc = KILN_OK;
 
 	for (i = 0; i < KILN_ARRAY_SIZE(brp_man_globs) && !rc; i++) {
-		const char *pat = kiln_arena_printf(&b->arena, "%s/.%s/%s", hroot, prefix,
-		                                    brp_man_globs[i]);
+		const char *pat =
+		    kiln_arena_printf(&b->arena, "%s/.%s/%s", hroot, prefix, brp_man_globs[i]);
 		glob_t g;
 		int grc;
 
@@ -834,8 +838,9 @@ static kiln_rc brp_mandir_links(int rootfd, const char *top, const struct brp_ma
 		    linkat(rootfd, fgz, rootfd, gz, 0) < 0) {
 			free(gz);
 			free(fgz);
-			return gz && fgz ? kiln_err_sys(err, KILN_EIO, "%s/%s: cannot link", top, e->rel)
-			                 : kiln_err_set(err, KILN_ENOMEM, "out of memory");
+			return gz && fgz
+			           ? kiln_err_sys(err, KILN_EIO, "%s/%s: cannot link", top, e->rel)
+			           : kiln_err_set(err, KILN_ENOMEM, "out of memory");
 		}
 		free(gz);
 		free(fgz);
@@ -851,7 +856,8 @@ static kiln_rc brp_mandir_links(int rootfd, const char *top, const struct brp_ma
 			continue;
 		n = readlinkat(rootfd, e->rel, buf, sizeof(buf) - 1);
 		if (n < 0)
-			return kiln_err_sys(err, KILN_EIO, "%s/%s: cannot read the link", top, e->rel);
+			return kiln_err_sys(err, KILN_EIO, "%s/%s: cannot read the link", top,
+			                    e->rel);
 		buf[n] = '\0';
 		tl = brp_unzipped_len(buf);
 		target = brp_gz(buf, tl);
@@ -862,7 +868,8 @@ static kiln_rc brp_mandir_links(int rootfd, const char *top, const struct brp_ma
 			if (unlinkat(rootfd, e->rel, 0) < 0 ||
 			    (unlinkat(rootfd, name, 0) < 0 && errno != ENOENT) ||
 			    symlinkat(target, rootfd, name) < 0)
-				rc = kiln_err_sys(err, KILN_EIO, "%s/%s: cannot relink", top, e->rel);
+				rc = kiln_err_sys(err, KILN_EIO, "%s/%s: cannot relink", top,
+				                  e->rel);
 		}
 		free(target);
 		free(name);
@@ -875,8 +882,8 @@ static kiln_rc brp_mandir_links(int rootfd, const char *top, const struct brp_ma
 /* The first name of each file of the directory in find's order (first[i] for entry i:
  * its own name, another's, or NULL for what is not a page) into l, as the buildroot names
  * it. */
-static kiln_rc brp_compress_list(struct brp_run *r, const struct brp_mandir *md,
-                                 const char **first, struct brp_names *l, struct kiln_err *err)
+static kiln_rc brp_compress_list(struct brp_run *r, const struct brp_mandir *md, const char **first,
+                                 struct brp_names *l, struct kiln_err *err)
 {
 	size_t i, j;
 	kiln_rc rc = KILN_OK;
@@ -891,8 +898,8 @@ static kiln_rc brp_compress_list(struct brp_run *r, const struct brp_mandir *md,
 				first[i] = first[j];
 		if (!first[i]) {
 			first[i] = e->rel;
-			rc = brp_names_add(l, kiln_arena_printf(&r->b->arena, "%s/%s", md->rel, e->rel),
-			                   err);
+			rc = brp_names_add(
+			    l, kiln_arena_printf(&r->b->arena, "%s/%s", md->rel, e->rel), err);
 		}
 	}
 	return rc;
@@ -916,7 +923,8 @@ static kiln_rc brp_compress_dirs(struct brp_run *r, int rootfd, const struct brp
 	if (!rc)
 		rc = brp_xargs(r, l.v, l.n, "gzip", "-9 -n -f --", false, err);
 	for (i = 0; i < n && !rc; i++) {
-		int dfd = openat(rootfd, md[i].rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int dfd =
+		    openat(rootfd, md[i].rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
 		if (dfd < 0) {
 			rc = kiln_err_sys(err, KILN_EIO, "%s/%s: cannot open", r->hroot, md[i].rel);
@@ -1033,7 +1041,7 @@ static kiln_rc brp_step_run(struct brp_run *r, const struct worker_brp_step *st,
 
 	if (st->kind == WORKER_BRP_SHELL)
 		return st->line[strspn(st->line, " \t\n")] ? brp_shell(r, st->line, env[3], err)
-		                                             : KILN_OK;
+		                                           : KILN_OK;
 	/* the scripts' first line: no buildroot, nothing to do */
 	if (!*r->root || !strcmp(r->root, "/"))
 		return KILN_OK;
@@ -1095,8 +1103,8 @@ kiln_rc worker_brp_plan_run(struct build *b, const struct worker_brp_plan *p, co
 	(void)unlink(worker_build_host_path(b, p->export_file));
 	for (i = 0; i < r.nscripts; i++) {
 		const char *name = rpmtag_set_get_str(b->spec->packages[0]->tags, RPMTAG_NAME);
-		const char *l = kiln_arena_printf(&b->arena, "%s/.kiln-%s-brp.list%zu", b->in_builddir,
-		                                  name, i);
+		const char *l = kiln_arena_printf(&b->arena, "%s/.kiln-%s-brp.list%zu",
+		                                  b->in_builddir, name, i);
 
 		if (l)
 			(void)unlink(worker_build_host_path(b, l));

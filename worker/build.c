@@ -476,8 +476,8 @@ kiln_rc worker_build_script_run(struct build *b, const char *stage, const char *
 			(void)!write(b->o->out_fd, tail.ptr, tail.len);
 		kiln_buf_release(&tail);
 		if (cres.timed_out)
-			return kiln_err_set(err, KILN_ETIMEOUT, "Stage timed out: %s (%%%s)", script,
-			                    stage);
+			return kiln_err_set(err, KILN_ETIMEOUT, "Stage timed out: %s (%%%s)",
+			                    script, stage);
 		return kiln_err_set(err, KILN_EBUILD, "Bad exit status from %s (%%%s)", script,
 		                    stage);
 	}
@@ -534,7 +534,9 @@ static kiln_rc build_stage_run(struct build *b, enum spec_section sec, const cha
 	if (!rc && plan.nsteps)
 		rc = worker_brp_plan_run(b, &plan, cmd, err);
 	build_stage_record(b, name, (util_clock_mono_ns() - t0) / 1000000,
-	                   rc == KILN_ETIMEOUT ? -1 : rc && code == 0 ? 1 : code);
+	                   rc == KILN_ETIMEOUT ? -1
+	                   : rc && code == 0   ? 1
+	                                       : code);
 	kiln_buf_release(&text);
 	return rc;
 }

@@ -89,10 +89,9 @@ const char *worker_build_host_path(struct build *b, const char *path);
  * takes its stdout. *code is its exit code (-1 when it did not end by itself). A non-zero
  * exit is KILN_EBUILD ("Bad exit status from ..."), a time-out KILN_ETIMEOUT. */
 KILN_MUST_CHECK kiln_rc worker_build_script_run(struct build *b, const char *stage,
-                                                const char *suffix, const char *text,
-                                                size_t len, const char *cmd,
-                                                struct kiln_buf *capture, int *code,
-                                                struct kiln_err *err);
+                                                const char *suffix, const char *text, size_t len,
+                                                const char *cmd, struct kiln_buf *capture,
+                                                int *code, struct kiln_err *err);
 
 /* brp.c: %{__spec_install_post} in steps, kiln's own brp scripts done in process. */
 enum worker_brp_kind {
