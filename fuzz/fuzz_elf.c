@@ -2,7 +2,8 @@
  * fuzz_elf.c - worker/elf.c's ELF reader and what dependency generation makes of a file
  * that parses. Every failure must be a clean error; a file that parses is also run through
  * worker_autodeps_collect() from a scratch file, as a library and as an executable, so the
- * generator output parser sees its sonames and versions.
+ * generator output parser sees its sonames and versions. Every input is also read for the
+ * post-install policy's section questions (worker_elf_sections_fd) from the scratch file.
  */
 #include "util/util.h"
 
@@ -79,6 +80,25 @@ static void check(const struct worker_elf *e)
 		KILN_BUG("interpreter flag without an interpreter");
 }
 
+/* worker/brp.c's question of the same bytes: any failure a clean error naming the file. */
+static void sections(const uint8_t *data, size_t size)
+{
+	struct worker_elf_sections s;
+	struct kiln_err err = KILN_ERR_INIT;
+	int fd;
+	kiln_rc rc;
+
+	fd = open(scratch.path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 || util_write_all(fd, data, size, &err))
+		KILN_BUG("cannot write %s", scratch.path);
+	rc = worker_elf_sections_fd(fd, "fuzz", &s, &err);
+	util_close(fd);
+	if (rc && rc != KILN_EFORMAT && rc != KILN_ELIMIT && rc != KILN_ENOMEM && rc != KILN_EIO)
+		KILN_BUG("sections: unexpected %s: %s", kiln_rc_str(rc), err.msg);
+	if (rc && !strstr(err.msg, "fuzz"))
+		KILN_BUG("sections: error does not name the file: %s", err.msg);
+}
+
 static void collect(const uint8_t *data, size_t size, uint32_t mode)
 {
 	struct pack_file f = {.path = "/usr/lib64/libx.so.1", .src = scratch.path};
@@ -115,6 +135,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (rc && !strstr(err.msg, "fuzz"))
 		KILN_BUG("error does not name the file: %s", err.msg);
 	(void)worker_elf_color_head(data, size, S_IFREG | 0755);
+	sections(data, size);
 	if (!rc) {
 		check(&e);
 		collect(data, size, 0755);

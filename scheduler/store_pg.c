@@ -629,12 +629,11 @@ static void col_read(const PGresult *r, int row, int i, const struct col *c, str
 		*(unsigned *)m = (unsigned)num(t);
 		break;
 	case COL_TEXT_OR_NULL:
-		if (PQgetisnull(r, row, i)) {
+	case COL_TEXT:
+		if (c->kind == COL_TEXT_OR_NULL && PQgetisnull(r, row, i)) {
 			*(const char **)m = NULL;
 			break;
 		}
-		/* fall through */
-	case COL_TEXT:
 		d = kiln_arena_strdup(a, t);
 		*(const char **)m = d ? d : "";
 		break;

@@ -568,13 +568,11 @@ static void col_read(sqlite3_stmt *st, int i, const struct col *c, struct kiln_a
 		*(unsigned *)m = (unsigned)sqlite3_column_int(st, i);
 		break;
 	case COL_TEXT_OR_NULL:
-		if (sqlite3_column_type(st, i) == SQLITE_NULL) {
-			*(const char **)m = NULL;
-			break;
-		}
-		/* fall through */
 	case COL_TEXT:
-		*(const char **)m = col_text(st, i, a);
+		if (c->kind == COL_TEXT_OR_NULL && sqlite3_column_type(st, i) == SQLITE_NULL)
+			*(const char **)m = NULL;
+		else
+			*(const char **)m = col_text(st, i, a);
 		break;
 	case COL_COPY:
 		t = sqlite3_column_text(st, i);
