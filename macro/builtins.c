@@ -219,23 +219,11 @@ static void bi_quote(struct mbuf *mb, const struct macro_builtin *bi, int argc, 
 		mb->have_quoted = true;
 }
 
-static void shescape_one(struct kiln_buf *out, const char *s)
-{
-	kiln_buf_addch(out, '\'');
-	for (; *s; s++) {
-		if (*s == '\'')
-			kiln_buf_addstr(out, "'\\''");
-		else
-			kiln_buf_addch(out, *s);
-	}
-	kiln_buf_addch(out, '\'');
-}
-
 static void bi_shescape(struct mbuf *mb, const struct macro_builtin *bi, int argc, char **argv)
 {
 	(void)bi;
 	(void)argc;
-	shescape_one(mb->out, argv[1]);
+	kiln_buf_add_shquoted(mb->out, argv[1]);
 }
 
 static bool is_space(char c)

@@ -409,18 +409,6 @@ static void fmt_triggertype(uint64_t n, struct kiln_buf *out)
 		kiln_buf_addstr(out, "postun");
 }
 
-static void fmt_shescape(const char *s, struct kiln_buf *out)
-{
-	kiln_buf_addch(out, '\'');
-	for (; *s; s++) {
-		if (*s == '\'')
-			kiln_buf_addstr(out, "'\\''");
-		else
-			kiln_buf_addch(out, *s);
-	}
-	kiln_buf_addch(out, '\'');
-}
-
 /* ---------------------------------------------------------------------------------------- */
 /* OpenPGP signatures for :pgpsig and :armor. A minimal, bounded reader of one signature
  * packet: version 3 or 4 (and 6, which has the v4 layout with 4-byte subpacket lengths). */
@@ -762,7 +750,7 @@ kiln_rc rpmtag_qf_fmt_apply(struct rpmtag_qf_render *r, enum rpmtag_qf_fmt fmt, 
 		if (rpmtag_type_is_number(v->type))
 			fmt_string(v, elem, out);
 		else if (rpmtag_type_is_string(v->type))
-			fmt_shescape(rpmtag_qf_value_str(v, elem), out);
+			kiln_buf_add_shquoted(out, rpmtag_qf_value_str(v, elem));
 		else
 			kiln_buf_addstr(out, "(invalid type)");
 		return KILN_OK;

@@ -86,6 +86,18 @@ void kiln_buf_addstr(struct kiln_buf *b, const char *s)
 	kiln_buf_add(b, s, strlen(s));
 }
 
+void kiln_buf_add_shquoted(struct kiln_buf *b, const char *s)
+{
+	kiln_buf_addch(b, '\'');
+	for (; *s; s++) {
+		if (*s == '\'')
+			kiln_buf_addstr(b, "'\\''");
+		else
+			kiln_buf_addch(b, *s);
+	}
+	kiln_buf_addch(b, '\'');
+}
+
 void kiln_buf_vaddf(struct kiln_buf *b, const char *fmt, va_list ap)
 {
 	va_list cp;

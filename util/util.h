@@ -115,6 +115,9 @@ bool kiln_buf_grow(struct kiln_buf *b, size_t extra);
 void kiln_buf_add(struct kiln_buf *b, const void *ptr, size_t len);
 void kiln_buf_addstr(struct kiln_buf *b, const char *s);
 void kiln_buf_addf(struct kiln_buf *b, const char *fmt, ...) KILN_PRINTF(2, 3);
+/* Append s as one POSIX shell word: in single quotes, each ' written as '\'' (what rpm's
+ * %{shescape:} and :shescape do). */
+void kiln_buf_add_shquoted(struct kiln_buf *b, const char *s);
 void kiln_buf_vaddf(struct kiln_buf *b, const char *fmt, va_list ap) KILN_PRINTF(2, 0);
 /* Insert at pos (clamped to len). */
 void kiln_buf_insert(struct kiln_buf *b, size_t pos, const void *ptr, size_t len);

@@ -129,18 +129,6 @@ static kiln_rc brp_step_add(struct build *b, struct worker_brp_plan *p,
 	return KILN_OK;
 }
 
-static void brp_quote(struct kiln_buf *out, const char *s)
-{
-	kiln_buf_addch(out, '\'');
-	for (; *s; s++) {
-		if (*s == '\'')
-			kiln_buf_addstr(out, "'\\''");
-		else
-			kiln_buf_addch(out, *s);
-	}
-	kiln_buf_addch(out, '\'');
-}
-
 kiln_rc worker_brp_plan_make(struct build *b, const char *post, struct worker_brp_plan *p,
                              struct kiln_err *err)
 {
@@ -243,10 +231,10 @@ kiln_rc worker_brp_plan_make(struct build *b, const char *post, struct worker_br
 void worker_brp_env_capture(const struct worker_brp_plan *p, struct kiln_buf *text)
 {
 	kiln_buf_addstr(text, "{ set +x; } 2>/dev/null\nexport -p > ");
-	brp_quote(text, p->export_file);
+	kiln_buf_add_shquoted(text, p->export_file);
 	kiln_buf_addstr(text, "\nprintf '%s\\0' \"${RPM_BUILD_ROOT-}\" \"${COMPRESS-}\" "
 	                      "\"${COMPRESS_EXT-}\" \"$PWD\" > ");
-	brp_quote(text, p->env_file);
+	kiln_buf_add_shquoted(text, p->env_file);
 	kiln_buf_addch(text, '\n');
 }
 
@@ -500,9 +488,9 @@ static kiln_rc brp_xargs(struct brp_run *r, const char *const *rel, size_t n, co
 	if (!list)
 		return err->code;
 	kiln_buf_addf(&body, "xargs -0 -r -P %s -n %d ", r->ncpus, BRP_BATCH);
-	brp_quote(&body, tool);
+	kiln_buf_add_shquoted(&body, tool);
 	kiln_buf_addf(&body, " %s < ", args);
-	brp_quote(&body, list);
+	kiln_buf_add_shquoted(&body, list);
 	kiln_buf_addstr(&body, tolerate ? " || :\n" : "\n");
 	rc = kiln_buf_finish(&body, err);
 	if (!rc)
@@ -625,7 +613,7 @@ static kiln_rc brp_elfperms(struct brp_run *r, int rootfd, const struct brp_walk
 	}
 	kiln_buf_addstr(&body, "if [ -x /usr/bin/eu-elfclassify ]; then\n"
 	                       "  /usr/bin/eu-elfclassify --shared --stdin0 --print0 < ");
-	brp_quote(&body, list);
+	kiln_buf_add_shquoted(&body, list);
 	kiln_buf_addstr(&body, " | xargs -0 -r chmod a-x\nfi\n");
 	rc = kiln_buf_finish(&body, err);
 	if (!rc)
@@ -981,9 +969,9 @@ static kiln_rc brp_shell(struct brp_run *r, const char *lines, const char *pwd,
 	kiln_rc rc;
 
 	kiln_buf_addstr(&body, "{ set +x; } 2>/dev/null\n. ");
-	brp_quote(&body, r->p->export_file);
+	kiln_buf_add_shquoted(&body, r->p->export_file);
 	kiln_buf_addstr(&body, "\ncd ");
-	brp_quote(&body, pwd);
+	kiln_buf_add_shquoted(&body, pwd);
 	kiln_buf_addstr(&body, "\n");
 	if (strstr(r->pre, "set -x"))
 		kiln_buf_addstr(&body, "set -x\n");

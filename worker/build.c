@@ -544,18 +544,6 @@ static kiln_rc build_stage_run(struct build *b, enum spec_section sec, const cha
 /* ---------------------------------------------------------------------------------------- */
 /* Build dependencies. */
 
-static void build_shell_quote(struct kiln_buf *out, const char *s)
-{
-	kiln_buf_addch(out, '\'');
-	for (; *s; s++) {
-		if (*s == '\'')
-			kiln_buf_addstr(out, "'\\''");
-		else
-			kiln_buf_addch(out, *s);
-	}
-	kiln_buf_addch(out, '\'');
-}
-
 static const char *build_dep_op(uint32_t flags)
 {
 	switch (flags & (RPMTAG_DEP_LESS | RPMTAG_DEP_GREATER | RPMTAG_DEP_EQUAL)) {
@@ -644,7 +632,7 @@ static void rich_term(struct rich *r, int depth)
 		r->p += n;
 	}
 	kiln_buf_addstr(r->out, "q ");
-	build_shell_quote(r->out, leaf.ptr ? leaf.ptr : "");
+	kiln_buf_add_shquoted(r->out, leaf.ptr ? leaf.ptr : "");
 	kiln_buf_release(&leaf);
 }
 
@@ -729,7 +717,7 @@ static void build_dep_test(struct kiln_buf *s, const char *what, const struct sp
 	kiln_buf_addstr(s, "r=");
 	if (d->name[0] == '/') {
 		kiln_buf_addstr(s, "$( [ -e ");
-		build_shell_quote(s, d->name);
+		kiln_buf_add_shquoted(s, d->name);
 		kiln_buf_addstr(s, " ] && echo present || echo missing)");
 	} else if (!strncmp(d->name, "pkgconfig(", 10) && d->name[nlen - 1] == ')') {
 		struct kiln_buf q = KILN_BUF_INIT(KILN_LIMIT_TEXT_FILE);
@@ -739,7 +727,7 @@ static void build_dep_test(struct kiln_buf *s, const char *what, const struct sp
 			kiln_buf_addf(&q, " %s %s", op, d->evr);
 		kiln_buf_addstr(s, "$(if ! command -v pkg-config >/dev/null; then echo unchecked; "
 		                   "elif pkg-config --exists ");
-		build_shell_quote(s, q.ptr ? q.ptr : "");
+		kiln_buf_add_shquoted(s, q.ptr ? q.ptr : "");
 		kiln_buf_addstr(s, " 2>/dev/null; then echo present; else echo missing; fi)");
 		kiln_buf_release(&q);
 	} else if (!strncmp(d->name, "cmake(", 6) && d->name[nlen - 1] == ')') {
@@ -747,7 +735,7 @@ static void build_dep_test(struct kiln_buf *s, const char *what, const struct sp
 
 		kiln_buf_add(&q, d->name + 6, nlen - 7);
 		kiln_buf_addstr(s, "$(n=");
-		build_shell_quote(s, q.ptr ? q.ptr : "");
+		kiln_buf_add_shquoted(s, q.ptr ? q.ptr : "");
 		kiln_buf_addstr(s, "; l=$(printf %s \"$n\" | tr A-Z a-z); r=missing; "
 		                   "for d in /usr/lib/cmake /usr/lib64/cmake /usr/share/cmake "
 		                   "/usr/lib/*/cmake /usr/local/lib/cmake; do for f in "
@@ -768,15 +756,15 @@ static void build_dep_test(struct kiln_buf *s, const char *what, const struct sp
 	} else {
 		kiln_buf_addstr(s, "$(if [ -z \"$rpmdb\" ]; then echo unchecked; "
 		                   "elif rpm -q --whatprovides ");
-		build_shell_quote(s, d->name);
+		kiln_buf_add_shquoted(s, d->name);
 		kiln_buf_addstr(s, " >/dev/null 2>&1; then echo present; else echo missing; fi)");
 	}
 	kiln_buf_addf(s, "; echo \"$r %s ", what);
 	kiln_buf_addstr(s, "\"");
-	build_shell_quote(s, d->name);
+	kiln_buf_add_shquoted(s, d->name);
 	if (op && *d->evr) {
 		kiln_buf_addf(s, "' %s '", op);
-		build_shell_quote(s, d->evr);
+		kiln_buf_add_shquoted(s, d->evr);
 	}
 	kiln_buf_addstr(s, "\n");
 }
