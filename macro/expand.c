@@ -559,6 +559,18 @@ void macro_call_with_args(struct mbuf *mb, struct macro_slot *slot, int argc, ch
 		expand_plain(mb, slot, d);
 }
 
+/* One level deeper (the caller leaves with ctx->depth--), or rpm's error past the limit. */
+static bool depth_enter(struct mbuf *mb)
+{
+	if (++mb->ctx->depth <= KILN_LIMIT_MACRO_DEPTH)
+		return true;
+	macro_mb_error(mb, KILN_ELIMIT,
+	               "Too many levels of recursion in macro expansion. It is likely "
+	               "caused by recursive macro declaration.");
+	mb->ctx->depth--;
+	return false;
+}
+
 void macro_call_traced(struct mbuf *mb, struct macro_slot *slot, int argc, char **argv)
 {
 	struct macro_ctx *ctx = mb->ctx;
@@ -566,13 +578,8 @@ void macro_call_traced(struct mbuf *mb, struct macro_slot *slot, int argc, char 
 	bool trace = mb->trace;
 	int i, depth;
 
-	if (++ctx->depth > KILN_LIMIT_MACRO_DEPTH) {
-		macro_mb_error(mb, KILN_ELIMIT,
-		               "Too many levels of recursion in macro expansion. It is likely "
-		               "caused by recursive macro declaration.");
-		ctx->depth--;
+	if (!depth_enter(mb))
 		return;
-	}
 	depth = ctx->depth - mb->depth0;
 	if (mb->trace) {
 		fprintf(stderr, "%3d>%*s (%%%s)", depth, 2 * depth + 1, "", slot->name);
@@ -831,13 +838,8 @@ void macro_mb_expand(struct mbuf *mb, const char *src, size_t len)
 
 	if (mb->error)
 		return;
-	if (++ctx->depth > KILN_LIMIT_MACRO_DEPTH) {
-		macro_mb_error(mb, KILN_ELIMIT,
-		               "Too many levels of recursion in macro expansion. It is likely "
-		               "caused by recursive macro declaration.");
-		ctx->depth--;
+	if (!depth_enter(mb))
 		return;
-	}
 	while (s < end && !mb->error) {
 		const char *pct = memchr(s, '%', (size_t)(end - s));
 
