@@ -152,8 +152,9 @@ const struct cli_command cli_commands[] = {
      "[--set SECTION.KEY=VALUE]...",
      "Serves REST API v1 (docs/api.md). With no configuration it listens on 127.0.0.1:8470, "
      "keeps its database, blobs, logs and keys in ./kiln-data, and prints an admin token on "
-     "first start; --database postgresql://... keeps the job store in PostgreSQL instead. "
-     "SIGTERM stops it gracefully.",
+     "first start; --set store.url=postgresql://... (or --database URL, or [store] url in the "
+     "configuration) keeps the job store in PostgreSQL instead, where several schedulers "
+     "may share one database and one data directory. SIGTERM stops it gracefully.",
      cli_scheduler_opts, cli_cmd_scheduler},
     {"worker", "run a build farm worker: lease jobs from the scheduler and build them",
      "--scheduler URL --token TOKEN [--name N] [--slots N] [--arch A]... [--tag T]... "
