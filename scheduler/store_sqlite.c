@@ -1806,6 +1806,28 @@ static uint64_t store_version(struct scheduler_store *base)
 	return __atomic_load_n(&((struct sq *)base)->version, __ATOMIC_ACQUIRE);
 }
 
+/* One scheduler opens a sqlite3 file (the file's locks are no lease between hosts): it
+ * holds every duty, hears of no other scheduler and has none to tell. */
+static kiln_rc duty(struct scheduler_store *base KILN_UNUSED, const char *name KILN_UNUSED,
+                    bool *held, struct kiln_err *err KILN_UNUSED)
+{
+	*held = true;
+	return KILN_OK;
+}
+
+static kiln_rc watch(struct scheduler_store *base KILN_UNUSED,
+                     void (*changed)(void *arg, const char *repo) KILN_UNUSED,
+                     void *arg KILN_UNUSED, struct kiln_err *err KILN_UNUSED)
+{
+	return KILN_OK;
+}
+
+static kiln_rc announce(struct scheduler_store *base KILN_UNUSED, const char *repo KILN_UNUSED,
+                        struct kiln_err *err KILN_UNUSED)
+{
+	return KILN_OK;
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* Publishing (publish.c) */
 
@@ -2004,6 +2026,9 @@ static const struct scheduler_store_ops sqlite_ops = {
     .rebuild_record = rebuild_record,
     .job_inputs_set = job_inputs_set,
     .version = store_version,
+    .duty = duty,
+    .watch = watch,
+    .announce = announce,
     .repo_pkg_put = repo_pkg_put,
     .repo_pkgs = repo_pkgs,
     .repo_pkg_delete = repo_pkg_delete,
