@@ -229,11 +229,11 @@ static void reaper_duty(struct scheduler *s)
 		kiln_log_err(KILN_LOG_DEBUG, &err);
 	if (held && !s->reaper) {
 		kiln_log(KILN_LOG_INFO, "the lease reaper runs on this scheduler");
-		s->reaper = true;
+		__atomic_store_n(&s->reaper, true, __ATOMIC_RELAXED);
 		scheduler_job_ended_recover(s);
 	} else if (!held && s->reaper) {
 		kiln_log(KILN_LOG_WARN, "the lease reaper runs on this scheduler no more");
-		s->reaper = false;
+		__atomic_store_n(&s->reaper, false, __ATOMIC_RELAXED);
 	}
 }
 

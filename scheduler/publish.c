@@ -124,6 +124,21 @@ void scheduler_publish_duties(struct scheduler *s)
 	}
 }
 
+/* Metrics: each repository's duty, 1 where this scheduler holds it. */
+void scheduler_publish_duties_text(struct scheduler *s, struct kiln_buf *o)
+{
+	struct scheduler_publisher *p = s->publisher;
+	size_t i;
+
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->lock);
+	for (i = 0; i < p->n; i++)
+		kiln_buf_addf(o, "kiln_duties_held{duty=\"publish:%s\"} %d\n", p->repos[i].name,
+		              p->repos[i].owned ? 1 : 0);
+	pthread_mutex_unlock(&p->lock);
+}
+
 /* Another scheduler asked for a publish of repository name ("": of every one). */
 void scheduler_publish_heard(struct scheduler *s, const char *name)
 {

@@ -642,7 +642,7 @@ struct scheduler {
 	struct scheduler_history history;
 	struct scheduler_jobcache *jobcache; /* owned (jobcache.c) */
 	struct scheduler_statuser *statuser; /* owned (hookstatus.c); NULL without [hook]s */
-	bool reaper;                         /* this scheduler holds the "reaper" duty */
+	bool reaper; /* this scheduler holds the "reaper" duty (the serve loop's; read atomically) */
 };
 
 /* Commit statuses of hook jobs (hookstatus.c): the poster thread (none without [hook]s);
@@ -684,6 +684,8 @@ KILN_MUST_CHECK kiln_rc scheduler_publish_remove(struct scheduler *s, const char
  * another scheduler announced for repository name ("": every one). */
 void scheduler_publish_duties(struct scheduler *s);
 void scheduler_publish_heard(struct scheduler *s, const char *name);
+/* The kiln_duties_held lines of the repositories' duties (metrics.c). */
+void scheduler_publish_duties_text(struct scheduler *s, struct kiln_buf *o);
 /* Wait (at most timeout_ms) until no publish is pending or running here. */
 void scheduler_publish_wait(struct scheduler *s, int64_t timeout_ms);
 
