@@ -28,12 +28,12 @@ static struct util_dl api_libcurl_dl =
 
 struct api_client {
 	CURL *h;
-	char *base;                    /* owned: the URLs given, each without a trailing slash,
+	char *base;                        /* owned: the URLs given, each without a trailing slash,
 	                                * with NULs for the commas */
 	const char *urls[CLIENT_URLS_MAX]; /* into base: the schedulers, tried in turn */
 	size_t nurls, cur;                 /* cur: the one calls go to */
-	char *auth;   /* owned: "Authorization: Bearer ..." */
-	char *header; /* owned: cfg->header */
+	char *auth;                        /* owned: "Authorization: Bearer ..." */
+	char *header;                      /* owned: cfg->header */
 	char *ca_file;
 	long timeout_ms;
 };
@@ -62,8 +62,8 @@ static kiln_rc urls_split(struct api_client *c, struct kiln_err *err)
 		while (bl && p[bl - 1] == '/')
 			p[--bl] = '\0';
 		if (strncmp(p, "http://", 7) && strncmp(p, "https://", 8))
-			return kiln_err_set(err, KILN_EINVAL, "'%.200s' is not an http:// or https:// URL",
-			                    p);
+			return kiln_err_set(err, KILN_EINVAL,
+			                    "'%.200s' is not an http:// or https:// URL", p);
 		if (c->nurls >= CLIENT_URLS_MAX)
 			return kiln_err_set(err, KILN_ELIMIT, "more than %d scheduler URLs",
 			                    CLIENT_URLS_MAX);

@@ -116,7 +116,8 @@ void scheduler_publish_duties(struct scheduler *s)
 			p->repos[i].dirty = true;
 			pthread_cond_broadcast(&p->cond);
 		} else if (!held && p->repos[i].owned) {
-			kiln_log(KILN_LOG_WARN, "repository %s: this scheduler publishes it no more",
+			kiln_log(KILN_LOG_WARN,
+			         "repository %s: this scheduler publishes it no more",
 			         p->repos[i].name);
 		}
 		p->repos[i].owned = held;
@@ -897,8 +898,8 @@ void scheduler_publish_wait(struct scheduler *s, int64_t timeout_ms)
 		pthread_mutex_lock(&p->lock);
 		/* another scheduler publishes the repositories whose duty it holds */
 		for (i = 0; i < p->n; i++)
-			idle = idle && !(p->repos[i].dirty && p->repos[i].owned) &&
-			       !p->repos[i].busy;
+			idle =
+			    idle && !(p->repos[i].dirty && p->repos[i].owned) && !p->repos[i].busy;
 		pthread_mutex_unlock(&p->lock);
 		if (idle)
 			break;

@@ -642,7 +642,8 @@ struct scheduler {
 	struct scheduler_history history;
 	struct scheduler_jobcache *jobcache; /* owned (jobcache.c) */
 	struct scheduler_statuser *statuser; /* owned (hookstatus.c); NULL without [hook]s */
-	bool reaper; /* this scheduler holds the "reaper" duty (the serve loop's; read atomically) */
+	bool
+	    reaper; /* this scheduler holds the "reaper" duty (the serve loop's; read atomically) */
 };
 
 /* Commit statuses of hook jobs (hookstatus.c): the poster thread (none without [hook]s);

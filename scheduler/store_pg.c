@@ -2027,21 +2027,21 @@ static void notice(void *arg, const char *message);
 
 /* What the listening connection heard from other schedulers, to deliver unlocked. */
 struct heard {
-	bool write;                  /* a write: caches and long polls are stale */
-	bool all;                    /* more repositories than fit below: every one */
+	bool write; /* a write: caches and long polls are stale */
+	bool all;   /* more repositories than fit below: every one */
 	char repos[HEARD_REPOS][160];
 	size_t nrepos;
 };
 
 struct peers {
-	PGconn *db;          /* LISTEN kiln; the duties' locks; NULL until the first connect */
+	PGconn *db;           /* LISTEN kiln; the duties' locks; NULL until the first connect */
 	pthread_mutex_t lock; /* db, duties, pending */
 	struct duty {
 		char name[160];
 		bool held;
 	} duties[DUTY_MAX];
 	size_t nduties;
-	struct heard pending; /* heard while a duty's statement ran on db */
+	struct heard pending;    /* heard while a duty's statement ran on db */
 	pthread_mutex_t cb_lock; /* changed, arg; held while a call runs */
 	void (*changed)(void *arg, const char *repo);
 	void *arg;
@@ -2114,12 +2114,24 @@ static void heard_deliver(struct pg *w, const struct heard *h)
 	pthread_mutex_unlock(&p->cb_lock);
 }
 
+/* LISTEN on p->db (connected). Under p->lock. */
+static kiln_rc peers_listen(struct peers *p, struct kiln_err *err)
+{
+	PGresult *r = PQexec(p->db, "LISTEN kiln");
+	kiln_rc rc = KILN_OK;
+
+	if (PQresultStatus(r) != PGRES_COMMAND_OK)
+		rc = kiln_err_set(err, KILN_EIO, "job store: listen: %.*s",
+		                  msg_len(PQresultErrorMessage(r)), PQresultErrorMessage(r));
+	PQclear(r);
+	return rc;
+}
+
 /* p->db connected and listening; a broken connection is made again, and the duties held
  * on it are held no more (its backend's end let go of them). Under p->lock. */
 static kiln_rc peers_ready(struct pg *w, struct kiln_err *err)
 {
 	struct peers *p = w->peers;
-	PGresult *r;
 	size_t i;
 
 	if (p->db && PQstatus(p->db) == CONNECTION_OK)
@@ -2132,15 +2144,7 @@ static kiln_rc peers_ready(struct pg *w, struct kiln_err *err)
 	if (PQstatus(p->db) != CONNECTION_OK)
 		return kiln_err_set(err, KILN_EIO, "job store: reconnect: %.*s",
 		                    msg_len(PQerrorMessage(p->db)), PQerrorMessage(p->db));
-	r = PQexec(p->db, "LISTEN kiln");
-	if (PQresultStatus(r) != PGRES_COMMAND_OK) {
-		kiln_err_set(err, KILN_EIO, "job store: listen: %.*s",
-		             msg_len(PQresultErrorMessage(r)), PQresultErrorMessage(r));
-		PQclear(r);
-		return KILN_EIO;
-	}
-	PQclear(r);
-	return KILN_OK;
+	return peers_listen(p, err);
 }
 
 static void *peers_thread(void *arg)
@@ -2176,9 +2180,11 @@ static void *peers_thread(void *arg)
  * thread. */
 static kiln_rc peers_open(struct pg *w, const char *url, struct kiln_err *err)
 {
-	const char *const keys[] = {"connect_timeout", "application_name", "dbname", NULL};
-	const char *const vals[] = {"10", w->app, url, NULL};
+	/* as conn_open: the URL's settings, then this store's own name */
+	const char *const keys[] = {"connect_timeout", "dbname", "application_name", NULL};
+	const char *const vals[] = {"10", url, w->app, NULL};
 	struct peers *p = kiln_calloc(1, sizeof(*p));
+	kiln_rc rc;
 
 	if (!p)
 		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
@@ -2194,20 +2200,10 @@ static kiln_rc peers_open(struct pg *w, const char *url, struct kiln_err *err)
 		return kiln_err_set(err, KILN_EIO, "job store: cannot connect: %.*s",
 		                    msg_len(PQerrorMessage(p->db)), PQerrorMessage(p->db));
 	pthread_mutex_lock(&p->lock);
-	/* the status is fine: this only sends LISTEN */
-	{
-		PGresult *r = PQexec(p->db, "LISTEN kiln");
-		kiln_rc rc = PQresultStatus(r) == PGRES_COMMAND_OK
-		                 ? KILN_OK
-		                 : kiln_err_set(err, KILN_EIO, "job store: listen: %.*s",
-		                                msg_len(PQresultErrorMessage(r)),
-		                                PQresultErrorMessage(r));
-
-		PQclear(r);
-		pthread_mutex_unlock(&p->lock);
-		if (rc)
-			return rc;
-	}
+	rc = peers_listen(p, err);
+	pthread_mutex_unlock(&p->lock);
+	if (rc)
+		return rc;
 	if (pthread_create(&p->th, NULL, peers_thread, w))
 		return kiln_err_set(err, KILN_EIO, "cannot start the store's listener");
 	p->running = true;
@@ -2243,8 +2239,7 @@ static int32_t duty_key(const char *name)
 	return (int32_t)h;
 }
 
-static kiln_rc duty_slot(struct peers *p, const char *name, struct duty **out,
-                         struct kiln_err *err)
+static kiln_rc duty_slot(struct peers *p, const char *name, struct duty **out, struct kiln_err *err)
 {
 	size_t i;
 
@@ -2260,6 +2255,13 @@ static kiln_rc duty_slot(struct peers *p, const char *name, struct duty **out,
 	snprintf(p->duties[p->nduties].name, sizeof(p->duties[0].name), "%s", name);
 	*out = &p->duties[p->nduties++];
 	return KILN_OK;
+}
+
+static kiln_rc duty_err(const PGresult *r, const char *name, struct kiln_err *err)
+{
+	const char *m = PQresultErrorMessage(r);
+
+	return kiln_err_set(err, KILN_EIO, "job store: duty %s: %.*s", name, msg_len(m), m);
 }
 
 static kiln_rc duty(struct scheduler_store *base, const char *name, bool *held,
@@ -2288,8 +2290,7 @@ static kiln_rc duty(struct scheduler_store *base, const char *name, bool *held,
 		if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1)
 			d->held = !strcmp(PQgetvalue(r, 0, 0), "t");
 		else
-			rc = kiln_err_set(err, KILN_EIO, "job store: duty %s: %.*s", name,
-			                  msg_len(PQresultErrorMessage(r)), PQresultErrorMessage(r));
+			rc = duty_err(r, name, err);
 		PQclear(r);
 		/* the statement may have read notifications the thread would have waited for */
 		heard_drain(w, &p->pending);
