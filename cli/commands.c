@@ -203,6 +203,14 @@ const struct cli_command cli_commands[] = {
      "(--key, or kiln's keyring), and RPM's sha256 among the in-toto statement's subjects. "
      "Exit 0 only when every envelope holds.",
      cli_provenance_opts, cli_cmd_provenance},
+    {"store", "move a farm's job store from sqlite3 to PostgreSQL",
+     "migrate --from DATA_DIR --to postgresql://...",
+     "Copies every table of DATA_DIR/kiln.db (jobs, attempts, artifacts, tokens, workers, "
+     "reruns, verdicts, repositories, webhooks) into an empty PostgreSQL database in one "
+     "transaction, committed only when each table's row count and sha256 digest read back "
+     "match; prints them. Stop the scheduler first; then start it (and any more) with "
+     "--set store.url=URL on the same data directory, which keeps the blobs, logs and keys.",
+     cli_store_opts, cli_cmd_store},
     {"repo", "published repositories: list, show, remove a package, regenerate metadata",
      "list | show NAME | remove-package NAME NEVRA | regenerate NAME | regenerate --dir DIR "
      "[--key FILE] [--groups FILE] [--zstd] [--workers N] [--keep N] [--revision N]",

@@ -505,6 +505,40 @@ KILN_MUST_CHECK kiln_rc scheduler_store_open_pg(const char *url, struct schedule
                                                 struct kiln_err *err);
 int scheduler_store_pg_version(void);
 
+/* Moving a farm's job store from sqlite3 to PostgreSQL (migrate.c, kiln store migrate). A
+ * table's rows as text: nrows * ncols values, row after row (NULL: SQL NULL). */
+struct scheduler_table {
+	const char *name;
+	const char **cols;
+	size_t ncols;
+	const char **vals;
+	size_t nrows;
+};
+/* Every table of the sqlite3 store at path (brought to this build's schema first), to fn
+ * one at a time (its strings live until fn returns); fn's error stops the dump. */
+KILN_MUST_CHECK kiln_rc scheduler_store_sqlite_dump(const char *path,
+                                                    kiln_rc (*fn)(void *arg,
+                                                                  const struct scheduler_table *t,
+                                                                  struct kiln_err *err),
+                                                    void *arg, struct kiln_err *err);
+struct scheduler_pg_import;
+/* The PostgreSQL store at url (created or migrated) with a transaction begun for an
+ * import. OUT: scheduler_pg_import_end(). */
+KILN_MUST_CHECK kiln_rc scheduler_pg_import_begin(const char *url, struct scheduler_pg_import **out,
+                                                  struct kiln_err *err);
+/* Insert t's rows into its table, then read back what the table holds of t's columns into
+ * back (strings in a). KILN_EINVAL naming a table or column PostgreSQL's schema lacks,
+ * KILN_EEXIST when the table had rows already (an import goes into an empty store). */
+KILN_MUST_CHECK kiln_rc scheduler_pg_import_table(struct scheduler_pg_import *im,
+                                                  const struct scheduler_table *t,
+                                                  struct kiln_arena *a,
+                                                  struct scheduler_table *back,
+                                                  struct kiln_err *err);
+/* commit: every identity column's sequence moved past the ids imported, then COMMIT;
+ * else ROLLBACK. Frees im (NULL: nothing). */
+KILN_MUST_CHECK kiln_rc scheduler_pg_import_end(struct scheduler_pg_import *im, bool commit,
+                                                struct kiln_err *err);
+
 struct scheduler;
 
 /* The verdicts, and the roll-up of reruns' verdicts into the job's (policy.c): any

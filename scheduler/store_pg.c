@@ -2614,3 +2614,255 @@ kiln_rc scheduler_store_open_pg(const char *url, struct scheduler_store **out, s
 	*out = &s->base;
 	return KILN_OK;
 }
+
+/* ---------------------------------------------------------------------------------------- */
+/* Import (kiln store migrate, migrate.c): tables copied row by row in one transaction */
+
+struct scheduler_pg_import {
+	struct scheduler_store *st; /* owned */
+	struct pg *s;               /* st, whose writer connection runs the import */
+};
+
+/* sql (unnamed) with text parameters v: its result, or NULL with err set. */
+static PGresult *im_exec(struct pg *s, const char *text, const char *const *v, int n,
+                         const char *what, struct kiln_err *err)
+{
+	PGresult *r = PQprepare(s->db, "", text, n, NULL);
+
+	if (PQresultStatus(r) != PGRES_COMMAND_OK) {
+		db_err(s, r, err, what);
+		PQclear(r);
+		return NULL;
+	}
+	PQclear(r);
+	r = PQexecPrepared(s->db, "", n, v, NULL, NULL, 0);
+	if (PQresultStatus(r) != PGRES_COMMAND_OK && PQresultStatus(r) != PGRES_TUPLES_OK) {
+		db_err(s, r, err, what);
+		PQclear(r);
+		return NULL;
+	}
+	return r;
+}
+
+kiln_rc scheduler_pg_import_begin(const char *url, struct scheduler_pg_import **out,
+                                  struct kiln_err *err)
+{
+	struct scheduler_pg_import *im = kiln_calloc(1, sizeof(*im));
+	kiln_rc rc;
+
+	*out = NULL;
+	if (!im)
+		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	rc = scheduler_store_open_pg(url, &im->st, err);
+	if (!rc) {
+		im->s = (struct pg *)im->st;
+		rc = exec_simple_ok(im->s, "BEGIN", "begin", err);
+	}
+	if (rc) {
+		scheduler_store_close(im->st);
+		free(im);
+		return rc;
+	}
+	*out = im;
+	return KILN_OK;
+}
+
+/* A column or table name as a quoted identifier (names come from the sqlite3 schema). */
+static const char *ident(struct kiln_arena *a, const char *name)
+{
+	return strchr(name, '"') ? NULL : kiln_arena_printf(a, "\"%s\"", name);
+}
+
+/* t's table and columns are in PostgreSQL's schema, and the table is empty. */
+static kiln_rc im_check(struct pg *s, const struct scheduler_table *t, struct kiln_arena *a,
+                        struct kiln_err *err)
+{
+	const char *v[1] = {t->name};
+	PGresult *r = im_exec(s,
+	                      "SELECT column_name FROM information_schema.columns WHERE"
+	                      " table_schema = current_schema() AND table_name = $1",
+	                      v, 1, "columns", err);
+	const char *q;
+	size_t i;
+	int k, n;
+	bool found;
+
+	if (!r)
+		return KILN_EIO;
+	n = PQntuples(r);
+	for (i = 0; i < t->ncols; i++) {
+		for (k = 0, found = false; !found && k < n; k++)
+			found = !strcmp(PQgetvalue(r, k, 0), t->cols[i]);
+		if (!found) {
+			PQclear(r);
+			return n ? kiln_err_set(err, KILN_EINVAL,
+			                        "column %s.%s is not in the PostgreSQL schema",
+			                        t->name, t->cols[i])
+			         : kiln_err_set(err, KILN_EINVAL,
+			                        "table %s is not in the PostgreSQL schema",
+			                        t->name);
+		}
+	}
+	PQclear(r);
+	q = kiln_arena_printf(a, "SELECT count(*) FROM %s", ident(a, t->name));
+	r = q ? im_exec(s, q, NULL, 0, "count", err) : NULL;
+	if (!r)
+		return q ? KILN_EIO : kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	n = (int)num(PQgetvalue(r, 0, 0));
+	PQclear(r);
+	if (n)
+		return kiln_err_set(err, KILN_EEXIST,
+		                    "table %s already has %d rows: import into an empty database",
+		                    t->name, n);
+	return KILN_OK;
+}
+
+/* "INSERT INTO t(c1, ...) VALUES($1, ...)" and "SELECT c1::text, ... FROM t". */
+static kiln_rc im_sql(const struct scheduler_table *t, struct kiln_arena *a, const char **ins,
+                      const char **sel, struct kiln_err *err)
+{
+	struct kiln_buf i = KILN_BUF_INIT(KILN_MIB), s = KILN_BUF_INIT(KILN_MIB);
+	size_t k;
+	kiln_rc rc;
+
+	kiln_buf_addf(&i, "INSERT INTO %s(", ident(a, t->name));
+	kiln_buf_addstr(&s, "SELECT ");
+	for (k = 0; k < t->ncols; k++) {
+		const char *c = ident(a, t->cols[k]);
+
+		if (!c) {
+			rc = kiln_err_set(err, KILN_EINVAL, "column name '%s'", t->cols[k]);
+			goto out;
+		}
+		kiln_buf_addf(&i, "%s%s", k ? ", " : "", c);
+		kiln_buf_addf(&s, "%s%s::text", k ? ", " : "", c);
+	}
+	kiln_buf_addstr(&i, ") VALUES(");
+	for (k = 0; k < t->ncols; k++)
+		kiln_buf_addf(&i, "%s$%zu", k ? ", " : "", k + 1);
+	kiln_buf_addstr(&i, ")");
+	kiln_buf_addf(&s, " FROM %s", ident(a, t->name));
+	rc = kiln_buf_finish(&i, err);
+	if (!rc)
+		rc = kiln_buf_finish(&s, err);
+	*ins = rc ? NULL : kiln_arena_strdup(a, i.ptr);
+	*sel = rc ? NULL : kiln_arena_strdup(a, s.ptr);
+	if (!rc)
+		rc = kiln_arena_finish(a, err);
+out:
+	kiln_buf_release(&i);
+	kiln_buf_release(&s);
+	return rc;
+}
+
+/* What the table holds of t's columns, into back. */
+static kiln_rc im_read_back(struct pg *s, const struct scheduler_table *t, const char *sel,
+                            struct kiln_arena *a, struct scheduler_table *back,
+                            struct kiln_err *err)
+{
+	PGresult *r = im_exec(s, sel, NULL, 0, "read back", err);
+	size_t row, k;
+
+	*back = *t;
+	back->vals = NULL;
+	back->nrows = 0;
+	if (!r)
+		return KILN_EIO;
+	back->nrows = (size_t)PQntuples(r);
+	back->vals = kiln_arena_array(a, back->nrows * t->ncols + 1, sizeof(*back->vals));
+	for (row = 0; back->vals && row < back->nrows; row++)
+		for (k = 0; k < t->ncols; k++)
+			back->vals[row * t->ncols + k] =
+			    PQgetisnull(r, (int)row, (int)k)
+			        ? NULL
+			        : kiln_arena_strdup(a, PQgetvalue(r, (int)row, (int)k));
+	PQclear(r);
+	return kiln_arena_finish(a, err);
+}
+
+kiln_rc scheduler_pg_import_table(struct scheduler_pg_import *im, const struct scheduler_table *t,
+                                  struct kiln_arena *a, struct scheduler_table *back,
+                                  struct kiln_err *err)
+{
+	struct pg *s = im->s;
+	const char *ins = NULL, *sel = NULL;
+	PGresult *r;
+	size_t row;
+	kiln_rc rc;
+
+	if (!t->name || !ident(a, t->name))
+		return kiln_err_set(err, KILN_EINVAL, "table name '%s'", t->name ? t->name : "");
+	rc = im_check(s, t, a, err);
+	if (!rc)
+		rc = im_sql(t, a, &ins, &sel, err);
+	if (rc)
+		return rc;
+	r = PQprepare(s->db, "kiln_import", ins, (int)t->ncols, NULL);
+	if (PQresultStatus(r) != PGRES_COMMAND_OK)
+		rc = db_err(s, r, err, t->name);
+	PQclear(r);
+	for (row = 0; !rc && row < t->nrows; row++) {
+		r = PQexecPrepared(s->db, "kiln_import", (int)t->ncols, t->vals + row * t->ncols,
+		                   NULL, NULL, 0);
+		if (PQresultStatus(r) != PGRES_COMMAND_OK)
+			rc = db_err(s, r, err, t->name);
+		PQclear(r);
+	}
+	r = PQexec(s->db, "DEALLOCATE kiln_import");
+	PQclear(r);
+	return rc ? rc : im_read_back(s, t, sel, a, back, err);
+}
+
+/* Each identity column's sequence past the largest id imported. */
+static kiln_rc im_sequences(struct pg *s, struct kiln_err *err)
+{
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
+	PGresult *r = im_exec(s,
+	                      "SELECT table_name, column_name FROM information_schema.columns"
+	                      " WHERE table_schema = current_schema() AND is_identity = 'YES'",
+	                      NULL, 0, "identity columns", err);
+	kiln_rc rc = r ? KILN_OK : KILN_EIO;
+	int i;
+
+	for (i = 0; !rc && i < PQntuples(r); i++) {
+		const char *tab = ident(&a, PQgetvalue(r, i, 0)),
+		           *col = ident(&a, PQgetvalue(r, i, 1));
+		const char *q = NULL;
+		PGresult *x;
+
+		if (tab && col)
+			q = kiln_arena_printf(&a,
+			                      "SELECT setval(pg_get_serial_sequence('%s', '%s'),"
+			                      " coalesce(max(%s), 0) + 1, false) FROM %s",
+			                      tab, PQgetvalue(r, i, 1), col, tab);
+		if (!q) {
+			rc = kiln_err_set(err, KILN_EINVAL, "identity column %s.%s",
+			                  PQgetvalue(r, i, 0), PQgetvalue(r, i, 1));
+			break;
+		}
+		x = im_exec(s, q, NULL, 0, "identity", err);
+		if (!x)
+			rc = KILN_EIO;
+		PQclear(x);
+	}
+	PQclear(r);
+	kiln_arena_release(&a);
+	return rc;
+}
+
+kiln_rc scheduler_pg_import_end(struct scheduler_pg_import *im, bool commit, struct kiln_err *err)
+{
+	kiln_rc rc = KILN_OK;
+
+	if (!im)
+		return KILN_OK;
+	if (commit)
+		rc = im_sequences(im->s, err);
+	if (commit && !rc)
+		rc = exec_simple_ok(im->s, "COMMIT", "commit", err);
+	if (!commit || rc)
+		(void)exec_simple_ok(im->s, "ROLLBACK", "rollback", NULL);
+	scheduler_store_close(im->st);
+	free(im);
+	return rc;
+}

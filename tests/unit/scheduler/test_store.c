@@ -1055,3 +1055,55 @@ KILN_TEST(store_pg_ends_each_lease_once_across_stores)
 	scheduler_store_close(st[0]);
 	scheduler_store_close(st[1]);
 }
+
+/* kiln store migrate: a sqlite3 store's rows into an empty PostgreSQL one, verified; the
+ * ids go on after the copied ones; a second copy into it is refused, nothing merged. */
+KILN_TEST(store_migrate_copies_sqlite_into_postgresql)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
+	struct scheduler_store *st = NULL;
+	struct scheduler_finish f = {SCHED_OUT_SUCCEEDED,   "", "", 5000, 0, NULL,
+	                             scheduler_lease_decide};
+	struct scheduler_attempt *att = NULL;
+	struct scheduler_job j;
+	char dir[512], path[600], url[512];
+	unsigned scopes = 0;
+	int64_t id = 0, tid = 0, first, second;
+	size_t n = 0;
+
+	pg_database(url, sizeof(url));
+	snprintf(dir, sizeof(dir), "%s/farm", kiln_test_tmpdir());
+	assert_ok(util_mkdir_p(dir, 0755, &err), &err);
+	snprintf(path, sizeof(path), "%s/kiln.db", dir);
+	assert_ok(scheduler_store_open_sqlite(path, &st, &err), &err);
+	first = insert(st, "", "", 0, NULL);
+	second = insert(st, "x86_64", ",gpu,", 3, "idem-1");
+	assert_ok(grant(st, "w", ",x86_64,", ",gpu,", 2000, L1, &a, &j), NULL);
+	assert_int_equal(j.id, second);
+	assert_ok(st->ops->lease_finish(st, L1, 1, &f, &err), &err);
+	assert_ok(st->ops->token_insert(st, "h1", API_SCOPE_READ, "ci", 1000, &tid, &err), &err);
+	scheduler_store_close(st);
+
+	assert_ok(scheduler_store_migrate(dir, url, -1, &err), &err);
+	assert_ok(scheduler_store_open_pg(url, &st, &err), &err);
+	assert_ok(st->ops->job_get(st, second, &a, &j, &err), &err);
+	assert_int_equal(j.state, SCHED_SUCCEEDED);
+	assert_string_equal(j.arch, "x86_64");
+	assert_string_equal(j.idem_key, "idem-1");
+	assert_ok(st->ops->job_get(st, first, &a, &j, &err), &err);
+	assert_int_equal(j.state, SCHED_QUEUED);
+	assert_ok(st->ops->attempts_list(st, second, &a, &att, &n, &err), &err);
+	assert_int_equal(n, 1);
+	assert_string_equal(att[0].state, "succeeded");
+	assert_ok(st->ops->token_lookup(st, "h1", &id, &scopes, &err), &err);
+	assert_int_equal(id, tid);
+	assert_int_equal(scopes, API_SCOPE_READ);
+	assert_int_equal(insert(st, "", "", 0, NULL), second + 1);
+	scheduler_store_close(st);
+	assert_int_equal(scheduler_store_migrate(dir, url, -1, &err), KILN_EEXIST);
+	kiln_err_clear(&err);
+	snprintf(path, sizeof(path), "%s/none", kiln_test_tmpdir());
+	assert_int_equal(scheduler_store_migrate(path, url, -1, &err), KILN_ENOTFOUND);
+	kiln_arena_release(&a);
+}
