@@ -24,11 +24,16 @@ static struct api_libcurl_fns api_libcurl;
 static struct util_dl api_libcurl_dl =
     UTIL_DL_INIT(API_LIBCURL_SONAME, api_libcurl_syms, api_libcurl);
 
+#define CLIENT_URLS_MAX 8
+
 struct api_client {
 	CURL *h;
-	char *base;   /* owned, without a trailing slash */
-	char *auth;   /* owned: "Authorization: Bearer ..." */
-	char *header; /* owned: cfg->header */
+	char *base;                        /* owned: the URLs given, each without a trailing slash,
+	                                * with NULs for the commas */
+	const char *urls[CLIENT_URLS_MAX]; /* into base: the schedulers, tried in turn */
+	size_t nurls, cur;                 /* cur: the one calls go to */
+	char *auth;                        /* owned: "Authorization: Bearer ..." */
+	char *header;                      /* owned: cfg->header */
 	char *ca_file;
 	long timeout_ms;
 };
@@ -42,11 +47,36 @@ kiln_rc api_global_init(struct kiln_err *err)
 	return KILN_OK;
 }
 
+/* c->base, "URL[,URL]...", into c->urls (commas and trailing slashes cut off). */
+static kiln_rc urls_split(struct api_client *c, struct kiln_err *err)
+{
+	char *p = c->base, *next;
+
+	for (; p; p = next) {
+		size_t bl;
+
+		next = strchr(p, ',');
+		if (next)
+			*next++ = '\0';
+		bl = strlen(p);
+		while (bl && p[bl - 1] == '/')
+			p[--bl] = '\0';
+		if (strncmp(p, "http://", 7) && strncmp(p, "https://", 8))
+			return kiln_err_set(err, KILN_EINVAL,
+			                    "'%.200s' is not an http:// or https:// URL", p);
+		if (c->nurls >= CLIENT_URLS_MAX)
+			return kiln_err_set(err, KILN_ELIMIT, "more than %d scheduler URLs",
+			                    CLIENT_URLS_MAX);
+		c->urls[c->nurls++] = p;
+	}
+	return KILN_OK;
+}
+
 kiln_rc api_client_new(const struct api_client_config *cfg, struct api_client **out,
                        struct kiln_err *err)
 {
 	struct api_client *c;
-	size_t bl;
+	kiln_rc rc;
 
 	*out = NULL;
 	if (util_dl_ready(&api_libcurl_dl, err))
@@ -54,10 +84,9 @@ kiln_rc api_client_new(const struct api_client_config *cfg, struct api_client **
 	c = kiln_calloc(1, sizeof(*c));
 	if (!c)
 		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
-	if (!cfg->base_url || strncmp(cfg->base_url, "http", 4)) {
+	if (!cfg->base_url) {
 		free(c);
-		return kiln_err_set(err, KILN_EINVAL, "'%s' is not an http:// or https:// URL",
-		                    cfg->base_url ? cfg->base_url : "");
+		return kiln_err_set(err, KILN_EINVAL, "no scheduler URL");
 	}
 	c->base = kiln_strdup(cfg->base_url);
 	if (cfg->token) {
@@ -76,9 +105,11 @@ kiln_rc api_client_new(const struct api_client_config *cfg, struct api_client **
 		api_client_free(c);
 		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
 	}
-	bl = strlen(c->base);
-	while (bl && c->base[bl - 1] == '/')
-		c->base[--bl] = '\0';
+	rc = urls_split(c, err);
+	if (rc) {
+		api_client_free(c);
+		return rc;
+	}
 	*out = c;
 	return KILN_OK;
 }
@@ -256,8 +287,9 @@ static kiln_rc open_upload(const struct api_call *call, FILE **f, curl_off_t *si
 	return KILN_OK;
 }
 
-kiln_rc api_client_call(struct api_client *c, const struct api_call *call, struct api_reply *reply,
-                        struct kiln_err *err)
+/* One call to the scheduler at base; *cc gets curl's result. */
+static kiln_rc call_once(struct api_client *c, const char *base, const struct api_call *call,
+                         struct api_reply *reply, CURLcode *ccp, struct kiln_err *err)
 {
 	char errbuf[CURL_ERROR_SIZE] = "";
 	struct sink s = {.reply = reply, .h = c->h, .fd = call->out_fd > 0 ? call->out_fd : -1};
@@ -273,7 +305,7 @@ kiln_rc api_client_call(struct api_client *c, const struct api_call *call, struc
 	reply->header_size[0] = '\0';
 	reply->complete = false;
 	kiln_buf_reset(&reply->body);
-	kiln_buf_addstr(&url, c->base);
+	kiln_buf_addstr(&url, base);
 	kiln_buf_addstr(&url, call->path);
 	rc = kiln_buf_finish(&url, err);
 	if (!rc)
@@ -307,6 +339,7 @@ kiln_rc api_client_call(struct api_client *c, const struct api_call *call, struc
 	}
 	setup_body(c->h, call, upload, usize);
 	cc = curl_easy_perform(c->h);
+	*ccp = cc;
 	curl_easy_getinfo(c->h, CURLINFO_RESPONSE_CODE, &reply->status);
 	if (cc == CURLE_ABORTED_BY_CALLBACK) {
 		rc = kiln_err_set(err, KILN_ECANCEL, "%s %s: stopped", call->method, call->path);
@@ -324,6 +357,43 @@ out:
 	if (upload)
 		fclose(upload);
 	kiln_buf_release(&url);
+	return rc;
+}
+
+/* No connection was made: the request never reached that scheduler. */
+static bool never_sent(CURLcode cc)
+{
+	return cc == CURLE_COULDNT_CONNECT || cc == CURLE_COULDNT_RESOLVE_HOST ||
+	       cc == CURLE_COULDNT_RESOLVE_PROXY;
+}
+
+/* With several URLs, a scheduler that cannot be reached is passed over for the next (and
+ * calls go on to that one). A connection that broke once the request was sent is not
+ * retried here (it may have been carried out: the caller knows whether it may repeat it),
+ * but the next call goes to the next scheduler. An HTTP answer, 4xx or 5xx, is an answer. */
+kiln_rc api_client_call(struct api_client *c, const struct api_call *call, struct api_reply *reply,
+                        struct kiln_err *err)
+{
+	struct kiln_err e = KILN_ERR_INIT;
+	size_t tries;
+	kiln_rc rc = KILN_OK;
+
+	for (tries = 0; tries < c->nurls; tries++) {
+		CURLcode cc = CURLE_OK;
+
+		kiln_err_clear(&e);
+		rc = call_once(c, c->urls[c->cur], call, reply, &cc, &e);
+		if (rc != KILN_ENET && rc != KILN_ETIMEOUT)
+			break;
+		if (c->nurls > 1)
+			kiln_log(KILN_LOG_INFO, "%s unreachable (%s): trying %s next",
+			         c->urls[c->cur], e.msg, c->urls[(c->cur + 1) % c->nurls]);
+		c->cur = (c->cur + 1) % c->nurls;
+		if (!never_sent(cc))
+			break;
+	}
+	if (rc && err)
+		kiln_err_set(err, rc, "%s", e.msg);
 	return rc;
 }
 

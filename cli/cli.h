@@ -164,6 +164,8 @@ int cli_cmd_keygen(int argc, char **argv);
 /* Published repositories (cli/cmd_repo.c). */
 extern const struct cli_opt cli_repo_opts[];
 int cli_cmd_repo(int argc, char **argv);
+extern const struct cli_opt cli_store_opts[];
+int cli_cmd_store(int argc, char **argv);
 extern const struct cli_opt cli_root_opts[];
 int cli_cmd_root(int argc, char **argv);
 int cli_cmd_keys(int argc, char **argv);

@@ -174,7 +174,13 @@ LIST_CB(without_cb, without, "--without")
 LIST_CB(tag_cb, tags, "--tag")
 
 #define CONN_OPTS                                                                                  \
-	{"url", 0, CLI_OPT_STRING, COFF(url), NULL, "URL", "the scheduler (default $KILN_URL)"},   \
+	{"url",                                                                                    \
+	 0,                                                                                        \
+	 CLI_OPT_STRING,                                                                           \
+	 COFF(url),                                                                                \
+	 NULL,                                                                                     \
+	 "URL[,URL]",                                                                              \
+	 "the scheduler, or several to fail over between (default $KILN_URL)"},                    \
 	    {"token",                                                                              \
 	     0,                                                                                    \
 	     CLI_OPT_STRING,                                                                       \

@@ -29,7 +29,8 @@ struct repo_opts {
 #define ROFF(f) offsetof(struct repo_opts, f)
 
 const struct cli_opt cli_repo_opts[] = {
-    {"url", 0, CLI_OPT_STRING, ROFF(url), NULL, "URL", "the scheduler (default $KILN_URL)"},
+    {"url", 0, CLI_OPT_STRING, ROFF(url), NULL, "URL[,URL]",
+     "the scheduler, or several to fail over between (default $KILN_URL)"},
     {"token", 0, CLI_OPT_STRING, ROFF(token), NULL, "TOKEN", "bearer token (default $KILN_TOKEN)"},
     {"json", 0, CLI_OPT_FLAG, ROFF(json), NULL, NULL,
      "print the server's JSON instead of text for people"},

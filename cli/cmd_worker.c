@@ -58,7 +58,8 @@ static kiln_rc root_config_cb(void *ctx, const char *arg, struct kiln_err *err)
 #define WOFF(f) offsetof(struct worker_cli_opts, f)
 
 const struct cli_opt cli_worker_opts[] = {
-    {"scheduler", 0, CLI_OPT_STRING, WOFF(url), NULL, "URL", "the scheduler (default $KILN_URL)"},
+    {"scheduler", 0, CLI_OPT_STRING, WOFF(url), NULL, "URL[,URL]",
+     "the scheduler, or several to fail over between (default $KILN_URL)"},
     {"token", 0, CLI_OPT_STRING, WOFF(token), NULL, "TOKEN",
      "a token with the worker scope (default $KILN_TOKEN)"},
     {"name", 0, CLI_OPT_STRING, WOFF(name), NULL, "NAME", "this worker's name (default: host)"},

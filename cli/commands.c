@@ -152,8 +152,9 @@ const struct cli_command cli_commands[] = {
      "[--set SECTION.KEY=VALUE]...",
      "Serves REST API v1 (docs/api.md). With no configuration it listens on 127.0.0.1:8470, "
      "keeps its database, blobs, logs and keys in ./kiln-data, and prints an admin token on "
-     "first start; --database postgresql://... keeps the job store in PostgreSQL instead. "
-     "SIGTERM stops it gracefully.",
+     "first start; --set store.url=postgresql://... (or --database URL, or [store] url in the "
+     "configuration) keeps the job store in PostgreSQL instead, where several schedulers "
+     "may share one database and one data directory. SIGTERM stops it gracefully.",
      cli_scheduler_opts, cli_cmd_scheduler},
     {"worker", "run a build farm worker: lease jobs from the scheduler and build them",
      "--scheduler URL --token TOKEN [--name N] [--slots N] [--arch A]... [--tag T]... "
@@ -202,6 +203,14 @@ const struct cli_command cli_commands[] = {
      "(--key, or kiln's keyring), and RPM's sha256 among the in-toto statement's subjects. "
      "Exit 0 only when every envelope holds.",
      cli_provenance_opts, cli_cmd_provenance},
+    {"store", "move a farm's job store from sqlite3 to PostgreSQL",
+     "migrate --from DATA_DIR --to postgresql://...",
+     "Copies every table of DATA_DIR/kiln.db (jobs, attempts, artifacts, tokens, workers, "
+     "reruns, verdicts, repositories, webhooks) into an empty PostgreSQL database in one "
+     "transaction, committed only when each table's row count and sha256 digest read back "
+     "match; prints them. Stop the scheduler first; then start it (and any more) with "
+     "--set store.url=URL on the same data directory, which keeps the blobs, logs and keys.",
+     cli_store_opts, cli_cmd_store},
     {"repo", "published repositories: list, show, remove a package, regenerate metadata",
      "list | show NAME | remove-package NAME NEVRA | regenerate NAME | regenerate --dir DIR "
      "[--key FILE] [--groups FILE] [--zstd] [--workers N] [--keep N] [--revision N]",

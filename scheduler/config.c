@@ -1,6 +1,7 @@
 /*
- * config.c - the scheduler's INI configuration: [server], [storage], [limits], [auth],
- * [keys] (name = secret key file) and [repositories] (name = path).
+ * config.c - the scheduler's INI configuration: [server], [storage] ([store] url is
+ * [storage] database), [limits], [auth], [keys] (name = secret key file) and [repositories]
+ * (name = path).
  *
  * The parser is small and strict: "key = value" lines inside a "[section]", '#' or ';'
  * comments on their own line, every unknown section or key an error naming file:line, so a
@@ -311,6 +312,8 @@ kiln_rc scheduler_config_set(struct scheduler_config *c, const char *section, co
 		c->data_dir = value, rc = KILN_OK;
 	else if (!strcmp(section, "storage") && !strcmp(key, "database"))
 		rc = set_database(c, value, err);
+	else if (!strcmp(section, "store") && !strcmp(key, "url"))
+		rc = set_database(c, value, err); /* issue 25's spelling of [storage] database */
 	else if (!strcmp(section, "limits"))
 		rc = set_limits(c, key, value, err);
 	else if (!strcmp(section, "auth") && !strcmp(key, "anonymous_read"))
@@ -326,7 +329,7 @@ kiln_rc scheduler_config_set(struct scheduler_config *c, const char *section, co
 	else if (!strcmp(section, "tokens"))
 		rc = add_token(c, key, value, err);
 	else if (strcmp(section, "server") && strcmp(section, "storage") &&
-	         strcmp(section, "limits") && strcmp(section, "auth"))
+	         strcmp(section, "store") && strcmp(section, "limits") && strcmp(section, "auth"))
 		return kiln_err_set(err, KILN_EINVAL, "unknown section [%s]", section);
 	if (rc == KILN_ENOTFOUND)
 		return kiln_err_set(err, KILN_EINVAL, "unknown key '%s' in [%s]", key, section);

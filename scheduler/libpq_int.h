@@ -21,6 +21,7 @@
 	X(PQconninfoFree)                                                                          \
 	X(PQconninfoParse)                                                                         \
 	X(PQconnectdbParams)                                                                       \
+	X(PQconsumeInput)                                                                          \
 	X(PQerrorMessage)                                                                          \
 	X(PQexec)                                                                                  \
 	X(PQexecPrepared)                                                                          \
@@ -28,6 +29,7 @@
 	X(PQfreemem)                                                                               \
 	X(PQgetisnull)                                                                             \
 	X(PQgetvalue)                                                                              \
+	X(PQnotifies)                                                                              \
 	X(PQntuples)                                                                               \
 	X(PQprepare)                                                                               \
 	X(PQreset)                                                                                 \
@@ -35,6 +37,7 @@
 	X(PQresultErrorMessage)                                                                    \
 	X(PQresultStatus)                                                                          \
 	X(PQsetNoticeProcessor)                                                                    \
+	X(PQsocket)                                                                                \
 	X(PQstatus)
 
 /* The entry points (the file's registry of them). */
@@ -54,6 +57,7 @@ static const struct util_dl_sym scheduler_libpq_syms[] = {
 #define PQconninfoFree (scheduler_libpq.fn_PQconninfoFree)
 #define PQconninfoParse (scheduler_libpq.fn_PQconninfoParse)
 #define PQconnectdbParams (scheduler_libpq.fn_PQconnectdbParams)
+#define PQconsumeInput (scheduler_libpq.fn_PQconsumeInput)
 #define PQerrorMessage (scheduler_libpq.fn_PQerrorMessage)
 #define PQexec (scheduler_libpq.fn_PQexec)
 #define PQexecPrepared (scheduler_libpq.fn_PQexecPrepared)
@@ -61,6 +65,7 @@ static const struct util_dl_sym scheduler_libpq_syms[] = {
 #define PQfreemem (scheduler_libpq.fn_PQfreemem)
 #define PQgetisnull (scheduler_libpq.fn_PQgetisnull)
 #define PQgetvalue (scheduler_libpq.fn_PQgetvalue)
+#define PQnotifies (scheduler_libpq.fn_PQnotifies)
 #define PQntuples (scheduler_libpq.fn_PQntuples)
 #define PQprepare (scheduler_libpq.fn_PQprepare)
 #define PQreset (scheduler_libpq.fn_PQreset)
@@ -68,6 +73,7 @@ static const struct util_dl_sym scheduler_libpq_syms[] = {
 #define PQresultErrorMessage (scheduler_libpq.fn_PQresultErrorMessage)
 #define PQresultStatus (scheduler_libpq.fn_PQresultStatus)
 #define PQsetNoticeProcessor (scheduler_libpq.fn_PQsetNoticeProcessor)
+#define PQsocket (scheduler_libpq.fn_PQsocket)
 #define PQstatus (scheduler_libpq.fn_PQstatus)
 
 #endif

@@ -23,9 +23,11 @@
 	X(sqlite3_changes)                                                                         \
 	X(sqlite3_clear_bindings)                                                                  \
 	X(sqlite3_close)                                                                           \
+	X(sqlite3_column_count)                                                                    \
 	X(sqlite3_column_int)                                                                      \
 	X(sqlite3_column_int64)                                                                    \
 	X(sqlite3_column_type)                                                                     \
+	X(sqlite3_column_name)                                                                     \
 	X(sqlite3_column_text)                                                                     \
 	X(sqlite3_errcode)                                                                         \
 	X(sqlite3_errmsg)                                                                          \
@@ -59,8 +61,10 @@ static const struct util_dl_sym scheduler_libsqlite3_syms[] = {
 #define sqlite3_changes (scheduler_libsqlite3.fn_sqlite3_changes)
 #define sqlite3_clear_bindings (scheduler_libsqlite3.fn_sqlite3_clear_bindings)
 #define sqlite3_close (scheduler_libsqlite3.fn_sqlite3_close)
+#define sqlite3_column_count (scheduler_libsqlite3.fn_sqlite3_column_count)
 #define sqlite3_column_int (scheduler_libsqlite3.fn_sqlite3_column_int)
 #define sqlite3_column_int64 (scheduler_libsqlite3.fn_sqlite3_column_int64)
+#define sqlite3_column_name (scheduler_libsqlite3.fn_sqlite3_column_name)
 #define sqlite3_column_text (scheduler_libsqlite3.fn_sqlite3_column_text)
 #define sqlite3_column_type (scheduler_libsqlite3.fn_sqlite3_column_type)
 #define sqlite3_errcode (scheduler_libsqlite3.fn_sqlite3_errcode)

@@ -3,6 +3,8 @@
  * admin token and the configured tokens, then the threads started (HTTP, diffoscope,
  * publishers), the work left by a stop finished, and the serve-until-stopped loop (the
  * reaper, history samples, long-poll wake-ups); everything stopped and released after.
+ * With several schedulers on one store the reaper and each repository's publisher are
+ * duties one of them holds at a time, and another's writes wake the long polls here.
  */
 #include "util/util.h"
 
@@ -214,6 +216,38 @@ static void scheduler_release(struct scheduler *s)
 	pthread_mutex_destroy(&s->history.lock);
 }
 
+/* The reaper runs on one scheduler at a time among those sharing the store. The one that
+ * holds it finishes what a stop (or a scheduler that died) left of jobs that ended
+ * (reproducibility, publishing) as it takes the duty: at start, or when it takes it over.
+ * (A scheduler that starts beside a running one leaves that work to the running one.) */
+static void reaper_duty(struct scheduler *s)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	bool held = false;
+
+	if (s->store->ops->duty(s->store, "reaper", &held, &err))
+		kiln_log_err(KILN_LOG_DEBUG, &err);
+	if (held && !s->reaper) {
+		kiln_log(KILN_LOG_INFO, "the lease reaper runs on this scheduler");
+		__atomic_store_n(&s->reaper, true, __ATOMIC_RELAXED);
+		scheduler_job_ended_recover(s);
+	} else if (!held && s->reaper) {
+		kiln_log(KILN_LOG_WARN, "the lease reaper runs on this scheduler no more");
+		__atomic_store_n(&s->reaper, false, __ATOMIC_RELAXED);
+	}
+}
+
+/* Another scheduler on the store wrote (repo NULL) or announced repository repo. */
+static void peers_changed(void *arg, const char *repo)
+{
+	struct scheduler *s = arg;
+
+	if (!repo)
+		api_server_wake(s->http);
+	else
+		scheduler_publish_heard(s, repo);
+}
+
 static void serve(struct scheduler *s, volatile sig_atomic_t *stop)
 {
 	int64_t next_reap = 0;
@@ -222,7 +256,10 @@ static void serve(struct scheduler *s, volatile sig_atomic_t *stop)
 		int64_t now = util_clock_wall_ms();
 
 		if (now >= next_reap) {
-			scheduler_reap(s);
+			reaper_duty(s);
+			if (s->reaper)
+				scheduler_reap(s);
+			scheduler_publish_duties(s);
 			next_reap = now + s->cfg->tick_ms;
 		}
 		scheduler_history_tick(s, now);
@@ -281,9 +318,11 @@ kiln_rc scheduler_run(const struct scheduler_config *cfg_in, volatile sig_atomic
 		rc = scheduler_publish_start(&s, err);
 	if (!rc)
 		rc = scheduler_hook_status_start(&s, err);
+	if (!rc)
+		rc = s.store->ops->watch(s.store, peers_changed, &s, err);
 	if (rc)
 		goto out;
-	scheduler_job_ended_recover(&s);
+	reaper_duty(&s);
 	say(ready_fd, "listening on %s://%.*s:%u\n", cfg->tls_cert ? "https" : "http",
 	    (int)(strrchr(cfg->listen, ':') - cfg->listen), cfg->listen, api_server_port(s.http));
 	if (cfg->worker_listen)
@@ -294,6 +333,8 @@ kiln_rc scheduler_run(const struct scheduler_config *cfg_in, volatile sig_atomic
 	serve(&s, stop);
 	kiln_log(KILN_LOG_INFO, "shutting down");
 out:
+	if (s.store)
+		(void)s.store->ops->watch(s.store, NULL, NULL, NULL);
 	scheduler_hook_status_stop(&s);
 	scheduler_publish_stop(&s);
 	scheduler_diffoscope_stop(&s);

@@ -1,7 +1,7 @@
 /*
  * metrics.c - GET /metrics in Prometheus' text format: jobs by state, queue depth per arch,
  * wait, build and publish time histograms, lease grants and expiries, retries by reason,
- * publish failures.
+ * publish failures, the duties held (several schedulers on one store).
  *
  * Counters and histograms are the running process's (they restart at zero with the
  * scheduler, as Prometheus counters may); the gauges come from the store.
@@ -63,6 +63,12 @@ kiln_rc scheduler_metrics_text(struct scheduler *s, struct kiln_buf *o, struct k
 	for (k = 0; k < KILN_ARRAY_SIZE(c.verdicts); k++)
 		kiln_buf_addf(o, "kiln_reproducibility_jobs{verdict=\"%s\"} %lld\n",
 		              scheduler_verdict_names[k], (long long)c.verdicts[k]);
+	kiln_buf_addf(o,
+	              "# HELP kiln_duties_held Duties among the schedulers sharing the store: 1 "
+	              "where this one holds it.\n# TYPE kiln_duties_held gauge\n"
+	              "kiln_duties_held{duty=\"reaper\"} %d\n",
+	              __atomic_load_n(&s->reaper, __ATOMIC_RELAXED) ? 1 : 0);
+	scheduler_publish_duties_text(s, o);
 	pthread_mutex_lock(&s->stats_lock);
 	hist(o, "kiln_job_wait_seconds", "Time from submission to lease.", &s->wait_hist);
 	hist(o, "kiln_job_build_seconds", "Time from the first lease to success.", &s->build_hist);

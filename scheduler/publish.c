@@ -9,7 +9,9 @@
  * publish after a crash, a removal or a regenerate gives the same tree. Publishes of one
  * repository are serialised (a busy flag), different repositories run on different
  * threads, and a burst of jobs ending while a repository is being published makes one
- * more publish of it, not one per job.
+ * more publish of it, not one per job. With several schedulers on one store, each
+ * repository is laid out by the one holding its duty (scheduler_publish_duties); the
+ * others announce what they added to it.
  */
 #include "util/util.h"
 
@@ -31,6 +33,7 @@ struct pub_repo {
 	const char *path;
 	bool v6;
 	bool dirty, busy;
+	bool owned; /* this scheduler holds its "publish:NAME" duty (scheduler_publish_duties) */
 };
 
 struct scheduler_publisher {
@@ -67,19 +70,89 @@ static void repo_dir(const struct scheduler *s, const struct pub_repo *r, struct
 		kiln_buf_addf(out, "%s/repos/%s", s->cfg->data_dir, r->name);
 }
 
+/* Mark repository name for a publish here; when another scheduler holds its duty, tell
+ * that one (announce) too. */
 static void mark_dirty(struct scheduler *s, const char *name)
 {
 	struct scheduler_publisher *p = s->publisher;
+	struct kiln_err err = KILN_ERR_INIT;
 	struct pub_repo *r;
+	bool owned = true;
 
 	if (!p)
 		return;
 	pthread_mutex_lock(&p->lock);
 	r = repo_find(p, name);
 	if (r) {
+		owned = r->owned;
 		r->dirty = true;
 		pthread_cond_broadcast(&p->cond);
 	}
+	pthread_mutex_unlock(&p->lock);
+	if (!owned && s->store->ops->announce(s->store, name, &err))
+		kiln_log_err(KILN_LOG_WARN, &err);
+}
+
+/* Which repositories this scheduler publishes: those whose duty it holds (one scheduler
+ * at a time among those sharing the store). One taken over is published at once: the
+ * scheduler that held it may have died with packages waiting or a publish half done. */
+void scheduler_publish_duties(struct scheduler *s)
+{
+	struct scheduler_publisher *p = s->publisher;
+	char duty[160];
+	size_t i;
+
+	for (i = 0; p && i < p->n; i++) {
+		struct kiln_err err = KILN_ERR_INIT;
+		bool held = false;
+
+		snprintf(duty, sizeof(duty), "publish:%s", p->repos[i].name);
+		if (s->store->ops->duty(s->store, duty, &held, &err))
+			kiln_log_err(KILN_LOG_DEBUG, &err);
+		pthread_mutex_lock(&p->lock);
+		if (held && !p->repos[i].owned) {
+			kiln_log(KILN_LOG_INFO, "repository %s is published by this scheduler",
+			         p->repos[i].name);
+			p->repos[i].dirty = true;
+			pthread_cond_broadcast(&p->cond);
+		} else if (!held && p->repos[i].owned) {
+			kiln_log(KILN_LOG_WARN,
+			         "repository %s: this scheduler publishes it no more",
+			         p->repos[i].name);
+		}
+		p->repos[i].owned = held;
+		pthread_mutex_unlock(&p->lock);
+	}
+}
+
+/* Metrics: each repository's duty, 1 where this scheduler holds it. */
+void scheduler_publish_duties_text(struct scheduler *s, struct kiln_buf *o)
+{
+	struct scheduler_publisher *p = s->publisher;
+	size_t i;
+
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->lock);
+	for (i = 0; i < p->n; i++)
+		kiln_buf_addf(o, "kiln_duties_held{duty=\"publish:%s\"} %d\n", p->repos[i].name,
+		              p->repos[i].owned ? 1 : 0);
+	pthread_mutex_unlock(&p->lock);
+}
+
+/* Another scheduler asked for a publish of repository name ("": of every one). */
+void scheduler_publish_heard(struct scheduler *s, const char *name)
+{
+	struct scheduler_publisher *p = s->publisher;
+	size_t i;
+
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->lock);
+	for (i = 0; i < p->n; i++)
+		if (!*name || !strcmp(p->repos[i].name, name))
+			p->repos[i].dirty = true;
+	pthread_cond_broadcast(&p->cond);
 	pthread_mutex_unlock(&p->lock);
 }
 
@@ -533,7 +606,7 @@ static void *publisher_thread(void *arg)
 		size_t i;
 
 		for (i = 0; !r && i < p->n; i++)
-			if (p->repos[i].dirty && !p->repos[i].busy)
+			if (p->repos[i].dirty && p->repos[i].owned && !p->repos[i].busy)
 				r = &p->repos[i];
 		if (!r) {
 			pthread_cond_wait(&p->cond, &p->lock);
@@ -590,6 +663,7 @@ kiln_rc scheduler_publish_start(struct scheduler *s, struct kiln_err *err)
 		p->n += 2;
 	}
 	s->publisher = p;
+	scheduler_publish_duties(s);
 	for (i = 0; i < PUB_THREADS; i++)
 		if (!pthread_create(&p->th[p->nth], NULL, publisher_thread, s))
 			p->nth++;
@@ -822,8 +896,10 @@ void scheduler_publish_wait(struct scheduler *s, int64_t timeout_ms)
 		size_t i;
 
 		pthread_mutex_lock(&p->lock);
+		/* another scheduler publishes the repositories whose duty it holds */
 		for (i = 0; i < p->n; i++)
-			idle = idle && !p->repos[i].dirty && !p->repos[i].busy;
+			idle =
+			    idle && !(p->repos[i].dirty && p->repos[i].owned) && !p->repos[i].busy;
 		pthread_mutex_unlock(&p->lock);
 		if (idle)
 			break;

@@ -175,6 +175,16 @@ KILN_MUST_CHECK kiln_rc scheduler_run(const struct scheduler_config *cfg,
                                       volatile sig_atomic_t *stop, int ready_fd,
                                       struct kiln_err *err);
 
+/* kiln store migrate: copy the sqlite3 job store of data directory data_dir (its kiln.db,
+ * brought to this build's schema first) into the empty PostgreSQL store at url, every table
+ * in one transaction, committed only when each table's row count and digest (sha256 of
+ * its rows, sorted) read back from PostgreSQL match sqlite3's. One line a table to out_fd
+ * (-1: none). Blobs, logs and keys stay in data_dir, which the schedulers keep using.
+ * KILN_EEXIST when the PostgreSQL store has jobs already, KILN_EDIGEST when a table did
+ * not come across whole (nothing is committed then). */
+KILN_MUST_CHECK kiln_rc scheduler_store_migrate(const char *data_dir, const char *url, int out_fd,
+                                                struct kiln_err *err);
+
 /* ======================================================================================== */
 /* Provenance                                                                               */
 /* ======================================================================================== */

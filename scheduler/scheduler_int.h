@@ -423,8 +423,25 @@ struct scheduler_store_ops {
 	kiln_rc (*job_inputs_set)(struct scheduler_store *st, int64_t id, const char *request,
 	                          const char *manifest, const char *content_key,
 	                          struct kiln_err *err);
-	/* Changes (at least) whenever a write ended: what read caches are valid for. */
+	/* Changes (at least) whenever a write ended: what read caches are valid for. With
+	 * several schedulers on one store, also when another scheduler's write is heard of
+	 * (watch). */
 	uint64_t (*version)(struct scheduler_store *st);
+	/* Several schedulers on one store (issue 25). Try to hold, or keep holding, the duty
+	 * called name ("reaper", "publish:REPO") among the schedulers sharing the store: *held
+	 * says whether this one holds it now. A scheduler that dies lets go of its duties, and
+	 * the next try elsewhere takes them over. A store only one scheduler opens (sqlite3's)
+	 * always holds every duty. */
+	kiln_rc (*duty)(struct scheduler_store *st, const char *name, bool *held,
+	                struct kiln_err *err);
+	/* Call changed, from a thread of the store's, when another scheduler's write is heard
+	 * of (repo NULL: read caches and long polls are stale) or when it announced repository
+	 * repo; changed NULL stops the calls and returns once none runs. Nothing is heard on
+	 * a store only one scheduler opens. */
+	kiln_rc (*watch)(struct scheduler_store *st, void (*changed)(void *arg, const char *repo),
+	                 void *arg, struct kiln_err *err);
+	/* Tell the other schedulers that repository repo has something to publish. */
+	kiln_rc (*announce)(struct scheduler_store *st, const char *repo, struct kiln_err *err);
 	/* Publishing (publish.c): a repository's packages (replacing one of the same file). */
 	kiln_rc (*repo_pkg_put)(struct scheduler_store *st, const struct scheduler_repo_pkg *p,
 	                        struct kiln_err *err);
@@ -487,6 +504,40 @@ int scheduler_store_sqlite_version(void);
 KILN_MUST_CHECK kiln_rc scheduler_store_open_pg(const char *url, struct scheduler_store **out,
                                                 struct kiln_err *err);
 int scheduler_store_pg_version(void);
+
+/* Moving a farm's job store from sqlite3 to PostgreSQL (migrate.c, kiln store migrate). A
+ * table's rows as text: nrows * ncols values, row after row (NULL: SQL NULL). */
+struct scheduler_table {
+	const char *name;
+	const char **cols;
+	size_t ncols;
+	const char **vals;
+	size_t nrows;
+};
+/* Every table of the sqlite3 store at path (brought to this build's schema first), to fn
+ * one at a time (its strings live until fn returns); fn's error stops the dump. */
+KILN_MUST_CHECK kiln_rc scheduler_store_sqlite_dump(const char *path,
+                                                    kiln_rc (*fn)(void *arg,
+                                                                  const struct scheduler_table *t,
+                                                                  struct kiln_err *err),
+                                                    void *arg, struct kiln_err *err);
+struct scheduler_pg_import;
+/* The PostgreSQL store at url (created or migrated) with a transaction begun for an
+ * import. OUT: scheduler_pg_import_end(). */
+KILN_MUST_CHECK kiln_rc scheduler_pg_import_begin(const char *url, struct scheduler_pg_import **out,
+                                                  struct kiln_err *err);
+/* Insert t's rows into its table, then read back what the table holds of t's columns into
+ * back (strings in a). KILN_EINVAL naming a table or column PostgreSQL's schema lacks,
+ * KILN_EEXIST when the table had rows already (an import goes into an empty store). */
+KILN_MUST_CHECK kiln_rc scheduler_pg_import_table(struct scheduler_pg_import *im,
+                                                  const struct scheduler_table *t,
+                                                  struct kiln_arena *a,
+                                                  struct scheduler_table *back,
+                                                  struct kiln_err *err);
+/* commit: every identity column's sequence moved past the ids imported, then COMMIT;
+ * else ROLLBACK. Frees im (NULL: nothing). */
+KILN_MUST_CHECK kiln_rc scheduler_pg_import_end(struct scheduler_pg_import *im, bool commit,
+                                                struct kiln_err *err);
 
 struct scheduler;
 
@@ -625,6 +676,8 @@ struct scheduler {
 	struct scheduler_history history;
 	struct scheduler_jobcache *jobcache; /* owned (jobcache.c) */
 	struct scheduler_statuser *statuser; /* owned (hookstatus.c); NULL without [hook]s */
+	bool
+	    reaper; /* this scheduler holds the "reaper" duty (the serve loop's; read atomically) */
 };
 
 /* Commit statuses of hook jobs (hookstatus.c): the poster thread (none without [hook]s);
@@ -661,7 +714,14 @@ KILN_MUST_CHECK kiln_rc scheduler_publish_regenerate(struct scheduler *s, const 
 KILN_MUST_CHECK kiln_rc scheduler_publish_remove(struct scheduler *s, const char *repo,
                                                  const char *what, int64_t *removed,
                                                  struct kiln_err *err);
-/* Wait (at most timeout_ms) until no publish is pending or running. */
+/* Several schedulers on one store: take or keep the duty of publishing each repository
+ * (the serve loop calls it each tick; a repository taken over is published); and a publish
+ * another scheduler announced for repository name ("": every one). */
+void scheduler_publish_duties(struct scheduler *s);
+void scheduler_publish_heard(struct scheduler *s, const char *name);
+/* The kiln_duties_held lines of the repositories' duties (metrics.c). */
+void scheduler_publish_duties_text(struct scheduler *s, struct kiln_buf *o);
+/* Wait (at most timeout_ms) until no publish is pending or running here. */
 void scheduler_publish_wait(struct scheduler *s, int64_t timeout_ms);
 
 /* Routes (http_*.c). */

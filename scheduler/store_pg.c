@@ -23,7 +23,9 @@
  */
 #include "util/util.h"
 
+#include <poll.h>
 #include <pthread.h>
+#include <sys/random.h>
 #include <libpq-fe.h>
 #include "scheduler/libpq_int.h"
 
@@ -121,6 +123,24 @@ static const char *const migrations[] = {
     " project TEXT NOT NULL, ref TEXT NOT NULL, url TEXT NOT NULL, sha TEXT NOT NULL,"
     " context TEXT NOT NULL);"
     "CREATE INDEX hook_jobs_ref ON hook_jobs(forge, project, ref);",
+    /* [store] several schedulers on one database (issue 25): every statement writing the
+     * tables a job's answer is made of notifies channel kiln with the writer's
+     * application_name ("kiln-scheduler-<id>", see peers below), so the other schedulers
+     * drop their cached job bodies and wake their long polls. No sqlite3 counterpart:
+     * one scheduler opens a sqlite3 file. */
+    "CREATE FUNCTION kiln_notify() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN"
+    " PERFORM pg_notify('kiln', current_setting('application_name') || ' w');"
+    " RETURN NULL; END$$;"
+    "CREATE TRIGGER jobs_notify AFTER INSERT OR UPDATE OR DELETE ON jobs"
+    " FOR EACH STATEMENT EXECUTE FUNCTION kiln_notify();"
+    "CREATE TRIGGER attempts_notify AFTER INSERT OR UPDATE OR DELETE ON attempts"
+    " FOR EACH STATEMENT EXECUTE FUNCTION kiln_notify();"
+    "CREATE TRIGGER artifacts_notify AFTER INSERT OR UPDATE OR DELETE ON artifacts"
+    " FOR EACH STATEMENT EXECUTE FUNCTION kiln_notify();"
+    "CREATE TRIGGER reruns_notify AFTER INSERT OR UPDATE OR DELETE ON reruns"
+    " FOR EACH STATEMENT EXECUTE FUNCTION kiln_notify();"
+    "CREATE TRIGGER rerun_artifacts_notify AFTER INSERT OR UPDATE OR DELETE ON rerun_artifacts"
+    " FOR EACH STATEMENT EXECUTE FUNCTION kiln_notify();",
 };
 
 #define JOB_COLS                                                                                   \
@@ -197,6 +217,7 @@ enum q {
 	Q_RB_RECORD,
 	Q_REPRO_UNDONE,
 	Q_JOB_INPUTS,
+	Q_NOTIFY,
 	Q_BEGIN,
 	Q_COMMIT,
 	Q_ROLLBACK,
@@ -239,7 +260,10 @@ static const char *const sql[Q_COUNT] = {
                      " RETURNING *), a AS (INSERT INTO attempts(job_id, n, worker, lease_id,"
                      " generation, state, started_ms) SELECT id, attempts, worker, lease_id,"
                      " generation, 'leased', $5 FROM t) SELECT " JOB_COLS " FROM t",
-    [Q_JOB_BY_LEASE] = "SELECT " JOB_COLS " FROM jobs WHERE lease_id = $1",
+    /* inside the finish's or renewal's transaction: the row stays locked until it ends, so
+     * a completion on one scheduler and a reap on another end a lease once (the second
+     * waits, then finds the lease gone) */
+    [Q_JOB_BY_LEASE] = "SELECT " JOB_COLS " FROM jobs WHERE lease_id = $1 FOR UPDATE",
     [Q_ATTEMPT_BY_LEASE] = "SELECT job_id, state FROM attempts WHERE lease_id = $1",
     [Q_LEASE_RENEW] = "UPDATE jobs SET lease_expires_ms = $2, state = 2, updated_ms = $3"
                       " WHERE id = $1",
@@ -406,6 +430,7 @@ static const char *const sql[Q_COUNT] = {
     [Q_COUNT_VERDICTS] = "SELECT repro_verdict, count(*) FROM jobs WHERE repro_verdict != ''"
                          " GROUP BY repro_verdict",
     [Q_JOB_INPUTS] = "UPDATE jobs SET request = $2, manifest = $3, content_key = $4 WHERE id = $1",
+    [Q_NOTIFY] = "SELECT pg_notify('kiln', $1)",
     /* prepared once like the rest: parsed once per connection */
     [Q_BEGIN] = "BEGIN",
     [Q_COMMIT] = "COMMIT",
@@ -443,6 +468,8 @@ struct pg {
 	unsigned tok_gen; /* bumped by each revoke: a lookup begun before it is not kept */
 	uint64_t version; /* the writer's: bumped as each write lets go of the lock */
 	pthread_mutex_t tok_lock;
+	struct peers *peers; /* the writer's (owned): the other schedulers on the database */
+	char app[40];        /* application_name: "kiln-scheduler-" and 16 hex digits */
 };
 
 /* The connection for a read-only call. */
@@ -1979,6 +2006,324 @@ static kiln_rc repo_states(struct scheduler_store *base, struct kiln_arena *a,
 	return rc;
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* Several schedulers on one database (issue 25)
+ *
+ * Each store names its connections "kiln-scheduler-<16 hex>" (application_name). The job
+ * tables' triggers notify channel kiln with "<that name> w" (the last migration); announce
+ * sends "<name> r REPO". One more connection per store listens on the channel and holds
+ * the duties' advisory locks: session locks, so a scheduler that dies (or whose connection
+ * breaks) lets go of them as its backend ends, and another's next try takes them. A thread
+ * waits on that connection's socket; what another scheduler sent bumps the version (cached
+ * job bodies are stale) and goes to the watcher (long polls, the publisher). */
+
+static void notice(void *arg, const char *message);
+
+#define DUTY_MAX 64
+#define HEARD_REPOS 16
+#define DUTY_CLASS 1801677934 /* "kiln": the advisory locks' first key */
+#define PEERS_POLL_MS 250
+
+/* What the listening connection heard from other schedulers, to deliver unlocked. */
+struct heard {
+	bool write; /* a write: caches and long polls are stale */
+	bool all;   /* more repositories than fit below: every one */
+	char repos[HEARD_REPOS][160];
+	size_t nrepos;
+};
+
+struct peers {
+	PGconn *db;           /* LISTEN kiln; the duties' locks; NULL until the first connect */
+	pthread_mutex_t lock; /* db, duties, pending */
+	struct duty {
+		char name[160];
+		bool held;
+	} duties[DUTY_MAX];
+	size_t nduties;
+	struct heard pending;    /* heard while a duty's statement ran on db */
+	pthread_mutex_t cb_lock; /* changed, arg; held while a call runs */
+	void (*changed)(void *arg, const char *repo);
+	void *arg;
+	pthread_t th;
+	bool running;
+	int stop;
+};
+
+static void heard_repo(struct heard *h, const char *repo)
+{
+	size_t i;
+
+	for (i = 0; i < h->nrepos; i++)
+		if (!strcmp(h->repos[i], repo))
+			return;
+	if (h->nrepos < HEARD_REPOS && strlen(repo) < sizeof(h->repos[0]))
+		snprintf(h->repos[h->nrepos++], sizeof(h->repos[0]), "%s", repo);
+	else
+		h->all = true;
+}
+
+/* The notifications libpq has read on p->db into h; this store's own are dropped. Any
+ * other sender's payload but "NAME r REPO" counts as a write (a psql session's UPDATE
+ * too). Under p->lock. */
+static void heard_drain(struct pg *w, struct heard *h)
+{
+	size_t il = strlen(w->app);
+	PGnotify *n;
+
+	while ((n = PQnotifies(w->peers->db))) {
+		const char *x = n->extra ? n->extra : "", *k = strchr(x, ' ');
+
+		if (!(k && (size_t)(k - x) == il && !strncmp(x, w->app, il))) {
+			if (k && !strncmp(k, " r ", 3) && k[3])
+				heard_repo(h, k + 3);
+			else
+				h->write = true;
+		}
+		PQfreemem(n);
+	}
+}
+
+static void heard_merge(struct heard *to, struct heard *from)
+{
+	size_t i;
+
+	to->write = to->write || from->write;
+	to->all = to->all || from->all;
+	for (i = 0; i < from->nrepos; i++)
+		heard_repo(to, from->repos[i]);
+	memset(from, 0, sizeof(*from));
+}
+
+static void heard_deliver(struct pg *w, const struct heard *h)
+{
+	struct peers *p = w->peers;
+	size_t i;
+
+	if (h->write)
+		__atomic_add_fetch(&w->version, 1, __ATOMIC_RELEASE);
+	pthread_mutex_lock(&p->cb_lock);
+	if (p->changed) {
+		if (h->write)
+			p->changed(p->arg, NULL);
+		if (h->all)
+			p->changed(p->arg, "");
+		for (i = 0; !h->all && i < h->nrepos; i++)
+			p->changed(p->arg, h->repos[i]);
+	}
+	pthread_mutex_unlock(&p->cb_lock);
+}
+
+/* LISTEN on p->db (connected). Under p->lock. */
+static kiln_rc peers_listen(struct peers *p, struct kiln_err *err)
+{
+	PGresult *r = PQexec(p->db, "LISTEN kiln");
+	kiln_rc rc = KILN_OK;
+
+	if (PQresultStatus(r) != PGRES_COMMAND_OK)
+		rc = kiln_err_set(err, KILN_EIO, "job store: listen: %.*s",
+		                  msg_len(PQresultErrorMessage(r)), PQresultErrorMessage(r));
+	PQclear(r);
+	return rc;
+}
+
+/* p->db connected and listening; a broken connection is made again, and the duties held
+ * on it are held no more (its backend's end let go of them). Under p->lock. */
+static kiln_rc peers_ready(struct pg *w, struct kiln_err *err)
+{
+	struct peers *p = w->peers;
+	size_t i;
+
+	if (p->db && PQstatus(p->db) == CONNECTION_OK)
+		return KILN_OK;
+	for (i = 0; i < p->nduties; i++)
+		p->duties[i].held = false;
+	if (!p->db)
+		return kiln_err_set(err, KILN_EIO, "job store: no connection for the duties");
+	PQreset(p->db);
+	if (PQstatus(p->db) != CONNECTION_OK)
+		return kiln_err_set(err, KILN_EIO, "job store: reconnect: %.*s",
+		                    msg_len(PQerrorMessage(p->db)), PQerrorMessage(p->db));
+	return peers_listen(p, err);
+}
+
+static void *peers_thread(void *arg)
+{
+	struct pg *w = arg;
+	struct peers *p = w->peers;
+
+	while (!__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE)) {
+		struct pollfd pfd = {.fd = -1, .events = POLLIN};
+		struct heard h;
+
+		memset(&h, 0, sizeof(h));
+		pthread_mutex_lock(&p->lock);
+		if (!peers_ready(w, NULL))
+			pfd.fd = PQsocket(p->db);
+		pthread_mutex_unlock(&p->lock);
+		/* a broken server is tried again each round; a quiet one wakes us to stop */
+		if (poll(&pfd, pfd.fd < 0 ? 0 : 1, PEERS_POLL_MS) < 0 && errno != EINTR)
+			(void)poll(NULL, 0, PEERS_POLL_MS);
+		pthread_mutex_lock(&p->lock);
+		if (pfd.fd >= 0 && (pfd.revents & POLLIN))
+			(void)PQconsumeInput(p->db); /* a failure shows in PQstatus next round */
+		if (p->db)
+			heard_drain(w, &h);
+		heard_merge(&h, &p->pending);
+		pthread_mutex_unlock(&p->lock);
+		heard_deliver(w, &h);
+	}
+	return NULL;
+}
+
+/* The listening connection (application_name app, like the store's others) and its
+ * thread. */
+static kiln_rc peers_open(struct pg *w, const char *url, struct kiln_err *err)
+{
+	/* as conn_open: the URL's settings, then this store's own name */
+	const char *const keys[] = {"connect_timeout", "dbname", "application_name", NULL};
+	const char *const vals[] = {"10", url, w->app, NULL};
+	struct peers *p = kiln_calloc(1, sizeof(*p));
+	kiln_rc rc;
+
+	if (!p)
+		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_mutex_init(&p->cb_lock, NULL);
+	w->peers = p;
+	p->db = PQconnectdbParams(keys, vals, 1);
+	if (!p->db)
+		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	PQsetNoticeProcessor(p->db, notice, NULL);
+	/* a first connect that failed is no reset's to make: said now */
+	if (PQstatus(p->db) != CONNECTION_OK)
+		return kiln_err_set(err, KILN_EIO, "job store: cannot connect: %.*s",
+		                    msg_len(PQerrorMessage(p->db)), PQerrorMessage(p->db));
+	pthread_mutex_lock(&p->lock);
+	rc = peers_listen(p, err);
+	pthread_mutex_unlock(&p->lock);
+	if (rc)
+		return rc;
+	if (pthread_create(&p->th, NULL, peers_thread, w))
+		return kiln_err_set(err, KILN_EIO, "cannot start the store's listener");
+	p->running = true;
+	return KILN_OK;
+}
+
+static void peers_close(struct pg *w)
+{
+	struct peers *p = w->peers;
+
+	if (!p)
+		return;
+	if (p->running) {
+		__atomic_store_n(&p->stop, 1, __ATOMIC_RELEASE);
+		pthread_join(p->th, NULL);
+	}
+	if (p->db)
+		PQfinish(p->db); /* lets go of the duties */
+	pthread_mutex_destroy(&p->lock);
+	pthread_mutex_destroy(&p->cb_lock);
+	free(p);
+	w->peers = NULL;
+}
+
+/* A duty's second advisory-lock key: FNV-1a of its name (two names that share one are
+ * held by one scheduler together, which is still one at a time). */
+static int32_t duty_key(const char *name)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *name; name++)
+		h = (h ^ (unsigned char)*name) * 16777619u;
+	return (int32_t)h;
+}
+
+static kiln_rc duty_slot(struct peers *p, const char *name, struct duty **out, struct kiln_err *err)
+{
+	size_t i;
+
+	if (strlen(name) >= sizeof(p->duties[0].name))
+		return kiln_err_set(err, KILN_EINVAL, "duty name '%.40s...' too long", name);
+	for (i = 0; i < p->nduties; i++)
+		if (!strcmp(p->duties[i].name, name)) {
+			*out = &p->duties[i];
+			return KILN_OK;
+		}
+	if (p->nduties >= DUTY_MAX)
+		return kiln_err_set(err, KILN_ELIMIT, "more than %d duties", DUTY_MAX);
+	snprintf(p->duties[p->nduties].name, sizeof(p->duties[0].name), "%s", name);
+	*out = &p->duties[p->nduties++];
+	return KILN_OK;
+}
+
+static kiln_rc duty_err(const PGresult *r, const char *name, struct kiln_err *err)
+{
+	const char *m = PQresultErrorMessage(r);
+
+	return kiln_err_set(err, KILN_EIO, "job store: duty %s: %.*s", name, msg_len(m), m);
+}
+
+static kiln_rc duty(struct scheduler_store *base, const char *name, bool *held,
+                    struct kiln_err *err)
+{
+	struct pg *w = (struct pg *)base;
+	struct peers *p = w->peers;
+	struct duty *d = NULL;
+	char q[96];
+	PGresult *r;
+	kiln_rc rc;
+
+	*held = false;
+	pthread_mutex_lock(&p->lock);
+	rc = peers_ready(w, err);
+	if (!rc)
+		rc = duty_slot(p, name, &d, err);
+	if (rc) {
+		pthread_mutex_unlock(&p->lock);
+		return rc;
+	}
+	if (!d->held) {
+		snprintf(q, sizeof(q), "SELECT pg_try_advisory_lock(%d, %d)", DUTY_CLASS,
+		         (int)duty_key(name));
+		r = PQexec(p->db, q);
+		if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1)
+			d->held = !strcmp(PQgetvalue(r, 0, 0), "t");
+		else
+			rc = duty_err(r, name, err);
+		PQclear(r);
+		/* the statement may have read notifications the thread would have waited for */
+		heard_drain(w, &p->pending);
+	}
+	*held = d->held;
+	pthread_mutex_unlock(&p->lock);
+	return rc;
+}
+
+static kiln_rc watch(struct scheduler_store *base, void (*changed)(void *arg, const char *repo),
+                     void *arg, struct kiln_err *err KILN_UNUSED)
+{
+	struct peers *p = ((struct pg *)base)->peers;
+
+	pthread_mutex_lock(&p->cb_lock);
+	p->changed = changed;
+	p->arg = arg;
+	pthread_mutex_unlock(&p->cb_lock);
+	return KILN_OK;
+}
+
+static kiln_rc announce(struct scheduler_store *base, const char *repo, struct kiln_err *err)
+{
+	struct pg *w = (struct pg *)base, *s;
+	char payload[256];
+	kiln_rc rc;
+
+	if (snprintf(payload, sizeof(payload), "%s r %s", w->app, repo) >= (int)sizeof(payload))
+		return kiln_err_set(err, KILN_EINVAL, "repository name '%.40s...' too long", repo);
+	s = rd_begin(w);
+	rc = run(s, Q_NOTIFY, ARGS(TXT(payload)), "announce", err);
+	return rd_end(s, rc);
+}
+
 static void pg_close(struct scheduler_store *base);
 
 static const struct scheduler_store_ops pg_ops = {
@@ -2027,6 +2372,9 @@ static const struct scheduler_store_ops pg_ops = {
     .rebuild_record = rebuild_record,
     .job_inputs_set = job_inputs_set,
     .version = store_version,
+    .duty = duty,
+    .watch = watch,
+    .announce = announce,
     .repo_pkg_put = repo_pkg_put,
     .repo_pkgs = repo_pkgs,
     .repo_pkg_delete = repo_pkg_delete,
@@ -2052,6 +2400,7 @@ static void pg_close(struct scheduler_store *base)
 
 	if (!s)
 		return;
+	peers_close(s);
 	for (i = 0; i < NREADERS; i++)
 		pg_close(s->readers[i] ? &s->readers[i]->base : NULL);
 	if (s->db)
@@ -2141,8 +2490,9 @@ static kiln_rc migrate(struct pg *s, struct kiln_err *err)
 
 /* Server notices (a "skipping" of CREATE ... IF NOT EXISTS) go to the debug log, not to
  * stderr as libpq's default would. */
-static void notice(void *arg KILN_UNUSED, const char *message)
+static void notice(void *arg, const char *message)
 {
+	(void)arg;
 	kiln_log(KILN_LOG_DEBUG, "postgresql: %.*s", msg_len(message), message);
 }
 
@@ -2174,12 +2524,13 @@ static kiln_rc url_check(const char *url, struct kiln_err *err)
 	return rc;
 }
 
-/* A connection to url (a default connect timeout the URL may override). */
-static kiln_rc conn_open(struct pg *s, const char *url, struct kiln_err *err)
+/* A connection to url named app (a default connect timeout the URL may override). */
+static kiln_rc conn_open(struct pg *s, const char *url, const char *app, struct kiln_err *err)
 {
-	/* a parameter given before the URL (dbname, expanded) is overridden by the URL's */
-	const char *const keys[] = {"connect_timeout", "application_name", "dbname", NULL};
-	const char *const vals[] = {"10", "kiln-scheduler", url, NULL};
+	/* a parameter given before the URL (dbname, expanded) is overridden by the URL's;
+	 * application_name is the store's own (the peers' notifications tell it apart) */
+	const char *const keys[] = {"connect_timeout", "dbname", "application_name", NULL};
+	const char *const vals[] = {"10", url, app, NULL};
 
 	s->db = PQconnectdbParams(keys, vals, 1);
 	if (!s->db)
@@ -2202,6 +2553,20 @@ static struct pg *pg_new(void)
 	return s;
 }
 
+/* "kiln-scheduler-" and 16 random hex digits: this store's name among the schedulers. */
+static kiln_rc app_name(struct pg *s, struct kiln_err *err)
+{
+	unsigned char id[8];
+	size_t i;
+
+	if (getrandom(id, sizeof(id), 0) != (ssize_t)sizeof(id))
+		return kiln_err_sys(err, KILN_EIO, "getrandom");
+	snprintf(s->app, sizeof(s->app), "kiln-scheduler-");
+	for (i = 0; i < sizeof(id); i++)
+		snprintf(s->app + 15 + 2 * i, 3, "%02x", id[i]);
+	return KILN_OK;
+}
+
 static kiln_rc readers_open(struct pg *s, const char *url, struct kiln_err *err)
 {
 	size_t i;
@@ -2211,7 +2576,7 @@ static kiln_rc readers_open(struct pg *s, const char *url, struct kiln_err *err)
 		s->readers[i] = pg_new();
 		if (!s->readers[i])
 			return kiln_err_set(err, KILN_ENOMEM, "out of memory");
-		rc = conn_open(s->readers[i], url, err);
+		rc = conn_open(s->readers[i], url, s->app, err);
 		if (rc)
 			return rc;
 	}
@@ -2232,15 +2597,271 @@ kiln_rc scheduler_store_open_pg(const char *url, struct scheduler_store **out, s
 	s = pg_new();
 	if (!s)
 		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
-	rc = conn_open(s, url, err);
+	rc = app_name(s, err);
+	if (!rc)
+		rc = conn_open(s, url, s->app, err);
 	if (!rc)
 		rc = migrate(s, err);
 	if (!rc)
 		rc = readers_open(s, url, err);
+	if (!rc)
+		rc = peers_open(s, url, err);
 	if (rc) {
 		pg_close(&s->base);
 		return rc;
 	}
 	*out = &s->base;
 	return KILN_OK;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Import (kiln store migrate, migrate.c): tables copied row by row in one transaction */
+
+struct scheduler_pg_import {
+	struct scheduler_store *st; /* owned */
+	struct pg *s;               /* st, whose writer connection runs the import */
+};
+
+/* sql (unnamed) with text parameters v: its result, or NULL with err set. */
+static PGresult *im_exec(struct pg *s, const char *text, const char *const *v, int n,
+                         const char *what, struct kiln_err *err)
+{
+	PGresult *r = PQprepare(s->db, "", text, n, NULL);
+
+	if (PQresultStatus(r) != PGRES_COMMAND_OK) {
+		db_err(s, r, err, what);
+		PQclear(r);
+		return NULL;
+	}
+	PQclear(r);
+	r = PQexecPrepared(s->db, "", n, v, NULL, NULL, 0);
+	if (PQresultStatus(r) != PGRES_COMMAND_OK && PQresultStatus(r) != PGRES_TUPLES_OK) {
+		db_err(s, r, err, what);
+		PQclear(r);
+		return NULL;
+	}
+	return r;
+}
+
+kiln_rc scheduler_pg_import_begin(const char *url, struct scheduler_pg_import **out,
+                                  struct kiln_err *err)
+{
+	struct scheduler_pg_import *im = kiln_calloc(1, sizeof(*im));
+	kiln_rc rc;
+
+	*out = NULL;
+	if (!im)
+		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	rc = scheduler_store_open_pg(url, &im->st, err);
+	if (!rc) {
+		im->s = (struct pg *)im->st;
+		rc = exec_simple_ok(im->s, "BEGIN", "begin", err);
+	}
+	if (rc) {
+		scheduler_store_close(im->st);
+		free(im);
+		return rc;
+	}
+	*out = im;
+	return KILN_OK;
+}
+
+/* A column or table name as a quoted identifier (names come from the sqlite3 schema). */
+static const char *ident(struct kiln_arena *a, const char *name)
+{
+	return strchr(name, '"') ? NULL : kiln_arena_printf(a, "\"%s\"", name);
+}
+
+/* t's table and columns are in PostgreSQL's schema, and the table is empty. */
+static kiln_rc im_check(struct pg *s, const struct scheduler_table *t, struct kiln_arena *a,
+                        struct kiln_err *err)
+{
+	const char *v[1] = {t->name};
+	PGresult *r = im_exec(s,
+	                      "SELECT column_name FROM information_schema.columns WHERE"
+	                      " table_schema = current_schema() AND table_name = $1",
+	                      v, 1, "columns", err);
+	const char *q;
+	size_t i;
+	int k, n;
+	bool found;
+
+	if (!r)
+		return KILN_EIO;
+	n = PQntuples(r);
+	for (i = 0; i < t->ncols; i++) {
+		for (k = 0, found = false; !found && k < n; k++)
+			found = !strcmp(PQgetvalue(r, k, 0), t->cols[i]);
+		if (!found) {
+			PQclear(r);
+			return n ? kiln_err_set(err, KILN_EINVAL,
+			                        "column %s.%s is not in the PostgreSQL schema",
+			                        t->name, t->cols[i])
+			         : kiln_err_set(err, KILN_EINVAL,
+			                        "table %s is not in the PostgreSQL schema",
+			                        t->name);
+		}
+	}
+	PQclear(r);
+	q = kiln_arena_printf(a, "SELECT count(*) FROM %s", ident(a, t->name));
+	r = q ? im_exec(s, q, NULL, 0, "count", err) : NULL;
+	if (!r)
+		return q ? KILN_EIO : kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	n = (int)num(PQgetvalue(r, 0, 0));
+	PQclear(r);
+	if (n)
+		return kiln_err_set(err, KILN_EEXIST,
+		                    "table %s already has %d rows: import into an empty database",
+		                    t->name, n);
+	return KILN_OK;
+}
+
+/* "INSERT INTO t(c1, ...) VALUES($1, ...)" and "SELECT c1::text, ... FROM t". */
+static kiln_rc im_sql(const struct scheduler_table *t, struct kiln_arena *a, const char **ins,
+                      const char **sel, struct kiln_err *err)
+{
+	struct kiln_buf i = KILN_BUF_INIT(KILN_MIB), s = KILN_BUF_INIT(KILN_MIB);
+	size_t k;
+	kiln_rc rc;
+
+	kiln_buf_addf(&i, "INSERT INTO %s(", ident(a, t->name));
+	kiln_buf_addstr(&s, "SELECT ");
+	for (k = 0; k < t->ncols; k++) {
+		const char *c = ident(a, t->cols[k]);
+
+		if (!c) {
+			rc = kiln_err_set(err, KILN_EINVAL, "column name '%s'", t->cols[k]);
+			goto out;
+		}
+		kiln_buf_addf(&i, "%s%s", k ? ", " : "", c);
+		kiln_buf_addf(&s, "%s%s::text", k ? ", " : "", c);
+	}
+	kiln_buf_addstr(&i, ") VALUES(");
+	for (k = 0; k < t->ncols; k++)
+		kiln_buf_addf(&i, "%s$%zu", k ? ", " : "", k + 1);
+	kiln_buf_addstr(&i, ")");
+	kiln_buf_addf(&s, " FROM %s", ident(a, t->name));
+	rc = kiln_buf_finish(&i, err);
+	if (!rc)
+		rc = kiln_buf_finish(&s, err);
+	*ins = rc ? NULL : kiln_arena_strdup(a, i.ptr);
+	*sel = rc ? NULL : kiln_arena_strdup(a, s.ptr);
+	if (!rc)
+		rc = kiln_arena_finish(a, err);
+out:
+	kiln_buf_release(&i);
+	kiln_buf_release(&s);
+	return rc;
+}
+
+/* What the table holds of t's columns, into back. */
+static kiln_rc im_read_back(struct pg *s, const struct scheduler_table *t, const char *sel,
+                            struct kiln_arena *a, struct scheduler_table *back,
+                            struct kiln_err *err)
+{
+	PGresult *r = im_exec(s, sel, NULL, 0, "read back", err);
+	size_t row, k;
+
+	*back = *t;
+	back->vals = NULL;
+	back->nrows = 0;
+	if (!r)
+		return KILN_EIO;
+	back->nrows = (size_t)PQntuples(r);
+	back->vals = kiln_arena_array(a, back->nrows * t->ncols + 1, sizeof(*back->vals));
+	for (row = 0; back->vals && row < back->nrows; row++)
+		for (k = 0; k < t->ncols; k++)
+			back->vals[row * t->ncols + k] =
+			    PQgetisnull(r, (int)row, (int)k)
+			        ? NULL
+			        : kiln_arena_strdup(a, PQgetvalue(r, (int)row, (int)k));
+	PQclear(r);
+	return kiln_arena_finish(a, err);
+}
+
+kiln_rc scheduler_pg_import_table(struct scheduler_pg_import *im, const struct scheduler_table *t,
+                                  struct kiln_arena *a, struct scheduler_table *back,
+                                  struct kiln_err *err)
+{
+	struct pg *s = im->s;
+	const char *ins = NULL, *sel = NULL;
+	PGresult *r;
+	size_t row;
+	kiln_rc rc;
+
+	if (!t->name || !ident(a, t->name))
+		return kiln_err_set(err, KILN_EINVAL, "table name '%s'", t->name ? t->name : "");
+	rc = im_check(s, t, a, err);
+	if (!rc)
+		rc = im_sql(t, a, &ins, &sel, err);
+	if (rc)
+		return rc;
+	r = PQprepare(s->db, "kiln_import", ins, (int)t->ncols, NULL);
+	if (PQresultStatus(r) != PGRES_COMMAND_OK)
+		rc = db_err(s, r, err, t->name);
+	PQclear(r);
+	for (row = 0; !rc && row < t->nrows; row++) {
+		r = PQexecPrepared(s->db, "kiln_import", (int)t->ncols, t->vals + row * t->ncols,
+		                   NULL, NULL, 0);
+		if (PQresultStatus(r) != PGRES_COMMAND_OK)
+			rc = db_err(s, r, err, t->name);
+		PQclear(r);
+	}
+	r = PQexec(s->db, "DEALLOCATE kiln_import");
+	PQclear(r);
+	return rc ? rc : im_read_back(s, t, sel, a, back, err);
+}
+
+/* Each identity column's sequence past the largest id imported. */
+static kiln_rc im_sequences(struct pg *s, struct kiln_err *err)
+{
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
+	PGresult *r = im_exec(s,
+	                      "SELECT table_name, column_name FROM information_schema.columns"
+	                      " WHERE table_schema = current_schema() AND is_identity = 'YES'",
+	                      NULL, 0, "identity columns", err);
+	kiln_rc rc = r ? KILN_OK : KILN_EIO;
+	int i;
+
+	for (i = 0; !rc && i < PQntuples(r); i++) {
+		const char *tab = ident(&a, PQgetvalue(r, i, 0)),
+		           *col = ident(&a, PQgetvalue(r, i, 1));
+		const char *q = NULL;
+		PGresult *x;
+
+		if (tab && col)
+			q = kiln_arena_printf(&a,
+			                      "SELECT setval(pg_get_serial_sequence('%s', '%s'),"
+			                      " coalesce(max(%s), 0) + 1, false) FROM %s",
+			                      tab, PQgetvalue(r, i, 1), col, tab);
+		if (!q) {
+			rc = kiln_err_set(err, KILN_EINVAL, "identity column %s.%s",
+			                  PQgetvalue(r, i, 0), PQgetvalue(r, i, 1));
+			break;
+		}
+		x = im_exec(s, q, NULL, 0, "identity", err);
+		if (!x)
+			rc = KILN_EIO;
+		PQclear(x);
+	}
+	PQclear(r);
+	kiln_arena_release(&a);
+	return rc;
+}
+
+kiln_rc scheduler_pg_import_end(struct scheduler_pg_import *im, bool commit, struct kiln_err *err)
+{
+	kiln_rc rc = KILN_OK;
+
+	if (!im)
+		return KILN_OK;
+	if (commit)
+		rc = im_sequences(im->s, err);
+	if (commit && !rc)
+		rc = exec_simple_ok(im->s, "COMMIT", "commit", err);
+	if (!commit || rc)
+		(void)exec_simple_ok(im->s, "ROLLBACK", "rollback", NULL);
+	scheduler_store_close(im->st);
+	free(im);
+	return rc;
 }

@@ -1804,6 +1804,28 @@ static uint64_t store_version(struct scheduler_store *base)
 	return __atomic_load_n(&((struct sq *)base)->version, __ATOMIC_ACQUIRE);
 }
 
+/* One scheduler opens a sqlite3 file (the file's locks are no lease between hosts): it
+ * holds every duty, hears of no other scheduler and has none to tell. */
+static kiln_rc duty(struct scheduler_store *base KILN_UNUSED, const char *name KILN_UNUSED,
+                    bool *held, struct kiln_err *err KILN_UNUSED)
+{
+	*held = true;
+	return KILN_OK;
+}
+
+static kiln_rc watch(struct scheduler_store *base KILN_UNUSED,
+                     void (*changed)(void *arg, const char *repo) KILN_UNUSED,
+                     void *arg KILN_UNUSED, struct kiln_err *err KILN_UNUSED)
+{
+	return KILN_OK;
+}
+
+static kiln_rc announce(struct scheduler_store *base KILN_UNUSED, const char *repo KILN_UNUSED,
+                        struct kiln_err *err KILN_UNUSED)
+{
+	return KILN_OK;
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* Publishing (publish.c) */
 
@@ -2002,6 +2024,9 @@ static const struct scheduler_store_ops sqlite_ops = {
     .rebuild_record = rebuild_record,
     .job_inputs_set = job_inputs_set,
     .version = store_version,
+    .duty = duty,
+    .watch = watch,
+    .announce = announce,
     .repo_pkg_put = repo_pkg_put,
     .repo_pkgs = repo_pkgs,
     .repo_pkg_delete = repo_pkg_delete,
@@ -2133,4 +2158,103 @@ void scheduler_store_close(struct scheduler_store *st)
 {
 	if (st)
 		st->ops->close(st);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Dump (kiln store migrate, migrate.c) */
+
+/* Every row of table name (its columns as SELECT * gives them) into t, strings in a. */
+static kiln_rc dump_table(sqlite3 *db, const char *name, struct kiln_arena *a,
+                          struct scheduler_table *t, struct kiln_err *err)
+{
+	char *q = kiln_arena_printf(a, "SELECT * FROM \"%s\"", name);
+	sqlite3_stmt *st = NULL;
+	size_t cap = 0, i;
+	int src = SQLITE_DONE;
+	kiln_rc rc = KILN_OK;
+
+	memset(t, 0, sizeof(*t));
+	t->name = name;
+	if (!q || strchr(name, '"'))
+		return kiln_err_set(err, KILN_EINVAL, "table name '%s'", name);
+	if (sqlite3_prepare_v2(db, q, -1, &st, NULL) != SQLITE_OK)
+		return kiln_err_set(err, KILN_EIO, "%s: %s", name, sqlite3_errmsg(db));
+	t->ncols = (size_t)sqlite3_column_count(st);
+	t->cols = kiln_arena_array(a, t->ncols + 1, sizeof(*t->cols));
+	for (i = 0; t->cols && i < t->ncols; i++)
+		t->cols[i] = kiln_arena_strdup(a, sqlite3_column_name(st, (int)i));
+	while (t->cols && (src = sqlite3_step(st)) == SQLITE_ROW) {
+		if ((t->nrows + 1) * t->ncols > cap) {
+			size_t ncap = cap ? cap * 2 : t->ncols * 64;
+			const char **v = kiln_arena_array(a, ncap, sizeof(*v));
+
+			if (!v)
+				break;
+			if (t->nrows)
+				memcpy(v, t->vals, t->nrows * t->ncols * sizeof(*v));
+			t->vals = v, cap = ncap;
+		}
+		for (i = 0; i < t->ncols; i++) {
+			const char *v = (const char *)sqlite3_column_text(st, (int)i);
+
+			t->vals[t->nrows * t->ncols + i] =
+			    sqlite3_column_type(st, (int)i) == SQLITE_NULL
+			        ? NULL
+			        : kiln_arena_strdup(a, v ? v : "");
+		}
+		t->nrows++;
+	}
+	/* SQLITE_ROW: the arena ran out (kiln_arena_finish says so) */
+	if (src != SQLITE_DONE && src != SQLITE_ROW)
+		rc = kiln_err_set(err, KILN_EIO, "%s: %s", name, sqlite3_errmsg(db));
+	sqlite3_finalize(st);
+	return rc ? rc : kiln_arena_finish(a, err);
+}
+
+kiln_rc scheduler_store_sqlite_dump(const char *path,
+                                    kiln_rc (*fn)(void *arg, const struct scheduler_table *t,
+                                                  struct kiln_err *err),
+                                    void *arg, struct kiln_err *err)
+{
+	struct kiln_arena names = KILN_ARENA_INIT(KILN_MIB);
+	struct scheduler_store *st = NULL;
+	const char *tabs[256];
+	sqlite3_stmt *q = NULL;
+	sqlite3 *db = NULL;
+	size_t n = 0, i;
+	kiln_rc rc;
+
+	/* opened as a store first: brought to this build's schema */
+	rc = scheduler_store_open_sqlite(path, &st, err);
+	scheduler_store_close(st);
+	if (rc)
+		return rc;
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) !=
+	        SQLITE_OK ||
+	    sqlite3_prepare_v2(db,
+	                       "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT "
+	                       "LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name",
+	                       -1, &q, NULL) != SQLITE_OK) {
+		rc = kiln_err_set(err, KILN_EIO, "%s: %s", path,
+		                  db ? sqlite3_errmsg(db) : "no memory");
+		goto out;
+	}
+	while (sqlite3_step(q) == SQLITE_ROW && n < KILN_ARRAY_SIZE(tabs))
+		tabs[n++] = kiln_arena_strdup(&names, (const char *)sqlite3_column_text(q, 0));
+	if ((rc = kiln_arena_finish(&names, err)))
+		goto out;
+	for (i = 0; !rc && i < n; i++) {
+		struct kiln_arena a = KILN_ARENA_INIT(KILN_LIMIT_ARENA);
+		struct scheduler_table t;
+
+		rc = dump_table(db, tabs[i], &a, &t, err);
+		if (!rc)
+			rc = fn(arg, &t, err);
+		kiln_arena_release(&a);
+	}
+out:
+	sqlite3_finalize(q);
+	sqlite3_close(db);
+	kiln_arena_release(&names);
+	return rc;
 }

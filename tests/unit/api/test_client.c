@@ -66,6 +66,52 @@ KILN_TEST(client_reply_limit_and_file_output)
 	api_test_stop(&t);
 }
 
+/* Several scheduler URLs (issue 25): one that cannot be reached is passed over, and the
+ * calls after go to the one that answered; an HTTP answer (a 404) is no reason to move. */
+KILN_TEST(client_fails_over_to_the_next_url)
+{
+	struct api_test_srv t;
+	struct api_client_config cc = {0};
+	struct kiln_err err = KILN_ERR_INIT;
+	struct api_client *c = NULL;
+	struct api_reply r;
+	struct api_call call = {.method = "GET", .path = "/echo/x"};
+	char urls[160];
+
+	/* the URL list is checked whole */
+	cc.base_url = "http://127.0.0.1:1,ftp://x";
+	assert_int_equal(api_client_new(&cc, &c, &err), KILN_EINVAL);
+	assert_non_null(strstr(err.msg, "'ftp://x' is not an http://"));
+	kiln_err_clear(&err);
+	cc.base_url = "http://a,http://a,http://a,http://a,http://a,http://a,http://a,http://a,"
+	              "http://a";
+	assert_int_equal(api_client_new(&cc, &c, &err), KILN_ELIMIT);
+	kiln_err_clear(&err);
+
+	api_test_start(&t, true);
+	/* port 1 on loopback: nothing listens there */
+	snprintf(urls, sizeof(urls), "http://127.0.0.1:1/,%s/", t.url);
+	cc.base_url = urls;
+	assert_ok(api_client_new(&cc, &c, &err), &err);
+	api_reply_init(&r, 4096);
+	assert_ok(api_client_call(c, &call, &r, &err), &err);
+	assert_int_equal(r.status, 200);
+	assert_non_null(strstr(r.body.ptr, "\"p0\":\"x\""));
+	call.path = "/nothing-here";
+	assert_ok(api_client_call(c, &call, &r, &err), &err);
+	assert_int_equal(r.status, 404);
+	call.path = "/echo/y";
+	assert_ok(api_client_call(c, &call, &r, &err), &err);
+	assert_int_equal(r.status, 200);
+	api_test_stop(&t);
+	/* both gone: the error of the last one tried */
+	kiln_err_clear(&err);
+	assert_int_equal(api_client_call(c, &call, &r, &err), KILN_ENET);
+	assert_non_null(strstr(err.msg, "GET /echo/y"));
+	api_reply_release(&r);
+	api_client_free(c);
+}
+
 KILN_TEST(client_url_escape)
 {
 	struct kiln_buf b = KILN_BUF_INIT(128);

@@ -57,6 +57,27 @@ KILN_TEST(config_reads_every_section)
 	scheduler_config_release(&c);
 }
 
+/* Issue 25 spells it [store] url (and --set store.url=...); [storage] database stays. */
+KILN_TEST(config_store_url_is_the_database)
+{
+	struct scheduler_config c;
+	struct kiln_err err = KILN_ERR_INIT;
+
+	assert_ok(load(&c, "[store]\nurl = postgresql://kiln@db/farm\n", &err), &err);
+	assert_string_equal(c.database, "postgresql://kiln@db/farm");
+	assert_ok(scheduler_config_set(&c, "store", "url", "postgres:///other", &err), &err);
+	assert_string_equal(c.database, "postgres:///other");
+	assert_ok(scheduler_config_set(&c, "store", "url", "", &err), &err);
+	assert_null(c.database);
+	assert_int_equal(scheduler_config_set(&c, "store", "url", "sqlite:///x", &err),
+	                 KILN_EINVAL);
+	assert_non_null(strstr(err.msg, "store.url: expected a postgresql://"));
+	kiln_err_clear(&err);
+	assert_int_equal(scheduler_config_set(&c, "store", "path", "/x", &err), KILN_EINVAL);
+	assert_non_null(strstr(err.msg, "unknown key 'path' in [store]"));
+	scheduler_config_release(&c);
+}
+
 #define D64 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
 KILN_TEST(config_tokens_by_digest)

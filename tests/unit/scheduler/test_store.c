@@ -5,6 +5,7 @@
  */
 #include "util/util.h"
 
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <sqlite3.h>
@@ -817,4 +818,292 @@ KILN_TEST(store_pg_grants_each_job_once_under_concurrency)
 		assert_int_equal(times[i], 1);
 	scheduler_store_close(st[0]);
 	scheduler_store_close(st[1]);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Several schedulers on one store (issue 25) */
+
+/* One scheduler opens a sqlite3 file: it holds every duty, and watching or announcing is
+ * no error (there is nobody to hear or tell). */
+KILN_TEST(store_sqlite_holds_every_duty)
+{
+	struct scheduler_store *st = open_sqlite("duty.db");
+	struct kiln_err err = KILN_ERR_INIT;
+	bool held = false;
+
+	assert_ok(st->ops->duty(st, "reaper", &held, &err), &err);
+	assert_true(held);
+	held = false;
+	assert_ok(st->ops->duty(st, "publish:f40", &held, &err), &err);
+	assert_true(held);
+	assert_ok(st->ops->watch(st, NULL, NULL, &err), &err);
+	assert_ok(st->ops->announce(st, "f40", &err), &err);
+	scheduler_store_close(st);
+}
+
+static bool duty_held(struct scheduler_store *st, const char *name)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	bool held = false;
+
+	assert_ok(st->ops->duty(st, name, &held, &err), &err);
+	return held;
+}
+
+/* Two stores on one database: each duty is held by one of them at a time (the first to
+ * try), again and again; when its holder goes (a scheduler killed: its connection ends),
+ * the other's next try takes it over. */
+KILN_TEST(store_pg_duties_are_held_once_and_taken_over)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	struct scheduler_store *st[2] = {NULL, NULL};
+	char url[512], name[64];
+	int i;
+
+	pg_database(url, sizeof(url));
+	assert_ok(scheduler_store_open_pg(url, &st[0], &err), &err);
+	assert_ok(scheduler_store_open_pg(url, &st[1], &err), &err);
+	assert_true(duty_held(st[0], "reaper"));
+	assert_false(duty_held(st[1], "reaper"));
+	assert_true(duty_held(st[1], "publish:f40"));
+	assert_false(duty_held(st[0], "publish:f40"));
+	for (i = 0; i < 3; i++) {
+		assert_true(duty_held(st[0], "reaper"));
+		assert_false(duty_held(st[1], "reaper"));
+	}
+	/* many names, each one holder */
+	for (i = 0; i < 40; i++) {
+		snprintf(name, sizeof(name), "publish:r%d", i);
+		assert_true(duty_held(st[i % 2], name));
+		assert_false(duty_held(st[(i + 1) % 2], name));
+	}
+	{
+		char longname[240];
+		bool held = true;
+
+		memset(longname, 'x', sizeof(longname) - 1);
+		longname[sizeof(longname) - 1] = '\0';
+		assert_int_equal(st[0]->ops->duty(st[0], longname, &held, &err), KILN_EINVAL);
+		assert_false(held);
+		kiln_err_clear(&err);
+	}
+	/* the server lets go of the locks as the closed connection's backend ends, a moment
+	 * after the close */
+	scheduler_store_close(st[0]);
+	for (i = 0; i < 500 && !duty_held(st[1], "reaper"); i++)
+		(void)poll(NULL, 0, 10);
+	assert_true(duty_held(st[1], "reaper"));
+	assert_true(duty_held(st[1], "publish:f40"));
+	scheduler_store_close(st[1]);
+}
+
+struct heard_log {
+	pthread_mutex_t lock;
+	int writes;
+	char repos[256];
+};
+
+static void heard_cb(void *arg, const char *repo)
+{
+	struct heard_log *h = arg;
+
+	pthread_mutex_lock(&h->lock);
+	if (!repo)
+		h->writes++;
+	else
+		snprintf(h->repos + strlen(h->repos), sizeof(h->repos) - strlen(h->repos), "%s;",
+		         repo);
+	pthread_mutex_unlock(&h->lock);
+}
+
+/* Wait (at most 5 s) until h has heard a write (repo NULL) or repo. */
+static bool heard_wait(struct heard_log *h, const char *repo)
+{
+	int i;
+
+	for (i = 0; i < 500; i++) {
+		bool got;
+
+		pthread_mutex_lock(&h->lock);
+		got = repo ? strstr(h->repos, repo) != NULL : h->writes > 0;
+		pthread_mutex_unlock(&h->lock);
+		if (got)
+			return true;
+		(void)poll(NULL, 0, 10);
+	}
+	return false;
+}
+
+/* A store hears the other store's writes (its version moves: cached job bodies are stale)
+ * and announcements, not its own; after watch(NULL) nothing is called. */
+KILN_TEST(store_pg_hears_the_other_stores_writes_and_announcements)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	struct scheduler_store *st[2] = {NULL, NULL};
+	struct heard_log h = {.lock = PTHREAD_MUTEX_INITIALIZER};
+	char url[512];
+	uint64_t v;
+
+	pg_database(url, sizeof(url));
+	assert_ok(scheduler_store_open_pg(url, &st[0], &err), &err);
+	assert_ok(scheduler_store_open_pg(url, &st[1], &err), &err);
+	assert_ok(st[0]->ops->watch(st[0], heard_cb, &h, &err), &err);
+	/* its own write: the version moves, nothing is heard */
+	v = st[0]->ops->version(st[0]);
+	insert(st[0], "", "", 0, NULL);
+	assert_true(st[0]->ops->version(st[0]) != v);
+	(void)poll(NULL, 0, 600);
+	assert_int_equal(h.writes, 0);
+	/* the other's */
+	v = st[0]->ops->version(st[0]);
+	insert(st[1], "", "", 0, NULL);
+	assert_true(heard_wait(&h, NULL));
+	assert_true(st[0]->ops->version(st[0]) != v);
+	assert_ok(st[1]->ops->announce(st[1], "f40-v6", &err), &err);
+	assert_true(heard_wait(&h, "f40-v6;"));
+	assert_ok(st[0]->ops->announce(st[0], "mine", &err), &err);
+	/* a duty's statement on the listening connection must not swallow what it read */
+	assert_true(duty_held(st[0], "reaper"));
+	assert_ok(st[1]->ops->announce(st[1], "after-duty", &err), &err);
+	assert_true(duty_held(st[0], "publish:x"));
+	assert_true(heard_wait(&h, "after-duty;"));
+	assert_null(strstr(h.repos, "mine"));
+	assert_ok(st[0]->ops->watch(st[0], NULL, NULL, &err), &err);
+	h.writes = 0;
+	insert(st[1], "", "", 0, NULL);
+	(void)poll(NULL, 0, 600);
+	assert_int_equal(h.writes, 0);
+	scheduler_store_close(st[0]);
+	scheduler_store_close(st[1]);
+	pthread_mutex_destroy(&h.lock);
+}
+
+#define END_JOBS 40
+
+struct ender {
+	struct scheduler_store *st;
+	const char (*lids)[33];
+	enum scheduler_outcome outcome;
+	int ok;
+};
+
+/* End every lease with outcome (as a completion or the reaper would). */
+static void *end_all(void *arg)
+{
+	struct ender *e = arg;
+	struct kiln_err err = KILN_ERR_INIT;
+	size_t i;
+
+	for (i = 0; i < END_JOBS; i++) {
+		struct scheduler_finish f = {e->outcome,
+		                             e->outcome == SCHED_OUT_LOST ? "infra" : "",
+		                             "",
+		                             5000,
+		                             0,
+		                             NULL,
+		                             scheduler_lease_decide};
+
+		kiln_err_clear(&err);
+		if (!e->st->ops->lease_finish(e->st, e->lids[i], 1, &f, &err))
+			e->ok++;
+	}
+	return NULL;
+}
+
+/* A completion on one scheduler and the reaper on another end the same leases at once:
+ * each lease ends once (one attempt ended, the job in one end state). */
+KILN_TEST(store_pg_ends_each_lease_once_across_stores)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
+	struct scheduler_store *st[2] = {NULL, NULL};
+	static char lids[END_JOBS][33];
+	struct ender e[2];
+	pthread_t t[2];
+	struct scheduler_job j;
+	char url[512];
+	size_t i;
+
+	pg_database(url, sizeof(url));
+	assert_ok(scheduler_store_open_pg(url, &st[0], &err), &err);
+	assert_ok(scheduler_store_open_pg(url, &st[1], &err), &err);
+	for (i = 0; i < END_JOBS; i++) {
+		insert(st[0], "", "", 0, NULL);
+		snprintf(lids[i], sizeof(lids[i]), "%032zx", i + 1);
+		assert_ok(grant(st[0], "w", ",x,", ",", 2000, lids[i], &a, &j), NULL);
+	}
+	e[0] = (struct ender){st[0], (const char(*)[33])lids, SCHED_OUT_SUCCEEDED, 0};
+	e[1] = (struct ender){st[1], (const char(*)[33])lids, SCHED_OUT_LOST, 0};
+	assert_int_equal(pthread_create(&t[0], NULL, end_all, &e[0]), 0);
+	assert_int_equal(pthread_create(&t[1], NULL, end_all, &e[1]), 0);
+	pthread_join(t[0], NULL);
+	pthread_join(t[1], NULL);
+	assert_int_equal(e[0].ok + e[1].ok, END_JOBS);
+	for (i = 0; i < END_JOBS; i++) {
+		struct scheduler_attempt *att = NULL;
+		size_t n = 0;
+
+		assert_ok(st[1]->ops->attempts_list(st[1], (int64_t)i + 1, &a, &att, &n, &err),
+		          &err);
+		assert_int_equal(n, 1);
+		assert_true(!strcmp(att[0].state, "succeeded") || !strcmp(att[0].state, "lost"));
+		assert_ok(st[1]->ops->job_get(st[1], (int64_t)i + 1, &a, &j, &err), &err);
+		assert_int_equal(j.state, !strcmp(att[0].state, "succeeded") ? SCHED_SUCCEEDED
+		                                                             : SCHED_QUEUED);
+	}
+	kiln_arena_release(&a);
+	scheduler_store_close(st[0]);
+	scheduler_store_close(st[1]);
+}
+
+/* kiln store migrate: a sqlite3 store's rows into an empty PostgreSQL one, verified; the
+ * ids go on after the copied ones; a second copy into it is refused, nothing merged. */
+KILN_TEST(store_migrate_copies_sqlite_into_postgresql)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
+	struct scheduler_store *st = NULL;
+	struct scheduler_finish f = {SCHED_OUT_SUCCEEDED,   "", "", 5000, 0, NULL,
+	                             scheduler_lease_decide};
+	struct scheduler_attempt *att = NULL;
+	struct scheduler_job j;
+	char dir[512], path[600], url[512];
+	unsigned scopes = 0;
+	int64_t id = 0, tid = 0, first, second;
+	size_t n = 0;
+
+	pg_database(url, sizeof(url));
+	snprintf(dir, sizeof(dir), "%s/farm", kiln_test_tmpdir());
+	assert_ok(util_mkdir_p(dir, 0755, &err), &err);
+	snprintf(path, sizeof(path), "%s/kiln.db", dir);
+	assert_ok(scheduler_store_open_sqlite(path, &st, &err), &err);
+	first = insert(st, "", "", 0, NULL);
+	second = insert(st, "x86_64", ",gpu,", 3, "idem-1");
+	assert_ok(grant(st, "w", ",x86_64,", ",gpu,", 2000, L1, &a, &j), NULL);
+	assert_int_equal(j.id, second);
+	assert_ok(st->ops->lease_finish(st, L1, 1, &f, &err), &err);
+	assert_ok(st->ops->token_insert(st, "h1", API_SCOPE_READ, "ci", 1000, &tid, &err), &err);
+	scheduler_store_close(st);
+
+	assert_ok(scheduler_store_migrate(dir, url, -1, &err), &err);
+	assert_ok(scheduler_store_open_pg(url, &st, &err), &err);
+	assert_ok(st->ops->job_get(st, second, &a, &j, &err), &err);
+	assert_int_equal(j.state, SCHED_SUCCEEDED);
+	assert_string_equal(j.arch, "x86_64");
+	assert_string_equal(j.idem_key, "idem-1");
+	assert_ok(st->ops->job_get(st, first, &a, &j, &err), &err);
+	assert_int_equal(j.state, SCHED_QUEUED);
+	assert_ok(st->ops->attempts_list(st, second, &a, &att, &n, &err), &err);
+	assert_int_equal(n, 1);
+	assert_string_equal(att[0].state, "succeeded");
+	assert_ok(st->ops->token_lookup(st, "h1", &id, &scopes, &err), &err);
+	assert_int_equal(id, tid);
+	assert_int_equal(scopes, API_SCOPE_READ);
+	assert_int_equal(insert(st, "", "", 0, NULL), second + 1);
+	scheduler_store_close(st);
+	assert_int_equal(scheduler_store_migrate(dir, url, -1, &err), KILN_EEXIST);
+	kiln_err_clear(&err);
+	snprintf(path, sizeof(path), "%s/none", kiln_test_tmpdir());
+	assert_int_equal(scheduler_store_migrate(path, url, -1, &err), KILN_ENOTFOUND);
+	kiln_arena_release(&a);
 }
