@@ -280,7 +280,7 @@ kiln_rc scheduler_run(const struct scheduler_config *cfg_in, volatile sig_atomic
 	if (!rc)
 		rc = scheduler_publish_start(&s, err);
 	if (!rc)
-		rc = scheduler_hook_status_start(&s, err);
+		rc = scheduler_outbox_start(&s, err);
 	if (rc)
 		goto out;
 	scheduler_job_ended_recover(&s);
@@ -294,7 +294,7 @@ kiln_rc scheduler_run(const struct scheduler_config *cfg_in, volatile sig_atomic
 	serve(&s, stop);
 	kiln_log(KILN_LOG_INFO, "shutting down");
 out:
-	scheduler_hook_status_stop(&s);
+	scheduler_outbox_stop(&s);
 	scheduler_publish_stop(&s);
 	scheduler_diffoscope_stop(&s);
 	scheduler_release(&s);
