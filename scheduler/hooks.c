@@ -12,6 +12,7 @@
 
 #include <ctype.h>
 
+#include "sources/sources.h"
 #include "scheduler/scheduler_int.h"
 #include "scheduler/http_int.h"
 
@@ -320,6 +321,56 @@ static kiln_rc jobs_make(struct scheduler *s, struct api_req *req,
 	return rc;
 }
 
+/* The first of the hook's specs missing at the event's commit, NULL when all are there.
+ * The scheduler's own mirror of the repository (data_dir/git-cache) is fetched only when it
+ * lacks the commit. A repository it cannot reach does not stop the build: the worker may
+ * reach it, and an event is not dropped on a guess (the problem is logged). */
+static const char *spec_missing(struct scheduler *s, const struct scheduler_hook_cfg *h,
+                                const struct scheduler_hook_payload *ev, struct kiln_arena *a)
+{
+	struct kiln_buf cache = KILN_BUF_INIT(KILN_LIMIT_PATH);
+	struct sources_fetch_opts o = {.connect_timeout = 10, .low_speed_time = 20, .retries = 1};
+	struct kiln_str rest = kiln_str_from(h->spec), word;
+	struct kiln_err err = KILN_ERR_INIT;
+	struct sources *src = NULL;
+	const char *missing = NULL;
+	bool found = true;
+
+	kiln_buf_addf(&cache, "%s/git-cache", s->cfg->data_dir);
+	if (kiln_buf_finish(&cache, &err))
+		goto out;
+	o.cache_dir = cache.ptr;
+	if (sources_new(&o, &src, &err))
+		goto out;
+	for (;;) {
+		const char *spec;
+		size_t i = 0;
+
+		rest = kiln_str_ltrim(rest);
+		while (i < rest.len && !isspace((unsigned char)rest.ptr[i]))
+			i++;
+		if (!i)
+			break;
+		word = kiln_str_make(rest.ptr, i);
+		rest = kiln_str_make(rest.ptr + i, rest.len - i);
+		spec = kiln_arena_strndup(a, word.ptr, word.len);
+		if (!spec || sources_git_has_file(src, ev->url, ev->sha, spec, &found, &err))
+			break;
+		if (!found) {
+			missing = kiln_arena_printf(a, "spec %s missing at %s", spec, ev->sha);
+			break;
+		}
+	}
+out:
+	if (err.code) {
+		kiln_err_wrap(&err, "%s: cannot check the spec at %s", ev->project, ev->sha);
+		kiln_log_err(KILN_LOG_WARN, &err);
+	}
+	sources_free(src);
+	kiln_buf_release(&cache);
+	return missing;
+}
+
 /* Decide and act on a verified, new delivery; its answer into out. */
 static kiln_rc delivery_handle(struct scheduler *s, struct api_req *req,
                                const struct scheduler_forge_cfg *f,
@@ -344,6 +395,8 @@ static kiln_rc delivery_handle(struct scheduler *s, struct api_req *req,
 		rc = retry_target(s, f, ev, a, &ignored, err);
 	if (rc)
 		return rc;
+	if (!ignored)
+		ignored = spec_missing(s, h, ev, a);
 	api_jw_init(&w, out);
 	if (ignored) {
 		api_jw_obj(&w);

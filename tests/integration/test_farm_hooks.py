@@ -38,7 +38,12 @@ def repo(tmp_path_factory):
     (d / "README").write_text("dev\n")
     git("add", "README")
     git("commit", "-q", "-m", "two")
-    return {"url": "file://" + str(d), "main": main, "dev": git("rev-parse", "HEAD")}
+    dev = git("rev-parse", "HEAD")
+    git("checkout", "-q", "-b", "nospec")
+    git("mv", "project.spec", "other.spec")
+    git("commit", "-q", "-m", "three")
+    return {"url": "file://" + str(d), "main": main, "dev": dev,
+            "nospec": git("rev-parse", "HEAD")}
 
 
 class FakeForge:
@@ -611,9 +616,10 @@ def test_queued_events_survive_kill_9(sched, receiver, repo):
 def test_a_publish_is_an_event(sched, receiver):
     webhook_idle(sched)
 
-    def publishes():
+    def publishes():  # of stable (not its stable-v6 sibling)
         with receiver.lock:
-            return [e for e in receiver.events if e["event"] == "publish"]
+            return [e for e in receiver.events if e["event"] == "publish"
+                    and e["body"]["repository"] == "stable"]
     before = len(publishes())
     r = sched.call("POST", "/api/v1/repos/stable/regenerate")
     assert r.status in (200, 202), r.body
@@ -625,3 +631,18 @@ def test_a_publish_is_an_event(sched, receiver):
     assert pub[0]["verified"] and pub[0]["body"]["repository"] == "stable"
     assert pub[0]["delivery"] == pub[0]["body"]["id"]
     assert {"revision", "published_ms"} <= set(pub[0]["body"])
+
+
+def test_a_spec_missing_at_the_commit_is_ignored_with_the_reason(sched, forge, repo):
+    p = gh_push(repo, "main")
+    p["after"] = p["head_commit"]["id"] = repo["nospec"]
+    r = github(sched, "push", p)
+    assert r.status == 200, r.body
+    assert r.json() == {"ignored": f"spec project.spec missing at {repo['nospec']}"}
+    assert sched.call("GET", "/api/v1/jobs").json()["jobs"] == []
+    log = sched.call("GET", "/api/v1/hooks/deliveries?limit=1").json()["deliveries"]
+    assert log[0]["answer"] == r.json()
+    # the same repository at a commit with the spec builds
+    (jid,) = github(sched, "push", gh_push(repo, "main")).json()["jobs"]
+    assert sched.job(jid)["manifest"]["git"]["commit"] == repo["main"]
+    assert forge.posted(1)[0]["path"].endswith(repo["main"])
