@@ -646,3 +646,67 @@ def test_a_spec_missing_at_the_commit_is_ignored_with_the_reason(sched, forge, r
     (jid,) = github(sched, "push", gh_push(repo, "main")).json()["jobs"]
     assert sched.job(jid)["manifest"]["git"]["commit"] == repo["main"]
     assert forge.posted(1)[0]["path"].endswith(repo["main"])
+
+
+WEB_TESTS = __import__("pathlib").Path(__file__).resolve().parents[1] / "web"
+
+
+def test_delivery_logs_in_the_openapi_document_and_the_dashboard(sched, receiver, repo, tmp_path):
+    """Ajv checks the answers of the hook and log endpoints against the OpenAPI document;
+    Chromium shows them on the dashboard's webhooks pages."""
+    import os
+    from test_web import CHROMIUM, artifacts_dir
+    assert (WEB_TESTS / "node_modules" / "playwright-core").is_dir(), \
+        "playwright-core is missing: run scripts/web-deps.sh (npm ci in tests/web)"
+    samples = []
+
+    def see(r, method, tpl):
+        samples.append({"method": method, "path": tpl, "status": r.status, "body": r.json()})
+        return r
+
+    webhook_idle(sched)
+    receiver.fail = 3
+    (jid,) = see(github(sched, "push", gh_push(repo, "main")), "post",
+                 "/api/v1/hooks/{forge}").json()["jobs"]
+    see(github(sched, "push", gh_push(repo, "dev")), "post", "/api/v1/hooks/{forge}")
+    p = gh_push(repo, "main")
+    p["after"] = "main"
+    bad = str(uuid.uuid4())
+    see(github(sched, "push", p, delivery=bad), "post", "/api/v1/hooks/{forge}")
+    assert sched.call("POST", f"/api/v1/jobs/{jid}/cancel").status in (200, 202)
+    receiver.of_job(jid, 2)
+    see(sched.call("GET", "/api/v1/hooks/deliveries"), "get", "/api/v1/hooks/deliveries")
+    see(sched.call("GET", "/api/v1/webhooks"), "get", "/api/v1/webhooks")
+    see(sched.call("GET", "/api/v1/webhooks/chat/deliveries"), "get",
+        "/api/v1/webhooks/{name}/deliveries")
+    see(sched.call("GET", "/api/v1/webhooks/nope/deliveries"), "get",
+        "/api/v1/webhooks/{name}/deliveries")
+    (tmp_path / "openapi.json").write_bytes(sched.call("GET", "/api/v1/openapi.json").body)
+    (tmp_path / "samples.json").write_text(json.dumps(samples))
+    r = subprocess.run(["node", str(WEB_TESTS / "openapi.mjs"), str(tmp_path / "openapi.json"),
+                        str(tmp_path / "samples.json")], capture_output=True, text=True,
+                       cwd=WEB_TESTS, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert json.loads(r.stdout)["checked"] == len(samples)
+
+    out = artifacts_dir().parent / "webhooks"
+    out.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, KILN_URL=sched.url, KILN_TOKEN=sched.admin,
+               KILN_READ_TOKEN=sched.token("read"), KILN_BAD_DELIVERY=bad, KILN_JOB=str(jid),
+               KILN_OUT=str(out), KILN_PROFILE=str(tmp_path / "profile"),
+               KILN_CHROMIUM=CHROMIUM)
+    r = subprocess.run(["node", str(WEB_TESTS / "webhooks.mjs")], env=env, capture_output=True,
+                       text=True, timeout=180, cwd=WEB_TESTS)
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
+    seen = json.loads(r.stdout.strip().splitlines()[-1])
+    hooks = sched.call("GET", "/api/v1/webhooks").json()["webhooks"][0]
+    assert seen["webhook"].startswith("chat ") and "job.state, publish" in seen["webhook"]
+    assert f" {hooks['delivered']} " in seen["webhook"] + " "
+    assert "400" in seen["bad_delivery"] and "'after'" in seen["bad_delivery"]
+    assert seen["job_links"] >= 1
+    assert "cancelled" not in seen["event"] and f"#{jid}" in seen["event"]
+    assert seen["tries_500"] == 3
+    assert seen["tries_204"] == seen["events"] == hooks["delivered"]
+    assert "admin scope" in seen["read_only"]
+    for shot in ("webhooks.png", "webhook.png"):
+        assert (out / shot).stat().st_size > 1000, shot
