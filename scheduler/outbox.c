@@ -10,7 +10,7 @@
  * other targets go on meanwhile. An answer that will not change (a 4xx but 408 and 429)
  * marks the item failed; so does the 50th failed try (about 3.5 hours of a dead target).
  * Every try is recorded with its answer: the delivery log of GET /api/v1/webhooks/NAME/
- * deliveries and of the dashboard.
+ * deliveries and of the dashboard. Delivered and failed items go after 30 days.
  */
 #include "util/util.h"
 
@@ -25,6 +25,10 @@
 #define OUTBOX_IDLE_MS 60000
 #define OUTBOX_HTTP_TIMEOUT_MS 5000
 #define OUTBOX_RECOVER_MS (7 * 86400 * 1000LL)
+/* Delivered and failed items are kept this long for the delivery logs, well beyond the
+ * recovery's week: their dedup keys keep a recovered end from being sent twice. */
+#define OUTBOX_KEEP_MS (30 * 86400 * 1000LL)
+#define OUTBOX_PRUNE_EVERY_MS (3600 * 1000LL)
 
 struct scheduler_outbox {
 	pthread_mutex_t lock;
@@ -205,13 +209,26 @@ out:
 	return tried ? 0 : due;
 }
 
+static void outbox_prune(struct scheduler *s)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+
+	if (s->store->ops->outbox_prune(s->store, util_clock_wall_ms() - OUTBOX_KEEP_MS, &err))
+		kiln_log_err(KILN_LOG_WARN, &err);
+}
+
 static void *outbox_thread(void *arg)
 {
 	struct scheduler *s = arg;
-	int64_t due = 0;
+	int64_t due = 0, prune = 0;
 
 	for (;;) {
 		int64_t wait = due ? due - util_clock_wall_ms() : 0;
+
+		if (util_clock_wall_ms() >= prune) {
+			outbox_prune(s);
+			prune = util_clock_wall_ms() + OUTBOX_PRUNE_EVERY_MS;
+		}
 
 		if (wait > 0 && !wait_for(s->outbox, wait))
 			return NULL;

@@ -531,6 +531,9 @@ struct scheduler_store_ops {
 	kiln_rc (*outbox_ends_missing)(struct scheduler_store *st, int64_t since_ms,
 	                               const char *prefix, bool hook_only, struct kiln_arena *a,
 	                               int64_t **out, size_t *n, struct kiln_err *err);
+	/* Remove the items delivered or failed before before_ms, with their attempts. */
+	kiln_rc (*outbox_prune)(struct scheduler_store *st, int64_t before_ms,
+	                        struct kiln_err *err);
 };
 
 struct scheduler_store {

@@ -231,6 +231,8 @@ enum q {
 	Q_OUTBOX_ATTEMPTS,
 	Q_OUTBOX_COUNTS,
 	Q_OUTBOX_ENDS_MISSING,
+	Q_OUTBOX_PRUNE_ATTEMPTS,
+	Q_OUTBOX_PRUNE,
 	Q_BEGIN,
 	Q_COMMIT,
 	Q_ROLLBACK,
@@ -432,6 +434,9 @@ static const char *const sql[Q_COUNT] = {
                           " WHERE item_id = ?1 ORDER BY n",
     [Q_OUTBOX_COUNTS] = "SELECT target, state, count(*) FROM outbox WHERE kind = ?1"
                         " GROUP BY target, state ORDER BY target, state",
+    [Q_OUTBOX_PRUNE_ATTEMPTS] = "DELETE FROM outbox_attempts WHERE item_id IN (SELECT id FROM"
+                                " outbox WHERE state != 'pending' AND updated_ms < ?1)",
+    [Q_OUTBOX_PRUNE] = "DELETE FROM outbox WHERE state != 'pending' AND updated_ms < ?1",
     [Q_OUTBOX_ENDS_MISSING] =
         "SELECT id FROM jobs j WHERE finished_ms >= ?1 AND state >= 3"
         " AND (?3 = 0 OR EXISTS(SELECT 1 FROM hook_jobs h WHERE h.job_id = j.id))"
@@ -2156,6 +2161,19 @@ static kiln_rc outbox_counts(struct scheduler_store *base, const char *kind, str
 	return rc;
 }
 
+static kiln_rc outbox_prune(struct scheduler_store *base, int64_t before_ms, struct kiln_err *err)
+{
+	struct sq *w = (struct sq *)base;
+	kiln_rc rc = tx_begin(w, err);
+
+	if (rc)
+		return rc;
+	rc = run(w, Q_OUTBOX_PRUNE_ATTEMPTS, ARGS(I64(before_ms)), "prune the outbox", err);
+	if (!rc)
+		rc = run(w, Q_OUTBOX_PRUNE, ARGS(I64(before_ms)), "prune the outbox", err);
+	return tx_end(w, rc, err);
+}
+
 static kiln_rc outbox_ends_missing(struct scheduler_store *base, int64_t since_ms,
                                    const char *prefix, bool hook_only, struct kiln_arena *a,
                                    int64_t **out, size_t *n, struct kiln_err *err)
@@ -2237,6 +2255,7 @@ static const struct scheduler_store_ops sqlite_ops = {
     .outbox_attempts = outbox_attempts,
     .outbox_counts = outbox_counts,
     .outbox_ends_missing = outbox_ends_missing,
+    .outbox_prune = outbox_prune,
 };
 
 int scheduler_store_sqlite_version(void)

@@ -783,6 +783,18 @@ STORE_TEST(store_outbox)
 	assert_ok(st->ops->outbox_ends_missing(st, 0, "webhook:ci:", true, &a, &ids, &n, &err),
 	          &err);
 	assert_int_equal(n, 0); /* no hook jobs */
+
+	/* pruned: what was delivered or failed before 35, never what is pending */
+	assert_ok(st->ops->outbox_prune(st, 35, &err), &err);
+	assert_ok(st->ops->outbox_list(st, "webhook", "chat", 0, 10, &a, &out, &n, &err), &err);
+	assert_int_equal(n, 1);
+	assert_int_equal(out[0].id, id2); /* failed at 40 */
+	assert_ok(st->ops->outbox_attempts(st, id1, &a, &atts, &n, &err), &err);
+	assert_int_equal(n, 0);
+	assert_ok(st->ops->outbox_prune(st, 1000, &err), &err);
+	assert_ok(st->ops->outbox_pending(st, &a, &out, &n, &err), &err);
+	assert_int_equal(n, 1);
+	assert_string_equal(out[0].target, "ci");
 	kiln_arena_release(&a);
 	scheduler_store_close(st);
 }
