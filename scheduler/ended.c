@@ -26,6 +26,8 @@ void scheduler_job_ended(struct scheduler *s, int64_t id)
 	}
 	/* after the reproducibility work: a rerun's end may have settled a verdict */
 	scheduler_hook_job_ended(s, &j);
+	if (scheduler_state_final(j.state))
+		scheduler_webhook_job_state(s, &j);
 	scheduler_publish_job_ended(s, j.rerun_of ? j.rerun_of : j.id);
 out:
 	kiln_arena_release(&a);

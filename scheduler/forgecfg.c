@@ -3,6 +3,7 @@
  *
  *   [forge NAME]              kind, api_url, secret_file, token_file
  *   [hook OWNER/PROJECT]      forge, spec, events, branches, root, arch, reruns, publish
+ *   [webhook NAME]            url, secret_file, events (job.state publish)
  *
  * Kept apart from config.c's fixed sections: config.c only hands these headers and keys
  * over. Secrets stay in their files and are read when a delivery comes, so rotating one
@@ -16,6 +17,7 @@
 
 #define FORGE_MAX 64
 #define HOOK_MAX 1024
+#define WEBHOOK_MAX 64
 
 /* The next blank-separated word of *rest (empty at the end). */
 static struct kiln_str next_word(struct kiln_str *rest)
@@ -83,7 +85,20 @@ bool scheduler_config_forge_section(const char *name, size_t len)
 		return forge_name_ok(name + 6, len - 6);
 	if (len > 5 && !strncmp(name, "hook ", 5))
 		return project_ok(name + 5, len - 5);
+	if (len > 8 && !strncmp(name, "webhook ", 8))
+		return forge_name_ok(name + 8, len - 8);
 	return false;
+}
+
+const struct scheduler_webhook_cfg *scheduler_config_webhook(const struct scheduler_config *cfg,
+                                                             const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->nwebhooks; i++)
+		if (!strcmp(cfg->webhooks[i].name, name))
+			return &cfg->webhooks[i];
+	return NULL;
 }
 
 const struct scheduler_forge_cfg *scheduler_config_forge(const struct scheduler_config *cfg,
@@ -163,6 +178,56 @@ static struct scheduler_hook_cfg *hook_get(struct scheduler_config *c, const cha
 		h->line = line;
 	}
 	return h && h->project ? h : NULL;
+}
+
+static struct scheduler_webhook_cfg *webhook_get(struct scheduler_config *c, const char *name,
+                                                 int line, struct kiln_err *err)
+{
+	struct scheduler_webhook_cfg *w =
+	    (struct scheduler_webhook_cfg *)scheduler_config_webhook(c, name);
+
+	if (w)
+		return w;
+	w = append(&c->arena, (void **)&c->webhooks, &c->nwebhooks, sizeof(*w), WEBHOOK_MAX, err);
+	if (w) {
+		w->name = kiln_arena_strdup(&c->arena, name);
+		w->events = SCHED_WEBHOOK_JOB_STATE | SCHED_WEBHOOK_PUBLISH;
+		w->line = line;
+	}
+	return w && w->name ? w : NULL;
+}
+
+static kiln_rc set_webhook(struct scheduler_webhook_cfg *w, const char *k, const char *v,
+                           struct kiln_err *err)
+{
+	struct kiln_str rest = kiln_str_from(v), word;
+
+	if (!strcmp(k, "url")) {
+		if (strncmp(v, "https://", 8) && strncmp(v, "http://", 7))
+			return kiln_err_set(err, KILN_EINVAL, "'%s' is not an http(s) URL", v);
+		w->url = v;
+	} else if (!strcmp(k, "secret_file")) {
+		w->secret_file = v;
+	} else if (!strcmp(k, "events")) {
+		w->events = 0;
+		while ((word = next_word(&rest)).len) {
+			if (kiln_str_eq_cstr(word, "job.state"))
+				w->events |= SCHED_WEBHOOK_JOB_STATE;
+			else if (kiln_str_eq_cstr(word, "publish"))
+				w->events |= SCHED_WEBHOOK_PUBLISH;
+			else
+				return kiln_err_set(err, KILN_EINVAL,
+				                    "'" KILN_STR_FMT
+				                    "' is not an event (job.state, "
+				                    "publish)",
+				                    KILN_STR_ARG(word));
+		}
+		if (!w->events)
+			return kiln_err_set(err, KILN_EINVAL, "no event named");
+	} else {
+		return KILN_ENOTFOUND;
+	}
+	return KILN_OK;
 }
 
 static kiln_rc set_forge(struct scheduler_forge_cfg *f, const char *k, const char *v,
@@ -271,6 +336,13 @@ kiln_rc scheduler_config_forge_set(struct scheduler_config *c, const char *secti
 			return KILN_ENOMEM;
 		return key ? set_hook(h, key, value, err) : KILN_OK;
 	}
+	if (!strncmp(section, "webhook ", 8)) {
+		struct scheduler_webhook_cfg *w = webhook_get(c, section + 8, line, err);
+
+		if (!w)
+			return KILN_ENOMEM;
+		return key ? set_webhook(w, key, value, err) : KILN_OK;
+	}
 	return KILN_ENOTFOUND;
 }
 
@@ -338,6 +410,17 @@ kiln_rc scheduler_config_forge_check(const struct scheduler_config *c, const cha
 		if (rc) {
 			kiln_err_locate(err, name, c->hooks[i].line, 0);
 			return rc;
+		}
+	}
+	for (i = 0; i < c->nwebhooks; i++) {
+		const struct scheduler_webhook_cfg *w = &c->webhooks[i];
+
+		if (!w->url || !w->secret_file || !*w->secret_file) {
+			kiln_err_set(err, KILN_EINVAL,
+			             "[webhook %s] needs url and secret_file (events are signed)",
+			             w->name);
+			kiln_err_locate(err, name, w->line, 0);
+			return KILN_EINVAL;
 		}
 	}
 	return KILN_OK;

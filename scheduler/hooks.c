@@ -12,6 +12,7 @@
 
 #include <ctype.h>
 
+#include "sources/sources.h"
 #include "scheduler/scheduler_int.h"
 #include "scheduler/http_int.h"
 
@@ -242,7 +243,8 @@ static kiln_rc job_make(struct scheduler *s, struct api_req *req,
 	struct scheduler_request r;
 	struct scheduler_job j = {0};
 	struct scheduler_hook_job hj = {0};
-	kiln_rc rc;
+	struct scheduler_outbox_item status;
+	kiln_rc rc, prc = KILN_ENOTFOUND;
 
 	job_body(h, ev, spec, &body);
 	rc = kiln_buf_finish(&body, err);
@@ -260,10 +262,19 @@ static kiln_rc job_make(struct scheduler *s, struct api_req *req,
 	    *id, f->name, ev->project, ev->ref, ev->url, ev->sha, job_context(h, spec, a)};
 	if (!rc && !hj.context)
 		rc = kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	if (!rc) {
+		/* the pending status with the hook job: a crash cannot separate them */
+		prc = scheduler_hook_status_item(s, &hj, "pending", "queued", false, "queued", a,
+		                                 &status, err);
+		if (prc && prc != KILN_ENOTFOUND)
+			rc = prc;
+	}
 	if (!rc)
-		rc = s->store->ops->hook_job_put(s->store, &hj, err);
-	if (!rc)
-		scheduler_hook_status(s, *id, "pending", "queued");
+		rc = s->store->ops->hook_job_put(s->store, &hj, prc ? NULL : &status, err);
+	if (!rc && !prc)
+		scheduler_outbox_kick(s);
+	if (!rc && !s->store->ops->job_get(s->store, *id, a, &j, NULL))
+		scheduler_webhook_job_state(s, &j);
 out:
 	kiln_buf_release(&body);
 	kiln_buf_release(&reqjson);
@@ -310,6 +321,56 @@ static kiln_rc jobs_make(struct scheduler *s, struct api_req *req,
 	return rc;
 }
 
+/* The first of the hook's specs missing at the event's commit, NULL when all are there.
+ * The scheduler's own mirror of the repository (data_dir/git-cache) is fetched only when it
+ * lacks the commit. A repository it cannot reach does not stop the build: the worker may
+ * reach it, and an event is not dropped on a guess (the problem is logged). */
+static const char *spec_missing(struct scheduler *s, const struct scheduler_hook_cfg *h,
+                                const struct scheduler_hook_payload *ev, struct kiln_arena *a)
+{
+	struct kiln_buf cache = KILN_BUF_INIT(KILN_LIMIT_PATH);
+	struct sources_fetch_opts o = {.connect_timeout = 10, .low_speed_time = 20, .retries = 1};
+	struct kiln_str rest = kiln_str_from(h->spec), word;
+	struct kiln_err err = KILN_ERR_INIT;
+	struct sources *src = NULL;
+	const char *missing = NULL;
+	bool found = true;
+
+	kiln_buf_addf(&cache, "%s/git-cache", s->cfg->data_dir);
+	if (kiln_buf_finish(&cache, &err))
+		goto out;
+	o.cache_dir = cache.ptr;
+	if (sources_new(&o, &src, &err))
+		goto out;
+	for (;;) {
+		const char *spec;
+		size_t i = 0;
+
+		rest = kiln_str_ltrim(rest);
+		while (i < rest.len && !isspace((unsigned char)rest.ptr[i]))
+			i++;
+		if (!i)
+			break;
+		word = kiln_str_make(rest.ptr, i);
+		rest = kiln_str_make(rest.ptr + i, rest.len - i);
+		spec = kiln_arena_strndup(a, word.ptr, word.len);
+		if (!spec || sources_git_has_file(src, ev->url, ev->sha, spec, &found, &err))
+			break;
+		if (!found) {
+			missing = kiln_arena_printf(a, "spec %s missing at %s", spec, ev->sha);
+			break;
+		}
+	}
+out:
+	if (err.code) {
+		kiln_err_wrap(&err, "%s: cannot check the spec at %s", ev->project, ev->sha);
+		kiln_log_err(KILN_LOG_WARN, &err);
+	}
+	sources_free(src);
+	kiln_buf_release(&cache);
+	return missing;
+}
+
 /* Decide and act on a verified, new delivery; its answer into out. */
 static kiln_rc delivery_handle(struct scheduler *s, struct api_req *req,
                                const struct scheduler_forge_cfg *f,
@@ -334,6 +395,8 @@ static kiln_rc delivery_handle(struct scheduler *s, struct api_req *req,
 		rc = retry_target(s, f, ev, a, &ignored, err);
 	if (rc)
 		return rc;
+	if (!ignored)
+		ignored = spec_missing(s, h, ev, a);
 	api_jw_init(&w, out);
 	if (ignored) {
 		api_jw_obj(&w);
@@ -381,15 +444,55 @@ static const char *event_stored(enum scheduler_forge_kind kind, struct api_req *
 	return h && strlen(h) < 64 ? h : "";
 }
 
+/* Keep a delivery that verified with its answer (resp: status and body), so a redelivery
+ * gets the same and the delivery log shows it. */
+static kiln_rc delivery_store(struct scheduler *s, const struct scheduler_forge_cfg *f,
+                              enum scheduler_forge_kind kind, struct api_req *req,
+                              const char *delivery, const struct scheduler_hook_payload *ev,
+                              struct api_resp *resp, struct kiln_err *err)
+{
+	struct kiln_arena *a = api_req_arena(req);
+	struct scheduler_hook_delivery d;
+	size_t n = resp->body.len;
+	char *result;
+
+	while (n && resp->body.ptr[n - 1] == '\n')
+		n--;
+	result = kiln_arena_strndup(a, resp->body.ptr ? resp->body.ptr : "", n);
+	if (!result)
+		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	d = (struct scheduler_hook_delivery){f->name,
+	                                     delivery,
+	                                     event_stored(kind, req, ev),
+	                                     ev->project ? ev->project : "",
+	                                     util_clock_wall_ms(),
+	                                     result,
+	                                     resp->status};
+	return s->store->ops->hook_delivery_put(s->store, &d, err);
+}
+
+/* A redelivery: the first answer again, with its status. */
+static void delivery_replay(const struct scheduler_hook_delivery *d, struct api_resp *resp)
+{
+	kiln_buf_addstr(&resp->body, d->result);
+	scheduler_reply_json(resp, d->status >= 200 && d->status < 600 ? (int)d->status : 200);
+}
+
+/* A body that verifies but cannot be read is the sender's error: kept with the 400. */
+static bool parse_refused(kiln_rc rc)
+{
+	return rc == KILN_EINVAL || rc == KILN_ESYNTAX || rc == KILN_ELIMIT || rc == KILN_EFORMAT;
+}
+
 void scheduler_h_hook(void *ctx, struct api_req *req, struct api_resp *resp)
 {
 	struct scheduler *s = ctx;
 	struct kiln_arena *a = api_req_arena(req);
 	struct kiln_err err = KILN_ERR_INIT;
 	const struct scheduler_forge_cfg *f;
-	struct scheduler_hook_payload ev;
-	struct scheduler_hook_delivery d = {0};
-	const char *body, *stored = NULL;
+	struct scheduler_hook_payload ev = {0};
+	struct scheduler_hook_delivery stored = {0};
+	const char *body, *delivery = NULL;
 	enum scheduler_forge_kind kind = SCHED_FORGE_GITHUB;
 	size_t len;
 	kiln_rc rc;
@@ -404,32 +507,35 @@ void scheduler_h_hook(void *ctx, struct api_req *req, struct api_resp *resp)
 		               "the delivery's signature or token does not verify");
 		return;
 	}
-	rc = delivery_id(kind, req, &d.delivery, &err);
+	rc = delivery_id(kind, req, &delivery, &err);
 	if (rc)
 		goto fail;
-	rc = s->store->ops->hook_delivery_get(s->store, f->name, d.delivery, a, &stored, &err);
+	rc = s->store->ops->hook_delivery_get(s->store, f->name, delivery, a, &stored, &err);
 	if (!rc) {
-		kiln_buf_addstr(&resp->body, stored);
-		scheduler_reply_json(resp, 200);
+		delivery_replay(&stored, resp);
 		return;
 	}
 	if (rc != KILN_ENOTFOUND)
 		goto fail;
 	kiln_err_clear(&err);
 	rc = scheduler_hook_parse(kind, event_header(kind, req), body, len, a, &ev, &err);
+	if (rc && parse_refused(rc)) {
+		api_resp_from_err(resp, &err);
+		kiln_err_clear(&err);
+		if (delivery_store(s, f, kind, req, delivery, &ev, resp, &err)) {
+			kiln_err_wrap(&err, "webhook delivery %s", delivery);
+			kiln_log_err(KILN_LOG_WARN, &err);
+		}
+		return;
+	}
 	if (!rc)
-		rc = delivery_handle(s, req, f, &ev, d.delivery, &resp->body, &err);
+		rc = delivery_handle(s, req, f, &ev, delivery, &resp->body, &err);
 	if (!rc)
 		rc = kiln_buf_finish(&resp->body, &err);
 	if (rc)
 		goto fail;
-	d = (struct scheduler_hook_delivery){f->name,
-	                                     d.delivery,
-	                                     event_stored(kind, req, &ev),
-	                                     ev.project ? ev.project : "",
-	                                     util_clock_wall_ms(),
-	                                     resp->body.ptr};
-	rc = s->store->ops->hook_delivery_put(s->store, &d, &err);
+	resp->status = 200;
+	rc = delivery_store(s, f, kind, req, delivery, &ev, resp, &err);
 	if (rc)
 		goto fail;
 	scheduler_reply_json(resp, 200);

@@ -87,6 +87,10 @@ void scheduler_h_repo_file(void *ctx, struct api_req *req, struct api_resp *resp
 
 /* Forge webhooks (hooks.c). */
 void scheduler_h_hook(void *ctx, struct api_req *req, struct api_resp *resp);
+/* The delivery logs, in and out (http_hooks.c). */
+void scheduler_h_hook_deliveries(void *ctx, struct api_req *req, struct api_resp *resp);
+void scheduler_h_webhooks(void *ctx, struct api_req *req, struct api_resp *resp);
+void scheduler_h_webhook_deliveries(void *ctx, struct api_req *req, struct api_resp *resp);
 
 /* Service (http_misc.c). */
 void scheduler_h_health(void *ctx, struct api_req *req, struct api_resp *resp);

@@ -103,6 +103,7 @@ void scheduler_h_submit(void *ctx, struct api_req *req, struct api_resp *resp)
 		api_resp_from_err(resp, &err);
 		goto out;
 	}
+	scheduler_webhook_job_state(s, &j); /* queued */
 	api_jw_init(&w, &resp->body);
 	scheduler_job_json(&w, &j);
 	scheduler_reply_json(resp, 201);

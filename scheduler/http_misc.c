@@ -26,6 +26,9 @@ const struct api_route scheduler_routes[] = {
     {API_POST, "/api/v1/jobs", API_SCOPE_SUBMIT, 0, scheduler_h_submit},
     /* forge webhooks: verified by their signature or token, not a bearer token */
     {API_POST, "/api/v1/hooks/{}", 0, API_ROUTE_NOAUTH, scheduler_h_hook},
+    {API_GET, "/api/v1/hooks/deliveries", API_SCOPE_ADMIN, 0, scheduler_h_hook_deliveries},
+    {API_GET, "/api/v1/webhooks", API_SCOPE_ADMIN, 0, scheduler_h_webhooks},
+    {API_GET, "/api/v1/webhooks/{}/deliveries", API_SCOPE_ADMIN, 0, scheduler_h_webhook_deliveries},
     {API_GET, "/api/v1/jobs", RS, R, scheduler_h_jobs},
     {API_GET, "/api/v1/jobs/{}", RS, R, scheduler_h_job},
     {API_POST, "/api/v1/jobs/{}/cancel", API_SCOPE_SUBMIT, 0, scheduler_h_cancel},

@@ -349,11 +349,15 @@ struct lease_wait {
 
 static void lease_record(struct scheduler *s, const struct scheduler_job *j)
 {
+	char key[64];
+
 	pthread_mutex_lock(&s->stats_lock);
 	s->lease_grants++;
 	pthread_mutex_unlock(&s->stats_lock);
 	scheduler_hist_add(s, &s->wait_hist, (double)(util_clock_wall_ms() - j->created_ms) / 1000);
-	scheduler_hook_status(s, j->id, "running", "building"); /* a hook job's commit status */
+	snprintf(key, sizeof(key), "running:%s", j->lease_id);
+	scheduler_hook_status(s, j->id, "running", "building", key); /* a hook job's */
+	scheduler_webhook_job_state(s, j);
 }
 
 void scheduler_h_lease(void *ctx, struct api_req *req, struct api_resp *resp)

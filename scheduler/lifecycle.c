@@ -242,8 +242,10 @@ static void peers_changed(void *arg, const char *repo)
 {
 	struct scheduler *s = arg;
 
-	if (!repo)
+	if (!repo) {
 		api_server_wake(s->http);
+		scheduler_outbox_kick(s); /* a job changed there: a status or event to send here */
+	}
 	else
 		scheduler_publish_heard(s, repo);
 }
@@ -317,7 +319,7 @@ kiln_rc scheduler_run(const struct scheduler_config *cfg_in, volatile sig_atomic
 	if (!rc)
 		rc = scheduler_publish_start(&s, err);
 	if (!rc)
-		rc = scheduler_hook_status_start(&s, err);
+		rc = scheduler_outbox_start(&s, err);
 	if (!rc)
 		rc = s.store->ops->watch(s.store, peers_changed, &s, err);
 	if (rc)
@@ -335,7 +337,7 @@ kiln_rc scheduler_run(const struct scheduler_config *cfg_in, volatile sig_atomic
 out:
 	if (s.store)
 		(void)s.store->ops->watch(s.store, NULL, NULL, NULL);
-	scheduler_hook_status_stop(&s);
+	scheduler_outbox_stop(&s);
 	scheduler_publish_stop(&s);
 	scheduler_diffoscope_stop(&s);
 	scheduler_release(&s);

@@ -490,7 +490,7 @@ static kiln_rc publish_repo(struct scheduler *s, const struct pub_repo *r, struc
 	const char *arches[PUB_MAX_ARCHES + 1], **want;
 	struct unwanted unw = {NULL, 0, 0};
 	size_t n = 0, narch = 0, nwant = 0, i, k;
-	int64_t rev = 0;
+	int64_t rev = 0, now;
 	bool noarch = false;
 	kiln_rc rc;
 
@@ -580,9 +580,11 @@ static kiln_rc publish_repo(struct scheduler *s, const struct pub_repo *r, struc
 		rc = retire_files(s, dir.ptr, &unw, err);
 	if (!rc)
 		rc = write_client_files(s, r, dir.ptr, key, err);
+	now = util_clock_wall_ms();
 	if (!rc)
-		rc = s->store->ops->repo_state_put(s->store, r->name, rev, util_clock_wall_ms(),
-		                                   err);
+		rc = s->store->ops->repo_state_put(s->store, r->name, rev, now, err);
+	if (!rc)
+		scheduler_webhook_publish(s, r->name, rev, now);
 out:
 	if (rc)
 		kiln_err_wrap(err, "repository %s", r->name);

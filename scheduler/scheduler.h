@@ -74,6 +74,21 @@ struct scheduler_hook_cfg {
 	int line;
 };
 
+/* What a [webhook] is sent. */
+enum scheduler_webhook_event {
+	SCHED_WEBHOOK_JOB_STATE = 1u << 0, /* "job.state": a job queued, building or ended */
+	SCHED_WEBHOOK_PUBLISH = 1u << 1,   /* "publish": a repository's new revision */
+};
+
+/* [webhook NAME]: a URL that receives signed JSON events (docs/ci.md). */
+struct scheduler_webhook_cfg {
+	const char *name;
+	const char *url;         /* http(s) */
+	const char *secret_file; /* the HMAC-SHA256 key of X-Kiln-Signature-256 */
+	unsigned events;         /* enum scheduler_webhook_event bits; default all */
+	int line;
+};
+
 struct scheduler_config {
 	const char *listen; /* default 127.0.0.1:8470 */
 	/* [server] worker_listen: a second address with connections of its own for workers
@@ -122,6 +137,9 @@ struct scheduler_config {
 	size_t nforges;
 	struct scheduler_hook_cfg *hooks;
 	size_t nhooks;
+	/* [webhook NAME] (forgecfg.c) */
+	struct scheduler_webhook_cfg *webhooks;
+	size_t nwebhooks;
 	struct kiln_arena arena;
 };
 
@@ -137,7 +155,8 @@ KILN_MUST_CHECK kiln_rc scheduler_config_load(struct scheduler_config *cfg, cons
 KILN_MUST_CHECK kiln_rc scheduler_config_from_mem(struct scheduler_config *cfg, const char *data,
                                                   size_t len, const char *name,
                                                   struct kiln_err *err);
-/* Forge sections (forgecfg.c): is name a "forge NAME" or "hook OWNER/PROJECT" header? */
+/* Forge sections (forgecfg.c): is name a "forge NAME", "hook OWNER/PROJECT" or
+ * "webhook NAME" header? */
 bool scheduler_config_forge_section(const char *name, size_t len);
 /* Set a key of such a section, or with key NULL declare the section at its header (line:
  * the header's, for errors found at the end); KILN_ENOTFOUND for an unknown key. */
@@ -146,7 +165,7 @@ KILN_MUST_CHECK kiln_rc scheduler_config_forge_set(struct scheduler_config *cfg,
                                                    const char *value, int line,
                                                    struct kiln_err *err);
 /* After the file: every [forge] has a kind and secret_file, every [hook] a known forge and a
- * spec; errors name the section's line. */
+ * spec, every [webhook] a url and secret_file; errors name the section's line. */
 KILN_MUST_CHECK kiln_rc scheduler_config_forge_check(const struct scheduler_config *cfg,
                                                      const char *name, struct kiln_err *err);
 /* Is word one of the blank-separated words of list? */
@@ -156,6 +175,8 @@ const struct scheduler_forge_cfg *scheduler_config_forge(const struct scheduler_
                                                          const char *name);
 const struct scheduler_hook_cfg *scheduler_config_hook(const struct scheduler_config *cfg,
                                                        const char *project);
+const struct scheduler_webhook_cfg *scheduler_config_webhook(const struct scheduler_config *cfg,
+                                                             const char *name);
 /* Set one key ("server.listen", "limits.lease_ttl", ...) as the file would. */
 KILN_MUST_CHECK kiln_rc scheduler_config_set(struct scheduler_config *cfg, const char *section,
                                              const char *key, const char *value,

@@ -243,6 +243,7 @@ struct scheduler_hook_delivery {
 	const char *forge, *delivery, *event, *project;
 	int64_t received_ms;
 	const char *result; /* the JSON answer */
+	int64_t status;     /* its HTTP status: 200, or 400 for a body that did not parse */
 };
 
 /* A job made by a webhook: the forge and commit its statuses go to (hook_jobs). */
@@ -253,6 +254,35 @@ struct scheduler_hook_job {
 	const char *url;     /* the clone URL */
 	const char *sha;     /* the commit built */
 	const char *context; /* the status context, "kiln/<root or arch or spec>" */
+};
+
+/* A message in the durable outbox (outbox.c): a commit status or an outgoing webhook event,
+ * delivered at least once, in id order per target. Strings in the arena of the read. */
+struct scheduler_outbox_item {
+	int64_t id;         /* set by the store */
+	const char *kind;   /* "status" or "webhook" */
+	const char *target; /* what orders delivery: "forge:owner/project@sha" or a webhook name */
+	const char *dedup;  /* unique: putting an item with a key already stored adds nothing */
+	int64_t job_id;     /* the job it is about; 0 for none */
+	const char *body;   /* JSON: the status, or the event as sent */
+	int64_t created_ms;
+	const char *state; /* "pending", "delivered", "failed" (refused, or given up) */
+	int64_t attempts, next_ms, updated_ms;
+	int64_t last_status;     /* the HTTP status of the last attempt; 0: none or no answer */
+	const char *last_answer; /* its answer or error, at most 512 bytes */
+};
+
+/* One attempt to deliver an outbox item. */
+struct scheduler_outbox_attempt {
+	int64_t item_id, n, at_ms;
+	int64_t status;     /* HTTP status; 0: no answer */
+	const char *answer; /* the answer's start or the error, at most 512 bytes */
+};
+
+/* How many items of a target are in each state. */
+struct scheduler_outbox_count {
+	const char *target, *state;
+	int64_t n;
 };
 
 /* A forge's webhook delivery, decoded (hooks.c). */
@@ -468,22 +498,59 @@ struct scheduler_store_ops {
 	                          int64_t published_ms, struct kiln_err *err);
 	kiln_rc (*repo_states)(struct scheduler_store *st, struct kiln_arena *a,
 	                       struct scheduler_repo_state **out, size_t *n, struct kiln_err *err);
-	/* Forge webhooks (hooks.c): the answer a delivery got (in a; KILN_ENOTFOUND for a
-	 * new one), recording one (the first recording of a delivery id wins). */
+	/* Forge webhooks (hooks.c): a delivery and the answer it got (in a; KILN_ENOTFOUND for
+	 * a new one), recording one (the first recording of a delivery id wins), and the
+	 * newest of a forge ("" for every forge), limit at most 1000. */
 	kiln_rc (*hook_delivery_get)(struct scheduler_store *st, const char *forge,
 	                             const char *delivery, struct kiln_arena *a,
-	                             const char **result, struct kiln_err *err);
+	                             struct scheduler_hook_delivery *out, struct kiln_err *err);
 	kiln_rc (*hook_delivery_put)(struct scheduler_store *st,
 	                             const struct scheduler_hook_delivery *d, struct kiln_err *err);
+	kiln_rc (*hook_deliveries)(struct scheduler_store *st, const char *forge, int64_t limit,
+	                           struct kiln_arena *a, struct scheduler_hook_delivery **out,
+	                           size_t *n, struct kiln_err *err);
 	/* The commit a hook job builds, for its statuses; KILN_ENOTFOUND for no hook job. */
+	/* With its first status (status: NULL for none) in the same transaction. */
 	kiln_rc (*hook_job_put)(struct scheduler_store *st, const struct scheduler_hook_job *h,
-	                        struct kiln_err *err);
+	                        const struct scheduler_outbox_item *status, struct kiln_err *err);
 	kiln_rc (*hook_job_get)(struct scheduler_store *st, int64_t job_id, struct kiln_arena *a,
 	                        struct scheduler_hook_job *out, struct kiln_err *err);
 	/* The newest hook job of a ref ("pull/12"): what a retrigger comment builds again. */
 	kiln_rc (*hook_job_last)(struct scheduler_store *st, const char *forge, const char *project,
 	                         const char *ref, struct kiln_arena *a,
 	                         struct scheduler_hook_job *out, struct kiln_err *err);
+	/* The durable outbox (outbox.c, issue 26). put: n items in one transaction, each
+	 * skipped when its dedup key is stored already. pending: the pending items, oldest
+	 * first (at most 1000). attempt: record an attempt and the item's new state, attempts
+	 * (at->n), next_ms and last answer, together. list: items of kind and target, newest
+	 * first, ids below before_id (0: from the newest), limit at most 1000. attempts: an
+	 * item's, oldest first. counts: items of kind by target and state. */
+	kiln_rc (*outbox_put)(struct scheduler_store *st, const struct scheduler_outbox_item *v,
+	                      size_t n, struct kiln_err *err);
+	kiln_rc (*outbox_pending)(struct scheduler_store *st, struct kiln_arena *a,
+	                          struct scheduler_outbox_item **out, size_t *n,
+	                          struct kiln_err *err);
+	kiln_rc (*outbox_attempt)(struct scheduler_store *st,
+	                          const struct scheduler_outbox_attempt *at, const char *state,
+	                          int64_t next_ms, struct kiln_err *err);
+	kiln_rc (*outbox_list)(struct scheduler_store *st, const char *kind, const char *target,
+	                       int64_t before_id, int64_t limit, struct kiln_arena *a,
+	                       struct scheduler_outbox_item **out, size_t *n, struct kiln_err *err);
+	kiln_rc (*outbox_attempts)(struct scheduler_store *st, int64_t item_id,
+	                           struct kiln_arena *a, struct scheduler_outbox_attempt **out,
+	                           size_t *n, struct kiln_err *err);
+	kiln_rc (*outbox_counts)(struct scheduler_store *st, const char *kind, struct kiln_arena *a,
+	                         struct scheduler_outbox_count **out, size_t *n,
+	                         struct kiln_err *err);
+	/* Jobs ended since since_ms (hook jobs only when hook_only) with no outbox item whose
+	 * dedup key is prefix, the job id, ":end:", its attempts: the ends a stop cut off
+	 * before they were queued (at most 10000, oldest first). */
+	kiln_rc (*outbox_ends_missing)(struct scheduler_store *st, int64_t since_ms,
+	                               const char *prefix, bool hook_only, struct kiln_arena *a,
+	                               int64_t **out, size_t *n, struct kiln_err *err);
+	/* Remove the items delivered or failed before before_ms, with their attempts. */
+	kiln_rc (*outbox_prune)(struct scheduler_store *st, int64_t before_ms,
+	                        struct kiln_err *err);
 };
 
 struct scheduler_store {
@@ -675,19 +742,55 @@ struct scheduler {
 	volatile int dfs_stop;
 	struct scheduler_history history;
 	struct scheduler_jobcache *jobcache; /* owned (jobcache.c) */
-	struct scheduler_statuser *statuser; /* owned (hookstatus.c); NULL without [hook]s */
+	struct scheduler_outbox *outbox; /* owned (outbox.c); NULL without [hook]s, [webhook]s */
 	bool
 	    reaper; /* this scheduler holds the "reaper" duty (the serve loop's; read atomically) */
 };
 
-/* Commit statuses of hook jobs (hookstatus.c): the poster thread (none without [hook]s);
- * queue a status (pending, running, success, failure, error) for a job, posted in queue order
- * when the job is a hook's, else dropped; and the one a job's end calls for. */
-KILN_MUST_CHECK kiln_rc scheduler_hook_status_start(struct scheduler *s, struct kiln_err *err);
-void scheduler_hook_status_stop(struct scheduler *s);
-void scheduler_hook_status(struct scheduler *s, int64_t job_id, const char *state,
-                           const char *desc);
+/* The durable outbox (outbox.c): its sender thread (none without [hook]s and [webhook]s),
+ * started after the ends a stop cut off were queued; put queues items (store, then wakes
+ * the sender; problems are logged); kick wakes the sender. */
+KILN_MUST_CHECK kiln_rc scheduler_outbox_start(struct scheduler *s, struct kiln_err *err);
+void scheduler_outbox_stop(struct scheduler *s);
+void scheduler_outbox_put(struct scheduler *s, const struct scheduler_outbox_item *v, size_t n);
+void scheduler_outbox_kick(struct scheduler *s);
+/* How a try went: taken (2xx), refused for good (another 4xx), or to try again (no answer,
+ * 408, 429, 5xx). */
+enum scheduler_send { SCHED_SEND_OK, SCHED_SEND_REFUSED, SCHED_SEND_RETRY };
+/* POST body to base_url + path (token: a bearer token or NULL; headers: NULL-terminated
+ * "Name: value" lines, 4 at most, or NULL); the status (0: no answer) and the answer's
+ * first 500 bytes or the error into answer. */
+enum scheduler_send scheduler_outbox_http(const char *base_url, const char *path, const char *token,
+                                          const char *const *headers, const char *body,
+                                          int64_t *status, struct kiln_buf *answer);
+/* The dashboard page of a job, for links sent out. */
+void scheduler_job_url(const struct scheduler *s, int64_t job_id, char *out, size_t size);
+
+/* Commit statuses of hook jobs (hookstatus.c), through the outbox. item: the outbox item of
+ * a status of hook job h (strings in a; key tells it from the job's other statuses),
+ * KILN_ENOTFOUND when its forge has no api_url. status: queue one for a job (pending,
+ * running, success, failure, error), nothing unless it is a hook's; job_ended: the one a
+ * job's end calls for; send: post an item (the outbox's sender). */
+KILN_MUST_CHECK kiln_rc scheduler_hook_status_item(
+    const struct scheduler *s, const struct scheduler_hook_job *h, const char *state,
+    const char *desc, bool verdict, const char *key, struct kiln_arena *a,
+    struct scheduler_outbox_item *out, struct kiln_err *err);
+void scheduler_hook_status(struct scheduler *s, int64_t job_id, const char *state, const char *desc,
+                           const char *key);
 void scheduler_hook_job_ended(struct scheduler *s, const struct scheduler_job *j);
+enum scheduler_send scheduler_hook_status_send(struct scheduler *s,
+                                               const struct scheduler_outbox_item *it,
+                                               int64_t *status, struct kiln_buf *answer);
+
+/* Outgoing webhooks (webhook.c), through the outbox: a job's state change (queued,
+ * building, its end) and a repository's publish, queued for each [webhook] taking them;
+ * send: post an item, signed (the outbox's sender). */
+void scheduler_webhook_job_state(struct scheduler *s, const struct scheduler_job *j);
+void scheduler_webhook_publish(struct scheduler *s, const char *repo, int64_t revision,
+                               int64_t published_ms);
+enum scheduler_send scheduler_webhook_send(struct scheduler *s,
+                                           const struct scheduler_outbox_item *it, int64_t *status,
+                                           struct kiln_buf *answer);
 
 /* GET /api/v1/jobs/{id} bodies by job and store version (jobcache.c). Without a cache
  * (NULL: out of memory) get misses and put does nothing. */

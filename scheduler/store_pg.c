@@ -141,6 +141,27 @@ static const char *const migrations[] = {
     " FOR EACH STATEMENT EXECUTE FUNCTION kiln_notify();"
     "CREATE TRIGGER rerun_artifacts_notify AFTER INSERT OR UPDATE OR DELETE ON rerun_artifacts"
     " FOR EACH STATEMENT EXECUTE FUNCTION kiln_notify();",
+    /* [ci] the durable outbox (issue 26), as the sqlite store's: commit statuses and
+     * outgoing webhook events, delivered at least once in id order per target, and every
+     * attempt to deliver one */
+    "CREATE TABLE outbox(id BIGSERIAL PRIMARY KEY, kind TEXT NOT NULL,"
+    " target TEXT NOT NULL, dedup TEXT NOT NULL UNIQUE, job_id BIGINT NOT NULL,"
+    " body TEXT NOT NULL, created_ms BIGINT NOT NULL, state TEXT NOT NULL,"
+    " attempts BIGINT NOT NULL DEFAULT 0, next_ms BIGINT NOT NULL DEFAULT 0,"
+    " updated_ms BIGINT NOT NULL, last_status BIGINT NOT NULL DEFAULT 0,"
+    " last_answer TEXT NOT NULL DEFAULT '');"
+    "CREATE INDEX outbox_pending ON outbox(id) WHERE state = 'pending';"
+    "CREATE INDEX outbox_target ON outbox(kind, target, id);"
+    "CREATE TABLE outbox_attempts(item_id BIGINT NOT NULL, n BIGINT NOT NULL,"
+    " at_ms BIGINT NOT NULL, status BIGINT NOT NULL, answer TEXT NOT NULL,"
+    " PRIMARY KEY(item_id, n));"
+    /* an item queued on one scheduler wakes the sender on the one holding the outbox duty */
+    "CREATE TRIGGER outbox_notify AFTER INSERT ON outbox"
+    " FOR EACH STATEMENT EXECUTE FUNCTION kiln_notify();",
+    /* [ci] the HTTP status each webhook delivery was answered with (a delivery that
+     * verifies but does not parse is kept with its 400), for redeliveries and the log */
+    "ALTER TABLE hook_deliveries ADD COLUMN status BIGINT NOT NULL DEFAULT 200;"
+    "CREATE INDEX hook_deliveries_received ON hook_deliveries(received_ms);",
 };
 
 #define JOB_COLS                                                                                   \
@@ -226,6 +247,17 @@ enum q {
 	Q_HOOK_JOB_PUT,
 	Q_HOOK_JOB_GET,
 	Q_HOOK_JOB_LAST,
+	Q_HOOK_DELIVERIES,
+	Q_OUTBOX_PUT,
+	Q_OUTBOX_PENDING,
+	Q_OUTBOX_ATTEMPT,
+	Q_OUTBOX_MARK,
+	Q_OUTBOX_LIST,
+	Q_OUTBOX_ATTEMPTS,
+	Q_OUTBOX_COUNTS,
+	Q_OUTBOX_ENDS_MISSING,
+	Q_OUTBOX_PRUNE_ATTEMPTS,
+	Q_OUTBOX_PRUNE,
 	Q_COUNT,
 };
 
@@ -415,15 +447,47 @@ static const char *const sql[Q_COUNT] = {
                          " VALUES($1,$2,$3) ON CONFLICT(name) DO UPDATE SET"
                          " revision = $2, published_ms = $3",
     [Q_REPO_STATES] = "SELECT name, revision, published_ms FROM repos ORDER BY name COLLATE \"C\"",
-    [Q_HOOK_DELIVERY_GET] = "SELECT result FROM hook_deliveries WHERE forge = $1 AND delivery = $2",
+#define HOOK_DELIVERY_COLS "forge, delivery, event, project, received_ms, result, status"
+    [Q_HOOK_DELIVERY_GET] = "SELECT " HOOK_DELIVERY_COLS " FROM hook_deliveries"
+                            " WHERE forge = $1 AND delivery = $2",
+    [Q_HOOK_DELIVERIES] = "SELECT " HOOK_DELIVERY_COLS " FROM hook_deliveries"
+                          " WHERE ($1 = '' OR forge = $1) ORDER BY received_ms DESC LIMIT $2",
     [Q_HOOK_DELIVERY_PUT] = "INSERT INTO hook_deliveries(forge, delivery, event, project,"
-                            " received_ms, result) VALUES($1, $2, $3, $4, $5, $6)"
+                            " received_ms, result, status) VALUES($1, $2, $3, $4, $5, $6, $7)"
                             " ON CONFLICT(forge, delivery) DO NOTHING",
     [Q_HOOK_JOB_PUT] = "INSERT INTO hook_jobs(job_id, forge, project, ref, url, sha, context)"
                        " VALUES($1, $2, $3, $4, $5, $6, $7) ON CONFLICT(job_id) DO UPDATE SET"
                        " forge = $2, project = $3, ref = $4, url = $5, sha = $6, context = $7",
     [Q_HOOK_JOB_GET] = "SELECT job_id, forge, project, ref, url, sha, context FROM hook_jobs"
                        " WHERE job_id = $1",
+#define OUTBOX_COLS                                                                                \
+	"id, kind, target, dedup, job_id, body, created_ms, state, attempts, next_ms, updated_ms," \
+	" last_status, last_answer"
+    [Q_OUTBOX_PUT] = "INSERT INTO outbox(kind, target, dedup, job_id, body, created_ms, state,"
+                     " updated_ms) VALUES($1, $2, $3, $4, $5, $6, 'pending', $6)"
+                     " ON CONFLICT(dedup) DO NOTHING",
+    [Q_OUTBOX_PENDING] = "SELECT " OUTBOX_COLS " FROM outbox WHERE state = 'pending'"
+                         " ORDER BY id LIMIT 1000",
+    [Q_OUTBOX_ATTEMPT] = "INSERT INTO outbox_attempts(item_id, n, at_ms, status, answer)"
+                         " VALUES($1, $2, $3, $4, $5) ON CONFLICT(item_id, n) DO UPDATE SET"
+                         " at_ms = $3, status = $4, answer = $5",
+    [Q_OUTBOX_MARK] = "UPDATE outbox SET state = $2, attempts = $3, next_ms = $4,"
+                      " updated_ms = $5, last_status = $6, last_answer = $7 WHERE id = $1",
+    [Q_OUTBOX_LIST] = "SELECT " OUTBOX_COLS " FROM outbox WHERE kind = $1 AND target = $2"
+                      " AND ($3 = 0 OR id < $3) ORDER BY id DESC LIMIT $4",
+    [Q_OUTBOX_ATTEMPTS] = "SELECT item_id, n, at_ms, status, answer FROM outbox_attempts"
+                          " WHERE item_id = $1 ORDER BY n",
+    [Q_OUTBOX_COUNTS] = "SELECT target, state, count(*) FROM outbox WHERE kind = $1"
+                        " GROUP BY target, state ORDER BY target, state",
+    [Q_OUTBOX_PRUNE_ATTEMPTS] = "DELETE FROM outbox_attempts WHERE item_id IN (SELECT id FROM"
+                                " outbox WHERE state != 'pending' AND updated_ms < $1)",
+    [Q_OUTBOX_PRUNE] = "DELETE FROM outbox WHERE state != 'pending' AND updated_ms < $1",
+    [Q_OUTBOX_ENDS_MISSING] =
+        "SELECT id FROM jobs j WHERE finished_ms >= $1 AND state >= 3"
+        " AND ($3 = 0 OR EXISTS(SELECT 1 FROM hook_jobs h WHERE h.job_id = j.id))"
+        " AND NOT EXISTS(SELECT 1 FROM outbox o"
+        "  WHERE o.dedup = $2 || j.id::text || ':end:' || j.attempts::text)"
+        " ORDER BY id LIMIT $4",
     [Q_HOOK_JOB_LAST] = "SELECT job_id, forge, project, ref, url, sha, context FROM hook_jobs"
                         " WHERE forge = $1 AND project = $2 AND ref = $3"
                         " ORDER BY job_id DESC LIMIT 1",
@@ -1940,17 +2004,31 @@ static kiln_rc repo_state_put(struct scheduler_store *base, const char *name, in
 /* ---------------------------------------------------------------------------------------- */
 /* Forge webhooks (the sqlite store's, in this dialect) */
 
+#define D struct scheduler_hook_delivery
+static const struct col hook_delivery_cols[] = {
+    COL(TEXT, D, forge),      COL(TEXT, D, delivery), COL(TEXT, D, event), COL(TEXT, D, project),
+    COL(I64, D, received_ms), COL(TEXT, D, result),   COL(I64, D, status)};
+static const struct rowmap hook_delivery_map = ROWMAP(D, hook_delivery_cols, 1000);
+#undef D
+
 static kiln_rc hook_delivery_get(struct scheduler_store *base, const char *forge,
-                                 const char *delivery, struct kiln_arena *a, const char **result,
-                                 struct kiln_err *err)
+                                 const char *delivery, struct kiln_arena *a,
+                                 struct scheduler_hook_delivery *out, struct kiln_err *err)
 {
-	struct v_text r = {0};
+	return read1((struct pg *)base, Q_HOOK_DELIVERY_GET, ARGS(TXT(forge), TXT(delivery)),
+	             &hook_delivery_map, a, out, "webhook delivery", err);
+}
+
+static kiln_rc hook_deliveries(struct scheduler_store *base, const char *forge, int64_t limit,
+                               struct kiln_arena *a, struct scheduler_hook_delivery **out,
+                               size_t *n, struct kiln_err *err)
+{
+	void *v = NULL;
 	kiln_rc rc;
 
-	rc = read1((struct pg *)base, Q_HOOK_DELIVERY_GET, ARGS(TXT(forge), TXT(delivery)),
-	           &v_text_map, a, &r, "webhook delivery", err);
-	if (!rc)
-		*result = r.v;
+	rc = read_rows((struct pg *)base, Q_HOOK_DELIVERIES, ARGS(TXT(forge), I64(limit)),
+	               &hook_delivery_map, a, &v, n, "webhook deliveries", err);
+	*out = v;
 	return rc;
 }
 
@@ -1959,17 +2037,34 @@ static kiln_rc hook_delivery_put(struct scheduler_store *base,
 {
 	return write1((struct pg *)base, Q_HOOK_DELIVERY_PUT,
 	              ARGS(TXT(d->forge), TXT(d->delivery), TXT(d->event), TXT(d->project),
-	                   I64(d->received_ms), TXT(d->result)),
+	                   I64(d->received_ms), TXT(d->result), I64(d->status)),
 	              "record webhook delivery", err);
 }
 
-static kiln_rc hook_job_put(struct scheduler_store *base, const struct scheduler_hook_job *h,
-                            struct kiln_err *err)
+static kiln_rc outbox_put1(struct pg *w, const struct scheduler_outbox_item *it,
+                           struct kiln_err *err)
 {
-	return write1((struct pg *)base, Q_HOOK_JOB_PUT,
-	              ARGS(I64(h->job_id), TXT(h->forge), TXT(h->project), TXT(h->ref), TXT(h->url),
-	                   TXT(h->sha), TXT(h->context)),
-	              "record hook job", err);
+	return run(w, Q_OUTBOX_PUT,
+	           ARGS(TXT(it->kind), TXT(it->target), TXT(it->dedup), I64(it->job_id),
+	                TXT(it->body), I64(it->created_ms)),
+	           "queue an outgoing message", err);
+}
+
+static kiln_rc hook_job_put(struct scheduler_store *base, const struct scheduler_hook_job *h,
+                            const struct scheduler_outbox_item *status, struct kiln_err *err)
+{
+	struct pg *w = (struct pg *)base;
+	kiln_rc rc = tx_begin(w, err);
+
+	if (rc)
+		return rc;
+	rc = run(w, Q_HOOK_JOB_PUT,
+	         ARGS(I64(h->job_id), TXT(h->forge), TXT(h->project), TXT(h->ref), TXT(h->url),
+	              TXT(h->sha), TXT(h->context)),
+	         "record hook job", err);
+	if (!rc && status)
+		rc = outbox_put1(w, status, err);
+	return tx_end(w, rc, err);
 }
 
 #define H struct scheduler_hook_job
@@ -2326,6 +2421,146 @@ static kiln_rc announce(struct scheduler_store *base, const char *repo, struct k
 
 static void pg_close(struct scheduler_store *base);
 
+/* ---------------------------------------------------------------------------------------- */
+/* The outbox */
+
+#define O struct scheduler_outbox_item
+static const struct col outbox_cols[] = {
+    COL(I64, O, id),          COL(TEXT, O, kind),      COL(TEXT, O, target),
+    COL(TEXT, O, dedup),      COL(I64, O, job_id),     COL(TEXT, O, body),
+    COL(I64, O, created_ms),  COL(TEXT, O, state),     COL(I64, O, attempts),
+    COL(I64, O, next_ms),     COL(I64, O, updated_ms), COL(I64, O, last_status),
+    COL(TEXT, O, last_answer)};
+static const struct rowmap outbox_map = ROWMAP(O, outbox_cols, 1000);
+#undef O
+#define T struct scheduler_outbox_attempt
+static const struct col outbox_attempt_cols[] = {COL(I64, T, item_id), COL(I64, T, n),
+                                                 COL(I64, T, at_ms), COL(I64, T, status),
+                                                 COL(TEXT, T, answer)};
+static const struct rowmap outbox_attempt_map = ROWMAP(T, outbox_attempt_cols, 10000);
+#undef T
+#define C struct scheduler_outbox_count
+static const struct col outbox_count_cols[] = {COL(TEXT, C, target), COL(TEXT, C, state),
+                                               COL(I64, C, n)};
+static const struct rowmap outbox_count_map = ROWMAP(C, outbox_count_cols, 10000);
+#undef C
+
+static kiln_rc outbox_put(struct scheduler_store *base, const struct scheduler_outbox_item *v,
+                          size_t n, struct kiln_err *err)
+{
+	struct pg *w = (struct pg *)base;
+	kiln_rc rc;
+	size_t i;
+
+	if (!n)
+		return KILN_OK;
+	rc = tx_begin(w, err);
+	if (rc)
+		return rc;
+	for (i = 0; i < n && !rc; i++)
+		rc = outbox_put1(w, &v[i], err);
+	return tx_end(w, rc, err);
+}
+
+static kiln_rc outbox_pending(struct scheduler_store *base, struct kiln_arena *a,
+                              struct scheduler_outbox_item **out, size_t *n, struct kiln_err *err)
+{
+	void *v = NULL;
+	kiln_rc rc;
+
+	rc = read_rows((struct pg *)base, Q_OUTBOX_PENDING, NO_ARGS, &outbox_map, a, &v, n,
+	               "outbox", err);
+	*out = v;
+	return rc;
+}
+
+static kiln_rc outbox_attempt(struct scheduler_store *base,
+                              const struct scheduler_outbox_attempt *at, const char *state,
+                              int64_t next_ms, struct kiln_err *err)
+{
+	struct pg *w = (struct pg *)base;
+	kiln_rc rc = tx_begin(w, err);
+
+	if (rc)
+		return rc;
+	rc = run(
+	    w, Q_OUTBOX_ATTEMPT,
+	    ARGS(I64(at->item_id), I64(at->n), I64(at->at_ms), I64(at->status), TXT(at->answer)),
+	    "record a delivery attempt", err);
+	if (!rc)
+		rc = run(w, Q_OUTBOX_MARK,
+		         ARGS(I64(at->item_id), TXT(state), I64(at->n), I64(next_ms),
+		              I64(at->at_ms), I64(at->status), TXT(at->answer)),
+		         "record a delivery attempt", err);
+	return tx_end(w, rc, err);
+}
+
+static kiln_rc outbox_list(struct scheduler_store *base, const char *kind, const char *target,
+                           int64_t before_id, int64_t limit, struct kiln_arena *a,
+                           struct scheduler_outbox_item **out, size_t *n, struct kiln_err *err)
+{
+	void *v = NULL;
+	kiln_rc rc;
+
+	rc = read_rows((struct pg *)base, Q_OUTBOX_LIST,
+	               ARGS(TXT(kind), TXT(target), I64(before_id), I64(limit)), &outbox_map, a, &v,
+	               n, "outbox", err);
+	*out = v;
+	return rc;
+}
+
+static kiln_rc outbox_attempts(struct scheduler_store *base, int64_t item_id, struct kiln_arena *a,
+                               struct scheduler_outbox_attempt **out, size_t *n,
+                               struct kiln_err *err)
+{
+	void *v = NULL;
+	kiln_rc rc;
+
+	rc = read_rows((struct pg *)base, Q_OUTBOX_ATTEMPTS, ARGS(I64(item_id)),
+	               &outbox_attempt_map, a, &v, n, "delivery attempts", err);
+	*out = v;
+	return rc;
+}
+
+static kiln_rc outbox_counts(struct scheduler_store *base, const char *kind, struct kiln_arena *a,
+                             struct scheduler_outbox_count **out, size_t *n, struct kiln_err *err)
+{
+	void *v = NULL;
+	kiln_rc rc;
+
+	rc = read_rows((struct pg *)base, Q_OUTBOX_COUNTS, ARGS(TXT(kind)), &outbox_count_map, a,
+	               &v, n, "outbox", err);
+	*out = v;
+	return rc;
+}
+
+static kiln_rc outbox_prune(struct scheduler_store *base, int64_t before_ms, struct kiln_err *err)
+{
+	struct pg *w = (struct pg *)base;
+	kiln_rc rc = tx_begin(w, err);
+
+	if (rc)
+		return rc;
+	rc = run(w, Q_OUTBOX_PRUNE_ATTEMPTS, ARGS(I64(before_ms)), "prune the outbox", err);
+	if (!rc)
+		rc = run(w, Q_OUTBOX_PRUNE, ARGS(I64(before_ms)), "prune the outbox", err);
+	return tx_end(w, rc, err);
+}
+
+static kiln_rc outbox_ends_missing(struct scheduler_store *base, int64_t since_ms,
+                                   const char *prefix, bool hook_only, struct kiln_arena *a,
+                                   int64_t **out, size_t *n, struct kiln_err *err)
+{
+	void *v = NULL;
+	kiln_rc rc;
+
+	rc = read_rows((struct pg *)base, Q_OUTBOX_ENDS_MISSING,
+	               ARGS(I64(since_ms), TXT(prefix), I64(hook_only), I64(v_i64_map.max)),
+	               &v_i64_map, a, &v, n, "unreported job ends", err);
+	*out = v; /* struct v_i64 is one int64_t */
+	return rc;
+}
+
 static const struct scheduler_store_ops pg_ops = {
     .name = "postgresql",
     .close = pg_close,
@@ -2385,9 +2620,18 @@ static const struct scheduler_store_ops pg_ops = {
     .repo_states = repo_states,
     .hook_delivery_get = hook_delivery_get,
     .hook_delivery_put = hook_delivery_put,
+    .hook_deliveries = hook_deliveries,
     .hook_job_put = hook_job_put,
     .hook_job_get = hook_job_get,
     .hook_job_last = hook_job_last,
+    .outbox_put = outbox_put,
+    .outbox_pending = outbox_pending,
+    .outbox_attempt = outbox_attempt,
+    .outbox_list = outbox_list,
+    .outbox_attempts = outbox_attempts,
+    .outbox_counts = outbox_counts,
+    .outbox_ends_missing = outbox_ends_missing,
+    .outbox_prune = outbox_prune,
 };
 
 /* ---------------------------------------------------------------------------------------- */

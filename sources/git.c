@@ -505,6 +505,55 @@ static kiln_rc mirror_with_commit(struct sources *s, const char *url, const char
 	return mirror_open(s, url, true, m, err);
 }
 
+/* A relative path without empty, "." or ".." parts. */
+static bool path_plain(const char *path)
+{
+	const char *p = path;
+
+	if (!*p || *p == '/')
+		return false;
+	while (*p) {
+		size_t n = strcspn(p, "/");
+
+		if (!n || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+			return false;
+		p += n;
+		if (*p && !*++p)
+			return false; /* a trailing "/" */
+	}
+	return true;
+}
+
+kiln_rc sources_git_has_file(struct sources *s, const char *url, const char *commit,
+                             const char *path, bool *found, struct kiln_err *err)
+{
+	struct mirror m;
+	git_tree *tree = NULL;
+	git_tree_entry *e = NULL;
+	git_oid tree_id;
+	int64_t when;
+	kiln_rc rc;
+
+	*found = false;
+	if (!path_plain(path) || strlen(path) >= KILN_LIMIT_PATH)
+		return kiln_err_set(err, KILN_EINVAL, "'%s' is not a path in a repository", path);
+	if (!full_id(commit))
+		return kiln_err_set(err, KILN_EINVAL, "'%s' is not a full commit id", commit);
+	rc = mirror_with_commit(s, url, commit, &m, err);
+	if (rc)
+		return rc;
+	rc = commit_tree(&m, commit, &tree, &when, &tree_id, err);
+	if (!rc && git_tree_entry_bypath(&e, tree, path) == 0) {
+		unsigned mode = (unsigned)git_tree_entry_filemode_raw(e);
+
+		*found = (mode & 0170000) == 0100000 || (mode & 0170000) == 0120000;
+	}
+	git_tree_entry_free(e);
+	git_tree_free(tree);
+	mirror_close(&m);
+	return rc;
+}
+
 /* ---- export into a directory ---------------------------------------------------------------- */
 
 #define EXPORT_DEPTH_MAX (KILN_LIMIT_GIT_DEPTH + 2)

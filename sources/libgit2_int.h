@@ -51,7 +51,9 @@
 	X(git_repository_set_head)                                                                 \
 	X(git_revparse_single)                                                                     \
 	X(git_tree_entry_byindex)                                                                  \
+	X(git_tree_entry_bypath)                                                                   \
 	X(git_tree_entry_filemode_raw)                                                             \
+	X(git_tree_entry_free)                                                                     \
 	X(git_tree_entry_id)                                                                       \
 	X(git_tree_entry_name)                                                                     \
 	X(git_tree_entrycount)                                                                     \
@@ -106,6 +108,8 @@ static const struct util_dl_sym sources_libgit2_syms[] = {
 #define git_repository_set_head (sources_libgit2.fn_git_repository_set_head)
 #define git_revparse_single (sources_libgit2.fn_git_revparse_single)
 #define git_tree_entry_byindex (sources_libgit2.fn_git_tree_entry_byindex)
+#define git_tree_entry_bypath (sources_libgit2.fn_git_tree_entry_bypath)
+#define git_tree_entry_free (sources_libgit2.fn_git_tree_entry_free)
 #define git_tree_entry_filemode_raw (sources_libgit2.fn_git_tree_entry_filemode_raw)
 #define git_tree_entry_id (sources_libgit2.fn_git_tree_entry_id)
 #define git_tree_entry_name (sources_libgit2.fn_git_tree_entry_name)

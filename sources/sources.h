@@ -237,6 +237,11 @@ struct sources_git_rev {
  * KILN_ENOTFOUND for an unknown ref, KILN_ENET for a failed fetch naming the URL. */
 KILN_MUST_CHECK kiln_rc sources_git_resolve(struct sources *s, const char *url, const char *ref,
                                             struct sources_git_rev *rev, struct kiln_err *err);
+/* Does commit (a full id) of url have a regular file (or a symlink) at path? The mirror
+ * is fetched only when it lacks the commit. KILN_ENOTFOUND for an unknown commit, KILN_ENET
+ * for a failed fetch, KILN_EINVAL for a path with "." or ".." parts or a leading "/". */
+KILN_MUST_CHECK kiln_rc sources_git_has_file(struct sources *s, const char *url, const char *commit,
+                                             const char *path, bool *found, struct kiln_err *err);
 /* Write the tree of commit (a full id from sources_git_resolve) into dir (created; must be
  * empty or absent): regular files 0644 or 0755, symlinks as they are, no .git. Entry names
  * that could escape (".", "..", ".git", "/") are refused with KILN_EPRIV. */

@@ -1,5 +1,6 @@
 /* kiln dashboard: plain JavaScript over the REST API (docs/api.md), no library, no build
- * step. Pages are hash routes (#/jobs, #/jobs/12, #/queue, #/workers, #/repos, #/trends);
+ * step. Pages are hash routes (#/jobs, #/jobs/12, #/queue, #/workers, #/repos, #/trends,
+ * #/webhooks, #/webhooks/NAME);
  * every page polls what it shows and stops when the user leaves it. The Content-Security-
  * Policy allows only scripts and styles from the scheduler: nothing inline. */
 'use strict';
@@ -232,6 +233,8 @@
     else if (section === 'repos' && path.length === 1) reposPage(page);
     else if (section === 'repos' && path.length === 2) repoPage(page, path[1]);
     else if (section === 'trends') trendsPage(page);
+    else if (section === 'webhooks' && path.length === 1) webhooksPage(page);
+    else if (section === 'webhooks' && path.length === 2) webhookPage(page, path[1]);
     else notFound();
     if (focus) {
       const t = document.getElementById('page-title');
@@ -947,6 +950,101 @@
           h('dd', {}, h('a', { href: r.repoFile }, r.repoFile))] : null));
       pkgs = Array.isArray(doc.packages) ? doc.packages : [];
       draw();
+    }, err);
+  }
+
+  /* ---------------------------------------------------------------------------------- */
+  /* Webhooks (issue 26): forge deliveries in, outgoing webhooks and their delivery logs;
+   * the admin scope's */
+
+  function adminOnly(e) {
+    if (e.status !== 403 && e.status !== 401) throw e;
+    return h('div', { class: 'notice', id: 'webhooks-admin' },
+      h('strong', {}, 'The delivery logs need a token with the admin scope. '),
+      'Paste one under the token button above.');
+  }
+
+  /* What a forge delivery was answered: its jobs, why nothing was built, or the error. */
+  function hookAnswer(a) {
+    if (a && Array.isArray(a.jobs)) {
+      return a.jobs.length ? a.jobs.map((id, i) => [i ? ', ' : '', jobLink(id)]) : 'no job';
+    }
+    if (a && a.ignored) return `ignored: ${a.ignored}`;
+    if (a && a.error) return `error: ${a.error.message}`;
+    return '—';
+  }
+
+  function webhooksPage(page) {
+    setTitle('Webhooks');
+    const err = h('div', { class: 'errors' });
+    const out = h('div', { id: 'webhooks-list' });
+    const inc = h('div', { id: 'hook-deliveries' });
+    main.append(heading('Webhooks'), err, h('h2', {}, 'Outgoing'), out,
+      h('h2', {}, 'Forge deliveries received'), inc);
+    page.every(5000, async () => {
+      let w, d;
+      try {
+        [w, d] = await Promise.all([getJSON('/api/v1/webhooks', page.signal),
+          getJSON('/api/v1/hooks/deliveries?limit=50', page.signal)]);
+      } catch (e) {
+        replace(out, adminOnly(e));
+        inc.textContent = '';
+        return;
+      }
+      if (page.gone) return;
+      replace(out, w.webhooks.length ? h('div', { class: 'table-wrap' }, h('table', { class: 'cards' },
+        h('thead', {}, h('tr', {}, ['Name', 'URL', 'Events', 'Pending', 'Delivered', 'Failed']
+          .map((c) => h('th', { scope: 'col' }, c)))),
+        h('tbody', {}, w.webhooks.map((x) => h('tr', { 'data-webhook': x.name },
+          td('Name', h('a', { href: `#/webhooks/${encodeURIComponent(x.name)}` }, x.name)),
+          td('URL', h('code', {}, x.url)), td('Events', x.events.join(', ')),
+          td('Pending', String(x.pending)), td('Delivered', String(x.delivered)),
+          td('Failed', String(x.failed)))))))
+        : h('p', { class: 'muted' }, 'No outgoing webhook is configured ([webhook NAME]).'));
+      replace(inc, d.deliveries.length ? h('div', { class: 'table-wrap' }, h('table', { class: 'cards' },
+        h('thead', {}, h('tr', {}, ['Received', 'Forge', 'Delivery', 'Event', 'Project', 'Status',
+          'Answer'].map((c) => h('th', { scope: 'col' }, c)))),
+        h('tbody', {}, d.deliveries.map((x) => h('tr', { 'data-delivery': x.delivery },
+          td('Received', timeEl(x.received_ms, true)), td('Forge', x.forge),
+          td('Delivery', h('code', {}, x.delivery)), td('Event', x.event || '—'),
+          td('Project', x.project || '—'), td('Status', String(x.status)),
+          td('Answer', hookAnswer(x.answer)))))))
+        : h('p', { class: 'muted' }, 'No forge delivery has come in yet.'));
+    }, err);
+  }
+
+  function webhookPage(page, name) {
+    setTitle(`Webhook ${name}`);
+    const err = h('div', { class: 'errors' });
+    const list = h('div', { id: 'webhook-deliveries' });
+    main.append(h('p', { class: 'crumbs' }, h('a', { href: '#/webhooks' }, '← Webhooks')),
+      heading(`Webhook ${name}`), err, list);
+    page.every(3000, async () => {
+      let d;
+      try {
+        d = await getJSON(`/api/v1/webhooks/${encodeURIComponent(name)}/deliveries?limit=100`,
+          page.signal);
+      } catch (e) {
+        if (e.status === 404) { replace(list, h('p', {}, e.message)); return; }
+        replace(list, adminOnly(e));
+        return;
+      }
+      if (page.gone) return;
+      const what = (ev) => (ev.event === 'publish' ? `${ev.repository} revision ${ev.revision}`
+        : ev.job ? [jobLink(ev.job.id), ` ${ev.job.state}`] : '—');
+      replace(list, d.deliveries.length ? h('div', { class: 'table-wrap' }, h('table', { class: 'cards' },
+        h('thead', {}, h('tr', {}, ['Event', 'About', 'State', 'Tries', 'Queued', 'Attempts']
+          .map((c) => h('th', { scope: 'col' }, c)))),
+        h('tbody', {}, d.deliveries.map((x) => h('tr', { 'data-event': x.event.id },
+          td('Event', h('code', {}, x.event.id)), td('About', what(x.event)),
+          td('State', badge(x.state, 'delivery')), td('Tries', String(x.attempts)),
+          td('Queued', timeEl(x.created_ms, true)),
+          td('Attempts', x.attempt_list.length ? h('ol', { class: 'attempts' },
+            x.attempt_list.map((a) => h('li', { 'data-status': String(a.status) },
+              timeEl(a.at_ms), ` ${a.status || 'no answer'} `,
+              a.answer ? h('span', { class: 'muted' }, a.answer.slice(0, 120)) : null)))
+            : 'not tried yet'))))))
+        : h('p', { class: 'muted' }, 'No event has been queued for this webhook yet.'));
     }, err);
   }
 

@@ -38,7 +38,12 @@ def repo(tmp_path_factory):
     (d / "README").write_text("dev\n")
     git("add", "README")
     git("commit", "-q", "-m", "two")
-    return {"url": "file://" + str(d), "main": main, "dev": git("rev-parse", "HEAD")}
+    dev = git("rev-parse", "HEAD")
+    git("checkout", "-q", "-b", "nospec")
+    git("mv", "project.spec", "other.spec")
+    git("commit", "-q", "-m", "three")
+    return {"url": "file://" + str(d), "main": main, "dev": dev,
+            "nospec": git("rev-parse", "HEAD")}
 
 
 class FakeForge:
@@ -82,6 +87,57 @@ class FakeForge:
         raise AssertionError(f"{len(ok)} statuses posted, expected {n}: {self.calls}")
 
 
+class Receiver:
+    """An outgoing webhook's receiver on loopback: checks each event's signature with the
+    secret, as a consumer would; answers 500 to the first `fail` of them."""
+
+    def __init__(self, secret):
+        self.events, self.calls, self.fail, self.lock = [], [], 0, threading.Lock()
+        rcv = self
+
+        class H(BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                want = "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+                sig = self.headers.get("X-Kiln-Signature-256", "")
+                with rcv.lock:
+                    failed = rcv.fail > 0
+                    rcv.fail -= failed
+                    call = {"path": self.path, "failed": failed, "body": json.loads(body),
+                            "verified": hmac.compare_digest(sig, want),
+                            "event": self.headers.get("X-Kiln-Event"),
+                            "delivery": self.headers.get("X-Kiln-Delivery"),
+                            "timestamp": self.headers.get("X-Kiln-Timestamp"),
+                            "at": time.monotonic()}
+                    rcv.calls.append(call)
+                    if not failed:
+                        rcv.events.append(call)
+                self.send_response(500 if failed else 204)
+                self.end_headers()
+
+            def log_message(self, *a):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def of_job(self, jid, n, timeout=10):
+        """The first n job.state events of job jid the receiver took."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self.lock:
+                got = [e for e in self.events if e["event"] == "job.state"
+                       and e["body"]["job"]["id"] == jid]
+            if len(got) >= n:
+                return got
+            time.sleep(0.05)
+        raise AssertionError(f"{len(got)} events of job {jid}, expected {n}: {self.calls}")
+
+
+WEBHOOK_SECRET = "webhook-secret-for-chat"
+
+
 @pytest.fixture
 def forge():
     f = FakeForge()
@@ -90,12 +146,31 @@ def forge():
 
 
 @pytest.fixture
-def sched(kiln_bin, tmp_path, forge):
+def receiver():
+    r = Receiver(WEBHOOK_SECRET)
+    yield r
+    r.server.shutdown()
+
+
+def restart(s):
+    """kill -9 and start again on the same port and data."""
+    s.kill()
+    s.listen = s.url.split("//")[1]
+    s.start()
+
+
+def farm_config(tmp_path, forge, receiver):
     for kind in ("github", "gitlab", "forgejo"):
         (tmp_path / f"{kind}.secret").write_text(SECRET + "\n")
     (tmp_path / "github.token").write_text("ghp_token\n")
+    (tmp_path / "chat.secret").write_text(WEBHOOK_SECRET + "\n")
     cfg = tmp_path / "kiln.ini"
     cfg.write_text(f"""
+[webhook chat]
+url = {receiver.url}/kiln/in
+secret_file = {tmp_path}/chat.secret
+events = job.state publish
+
 [forge github]
 kind = github
 api_url = {forge.url}
@@ -137,7 +212,22 @@ spec = project.spec
 reruns = 1
 format = v6
 """)
-    s = Scheduler(kiln_bin, tmp_path / "data", config=cfg).start()
+    return cfg
+
+
+@pytest.fixture
+def sched(kiln_bin, tmp_path, forge, receiver):
+    s = Scheduler(kiln_bin, tmp_path / "data", config=farm_config(tmp_path, forge, receiver))
+    s.start()
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def pgsched(kiln_bin, tmp_path, forge, receiver, postgres_url):
+    s = Scheduler(kiln_bin, tmp_path / "data", f"storage.database={postgres_url}",
+                  config=farm_config(tmp_path, forge, receiver))
+    s.start()
     yield s
     s.stop()
 
@@ -400,3 +490,223 @@ def test_forgejo_pull_request_and_retry_comment(sched, repo):
     c["issue"]["number"] = 4
     assert forgejo(sched, "issue_comment", c).json() == {
         "ignored": "no earlier build of pull/4 to retry"}
+
+
+def check_statuses_survive_kill_9(s, forge, repo):
+    from test_farm_api import Worker
+    forge.fail = 10**6  # the forge is down
+    (jid,) = github(s, "push", gh_push(repo, "main")).json()["jobs"]
+    w = Worker(s, "w1", s.token("worker"))
+    lease = w.lease()
+    assert lease["job_id"] == jid
+    assert w.complete(lease, "succeeded").status == 200
+    deadline = time.monotonic() + 10
+    while len(forge.calls) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert forge.calls and all(c["failed"] for c in forge.calls)
+    restart(s)  # kill -9 with three statuses queued, none taken
+    forge.fail = 3  # and three more 500s after the restart
+    ok = forge.posted(3, timeout=15)
+    assert [c["body"]["state"] for c in ok] == ["pending", "pending", "success"]
+    assert [c["body"]["description"] for c in ok] == ["queued", "building", "built"]
+    assert all(c["path"].endswith(repo["main"]) for c in ok)
+
+
+def test_statuses_survive_kill_9(sched, forge, repo):
+    check_statuses_survive_kill_9(sched, forge, repo)
+
+
+def test_statuses_survive_kill_9_on_postgresql(pgsched, forge, repo):
+    check_statuses_survive_kill_9(pgsched, forge, repo)
+
+
+def test_a_delivery_that_does_not_parse_is_kept_with_its_400(sched, repo):
+    p = gh_push(repo, "main")
+    p["after"] = "main"
+    delivery = str(uuid.uuid4())
+    r = github(sched, "push", p, delivery=delivery)
+    assert r.status == 400 and "'after'" in r.json()["error"]["message"]
+    body = b"{not json"
+    r = sched.call("POST", "/api/v1/hooks/github", raw=body, token="",
+                   headers={"X-GitHub-Event": "push", "X-GitHub-Delivery": "raw-1",
+                            "X-Hub-Signature-256": "sha256=" + sign(body)})
+    assert r.status == 400
+    log = sched.call("GET", "/api/v1/hooks/deliveries?forge=github").json()["deliveries"]
+    assert [d["delivery"] for d in log[:2]] == ["raw-1", delivery]
+    assert log[1]["status"] == 400 and log[1]["event"] == "push"
+    assert "'after'" in log[1]["answer"]["error"]["message"]
+    # a redelivery gets the same answer, status and all
+    again = github(sched, "push", p, delivery=delivery)
+    assert again.status == 400 and again.json() == r.json() or again.json() == log[1]["answer"]
+    # the log is the admin's
+    assert sched.call("GET", "/api/v1/hooks/deliveries",
+                      token=sched.token("read")).status == 403
+    ok = github(sched, "push", gh_push(repo, "main"))
+    log = sched.call("GET", "/api/v1/hooks/deliveries?limit=1").json()["deliveries"]
+    assert log[0]["status"] == 200 and log[0]["answer"] == ok.json()
+    assert log[0]["project"] == "owner/project"
+
+
+def webhook_idle(s):
+    """Wait until the webhook has nothing pending (the publishes of the start)."""
+    deadline = time.monotonic() + 10
+    while s.call("GET", "/api/v1/webhooks").json()["webhooks"][0]["pending"]:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+
+
+def test_outgoing_webhook_events_are_signed_in_order_through_500s(sched, receiver, repo):
+    from test_farm_api import Worker
+    webhook_idle(sched)
+    receiver.fail = 3
+    (jid,) = github(sched, "push", gh_push(repo, "main")).json()["jobs"]
+    w = Worker(sched, "w1", sched.token("worker"))
+    lease = w.lease()
+    t0 = time.monotonic()
+    assert w.complete(lease, "failed", failure_class="build", message="no").status == 200
+    ev = receiver.of_job(jid, 3)
+    assert [e["body"]["job"]["state"] for e in ev] == ["queued", "leased", "failed"]
+    assert ev[2]["at"] - t0 < 2
+    assert all(e["verified"] for e in receiver.calls)
+    assert all(e["path"] == "/kiln/in" and e["event"] == "job.state" for e in ev)
+    assert [e["delivery"] for e in ev] == [e["body"]["id"] for e in ev]
+    assert len({e["delivery"] for e in ev}) == 3
+    assert ev[2]["body"]["job"]["failure_class"] == "build"
+    assert ev[2]["body"]["job"]["url"].endswith(f"/#/jobs/{jid}")
+    assert abs(int(ev[0]["timestamp"]) - time.time()) < 60
+    # the delivery log: the first event took four tries, three 500s and the 204
+    hooks = sched.call("GET", "/api/v1/webhooks").json()["webhooks"]
+    every = sched.call("GET", "/api/v1/webhooks/chat/deliveries").json()["deliveries"]
+    assert hooks == [{"name": "chat", "url": receiver.url + "/...",
+                      "events": ["job.state", "publish"], "pending": 0,
+                      "delivered": len(every), "failed": 0}]
+    log = [d for d in every if d["job_id"] == jid]
+    assert [d["event"]["job"]["state"] for d in log] == ["failed", "leased", "queued"]
+    first = log[-1]
+    assert first["event"]["id"] == ev[0]["delivery"]
+    # the three 500s went to the oldest pending event (this job's first, or a publish
+    # of the start's that came late): each try is in the log with its answer
+    tries = [a["status"] for d in every for a in d["attempt_list"]]
+    assert tries.count(500) == 3 and tries.count(204) == len(every)
+    for d in every:
+        assert d["state"] == "delivered" and d["attempts"] == len(d["attempt_list"])
+        assert [a["status"] for a in d["attempt_list"]][-1] == 204
+        assert [a["n"] for a in d["attempt_list"]] == list(range(1, d["attempts"] + 1))
+    assert sched.call("GET", "/api/v1/webhooks/nope/deliveries").status == 404
+    assert sched.call("GET", "/api/v1/webhooks", token=sched.token("read")).status == 403
+    older = sched.call("GET", f"/api/v1/webhooks/chat/deliveries?before={log[1]['id']}")
+    assert first["id"] in [d["id"] for d in older.json()["deliveries"]]
+    assert log[1]["id"] not in [d["id"] for d in older.json()["deliveries"]]
+
+
+def test_queued_events_survive_kill_9(sched, receiver, repo):
+    receiver.fail = 10**6
+    (jid,) = github(sched, "push", gh_push(repo, "main")).json()["jobs"]
+    assert sched.call("POST", f"/api/v1/jobs/{jid}/cancel").status in (200, 202)
+    deadline = time.monotonic() + 10
+    while not receiver.calls and time.monotonic() < deadline:
+        time.sleep(0.05)
+    restart(sched)
+    receiver.fail = 0
+    ev = receiver.of_job(jid, 2, timeout=15)
+    assert [e["body"]["job"]["state"] for e in ev] == ["queued", "cancelled"]
+    assert all(e["verified"] for e in receiver.calls)
+
+
+def test_a_publish_is_an_event(sched, receiver):
+    webhook_idle(sched)
+
+    def publishes():  # of stable (not its stable-v6 sibling)
+        with receiver.lock:
+            return [e for e in receiver.events if e["event"] == "publish"
+                    and e["body"]["repository"] == "stable"]
+    before = len(publishes())
+    r = sched.call("POST", "/api/v1/repos/stable/regenerate")
+    assert r.status in (200, 202), r.body
+    deadline = time.monotonic() + 10
+    while len(publishes()) == before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    pub = publishes()[before:]
+    assert pub, receiver.calls
+    assert pub[0]["verified"] and pub[0]["body"]["repository"] == "stable"
+    assert pub[0]["delivery"] == pub[0]["body"]["id"]
+    assert {"revision", "published_ms"} <= set(pub[0]["body"])
+
+
+def test_a_spec_missing_at_the_commit_is_ignored_with_the_reason(sched, forge, repo):
+    p = gh_push(repo, "main")
+    p["after"] = p["head_commit"]["id"] = repo["nospec"]
+    r = github(sched, "push", p)
+    assert r.status == 200, r.body
+    assert r.json() == {"ignored": f"spec project.spec missing at {repo['nospec']}"}
+    assert sched.call("GET", "/api/v1/jobs").json()["jobs"] == []
+    log = sched.call("GET", "/api/v1/hooks/deliveries?limit=1").json()["deliveries"]
+    assert log[0]["answer"] == r.json()
+    # the same repository at a commit with the spec builds
+    (jid,) = github(sched, "push", gh_push(repo, "main")).json()["jobs"]
+    assert sched.job(jid)["manifest"]["git"]["commit"] == repo["main"]
+    assert forge.posted(1)[0]["path"].endswith(repo["main"])
+
+
+WEB_TESTS = __import__("pathlib").Path(__file__).resolve().parents[1] / "web"
+
+
+def test_delivery_logs_in_the_openapi_document_and_the_dashboard(sched, receiver, repo, tmp_path):
+    """Ajv checks the answers of the hook and log endpoints against the OpenAPI document;
+    Chromium shows them on the dashboard's webhooks pages."""
+    import os
+    from test_web import CHROMIUM, artifacts_dir
+    assert (WEB_TESTS / "node_modules" / "playwright-core").is_dir(), \
+        "playwright-core is missing: run scripts/web-deps.sh (npm ci in tests/web)"
+    samples = []
+
+    def see(r, method, tpl):
+        samples.append({"method": method, "path": tpl, "status": r.status, "body": r.json()})
+        return r
+
+    webhook_idle(sched)
+    receiver.fail = 3
+    (jid,) = see(github(sched, "push", gh_push(repo, "main")), "post",
+                 "/api/v1/hooks/{forge}").json()["jobs"]
+    see(github(sched, "push", gh_push(repo, "dev")), "post", "/api/v1/hooks/{forge}")
+    p = gh_push(repo, "main")
+    p["after"] = "main"
+    bad = str(uuid.uuid4())
+    see(github(sched, "push", p, delivery=bad), "post", "/api/v1/hooks/{forge}")
+    assert sched.call("POST", f"/api/v1/jobs/{jid}/cancel").status in (200, 202)
+    receiver.of_job(jid, 2)
+    see(sched.call("GET", "/api/v1/hooks/deliveries"), "get", "/api/v1/hooks/deliveries")
+    see(sched.call("GET", "/api/v1/webhooks"), "get", "/api/v1/webhooks")
+    see(sched.call("GET", "/api/v1/webhooks/chat/deliveries"), "get",
+        "/api/v1/webhooks/{name}/deliveries")
+    see(sched.call("GET", "/api/v1/webhooks/nope/deliveries"), "get",
+        "/api/v1/webhooks/{name}/deliveries")
+    (tmp_path / "openapi.json").write_bytes(sched.call("GET", "/api/v1/openapi.json").body)
+    (tmp_path / "samples.json").write_text(json.dumps(samples))
+    r = subprocess.run(["node", str(WEB_TESTS / "openapi.mjs"), str(tmp_path / "openapi.json"),
+                        str(tmp_path / "samples.json")], capture_output=True, text=True,
+                       cwd=WEB_TESTS, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert json.loads(r.stdout)["checked"] == len(samples)
+
+    out = artifacts_dir().parent / "webhooks"
+    out.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, KILN_URL=sched.url, KILN_TOKEN=sched.admin,
+               KILN_READ_TOKEN=sched.token("read"), KILN_BAD_DELIVERY=bad, KILN_JOB=str(jid),
+               KILN_OUT=str(out), KILN_PROFILE=str(tmp_path / "profile"),
+               KILN_CHROMIUM=CHROMIUM)
+    r = subprocess.run(["node", str(WEB_TESTS / "webhooks.mjs")], env=env, capture_output=True,
+                       text=True, timeout=180, cwd=WEB_TESTS)
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
+    seen = json.loads(r.stdout.strip().splitlines()[-1])
+    hooks = sched.call("GET", "/api/v1/webhooks").json()["webhooks"][0]
+    assert seen["webhook"].startswith("chat ") and "job.state, publish" in seen["webhook"]
+    assert f" {hooks['delivered']} " in seen["webhook"] + " "
+    assert "400" in seen["bad_delivery"] and "'after'" in seen["bad_delivery"]
+    assert seen["job_links"] >= 1
+    assert "cancelled" not in seen["event"] and f"#{jid}" in seen["event"]
+    assert seen["tries_500"] == 3
+    assert seen["tries_204"] == seen["events"] == hooks["delivered"]
+    assert "admin scope" in seen["read_only"]
+    for shot in ("webhooks.png", "webhook.png"):
+        assert (out / shot).stat().st_size > 1000, shot

@@ -273,6 +273,34 @@ KILN_TEST(config_forge_and_hook_sections)
 	scheduler_config_release(&c);
 }
 
+/* [webhook NAME]: url, secret_file, events (both by default). */
+KILN_TEST(config_webhook_sections)
+{
+	static const char ini[] = "[webhook chat]\n"
+	                          "url = https://chat.example/hooks/T0/B0/x\n"
+	                          "secret_file = /etc/kiln/chat.secret\n"
+	                          "events = publish\n"
+	                          "[webhook ci]\n"
+	                          "url = http://127.0.0.1:9/in\n"
+	                          "secret_file = /etc/kiln/ci.secret\n";
+	struct scheduler_config c;
+	struct kiln_err err = KILN_ERR_INIT;
+	const struct scheduler_webhook_cfg *w;
+
+	assert_ok(load(&c, ini, &err), &err);
+	assert_int_equal(c.nwebhooks, 2);
+	w = scheduler_config_webhook(&c, "chat");
+	assert_non_null(w);
+	assert_string_equal(w->url, "https://chat.example/hooks/T0/B0/x");
+	assert_string_equal(w->secret_file, "/etc/kiln/chat.secret");
+	assert_int_equal(w->events, SCHED_WEBHOOK_PUBLISH);
+	w = scheduler_config_webhook(&c, "ci");
+	assert_non_null(w);
+	assert_int_equal(w->events, SCHED_WEBHOOK_JOB_STATE | SCHED_WEBHOOK_PUBLISH);
+	assert_null(scheduler_config_webhook(&c, "other"));
+	scheduler_config_release(&c);
+}
+
 KILN_TEST(config_forge_errors_name_the_line)
 {
 	static const struct {
@@ -294,6 +322,14 @@ KILN_TEST(config_forge_errors_name_the_line)
 	    {"[forge gh]\nkind = github\nsecret_file = /s\n[hook a/b]\nforge = gh\n"
 	     "spec = a.spec\npublish = nowhere\n",
 	     "no repository 'nowhere'", 4},
+	    {"[webhook chat]\nurl = ftp://x\n", "'ftp://x' is not an http(s) URL", 2},
+	    {"[webhook chat]\nevents = job.state push\n", "'push' is not an event", 2},
+	    {"[webhook chat]\nevents =\n", "no event named", 2},
+	    {"\n[webhook chat]\nurl = https://x/y\n", "needs url and secret_file", 2},
+	    {"[webhook chat]\nsecret_file = /s\n", "needs url and secret_file", 1},
+	    {"[webhook a:b]\nurl = https://x/y\n", "malformed section name", 1},
+	    {"[webhook chat]\nurl = https://x\nsecret_file = /s\ncolor = red\n",
+	     "unknown key 'color' in [webhook chat]", 4},
 	};
 	struct scheduler_config c;
 	struct kiln_err err = KILN_ERR_INIT;

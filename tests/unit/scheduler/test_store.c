@@ -627,30 +627,50 @@ STORE_TEST(store_reads_fill_every_member)
 	scheduler_store_close(st);
 }
 
-/* Webhook deliveries keep their first answer; hook jobs are found by id and by ref. */
+/* Webhook deliveries keep their first answer and its status; hook jobs are found by id and
+ * by ref, their first status queued with them. */
 STORE_TEST(store_hook_deliveries_and_jobs)
 {
 	struct scheduler_store *st = open_store("hooks.db");
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
 	struct kiln_err err = KILN_ERR_INIT;
-	struct scheduler_hook_delivery d = {"gh", "d-1", "push", "o/p", 5, "{\"jobs\":[1]}"};
+	struct scheduler_hook_delivery d = {"gh", "d-1", "push", "o/p", 5, "{\"jobs\":[1]}", 200};
+	struct scheduler_hook_delivery got = {0}, *list = NULL;
 	struct scheduler_hook_job h = {1, "gh", "o/p", "pull/7", "file:///r", "abc", "kiln/build"};
 	struct scheduler_hook_job out = {0};
-	const char *res = NULL;
+	struct scheduler_outbox_item it = {.kind = "status",
+	                                   .target = "gh:o/p@abc",
+	                                   .dedup = "status:1:queued",
+	                                   .job_id = 1,
+	                                   .body = "{}",
+	                                   .created_ms = 7};
+	struct scheduler_outbox_item *pend = NULL;
+	size_t n = 0;
 
-	assert_int_equal(st->ops->hook_delivery_get(st, "gh", "d-1", &a, &res, &err),
+	assert_int_equal(st->ops->hook_delivery_get(st, "gh", "d-1", &a, &got, &err),
 	                 KILN_ENOTFOUND);
 	assert_ok(st->ops->hook_delivery_put(st, &d, &err), &err);
 	d.result = "{\"ignored\":\"x\"}";
 	assert_ok(st->ops->hook_delivery_put(st, &d, &err), &err);
-	assert_ok(st->ops->hook_delivery_get(st, "gh", "d-1", &a, &res, &err), &err);
-	assert_string_equal(res, "{\"jobs\":[1]}");
-	assert_int_equal(st->ops->hook_delivery_get(st, "lab", "d-1", &a, &res, &err),
+	assert_ok(st->ops->hook_delivery_get(st, "gh", "d-1", &a, &got, &err), &err);
+	assert_string_equal(got.result, "{\"jobs\":[1]}");
+	assert_int_equal(got.status, 200);
+	assert_string_equal(got.event, "push");
+	assert_int_equal(st->ops->hook_delivery_get(st, "lab", "d-1", &a, &got, &err),
 	                 KILN_ENOTFOUND);
+	d = (struct scheduler_hook_delivery){"lab", "d-2", "", "", 9, "{\"error\":{}}", 400};
+	assert_ok(st->ops->hook_delivery_put(st, &d, &err), &err);
+	assert_ok(st->ops->hook_deliveries(st, "", 10, &a, &list, &n, &err), &err);
+	assert_int_equal(n, 2);
+	assert_string_equal(list[0].delivery, "d-2"); /* newest first */
+	assert_int_equal(list[0].status, 400);
+	assert_ok(st->ops->hook_deliveries(st, "gh", 10, &a, &list, &n, &err), &err);
+	assert_int_equal(n, 1);
+	assert_string_equal(list[0].delivery, "d-1");
 
-	assert_ok(st->ops->hook_job_put(st, &h, &err), &err);
+	assert_ok(st->ops->hook_job_put(st, &h, &it, &err), &err);
 	h.job_id = 2, h.sha = "def";
-	assert_ok(st->ops->hook_job_put(st, &h, &err), &err);
+	assert_ok(st->ops->hook_job_put(st, &h, NULL, &err), &err);
 	assert_ok(st->ops->hook_job_get(st, 1, &a, &out, &err), &err);
 	assert_string_equal(out.sha, "abc");
 	assert_string_equal(out.context, "kiln/build");
@@ -661,6 +681,121 @@ STORE_TEST(store_hook_deliveries_and_jobs)
 	assert_int_equal(st->ops->hook_job_last(st, "gh", "o/p", "pull/8", &a, &out, &err),
 	                 KILN_ENOTFOUND);
 	assert_int_equal(st->ops->hook_job_get(st, 3, &a, &out, &err), KILN_ENOTFOUND);
+	assert_ok(st->ops->outbox_pending(st, &a, &pend, &n, &err), &err);
+	assert_int_equal(n, 1);
+	assert_string_equal(pend[0].dedup, "status:1:queued");
+	kiln_arena_release(&a);
+	scheduler_store_close(st);
+}
+
+/* The outbox: deduplicated puts, pending in id order, attempts recorded with the item's new
+ * state, lists by target, counts, and the ends no item was queued for. */
+STORE_TEST(store_outbox)
+{
+	struct scheduler_store *st = open_store("outbox.db");
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
+	struct kiln_err err = KILN_ERR_INIT;
+	struct scheduler_outbox_item v[3] = {
+	    {.kind = "webhook",
+	     .target = "chat",
+	     .dedup = "webhook:chat:1:end:1",
+	     .job_id = 1,
+	     .body = "{\"n\":1}",
+	     .created_ms = 10},
+	    {.kind = "webhook",
+	     .target = "chat",
+	     .dedup = "webhook:chat:2:end:0",
+	     .job_id = 2,
+	     .body = "{\"n\":2}",
+	     .created_ms = 11},
+	    {.kind = "webhook",
+	     .target = "ci",
+	     .dedup = "webhook:ci:1:end:1",
+	     .job_id = 1,
+	     .body = "{\"n\":1}",
+	     .created_ms = 12},
+	};
+	struct scheduler_outbox_attempt at = {0, 1, 20, 500, "down"};
+	struct scheduler_outbox_item *out = NULL;
+	struct scheduler_outbox_attempt *atts = NULL;
+	struct scheduler_outbox_count *c = NULL;
+	struct scheduler_job j = {0};
+	int64_t *ids = NULL, id1, id2;
+	size_t n = 0;
+
+	assert_ok(st->ops->outbox_put(st, v, 3, &err), &err);
+	assert_ok(st->ops->outbox_put(st, v, 2, &err), &err); /* again: nothing new */
+	assert_ok(st->ops->outbox_pending(st, &a, &out, &n, &err), &err);
+	assert_int_equal(n, 3);
+	assert_true(out[0].id < out[1].id && out[1].id < out[2].id);
+	assert_string_equal(out[0].target, "chat");
+	assert_string_equal(out[0].state, "pending");
+	assert_string_equal(out[1].body, "{\"n\":2}");
+	id1 = out[0].id, id2 = out[1].id;
+
+	at.item_id = id1;
+	assert_ok(st->ops->outbox_attempt(st, &at, "pending", 500, &err), &err);
+	at = (struct scheduler_outbox_attempt){id1, 2, 30, 200, "ok"};
+	assert_ok(st->ops->outbox_attempt(st, &at, "delivered", 0, &err), &err);
+	at = (struct scheduler_outbox_attempt){id2, 1, 40, 410, "gone"};
+	assert_ok(st->ops->outbox_attempt(st, &at, "failed", 0, &err), &err);
+	assert_ok(st->ops->outbox_pending(st, &a, &out, &n, &err), &err);
+	assert_int_equal(n, 1);
+	assert_string_equal(out[0].target, "ci");
+
+	assert_ok(st->ops->outbox_list(st, "webhook", "chat", 0, 10, &a, &out, &n, &err), &err);
+	assert_int_equal(n, 2);
+	assert_int_equal(out[0].id, id2); /* newest first */
+	assert_string_equal(out[0].state, "failed");
+	assert_int_equal(out[0].last_status, 410);
+	assert_string_equal(out[1].state, "delivered");
+	assert_int_equal(out[1].attempts, 2);
+	assert_int_equal(out[1].updated_ms, 30);
+	assert_string_equal(out[1].last_answer, "ok");
+	assert_ok(st->ops->outbox_list(st, "webhook", "chat", id2, 10, &a, &out, &n, &err), &err);
+	assert_int_equal(n, 1);
+	assert_int_equal(out[0].id, id1);
+	assert_ok(st->ops->outbox_list(st, "status", "chat", 0, 10, &a, &out, &n, &err), &err);
+	assert_int_equal(n, 0);
+	assert_ok(st->ops->outbox_attempts(st, id1, &a, &atts, &n, &err), &err);
+	assert_int_equal(n, 2);
+	assert_int_equal(atts[0].status, 500);
+	assert_string_equal(atts[0].answer, "down");
+	assert_int_equal(atts[1].at_ms, 30);
+	assert_ok(st->ops->outbox_counts(st, "webhook", &a, &c, &n, &err), &err);
+	assert_int_equal(n, 3);
+	assert_string_equal(c[0].target, "chat");
+	assert_string_equal(c[0].state, "delivered");
+	assert_int_equal(c[0].n, 1);
+	assert_string_equal(c[2].target, "ci");
+
+	/* jobs 1 and 2 end cancelled with no attempt: job 2's end (ID:end:0) has an item,
+	 * job 1's has not (the item says attempt 1) */
+	assert_int_equal(insert(st, "", "", 0, NULL), 1);
+	assert_int_equal(insert(st, "", "", 0, NULL), 2);
+	assert_ok(st->ops->job_cancel(st, 1, 50, true, &err), &err);
+	assert_ok(st->ops->job_cancel(st, 2, 50, true, &err), &err);
+	assert_ok(st->ops->job_get(st, 1, &a, &j, &err), &err);
+	assert_int_equal(j.attempts, 0);
+	assert_ok(st->ops->outbox_ends_missing(st, 0, "webhook:chat:", false, &a, &ids, &n, &err),
+	          &err);
+	assert_int_equal(n, 1);
+	assert_int_equal(ids[0], 1);
+	assert_ok(st->ops->outbox_ends_missing(st, 0, "webhook:ci:", true, &a, &ids, &n, &err),
+	          &err);
+	assert_int_equal(n, 0); /* no hook jobs */
+
+	/* pruned: what was delivered or failed before 35, never what is pending */
+	assert_ok(st->ops->outbox_prune(st, 35, &err), &err);
+	assert_ok(st->ops->outbox_list(st, "webhook", "chat", 0, 10, &a, &out, &n, &err), &err);
+	assert_int_equal(n, 1);
+	assert_int_equal(out[0].id, id2); /* failed at 40 */
+	assert_ok(st->ops->outbox_attempts(st, id1, &a, &atts, &n, &err), &err);
+	assert_int_equal(n, 0);
+	assert_ok(st->ops->outbox_prune(st, 1000, &err), &err);
+	assert_ok(st->ops->outbox_pending(st, &a, &out, &n, &err), &err);
+	assert_int_equal(n, 1);
+	assert_string_equal(out[0].target, "ci");
 	kiln_arena_release(&a);
 	scheduler_store_close(st);
 }

@@ -148,6 +148,51 @@ KILN_TEST(git_export_tree)
 	free_repo(&rp);
 }
 
+/* Files are found at a commit (in subdirectories too, symlinks count); directories and
+ * missing paths are not; bad paths and commits are refused naming them. */
+KILN_TEST(git_has_file)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	struct sources *s = NULL;
+	char cache[512];
+	struct sources_fetch_opts o = wt_opts(cache, sizeof(cache), "gc7");
+	struct repo rp;
+	bool found = true;
+
+	make_repo(&rp, "repo7");
+	assert_ok(sources_new(&o, &s, &err), &err);
+	assert_ok(sources_git_has_file(s, rp.path, rp.first, "README", &found, &err), &err);
+	assert_true(found);
+	assert_ok(sources_git_has_file(s, rp.path, rp.second, "src/main.c", &found, &err), &err);
+	assert_true(found);
+	assert_ok(sources_git_has_file(s, rp.path, rp.second, "link", &found, &err), &err);
+	assert_true(found);
+	assert_ok(sources_git_has_file(s, rp.path, rp.second, "src", &found, &err), &err);
+	assert_false(found);
+	assert_ok(sources_git_has_file(s, rp.path, rp.second, "x.spec", &found, &err), &err);
+	assert_false(found);
+	assert_ok(sources_git_has_file(s, rp.path, rp.second, "src/x/y", &found, &err), &err);
+	assert_false(found);
+	assert_int_equal(sources_git_has_file(s, rp.path, rp.second, "../x", &found, &err),
+	                 KILN_EINVAL);
+	kiln_err_clear(&err);
+	assert_int_equal(sources_git_has_file(s, rp.path, rp.second, "/README", &found, &err),
+	                 KILN_EINVAL);
+	kiln_err_clear(&err);
+	assert_int_equal(sources_git_has_file(s, rp.path, rp.second, "src/", &found, &err),
+	                 KILN_EINVAL);
+	kiln_err_clear(&err);
+	assert_int_equal(sources_git_has_file(s, rp.path, "abc", "README", &found, &err),
+	                 KILN_EINVAL);
+	kiln_err_clear(&err);
+	assert_int_equal(sources_git_has_file(s, rp.path,
+	                                      "0123456789012345678901234567890123456789", "README",
+	                                      &found, &err),
+	                 KILN_ENOTFOUND);
+	sources_free(s);
+	free_repo(&rp);
+}
+
 KILN_TEST(git_tarball_is_deterministic)
 {
 	struct kiln_err err = KILN_ERR_INIT;
