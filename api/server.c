@@ -437,8 +437,8 @@ static bool authorize(struct api_req *q)
 		return false;
 	}
 	if (api_bearer_parse(h, &tok, &err) ||
-	    q->srv->cfg.auth(q->srv->cfg.ctx, tok.ptr, tok.len, &q->scopes, &q->token_id,
-	                     &q->group, &err)) {
+	    q->srv->cfg.auth(q->srv->cfg.ctx, tok.ptr, tok.len, &q->scopes, &q->token_id, &q->group,
+	                     &err)) {
 		reject(q, 401, "unauthorized", err.msg[0] ? err.msg : "invalid token");
 		return false;
 	}

@@ -14,8 +14,7 @@ KILN_MUST_CHECK kiln_rc scheduler_param_id(struct api_req *req, unsigned i, int6
  * readers the jobs of public projects. */
 bool scheduler_reads_all(const struct api_req *req);
 /* May the caller see job j (as above)? */
-bool scheduler_job_visible(struct scheduler *s, struct api_req *req,
-                           const struct scheduler_job *j);
+bool scheduler_job_visible(struct scheduler *s, struct api_req *req, const struct scheduler_job *j);
 /* The project a listing is asked for (name: the "project" query, NULL or "" for none) into
  * *id: for a farm admin the one named (0 for all), for a token its own (naming another is
  * KILN_ENOTFOUND, as for no such project), for an anonymous reader a public one named (0

@@ -298,7 +298,16 @@ void scheduler_h_artifact_get(void *ctx, struct api_req *req, struct api_resp *r
 
 void scheduler_h_blob_get(void *ctx, struct api_req *req, struct api_resp *resp)
 {
-	send_blob(ctx, api_req_param(req, 0), "application/octet-stream", resp);
+	struct kiln_err err = KILN_ERR_INIT;
+	const char *sha = api_req_param(req, 0);
+
+	/* [projects] workers fetch any input; a reader only its project's packages */
+	if (!(api_req_scopes(req) & (API_SCOPE_ADMIN | API_SCOPE_WORKER)) &&
+	    api_sha256_valid(sha) && scheduler_artifact_visible(ctx, req, sha, &err)) {
+		api_resp_error(resp, 404, "not_found", "no blob %s", sha);
+		return;
+	}
+	send_blob(ctx, sha, "application/octet-stream", resp);
 }
 
 void scheduler_h_blob_put(void *ctx, struct api_req *req, struct api_resp *resp)

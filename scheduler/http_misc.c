@@ -161,7 +161,8 @@ static kiln_rc token_project(struct scheduler *s, struct api_req *req, const str
 		return kiln_err_set(err, KILN_EINVAL, "field 'project': no project '%.64s'",
 		                    b->project);
 	}
-	if (!rc && p->id != SCHED_PROJECT_DEFAULT && (scopes & (API_SCOPE_ADMIN | API_SCOPE_WORKER)))
+	if (!rc && p->id != SCHED_PROJECT_DEFAULT &&
+	    (scopes & (API_SCOPE_ADMIN | API_SCOPE_WORKER)))
 		rc = kiln_err_set(err, KILN_EINVAL,
 		                  "field 'scopes': admin and worker are farm-wide scopes; a token "
 		                  "of project '%s' takes submit and read",

@@ -33,8 +33,7 @@ bool scheduler_project_public(struct scheduler *s, struct api_req *req, int64_t 
 	       p.public_read;
 }
 
-bool scheduler_job_visible(struct scheduler *s, struct api_req *req,
-                           const struct scheduler_job *j)
+bool scheduler_job_visible(struct scheduler *s, struct api_req *req, const struct scheduler_job *j)
 {
 	if (scheduler_reads_all(req))
 		return true;

@@ -97,7 +97,8 @@ static kiln_rc config_tokens(struct scheduler *s, struct kiln_err *err)
 
 	for (i = 0; i < s->cfg->ntokens; i++) {
 		kiln_err_clear(&e2);
-		rc = s->store->ops->token_lookup(s->store, t[i].sha256, &id, &scopes, &project, &e2);
+		rc =
+		    s->store->ops->token_lookup(s->store, t[i].sha256, &id, &scopes, &project, &e2);
 		if (rc == KILN_OK) {
 			if (scopes != t[i].scopes)
 				kiln_log(

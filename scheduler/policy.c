@@ -126,8 +126,7 @@ bool scheduler_candidates_capped(const struct scheduler_candidate *c, size_t n)
 
 size_t scheduler_lease_pick(const struct scheduler_candidate *c, size_t n,
                             const struct scheduler_lease_query *q,
-                            const struct scheduler_project_run *run, size_t nrun,
-                            size_t *avoided)
+                            const struct scheduler_project_run *run, size_t nrun, size_t *avoided)
 {
 	size_t i, best = n;
 
@@ -138,7 +137,8 @@ size_t scheduler_lease_pick(const struct scheduler_candidate *c, size_t n,
 		if (!c[i].id || !scheduler_job_fits(c[i].arch, c[i].tags, q->arches, q->tags, NULL))
 			continue;
 		/* a rerun of this worker's own build: only when no other worker could take it */
-		if (c[i].avoid_worker && *c[i].avoid_worker && !strcmp(c[i].avoid_worker, q->worker))
+		if (c[i].avoid_worker && *c[i].avoid_worker &&
+		    !strcmp(c[i].avoid_worker, q->worker))
 			slot = avoided;
 		if (*slot != n && !cand_before(&c[i], &c[*slot]))
 			continue;
@@ -161,10 +161,12 @@ kiln_rc scheduler_arch_caps_check(const char *s, struct kiln_err *err)
 
 		if (!eq || eq == p || eq - p > 64)
 			return kiln_err_set(err, KILN_EINVAL,
-			                    "arch_caps: expected ARCH=N[,ARCH=N...], not '%.64s'", s);
+			                    "arch_caps: expected ARCH=N[,ARCH=N...], not '%.64s'",
+			                    s);
 		for (i = 0; i < (size_t)(eq - p); i++)
-			if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-",
-			            p[i]))
+			if (!strchr(
+			        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-",
+			        p[i]))
 				return kiln_err_set(err, KILN_EINVAL,
 				                    "arch_caps: '%.*s' is not an arch name",
 				                    (int)(eq - p), p);

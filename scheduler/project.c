@@ -14,7 +14,8 @@ kiln_rc scheduler_project_name_check(const char *name, struct kiln_err *err)
 	size_t len = strlen(name), i;
 
 	if (!len || len > 64)
-		return kiln_err_set(err, KILN_EINVAL, "field 'name': a project name has 1 to 64 bytes");
+		return kiln_err_set(err, KILN_EINVAL,
+		                    "field 'name': a project name has 1 to 64 bytes");
 	for (i = 0; i < len; i++) {
 		char c = name[i];
 		bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
@@ -98,8 +99,8 @@ static bool project_visible(const struct api_req *req, const struct scheduler_pr
 }
 
 /* The project named in the path, for a caller that may see it: KILN_ENOTFOUND else. */
-static kiln_rc project_param(struct scheduler *s, struct api_req *req,
-                             struct scheduler_project *p, struct kiln_err *err)
+static kiln_rc project_param(struct scheduler *s, struct api_req *req, struct scheduler_project *p,
+                             struct kiln_err *err)
 {
 	const char *name = api_req_param(req, 0);
 	kiln_rc rc;

@@ -182,10 +182,10 @@ struct scheduler_project {
 	int64_t id;
 	const char *name;
 	int64_t created_ms;
-	bool public_read;      /* repositories and dashboard readable without a token */
-	int64_t max_running;   /* at most this many leased or building jobs (0: no cap) */
-	const char *arch_caps; /* "x86_64=2,aarch64=1": per-arch caps ("" for none) */
-	int64_t grant_seq;     /* the farm's grant count at its last grant (0: never) */
+	bool public_read;       /* repositories and dashboard readable without a token */
+	int64_t max_running;    /* at most this many leased or building jobs (0: no cap) */
+	const char *arch_caps;  /* "x86_64=2,aarch64=1": per-arch caps ("" for none) */
+	int64_t grant_seq;      /* the farm's grant count at its last grant (0: never) */
 	int64_t key_expires_ms; /* its signing key's expiry (0: no key of its own) */
 };
 
@@ -259,7 +259,7 @@ struct scheduler_counts {
 	const char **queued_arch; /* arch of each group ("" = any) */
 	int64_t *queued_n;
 	size_t nqueued;
-	int64_t verdicts[5]; /* jobs by repro_verdict, in scheduler_verdict_names order */
+	int64_t verdicts[5];         /* jobs by repro_verdict, in scheduler_verdict_names order */
 	const char **queued_project; /* queued jobs by project name (projects with none left out) */
 	int64_t *queued_project_n;
 	size_t nqueued_project;
@@ -322,9 +322,9 @@ struct scheduler_store_ops {
 	 * the start; name "" for all, else jobs whose spec_name contains it (ASCII
 	 * case-insensitive). */
 	kiln_rc (*job_list)(struct scheduler_store *st, int64_t project_id, int state,
-	                    const char *name,
-	                    int64_t before_id, int64_t limit, struct kiln_arena *a,
-	                    struct scheduler_job **out, size_t *n, struct kiln_err *err);
+	                    const char *name, int64_t before_id, int64_t limit,
+	                    struct kiln_arena *a, struct scheduler_job **out, size_t *n,
+	                    struct kiln_err *err);
 	/* Queued jobs of the job's project ahead of it, best first (for placement). */
 	kiln_rc (*queue_position)(struct scheduler_store *st, const struct scheduler_job *job,
 	                          int64_t *ahead, struct kiln_err *err);
@@ -864,8 +864,7 @@ KILN_MUST_CHECK kiln_rc scheduler_retry_decide(const struct scheduler_job *j, in
  * (scheduler_rerun_elsewhere). Candidates with id 0 are passed over. */
 size_t scheduler_lease_pick(const struct scheduler_candidate *c, size_t n,
                             const struct scheduler_lease_query *q,
-                            const struct scheduler_project_run *run, size_t nrun,
-                            size_t *avoided);
+                            const struct scheduler_project_run *run, size_t nrun, size_t *avoided);
 /* Does any candidate's project have a cap (so the grant must read what runs)? */
 bool scheduler_candidates_capped(const struct scheduler_candidate *c, size_t n);
 /* Why a project's job waits: running of cap, in arch ("" for the overall cap). */

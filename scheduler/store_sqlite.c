@@ -142,7 +142,7 @@ static const char *const migrations[] = {
 	" coalesce(idem_key, ''), token_id, created_ms, updated_ms, started_ms, finished_ms,"      \
 	" not_before_ms, attempts, max_attempts, timeout_s, cancel_requested,"                     \
 	" coalesce(lease_id, ''), generation, worker, lease_expires_ms, failure_class, message,"   \
-	" reruns, rerun_of, rerun_n, avoid_worker, variations, repro_verdict, project_id,"        \
+	" reruns, rerun_of, rerun_n, avoid_worker, variations, repro_verdict, project_id,"         \
 	" coalesce((SELECT p.name FROM projects p WHERE p.id = project_id), '')"
 
 enum q {
@@ -920,9 +920,8 @@ static const struct rowmap worker_map = ROWMAP(struct scheduler_worker_info, wor
 
 #define T struct scheduler_token
 static const struct col token_cols[] = {
-    COL(I64, T, id),         COL(TEXT, T, name),    COL(UINT, T, scopes),
-    COL(I64, T, created_ms), COL(BOOL, T, revoked), COL(I64, T, project_id),
-    COL(TEXT, T, project),
+    COL(I64, T, id),       COL(TEXT, T, name),      COL(UINT, T, scopes),  COL(I64, T, created_ms),
+    COL(BOOL, T, revoked), COL(I64, T, project_id), COL(TEXT, T, project),
 };
 /* Q_TOKEN_LOOKUP: id, scopes and project */
 static const struct col token_lookup_cols[] = {COL(I64, T, id), COL(UINT, T, scopes),
@@ -1095,8 +1094,7 @@ static kiln_rc job_get(struct scheduler_store *base, int64_t id, struct kiln_are
 }
 
 static kiln_rc job_list(struct scheduler_store *base, int64_t project_id, int state,
-                        const char *name,
-                        int64_t before_id, int64_t limit, struct kiln_arena *a,
+                        const char *name, int64_t before_id, int64_t limit, struct kiln_arena *a,
                         struct scheduler_job **out, size_t *n, struct kiln_err *err)
 {
 	struct rowmap m = job_map;
@@ -1104,12 +1102,10 @@ static kiln_rc job_list(struct scheduler_store *base, int64_t project_id, int st
 	kiln_rc rc;
 
 	m.max = (size_t)limit;
-	rc = read_rows(
-	    (struct sq *)base, state < 0 ? Q_JOB_LIST : Q_JOB_LIST_STATE,
-	    ARGS(I64(before_id > 0 ? before_id : INT64_MAX), I64(limit), I64(state), TXT(name),
-	         I64(project_id)),
-	    &m,
-	    a, &v, n, "list jobs", err);
+	rc = read_rows((struct sq *)base, state < 0 ? Q_JOB_LIST : Q_JOB_LIST_STATE,
+	               ARGS(I64(before_id > 0 ? before_id : INT64_MAX), I64(limit), I64(state),
+	                    TXT(name), I64(project_id)),
+	               &m, a, &v, n, "list jobs", err);
 	*out = v;
 	return rc;
 }
@@ -1121,8 +1117,8 @@ static kiln_rc queue_position(struct scheduler_store *base, const struct schedul
 	kiln_rc rc;
 
 	rc = read1((struct sq *)base, Q_QUEUE_AHEAD,
-	           ARGS(I64(job->priority), I64(job->id), I64(job->project_id)),
-	           &v_i64_map, NULL, &r, "queue position", err);
+	           ARGS(I64(job->priority), I64(job->id), I64(job->project_id)), &v_i64_map, NULL,
+	           &r, "queue position", err);
 	*ahead = rc ? 0 : r.v;
 	return rc;
 }
@@ -1132,9 +1128,11 @@ static kiln_rc queue_position(struct scheduler_store *base, const struct schedul
 
 #define C struct scheduler_candidate
 static const struct col cand_cols[] = {
-    COL(I64, C, id),         COL(TEXT, C, arch),     COL(TEXT, C, tags),
-    COL(TEXT, C, avoid_worker), COL(I64, C, project_id), COL(I64, C, priority),
-    COL(I64, C, grant_seq),  COL(I64, C, max_running), COL(TEXT, C, arch_caps),
+    COL(I64, C, id),         COL(TEXT, C, arch),
+    COL(TEXT, C, tags),      COL(TEXT, C, avoid_worker),
+    COL(I64, C, project_id), COL(I64, C, priority),
+    COL(I64, C, grant_seq),  COL(I64, C, max_running),
+    COL(TEXT, C, arch_caps),
 };
 #undef C
 /* 64 of each project's; past 64 projects with work queued, the first in the grant order */
@@ -2064,9 +2062,9 @@ static kiln_rc hook_job_last(struct scheduler_store *base, const char *forge, co
 
 #define P struct scheduler_project
 static const struct col project_cols[] = {
-    COL(I64, P, id),          COL(TEXT, P, name),      COL(I64, P, created_ms),
-    COL(BOOL, P, public_read), COL(I64, P, max_running), COL(TEXT, P, arch_caps),
-    COL(I64, P, grant_seq),   COL(I64, P, key_expires_ms),
+    COL(I64, P, id),           COL(TEXT, P, name),          COL(I64, P, created_ms),
+    COL(BOOL, P, public_read), COL(I64, P, max_running),    COL(TEXT, P, arch_caps),
+    COL(I64, P, grant_seq),    COL(I64, P, key_expires_ms),
 };
 #undef P
 static const struct rowmap project_map = ROWMAP(struct scheduler_project, project_cols, 100000);
@@ -2111,8 +2109,8 @@ static kiln_rc project_get(struct scheduler_store *base, int64_t id, const char 
 	kiln_rc rc;
 
 	if (name)
-		rc = read1((struct sq *)base, Q_PROJECT_BY_NAME, ARGS(TXT(name)), &project_map, a, out,
-		           "read project", err);
+		rc = read1((struct sq *)base, Q_PROJECT_BY_NAME, ARGS(TXT(name)), &project_map, a,
+		           out, "read project", err);
 	else
 		rc = read1((struct sq *)base, Q_PROJECT_GET, ARGS(I64(id)), &project_map, a, out,
 		           "read project", err);
@@ -2178,8 +2176,7 @@ static kiln_rc project_delete(struct scheduler_store *base, int64_t id, struct k
 }
 
 static kiln_rc project_running(struct scheduler_store *base, struct kiln_arena *a,
-                               struct scheduler_project_run **out, size_t *n,
-                               struct kiln_err *err)
+                               struct scheduler_project_run **out, size_t *n, struct kiln_err *err)
 {
 	void *v = NULL;
 	kiln_rc rc;

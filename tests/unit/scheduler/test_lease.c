@@ -112,7 +112,7 @@ static kiln_rc f_retry(struct scheduler_store *st, int64_t id, int64_t now_ms, i
 }
 
 static kiln_rc f_running(struct scheduler_store *st, struct kiln_arena *a,
-                        struct scheduler_project_run **out, size_t *n, struct kiln_err *err)
+                         struct scheduler_project_run **out, size_t *n, struct kiln_err *err)
 {
 	struct fake *f = (struct fake *)st;
 
@@ -144,9 +144,12 @@ KILN_TEST(lease_grant_passes_over_jobs_another_grant_took)
 	struct kiln_err err = KILN_ERR_INIT;
 	struct scheduler_job j = {0};
 
-	f.cand[0] = (struct scheduler_candidate){.id = 1, .arch = "", .tags = "", .avoid_worker = ""};
-	f.cand[1] = (struct scheduler_candidate){.id = 2, .arch = "aarch64", .tags = "", .avoid_worker = ""};
-	f.cand[2] = (struct scheduler_candidate){.id = 3, .arch = "", .tags = "", .avoid_worker = ""};
+	f.cand[0] =
+	    (struct scheduler_candidate){.id = 1, .arch = "", .tags = "", .avoid_worker = ""};
+	f.cand[1] = (struct scheduler_candidate){
+	    .id = 2, .arch = "aarch64", .tags = "", .avoid_worker = ""};
+	f.cand[2] =
+	    (struct scheduler_candidate){.id = 3, .arch = "", .tags = "", .avoid_worker = ""};
 	f.ncand = 3;
 	f.lost[0] = 1;
 	assert_ok(scheduler_lease_grant(&f.base, &q, &a, &j, &err), &err);
@@ -169,7 +172,8 @@ KILN_TEST(lease_grant_leaves_a_rerun_to_another_worker)
 	struct kiln_err err = KILN_ERR_INIT;
 	struct scheduler_job j = {0};
 
-	f.cand[0] = (struct scheduler_candidate){.id = 1, .arch = "", .tags = "", .avoid_worker = "w1"};
+	f.cand[0] =
+	    (struct scheduler_candidate){.id = 1, .arch = "", .tags = "", .avoid_worker = "w1"};
 	f.ncand = 1;
 	f.active[0] =
 	    (struct scheduler_worker_info){.name = "w2", .arches = ",x86_64,", .tags = ","};
@@ -182,7 +186,8 @@ KILN_TEST(lease_grant_leaves_a_rerun_to_another_worker)
 	assert_int_equal(f.taken, 1);
 	/* with a job it may take, the other workers are not even read */
 	f.active_reads = 0;
-	f.cand[1] = (struct scheduler_candidate){.id = 2, .arch = "", .tags = "", .avoid_worker = ""};
+	f.cand[1] =
+	    (struct scheduler_candidate){.id = 2, .arch = "", .tags = "", .avoid_worker = ""};
 	f.ncand = 2;
 	assert_ok(scheduler_lease_grant(&f.base, &q, &a, &j, &err), &err);
 	assert_int_equal(f.taken, 2);

@@ -165,9 +165,10 @@ KILN_TEST(policy_lease_pick_takes_the_first_that_fits)
 {
 	struct scheduler_candidate c[] = {
 	    {.id = 1, .arch = "aarch64", .tags = "", .avoid_worker = ""}, /* wrong arch */
-	    {.id = 2, .arch = "", .tags = ",gpu,", .avoid_worker = ""},   /* a tag the worker lacks */
-	    {.id = 3, .arch = "", .tags = "", .avoid_worker = "w1"},      /* a rerun of w1's own build */
-	    {.id = 4, .arch = "x86_64", .tags = ",big,", .avoid_worker = ""}, {.id = 5, .arch = "", .tags = "", .avoid_worker = ""},
+	    {.id = 2, .arch = "", .tags = ",gpu,", .avoid_worker = ""}, /* a tag the worker lacks */
+	    {.id = 3, .arch = "", .tags = "", .avoid_worker = "w1"}, /* a rerun of w1's own build */
+	    {.id = 4, .arch = "x86_64", .tags = ",big,", .avoid_worker = ""},
+	    {.id = 5, .arch = "", .tags = "", .avoid_worker = ""},
 	};
 	struct scheduler_lease_query q = {.worker = "w1", .arches = ",x86_64,", .tags = ",big,"};
 	size_t avoided;
@@ -281,7 +282,8 @@ KILN_TEST(policy_arch_caps_are_checked)
 
 KILN_TEST(policy_rerun_goes_elsewhere_when_another_worker_fits)
 {
-	struct scheduler_candidate rerun = {.id = 3, .arch = "x86_64", .tags = ",big,", .avoid_worker = "w1"};
+	struct scheduler_candidate rerun = {
+	    .id = 3, .arch = "x86_64", .tags = ",big,", .avoid_worker = "w1"};
 	struct scheduler_worker_info w[] = {
 	    {.name = "w1", .arches = ",x86_64,", .tags = ",big,"},
 	    {.name = "w2", .arches = ",aarch64,", .tags = ",big,"},

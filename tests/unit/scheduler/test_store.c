@@ -135,8 +135,11 @@ STORE_TEST(store_projects_own_jobs_and_tokens)
 	struct scheduler_store *st = open_store("proj.db");
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
 	struct kiln_err err = KILN_ERR_INIT;
-	struct scheduler_project p = {.name = "ci", .created_ms = 5, .public_read = true,
-	                              .max_running = 3, .arch_caps = "x86_64=1",
+	struct scheduler_project p = {.name = "ci",
+	                              .created_ms = 5,
+	                              .public_read = true,
+	                              .max_running = 3,
+	                              .arch_caps = "x86_64=1",
 	                              .key_expires_ms = 99};
 	struct scheduler_project *v = NULL, got = {0};
 	struct scheduler_token *ts = NULL;
@@ -230,8 +233,8 @@ STORE_TEST(store_grants_share_between_projects)
 	struct scheduler_store *st = open_store("fair.db");
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
 	struct kiln_err err = KILN_ERR_INIT;
-	struct scheduler_project pa = {.name = "a", .arch_caps = ""}, pb = {.name = "b",
-	                                                                   .arch_caps = ""};
+	struct scheduler_project pa = {.name = "a", .arch_caps = ""},
+	                         pb = {.name = "b", .arch_caps = ""};
 	struct scheduler_candidate *c = NULL;
 	struct scheduler_project_run *run = NULL;
 	struct scheduler_job j;
@@ -370,7 +373,8 @@ STORE_TEST(store_tokens_workers_artifacts_counts)
 	assert_int_equal(got, tid);
 	assert_int_equal(scopes, API_SCOPE_READ);
 	assert_ok(st->ops->token_revoke(st, tid, &err), &err);
-	assert_int_equal(st->ops->token_lookup(st, "h1", &got, &scopes, &project, &err), KILN_EAUTH);
+	assert_int_equal(st->ops->token_lookup(st, "h1", &got, &scopes, &project, &err),
+	                 KILN_EAUTH);
 	kiln_err_clear(&err);
 	assert_ok(st->ops->tokens_list(st, &a, &ts, &n, &err), &err);
 	assert_int_equal(n, 1);
