@@ -355,6 +355,7 @@ struct cli_project_opts {
 	bool public_read, private_read; /* --public, --private */
 	int64_t max_running;            /* --max-running N (-1: not given) */
 	const char *arch_caps;          /* --arch-caps ARCH=N,... (NULL: not given) */
+	const char *repositories;       /* --repositories A,B (NULL: not given; "": none) */
 };
 /* op "create", "set" (name and o), "list" (name NULL), "show", "delete"; prints what the
  * server answers (a table for list, unless --json). */

@@ -952,6 +952,21 @@ static void project_body(const char *name, const struct cli_project_opts *o, str
 		api_jw_kint(&w, "max_running", o->max_running);
 	if (o->arch_caps)
 		api_jw_kstr(&w, "arch_caps", o->arch_caps);
+	if (o->repositories) {
+		const char *p = o->repositories;
+
+		api_jw_key(&w, "repositories");
+		api_jw_arr(&w);
+		while (*p) {
+			size_t len = strcspn(p, ",");
+
+			if (len)
+				api_jw_strn(&w, p, len);
+			p += len;
+			p += *p == ',';
+		}
+		api_jw_end(&w);
+	}
 	api_jw_end(&w);
 }
 

@@ -156,7 +156,7 @@ struct client_cli_opts {
 	/* project create/set */
 	bool public_read, private_read;
 	int max_running;
-	const char *arch_caps;
+	const char *arch_caps, *repositories;
 	int priority, reruns, timeout;
 	bool wait, follow;
 	struct cli_list sources, defines, with, without, tags;
@@ -281,6 +281,8 @@ const struct cli_opt cli_project_opts[] = {
      "create, set: at most N of its jobs running at once (0: no cap)"},
     {"arch-caps", 0, CLI_OPT_STRING, COFF(arch_caps), NULL, "ARCH=N,...",
      "create, set: at most N running per arch (\"\" for none)"},
+    {"repositories", 0, CLI_OPT_STRING, COFF(repositories), NULL, "NAME,...",
+     "create, set: the [repositories] the project owns (its jobs publish there)"},
     CLI_OPT_END,
 };
 
@@ -372,8 +374,8 @@ static kiln_rc do_token(const struct client_cli_opts *o, const struct cli_client
 static kiln_rc do_project(const struct client_cli_opts *o, const struct cli_client *c, int nargs,
                           char **argv, struct kiln_err *err)
 {
-	struct cli_project_opts po = {o->public_read, o->private_read, o->max_running,
-	                              o->arch_caps};
+	struct cli_project_opts po = {o->public_read, o->private_read, o->max_running, o->arch_caps,
+	                              o->repositories};
 	static const char *const named[] = {"create", "set", "show", "delete"};
 	size_t i;
 

@@ -222,10 +222,13 @@ const struct cli_command cli_commands[] = {
      "and read are inside it, admin and worker are farm-wide (default project only).",
      cli_token_opts, cli_cmd_client},
     {"project", "manage projects (admin): jobs, tokens and repositories belong to one",
-     "create NAME [--public] [--max-running N] [--arch-caps ARCH=N,...] | set NAME [--public | "
-     "--private] [--max-running N] [--arch-caps ...] | show NAME | delete NAME | list",
-     "A project owns jobs, tokens and repositories; a token of one project cannot see "
-     "another's. The scheduler shares workers between projects with work queued (the "
+     "create NAME [--public] [--max-running N] [--arch-caps ARCH=N,...] [--repositories "
+     "NAME,...] | set NAME [--public | --private] [--max-running N] [--arch-caps ...] "
+     "[--repositories ...] | show NAME | delete NAME | list",
+     "A project owns jobs, tokens and repositories (--repositories: names of the "
+     "scheduler's [repositories]; those no project was given are default's); a token of one "
+     "project cannot see another's, and /repos/ serves a private project's repositories "
+     "only with a token of it. The scheduler shares workers between projects with work queued (the "
      "project granted longest ago first, priority inside a project) and holds a project at "
      "its caps on running jobs (--max-running, --arch-caps). Existing data is in the "
      "project 'default'.",

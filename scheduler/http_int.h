@@ -22,6 +22,14 @@ bool scheduler_job_visible(struct scheduler *s, struct api_req *req, const struc
 KILN_MUST_CHECK kiln_rc scheduler_project_param(struct scheduler *s, struct api_req *req,
                                                 const char *name, int64_t *id,
                                                 struct kiln_err *err);
+/* The project that owns repository repo (default unless one was given it); -1 with err
+ * set when the store fails. */
+int64_t scheduler_repo_project(struct scheduler *s, struct kiln_arena *a, const char *repo,
+                               struct kiln_err *err);
+/* May the caller read repository repo (its listing, its files under /repos/)? A farm
+ * admin any; a token its project's; anyone a public project's. /repos/ is served without
+ * auth: a bearer token sent there is looked at all the same. */
+bool scheduler_repo_visible(struct scheduler *s, struct api_req *req, const char *repo);
 /* Is project_id readable without a token (public_read)? false for no such project. */
 bool scheduler_project_public(struct scheduler *s, struct api_req *req, int64_t project_id);
 /* The job id of the path's first capture, for a caller allowed to see that job
@@ -101,7 +109,10 @@ void scheduler_h_repo_file(void *ctx, struct api_req *req, struct api_resp *resp
 /* A project's name: 1 to 64 of lowercase letters, digits and (not first) '-', '_', '.';
  * KILN_EINVAL naming the field. */
 KILN_MUST_CHECK kiln_rc scheduler_project_name_check(const char *name, struct kiln_err *err);
-void scheduler_project_json(struct api_jw *w, const struct scheduler_project *p);
+/* A project's JSON, with the repositories it owns (o: the owners, repo_owners). */
+void scheduler_project_json(struct scheduler *s, struct api_jw *w,
+                            const struct scheduler_project *p, const struct scheduler_repo_owner *o,
+                            size_t n);
 void scheduler_h_project_create(void *ctx, struct api_req *req, struct api_resp *resp);
 void scheduler_h_projects(void *ctx, struct api_req *req, struct api_resp *resp);
 void scheduler_h_project(void *ctx, struct api_req *req, struct api_resp *resp);

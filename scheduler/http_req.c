@@ -62,6 +62,56 @@ kiln_rc scheduler_project_param(struct scheduler *s, struct api_req *req, const 
 	return rc;
 }
 
+int64_t scheduler_repo_project(struct scheduler *s, struct kiln_arena *a, const char *repo,
+                               struct kiln_err *err)
+{
+	struct scheduler_repo_owner *o = NULL;
+	size_t n = 0, i, len = strlen(repo);
+
+	if (s->store->ops->repo_owners(s->store, a, &o, &n, err))
+		return -1;
+	/* NAME-v6 (the v6 packages of repository NAME, publish.c) is NAME's */
+	if (len > 3 && !strcmp(repo + len - 3, "-v6"))
+		len -= 3;
+	for (i = 0; i < n; i++)
+		if (!strncmp(o[i].repo, repo, len) && !o[i].repo[len])
+			return o[i].project_id;
+	return SCHED_PROJECT_DEFAULT;
+}
+
+/* The caller of a route without auth (/repos/): its bearer token's scopes and project, or
+ * false when it sent none that is valid. */
+static bool bearer_of(struct scheduler *s, struct api_req *req, unsigned *scopes, int64_t *project)
+{
+	const char *h = api_req_header(req, "Authorization");
+	struct kiln_err err = KILN_ERR_INIT;
+	struct kiln_str tok;
+	char hash[65];
+	int64_t id;
+
+	return h && !api_bearer_parse(h, &tok, &err) &&
+	       !api_token_hash(tok.ptr, tok.len, hash, &err) &&
+	       !s->store->ops->token_lookup(s->store, hash, &id, scopes, project, &err);
+}
+
+bool scheduler_repo_visible(struct scheduler *s, struct api_req *req, const char *repo)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	int64_t owner = scheduler_repo_project(s, api_req_arena(req), repo, &err), project = -1;
+	unsigned scopes = 0;
+
+	if (owner < 0)
+		return false;
+	if (api_req_token_id(req) < 0 && bearer_of(s, req, &scopes, &project))
+		return (scopes & API_SCOPE_ADMIN) || project == owner ||
+		       scheduler_project_public(s, req, owner);
+	if (scheduler_reads_all(req))
+		return true;
+	if (api_req_token_id(req) < 0)
+		return scheduler_project_public(s, req, owner);
+	return owner == api_req_group(req);
+}
+
 kiln_rc scheduler_job_param(struct scheduler *s, struct api_req *req, int64_t *id,
                             struct kiln_err *err)
 {

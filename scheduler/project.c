@@ -36,6 +36,8 @@ struct project_body {
 	int64_t max_running;
 	bool has_max;
 	const char *arch_caps;
+	struct api_strlist repos;
+	bool has_repos;
 };
 
 #define PB(f) offsetof(struct project_body, f)
@@ -44,6 +46,7 @@ static const struct api_field create_fields[] = {
     {"public_read", API_F_BOOL, false, PB(public_read), 0, 0, NULL, 0, PB(has_public)},
     {"max_running", API_F_INT, false, PB(max_running), 0, 1000000, NULL, 0, PB(has_max)},
     {"arch_caps", API_F_STR, false, PB(arch_caps), 0, 1024, NULL, 0, 0},
+    {"repositories", API_F_STRLIST, false, PB(repos), 0, 1000, NULL, 0, PB(has_repos)},
     API_FIELD_END,
 };
 /* a change names the project in its path */
@@ -51,9 +54,76 @@ static const struct api_field change_fields[] = {
     {"public_read", API_F_BOOL, false, PB(public_read), 0, 0, NULL, 0, PB(has_public)},
     {"max_running", API_F_INT, false, PB(max_running), 0, 1000000, NULL, 0, PB(has_max)},
     {"arch_caps", API_F_STR, false, PB(arch_caps), 0, 1024, NULL, 0, 0},
+    {"repositories", API_F_STRLIST, false, PB(repos), 0, 1000, NULL, 0, PB(has_repos)},
     API_FIELD_END,
 };
 #undef PB
+
+/* The owner of repository repo in o (default when not listed). */
+static int64_t owner_of(const struct scheduler_repo_owner *o, size_t n, const char *repo)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(o[i].repo, repo))
+			return o[i].project_id;
+	return SCHED_PROJECT_DEFAULT;
+}
+
+static bool listed(const struct api_strlist *l, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (!strcmp(l->v[i], name))
+			return true;
+	return false;
+}
+
+/* Check that every repository in b is configured and free for project id (default's or
+ * its own already): KILN_EINVAL naming the field, KILN_ECONFLICT for another project's. */
+static kiln_rc repos_check(struct scheduler *s, const struct project_body *b, int64_t id,
+                           const struct scheduler_repo_owner *o, size_t n, struct kiln_err *err)
+{
+	size_t i, k;
+
+	for (i = 0; b->has_repos && i < b->repos.n; i++) {
+		const char *r = b->repos.v[i];
+		int64_t owner = owner_of(o, n, r);
+
+		for (k = 0; k < s->cfg->nrepos && strcmp(s->cfg->repos[k].name, r); k++)
+			;
+		if (k == s->cfg->nrepos)
+			return kiln_err_set(err, KILN_EINVAL,
+			                    "field 'repositories': no repository '%.128s' in "
+			                    "[repositories]",
+			                    r);
+		if (owner != SCHED_PROJECT_DEFAULT && owner != id)
+			return kiln_err_set(
+			    err, KILN_ECONFLICT,
+			    "field 'repositories': '%.128s' belongs to another project", r);
+	}
+	return KILN_OK;
+}
+
+/* Give project id the repositories of b, and those it had but b does not list back to
+ * default. */
+static kiln_rc repos_apply(struct scheduler *s, const struct project_body *b, int64_t id,
+                           const struct scheduler_repo_owner *o, size_t n, struct kiln_err *err)
+{
+	kiln_rc rc = KILN_OK;
+	size_t i;
+
+	if (!b->has_repos)
+		return KILN_OK;
+	for (i = 0; !rc && i < n; i++)
+		if (o[i].project_id == id && !listed(&b->repos, o[i].repo))
+			rc = s->store->ops->repo_owner_set(s->store, o[i].repo,
+			                                   SCHED_PROJECT_DEFAULT, err);
+	for (i = 0; !rc && i < b->repos.n; i++)
+		rc = s->store->ops->repo_owner_set(s->store, b->repos.v[i], id, err);
+	return rc;
+}
 
 /* b's settings over p's; KILN_EINVAL naming a bad field. */
 static kiln_rc project_apply(const struct project_body *b, struct scheduler_project *p,
@@ -71,8 +141,12 @@ static kiln_rc project_apply(const struct project_body *b, struct scheduler_proj
 	return KILN_OK;
 }
 
-void scheduler_project_json(struct api_jw *w, const struct scheduler_project *p)
+void scheduler_project_json(struct scheduler *s, struct api_jw *w,
+                            const struct scheduler_project *p, const struct scheduler_repo_owner *o,
+                            size_t n)
 {
+	size_t i;
+
 	api_jw_obj(w);
 	api_jw_kint(w, "id", p->id);
 	api_jw_kstr(w, "name", p->name);
@@ -85,6 +159,12 @@ void scheduler_project_json(struct api_jw *w, const struct scheduler_project *p)
 		api_jw_int(w, p->key_expires_ms);
 	else
 		api_jw_null(w);
+	api_jw_key(w, "repositories");
+	api_jw_arr(w);
+	for (i = 0; i < s->cfg->nrepos; i++)
+		if (owner_of(o, n, s->cfg->repos[i].name) == p->id)
+			api_jw_str(w, s->cfg->repos[i].name);
+	api_jw_end(w);
 	api_jw_end(w);
 }
 
@@ -115,17 +195,18 @@ void scheduler_h_project_create(void *ctx, struct api_req *req, struct api_resp 
 {
 	struct scheduler *s = ctx;
 	struct kiln_err err = KILN_ERR_INIT;
+	struct kiln_arena *a = api_req_arena(req);
 	struct project_body b = {0};
 	struct scheduler_project p = {0};
+	struct scheduler_repo_owner *o = NULL;
 	const char *body;
 	struct api_jw w;
 	char loc[128];
-	size_t len;
+	size_t len, n = 0;
 	kiln_rc rc;
 
 	body = api_req_body(req, &len);
-	rc = api_json_decode(body, len, create_fields, API_DECODE_STRICT, &b, api_req_arena(req),
-	                     &err);
+	rc = api_json_decode(body, len, create_fields, API_DECODE_STRICT, &b, a, &err);
 	if (!rc)
 		rc = scheduler_project_name_check(b.name, &err);
 	p.name = b.name;
@@ -134,14 +215,24 @@ void scheduler_h_project_create(void *ctx, struct api_req *req, struct api_resp 
 	if (!rc)
 		rc = project_apply(&b, &p, &err);
 	if (!rc)
+		rc = s->store->ops->repo_owners(s->store, a, &o, &n, &err);
+	if (!rc)
+		rc = repos_check(s, &b, -1, o, n, &err);
+	if (!rc)
 		rc = s->store->ops->project_insert(s->store, &p, &p.id, &err);
+	/* a failure past here leaves the project made, without (all) its repositories: the
+	 * error says so, and a change gives them */
+	if (!rc)
+		rc = repos_apply(s, &b, p.id, o, n, &err);
+	if (!rc)
+		rc = s->store->ops->repo_owners(s->store, a, &o, &n, &err);
 	if (rc) {
 		api_resp_from_err(resp, &err);
 		return;
 	}
 	kiln_log(KILN_LOG_INFO, "project '%s' (id %lld) created", p.name, (long long)p.id);
 	api_jw_init(&w, &resp->body);
-	scheduler_project_json(&w, &p);
+	scheduler_project_json(s, &w, &p, o, n);
 	scheduler_reply_json(resp, 201);
 	snprintf(loc, sizeof(loc), "/api/v1/projects/%s", p.name);
 	api_resp_header(resp, "Location", loc);
@@ -152,10 +243,12 @@ void scheduler_h_projects(void *ctx, struct api_req *req, struct api_resp *resp)
 	struct scheduler *s = ctx;
 	struct kiln_err err = KILN_ERR_INIT;
 	struct scheduler_project *v = NULL;
+	struct scheduler_repo_owner *o = NULL;
 	struct api_jw w;
-	size_t n = 0, i;
+	size_t n = 0, no = 0, i;
 
-	if (s->store->ops->projects_list(s->store, api_req_arena(req), &v, &n, &err)) {
+	if (s->store->ops->projects_list(s->store, api_req_arena(req), &v, &n, &err) ||
+	    s->store->ops->repo_owners(s->store, api_req_arena(req), &o, &no, &err)) {
 		api_resp_from_err(resp, &err);
 		return;
 	}
@@ -165,7 +258,7 @@ void scheduler_h_projects(void *ctx, struct api_req *req, struct api_resp *resp)
 	api_jw_arr(&w);
 	for (i = 0; i < n; i++)
 		if (project_visible(req, &v[i]))
-			scheduler_project_json(&w, &v[i]);
+			scheduler_project_json(s, &w, &v[i], o, no);
 	api_jw_end(&w);
 	api_jw_end(&w);
 	scheduler_reply_json(resp, 200);
@@ -190,15 +283,18 @@ void scheduler_h_project(void *ctx, struct api_req *req, struct api_resp *resp)
 	struct kiln_err err = KILN_ERR_INIT;
 	struct scheduler_project p = {0};
 	struct scheduler_project_run *run = NULL;
+	struct scheduler_repo_owner *o = NULL;
 	struct scheduler_counts c;
 	int64_t queued = 0;
-	size_t nrun = 0, i;
+	size_t nrun = 0, no = 0, i;
 	struct api_jw w;
 	kiln_rc rc;
 
 	rc = project_param(s, req, &p, &err);
 	if (!rc)
 		rc = s->store->ops->project_running(s->store, a, &run, &nrun, &err);
+	if (!rc)
+		rc = s->store->ops->repo_owners(s->store, a, &o, &no, &err);
 	if (!rc)
 		rc = s->store->ops->counts(s->store, a, &c, &err);
 	if (rc) {
@@ -211,7 +307,7 @@ void scheduler_h_project(void *ctx, struct api_req *req, struct api_resp *resp)
 	api_jw_init(&w, &resp->body);
 	api_jw_obj(&w);
 	api_jw_key(&w, "project");
-	scheduler_project_json(&w, &p);
+	scheduler_project_json(s, &w, &p, o, no);
 	api_jw_kint(&w, "queued", queued);
 	api_jw_kint(&w, "running", running_of(run, nrun, p.id));
 	api_jw_end(&w);
@@ -222,28 +318,41 @@ void scheduler_h_project_change(void *ctx, struct api_req *req, struct api_resp 
 {
 	struct scheduler *s = ctx;
 	struct kiln_err err = KILN_ERR_INIT;
+	struct kiln_arena *a = api_req_arena(req);
 	struct project_body b = {0};
 	struct scheduler_project p = {0};
+	struct scheduler_repo_owner *o = NULL;
 	const char *body;
 	struct api_jw w;
-	size_t len;
+	size_t len, n = 0;
 	kiln_rc rc;
 
 	rc = project_param(s, req, &p, &err);
 	body = api_req_body(req, &len);
 	if (!rc)
-		rc = api_json_decode(body, len, change_fields, API_DECODE_STRICT, &b,
-		                     api_req_arena(req), &err);
+		rc = api_json_decode(body, len, change_fields, API_DECODE_STRICT, &b, a, &err);
 	if (!rc)
 		rc = project_apply(&b, &p, &err);
 	if (!rc)
+		rc = s->store->ops->repo_owners(s->store, a, &o, &n, &err);
+	if (!rc && b.has_repos && p.id == SCHED_PROJECT_DEFAULT)
+		rc = kiln_err_set(&err, KILN_EINVAL,
+		                  "field 'repositories': default holds every repository no other "
+		                  "project was given; give them to another project instead");
+	if (!rc)
+		rc = repos_check(s, &b, p.id, o, n, &err);
+	if (!rc)
 		rc = s->store->ops->project_update(s->store, &p, &err);
+	if (!rc)
+		rc = repos_apply(s, &b, p.id, o, n, &err);
+	if (!rc)
+		rc = s->store->ops->repo_owners(s->store, a, &o, &n, &err);
 	if (rc) {
 		api_resp_from_err(resp, &err);
 		return;
 	}
 	api_jw_init(&w, &resp->body);
-	scheduler_project_json(&w, &p);
+	scheduler_project_json(s, &w, &p, o, n);
 	scheduler_reply_json(resp, 200);
 	api_server_wake(s->http); /* a cap raised may let held jobs go */
 }

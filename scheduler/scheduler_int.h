@@ -189,6 +189,12 @@ struct scheduler_project {
 	int64_t key_expires_ms; /* its signing key's expiry (0: no key of its own) */
 };
 
+/* A repository a project owns (repositories no project owns are default's). */
+struct scheduler_repo_owner {
+	const char *repo;
+	int64_t project_id;
+};
+
 /* Leased or building jobs of a project in one arch ("" for jobs of any arch). */
 struct scheduler_project_run {
 	int64_t project_id;
@@ -417,13 +423,20 @@ struct scheduler_store_ops {
 	/* Set p->id's settings: public_read, max_running, arch_caps, key_expires_ms. */
 	kiln_rc (*project_update)(struct scheduler_store *st, const struct scheduler_project *p,
 	                          struct kiln_err *err);
-	/* Delete project id and revoke its tokens (its ended jobs stay, readable by farm
-	 * admins); KILN_ECONFLICT while it has queued or running jobs. */
+	/* Delete project id, revoke its tokens and give its repositories back to default (its
+	 * ended jobs stay, readable by farm admins); KILN_ECONFLICT while it has queued or
+	 * running jobs. */
 	kiln_rc (*project_delete)(struct scheduler_store *st, int64_t id, struct kiln_err *err);
 	/* Leased and building jobs by project and arch (what caps count). */
 	kiln_rc (*project_running)(struct scheduler_store *st, struct kiln_arena *a,
 	                           struct scheduler_project_run **out, size_t *n,
 	                           struct kiln_err *err);
+	/* Give repository repo to project_id (SCHED_PROJECT_DEFAULT: back to default). */
+	kiln_rc (*repo_owner_set)(struct scheduler_store *st, const char *repo, int64_t project_id,
+	                          struct kiln_err *err);
+	/* The repositories owned by a project other than default, by name. */
+	kiln_rc (*repo_owners)(struct scheduler_store *st, struct kiln_arena *a,
+	                       struct scheduler_repo_owner **out, size_t *n, struct kiln_err *err);
 	/* KILN_OK when a job of project_id has a package of this sha256 (signed or unsigned),
 	 * else KILN_ENOTFOUND. */
 	kiln_rc (*artifact_in_project)(struct scheduler_store *st, const char *sha256,

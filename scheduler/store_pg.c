@@ -134,6 +134,8 @@ static const char *const migrations[] = {
     "ALTER TABLE jobs ADD COLUMN project_id BIGINT NOT NULL DEFAULT 1;"
     "ALTER TABLE tokens ADD COLUMN project_id BIGINT NOT NULL DEFAULT 1;"
     "CREATE INDEX jobs_project_queue ON jobs(state, project_id, priority DESC, id);",
+    /* [projects] the repositories a project owns; those not listed are default's */
+    "CREATE TABLE project_repos(repo TEXT PRIMARY KEY, project_id BIGINT NOT NULL);",
 };
 
 #define JOB_COLS                                                                                   \
@@ -230,6 +232,10 @@ enum q {
 	Q_PROJECT_RUNNING,
 	Q_ARTIFACT_IN_PROJECT,
 	Q_COUNT_QUEUED_PROJECT,
+	Q_REPO_OWNER_SET,
+	Q_REPO_OWNER_DEFAULT,
+	Q_REPO_OWNERS,
+	Q_PROJECT_REPOS_FREE,
 	Q_COUNT,
 };
 
@@ -463,6 +469,11 @@ static const char *const sql[Q_COUNT] = {
     [Q_PROJECT_TOKENS_REVOKE] = "UPDATE tokens SET revoked = 1 WHERE project_id = $1",
     [Q_PROJECT_RUNNING] = "SELECT project_id, arch, count(*) FROM jobs WHERE state IN (1, 2)"
                           " GROUP BY project_id, arch ORDER BY project_id, arch",
+    [Q_REPO_OWNER_SET] = "INSERT INTO project_repos(repo, project_id) VALUES($1, $2) ON "
+                         "CONFLICT(repo) DO UPDATE SET project_id = $2",
+    [Q_REPO_OWNER_DEFAULT] = "DELETE FROM project_repos WHERE repo = $1",
+    [Q_REPO_OWNERS] = "SELECT repo, project_id FROM project_repos ORDER BY repo",
+    [Q_PROJECT_REPOS_FREE] = "DELETE FROM project_repos WHERE project_id = $1",
     [Q_COUNT_QUEUED_PROJECT] = "SELECT p.name, count(*) FROM jobs j JOIN projects p"
                                " ON p.id = j.project_id WHERE j.state = 0 GROUP BY p.name"
                                " ORDER BY p.name",
@@ -2183,6 +2194,8 @@ static kiln_rc project_delete(struct scheduler_store *base, int64_t id, struct k
 		rc = kiln_err_set(err, KILN_ENOTFOUND, "no project %lld", (long long)id);
 	if (!rc)
 		rc = run(s, Q_PROJECT_TOKENS_REVOKE, ARGS(I64(id)), "revoke tokens", err);
+	if (!rc)
+		rc = run(s, Q_PROJECT_REPOS_FREE, ARGS(I64(id)), "free repositories", err);
 	rc = tx_end(s, rc, err);
 	pthread_mutex_lock(&s->tok_lock);
 	memset(s->tokens, 0, sizeof(s->tokens));
@@ -2199,6 +2212,34 @@ static kiln_rc project_running(struct scheduler_store *base, struct kiln_arena *
 
 	rc = read_rows((struct pg *)base, Q_PROJECT_RUNNING, NO_ARGS, &project_run_map, a, &v, n,
 	               "running jobs by project", err);
+	*out = v;
+	return rc;
+}
+
+#define O struct scheduler_repo_owner
+static const struct col repo_owner_cols[] = {COL(TEXT, O, repo), COL(I64, O, project_id)};
+#undef O
+static const struct rowmap repo_owner_map =
+    ROWMAP(struct scheduler_repo_owner, repo_owner_cols, 100000);
+
+static kiln_rc repo_owner_set(struct scheduler_store *base, const char *repo, int64_t project_id,
+                              struct kiln_err *err)
+{
+	if (project_id == SCHED_PROJECT_DEFAULT)
+		return write1((struct pg *)base, Q_REPO_OWNER_DEFAULT, ARGS(TXT(repo)),
+		              "give the repository back", err);
+	return write1((struct pg *)base, Q_REPO_OWNER_SET, ARGS(TXT(repo), I64(project_id)),
+	              "give the repository", err);
+}
+
+static kiln_rc repo_owners(struct scheduler_store *base, struct kiln_arena *a,
+                           struct scheduler_repo_owner **out, size_t *n, struct kiln_err *err)
+{
+	void *v = NULL;
+	kiln_rc rc;
+
+	rc = read_rows((struct pg *)base, Q_REPO_OWNERS, NO_ARGS, &repo_owner_map, a, &v, n,
+	               "repository owners", err);
 	*out = v;
 	return rc;
 }
@@ -2282,6 +2323,8 @@ static const struct scheduler_store_ops pg_ops = {
     .project_delete = project_delete,
     .project_running = project_running,
     .artifact_in_project = artifact_in_project,
+    .repo_owner_set = repo_owner_set,
+    .repo_owners = repo_owners,
 };
 
 /* ---------------------------------------------------------------------------------------- */

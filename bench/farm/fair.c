@@ -27,11 +27,11 @@ struct ctx {
 	long jobs, threads, next;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	long grants;        /* in this phase */
-	int64_t *order;     /* the job of each grant, in grant order (jobs + 1) */
-	int64_t *order_t;   /* and when it was granted */
-	int64_t b_job;      /* B's job id */
-	long grants_at_b;   /* grants when B's submission was sent */
+	long grants;         /* in this phase */
+	int64_t *order;      /* the job of each grant, in grant order (jobs + 1) */
+	int64_t *order_t;    /* and when it was granted */
+	int64_t b_job;       /* B's job id */
+	long grants_at_b;    /* grants when B's submission was sent */
 	long grants_at_b_in; /* grants when its answer came (the job queued by then) */
 	int64_t t_b_submit, t_b_in;
 };
@@ -252,8 +252,7 @@ int main(int argc, char **argv)
 	printf("%.0f %ld %ld %.2f %.2f %.3f %.0f\n", (double)x.jobs / solo, b_at - x.grants_at_b,
 	       b_at - x.grants_at_b_in, (double)(x.order_t[b_at] - x.t_b_submit) / 1e6,
 	       (double)(x.order_t[b_at] - x.t_b_in) / 1e6,
-	       mixed * 1000.0 / (double)x.grants * (double)x.threads,
-	       (double)(x.jobs + 1) / mixed);
+	       mixed * 1000.0 / (double)x.grants * (double)x.threads, (double)(x.jobs + 1) / mixed);
 	free(x.order);
 	free(x.order_t);
 	return 0;

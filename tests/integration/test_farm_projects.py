@@ -5,6 +5,7 @@ projects and holding a project at its caps; a data directory made by main's kiln
 its jobs and tokens working in the project 'default'."""
 import hashlib
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -337,5 +338,68 @@ def test_a_data_dir_made_before_projects_keeps_working_in_default(kiln_bin, tmp_
         # the queued job is still granted, in default
         w = Worker(s, "w1", toks["worker"], secret="ab" * 32)
         assert w.lease()["job_id"] == queued
+    finally:
+        s.stop()
+
+
+def test_repositories_belong_to_a_project(kiln_bin, kiln, tmp_path):
+    repos = tmp_path / "repos"
+    s = Scheduler(kiln_bin, tmp_path / "data", *FAST, f"repositories.main={repos}/main",
+                  f"repositories.priv={repos}/priv", f"repositories.web={repos}/web").start()
+    try:
+        p = make_project(s, "p", repositories=["priv"])
+        assert p["repositories"] == ["priv"]
+        r = s.call("POST", "/api/v1/projects", {"name": "q", "repositories": ["priv"]})
+        assert r.status == 409 and "another project" in r.json()["error"]["message"]
+        r = s.call("POST", "/api/v1/projects", {"name": "q", "repositories": ["nope"]})
+        assert r.status == 400 and "repositories" in r.json()["error"]["message"]
+        dflt = s.call("GET", "/api/v1/projects/default").json()["project"]
+        assert dflt["repositories"] == ["main", "web"]
+        tp, td = ptoken(s, "p", "submit,read"), ptoken(s, "default", "submit,read")
+        # jobs publish only into their project's repositories
+        r = submit(s, tp, repository="main")
+        assert r.status == 400 and "another project" in r.json()["error"]["message"]
+        assert submit(s, tp, repository="priv").status == 201
+        assert submit(s, td, repository="priv").status == 400
+        assert submit(s, td, repository="main").status == 201
+        # listings and reads: the own project's only
+        def names(tok):  # NAME-v6 (v6 packages) goes with NAME
+            rs = s.call("GET", "/api/v1/repos", token=tok).json()["repositories"]
+            assert all(x["name"][:-3] in [y["name"] for y in rs]
+                       for x in rs if x["name"].endswith("-v6"))
+            return [x["name"] for x in rs if not x["name"].endswith("-v6")]
+        assert names(tp) == ["priv"] and names(td) == ["main", "web"]
+        assert names(s.admin) == ["main", "priv", "web"]
+        one = s.call("GET", "/api/v1/repos/priv", token=tp).json()
+        assert one["project"] == "p"
+        assert s.call("GET", "/api/v1/repos/priv", token=td).status == 404
+        assert s.call("GET", "/api/v1/repos/main", token=tp).status == 404
+        # /repos/: a private project's only with its token (or an admin's); default's public
+        deadline = time.monotonic() + 20
+        while s.call("GET", "/repos/priv/priv.repo").status != 200:
+            assert time.monotonic() < deadline, "priv never published"
+            time.sleep(0.2)
+        assert s.call("GET", "/repos/priv/priv.repo", token="").status == 404
+        assert s.call("GET", "/repos/priv/priv.repo", token=td).status == 404
+        assert s.call("GET", "/repos/priv/priv.repo", token=tp).status == 200
+        assert s.call("GET", "/repos/main/main.repo", token="").status == 200
+        # public_read opens it
+        assert s.call("PUT", "/api/v1/projects/p", {"public_read": True}).status == 200
+        assert s.call("GET", "/repos/priv/priv.repo", token="").status == 200
+        # the CLI gives and takes repositories
+        env = {"KILN_URL": s.url, "KILN_TOKEN": s.admin}
+        r = kiln("project", "set", "p", "--repositories", "priv,web", env=env)
+        assert r.returncode == 0 and '"repositories":["priv","web"]' in r.stdout, r.stderr
+        r = kiln("project", "set", "p", "--repositories", "", env=env)
+        assert r.returncode == 0 and '"repositories":[]' in r.stdout, r.stderr
+        assert names(td) == ["main", "priv", "web"]
+        r = s.call("PUT", "/api/v1/projects/default", {"repositories": ["web"]})
+        assert r.status == 400
+        # a deleted project's repositories go back to default
+        assert s.call("PUT", "/api/v1/projects/p", {"repositories": ["web"]}).status == 200
+        for j in s.call("GET", "/api/v1/jobs?project=p").json()["jobs"]:
+            s.call("POST", f"/api/v1/jobs/{j['id']}/cancel", {})
+        assert s.call("DELETE", "/api/v1/projects/p").status == 200
+        assert names(td) == ["main", "priv", "web"]
     finally:
         s.stop()

@@ -143,6 +143,7 @@ STORE_TEST(store_projects_own_jobs_and_tokens)
 	                              .key_expires_ms = 99};
 	struct scheduler_project *v = NULL, got = {0};
 	struct scheduler_token *ts = NULL;
+	struct scheduler_repo_owner *owners = NULL;
 	struct scheduler_job *jobs = NULL, j;
 	struct scheduler_counts c;
 	struct scheduler_artifact art = {.attempt = 1, .name = "a.rpm", .kind = "binary"};
@@ -209,6 +210,18 @@ STORE_TEST(store_projects_own_jobs_and_tokens)
 	assert_int_equal(st->ops->artifact_in_project(st, "aa", 1, &err), KILN_ENOTFOUND);
 	kiln_err_clear(&err);
 
+	/* repositories: default's unless given; back to default with the project */
+	assert_ok(st->ops->repo_owner_set(st, "r1", id, &err), &err);
+	assert_ok(st->ops->repo_owner_set(st, "r2", id, &err), &err);
+	assert_ok(st->ops->repo_owner_set(st, "r2", 1, &err), &err);
+	assert_ok(st->ops->repo_owner_set(st, "r3", id, &err), &err);
+	assert_ok(st->ops->repo_owner_set(st, "r3", id, &err), &err);
+	assert_ok(st->ops->repo_owners(st, &a, &owners, &n, &err), &err);
+	assert_int_equal(n, 2);
+	assert_string_equal(owners[0].repo, "r1");
+	assert_int_equal(owners[0].project_id, id);
+	assert_string_equal(owners[1].repo, "r3");
+
 	/* not deleted while it has work queued; then its tokens go with it */
 	assert_int_equal(st->ops->project_delete(st, id, &err), KILN_ECONFLICT);
 	kiln_err_clear(&err);
@@ -218,6 +231,8 @@ STORE_TEST(store_projects_own_jobs_and_tokens)
 	kiln_err_clear(&err);
 	assert_int_equal(st->ops->project_delete(st, id, &err), KILN_ENOTFOUND);
 	kiln_err_clear(&err);
+	assert_ok(st->ops->repo_owners(st, &a, &owners, &n, &err), &err);
+	assert_int_equal(n, 0);
 	/* its ended job stays, its project's name gone */
 	assert_ok(st->ops->job_get(st, mine, &a, &j, &err), &err);
 	assert_int_equal(j.project_id, id);
