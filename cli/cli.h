@@ -356,9 +356,11 @@ struct cli_project_opts {
 	int64_t max_running;            /* --max-running N (-1: not given) */
 	const char *arch_caps;          /* --arch-caps ARCH=N,... (NULL: not given) */
 	const char *repositories;       /* --repositories A,B (NULL: not given; "": none) */
+	int64_t days;                   /* --days N: create, key extend (0: the default) */
 };
-/* op "create", "set" (name and o), "list" (name NULL), "show", "delete"; prints what the
- * server answers (a table for list, unless --json). */
+/* op "create", "set" (name and o), "list" (name NULL), "show", "delete", "key" (prints the
+ * public key), "key-extend"; prints what the server answers (a table for list, unless
+ * --json). */
 KILN_MUST_CHECK kiln_rc cli_client_project(const struct cli_client *c, const char *op,
                                            const char *name, const struct cli_project_opts *o,
                                            struct kiln_err *err);

@@ -952,6 +952,8 @@ static void project_body(const char *name, const struct cli_project_opts *o, str
 		api_jw_kint(&w, "max_running", o->max_running);
 	if (o->arch_caps)
 		api_jw_kstr(&w, "arch_caps", o->arch_caps);
+	if (name && o->days > 0)
+		api_jw_kint(&w, "key_days", o->days);
 	if (o->repositories) {
 		const char *p = o->repositories;
 
@@ -1025,7 +1027,19 @@ kiln_rc cli_client_project(const struct cli_client *c, const char *op, const cha
 		rc = get_print(c, "GET", path.ptr, NULL, err);
 	else if (!rc && !strcmp(op, "delete"))
 		rc = get_print(c, "DELETE", path.ptr, NULL, err);
-	else if (!rc)
+	else if (!rc && !strcmp(op, "key")) {
+		kiln_buf_addstr(&path, "/key");
+		rc = kiln_buf_finish(&path, err) ? err->code
+		                                 : get_print(c, "GET", path.ptr, NULL, err);
+	} else if (!rc && !strcmp(op, "key-extend")) {
+		kiln_buf_addstr(&path, "/key/extend");
+		if (o->days > 0)
+			kiln_buf_addf(&body, "{\"days\":%lld}", (long long)o->days);
+		else
+			kiln_buf_addstr(&body, "{}");
+		rc = kiln_buf_finish(&path, err) ? err->code
+		                                 : get_print(c, "POST", path.ptr, &body, err);
+	} else if (!rc)
 		rc = kiln_err_set(err, KILN_EINVAL, "unknown project operation '%s'", op);
 	kiln_buf_release(&path);
 	kiln_buf_release(&body);

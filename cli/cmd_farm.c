@@ -157,6 +157,7 @@ struct client_cli_opts {
 	bool public_read, private_read;
 	int max_running;
 	const char *arch_caps, *repositories;
+	int days;
 	int priority, reruns, timeout;
 	bool wait, follow;
 	struct cli_list sources, defines, with, without, tags;
@@ -283,6 +284,8 @@ const struct cli_opt cli_project_opts[] = {
      "create, set: at most N running per arch (\"\" for none)"},
     {"repositories", 0, CLI_OPT_STRING, COFF(repositories), NULL, "NAME,...",
      "create, set: the [repositories] the project owns (its jobs publish there)"},
+    {"days", 0, CLI_OPT_INT, COFF(days), NULL, "N",
+     "create, key extend: the signing key expires in N days (default 730)"},
     CLI_OPT_END,
 };
 
@@ -370,12 +373,12 @@ static kiln_rc do_token(const struct client_cli_opts *o, const struct cli_client
 	return kiln_err_set(err, KILN_EINVAL, "use token create --scope S | list | revoke ID");
 }
 
-/* kiln project create|set|show|delete NAME | list */
+/* kiln project create|set|show|delete NAME | list | key show|extend NAME */
 static kiln_rc do_project(const struct client_cli_opts *o, const struct cli_client *c, int nargs,
                           char **argv, struct kiln_err *err)
 {
-	struct cli_project_opts po = {o->public_read, o->private_read, o->max_running, o->arch_caps,
-	                              o->repositories};
+	struct cli_project_opts po = {o->public_read, o->private_read, o->max_running,
+	                              o->arch_caps,   o->repositories, o->days};
 	static const char *const named[] = {"create", "set", "show", "delete"};
 	size_t i;
 
@@ -383,11 +386,16 @@ static kiln_rc do_project(const struct client_cli_opts *o, const struct cli_clie
 		return kiln_err_set(err, KILN_EINVAL, "give --public or --private, not both");
 	if (nargs == 1 && !strcmp(argv[1], "list"))
 		return cli_client_project(c, "list", NULL, &po, err);
+	if (nargs == 3 && !strcmp(argv[1], "key") && !strcmp(argv[2], "show"))
+		return cli_client_project(c, "key", argv[3], &po, err);
+	if (nargs == 3 && !strcmp(argv[1], "key") && !strcmp(argv[2], "extend"))
+		return cli_client_project(c, "key-extend", argv[3], &po, err);
 	for (i = 0; nargs == 2 && i < KILN_ARRAY_SIZE(named); i++)
 		if (!strcmp(argv[1], named[i]))
 			return cli_client_project(c, named[i], argv[2], &po, err);
 	return kiln_err_set(err, KILN_EINVAL,
-	                    "give one of: project create|set|show|delete NAME, project list");
+	                    "give one of: project create|set|show|delete NAME, project list, "
+	                    "project key show|extend NAME");
 }
 
 /* The client commands with one job id operand. */

@@ -224,11 +224,16 @@ const struct cli_command cli_commands[] = {
     {"project", "manage projects (admin): jobs, tokens and repositories belong to one",
      "create NAME [--public] [--max-running N] [--arch-caps ARCH=N,...] [--repositories "
      "NAME,...] | set NAME [--public | --private] [--max-running N] [--arch-caps ...] "
-     "[--repositories ...] | show NAME | delete NAME | list",
+     "[--repositories ...] | show NAME | delete NAME | list | key show NAME | key extend NAME "
+     "[--days N]",
      "A project owns jobs, tokens and repositories (--repositories: names of the "
      "scheduler's [repositories]; those no project was given are default's); a token of one "
      "project cannot see another's, and /repos/ serves a private project's repositories "
-     "only with a token of it. The scheduler shares workers between projects with work queued (the "
+     "only with a token of it. Each project has its own signing key, made with the project "
+     "(--days: its lifetime, default 730): its jobs' packages are signed with it; key show "
+     "prints the public key, key extend gives the same key a later expiry (a new "
+     "self-signature), so packages signed before still verify. The scheduler shares workers "
+     "between projects with work queued (the "
      "project granted longest ago first, priority inside a project) and holds a project at "
      "its caps on running jobs (--max-running, --arch-caps). Existing data is in the "
      "project 'default'.",

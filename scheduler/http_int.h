@@ -118,6 +118,8 @@ void scheduler_h_projects(void *ctx, struct api_req *req, struct api_resp *resp)
 void scheduler_h_project(void *ctx, struct api_req *req, struct api_resp *resp);
 void scheduler_h_project_change(void *ctx, struct api_req *req, struct api_resp *resp);
 void scheduler_h_project_delete(void *ctx, struct api_req *req, struct api_resp *resp);
+void scheduler_h_project_key(void *ctx, struct api_req *req, struct api_resp *resp);
+void scheduler_h_project_key_extend(void *ctx, struct api_req *req, struct api_resp *resp);
 
 /* Forge webhooks (hooks.c). */
 void scheduler_h_hook(void *ctx, struct api_req *req, struct api_resp *resp);

@@ -61,6 +61,9 @@ const struct api_route scheduler_routes[] = {
     {API_GET, "/api/v1/projects/{}", RS, R, scheduler_h_project},
     {API_PUT, "/api/v1/projects/{}", API_SCOPE_ADMIN, 0, scheduler_h_project_change},
     {API_DELETE, "/api/v1/projects/{}", API_SCOPE_ADMIN, 0, scheduler_h_project_delete},
+    {API_GET, "/api/v1/projects/{}/key", RS, R, scheduler_h_project_key},
+    {API_POST, "/api/v1/projects/{}/key/extend", API_SCOPE_ADMIN, 0,
+     scheduler_h_project_key_extend},
     {API_DELETE, "/api/v1/tokens/{}", API_SCOPE_ADMIN, 0, scheduler_h_token_revoke},
     {0, NULL, 0, 0, NULL},
 };

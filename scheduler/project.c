@@ -38,7 +38,10 @@ struct project_body {
 	const char *arch_caps;
 	struct api_strlist repos;
 	bool has_repos;
+	int64_t key_days; /* create: the key's lifetime (default KEY_DAYS) */
 };
+
+#define KEY_DAYS 730
 
 #define PB(f) offsetof(struct project_body, f)
 static const struct api_field create_fields[] = {
@@ -47,6 +50,7 @@ static const struct api_field create_fields[] = {
     {"max_running", API_F_INT, false, PB(max_running), 0, 1000000, NULL, 0, PB(has_max)},
     {"arch_caps", API_F_STR, false, PB(arch_caps), 0, 1024, NULL, 0, 0},
     {"repositories", API_F_STRLIST, false, PB(repos), 0, 1000, NULL, 0, PB(has_repos)},
+    {"key_days", API_F_INT, false, PB(key_days), 1, 36500, NULL, 0, 0},
     API_FIELD_END,
 };
 /* a change names the project in its path */
@@ -218,6 +222,14 @@ void scheduler_h_project_create(void *ctx, struct api_req *req, struct api_resp 
 		rc = s->store->ops->repo_owners(s->store, a, &o, &n, &err);
 	if (!rc)
 		rc = repos_check(s, &b, -1, o, n, &err);
+	/* a name taken is refused before its key is made: the file holds the project's key */
+	if (!rc && !s->store->ops->project_get(s->store, 0, p.name, a,
+	                                       &(struct scheduler_project){0}, &err))
+		rc = kiln_err_set(&err, KILN_EEXIST, "project '%s' exists", p.name);
+	else if (rc == KILN_OK)
+		kiln_err_clear(&err);
+	if (!rc)
+		rc = scheduler_project_key_make(s, &p, b.key_days ? b.key_days : KEY_DAYS, &err);
 	if (!rc)
 		rc = s->store->ops->project_insert(s->store, &p, &p.id, &err);
 	/* a failure past here leaves the project made, without (all) its repositories: the
@@ -373,6 +385,74 @@ void scheduler_h_project_delete(void *ctx, struct api_req *req, struct api_resp 
 		api_resp_from_err(resp, &err);
 		return;
 	}
+	scheduler_project_key_remove(s, p.name);
 	kiln_log(KILN_LOG_INFO, "project '%s' (id %lld) deleted", p.name, (long long)p.id);
 	kiln_buf_addstr(&resp->body, "{}\n");
+}
+
+/* GET /api/v1/projects/{name}/key: the project's public key (armored), for rpmkeys. */
+void scheduler_h_project_key(void *ctx, struct api_req *req, struct api_resp *resp)
+{
+	struct scheduler *s = ctx;
+	struct kiln_err err = KILN_ERR_INIT;
+	struct scheduler_project p = {0};
+	struct sign_key *key = NULL;
+	kiln_rc rc;
+
+	rc = project_param(s, req, &p, &err);
+	if (!rc)
+		rc = scheduler_project_key_load(s, p.name, &key, &err);
+	if (!rc)
+		rc = sign_key_export(key, SIGN_EXPORT_ARMOR, &resp->body, &err);
+	sign_key_free(key);
+	if (rc) {
+		kiln_buf_reset(&resp->body);
+		api_resp_from_err(resp, &err);
+		return;
+	}
+	resp->content_type = "application/pgp-keys";
+}
+
+struct extend_body {
+	int64_t days;
+};
+
+static const struct api_field extend_fields[] = {
+    {"days", API_F_INT, false, offsetof(struct extend_body, days), 1, 36500, NULL, 0, 0},
+    API_FIELD_END,
+};
+
+/* POST /api/v1/projects/{name}/key/extend {days}: the same key, expiring days from now. */
+void scheduler_h_project_key_extend(void *ctx, struct api_req *req, struct api_resp *resp)
+{
+	struct scheduler *s = ctx;
+	struct kiln_arena *a = api_req_arena(req);
+	struct kiln_err err = KILN_ERR_INIT;
+	struct scheduler_project p = {0};
+	struct scheduler_repo_owner *o = NULL;
+	struct extend_body b = {0};
+	const char *body;
+	struct api_jw w;
+	size_t len, n = 0;
+	kiln_rc rc;
+
+	rc = project_param(s, req, &p, &err);
+	body = api_req_body(req, &len);
+	if (!rc && len)
+		rc = api_json_decode(body, len, extend_fields, API_DECODE_STRICT, &b, a, &err);
+	if (!rc)
+		rc = scheduler_project_key_extend(s, &p, b.days ? b.days : KEY_DAYS, &err);
+	if (!rc)
+		rc = s->store->ops->project_update(s->store, &p, &err);
+	if (!rc)
+		rc = s->store->ops->repo_owners(s->store, a, &o, &n, &err);
+	if (rc) {
+		api_resp_from_err(resp, &err);
+		return;
+	}
+	kiln_log(KILN_LOG_INFO, "project '%s': key extended to %lld", p.name,
+	         (long long)p.key_expires_ms / 1000);
+	api_jw_init(&w, &resp->body);
+	scheduler_project_json(s, &w, &p, o, n);
+	scheduler_reply_json(resp, 200);
 }

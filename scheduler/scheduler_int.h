@@ -817,7 +817,22 @@ KILN_MUST_CHECK kiln_rc scheduler_blob_put_mem(struct scheduler *s, const void *
 void scheduler_log_path(const struct scheduler *s, int64_t job, int64_t attempt,
                         struct kiln_buf *out);
 
-/* Sign every package artifact of the job's attempt with the job's key (signing.c). */
+/* Projects' own keys (projkey.c): DATA/keys/project-NAME.key. make: a new key for p
+ * expiring in days, p->key_expires_ms set (replacing the file of a deleted project of the
+ * same name); load: *out the caller's, KILN_ENOTFOUND when the project has none; extend: a
+ * new self-signature on the same key, expiring days from now (p->key_expires_ms set);
+ * remove: the file gone with its project (problems logged). */
+KILN_MUST_CHECK kiln_rc scheduler_project_key_make(struct scheduler *s, struct scheduler_project *p,
+                                                   int64_t days, struct kiln_err *err);
+KILN_MUST_CHECK kiln_rc scheduler_project_key_load(const struct scheduler *s, const char *name,
+                                                   struct sign_key **out, struct kiln_err *err);
+KILN_MUST_CHECK kiln_rc scheduler_project_key_extend(struct scheduler *s,
+                                                     struct scheduler_project *p, int64_t days,
+                                                     struct kiln_err *err);
+void scheduler_project_key_remove(struct scheduler *s, const char *name);
+
+/* Sign every package artifact of the job's attempt with the job's key (signing.c): a job of
+ * a project with a key of its own, with that key. */
 KILN_MUST_CHECK kiln_rc scheduler_sign_artifacts(struct scheduler *s,
                                                  const struct scheduler_job *job, int64_t attempt,
                                                  struct kiln_err *err);

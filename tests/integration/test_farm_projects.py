@@ -5,6 +5,7 @@ projects and holding a project at its caps; a data directory made by main's kiln
 its jobs and tokens working in the project 'default'."""
 import hashlib
 import os
+import subprocess
 import time
 from pathlib import Path
 
@@ -200,6 +201,8 @@ CROSS = [
     ("DELETE", "/api/v1/projects/a", None, 403),
     ("POST", "/api/v1/tokens", {"scopes": "submit", "project": "a"}, 403),
     ("POST", "/api/v1/projects", {"name": "c"}, 403),
+    ("GET", "/api/v1/projects/a/key", None, 404),
+    ("POST", "/api/v1/projects/a/key/extend", {}, 403),
 ]
 
 
@@ -230,7 +233,8 @@ def test_another_projects_things_are_not_found(two, method, path, body, status, 
                                          ("GET", "/api/v1/artifacts/{sha}/provenance"),
                                          ("GET", "/api/v1/blobs/{sha}"),
                                          ("GET", "/api/v1/jobs?project=a"),
-                                         ("GET", "/api/v1/projects/a")])
+                                         ("GET", "/api/v1/projects/a"),
+                                         ("GET", "/api/v1/projects/a/key")])
 def test_the_own_project_reads_them(two, method, path):
     s, t, ja, art = two
     url = path.format(job=ja, sha=art["sha256"])
@@ -401,5 +405,89 @@ def test_repositories_belong_to_a_project(kiln_bin, kiln, tmp_path):
             s.call("POST", f"/api/v1/jobs/{j['id']}/cancel", {})
         assert s.call("DELETE", "/api/v1/projects/p").status == 200
         assert names(td) == ["main", "priv", "web"]
+    finally:
+        s.stop()
+
+
+def checksig(db, pkg):
+    r = subprocess.run(["rpmkeys", "--dbpath", str(db), "--checksig", "-v", str(pkg)],
+                       capture_output=True, text=True)
+    return r.returncode == 0 and "Signature, key ID" in r.stdout and "OK" in r.stdout, r.stdout
+
+
+def key_expiry(key):
+    """The expiry gpg reads from a certificate (seconds since the epoch)."""
+    r = subprocess.run(["gpg", "--show-keys", "--with-colons", "--fixed-list-mode", str(key)],
+                       capture_output=True, text=True, check=True,
+                       env=dict(os.environ, GNUPGHOME=str(key.parent)))
+    pub = next(line.split(":") for line in r.stdout.splitlines() if line.startswith("pub:"))
+    return int(pub[6]), pub[4]  # expiry, key id
+
+
+def test_a_project_signs_with_its_own_key_and_extends_it(kiln_bin, kiln, tmp_path, rpm_file):
+    s = Scheduler(kiln_bin, tmp_path / "data", *FAST).start()
+    try:
+        now = time.time()
+        p = make_project(s, "k", key_days=1)
+        # made with the project, not at the first build
+        path = s.data / "keys" / "project-k.key"
+        assert path.exists() and path.stat().st_mode & 0o777 == 0o600
+        assert abs(p["key_expires"] / 1000 - (now + 86400)) < 120
+        tk = ptoken(s, "k", "submit,read")
+        w = Worker(s, "w1", s.token("worker"))
+
+        def package(name):
+            jid = built_job(s, tk, w, rpm_file)
+            art = s.call("GET", f"/api/v1/jobs/{jid}/artifacts", token=tk).json()["artifacts"][0]
+            assert art["signed"]
+            out = tmp_path / name
+            out.write_bytes(s.call("GET", art["url"], token=tk).body)
+            return out
+
+        before = package("before.rpm")
+        (tmp_path / "g1").mkdir(mode=0o700)
+        key1 = tmp_path / "g1" / "k1.asc"
+        r = s.call("GET", "/api/v1/projects/k/key", token=tk)
+        assert r.status == 200 and r.body.startswith(b"-----BEGIN PGP PUBLIC KEY BLOCK-----")
+        key1.write_bytes(r.body)
+        farm = tmp_path / "farm.asc"
+        farm.write_bytes(s.call("GET", "/api/v1/keys/default", token="").body)
+        assert farm.read_bytes() != key1.read_bytes()
+        exp1, id1 = key_expiry(key1)
+        assert abs(exp1 - (now + 86400)) < 120
+        # the farm's key does not verify the project's package; the project's does
+        db0 = tmp_path / "db0"
+        subprocess.run(["rpmkeys", "--dbpath", str(db0), "--import", str(farm)], check=True)
+        assert not checksig(db0, before)[0]
+        # extended: the same key, a later expiry
+        r = s.call("POST", "/api/v1/projects/k/key/extend", {"days": 30})
+        assert r.status == 200 and abs(r.json()["key_expires"] / 1000 - (now + 30 * 86400)) < 120
+        env = {"KILN_URL": s.url, "KILN_TOKEN": s.admin}
+        r = kiln("project", "key", "extend", "k", "--days", "60", env=env)
+        assert r.returncode == 0, r.stderr
+        assert s.call("GET", "/api/v1/projects/k").json()["project"]["key_expires"] / 1000 > \
+            now + 59 * 86400
+        r = kiln("project", "key", "show", "k", env=env)
+        assert r.returncode == 0 and "BEGIN PGP PUBLIC KEY BLOCK" in r.stdout
+        (tmp_path / "g2").mkdir(mode=0o700)
+        key2 = tmp_path / "g2" / "k2.asc"
+        key2.write_text(r.stdout)
+        exp2, id2 = key_expiry(key2)
+        assert id2 == id1 and abs(exp2 - (now + 60 * 86400)) < 120
+        after = package("after.rpm")
+        # the extended certificate imports, and verifies packages signed before and after
+        db = tmp_path / "db"
+        subprocess.run(["rpmkeys", "--dbpath", str(db), "--import", str(key2)], check=True)
+        for pkg in (before, after):
+            ok, out = checksig(db, pkg)
+            assert ok, (pkg, out)
+        # sq reads the same expiry
+        r = subprocess.run(["sq", "inspect", str(key2)], capture_output=True, text=True)
+        assert r.returncode == 0 and "Expiration time" in r.stdout, r.stdout + r.stderr
+        # a new project's key replaces a deleted one's of the same name
+        assert s.call("DELETE", "/api/v1/projects/k").status == 200
+        assert not path.exists()
+        make_project(s, "k")
+        assert s.call("GET", "/api/v1/projects/k/key").body != key2.read_bytes()
     finally:
         s.stop()
