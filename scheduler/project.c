@@ -110,6 +110,22 @@ static kiln_rc repos_check(struct scheduler *s, const struct project_body *b, in
 	return KILN_OK;
 }
 
+/* Publish again the repositories project id owned (o) or b gives it: their key file names
+ * the project's key (problems are logged; the next publish writes it). */
+static void repos_republish(struct scheduler *s, const struct project_body *b, int64_t id,
+                            const struct scheduler_repo_owner *o, size_t n)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (o[i].project_id == id && scheduler_publish_regenerate(s, o[i].repo, &err))
+			kiln_log_err(KILN_LOG_WARN, &err), kiln_err_clear(&err);
+	for (i = 0; b && b->has_repos && i < b->repos.n; i++)
+		if (scheduler_publish_regenerate(s, b->repos.v[i], &err))
+			kiln_log_err(KILN_LOG_WARN, &err), kiln_err_clear(&err);
+}
+
 /* Give project id the repositories of b, and those it had but b does not list back to
  * default. */
 static kiln_rc repos_apply(struct scheduler *s, const struct project_body *b, int64_t id,
@@ -243,6 +259,7 @@ void scheduler_h_project_create(void *ctx, struct api_req *req, struct api_resp 
 		return;
 	}
 	kiln_log(KILN_LOG_INFO, "project '%s' (id %lld) created", p.name, (long long)p.id);
+	repos_republish(s, &b, p.id, NULL, 0);
 	api_jw_init(&w, &resp->body);
 	scheduler_project_json(s, &w, &p, o, n);
 	scheduler_reply_json(resp, 201);
@@ -357,6 +374,8 @@ void scheduler_h_project_change(void *ctx, struct api_req *req, struct api_resp 
 		rc = s->store->ops->project_update(s->store, &p, &err);
 	if (!rc)
 		rc = repos_apply(s, &b, p.id, o, n, &err);
+	if (!rc && b.has_repos)
+		repos_republish(s, &b, p.id, o, n); /* those it had and those it has */
 	if (!rc)
 		rc = s->store->ops->repo_owners(s->store, a, &o, &n, &err);
 	if (rc) {
@@ -452,6 +471,7 @@ void scheduler_h_project_key_extend(void *ctx, struct api_req *req, struct api_r
 	}
 	kiln_log(KILN_LOG_INFO, "project '%s': key extended to %lld", p.name,
 	         (long long)p.key_expires_ms / 1000);
+	repos_republish(s, NULL, p.id, o, n); /* the extended certificate beside them */
 	api_jw_init(&w, &resp->body);
 	scheduler_project_json(s, &w, &p, o, n);
 	scheduler_reply_json(resp, 200);

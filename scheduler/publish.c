@@ -329,6 +329,32 @@ static kiln_rc write_text(const char *dir, const char *name, const struct kiln_b
 	return rc;
 }
 
+/* [projects] The signing key of the project owning repository name, when it is not default,
+ * appended to out: its packages are signed with it. */
+static kiln_rc project_key_text(struct scheduler *s, const char *name, struct kiln_buf *out,
+                                struct kiln_err *err)
+{
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
+	struct scheduler_project p = {0};
+	struct sign_key *key = NULL;
+	int64_t id = scheduler_repo_project(s, &a, name, err);
+	kiln_rc rc = id < 0 ? err->code : KILN_OK;
+
+	if (!rc && id != SCHED_PROJECT_DEFAULT)
+		rc = s->store->ops->project_get(s->store, id, NULL, &a, &p, err);
+	if (!rc && id != SCHED_PROJECT_DEFAULT)
+		rc = scheduler_project_key_load(s, p.name, &key, err);
+	if (!rc && key)
+		rc = sign_key_export(key, SIGN_EXPORT_ARMOR, out, err);
+	if (rc == KILN_ENOTFOUND) {
+		kiln_err_clear(err);
+		rc = KILN_OK;
+	}
+	sign_key_free(key);
+	kiln_arena_release(&a);
+	return rc;
+}
+
 /* RPM-GPG-KEY-NAME and NAME.repo. */
 static kiln_rc write_client_files(struct scheduler *s, const struct pub_repo *r, const char *dir,
                                   const struct sign_key *key, struct kiln_err *err)
@@ -338,7 +364,7 @@ static kiln_rc write_client_files(struct scheduler *s, const struct pub_repo *r,
 	const char *base = s->cfg->publish_base_url;
 	kiln_rc rc;
 
-	if ((rc = keys_text(s, key, &keys, err)))
+	if ((rc = keys_text(s, key, &keys, err)) || (rc = project_key_text(s, r->name, &keys, err)))
 		goto out;
 	kiln_buf_addf(&name, "RPM-GPG-KEY-%s", r->name);
 	if (base && *base)

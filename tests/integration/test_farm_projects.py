@@ -386,6 +386,13 @@ def test_repositories_belong_to_a_project(kiln_bin, kiln, tmp_path):
         assert s.call("GET", "/repos/priv/priv.repo", token="").status == 404
         assert s.call("GET", "/repos/priv/priv.repo", token=td).status == 404
         assert s.call("GET", "/repos/priv/priv.repo", token=tp).status == 200
+        # the project's key is served next to its repository (its packages are signed with it)
+        pkey = s.call("GET", "/api/v1/projects/p/key", token=tp).body.decode()
+        deadline = time.monotonic() + 20
+        while pkey not in s.call("GET", "/repos/priv/RPM-GPG-KEY-priv", token=tp).body.decode():
+            assert time.monotonic() < deadline, "the project's key is not beside priv"
+            time.sleep(0.2)
+        assert pkey not in s.call("GET", "/repos/main/RPM-GPG-KEY-main").body.decode()
         assert s.call("GET", "/repos/main/main.repo", token="").status == 200
         # public_read opens it
         assert s.call("PUT", "/api/v1/projects/p", {"public_read": True}).status == 200
