@@ -498,3 +498,28 @@ def test_a_project_signs_with_its_own_key_and_extends_it(kiln_bin, kiln, tmp_pat
         assert s.call("GET", "/api/v1/projects/k/key").body != key2.read_bytes()
     finally:
         s.stop()
+
+
+def test_anonymous_readers_see_public_projects_only(kiln_bin, tmp_path):
+    s = Scheduler(kiln_bin, tmp_path / "data", *FAST, "auth.anonymous_read=true").start()
+    try:
+        make_project(s, "pub", public_read=True)
+        make_project(s, "priv")
+        jobs = {p: submit(s, ptoken(s, p, "submit")).json()["id"] for p in ("pub", "priv")}
+        jobs["default"] = submit(s, s.admin).json()["id"]
+        ids = [j["id"] for j in s.call("GET", "/api/v1/jobs", token="").json()["jobs"]]
+        assert sorted(ids) == sorted([jobs["pub"], jobs["default"]])
+        assert s.call("GET", f"/api/v1/jobs/{jobs['pub']}", token="").status == 200
+        assert s.call("GET", f"/api/v1/jobs/{jobs['priv']}", token="").status == 404
+        assert s.call("GET", f"/api/v1/jobs/{jobs['priv']}/placement", token="").status == 404
+        assert s.call("GET", "/api/v1/jobs?project=priv", token="").status == 404
+        r = s.call("GET", "/api/v1/jobs?project=pub", token="")
+        assert [j["id"] for j in r.json()["jobs"]] == [jobs["pub"]]
+        names = [p["name"] for p in s.call("GET", "/api/v1/projects", token="").json()["projects"]]
+        assert names == ["default", "pub"]
+        assert s.call("GET", "/api/v1/projects/priv", token="").status == 404
+        # made private, it is gone for them too
+        assert s.call("PUT", "/api/v1/projects/pub", {"public_read": False}).status == 200
+        assert s.call("GET", f"/api/v1/jobs/{jobs['pub']}", token="").status == 404
+    finally:
+        s.stop()
