@@ -1068,7 +1068,7 @@ static const struct api_field crepo_pkg_fields[] = {
 };
 
 struct crepo {
-	const char *name, *url, *repo_file;
+	const char *name, *url, *repo_file, *project;
 	struct api_strlist arches;
 	int64_t package_count, last_publish_ms, revision, removed;
 	struct api_objlist packages;
@@ -1084,6 +1084,7 @@ static const struct api_field crepo_fields[] = {
     RF("repository", API_F_STR, name), /* remove-package's reply */
     RF("url", API_F_STR, url),
     RF("repo_file", API_F_STR, repo_file),
+    RF("project", API_F_STR, project),
     {"arches", API_F_STRLIST, false, offsetof(struct crepo, arches), 0, 1000, NULL, 0, 0},
     RF("package_count", API_F_INT, package_count),
     RF("last_publish_ms", API_F_INT, last_publish_ms),
@@ -1127,14 +1128,15 @@ static void repo_print_list(const struct cli_client *c, const struct crepos *rs)
 	char t[64];
 	size_t i;
 
-	out_printf(c, "%-24s %8s %12s  %-23s  %s\n", "NAME", "PACKAGES", "REVISION", "LAST PUBLISH",
-	           "ARCHES");
+	out_printf(c, "%-24s %8s %12s  %-23s  %-16s %s\n", "NAME", "PACKAGES", "REVISION",
+	           "LAST PUBLISH", "PROJECT", "ARCHES");
 	for (i = 0; i < rs->repositories.n; i++) {
 		const struct crepo *r = (const struct crepo *)rs->repositories.v + i;
 
-		out_printf(c, "%-24s %8lld %12lld  %-23s  ", r->name ? r->name : "",
+		out_printf(c, "%-24s %8lld %12lld  %-23s  %-16s ", r->name ? r->name : "",
 		           (long long)r->package_count, (long long)r->revision,
-		           publish_time(r->last_publish_ms, t, sizeof(t)));
+		           publish_time(r->last_publish_ms, t, sizeof(t)),
+		           r->project && *r->project ? r->project : "-");
 		repo_arches(c, r);
 		out_printf(c, "\n");
 	}
@@ -1149,6 +1151,7 @@ static void repo_print_one(const struct cli_client *c, const struct crepo *r)
 	           r->name ? r->name : "", (long long)r->package_count, (long long)r->revision,
 	           publish_time(r->last_publish_ms, t, sizeof(t)));
 	repo_arches(c, r);
+	out_printf(c, "\nproject: %s", r->project ? r->project : "");
 	out_printf(c, "\nurl: %s\n", r->url ? r->url : "");
 	if (r->repo_file)
 		out_printf(c, ".repo file: %s\n", r->repo_file);

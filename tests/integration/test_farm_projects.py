@@ -397,8 +397,14 @@ def test_repositories_belong_to_a_project(kiln_bin, kiln, tmp_path):
         # public_read opens it
         assert s.call("PUT", "/api/v1/projects/p", {"public_read": True}).status == 200
         assert s.call("GET", "/repos/priv/priv.repo", token="").status == 200
-        # the CLI gives and takes repositories
+        # the CLI gives and takes repositories, and shows whose they are
         env = {"KILN_URL": s.url, "KILN_TOKEN": s.admin}
+        r = kiln("repo", "list", env=env)
+        rows = {line.split()[0]: line.split() for line in r.stdout.splitlines()[1:]}
+        assert r.returncode == 0 and "PROJECT" in r.stdout.splitlines()[0], r.stdout
+        assert " p " in f" {' '.join(rows['priv'])} " and "default" in rows["main"]
+        r = kiln("repo", "show", "priv", env={"KILN_URL": s.url, "KILN_TOKEN": tp})
+        assert r.returncode == 0 and "\nproject: p\n" in r.stdout, r.stdout
         r = kiln("project", "set", "p", "--repositories", "priv,web", env=env)
         assert r.returncode == 0 and '"repositories":["priv","web"]' in r.stdout, r.stderr
         r = kiln("project", "set", "p", "--repositories", "", env=env)
