@@ -226,9 +226,10 @@ struct api_route {
 	api_handler_fn fn;
 };
 
-/* Look up a token: fill *scopes and *token_id and return KILN_OK, or KILN_EAUTH. */
+/* Look up a token: fill *scopes, *token_id and *group (the group the token acts in, e.g. the
+ * scheduler's project; -1 for none) and return KILN_OK, or KILN_EAUTH. */
 typedef kiln_rc (*api_auth_fn)(void *ctx, const char *token, size_t len, unsigned *scopes,
-                               int64_t *token_id, struct kiln_err *err);
+                               int64_t *token_id, int64_t *group, struct kiln_err *err);
 
 struct api_server_config {
 	const char *listen;       /* "127.0.0.1:8470", "[::1]:0", "0.0.0.0:8470" */
@@ -289,6 +290,8 @@ uint64_t api_req_upload_size(const struct api_req *r);
 const char *api_req_upload_sha256(const struct api_req *r);
 /* Who called: the token's id (-1 anonymous) and scopes. */
 int64_t api_req_token_id(const struct api_req *r);
+/* The caller's token's group (api_auth_fn), -1 anonymous. */
+int64_t api_req_group(const struct api_req *r);
 unsigned api_req_scopes(const struct api_req *r);
 /* True when the handler runs again after a wait. */
 bool api_req_resumed(const struct api_req *r);

@@ -86,6 +86,7 @@ struct api_req {
 	bool dg_on;
 	char upload_sha[65];
 	int64_t token_id;
+	int64_t group; /* the token's (api_auth_fn), -1 anonymous */
 	unsigned scopes;
 	bool resumed, answered, rejected;
 	bool nul_param; /* a path capture decoded to a NUL byte */
@@ -424,6 +425,7 @@ static bool authorize(struct api_req *q)
 	char msg[128];
 
 	q->token_id = -1;
+	q->group = -1;
 	if (r->flags & API_ROUTE_NOAUTH)
 		return true;
 	if (!h) {
@@ -435,7 +437,8 @@ static bool authorize(struct api_req *q)
 		return false;
 	}
 	if (api_bearer_parse(h, &tok, &err) ||
-	    q->srv->cfg.auth(q->srv->cfg.ctx, tok.ptr, tok.len, &q->scopes, &q->token_id, &err)) {
+	    q->srv->cfg.auth(q->srv->cfg.ctx, tok.ptr, tok.len, &q->scopes, &q->token_id, &q->group,
+	                     &err)) {
 		reject(q, 401, "unauthorized", err.msg[0] ? err.msg : "invalid token");
 		return false;
 	}
@@ -552,6 +555,7 @@ static struct api_req *req_new(struct api_listener *l, struct MHD_Connection *co
 	q->conn = conn;
 	q->upload_fd = -1;
 	q->token_id = -1;
+	q->group = -1;
 	q->method = method_of(method);
 	kiln_arena_init(&q->arena, REQ_ARENA);
 	kiln_buf_init(&q->body, s->cfg.max_body);
@@ -1074,6 +1078,11 @@ const char *api_req_upload_sha256(const struct api_req *r)
 int64_t api_req_token_id(const struct api_req *r)
 {
 	return r->token_id;
+}
+
+int64_t api_req_group(const struct api_req *r)
+{
+	return r->group;
 }
 
 unsigned api_req_scopes(const struct api_req *r)

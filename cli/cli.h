@@ -209,6 +209,7 @@ extern const struct cli_opt cli_client_opts[];
 extern const struct cli_opt cli_logs_opts[];
 extern const struct cli_opt cli_download_opts[];
 extern const struct cli_opt cli_token_opts[];
+extern const struct cli_opt cli_project_opts[];
 extern const struct cli_opt cli_reproduce_opts[];
 extern const struct cli_opt cli_rebuild_opts[];
 int cli_cmd_scheduler(int argc, char **argv);
@@ -308,7 +309,8 @@ struct cli_submit {
 	const char **with, **without, **tags;
 	size_t nwith, nwithout, ntags;
 	const char *arch, *sign_key, *repository, *formats;
-	const char *root; /* a root configuration's name (kiln submit --root) */
+	const char *root;    /* a root configuration's name (kiln submit --root) */
+	const char *project; /* the project (kiln submit --project; NULL: the token's) */
 	int64_t priority, reruns, timeout;
 	const char *idempotency_key;
 	bool wait, follow;
@@ -318,8 +320,9 @@ struct cli_submit {
  * (and, when waiting, the job succeeded); KILN_EBUILD when it failed or was cancelled. */
 KILN_MUST_CHECK kiln_rc cli_client_submit(const struct cli_client *c, const struct cli_submit *s,
                                           struct kiln_err *err);
+/* project NULL: every project the token reads. */
 KILN_MUST_CHECK kiln_rc cli_client_jobs(const struct cli_client *c, const char *state,
-                                        int64_t limit, struct kiln_err *err);
+                                        const char *project, int64_t limit, struct kiln_err *err);
 KILN_MUST_CHECK kiln_rc cli_client_job(const struct cli_client *c, int64_t id,
                                        struct kiln_err *err);
 /* attempt 0 = the latest. */
@@ -347,7 +350,22 @@ KILN_MUST_CHECK kiln_rc cli_client_repo(const struct cli_client *c, const char *
 KILN_MUST_CHECK kiln_rc cli_client_workers(const struct cli_client *c, struct kiln_err *err);
 /* Tokens (admin): create prints the new token once. */
 KILN_MUST_CHECK kiln_rc cli_client_token_create(const struct cli_client *c, const char *scopes,
-                                                const char *name, struct kiln_err *err);
+                                                const char *name, const char *project,
+                                                struct kiln_err *err);
+/* kiln project (issue 27). */
+struct cli_project_opts {
+	bool public_read, private_read; /* --public, --private */
+	int64_t max_running;            /* --max-running N (-1: not given) */
+	const char *arch_caps;          /* --arch-caps ARCH=N,... (NULL: not given) */
+	const char *repositories;       /* --repositories A,B (NULL: not given; "": none) */
+	int64_t days;                   /* --days N: create, key extend (0: the default) */
+};
+/* op "create", "set" (name and o), "list" (name NULL), "show", "delete", "key" (prints the
+ * public key), "key-extend"; prints what the server answers (a table for list, unless
+ * --json). */
+KILN_MUST_CHECK kiln_rc cli_client_project(const struct cli_client *c, const char *op,
+                                           const char *name, const struct cli_project_opts *o,
+                                           struct kiln_err *err);
 KILN_MUST_CHECK kiln_rc cli_client_tokens(const struct cli_client *c, struct kiln_err *err);
 KILN_MUST_CHECK kiln_rc cli_client_token_revoke(const struct cli_client *c, int64_t id,
                                                 struct kiln_err *err);

@@ -88,6 +88,7 @@ static void out_printf(const struct cli_client *c, const char *fmt, ...)
 struct cjob {
 	int64_t id, attempts, priority;
 	const char *state, *spec_name, *worker, *failure_class, *message, *content_key;
+	const char *project;
 };
 
 #define JF(n, t, f)                                                                                \
@@ -105,6 +106,7 @@ static const struct api_field cjob_fields[] = {
     JF("failure_class", API_F_STR, failure_class),
     JF("message", API_F_STR, message),
     JF("content_key", API_F_STR, content_key),
+    JF("project", API_F_STR, project),
     API_FIELD_END,
 };
 
@@ -248,6 +250,8 @@ static void jw_options(struct api_jw *w, const struct cli_submit *s)
 		api_jw_kstr(w, "repository", s->repository);
 	if (s->root)
 		api_jw_kstr(w, "root", s->root);
+	if (s->project)
+		api_jw_kstr(w, "project", s->project);
 	if (s->priority)
 		api_jw_kint(w, "priority", s->priority);
 	if (s->reruns)
@@ -456,8 +460,8 @@ out:
 /* ---------------------------------------------------------------------------------------- */
 /* Reading */
 
-kiln_rc cli_client_jobs(const struct cli_client *c, const char *state, int64_t limit,
-                        struct kiln_err *err)
+kiln_rc cli_client_jobs(const struct cli_client *c, const char *state, const char *project,
+                        int64_t limit, struct kiln_err *err)
 {
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_LIMIT_ARENA);
 	struct kiln_buf path = KILN_BUF_INIT(KILN_LIMIT_PATH);
@@ -471,6 +475,10 @@ kiln_rc cli_client_jobs(const struct cli_client *c, const char *state, int64_t l
 		kiln_buf_addstr(&path, "&state=");
 		api_url_escape(&path, state);
 	}
+	if (project) {
+		kiln_buf_addstr(&path, "&project=");
+		api_url_escape(&path, project);
+	}
 	rc = kiln_buf_finish(&path, err);
 	if (!rc)
 		rc = conn_open(c, &k, err);
@@ -483,8 +491,9 @@ kiln_rc cli_client_jobs(const struct cli_client *c, const char *state, int64_t l
 	for (i = 0; !rc && !c->json && i < js.jobs.n; i++) {
 		const struct cjob *j = (const struct cjob *)js.jobs.v + i;
 
-		out_printf(c, "%-8lld %-10s %-4lld %-30s %s\n", (long long)j->id, j->state,
-		           (long long)j->attempts, j->spec_name ? j->spec_name : "",
+		out_printf(c, "%-8lld %-10s %-4lld %-16s %-30s %s\n", (long long)j->id, j->state,
+		           (long long)j->attempts, j->project ? j->project : "",
+		           j->spec_name ? j->spec_name : "",
 		           j->worker    ? j->worker
 		           : j->message ? j->message
 		                        : "");
@@ -508,11 +517,13 @@ kiln_rc cli_client_job(const struct cli_client *c, int64_t id, struct kiln_err *
 	if (!rc && c->json)
 		out_write(c, k.r.body.ptr, k.r.body.len);
 	else if (!rc)
-		out_printf(c, "job %lld: %s\nspec: %s\nattempts: %lld\ncontent key: %s\n%s%s%s%s",
-		           (long long)j.id, j.state, j.spec_name ? j.spec_name : "",
-		           (long long)j.attempts, j.content_key ? j.content_key : "",
-		           j.worker ? "worker: " : "", j.worker ? j.worker : "",
-		           j.worker ? "\n" : "", "");
+		out_printf(c,
+		           "job %lld: %s\nproject: %s\nspec: %s\nattempts: %lld\ncontent key: "
+		           "%s\n%s%s%s%s",
+		           (long long)j.id, j.state, j.project ? j.project : "",
+		           j.spec_name ? j.spec_name : "", (long long)j.attempts,
+		           j.content_key ? j.content_key : "", j.worker ? "worker: " : "",
+		           j.worker ? j.worker : "", j.worker ? "\n" : "", "");
 	if (!rc && !c->json && j.message)
 		out_printf(c, "message: %s (%s)\n", j.message,
 		           j.failure_class ? j.failure_class : "");
@@ -865,7 +876,7 @@ struct ctoken {
 };
 
 kiln_rc cli_client_token_create(const struct cli_client *c, const char *scopes, const char *name,
-                                struct kiln_err *err)
+                                const char *project, struct kiln_err *err)
 {
 	static const struct api_field f[] = {
 	    {"token", API_F_STR, true, offsetof(struct ctoken, token), 0, 256, NULL, 0, 0},
@@ -883,6 +894,8 @@ kiln_rc cli_client_token_create(const struct cli_client *c, const char *scopes, 
 	api_jw_kstr(&w, "scopes", scopes);
 	if (name)
 		api_jw_kstr(&w, "name", name);
+	if (project)
+		api_jw_kstr(&w, "project", project);
 	api_jw_end(&w);
 	rc = conn_open(c, &k, err);
 	if (!rc)
@@ -894,6 +907,142 @@ kiln_rc cli_client_token_create(const struct cli_client *c, const char *scopes, 
 	conn_close(&k);
 	kiln_buf_release(&body);
 	kiln_arena_release(&a);
+	return rc;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Projects */
+
+struct cproject {
+	const char *name, *arch_caps;
+	bool public_read;
+	int64_t max_running;
+};
+
+static const struct api_field cproject_fields[] = {
+    {"name", API_F_STR, true, offsetof(struct cproject, name), 0, 64, NULL, 0, 0},
+    {"arch_caps", API_F_STR, false, offsetof(struct cproject, arch_caps), 0, 1024, NULL, 0, 0},
+    {"public_read", API_F_BOOL, false, offsetof(struct cproject, public_read), 0, 0, NULL, 0, 0},
+    {"max_running", API_F_INT, false, offsetof(struct cproject, max_running), 0, INT64_MAX, NULL, 0,
+     0},
+    API_FIELD_END,
+};
+
+struct cprojects {
+	struct api_objlist projects;
+};
+
+static const struct api_field cprojects_fields[] = {
+    {"projects", API_F_OBJLIST, true, offsetof(struct cprojects, projects), 0, 100000,
+     cproject_fields, sizeof(struct cproject), 0},
+    API_FIELD_END,
+};
+
+static void project_body(const char *name, const struct cli_project_opts *o, struct kiln_buf *b)
+{
+	struct api_jw w;
+
+	api_jw_init(&w, b);
+	api_jw_obj(&w);
+	if (name)
+		api_jw_kstr(&w, "name", name);
+	if (o->public_read || o->private_read)
+		api_jw_kbool(&w, "public_read", o->public_read);
+	if (o->max_running >= 0)
+		api_jw_kint(&w, "max_running", o->max_running);
+	if (o->arch_caps)
+		api_jw_kstr(&w, "arch_caps", o->arch_caps);
+	if (name && o->days > 0)
+		api_jw_kint(&w, "key_days", o->days);
+	if (o->repositories) {
+		const char *p = o->repositories;
+
+		api_jw_key(&w, "repositories");
+		api_jw_arr(&w);
+		while (*p) {
+			size_t len = strcspn(p, ",");
+
+			if (len)
+				api_jw_strn(&w, p, len);
+			p += len;
+			p += *p == ',';
+		}
+		api_jw_end(&w);
+	}
+	api_jw_end(&w);
+}
+
+static kiln_rc project_list(const struct cli_client *c, struct kiln_err *err)
+{
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_LIMIT_ARENA);
+	struct cprojects ps = {0};
+	struct conn k = {0};
+	size_t i;
+	kiln_rc rc;
+
+	rc = conn_open(c, &k, err);
+	if (!rc)
+		rc = call(&k, "GET", "/api/v1/projects", NULL, "projects", err);
+	if (!rc && c->json)
+		out_write(c, k.r.body.ptr, k.r.body.len);
+	else if (!rc)
+		rc = reply_decode(&k, cprojects_fields, &ps, &a, err);
+	if (!rc && !c->json)
+		out_printf(c, "%-24s %-7s %12s  %s\n", "NAME", "PUBLIC", "MAX RUNNING",
+		           "ARCH CAPS");
+	for (i = 0; !rc && !c->json && i < ps.projects.n; i++) {
+		const struct cproject *p = (const struct cproject *)ps.projects.v + i;
+
+		out_printf(c, "%-24s %-7s %12lld  %s\n", p->name, p->public_read ? "yes" : "no",
+		           (long long)p->max_running,
+		           p->arch_caps && *p->arch_caps ? p->arch_caps : "-");
+	}
+	conn_close(&k);
+	kiln_arena_release(&a);
+	return rc;
+}
+
+kiln_rc cli_client_project(const struct cli_client *c, const char *op, const char *name,
+                           const struct cli_project_opts *o, struct kiln_err *err)
+{
+	struct kiln_buf path = KILN_BUF_INIT(KILN_LIMIT_PATH);
+	struct kiln_buf body = KILN_BUF_INIT(KILN_LIMIT_LINE);
+	kiln_rc rc;
+
+	if (!strcmp(op, "list"))
+		return project_list(c, err);
+	kiln_buf_addstr(&path, "/api/v1/projects");
+	if (strcmp(op, "create")) {
+		kiln_buf_addch(&path, '/');
+		api_url_escape(&path, name);
+	}
+	rc = kiln_buf_finish(&path, err);
+	if (!rc && !strcmp(op, "create")) {
+		project_body(name, o, &body);
+		rc = get_print(c, "POST", path.ptr, &body, err);
+	} else if (!rc && !strcmp(op, "set")) {
+		project_body(NULL, o, &body);
+		rc = get_print(c, "PUT", path.ptr, &body, err);
+	} else if (!rc && !strcmp(op, "show"))
+		rc = get_print(c, "GET", path.ptr, NULL, err);
+	else if (!rc && !strcmp(op, "delete"))
+		rc = get_print(c, "DELETE", path.ptr, NULL, err);
+	else if (!rc && !strcmp(op, "key")) {
+		kiln_buf_addstr(&path, "/key");
+		rc = kiln_buf_finish(&path, err) ? err->code
+		                                 : get_print(c, "GET", path.ptr, NULL, err);
+	} else if (!rc && !strcmp(op, "key-extend")) {
+		kiln_buf_addstr(&path, "/key/extend");
+		if (o->days > 0)
+			kiln_buf_addf(&body, "{\"days\":%lld}", (long long)o->days);
+		else
+			kiln_buf_addstr(&body, "{}");
+		rc = kiln_buf_finish(&path, err) ? err->code
+		                                 : get_print(c, "POST", path.ptr, &body, err);
+	} else if (!rc)
+		rc = kiln_err_set(err, KILN_EINVAL, "unknown project operation '%s'", op);
+	kiln_buf_release(&path);
+	kiln_buf_release(&body);
 	return rc;
 }
 
@@ -919,7 +1068,7 @@ static const struct api_field crepo_pkg_fields[] = {
 };
 
 struct crepo {
-	const char *name, *url, *repo_file;
+	const char *name, *url, *repo_file, *project;
 	struct api_strlist arches;
 	int64_t package_count, last_publish_ms, revision, removed;
 	struct api_objlist packages;
@@ -935,6 +1084,7 @@ static const struct api_field crepo_fields[] = {
     RF("repository", API_F_STR, name), /* remove-package's reply */
     RF("url", API_F_STR, url),
     RF("repo_file", API_F_STR, repo_file),
+    RF("project", API_F_STR, project),
     {"arches", API_F_STRLIST, false, offsetof(struct crepo, arches), 0, 1000, NULL, 0, 0},
     RF("package_count", API_F_INT, package_count),
     RF("last_publish_ms", API_F_INT, last_publish_ms),
@@ -978,14 +1128,15 @@ static void repo_print_list(const struct cli_client *c, const struct crepos *rs)
 	char t[64];
 	size_t i;
 
-	out_printf(c, "%-24s %8s %12s  %-23s  %s\n", "NAME", "PACKAGES", "REVISION", "LAST PUBLISH",
-	           "ARCHES");
+	out_printf(c, "%-24s %8s %12s  %-23s  %-16s %s\n", "NAME", "PACKAGES", "REVISION",
+	           "LAST PUBLISH", "PROJECT", "ARCHES");
 	for (i = 0; i < rs->repositories.n; i++) {
 		const struct crepo *r = (const struct crepo *)rs->repositories.v + i;
 
-		out_printf(c, "%-24s %8lld %12lld  %-23s  ", r->name ? r->name : "",
+		out_printf(c, "%-24s %8lld %12lld  %-23s  %-16s ", r->name ? r->name : "",
 		           (long long)r->package_count, (long long)r->revision,
-		           publish_time(r->last_publish_ms, t, sizeof(t)));
+		           publish_time(r->last_publish_ms, t, sizeof(t)),
+		           r->project && *r->project ? r->project : "-");
 		repo_arches(c, r);
 		out_printf(c, "\n");
 	}
@@ -1000,6 +1151,7 @@ static void repo_print_one(const struct cli_client *c, const struct crepo *r)
 	           r->name ? r->name : "", (long long)r->package_count, (long long)r->revision,
 	           publish_time(r->last_publish_ms, t, sizeof(t)));
 	repo_arches(c, r);
+	out_printf(c, "\nproject: %s", r->project ? r->project : "");
 	out_printf(c, "\nurl: %s\n", r->url ? r->url : "");
 	if (r->repo_file)
 		out_printf(c, ".repo file: %s\n", r->repo_file);

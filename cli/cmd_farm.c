@@ -152,6 +152,12 @@ struct client_cli_opts {
 	bool json;
 	/* submit */
 	const char *git, *ref, *spec, *arch, *sign_key, *repository, *formats, *idem, *root;
+	const char *project; /* submit, jobs, token create */
+	/* project create/set */
+	bool public_read, private_read;
+	int max_running;
+	const char *arch_caps, *repositories;
+	int days;
 	int priority, reruns, timeout;
 	bool wait, follow;
 	struct cli_list sources, defines, with, without, tags;
@@ -208,6 +214,8 @@ const struct cli_opt cli_submit_opts[] = {
     {"repository", 0, CLI_OPT_STRING, COFF(repository), NULL, "NAME", "target repository"},
     {"root", 0, CLI_OPT_STRING, COFF(root), NULL, "CONFIG",
      "build in a root made from this root configuration (a worker offering it takes the job)"},
+    {"project", 0, CLI_OPT_STRING, COFF(project), NULL, "NAME",
+     "the project the job goes to (default: the token's)"},
     {"priority", 0, CLI_OPT_INT, COFF(priority), NULL, "N", "higher runs first (-1000..1000)"},
     {"reruns", 0, CLI_OPT_INT, COFF(reruns), NULL, "N", "reproducibility reruns"},
     {"reproduce", 0, CLI_OPT_INT, COFF(reruns), NULL, "N", "the same as --reruns"},
@@ -223,6 +231,7 @@ const struct cli_opt cli_jobs_opts[] = {
     CONN_OPTS,
     {"state", 0, CLI_OPT_STRING, COFF(state), NULL, "STATE", "only jobs in STATE"},
     {"limit", 'n', CLI_OPT_INT, COFF(limit), NULL, "N", "at most N jobs (default 50)"},
+    {"project", 0, CLI_OPT_STRING, COFF(project), NULL, "NAME", "only jobs of project NAME"},
     CLI_OPT_END,
 };
 
@@ -264,6 +273,25 @@ const struct cli_opt cli_token_opts[] = {
     CONN_OPTS,
     {"scope", 0, CLI_OPT_STRING, COFF(scopes), NULL, "SCOPES", "create: submit,read,worker,admin"},
     {"name", 0, CLI_OPT_STRING, COFF(name), NULL, "NAME", "create: a label for the token"},
+    {"project", 0, CLI_OPT_STRING, COFF(project), NULL, "NAME",
+     "create: the project the token acts in (default: default)"},
+    CLI_OPT_END,
+};
+
+const struct cli_opt cli_project_opts[] = {
+    CONN_OPTS,
+    {"public", 0, CLI_OPT_FLAG, COFF(public_read), NULL, NULL,
+     "create, set: its repositories and jobs readable without a token"},
+    {"private", 0, CLI_OPT_FLAG, COFF(private_read), NULL, NULL,
+     "set: readable only with a token of the project"},
+    {"max-running", 0, CLI_OPT_INT, COFF(max_running), NULL, "N",
+     "create, set: at most N of its jobs running at once (0: no cap)"},
+    {"arch-caps", 0, CLI_OPT_STRING, COFF(arch_caps), NULL, "ARCH=N,...",
+     "create, set: at most N running per arch (\"\" for none)"},
+    {"repositories", 0, CLI_OPT_STRING, COFF(repositories), NULL, "NAME,...",
+     "create, set: the [repositories] the project owns (its jobs publish there)"},
+    {"days", 0, CLI_OPT_INT, COFF(days), NULL, "N",
+     "create, key extend: the signing key expires in N days (default 730)"},
     CLI_OPT_END,
 };
 
@@ -279,6 +307,8 @@ static const struct cli_opt *client_table(const char *name)
 		return cli_download_opts;
 	if (!strcmp(name, "token"))
 		return cli_token_opts;
+	if (!strcmp(name, "project"))
+		return cli_project_opts;
 	if (!strcmp(name, "reproduce"))
 		return cli_reproduce_opts;
 	if (!strcmp(name, "rebuild"))
@@ -324,6 +354,7 @@ static kiln_rc do_submit(const struct cli_command *cmd, const struct client_cli_
 	s.tags = (const char **)o->tags.v, s.ntags = o->tags.n;
 	s.arch = o->arch, s.sign_key = o->sign_key, s.repository = o->repository;
 	s.root = o->root;
+	s.project = o->project;
 	s.formats = o->formats, s.priority = o->priority, s.reruns = o->reruns;
 	s.timeout = o->timeout, s.idempotency_key = o->idem;
 	s.wait = o->wait, s.follow = o->follow;
@@ -338,7 +369,7 @@ static kiln_rc do_token(const struct client_cli_opts *o, const struct cli_client
 	if (nargs >= 1 && !strcmp(argv[1], "create")) {
 		if (!o->scopes)
 			return kiln_err_set(err, KILN_EINVAL, "token create needs --scope");
-		return cli_client_token_create(c, o->scopes, o->name, err);
+		return cli_client_token_create(c, o->scopes, o->name, o->project, err);
 	}
 	if (nargs >= 1 && !strcmp(argv[1], "list"))
 		return cli_client_tokens(c, err);
@@ -346,6 +377,31 @@ static kiln_rc do_token(const struct client_cli_opts *o, const struct cli_client
 	    !util_parse_i64(argv[2], strlen(argv[2]), 10, 1, INT64_MAX, &id, NULL))
 		return cli_client_token_revoke(c, id, err);
 	return kiln_err_set(err, KILN_EINVAL, "use token create --scope S | list | revoke ID");
+}
+
+/* kiln project create|set|show|delete NAME | list | key show|extend NAME */
+static kiln_rc do_project(const struct client_cli_opts *o, const struct cli_client *c, int nargs,
+                          char **argv, struct kiln_err *err)
+{
+	struct cli_project_opts po = {o->public_read, o->private_read, o->max_running,
+	                              o->arch_caps,   o->repositories, o->days};
+	static const char *const named[] = {"create", "set", "show", "delete"};
+	size_t i;
+
+	if (o->public_read && o->private_read)
+		return kiln_err_set(err, KILN_EINVAL, "give --public or --private, not both");
+	if (nargs == 1 && !strcmp(argv[1], "list"))
+		return cli_client_project(c, "list", NULL, &po, err);
+	if (nargs == 3 && !strcmp(argv[1], "key") && !strcmp(argv[2], "show"))
+		return cli_client_project(c, "key", argv[3], &po, err);
+	if (nargs == 3 && !strcmp(argv[1], "key") && !strcmp(argv[2], "extend"))
+		return cli_client_project(c, "key-extend", argv[3], &po, err);
+	for (i = 0; nargs == 2 && i < KILN_ARRAY_SIZE(named); i++)
+		if (!strcmp(argv[1], named[i]))
+			return cli_client_project(c, named[i], argv[2], &po, err);
+	return kiln_err_set(err, KILN_EINVAL,
+	                    "give one of: project create|set|show|delete NAME, project list, "
+	                    "project key show|extend NAME");
 }
 
 /* The client commands with one job id operand. */
@@ -368,7 +424,7 @@ static kiln_rc do_job_cmd(const char *name, const struct client_cli_opts *o,
 int cli_cmd_client(int argc, char **argv)
 {
 	const struct cli_command *cmd = cli_command_find(argv[0]);
-	struct client_cli_opts o = {0};
+	struct client_cli_opts o = {.max_running = -1};
 	struct cli_client c = {0};
 	struct kiln_err err = KILN_ERR_INIT;
 	int64_t id = 0;
@@ -385,11 +441,13 @@ int cli_cmd_client(int argc, char **argv)
 		rc = do_submit(cmd, &o, &c, nargs, argv, &err);
 	else if (!strcmp(argv[0], "jobs"))
 		rc = nargs ? kiln_err_set(&err, KILN_EINVAL, "jobs takes no operand")
-		           : cli_client_jobs(&c, o.state, o.limit, &err);
+		           : cli_client_jobs(&c, o.state, o.project, o.limit, &err);
 	else if (!strcmp(argv[0], "workers"))
 		rc = cli_client_workers(&c, &err);
 	else if (!strcmp(argv[0], "token"))
 		rc = do_token(&o, &c, nargs, argv, &err);
+	else if (!strcmp(argv[0], "project"))
+		rc = do_project(&o, &c, nargs, argv, &err);
 	else if (!strcmp(argv[0], "rebuild") && nargs < 2)
 		return cli_usage_error(cmd, "give a source package and its binary packages");
 	else if (!strcmp(argv[0], "rebuild"))

@@ -171,8 +171,8 @@ const struct cli_command cli_commands[] = {
      "--wait or --follow it waits for the end and exits 0 only when the job succeeded. "
      "KILN_URL and KILN_TOKEN name the scheduler and the token.",
      cli_submit_opts, cli_cmd_client},
-    {"jobs", "list jobs", "[--state STATE] [--limit N] [--json]", NULL, cli_jobs_opts,
-     cli_cmd_client},
+    {"jobs", "list jobs", "[--state STATE] [--project NAME] [--limit N] [--json]", NULL,
+     cli_jobs_opts, cli_cmd_client},
     {"job", "show a job", "[--json] ID", NULL, cli_client_opts, cli_cmd_client},
     {"logs", "print a job's build log", "[-f] [--attempt N] ID",
      "With -f, follows the log until the job ends, through every attempt.", cli_logs_opts,
@@ -224,10 +224,29 @@ const struct cli_command cli_commands[] = {
      "--groups.",
      cli_repo_opts, cli_cmd_repo},
     {"workers", "list the scheduler's workers (JSON)", "", NULL, cli_client_opts, cli_cmd_client},
-    {"token", "manage API tokens (admin)", "create --scope SCOPES [--name NAME] | list | revoke ID",
+    {"token", "manage API tokens (admin)",
+     "create --scope SCOPES [--name NAME] [--project NAME] | list | revoke ID",
      "Tokens are stored hashed; create prints the new token once. Scopes: submit, read, "
-     "worker, admin.",
+     "worker, admin. A token acts in one project (--project; default: default): submit "
+     "and read are inside it, admin and worker are farm-wide (default project only).",
      cli_token_opts, cli_cmd_client},
+    {"project", "manage projects (admin): jobs, tokens and repositories belong to one",
+     "create NAME [--public] [--max-running N] [--arch-caps ARCH=N,...] [--repositories "
+     "NAME,...] | set NAME [--public | --private] [--max-running N] [--arch-caps ...] "
+     "[--repositories ...] | show NAME | delete NAME | list | key show NAME | key extend NAME "
+     "[--days N]",
+     "A project owns jobs, tokens and repositories (--repositories: names of the "
+     "scheduler's [repositories]; those no project was given are default's); a token of one "
+     "project cannot see another's, and /repos/ serves a private project's repositories "
+     "only with a token of it. Each project has its own signing key, made with the project "
+     "(--days: its lifetime, default 730): its jobs' packages are signed with it; key show "
+     "prints the public key, key extend gives the same key a later expiry (a new "
+     "self-signature), so packages signed before still verify. The scheduler shares workers "
+     "between projects with work queued (the "
+     "project granted longest ago first, priority inside a project) and holds a project at "
+     "its caps on running jobs (--max-running, --arch-caps). Existing data is in the "
+     "project 'default'.",
+     cli_project_opts, cli_cmd_client},
     {NULL, NULL, NULL, NULL, NULL, NULL},
 };
 

@@ -98,9 +98,35 @@ static bool root_offered(const struct scheduler_worker_info *v, size_t n, const 
 	return false;
 }
 
+/* [projects] Is j held by its project's cap? *held gets the figures. */
+static kiln_rc quota_held(struct scheduler *s, const struct scheduler_job *j, struct kiln_arena *a,
+                          struct scheduler_quota *held, bool *full, struct kiln_err *err)
+{
+	struct scheduler_project p = {0};
+	struct scheduler_project_run *run = NULL;
+	size_t n = 0;
+	kiln_rc rc;
+
+	*full = false;
+	if (j->state != SCHED_QUEUED)
+		return KILN_OK;
+	rc = s->store->ops->project_get(s->store, j->project_id, NULL, a, &p, err);
+	if (rc == KILN_ENOTFOUND) {
+		kiln_err_clear(err);
+		return KILN_OK;
+	}
+	if (rc || (!p.max_running && !*p.arch_caps))
+		return rc;
+	rc = s->store->ops->project_running(s->store, a, &run, &n, err);
+	if (!rc)
+		*full =
+		    scheduler_quota_full(p.id, p.max_running, p.arch_caps, j->arch, run, n, held);
+	return rc;
+}
+
 static const char *summary(struct kiln_arena *a, const struct scheduler_job *j, bool any,
                            int64_t ahead, int64_t now, const struct scheduler_worker_info *workers,
-                           size_t n)
+                           size_t n, const struct scheduler_quota *held)
 {
 	const char *root = NULL;
 	size_t rlen = 0;
@@ -108,6 +134,10 @@ static const char *summary(struct kiln_arena *a, const struct scheduler_job *j, 
 	if (j->state != SCHED_QUEUED)
 		return kiln_arena_printf(a, "the job is %s, not waiting",
 		                         scheduler_state_name(j->state));
+	if (held)
+		return kiln_arena_printf(a, "project quota %s%s%lld/%lld running", held->arch,
+		                         *held->arch ? " " : "", (long long)held->running,
+		                         (long long)held->cap);
 	if (j->not_before_ms > now)
 		return kiln_arena_printf(a, "waiting %llds more before retry %lld (backoff)",
 		                         (long long)((j->not_before_ms - now + 999) / 1000),
@@ -127,17 +157,21 @@ kiln_rc scheduler_placement_json(struct scheduler *s, const struct scheduler_job
 {
 	struct scheduler_worker_info *v = NULL;
 	int64_t now = util_clock_wall_ms(), ahead = 0;
-	bool any = false;
+	struct scheduler_quota held = {0};
+	bool any = false, full = false;
 	size_t n = 0, i;
 	kiln_rc rc;
 
 	rc = s->store->ops->workers_list(s->store, a, &v, &n, err);
 	if (!rc && j->state == SCHED_QUEUED)
 		rc = s->store->ops->queue_position(s->store, j, &ahead, err);
+	if (!rc)
+		rc = quota_held(s, j, a, &held, &full, err);
 	if (rc)
 		return rc;
 	api_jw_obj(w);
 	api_jw_kint(w, "job", j->id);
+	api_jw_kstr(w, "project", j->project ? j->project : "");
 	api_jw_kstr(w, "state", scheduler_state_name(j->state));
 	api_jw_kint(w, "queued_ahead", ahead);
 	api_jw_key(w, "workers");
@@ -145,7 +179,7 @@ kiln_rc scheduler_placement_json(struct scheduler *s, const struct scheduler_job
 	for (i = 0; i < n; i++)
 		worker_verdict(w, j, &v[i], now, a, &any);
 	api_jw_end(w);
-	api_jw_kstr(w, "summary", summary(a, j, any, ahead, now, v, n));
+	api_jw_kstr(w, "summary", summary(a, j, any, ahead, now, v, n, full ? &held : NULL));
 	api_jw_end(w);
 	return KILN_OK;
 }

@@ -9,16 +9,36 @@
 /* Shared by the handlers (http_req.c). The i-th path capture as a job id (KILN_ENOTFOUND when it is not one). */
 KILN_MUST_CHECK kiln_rc scheduler_param_id(struct api_req *req, unsigned i, int64_t *id,
                                            struct kiln_err *err);
-/* Does the caller read everything (scope read or admin)? A submit-only token reads only
- * the jobs it submitted. */
+/* Does the caller read everything (a farm admin)? Other tokens read in their project
+ * (api_req_group): with read every job of it, a submit-only token only its own; anonymous
+ * readers the jobs of public projects. */
 bool scheduler_reads_all(const struct api_req *req);
-/* The job id of the path's first capture, for a caller allowed to see that job (every
- * job with read; a submit-only token only its own): KILN_ENOTFOUND otherwise, the same
- * answer as for no such job. */
+/* May the caller see job j (as above)? */
+bool scheduler_job_visible(struct scheduler *s, struct api_req *req, const struct scheduler_job *j);
+/* The project a listing is asked for (name: the "project" query, NULL or "" for none) into
+ * *id: for a farm admin the one named (0 for all), for a token its own (naming another is
+ * KILN_ENOTFOUND, as for no such project), for an anonymous reader a public one named (0
+ * for all: the listing keeps public projects' rows). */
+KILN_MUST_CHECK kiln_rc scheduler_project_param(struct scheduler *s, struct api_req *req,
+                                                const char *name, int64_t *id,
+                                                struct kiln_err *err);
+/* The project that owns repository repo (default unless one was given it); -1 with err
+ * set when the store fails. */
+int64_t scheduler_repo_project(struct scheduler *s, struct kiln_arena *a, const char *repo,
+                               struct kiln_err *err);
+/* May the caller read repository repo (its listing, its files under /repos/)? A farm
+ * admin any; a token its project's; anyone a public project's. /repos/ is served without
+ * auth: a bearer token sent there is looked at all the same. */
+bool scheduler_repo_visible(struct scheduler *s, struct api_req *req, const char *repo);
+/* Is project_id readable without a token (public_read)? false for no such project. */
+bool scheduler_project_public(struct scheduler *s, struct api_req *req, int64_t project_id);
+/* The job id of the path's first capture, for a caller allowed to see that job
+ * (scheduler_job_visible): KILN_ENOTFOUND otherwise, the same answer as for no such job. */
 KILN_MUST_CHECK kiln_rc scheduler_job_param(struct scheduler *s, struct api_req *req, int64_t *id,
                                             struct kiln_err *err);
-/* May the caller download the package of this sha256 (signed or not)? With read, any;
- * a submit-only token, one of its jobs' packages. KILN_ENOTFOUND otherwise. */
+/* May the caller download the package of this sha256 (signed or not)? A farm admin, any;
+ * with read, one of its project's jobs' packages; a submit-only token, one of its own jobs';
+ * anonymous, one of a public project's. KILN_ENOTFOUND otherwise. */
 KILN_MUST_CHECK kiln_rc scheduler_artifact_visible(struct scheduler *s, struct api_req *req,
                                                    const char *sha, struct kiln_err *err);
 /* Finish a JSON body written into resp->body with this status. */
@@ -84,6 +104,22 @@ void scheduler_h_repo(void *ctx, struct api_req *req, struct api_resp *resp);
 void scheduler_h_repo_regenerate(void *ctx, struct api_req *req, struct api_resp *resp);
 void scheduler_h_repo_remove(void *ctx, struct api_req *req, struct api_resp *resp);
 void scheduler_h_repo_file(void *ctx, struct api_req *req, struct api_resp *resp);
+
+/* Projects (project.c). */
+/* A project's name: 1 to 64 of lowercase letters, digits and (not first) '-', '_', '.';
+ * KILN_EINVAL naming the field. */
+KILN_MUST_CHECK kiln_rc scheduler_project_name_check(const char *name, struct kiln_err *err);
+/* A project's JSON, with the repositories it owns (o: the owners, repo_owners). */
+void scheduler_project_json(struct scheduler *s, struct api_jw *w,
+                            const struct scheduler_project *p, const struct scheduler_repo_owner *o,
+                            size_t n);
+void scheduler_h_project_create(void *ctx, struct api_req *req, struct api_resp *resp);
+void scheduler_h_projects(void *ctx, struct api_req *req, struct api_resp *resp);
+void scheduler_h_project(void *ctx, struct api_req *req, struct api_resp *resp);
+void scheduler_h_project_change(void *ctx, struct api_req *req, struct api_resp *resp);
+void scheduler_h_project_delete(void *ctx, struct api_req *req, struct api_resp *resp);
+void scheduler_h_project_key(void *ctx, struct api_req *req, struct api_resp *resp);
+void scheduler_h_project_key_extend(void *ctx, struct api_req *req, struct api_resp *resp);
 
 /* Forge webhooks (hooks.c). */
 void scheduler_h_hook(void *ctx, struct api_req *req, struct api_resp *resp);

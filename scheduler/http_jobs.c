@@ -126,13 +126,14 @@ void scheduler_h_jobs(void *ctx, struct api_req *req, struct api_resp *resp)
 	enum scheduler_state st = SCHED_QUEUED;
 	const char *state = api_req_query(req, "state");
 	const char *name = api_req_query(req, "name");
-	bool all = scheduler_reads_all(req);
-	int64_t limit, cursor;
+	int64_t limit, cursor, project = 0;
 	struct api_jw w;
 	size_t n = 0, i;
 	kiln_rc rc;
 
-	rc = api_req_query_int(req, "limit", 50, 1, 1000, &limit, &err);
+	rc = scheduler_project_param(s, req, api_req_query(req, "project"), &project, &err);
+	if (!rc)
+		rc = api_req_query_int(req, "limit", 50, 1, 1000, &limit, &err);
 	if (!rc)
 		rc = api_req_query_int(req, "cursor", 0, 0, INT64_MAX, &cursor, &err);
 	if (!rc && state && *state)
@@ -140,7 +141,7 @@ void scheduler_h_jobs(void *ctx, struct api_req *req, struct api_resp *resp)
 	if (!rc && name && strlen(name) > 255)
 		rc = kiln_err_set(&err, KILN_EINVAL, "query 'name': longer than 255 bytes");
 	if (!rc)
-		rc = s->store->ops->job_list(s->store, state && *state ? (int)st : -1,
+		rc = s->store->ops->job_list(s->store, project, state && *state ? (int)st : -1,
 		                             name ? name : "", cursor, limit, api_req_arena(req),
 		                             &v, &n, &err);
 	if (rc) {
@@ -151,10 +152,10 @@ void scheduler_h_jobs(void *ctx, struct api_req *req, struct api_resp *resp)
 	api_jw_obj(&w);
 	api_jw_key(&w, "jobs");
 	api_jw_arr(&w);
-	/* a submit-only token lists its own jobs: a page may come out short, the cursor
-	 * still pages on through all of them */
+	/* a submit-only token lists its own jobs, an anonymous reader public projects': a
+	 * page may come out short, the cursor still pages on through all of them */
 	for (i = 0; i < n; i++)
-		if (all || v[i].token_id == api_req_token_id(req))
+		if (scheduler_job_visible(s, req, &v[i]))
 			scheduler_job_json(&w, &v[i]);
 	api_jw_end(&w);
 	api_jw_key(&w, "next_cursor");
@@ -298,7 +299,16 @@ void scheduler_h_artifact_get(void *ctx, struct api_req *req, struct api_resp *r
 
 void scheduler_h_blob_get(void *ctx, struct api_req *req, struct api_resp *resp)
 {
-	send_blob(ctx, api_req_param(req, 0), "application/octet-stream", resp);
+	struct kiln_err err = KILN_ERR_INIT;
+	const char *sha = api_req_param(req, 0);
+
+	/* [projects] workers fetch any input; a reader only its project's packages */
+	if (!(api_req_scopes(req) & (API_SCOPE_ADMIN | API_SCOPE_WORKER)) &&
+	    api_sha256_valid(sha) && scheduler_artifact_visible(ctx, req, sha, &err)) {
+		api_resp_error(resp, 404, "not_found", "no blob %s", sha);
+		return;
+	}
+	send_blob(ctx, sha, "application/octet-stream", resp);
 }
 
 void scheduler_h_blob_put(void *ctx, struct api_req *req, struct api_resp *resp)

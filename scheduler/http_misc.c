@@ -59,6 +59,14 @@ const struct api_route scheduler_routes[] = {
     {API_GET, "/repos/{*}", 0, API_ROUTE_NOAUTH, scheduler_h_repo_file},
     {API_POST, "/api/v1/tokens", API_SCOPE_ADMIN, 0, scheduler_h_token_create},
     {API_GET, "/api/v1/tokens", API_SCOPE_ADMIN, 0, scheduler_h_tokens},
+    {API_POST, "/api/v1/projects", API_SCOPE_ADMIN, 0, scheduler_h_project_create},
+    {API_GET, "/api/v1/projects", RS, R, scheduler_h_projects},
+    {API_GET, "/api/v1/projects/{}", RS, R, scheduler_h_project},
+    {API_PUT, "/api/v1/projects/{}", API_SCOPE_ADMIN, 0, scheduler_h_project_change},
+    {API_DELETE, "/api/v1/projects/{}", API_SCOPE_ADMIN, 0, scheduler_h_project_delete},
+    {API_GET, "/api/v1/projects/{}/key", RS, R, scheduler_h_project_key},
+    {API_POST, "/api/v1/projects/{}/key/extend", API_SCOPE_ADMIN, 0,
+     scheduler_h_project_key_extend},
     {API_DELETE, "/api/v1/tokens/{}", API_SCOPE_ADMIN, 0, scheduler_h_token_revoke},
     {0, NULL, 0, 0, NULL},
 };
@@ -134,14 +142,39 @@ void scheduler_h_key(void *ctx, struct api_req *req, struct api_resp *resp)
 }
 
 struct token_body {
-	const char *scopes, *name;
+	const char *scopes, *name, *project;
 };
 
 static const struct api_field token_fields[] = {
     {"scopes", API_F_STR, true, offsetof(struct token_body, scopes), 0, 128, NULL, 0, 0},
     {"name", API_F_STR, false, offsetof(struct token_body, name), 0, 128, NULL, 0, 0},
+    {"project", API_F_STR, false, offsetof(struct token_body, project), 0, 64, NULL, 0, 0},
     API_FIELD_END,
 };
+
+/* [projects] The project a new token acts in (default when none is named): a token of
+ * another project has scopes inside it only (submit, read); admin and worker are the
+ * farm's. */
+static kiln_rc token_project(struct scheduler *s, struct api_req *req, const struct token_body *b,
+                             unsigned scopes, struct scheduler_project *p, struct kiln_err *err)
+{
+	kiln_rc rc;
+
+	rc = s->store->ops->project_get(s->store, b->project ? 0 : SCHED_PROJECT_DEFAULT,
+	                                b->project, api_req_arena(req), p, err);
+	if (rc == KILN_ENOTFOUND) {
+		kiln_err_clear(err);
+		return kiln_err_set(err, KILN_EINVAL, "field 'project': no project '%.64s'",
+		                    b->project);
+	}
+	if (!rc && p->id != SCHED_PROJECT_DEFAULT &&
+	    (scopes & (API_SCOPE_ADMIN | API_SCOPE_WORKER)))
+		rc = kiln_err_set(err, KILN_EINVAL,
+		                  "field 'scopes': admin and worker are farm-wide scopes; a token "
+		                  "of project '%s' takes submit and read",
+		                  p->name);
+	return rc;
+}
 
 void scheduler_h_token_create(void *ctx, struct api_req *req, struct api_resp *resp)
 {
@@ -149,6 +182,7 @@ void scheduler_h_token_create(void *ctx, struct api_req *req, struct api_resp *r
 	struct kiln_buf sc = KILN_BUF_INIT(128);
 	struct kiln_err err = KILN_ERR_INIT;
 	struct token_body b = {0};
+	struct scheduler_project p = {0};
 	char tok[API_TOKEN_LEN + 1], hash[65];
 	unsigned scopes = 0;
 	const char *body;
@@ -163,11 +197,13 @@ void scheduler_h_token_create(void *ctx, struct api_req *req, struct api_resp *r
 	if (!rc && api_scopes_parse(b.scopes, &scopes, &err))
 		kiln_err_wrap(&err, "field 'scopes'"), rc = KILN_EINVAL;
 	if (!rc)
+		rc = token_project(s, req, &b, scopes, &p, &err);
+	if (!rc)
 		rc = api_token_generate(tok, &err);
 	if (!rc)
 		rc = api_token_hash(tok, strlen(tok), hash, &err);
 	if (!rc)
-		rc = s->store->ops->token_insert(s->store, hash, scopes, b.name ? b.name : "",
+		rc = s->store->ops->token_insert(s->store, hash, scopes, b.name ? b.name : "", p.id,
 		                                 util_clock_wall_ms(), &id, &err);
 	if (rc) {
 		api_resp_from_err(resp, &err);
@@ -180,6 +216,7 @@ void scheduler_h_token_create(void *ctx, struct api_req *req, struct api_resp *r
 	api_jw_kstr(&w, "token", tok);
 	api_jw_kstr(&w, "scopes", sc.ptr);
 	api_jw_kstr(&w, "name", b.name ? b.name : "");
+	api_jw_kstr(&w, "project", p.name);
 	api_jw_end(&w);
 	scheduler_reply_json(resp, 201);
 	explicit_bzero(tok, sizeof(tok));
@@ -213,6 +250,7 @@ void scheduler_h_tokens(void *ctx, struct api_req *req, struct api_resp *resp)
 		api_jw_kstr(&w, "scopes", sc.ptr);
 		api_jw_kint(&w, "created", v[i].created_ms);
 		api_jw_kbool(&w, "revoked", v[i].revoked);
+		api_jw_kstr(&w, "project", v[i].project);
 		api_jw_end(&w);
 		kiln_buf_release(&sc);
 	}

@@ -50,6 +50,7 @@ void scheduler_job_json_fields(struct api_jw *w, const struct scheduler_job *j)
 	api_jw_kint(w, "id", j->id);
 	api_jw_kstr(w, "state", scheduler_state_name(j->state));
 	api_jw_kint(w, "priority", j->priority);
+	api_jw_kstr(w, "project", j->project ? j->project : "");
 	kopt(w, "arch", j->arch);
 	kwords(w, "tags", j->tags);
 	api_jw_kstr(w, "spec_name", j->spec_name);

@@ -29,13 +29,17 @@ kiln_rc scheduler_lease_grant(struct scheduler_store *st, const struct scheduler
                               struct kiln_arena *a, struct scheduler_job *out, struct kiln_err *err)
 {
 	struct scheduler_candidate *c = NULL;
-	size_t n = 0, i, avoided;
+	struct scheduler_project_run *run = NULL;
+	size_t n = 0, nrun = 0, i, avoided;
 	bool here = false;
 	kiln_rc rc;
 
 	rc = st->ops->lease_candidates(st, q->now_ms, q->arches, a, &c, &n, err);
+	/* what runs is read only when a project has caps: most farms have none */
+	if (!rc && scheduler_candidates_capped(c, n))
+		rc = st->ops->project_running(st, a, &run, &nrun, err);
 	while (!rc) {
-		i = scheduler_lease_pick(c, n, q, &avoided);
+		i = scheduler_lease_pick(c, n, q, run, nrun, &avoided);
 		if (i == n && avoided < n)
 			rc = rerun_here(st, q, &c[avoided], a, &here, err);
 		if (!rc && i == n && avoided < n && here)

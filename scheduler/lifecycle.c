@@ -14,7 +14,7 @@
 #include "scheduler/scheduler_int.h"
 
 static kiln_rc auth_cb(void *ctx, const char *token, size_t len, unsigned *scopes,
-                       int64_t *token_id, struct kiln_err *err)
+                       int64_t *token_id, int64_t *project_id, struct kiln_err *err)
 {
 	struct scheduler *s = ctx;
 	char hash[65];
@@ -22,7 +22,7 @@ static kiln_rc auth_cb(void *ctx, const char *token, size_t len, unsigned *scope
 
 	rc = api_token_hash(token, len, hash, err);
 	if (!rc)
-		rc = s->store->ops->token_lookup(s->store, hash, token_id, scopes, err);
+		rc = s->store->ops->token_lookup(s->store, hash, token_id, scopes, project_id, err);
 	if (rc == KILN_EAUTH)
 		kiln_err_clear(err), kiln_err_set(err, KILN_EAUTH, "invalid token");
 	return rc;
@@ -64,7 +64,8 @@ static kiln_rc admin_bootstrap(struct scheduler *s, int ready_fd, struct kiln_er
 		rc = api_token_hash(tok, strlen(tok), hash, err);
 	if (!rc)
 		rc = s->store->ops->token_insert(s->store, hash, API_SCOPE_ALL, "admin",
-		                                 util_clock_wall_ms(), &id, err);
+		                                 SCHED_PROJECT_DEFAULT, util_clock_wall_ms(), &id,
+		                                 err);
 	kiln_buf_addf(&path, "%s/admin.token", s->cfg->data_dir);
 	if (!rc)
 		rc = kiln_buf_finish(&path, err);
@@ -92,13 +93,14 @@ static kiln_rc config_tokens(struct scheduler *s, struct kiln_err *err)
 	const struct scheduler_token_cfg *t = s->cfg->tokens;
 	struct kiln_err e2 = KILN_ERR_INIT;
 	unsigned scopes;
-	int64_t id;
+	int64_t id, project;
 	size_t i;
 	kiln_rc rc;
 
 	for (i = 0; i < s->cfg->ntokens; i++) {
 		kiln_err_clear(&e2);
-		rc = s->store->ops->token_lookup(s->store, t[i].sha256, &id, &scopes, &e2);
+		rc =
+		    s->store->ops->token_lookup(s->store, t[i].sha256, &id, &scopes, &project, &e2);
 		if (rc == KILN_OK) {
 			if (scopes != t[i].scopes)
 				kiln_log(
@@ -112,7 +114,8 @@ static kiln_rc config_tokens(struct scheduler *s, struct kiln_err *err)
 			return kiln_err_set(err, rc, "%s", e2.msg);
 		kiln_err_clear(&e2);
 		if (s->store->ops->token_insert(s->store, t[i].sha256, t[i].scopes, t[i].name,
-		                                util_clock_wall_ms(), &id, &e2))
+		                                SCHED_PROJECT_DEFAULT, util_clock_wall_ms(), &id,
+		                                &e2))
 			kiln_log(KILN_LOG_WARN, "token '%s' from the configuration not added: %s",
 			         t[i].name, e2.msg);
 		else
@@ -245,8 +248,7 @@ static void peers_changed(void *arg, const char *repo)
 	if (!repo) {
 		api_server_wake(s->http);
 		scheduler_outbox_kick(s); /* a job changed there: a status or event to send here */
-	}
-	else
+	} else
 		scheduler_publish_heard(s, repo);
 }
 

@@ -58,6 +58,12 @@ kiln_rc scheduler_metrics_text(struct scheduler *s, struct kiln_buf *o, struct k
 		kiln_buf_addf(o, "kiln_queue_depth{arch=\"%s\"} %lld\n",
 		              *c.queued_arch[k] ? c.queued_arch[k] : "any",
 		              (long long)c.queued_n[k]);
+	/* project names are [a-z0-9._-]: nothing to escape */
+	kiln_buf_addstr(o, "# HELP kiln_project_queue_depth Queued jobs per project (projects "
+	                   "with none left out).\n# TYPE kiln_project_queue_depth gauge\n");
+	for (k = 0; k < c.nqueued_project; k++)
+		kiln_buf_addf(o, "kiln_project_queue_depth{project=\"%s\"} %lld\n",
+		              c.queued_project[k], (long long)c.queued_project_n[k]);
 	kiln_buf_addstr(o, "# HELP kiln_reproducibility_jobs Jobs with reruns by their rolled-up "
 	                   "reproducibility verdict.\n# TYPE kiln_reproducibility_jobs gauge\n");
 	for (k = 0; k < KILN_ARRAY_SIZE(c.verdicts); k++)

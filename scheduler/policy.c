@@ -56,23 +56,130 @@ bool scheduler_job_fits(const char *job_arch, const char *job_tags, const char *
 	return true;
 }
 
-size_t scheduler_lease_pick(const struct scheduler_candidate *c, size_t n,
-                            const struct scheduler_lease_query *q, size_t *avoided)
+/* Fair share: the project granted longest ago first (grant_seq, then id), then priority,
+ * then age inside it. */
+static bool cand_before(const struct scheduler_candidate *a, const struct scheduler_candidate *b)
+{
+	if (a->grant_seq != b->grant_seq)
+		return a->grant_seq < b->grant_seq;
+	if (a->project_id != b->project_id)
+		return a->project_id < b->project_id;
+	if (a->priority != b->priority)
+		return a->priority > b->priority;
+	return a->id < b->id;
+}
+
+/* The cap of arch in caps ("x86_64=2,aarch64=1"): -1 for none. */
+static int64_t arch_cap(const char *caps, const char *arch)
+{
+	size_t alen = strlen(arch);
+	const char *p = caps;
+
+	while (alen && p && *p) {
+		size_t len = strcspn(p, ",");
+		const char *eq = memchr(p, '=', len);
+		int64_t v;
+
+		if (eq && (size_t)(eq - p) == alen && !strncmp(p, arch, alen) &&
+		    !util_parse_i64(eq + 1, len - (size_t)(eq - p) - 1, 10, 0, INT64_MAX, &v, NULL))
+			return v;
+		p += len;
+		p += *p == ',';
+	}
+	return -1;
+}
+
+bool scheduler_quota_full(int64_t project_id, int64_t max_running, const char *arch_caps,
+                          const char *arch, const struct scheduler_project_run *run, size_t nrun,
+                          struct scheduler_quota *why)
+{
+	int64_t total = 0, in_arch = 0, cap = arch_cap(arch_caps, arch ? arch : "");
+	size_t i;
+
+	for (i = 0; i < nrun; i++) {
+		if (run[i].project_id != project_id)
+			continue;
+		total += run[i].n;
+		if (arch && !strcmp(run[i].arch, arch))
+			in_arch += run[i].n;
+	}
+	if (why)
+		*why = (struct scheduler_quota){total, max_running, ""};
+	if (max_running > 0 && total >= max_running)
+		return true;
+	if (cap < 0 || in_arch < cap)
+		return false;
+	if (why)
+		*why = (struct scheduler_quota){in_arch, cap, arch};
+	return true;
+}
+
+bool scheduler_candidates_capped(const struct scheduler_candidate *c, size_t n)
 {
 	size_t i;
 
+	for (i = 0; i < n; i++)
+		if (c[i].max_running > 0 || (c[i].arch_caps && *c[i].arch_caps))
+			return true;
+	return false;
+}
+
+size_t scheduler_lease_pick(const struct scheduler_candidate *c, size_t n,
+                            const struct scheduler_lease_query *q,
+                            const struct scheduler_project_run *run, size_t nrun, size_t *avoided)
+{
+	size_t i, best = n;
+
 	*avoided = n;
 	for (i = 0; i < n; i++) {
+		size_t *slot = &best;
+
 		if (!c[i].id || !scheduler_job_fits(c[i].arch, c[i].tags, q->arches, q->tags, NULL))
 			continue;
-		if (!c[i].avoid_worker || !*c[i].avoid_worker ||
-		    strcmp(c[i].avoid_worker, q->worker))
-			return i;
 		/* a rerun of this worker's own build: only when no other worker could take it */
-		if (*avoided == n)
-			*avoided = i;
+		if (c[i].avoid_worker && *c[i].avoid_worker &&
+		    !strcmp(c[i].avoid_worker, q->worker))
+			slot = avoided;
+		if (*slot != n && !cand_before(&c[i], &c[*slot]))
+			continue;
+		if (scheduler_quota_full(c[i].project_id, c[i].max_running, c[i].arch_caps,
+		                         c[i].arch, run, nrun, NULL))
+			continue;
+		*slot = i;
 	}
-	return n;
+	return best;
+}
+
+kiln_rc scheduler_arch_caps_check(const char *s, struct kiln_err *err)
+{
+	const char *p = s;
+
+	while (*p) {
+		size_t len = strcspn(p, ","), i;
+		const char *eq = memchr(p, '=', len);
+		int64_t v;
+
+		if (!eq || eq == p || eq - p > 64)
+			return kiln_err_set(err, KILN_EINVAL,
+			                    "arch_caps: expected ARCH=N[,ARCH=N...], not '%.64s'",
+			                    s);
+		for (i = 0; i < (size_t)(eq - p); i++)
+			if (!strchr(
+			        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-",
+			        p[i]))
+				return kiln_err_set(err, KILN_EINVAL,
+				                    "arch_caps: '%.*s' is not an arch name",
+				                    (int)(eq - p), p);
+		if (util_parse_i64(eq + 1, len - (size_t)(eq - p) - 1, 10, 1, 1000000, &v, NULL))
+			return kiln_err_set(err, KILN_EINVAL,
+			                    "arch_caps: the cap of '%.*s' must be 1 to 1000000",
+			                    (int)(eq - p), p);
+		p += len;
+		if (*p == ',' && !p[1])
+			return kiln_err_set(err, KILN_EINVAL, "arch_caps: a trailing ','");
+		p += *p == ',';
+	}
+	return KILN_OK;
 }
 
 bool scheduler_rerun_elsewhere(const struct scheduler_candidate *c, const char *self,

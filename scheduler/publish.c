@@ -402,6 +402,32 @@ static kiln_rc write_text(const char *dir, const char *name, const struct kiln_b
 	return rc;
 }
 
+/* [projects] The signing key of the project owning repository name, when it is not default,
+ * appended to out: its packages are signed with it. */
+static kiln_rc project_key_text(struct scheduler *s, const char *name, struct kiln_buf *out,
+                                struct kiln_err *err)
+{
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
+	struct scheduler_project p = {0};
+	struct sign_key *key = NULL;
+	int64_t id = scheduler_repo_project(s, &a, name, err);
+	kiln_rc rc = id < 0 ? err->code : KILN_OK;
+
+	if (!rc && id != SCHED_PROJECT_DEFAULT)
+		rc = s->store->ops->project_get(s->store, id, NULL, &a, &p, err);
+	if (!rc && id != SCHED_PROJECT_DEFAULT)
+		rc = scheduler_project_key_load(s, p.name, &key, err);
+	if (!rc && key)
+		rc = sign_key_export(key, SIGN_EXPORT_ARMOR, out, err);
+	if (rc == KILN_ENOTFOUND) {
+		kiln_err_clear(err);
+		rc = KILN_OK;
+	}
+	sign_key_free(key);
+	kiln_arena_release(&a);
+	return rc;
+}
+
 /* RPM-GPG-KEY-NAME and NAME.repo. */
 static kiln_rc write_client_files(struct scheduler *s, const struct pub_repo *r, const char *dir,
                                   const struct sign_key *key, struct kiln_err *err)
@@ -411,7 +437,7 @@ static kiln_rc write_client_files(struct scheduler *s, const struct pub_repo *r,
 	const char *base = s->cfg->publish_base_url;
 	kiln_rc rc;
 
-	if ((rc = keys_text(s, key, &keys, err)))
+	if ((rc = keys_text(s, key, &keys, err)) || (rc = project_key_text(s, r->name, &keys, err)))
 		goto out;
 	kiln_buf_addf(&name, "RPM-GPG-KEY-%s", r->name);
 	if (base && *base)
@@ -952,9 +978,21 @@ kiln_rc scheduler_publish_remove(struct scheduler *s, const char *repo, const ch
 /* ---------------------------------------------------------------------------------------- */
 /* HTTP: /api/v1/repos */
 
-static void repo_json(struct api_jw *w, const char *name, const struct scheduler_repo_pkg *v,
-                      size_t n, const struct scheduler_repo_state *st, bool packages,
-                      struct kiln_arena *a)
+/* [projects] The name of the project owning repository name ("" when unknown). */
+static const char *repo_project_name(struct scheduler *s, const char *name, struct kiln_arena *a)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	struct scheduler_project p = {0};
+	int64_t id = scheduler_repo_project(s, a, name, &err);
+
+	if (id < 0 || s->store->ops->project_get(s->store, id, NULL, a, &p, &err))
+		return "";
+	return p.name;
+}
+
+static void repo_json(struct scheduler *s, struct api_jw *w, const char *name,
+                      const struct scheduler_repo_pkg *v, size_t n,
+                      const struct scheduler_repo_state *st, bool packages, struct kiln_arena *a)
 {
 	const char *arches[PUB_MAX_ARCHES];
 	size_t narch = 0, count = 0, i;
@@ -968,6 +1006,7 @@ static void repo_json(struct api_jw *w, const char *name, const struct scheduler
 	}
 	api_jw_obj(w);
 	api_jw_kstr(w, "name", name);
+	api_jw_kstr(w, "project", repo_project_name(s, name, a));
 	api_jw_key(w, "arches");
 	api_jw_arr(w);
 	for (i = 0; i < narch; i++)
@@ -1030,7 +1069,7 @@ static void repos_reply(struct scheduler *s, struct api_req *req, struct api_res
 	size_t n = 0, nst = 0, i;
 	struct api_jw w;
 
-	if (one && !repo_find(s->publisher, one)) {
+	if (one && (!repo_find(s->publisher, one) || !scheduler_repo_visible(s, req, one))) {
 		api_resp_error(resp, 404, "not_found", "no repository '%s'", one);
 		return;
 	}
@@ -1041,7 +1080,7 @@ static void repos_reply(struct scheduler *s, struct api_req *req, struct api_res
 	}
 	api_jw_init(&w, &resp->body);
 	if (one) {
-		repo_json(&w, one, v, n, state_of(st, nst, one), true, a);
+		repo_json(s, &w, one, v, n, state_of(st, nst, one), true, a);
 	} else {
 		api_jw_obj(&w);
 		api_jw_key(&w, "repositories");
@@ -1049,7 +1088,9 @@ static void repos_reply(struct scheduler *s, struct api_req *req, struct api_res
 		for (i = 0; s->publisher && i < s->publisher->n; i++) {
 			const char *name = s->publisher->repos[i].name;
 
-			repo_json(&w, name, v, n, state_of(st, nst, name), false, a);
+			/* [projects] another project's repositories are left out */
+			if (scheduler_repo_visible(s, req, name))
+				repo_json(s, &w, name, v, n, state_of(st, nst, name), false, a);
 		}
 		api_jw_end(&w);
 		api_jw_end(&w);
@@ -1212,6 +1253,8 @@ void scheduler_h_repo_file(void *ctx, struct api_req *req, struct api_resp *resp
 	memcpy(name, path, (size_t)(slash - path));
 	name[slash - path] = '\0';
 	r = repo_find(s->publisher, name);
+	if (r && !scheduler_repo_visible(s, req, name))
+		r = NULL; /* [projects] a private project's: as if there were none */
 	if (r)
 		repo_dir(s, r, &dir);
 	fd = r && !dir.err ? open_repo_file(dir.ptr, slash + 1, &st) : -1;

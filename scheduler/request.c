@@ -66,6 +66,7 @@ static const struct api_field request_fields[] = {
     F("max_attempts", API_F_INT, false, max_attempts, 1, 20),
     F("sign_key", API_F_STR, false, sign_key, 0, 128),
     F("repository", API_F_STR, false, repository, 0, 128),
+    F("project", API_F_STR, false, project, 0, 64),
     F("root", API_F_STR, false, root, 0, 128),
     F("root_lock", API_F_STR, false, root_lock, 0, 64),
     {"limits", API_F_OBJ, false, offsetof(struct scheduler_request, limits), 0, 0, limit_fields, 0,

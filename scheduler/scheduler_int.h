@@ -61,6 +61,8 @@ struct scheduler_job {
 	const char *sign_key;  /* key name, "" = none */
 	const char *idem_key;  /* Idempotency-Key, "" = none */
 	int64_t token_id;      /* who submitted */
+	int64_t project_id;    /* the project it belongs to (1: default) */
+	const char *project;   /* its name ("" when the project was deleted) */
 	int64_t created_ms, updated_ms, started_ms, finished_ms, not_before_ms;
 	int64_t attempts, max_attempts, timeout_s;
 	bool cancel_requested;
@@ -169,6 +171,35 @@ struct scheduler_token {
 	unsigned scopes;
 	int64_t created_ms;
 	bool revoked;
+	int64_t project_id;  /* the project it acts in (1: default) */
+	const char *project; /* its name */
+};
+
+/* A project (issue 27): it owns jobs, tokens and repositories; the grant shares workers
+ * between projects (policy.c). Strings in the caller's arena. */
+#define SCHED_PROJECT_DEFAULT 1 /* the id of "default", which the migration made */
+struct scheduler_project {
+	int64_t id;
+	const char *name;
+	int64_t created_ms;
+	bool public_read;       /* repositories and dashboard readable without a token */
+	int64_t max_running;    /* at most this many leased or building jobs (0: no cap) */
+	const char *arch_caps;  /* "x86_64=2,aarch64=1": per-arch caps ("" for none) */
+	int64_t grant_seq;      /* the farm's grant count at its last grant (0: never) */
+	int64_t key_expires_ms; /* its signing key's expiry (0: no key of its own) */
+};
+
+/* A repository a project owns (repositories no project owns are default's). */
+struct scheduler_repo_owner {
+	const char *repo;
+	int64_t project_id;
+};
+
+/* Leased or building jobs of a project in one arch ("" for jobs of any arch). */
+struct scheduler_project_run {
+	int64_t project_id;
+	const char *arch;
+	int64_t n;
 };
 
 /* What a lease grant looks for. */
@@ -187,6 +218,10 @@ struct scheduler_candidate {
 	int64_t id;
 	const char *arch, *tags;
 	const char *avoid_worker; /* a rerun: its original's worker ("" else) */
+	int64_t project_id, priority;
+	/* its project's: the grant order and caps (struct scheduler_project) */
+	int64_t grant_seq, max_running;
+	const char *arch_caps;
 };
 
 struct scheduler_job_end;
@@ -230,7 +265,10 @@ struct scheduler_counts {
 	const char **queued_arch; /* arch of each group ("" = any) */
 	int64_t *queued_n;
 	size_t nqueued;
-	int64_t verdicts[5]; /* jobs by repro_verdict, in scheduler_verdict_names order */
+	int64_t verdicts[5];         /* jobs by repro_verdict, in scheduler_verdict_names order */
+	const char **queued_project; /* queued jobs by project name (projects with none left out) */
+	int64_t *queued_project_n;
+	size_t nqueued_project;
 };
 
 /* ---------------------------------------------------------------------------------------- */
@@ -316,16 +354,20 @@ struct scheduler_store_ops {
 	                      struct kiln_err *err);
 	kiln_rc (*job_get)(struct scheduler_store *st, int64_t id, struct kiln_arena *a,
 	                   struct scheduler_job *out, struct kiln_err *err);
-	/* Newest first; state < 0 for all; before_id 0 for the start; name "" for all, else
-	 * jobs whose spec_name contains it (ASCII case-insensitive). */
-	kiln_rc (*job_list)(struct scheduler_store *st, int state, const char *name,
-	                    int64_t before_id, int64_t limit, struct kiln_arena *a,
-	                    struct scheduler_job **out, size_t *n, struct kiln_err *err);
-	/* Queued jobs that could run now, best first (for placement). */
+	/* Newest first; project_id 0 for every project's; state < 0 for all; before_id 0 for
+	 * the start; name "" for all, else jobs whose spec_name contains it (ASCII
+	 * case-insensitive). */
+	kiln_rc (*job_list)(struct scheduler_store *st, int64_t project_id, int state,
+	                    const char *name, int64_t before_id, int64_t limit,
+	                    struct kiln_arena *a, struct scheduler_job **out, size_t *n,
+	                    struct kiln_err *err);
+	/* Queued jobs of the job's project ahead of it, best first (for placement). */
 	kiln_rc (*queue_position)(struct scheduler_store *st, const struct scheduler_job *job,
 	                          int64_t *ahead, struct kiln_err *err);
-	/* Queued jobs that may run now on one of arches (",x86_64,"; a job of any arch too), best
-	 * first (priority, then age), at most 256: what a grant chooses from. */
+	/* Queued jobs that may run now on one of arches (",x86_64,"; a job of any arch too): of
+	 * each project with such jobs its best 64 (priority, then age), with the project's grant
+	 * order and caps: what a grant chooses from (scheduler_lease_pick). Taking one records
+	 * the grant in its project's grant_seq. */
 	kiln_rc (*lease_candidates)(struct scheduler_store *st, int64_t now_ms, const char *arches,
 	                            struct kiln_arena *a, struct scheduler_candidate **out,
 	                            size_t *n, struct kiln_err *err);
@@ -389,15 +431,46 @@ struct scheduler_store_ops {
 	kiln_rc (*worker_credential_set)(struct scheduler_store *st, const char *name,
 	                                 const char *hash, struct kiln_err *err);
 	kiln_rc (*token_insert)(struct scheduler_store *st, const char *hash, unsigned scopes,
-	                        const char *name, int64_t now_ms, int64_t *id,
+	                        const char *name, int64_t project_id, int64_t now_ms, int64_t *id,
 	                        struct kiln_err *err);
+	/* A live token's id, scopes and project; KILN_EAUTH for none. */
 	kiln_rc (*token_lookup)(struct scheduler_store *st, const char *hash, int64_t *id,
-	                        unsigned *scopes, struct kiln_err *err);
+	                        unsigned *scopes, int64_t *project_id, struct kiln_err *err);
 	kiln_rc (*tokens_list)(struct scheduler_store *st, struct kiln_arena *a,
 	                       struct scheduler_token **out, size_t *n, struct kiln_err *err);
 	kiln_rc (*token_revoke)(struct scheduler_store *st, int64_t id, struct kiln_err *err);
 	kiln_rc (*counts)(struct scheduler_store *st, struct kiln_arena *a,
 	                  struct scheduler_counts *out, struct kiln_err *err);
+	/* Projects (issue 27). insert: KILN_EEXIST for a name taken; *id the new one's. */
+	kiln_rc (*project_insert)(struct scheduler_store *st, const struct scheduler_project *p,
+	                          int64_t *id, struct kiln_err *err);
+	/* By name (id 0) or by id (name NULL); KILN_ENOTFOUND for none. */
+	kiln_rc (*project_get)(struct scheduler_store *st, int64_t id, const char *name,
+	                       struct kiln_arena *a, struct scheduler_project *out,
+	                       struct kiln_err *err);
+	kiln_rc (*projects_list)(struct scheduler_store *st, struct kiln_arena *a,
+	                         struct scheduler_project **out, size_t *n, struct kiln_err *err);
+	/* Set p->id's settings: public_read, max_running, arch_caps, key_expires_ms. */
+	kiln_rc (*project_update)(struct scheduler_store *st, const struct scheduler_project *p,
+	                          struct kiln_err *err);
+	/* Delete project id, revoke its tokens and give its repositories back to default (its
+	 * ended jobs stay, readable by farm admins); KILN_ECONFLICT while it has queued or
+	 * running jobs. */
+	kiln_rc (*project_delete)(struct scheduler_store *st, int64_t id, struct kiln_err *err);
+	/* Leased and building jobs by project and arch (what caps count). */
+	kiln_rc (*project_running)(struct scheduler_store *st, struct kiln_arena *a,
+	                           struct scheduler_project_run **out, size_t *n,
+	                           struct kiln_err *err);
+	/* Give repository repo to project_id (SCHED_PROJECT_DEFAULT: back to default). */
+	kiln_rc (*repo_owner_set)(struct scheduler_store *st, const char *repo, int64_t project_id,
+	                          struct kiln_err *err);
+	/* The repositories owned by a project other than default, by name. */
+	kiln_rc (*repo_owners)(struct scheduler_store *st, struct kiln_arena *a,
+	                       struct scheduler_repo_owner **out, size_t *n, struct kiln_err *err);
+	/* KILN_OK when a job of project_id has a package of this sha256 (signed or unsigned),
+	 * else KILN_ENOTFOUND. */
+	kiln_rc (*artifact_in_project)(struct scheduler_store *st, const char *sha256,
+	                               int64_t project_id, struct kiln_err *err);
 	/* A cheap check that the store answers (health). */
 	kiln_rc (*ping)(struct scheduler_store *st, struct kiln_err *err);
 	/* Reproducibility. job_insert with rerun_of set also records the rerun's row and
@@ -680,6 +753,7 @@ struct scheduler_request {
 	bool has_sde;
 	const char *sign_key;
 	const char *repository;
+	const char *project;   /* the project it goes to (NULL: the token's); not in the manifest */
 	const char *root;      /* a root configuration's name (workers offering it take the job) */
 	const char *root_lock; /* its lock's identity once pinned (rootpin.c), else NULL */
 	struct scheduler_job_limits limits;
@@ -906,7 +980,22 @@ KILN_MUST_CHECK kiln_rc scheduler_blob_put_mem(struct scheduler *s, const void *
 void scheduler_log_path(const struct scheduler *s, int64_t job, int64_t attempt,
                         struct kiln_buf *out);
 
-/* Sign every package artifact of the job's attempt with the job's key (signing.c). */
+/* Projects' own keys (projkey.c): DATA/keys/project-NAME.key. make: a new key for p
+ * expiring in days, p->key_expires_ms set (replacing the file of a deleted project of the
+ * same name); load: *out the caller's, KILN_ENOTFOUND when the project has none; extend: a
+ * new self-signature on the same key, expiring days from now (p->key_expires_ms set);
+ * remove: the file gone with its project (problems logged). */
+KILN_MUST_CHECK kiln_rc scheduler_project_key_make(struct scheduler *s, struct scheduler_project *p,
+                                                   int64_t days, struct kiln_err *err);
+KILN_MUST_CHECK kiln_rc scheduler_project_key_load(const struct scheduler *s, const char *name,
+                                                   struct sign_key **out, struct kiln_err *err);
+KILN_MUST_CHECK kiln_rc scheduler_project_key_extend(struct scheduler *s,
+                                                     struct scheduler_project *p, int64_t days,
+                                                     struct kiln_err *err);
+void scheduler_project_key_remove(struct scheduler *s, const char *name);
+
+/* Sign every package artifact of the job's attempt with the job's key (signing.c): a job of
+ * a project with a key of its own, with that key. */
 KILN_MUST_CHECK kiln_rc scheduler_sign_artifacts(struct scheduler *s,
                                                  const struct scheduler_job *job, int64_t attempt,
                                                  struct kiln_err *err);
@@ -958,12 +1047,31 @@ KILN_MUST_CHECK kiln_rc scheduler_cancel_decide(const struct scheduler_job *j,
  * unless j failed or was cancelled. */
 KILN_MUST_CHECK kiln_rc scheduler_retry_decide(const struct scheduler_job *j, int64_t *budget,
                                                struct kiln_err *err);
-/* The candidate (of n, best first) worker q gets: the first that fits it
- * (scheduler_job_fits) and is no rerun of its own build; n when none is. *avoided gets the
- * first fitting rerun of q's own build (n for none), which q gets only when no other worker
- * could take it (scheduler_rerun_elsewhere). Candidates with id 0 are passed over. */
+/* The candidate (of n) worker q gets: of those that fit it (scheduler_job_fits), are no
+ * rerun of its own build and whose project is under its caps (scheduler_quota_full over
+ * run), the first in the fair-share order: the project granted longest ago (grant_seq, then
+ * project id), then priority, then age. n when none is. *avoided gets the first such rerun
+ * of q's own build (n for none), which q gets only when no other worker could take it
+ * (scheduler_rerun_elsewhere). Candidates with id 0 are passed over. */
 size_t scheduler_lease_pick(const struct scheduler_candidate *c, size_t n,
-                            const struct scheduler_lease_query *q, size_t *avoided);
+                            const struct scheduler_lease_query *q,
+                            const struct scheduler_project_run *run, size_t nrun, size_t *avoided);
+/* Does any candidate's project have a cap (so the grant must read what runs)? */
+bool scheduler_candidates_capped(const struct scheduler_candidate *c, size_t n);
+/* Why a project's job waits: running of cap, in arch ("" for the overall cap). */
+struct scheduler_quota {
+	int64_t running, cap;
+	const char *arch;
+};
+/* Is project_id's cap reached for a job of arch: max_running (0: none) leased or building
+ * jobs in all, or its arch's cap in arch_caps ("x86_64=2,aarch64=1")? run: leased and
+ * building jobs by project and arch. why (may be NULL) gets the figures. */
+bool scheduler_quota_full(int64_t project_id, int64_t max_running, const char *arch_caps,
+                          const char *arch, const struct scheduler_project_run *run, size_t nrun,
+                          struct scheduler_quota *why);
+/* Check a project's arch_caps ("ARCH=N,..." with N 1..1000000; "" for none): KILN_EINVAL
+ * naming the field. */
+KILN_MUST_CHECK kiln_rc scheduler_arch_caps_check(const char *s, struct kiln_err *err);
 /* Anti-affinity: could a worker of w (active ones: seen within two lease TTLs, not draining)
  * other than self take c? */
 bool scheduler_rerun_elsewhere(const struct scheduler_candidate *c, const char *self,

@@ -61,10 +61,21 @@ kiln_rc scheduler_sign_artifacts(struct scheduler *s, const struct scheduler_job
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_LIMIT_ARENA);
 	struct scheduler_artifact *arts = NULL;
 	const struct sign_key *key = NULL;
+	struct sign_key *own = NULL;
 	size_t n = 0, i;
 	kiln_rc rc;
 
-	rc = scheduler_key_find(s, job->sign_key, &key, err);
+	/* [projects] a project's jobs are signed with its key (the default project has none
+	 * of its own: the farm's keys, as before) */
+	rc = job->project_id != SCHED_PROJECT_DEFAULT && job->project && *job->project
+	         ? scheduler_project_key_load(s, job->project, &own, err)
+	         : KILN_ENOTFOUND;
+	if (rc == KILN_ENOTFOUND) {
+		kiln_err_clear(err);
+		rc = scheduler_key_find(s, job->sign_key, &key, err);
+	} else if (!rc) {
+		key = own;
+	}
 	if (rc || !key)
 		goto out;
 	rc = s->store->ops->artifacts_list(s->store, job->id, attempt, &a, &arts, &n, err);
@@ -81,6 +92,7 @@ kiln_rc scheduler_sign_artifacts(struct scheduler *s, const struct scheduler_job
 		}
 	}
 out:
+	sign_key_free(own);
 	kiln_arena_release(&a);
 	return rc;
 }

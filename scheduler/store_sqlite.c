@@ -123,7 +123,7 @@ static const char *const migrations[] = {
     " project TEXT NOT NULL, ref TEXT NOT NULL, url TEXT NOT NULL, sha TEXT NOT NULL,"
     " context TEXT NOT NULL);"
     "CREATE INDEX hook_jobs_ref ON hook_jobs(forge, project, ref);",
-    /* [ci] the durable outbox (issue 26): commit statuses and outgoing webhook events,
+    /* 8 -> 9: [ci] the durable outbox (issue 26): commit statuses and outgoing webhook events,
      * delivered at least once in id order per target, and every attempt to deliver one */
     "CREATE TABLE outbox(id INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL,"
     " target TEXT NOT NULL, dedup TEXT NOT NULL UNIQUE, job_id INTEGER NOT NULL,"
@@ -136,10 +136,24 @@ static const char *const migrations[] = {
     "CREATE TABLE outbox_attempts(item_id INTEGER NOT NULL, n INTEGER NOT NULL,"
     " at_ms INTEGER NOT NULL, status INTEGER NOT NULL, answer TEXT NOT NULL,"
     " PRIMARY KEY(item_id, n));",
-    /* [ci] the HTTP status each webhook delivery was answered with (a delivery that
+    /* 9 -> 10: [ci] the HTTP status each webhook delivery was answered with (a delivery that
      * verifies but does not parse is kept with its 400), for redeliveries and the log */
     "ALTER TABLE hook_deliveries ADD COLUMN status INTEGER NOT NULL DEFAULT 200;"
     "CREATE INDEX hook_deliveries_received ON hook_deliveries(received_ms);",
+    /* 10 -> 11: [projects] projects own jobs and tokens (issue 27); what a farm had goes into
+     * "default" (id 1), whose repositories stay public as they were. grant_seq orders the
+     * projects for fair share; the index lets the grant read each project's best jobs. */
+    "CREATE TABLE projects(id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL UNIQUE,"
+    " created_ms INTEGER NOT NULL, public_read INTEGER NOT NULL DEFAULT 0,"
+    " max_running INTEGER NOT NULL DEFAULT 0, arch_caps TEXT NOT NULL DEFAULT '',"
+    " grant_seq INTEGER NOT NULL DEFAULT 0, key_expires_ms INTEGER NOT NULL DEFAULT 0);"
+    "INSERT INTO projects(id, name, created_ms, public_read)"
+    " VALUES(1, 'default', CAST(strftime('%s', 'now') AS INTEGER) * 1000, 1);"
+    "ALTER TABLE jobs ADD COLUMN project_id INTEGER NOT NULL DEFAULT 1;"
+    "ALTER TABLE tokens ADD COLUMN project_id INTEGER NOT NULL DEFAULT 1;"
+    "CREATE INDEX jobs_project_queue ON jobs(state, project_id, priority DESC, id);",
+    /* 11 -> 12: [projects] the repositories a project owns; those not listed are default's */
+    "CREATE TABLE project_repos(repo TEXT PRIMARY KEY, project_id INTEGER NOT NULL);",
 };
 
 #define JOB_COLS                                                                                   \
@@ -147,7 +161,8 @@ static const char *const migrations[] = {
 	" coalesce(idem_key, ''), token_id, created_ms, updated_ms, started_ms, finished_ms,"      \
 	" not_before_ms, attempts, max_attempts, timeout_s, cancel_requested,"                     \
 	" coalesce(lease_id, ''), generation, worker, lease_expires_ms, failure_class, message,"   \
-	" reruns, rerun_of, rerun_n, avoid_worker, variations, repro_verdict"
+	" reruns, rerun_of, rerun_n, avoid_worker, variations, repro_verdict, project_id,"         \
+	" coalesce((SELECT p.name FROM projects p WHERE p.id = project_id), '')"
 
 enum q {
 	Q_JOB_INSERT,
@@ -233,6 +248,22 @@ enum q {
 	Q_OUTBOX_ENDS_MISSING,
 	Q_OUTBOX_PRUNE_ATTEMPTS,
 	Q_OUTBOX_PRUNE,
+	Q_PROJECT_INSERT,
+	Q_PROJECT_GET,
+	Q_PROJECT_BY_NAME,
+	Q_PROJECTS,
+	Q_PROJECT_UPDATE,
+	Q_PROJECT_ACTIVE,
+	Q_PROJECT_DELETE,
+	Q_PROJECT_TOKENS_REVOKE,
+	Q_PROJECT_RUNNING,
+	Q_PROJECT_GRANT,
+	Q_ARTIFACT_IN_PROJECT,
+	Q_COUNT_QUEUED_PROJECT,
+	Q_REPO_OWNER_SET,
+	Q_REPO_OWNER_DEFAULT,
+	Q_REPO_OWNERS,
+	Q_PROJECT_REPOS_FREE,
 	Q_BEGIN,
 	Q_COMMIT,
 	Q_ROLLBACK,
@@ -243,21 +274,28 @@ static const char *const sql[Q_COUNT] = {
     [Q_JOB_INSERT] = "INSERT INTO jobs(state, priority, arch, tags, spec_name, request, manifest,"
                      " content_key, sign_key, idem_key, token_id, created_ms, updated_ms,"
                      " max_attempts, timeout_s, reruns, rerun_of, rerun_n, avoid_worker,"
-                     " variations, repro_verdict) VALUES(0,?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,"
-                     "?11,?12,?13,?14,?15,?16,?17,?18,?19)",
+                     " variations, repro_verdict, project_id) VALUES(0,?1,?2,?3,?4,?5,?6,?7,?8,"
+                     "?9,?10,?11,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20)",
     [Q_JOB_BY_IDEM] = "SELECT id FROM jobs WHERE token_id = ?1 AND idem_key = ?2",
     [Q_JOB_GET] = "SELECT " JOB_COLS " FROM jobs WHERE id = ?1",
     [Q_JOB_LIST] = "SELECT " JOB_COLS " FROM jobs WHERE id < ?1"
+                   " AND (?5 = 0 OR project_id = ?5)"
                    " AND instr(lower(spec_name), lower(?4)) > 0 ORDER BY id DESC LIMIT ?2",
     [Q_JOB_LIST_STATE] = "SELECT " JOB_COLS " FROM jobs WHERE id < ?1 AND state = ?3"
+                         " AND (?5 = 0 OR project_id = ?5)"
                          " AND instr(lower(spec_name), lower(?4)) > 0"
                          " ORDER BY id DESC LIMIT ?2",
-    [Q_QUEUE_AHEAD] = "SELECT count(*) FROM jobs WHERE state = 0 AND (priority > ?1 OR"
-                      " (priority = ?1 AND id < ?2))",
-    [Q_CANDIDATES] = "SELECT id, arch, tags, avoid_worker FROM jobs WHERE state = 0 AND"
-                     " not_before_ms <= ?1"
-                     " AND (arch = '' OR instr(?2, ',' || arch || ',') > 0)"
-                     " ORDER BY priority DESC, id ASC LIMIT 256",
+    [Q_QUEUE_AHEAD] = "SELECT count(*) FROM jobs WHERE state = 0 AND project_id = ?3 AND"
+                      " (priority > ?1 OR (priority = ?1 AND id < ?2))",
+    /* each project's best 64 through jobs_project_queue (a correlated LIMIT per project),
+     * so one project's long queue cannot hide another's jobs from the grant */
+    [Q_CANDIDATES] = "SELECT j.id, j.arch, j.tags, j.avoid_worker, j.project_id, j.priority,"
+                     " p.grant_seq, p.max_running, p.arch_caps FROM projects p JOIN jobs j"
+                     " ON j.id IN (SELECT x.id FROM jobs x WHERE x.state = 0"
+                     " AND x.project_id = p.id AND x.not_before_ms <= ?1"
+                     " AND (x.arch = '' OR instr(?2, ',' || x.arch || ',') > 0)"
+                     " ORDER BY x.priority DESC, x.id ASC LIMIT 64)"
+                     " ORDER BY p.grant_seq, p.id, j.priority DESC, j.id",
     [Q_LEASE_TAKE] = "UPDATE jobs SET state = 1, lease_id = ?2, generation = generation + 1,"
                      " worker = ?3, lease_expires_ms = ?4, attempts = attempts + 1,"
                      " started_ms = CASE WHEN started_ms = 0 THEN ?5 ELSE started_ms END,"
@@ -312,6 +350,9 @@ static const char *const sql[Q_COUNT] = {
     [Q_WORKER_CRED_SET] = "UPDATE workers SET secret_hash = ?2 WHERE name = ?1",
     [Q_ARTIFACT_JOB] = "SELECT job_id FROM artifacts WHERE sha256 = ?1 OR signed_sha256 = ?1"
                        " ORDER BY job_id LIMIT 1",
+    [Q_ARTIFACT_IN_PROJECT] = "SELECT 1 FROM artifacts a JOIN jobs j ON j.id = a.job_id"
+                              " WHERE (a.sha256 = ?1 OR a.signed_sha256 = ?1)"
+                              " AND j.project_id = ?2 LIMIT 1",
     [Q_ARTIFACT_OWNED] = "SELECT 1 FROM artifacts a JOIN jobs j ON j.id = a.job_id"
                          " WHERE (a.sha256 = ?1 OR a.signed_sha256 = ?1) AND j.token_id = ?2"
                          " LIMIT 1",
@@ -321,9 +362,13 @@ static const char *const sql[Q_COUNT] = {
     [Q_WORKERS] = "SELECT w.name, w.arches, w.tags, w.slots, w.free_disk, w.kernel, w.version,"
                   " w.last_seen_ms, w.draining, (SELECT count(*) FROM jobs j WHERE"
                   " j.state IN (1, 2) AND j.worker = w.name) FROM workers w ORDER BY w.name",
-    [Q_TOKEN_INSERT] = "INSERT INTO tokens(hash, scopes, name, created_ms) VALUES(?1,?2,?3,?4)",
-    [Q_TOKEN_LOOKUP] = "SELECT id, scopes FROM tokens WHERE hash = ?1 AND revoked = 0",
-    [Q_TOKENS] = "SELECT id, name, scopes, created_ms, revoked FROM tokens ORDER BY id",
+    [Q_TOKEN_INSERT] = "INSERT INTO tokens(hash, scopes, name, created_ms, project_id)"
+                       " VALUES(?1,?2,?3,?4,?5)",
+    [Q_TOKEN_LOOKUP] = "SELECT id, scopes, project_id FROM tokens WHERE hash = ?1"
+                       " AND revoked = 0",
+    [Q_TOKENS] = "SELECT t.id, t.name, t.scopes, t.created_ms, t.revoked, t.project_id,"
+                 " coalesce(p.name, '') FROM tokens t LEFT JOIN projects p"
+                 " ON p.id = t.project_id ORDER BY t.id",
     [Q_TOKEN_REVOKE] = "UPDATE tokens SET revoked = 1 WHERE id = ?1",
     [Q_COUNT_STATES] = "SELECT state, count(*) FROM jobs GROUP BY state",
     [Q_PING] = "SELECT count(*) FROM tokens WHERE id = 1",
@@ -446,6 +491,31 @@ static const char *const sql[Q_COUNT] = {
     [Q_COUNT_VERDICTS] = "SELECT repro_verdict, count(*) FROM jobs WHERE repro_verdict != ''"
                          " GROUP BY repro_verdict",
     [Q_JOB_INPUTS] = "UPDATE jobs SET request = ?2, manifest = ?3, content_key = ?4 WHERE id = ?1",
+#define PROJECT_COLS                                                                               \
+	"id, name, created_ms, public_read, max_running, arch_caps, grant_seq, key_expires_ms"
+    [Q_PROJECT_INSERT] = "INSERT INTO projects(name, created_ms, public_read, max_running,"
+                         " arch_caps, key_expires_ms) VALUES(?1,?2,?3,?4,?5,?6)",
+    [Q_PROJECT_GET] = "SELECT " PROJECT_COLS " FROM projects WHERE id = ?1",
+    [Q_PROJECT_BY_NAME] = "SELECT " PROJECT_COLS " FROM projects WHERE name = ?1",
+    [Q_PROJECTS] = "SELECT " PROJECT_COLS " FROM projects ORDER BY name",
+    [Q_PROJECT_UPDATE] = "UPDATE projects SET public_read = ?2, max_running = ?3,"
+                         " arch_caps = ?4, key_expires_ms = ?5 WHERE id = ?1",
+    [Q_PROJECT_ACTIVE] = "SELECT count(*) FROM jobs WHERE state IN (0, 1, 2)"
+                         " AND project_id = ?1",
+    [Q_PROJECT_DELETE] = "DELETE FROM projects WHERE id = ?1",
+    [Q_PROJECT_TOKENS_REVOKE] = "UPDATE tokens SET revoked = 1 WHERE project_id = ?1",
+    [Q_PROJECT_RUNNING] = "SELECT project_id, arch, count(*) FROM jobs WHERE state IN (1, 2)"
+                          " GROUP BY project_id, arch ORDER BY project_id, arch",
+    /* the grant order: the project granted last goes to the back */
+    [Q_PROJECT_GRANT] = "UPDATE projects SET grant_seq = (SELECT max(grant_seq) FROM projects)"
+                        " + 1 WHERE id = (SELECT project_id FROM jobs WHERE id = ?1)",
+    [Q_REPO_OWNER_SET] = "INSERT OR REPLACE INTO project_repos(repo, project_id) VALUES(?1, ?2)",
+    [Q_REPO_OWNER_DEFAULT] = "DELETE FROM project_repos WHERE repo = ?1",
+    [Q_REPO_OWNERS] = "SELECT repo, project_id FROM project_repos ORDER BY repo",
+    [Q_PROJECT_REPOS_FREE] = "DELETE FROM project_repos WHERE project_id = ?1",
+    [Q_COUNT_QUEUED_PROJECT] = "SELECT p.name, count(*) FROM jobs j JOIN projects p"
+                               " ON p.id = j.project_id WHERE j.state = 0 GROUP BY p.name"
+                               " ORDER BY p.name",
     /* prepared once like the rest: sqlite3_exec would parse them on every transaction */
     [Q_BEGIN] = "BEGIN IMMEDIATE",
     [Q_COMMIT] = "COMMIT",
@@ -470,7 +540,7 @@ struct sq {
 	 * an entry is trusted TOKEN_TTL_MS at most. The writer's only. */
 	struct tok_ent {
 		char hash[65];
-		int64_t id, until_ms;
+		int64_t id, until_ms, project_id;
 		unsigned scopes;
 	} tokens[TOKEN_SLOTS];
 	unsigned tok_gen; /* bumped by each revoke: a lookup begun before it is not kept */
@@ -881,6 +951,8 @@ static const struct col job_cols[] = {
     COL(TEXT, J, avoid_worker),
     COL(TEXT, J, variations),
     COL(TEXT, J, repro_verdict),
+    COL(I64, J, project_id),
+    COL(TEXT, J, project),
 };
 #undef J
 static const struct rowmap job_map = ROWMAP(struct scheduler_job, job_cols, 1024);
@@ -915,11 +987,12 @@ static const struct rowmap worker_map = ROWMAP(struct scheduler_worker_info, wor
 
 #define T struct scheduler_token
 static const struct col token_cols[] = {
-    COL(I64, T, id),         COL(TEXT, T, name),    COL(UINT, T, scopes),
-    COL(I64, T, created_ms), COL(BOOL, T, revoked),
+    COL(I64, T, id),       COL(TEXT, T, name),      COL(UINT, T, scopes),  COL(I64, T, created_ms),
+    COL(BOOL, T, revoked), COL(I64, T, project_id), COL(TEXT, T, project),
 };
-/* Q_TOKEN_LOOKUP: id and scopes */
-static const struct col token_lookup_cols[] = {COL(I64, T, id), COL(UINT, T, scopes)};
+/* Q_TOKEN_LOOKUP: id, scopes and project */
+static const struct col token_lookup_cols[] = {COL(I64, T, id), COL(UINT, T, scopes),
+                                               COL(I64, T, project_id)};
 #undef T
 static const struct rowmap token_map = ROWMAP(struct scheduler_token, token_cols, 100000);
 static const struct rowmap token_lookup_map = ROWMAP(struct scheduler_token, token_lookup_cols, 1);
@@ -1023,7 +1096,8 @@ static kiln_rc job_row_insert(struct sq *s, const struct scheduler_job *job, str
 	                I64(job->token_id), I64(job->created_ms), I64(job->max_attempts),
 	                I64(job->timeout_s), I64(job->reruns), I64(job->rerun_of),
 	                I64(job->rerun_n), TXT(job->avoid_worker), TXT(job->variations),
-	                TXT(job->reruns > 0 ? "pending" : "")),
+	                TXT(job->reruns > 0 ? "pending" : ""),
+	                I64(job->project_id > 0 ? job->project_id : SCHED_PROJECT_DEFAULT)),
 	           "insert job", err);
 }
 
@@ -1086,8 +1160,8 @@ static kiln_rc job_get(struct scheduler_store *base, int64_t id, struct kiln_are
 	return rd_end(s, job_get_locked(s, id, a, out, err));
 }
 
-static kiln_rc job_list(struct scheduler_store *base, int state, const char *name,
-                        int64_t before_id, int64_t limit, struct kiln_arena *a,
+static kiln_rc job_list(struct scheduler_store *base, int64_t project_id, int state,
+                        const char *name, int64_t before_id, int64_t limit, struct kiln_arena *a,
                         struct scheduler_job **out, size_t *n, struct kiln_err *err)
 {
 	struct rowmap m = job_map;
@@ -1095,10 +1169,10 @@ static kiln_rc job_list(struct scheduler_store *base, int state, const char *nam
 	kiln_rc rc;
 
 	m.max = (size_t)limit;
-	rc = read_rows(
-	    (struct sq *)base, state < 0 ? Q_JOB_LIST : Q_JOB_LIST_STATE,
-	    ARGS(I64(before_id > 0 ? before_id : INT64_MAX), I64(limit), I64(state), TXT(name)), &m,
-	    a, &v, n, "list jobs", err);
+	rc = read_rows((struct sq *)base, state < 0 ? Q_JOB_LIST : Q_JOB_LIST_STATE,
+	               ARGS(I64(before_id > 0 ? before_id : INT64_MAX), I64(limit), I64(state),
+	                    TXT(name), I64(project_id)),
+	               &m, a, &v, n, "list jobs", err);
 	*out = v;
 	return rc;
 }
@@ -1109,8 +1183,9 @@ static kiln_rc queue_position(struct scheduler_store *base, const struct schedul
 	struct v_i64 r = {0};
 	kiln_rc rc;
 
-	rc = read1((struct sq *)base, Q_QUEUE_AHEAD, ARGS(I64(job->priority), I64(job->id)),
-	           &v_i64_map, NULL, &r, "queue position", err);
+	rc = read1((struct sq *)base, Q_QUEUE_AHEAD,
+	           ARGS(I64(job->priority), I64(job->id), I64(job->project_id)), &v_i64_map, NULL,
+	           &r, "queue position", err);
 	*ahead = rc ? 0 : r.v;
 	return rc;
 }
@@ -1119,10 +1194,16 @@ static kiln_rc queue_position(struct scheduler_store *base, const struct schedul
 /* Leases */
 
 #define C struct scheduler_candidate
-static const struct col cand_cols[] = {COL(I64, C, id), COL(TEXT, C, arch), COL(TEXT, C, tags),
-                                       COL(TEXT, C, avoid_worker)};
+static const struct col cand_cols[] = {
+    COL(I64, C, id),         COL(TEXT, C, arch),
+    COL(TEXT, C, tags),      COL(TEXT, C, avoid_worker),
+    COL(I64, C, project_id), COL(I64, C, priority),
+    COL(I64, C, grant_seq),  COL(I64, C, max_running),
+    COL(TEXT, C, arch_caps),
+};
 #undef C
-static const struct rowmap cand_map = ROWMAP(struct scheduler_candidate, cand_cols, 256);
+/* 64 of each project's; past 64 projects with work queued, the first in the grant order */
+static const struct rowmap cand_map = ROWMAP(struct scheduler_candidate, cand_cols, 4096);
 
 static kiln_rc lease_candidates(struct scheduler_store *base, int64_t now_ms, const char *arches,
                                 struct kiln_arena *a, struct scheduler_candidate **out, size_t *n,
@@ -1156,6 +1237,8 @@ static kiln_rc lease_take(struct scheduler_store *base, int64_t id,
 	if (!rc)
 		rc = run(s, Q_ATTEMPT_INSERT, ARGS(I64(id), I64(q->now_ms)), "record the attempt",
 		         err);
+	if (!rc)
+		rc = run(s, Q_PROJECT_GRANT, ARGS(I64(id)), "record the project's grant", err);
 	if (!rc)
 		rc = job_get_locked(s, id, a, out, err);
 	return tx_end(s, rc, err);
@@ -1463,13 +1546,15 @@ static kiln_rc workers_active(struct scheduler_store *base, int64_t since_ms, st
 }
 
 static kiln_rc token_insert(struct scheduler_store *base, const char *hash, unsigned scopes,
-                            const char *name, int64_t now_ms, int64_t *id, struct kiln_err *err)
+                            const char *name, int64_t project_id, int64_t now_ms, int64_t *id,
+                            struct kiln_err *err)
 {
 	struct sq *s = (struct sq *)base;
 	kiln_rc rc;
 
 	wr_begin(s);
-	rc = run(s, Q_TOKEN_INSERT, ARGS(TXT(hash), I64(scopes), TXT(name), I64(now_ms)),
+	rc = run(s, Q_TOKEN_INSERT,
+	         ARGS(TXT(hash), I64(scopes), TXT(name), I64(now_ms), I64(project_id)),
 	         "insert token", err);
 	if (!rc)
 		*id = sqlite3_last_insert_rowid(s->db);
@@ -1487,7 +1572,7 @@ static struct tok_ent *token_slot(struct sq *w, const char *hash)
 }
 
 static bool token_cached(struct sq *w, const char *hash, int64_t *id, unsigned *scopes,
-                         unsigned *gen)
+                         int64_t *project_id, unsigned *gen)
 {
 	struct tok_ent *e = token_slot(w, hash);
 	bool hit;
@@ -1495,14 +1580,14 @@ static bool token_cached(struct sq *w, const char *hash, int64_t *id, unsigned *
 	pthread_mutex_lock(&w->tok_lock);
 	hit = !strcmp(e->hash, hash) && e->until_ms > util_clock_mono_ns() / 1000000;
 	if (hit)
-		*id = e->id, *scopes = e->scopes;
+		*id = e->id, *scopes = e->scopes, *project_id = e->project_id;
 	*gen = w->tok_gen;
 	pthread_mutex_unlock(&w->tok_lock);
 	return hit;
 }
 
-static void token_remember(struct sq *w, unsigned gen, const char *hash, int64_t id,
-                           unsigned scopes)
+static void token_remember(struct sq *w, unsigned gen, const char *hash,
+                           const struct scheduler_token *t)
 {
 	struct tok_ent *e = token_slot(w, hash);
 
@@ -1514,23 +1599,23 @@ static void token_remember(struct sq *w, unsigned gen, const char *hash, int64_t
 		return;
 	}
 	memcpy(e->hash, hash, strlen(hash) + 1);
-	e->id = id;
-	e->scopes = scopes;
+	e->id = t->id;
+	e->scopes = t->scopes;
+	e->project_id = t->project_id;
 	e->until_ms = util_clock_mono_ns() / 1000000 + TOKEN_TTL_MS;
 	pthread_mutex_unlock(&w->tok_lock);
 }
 
 static kiln_rc token_lookup(struct scheduler_store *base, const char *hash, int64_t *id,
-                            unsigned *scopes, struct kiln_err *err)
+                            unsigned *scopes, int64_t *project_id, struct kiln_err *err)
 {
 	struct sq *w = (struct sq *)base;
 	struct scheduler_token t = {0};
 	unsigned gen;
 	kiln_rc rc;
 
-	if (token_cached(w, hash, id, scopes, &gen))
+	if (token_cached(w, hash, id, scopes, project_id, &gen))
 		return KILN_OK;
-	/* Q_TOKEN_LOOKUP reads id and scopes: the first and third of token_cols */
 	rc = read1(w, Q_TOKEN_LOOKUP, ARGS(TXT(hash)), &token_lookup_map, NULL, &t, "token lookup",
 	           err);
 	if (rc == KILN_ENOTFOUND)
@@ -1539,7 +1624,8 @@ static kiln_rc token_lookup(struct scheduler_store *base, const char *hash, int6
 		return rc;
 	*id = t.id;
 	*scopes = t.scopes;
-	token_remember(w, gen, hash, *id, *scopes);
+	*project_id = t.project_id;
+	token_remember(w, gen, hash, &t);
 	return KILN_OK;
 }
 
@@ -1606,12 +1692,30 @@ static void counts_fill(struct scheduler_counts *out, const struct state_n *st, 
 				out->verdicts[k] = vd[i].n;
 }
 
+/* [projects] queued jobs by project name */
+static kiln_rc counts_projects(struct scheduler_counts *out, const struct keyed_n *pr, size_t n,
+                               struct kiln_arena *a, struct kiln_err *err)
+{
+	size_t i;
+
+	out->queued_project = kiln_arena_array(a, n ? n : 1, sizeof(*out->queued_project));
+	out->queued_project_n = kiln_arena_array(a, n ? n : 1, sizeof(*out->queued_project_n));
+	if (!out->queued_project || !out->queued_project_n)
+		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	for (i = 0; i < n; i++) {
+		out->queued_project[i] = pr[i].key;
+		out->queued_project_n[i] = pr[i].n;
+	}
+	out->nqueued_project = n;
+	return KILN_OK;
+}
+
 static kiln_rc counts(struct scheduler_store *base, struct kiln_arena *a,
                       struct scheduler_counts *out, struct kiln_err *err)
 {
 	struct sq *s;
-	void *st = NULL, *ar = NULL, *vd = NULL;
-	size_t nst = 0, nar = 0, nvd = 0;
+	void *st = NULL, *ar = NULL, *vd = NULL, *pr = NULL;
+	size_t nst = 0, nar = 0, nvd = 0, npr = 0;
 	kiln_rc rc;
 
 	memset(out, 0, sizeof(*out));
@@ -1622,7 +1726,12 @@ static kiln_rc counts(struct scheduler_store *base, struct kiln_arena *a,
 		          err);
 	if (!rc)
 		rc = rows(s, Q_COUNT_VERDICTS, NO_ARGS, &keyed_n_map, a, &vd, &nvd, "counts", err);
+	if (!rc)
+		rc = rows(s, Q_COUNT_QUEUED_PROJECT, NO_ARGS, &keyed_n_map, a, &pr, &npr, "counts",
+		          err);
 	rd_end(s, rc);
+	if (!rc)
+		rc = counts_projects(out, pr, npr, a, err);
 	out->queued_arch = kiln_arena_array(a, nar ? nar : 1, sizeof(*out->queued_arch));
 	out->queued_n = kiln_arena_array(a, nar ? nar : 1, sizeof(*out->queued_n));
 	if (!rc && (!out->queued_arch || !out->queued_n))
@@ -2208,6 +2317,179 @@ static kiln_rc outbox_ends_missing(struct scheduler_store *base, int64_t since_m
 	return rc;
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* Projects */
+
+#define P struct scheduler_project
+static const struct col project_cols[] = {
+    COL(I64, P, id),           COL(TEXT, P, name),          COL(I64, P, created_ms),
+    COL(BOOL, P, public_read), COL(I64, P, max_running),    COL(TEXT, P, arch_caps),
+    COL(I64, P, grant_seq),    COL(I64, P, key_expires_ms),
+};
+#undef P
+static const struct rowmap project_map = ROWMAP(struct scheduler_project, project_cols, 100000);
+
+#define P struct scheduler_project_run
+static const struct col project_run_cols[] = {COL(I64, P, project_id), COL(TEXT, P, arch),
+                                              COL(I64, P, n)};
+#undef P
+static const struct rowmap project_run_map =
+    ROWMAP(struct scheduler_project_run, project_run_cols, 100000);
+
+static kiln_rc project_insert(struct scheduler_store *base, const struct scheduler_project *p,
+                              int64_t *id, struct kiln_err *err)
+{
+	struct sq *s = (struct sq *)base;
+	struct v_i64 r = {0};
+	kiln_rc rc;
+
+	rc = tx_begin(s, err);
+	if (rc)
+		return rc;
+	rc = one(s, Q_PROJECT_BY_NAME, ARGS(TXT(p->name)), &v_i64_map, NULL, &r, "read project",
+	         err);
+	if (!rc)
+		rc = kiln_err_set(err, KILN_EEXIST, "project '%s' exists", p->name);
+	else if (rc == KILN_ENOTFOUND)
+		rc = KILN_OK;
+	if (!rc)
+		rc = run(s, Q_PROJECT_INSERT,
+		         ARGS(TXT(p->name), I64(p->created_ms), I64(p->public_read),
+		              I64(p->max_running), TXT(p->arch_caps), I64(p->key_expires_ms)),
+		         "insert project", err);
+	if (!rc)
+		*id = sqlite3_last_insert_rowid(s->db);
+	return tx_end(s, rc, err);
+}
+
+static kiln_rc project_get(struct scheduler_store *base, int64_t id, const char *name,
+                           struct kiln_arena *a, struct scheduler_project *out,
+                           struct kiln_err *err)
+{
+	kiln_rc rc;
+
+	if (name)
+		rc = read1((struct sq *)base, Q_PROJECT_BY_NAME, ARGS(TXT(name)), &project_map, a,
+		           out, "read project", err);
+	else
+		rc = read1((struct sq *)base, Q_PROJECT_GET, ARGS(I64(id)), &project_map, a, out,
+		           "read project", err);
+	if (rc == KILN_ENOTFOUND && name)
+		return kiln_err_set(err, KILN_ENOTFOUND, "no project '%.64s'", name);
+	if (rc == KILN_ENOTFOUND)
+		return kiln_err_set(err, KILN_ENOTFOUND, "no project %lld", (long long)id);
+	return rc;
+}
+
+static kiln_rc projects_list(struct scheduler_store *base, struct kiln_arena *a,
+                             struct scheduler_project **out, size_t *n, struct kiln_err *err)
+{
+	void *v = NULL;
+	kiln_rc rc;
+
+	rc = read_rows((struct sq *)base, Q_PROJECTS, NO_ARGS, &project_map, a, &v, n, "projects",
+	               err);
+	*out = v;
+	return rc;
+}
+
+static kiln_rc project_update(struct scheduler_store *base, const struct scheduler_project *p,
+                              struct kiln_err *err)
+{
+	kiln_rc rc;
+
+	rc = write1_changed((struct sq *)base, Q_PROJECT_UPDATE,
+	                    ARGS(I64(p->id), I64(p->public_read), I64(p->max_running),
+	                         TXT(p->arch_caps), I64(p->key_expires_ms)),
+	                    "update project", err);
+	if (rc == KILN_ENOTFOUND)
+		rc = kiln_err_set(err, KILN_ENOTFOUND, "no project %lld", (long long)p->id);
+	return rc;
+}
+
+static kiln_rc project_delete(struct scheduler_store *base, int64_t id, struct kiln_err *err)
+{
+	struct sq *s = (struct sq *)base;
+	struct v_i64 r = {0};
+	kiln_rc rc;
+
+	rc = tx_begin(s, err);
+	if (rc)
+		return rc;
+	rc = one(s, Q_PROJECT_ACTIVE, ARGS(I64(id)), &v_i64_map, NULL, &r, "count jobs", err);
+	if (!rc && r.v)
+		rc = kiln_err_set(err, KILN_ECONFLICT,
+		                  "the project has %lld queued or running jobs (cancel them first)",
+		                  (long long)r.v);
+	if (!rc)
+		rc = run(s, Q_PROJECT_DELETE, ARGS(I64(id)), "delete project", err);
+	if (!rc && !sqlite3_changes(s->db))
+		rc = kiln_err_set(err, KILN_ENOTFOUND, "no project %lld", (long long)id);
+	if (!rc)
+		rc = run(s, Q_PROJECT_TOKENS_REVOKE, ARGS(I64(id)), "revoke tokens", err);
+	if (!rc)
+		rc = run(s, Q_PROJECT_REPOS_FREE, ARGS(I64(id)), "free repositories", err);
+	rc = tx_end(s, rc, err);
+	pthread_mutex_lock(&s->tok_lock);
+	memset(s->tokens, 0, sizeof(s->tokens));
+	s->tok_gen++;
+	pthread_mutex_unlock(&s->tok_lock);
+	return rc;
+}
+
+static kiln_rc project_running(struct scheduler_store *base, struct kiln_arena *a,
+                               struct scheduler_project_run **out, size_t *n, struct kiln_err *err)
+{
+	void *v = NULL;
+	kiln_rc rc;
+
+	rc = read_rows((struct sq *)base, Q_PROJECT_RUNNING, NO_ARGS, &project_run_map, a, &v, n,
+	               "running jobs by project", err);
+	*out = v;
+	return rc;
+}
+
+#define O struct scheduler_repo_owner
+static const struct col repo_owner_cols[] = {COL(TEXT, O, repo), COL(I64, O, project_id)};
+#undef O
+static const struct rowmap repo_owner_map =
+    ROWMAP(struct scheduler_repo_owner, repo_owner_cols, 100000);
+
+static kiln_rc repo_owner_set(struct scheduler_store *base, const char *repo, int64_t project_id,
+                              struct kiln_err *err)
+{
+	if (project_id == SCHED_PROJECT_DEFAULT)
+		return write1((struct sq *)base, Q_REPO_OWNER_DEFAULT, ARGS(TXT(repo)),
+		              "give the repository back", err);
+	return write1((struct sq *)base, Q_REPO_OWNER_SET, ARGS(TXT(repo), I64(project_id)),
+	              "give the repository", err);
+}
+
+static kiln_rc repo_owners(struct scheduler_store *base, struct kiln_arena *a,
+                           struct scheduler_repo_owner **out, size_t *n, struct kiln_err *err)
+{
+	void *v = NULL;
+	kiln_rc rc;
+
+	rc = read_rows((struct sq *)base, Q_REPO_OWNERS, NO_ARGS, &repo_owner_map, a, &v, n,
+	               "repository owners", err);
+	*out = v;
+	return rc;
+}
+
+static kiln_rc artifact_in_project(struct scheduler_store *base, const char *sha256,
+                                   int64_t project_id, struct kiln_err *err)
+{
+	struct v_i64 r = {0};
+	kiln_rc rc;
+
+	rc = read1((struct sq *)base, Q_ARTIFACT_IN_PROJECT, ARGS(TXT(sha256), I64(project_id)),
+	           &v_i64_map, NULL, &r, "package lookup", err);
+	if (rc == KILN_ENOTFOUND)
+		return kiln_err_set(err, KILN_ENOTFOUND, "no such package");
+	return rc;
+}
+
 static const struct scheduler_store_ops sqlite_ops = {
     .name = "sqlite3",
     .close = sq_close,
@@ -2279,6 +2561,15 @@ static const struct scheduler_store_ops sqlite_ops = {
     .outbox_counts = outbox_counts,
     .outbox_ends_missing = outbox_ends_missing,
     .outbox_prune = outbox_prune,
+    .project_insert = project_insert,
+    .project_get = project_get,
+    .projects_list = projects_list,
+    .project_update = project_update,
+    .project_delete = project_delete,
+    .project_running = project_running,
+    .artifact_in_project = artifact_in_project,
+    .repo_owner_set = repo_owner_set,
+    .repo_owners = repo_owners,
 };
 
 int scheduler_store_sqlite_version(void)

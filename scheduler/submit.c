@@ -247,6 +247,50 @@ static const char *tags_joined(struct kiln_arena *a, const struct api_strlist *l
 	return out ? out : "";
 }
 
+/* [projects] The project a job goes to: the one named (a farm admin any, other tokens only
+ * their own: another answers as a project that does not exist), else the token's; jobs
+ * without a token (webhooks) go to default. */
+static kiln_rc job_project(struct scheduler *s, struct api_req *req,
+                           const struct scheduler_request *r, int64_t *id, struct kiln_err *err)
+{
+	struct scheduler_project p = {0};
+	bool admin = (api_req_scopes(req) & API_SCOPE_ADMIN) != 0;
+	kiln_rc rc;
+
+	*id = api_req_group(req) > 0 ? api_req_group(req) : SCHED_PROJECT_DEFAULT;
+	if (!r->project || !*r->project)
+		return KILN_OK;
+	rc = s->store->ops->project_get(s->store, 0, r->project, api_req_arena(req), &p, err);
+	if (rc == KILN_ENOTFOUND || (!rc && !admin && p.id != *id)) {
+		kiln_err_clear(err);
+		return kiln_err_set(err, KILN_ENOTFOUND, "field 'project': no project '%.64s'",
+		                    r->project);
+	}
+	if (!rc)
+		*id = p.id;
+	return rc;
+}
+
+/* [projects] A job publishes only into a repository its project owns. */
+static kiln_rc job_repository(struct scheduler *s, struct api_req *req,
+                              const struct scheduler_request *r, int64_t project,
+                              struct kiln_err *err)
+{
+	int64_t owner;
+
+	if (!r->repository || !*r->repository)
+		return KILN_OK;
+	owner = scheduler_repo_project(s, api_req_arena(req), r->repository, err);
+	if (owner < 0)
+		return err->code;
+	if (owner != project)
+		return kiln_err_set(
+		    err, KILN_EINVAL,
+		    "field 'repository': repository '%s' belongs to another project",
+		    r->repository);
+	return KILN_OK;
+}
+
 kiln_rc scheduler_job_prepare(struct scheduler *s, struct api_req *req,
                               const struct scheduler_request *r, struct scheduler_job *j,
                               struct kiln_buf *reqjson, struct kiln_buf *manifest,
@@ -295,6 +339,11 @@ kiln_rc scheduler_job_prepare(struct scheduler *s, struct api_req *req,
 	j->sign_key = sign_key;
 	j->token_id = api_req_token_id(req);
 	j->created_ms = util_clock_wall_ms();
+	rc = job_project(s, req, r, &j->project_id, err);
+	if (!rc)
+		rc = job_repository(s, req, r, j->project_id, err);
+	if (rc)
+		return rc;
 	j->max_attempts = r->max_attempts ? r->max_attempts : s->cfg->max_attempts;
 	j->timeout_s = r->timeout ? r->timeout : 3 * 3600;
 	j->reruns = r->reruns ? r->reruns : r->reproduce;

@@ -68,8 +68,9 @@ static kiln_rc public_body(struct sign_pkey *pk, unsigned algo, uint32_t created
 	return rc ? rc : kiln_buf_finish(body, err);
 }
 
-/* The self-signature's hashed subpackets after issuer fingerprint and creation time. */
-static void selfsig_extra(struct kiln_buf *x)
+/* The self-signature's hashed subpackets after issuer fingerprint and creation time; with
+ * a key expiration time (seconds after the key's creation) when expires is not 0. */
+static void selfsig_extra(struct kiln_buf *x, uint32_t expires)
 {
 	static const uint8_t flags[] = {SIGN_KEYFLAG_CERTIFY | SIGN_KEYFLAG_SIGN};
 	static const uint8_t sym[] = {9, 8, 7};       /* AES-256, -192, -128 */
@@ -79,6 +80,12 @@ static void selfsig_extra(struct kiln_buf *x)
 	static const uint8_t ks[] = {0x80};           /* no-modify */
 
 	sign_subpkt_write(x, SIGN_SUB_KEY_FLAGS, flags, sizeof(flags));
+	if (expires) {
+		uint8_t e[4] = {(uint8_t)(expires >> 24), (uint8_t)(expires >> 16),
+		                (uint8_t)(expires >> 8), (uint8_t)expires};
+
+		sign_subpkt_write(x, SIGN_SUB_KEY_EXPIRES, e, sizeof(e));
+	}
 	sign_subpkt_write(x, SIGN_SUB_PREF_SYM, sym, sizeof(sym));
 	sign_subpkt_write(x, SIGN_SUB_PREF_HASH, hash, sizeof(hash));
 	sign_subpkt_write(x, SIGN_SUB_PREF_COMPRESS, zip, sizeof(zip));
@@ -86,17 +93,18 @@ static void selfsig_extra(struct kiln_buf *x)
 	sign_subpkt_write(x, SIGN_SUB_KEYSERVER_PREFS, ks, sizeof(ks));
 }
 
-/* Certify uid with the new key: packets key, uid, self-signature into cert. */
-static kiln_rc self_certify(struct sign_pubkey *k, const char *uid, struct kiln_buf *cert,
-                            struct kiln_err *err)
+/* A positive-certification self-signature of uid (len bytes) by k made at created, with
+ * key expiration expires (seconds after the key's creation, 0: never), appended to out. */
+static kiln_rc self_sig(const struct sign_pubkey *k, const char *uid, size_t len, uint32_t created,
+                        uint32_t expires, struct kiln_buf *out, struct kiln_err *err)
 {
 	struct kiln_buf extra = KILN_BUF_INIT(KILN_KIB);
 	struct sign_sig_spec spec = {
-	    .type = SIGN_SIG_CERT_POSITIVE, .hash_algo = SIGN_HASH_SHA256, .created = k->created};
+	    .type = SIGN_SIG_CERT_POSITIVE, .hash_algo = SIGN_HASH_SHA256, .created = created};
 	struct util_digest d = {0};
 	kiln_rc rc;
 
-	selfsig_extra(&extra);
+	selfsig_extra(&extra, expires);
 	rc = kiln_buf_finish(&extra, err);
 	if (!rc)
 		rc = util_digest_init(&d, UTIL_DIGEST_SHA256, err);
@@ -104,15 +112,37 @@ static kiln_rc self_certify(struct sign_pubkey *k, const char *uid, struct kiln_
 		goto out;
 	spec.extra = (const uint8_t *)extra.ptr;
 	spec.extra_len = extra.len;
-	sign_pkt_write(cert, SIGN_TAG_PUBLIC_KEY, k->body, k->body_len);
-	sign_pkt_write(cert, SIGN_TAG_USER_ID, uid, strlen(uid));
 	sign_hash_key(&d, k);
-	sign_hash_uid(&d, (const uint8_t *)uid, strlen(uid));
-	rc = sign_sig_make(k, &spec, &d, cert, err);
+	sign_hash_uid(&d, (const uint8_t *)uid, len);
+	rc = sign_sig_make(k, &spec, &d, out, err);
 out:
 	util_digest_release(&d);
 	kiln_buf_release(&extra);
 	return rc;
+}
+
+/* Certify uid with the new key: packets key, uid, self-signature into cert. */
+static kiln_rc self_certify(struct sign_pubkey *k, const char *uid, uint32_t expires,
+                            struct kiln_buf *cert, struct kiln_err *err)
+{
+	sign_pkt_write(cert, SIGN_TAG_PUBLIC_KEY, k->body, k->body_len);
+	sign_pkt_write(cert, SIGN_TAG_USER_ID, uid, strlen(uid));
+	return self_sig(k, uid, strlen(uid), k->created, expires, cert, err);
+}
+
+/* Seconds from a key's creation to the absolute time expires (0: never). */
+static kiln_rc expiry_rel(int64_t created, int64_t expires, uint32_t *out, struct kiln_err *err)
+{
+	*out = 0;
+	if (!expires)
+		return KILN_OK;
+	if (expires <= created || expires - created > UINT32_MAX)
+		return kiln_err_set(err, KILN_EINVAL,
+		                    "key expiry %" PRId64 " is not after its creation %" PRId64
+		                    " (or too far)",
+		                    expires, created);
+	*out = (uint32_t)(expires - created);
+	return KILN_OK;
 }
 
 static kiln_rc check_uid(const char *uid, struct kiln_err *err)
@@ -149,6 +179,13 @@ static kiln_rc generate_pkey(enum sign_keygen_algo algo, struct sign_pkey **pk, 
 kiln_rc sign_key_generate(enum sign_keygen_algo algo, const char *uid, int64_t created,
                           struct sign_key **out, struct kiln_err *err)
 {
+	return sign_key_generate_expiring(algo, uid, created, 0, out, err);
+}
+
+kiln_rc sign_key_generate_expiring(enum sign_keygen_algo algo, const char *uid, int64_t created,
+                                   int64_t expires, struct sign_key **out, struct kiln_err *err)
+{
+	uint32_t rel = 0;
 	struct kiln_buf body = KILN_BUF_INIT(KILN_LIMIT_PGP_PACKET);
 	struct kiln_buf cert = KILN_BUF_INIT(KILN_LIMIT_PGP_FILE);
 	struct sign_pubkey k = {0};
@@ -163,6 +200,8 @@ kiln_rc sign_key_generate(enum sign_keygen_algo algo, const char *uid, int64_t c
 		rc = kiln_err_set(err, KILN_EINVAL, "key creation time %" PRId64 " out of range",
 		                  created);
 	if (!rc)
+		rc = expiry_rel(created, expires, &rel, err);
+	if (!rc)
 		rc = generate_pkey(algo, &pk, &pgp, err);
 	if (!rc)
 		rc = public_body(pk, pgp, (uint32_t)created, &body, err);
@@ -175,7 +214,7 @@ kiln_rc sign_key_generate(enum sign_keygen_algo algo, const char *uid, int64_t c
 	sign_ossl_free(k.pkey);
 	k.pkey = pk;
 	k.has_secret = true;
-	rc = self_certify(&k, uid, &cert, err);
+	rc = self_certify(&k, uid, rel, &cert, err);
 	k.pkey = NULL;
 	/* The normal parser checks what we made, then the secret joins the primary key. */
 	if (!rc)
@@ -190,6 +229,69 @@ out:
 	sign_ossl_free(pk);
 	kiln_buf_release(&cert);
 	kiln_buf_release(&body);
+	return rc;
+}
+
+/* The certificate of key with sig inserted after the primary user ID's packet. */
+static kiln_rc cert_with_sig(const struct sign_key *key, const struct kiln_buf *sig,
+                             struct kiln_buf *cert, struct kiln_err *err)
+{
+	struct sign_pkt_reader r;
+	struct sign_pkt pkt;
+	bool done = false;
+	kiln_rc rc;
+
+	sign_pkt_reader_init(&r, key->cert.ptr, key->cert.len);
+	while ((rc = sign_pkt_next(&r, &pkt, err)) == KILN_OK) {
+		kiln_buf_add(cert, pkt.raw, pkt.raw_len);
+		if (!done && pkt.tag == SIGN_TAG_USER_ID && pkt.len == strlen(key->uid) &&
+		    !memcmp(pkt.body, key->uid, pkt.len)) {
+			kiln_buf_add(cert, sig->ptr, sig->len);
+			done = true;
+		}
+	}
+	if (rc != KILN_ENOTFOUND)
+		return rc;
+	if (!done)
+		return kiln_err_set(err, KILN_EINVAL, "the key has no primary user ID to certify");
+	return kiln_buf_finish(cert, err);
+}
+
+kiln_rc sign_key_extend(struct sign_key *key, int64_t now, int64_t expires, struct sign_key **out,
+                        struct kiln_err *err)
+{
+	struct kiln_buf sig = KILN_BUF_INIT(KILN_LIMIT_PGP_PACKET);
+	struct kiln_buf cert = KILN_BUF_INIT(KILN_LIMIT_PGP_FILE);
+	uint32_t rel = 0;
+	kiln_rc rc;
+
+	*out = NULL;
+	if (!key->primary.has_secret || !key->primary.pkey)
+		return kiln_err_set(err, KILN_EINVAL, "extending a key needs its secret");
+	if (now < key->primary.created || now > UINT32_MAX)
+		return kiln_err_set(err, KILN_EINVAL, "time %" PRId64 " out of range", now);
+	/* the newest self-signature wins: it must be newer than the one in force */
+	if (key->primary.bound && (uint32_t)now <= key->primary.bound_time)
+		now = (int64_t)key->primary.bound_time + 1;
+	rc = expiry_rel(key->primary.created, expires, &rel, err);
+	if (!rc)
+		rc = self_sig(&key->primary, key->uid, strlen(key->uid), (uint32_t)now, rel, &sig,
+		              err);
+	if (!rc)
+		rc = kiln_buf_finish(&sig, err);
+	if (!rc)
+		rc = cert_with_sig(key, &sig, &cert, err);
+	if (!rc)
+		rc = sign_key_from_mem(cert.ptr, cert.len, out, err);
+	if (!rc) { /* the secret moves to the new certificate */
+		sign_ossl_free((*out)->primary.pkey);
+		(*out)->primary.pkey = key->primary.pkey;
+		(*out)->primary.has_secret = true;
+		key->primary.pkey = NULL;
+		key->primary.has_secret = false;
+	}
+	kiln_buf_release(&sig);
+	kiln_buf_release(&cert);
 	return rc;
 }
 

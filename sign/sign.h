@@ -83,6 +83,20 @@ KILN_MUST_CHECK kiln_rc sign_key_generate(enum sign_keygen_algo algo, const char
                                           int64_t created, struct sign_key **out,
                                           struct kiln_err *err);
 
+/* The same, the key expiring at expires (seconds since the epoch, after created; 0:
+ * never): a key expiration time subpacket in its self-signature. */
+KILN_MUST_CHECK kiln_rc sign_key_generate_expiring(enum sign_keygen_algo algo, const char *uid,
+                                                   int64_t created, int64_t expires,
+                                                   struct sign_key **out, struct kiln_err *err);
+/* A new expiry for key (which holds its secret): a new positive-certification
+ * self-signature of its primary user ID made at now (later than the one in force), with
+ * expires (absolute, 0: never), added to the certificate. The key material stays the same,
+ * so signatures made before still verify. *out is the new key (the caller's) and takes
+ * key's secret (key keeps only its public part). KILN_EINVAL without a secret or primary
+ * user ID, or for an expiry not after the key's creation. */
+KILN_MUST_CHECK kiln_rc sign_key_extend(struct sign_key *key, int64_t now, int64_t expires,
+                                        struct sign_key **out, struct kiln_err *err);
+
 /* Parse the first certificate or secret key in data (ASCII-armored or binary), checking
  * every self-signature. *out is the caller's. KILN_EFORMAT for malformed input, KILN_ESIG
  * for a certificate without a valid self-signature, KILN_EUNSUPP for algorithms or versions

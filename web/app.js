@@ -283,7 +283,7 @@
     const tbody = h('tbody', { id: 'jobs-body' });
     const table = h('table', { class: 'jobs cards' },
       h('caption', { class: 'sr-only' }, 'Jobs, newest first'),
-      h('thead', {}, h('tr', {}, ['Job', 'Package', 'State', 'Reproducible', 'Worker',
+      h('thead', {}, h('tr', {}, ['Job', 'Package', 'Project', 'State', 'Reproducible', 'Worker',
         'Submitted', 'Duration'].map((c) => h('th', { scope: 'col' }, c)))),
       tbody);
     const err = h('div', { class: 'errors' });
@@ -349,6 +349,7 @@
       td('Job', jobLink(j.id)),
       td('Package', j.spec_name, j.rerun_of ? h('span', { class: 'muted' },
         ` (rerun ${j.rerun_n} of `, jobLink(j.rerun_of), ')') : null),
+      td('Project', j.project || '—'),
       td('State', badge(j.state)),
       td('Reproducible', j.reproducibility ? badge(j.reproducibility, 'verdict') : '—'),
       td('Worker', j.worker || '—'),
@@ -446,7 +447,7 @@
       }
     };
 
-    const summaryOf = (j) => [j.state, j.priority, j.arch, j.tags, j.worker, j.attempts,
+    const summaryOf = (j) => [j.state, j.project, j.priority, j.arch, j.tags, j.worker, j.attempts,
       j.max_attempts, j.created, j.started, j.finished, j.failure_class, j.message,
       j.sign_key, j.reruns, j.reproducibility, j.rerun_of, j.lease_expires, j.timeout];
 
@@ -455,6 +456,7 @@
       replace(summary,
         row('State', badge(j.state)),
         row('Package spec', j.spec_name),
+        row('Project', j.project || '—'),
         row('Priority', String(j.priority)),
         row('Arch', j.arch || 'any'),
         row('Tags', j.tags && j.tags.length ? j.tags.join(', ') : '—'),
@@ -741,7 +743,8 @@
     const queued = h('div', { id: 'queue-list' });
     const running = h('div', { id: 'running-list' });
     main.append(heading('Queue'), h('p', { class: 'muted' },
-      'Queued jobs in the order workers take them (priority, then age). ',
+      'Queued jobs by priority, then age; workers are shared between projects (the one '
+        + 'granted longest ago first), so another project\'s job may go first. ',
       '“Why pending?” asks the scheduler how each worker matches the job.'), err,
     h('h2', {}, 'Queued'), queued, h('h2', {}, 'Running'), running);
     const open = new Map();
@@ -760,8 +763,8 @@
         if (!body) {
           body = h('tbody', {});
           replace(queued, h('div', { class: 'table-wrap' }, h('table', { class: 'cards' },
-            h('thead', {}, h('tr', {}, ['#', 'Job', 'Package', 'Priority', 'Needs', 'Waiting',
-              'Placement'].map((c) => h('th', { scope: 'col' }, c)))), body)));
+            h('thead', {}, h('tr', {}, ['#', 'Job', 'Package', 'Project', 'Priority', 'Needs',
+              'Waiting', 'Placement'].map((c) => h('th', { scope: 'col' }, c)))), body)));
         }
         renderRows(body, rows, list.map((j, i) => Object.assign({ pos: i + 1 }, j)),
           (j) => queueRow(j, open, page), (j) => j.id);
@@ -801,7 +804,7 @@
       j.tags && j.tags.length ? `tags ${j.tags.join(', ')}` : null].filter(Boolean).join('; ');
     return h('tr', { 'data-job': j.id },
       td('#', String(j.pos)), td('Job', jobLink(j.id)), td('Package', j.spec_name),
-      td('Priority', String(j.priority)), td('Needs', needs),
+      td('Project', j.project || '—'), td('Priority', String(j.priority)), td('Needs', needs),
       td('Waiting', timeEl(j.created, true)), td('Placement', btn, box));
   }
 
@@ -860,6 +863,7 @@
       revision: r.revision,
       url: r.url,
       repoFile: r.repo_file,
+      project: r.project,
     };
   }
 
@@ -887,7 +891,7 @@
       const repos = (Array.isArray(doc) ? doc : doc.repos || doc.repositories || []).map(repoFields);
       replace(list, repos.length ? h('div', { class: 'table-wrap' }, h('table', { class: 'cards' },
         h('thead', {}, h('tr', {}, ['Name', 'Arches', 'Packages', 'Last publish', 'Revision',
-          'Served at'].map((c) => h('th', { scope: 'col' }, c)))),
+          'Served at', 'Project'].map((c) => h('th', { scope: 'col' }, c)))),
         h('tbody', {}, repos.map((r) => h('tr', { 'data-repo': r.name },
           td('Name', h('a', { href: `#/repos/${encodeURIComponent(r.name)}` }, r.name)),
           td('Arches', r.arches.join(', ') || '—'),
@@ -895,7 +899,8 @@
           td('Last publish', typeof r.published === 'number' ? timeEl(r.published)
             : r.published || 'never'),
           td('Revision', r.revision ?? '—'),
-          td('Served at', r.url ? h('a', { href: r.url }, r.url) : '—'))))))
+          td('Served at', r.url ? h('a', { href: r.url }, r.url) : '—'),
+          td('Project', r.project || '—'))))))
         : h('p', { class: 'muted' }, 'No repository is configured ([repositories] in the config).'));
     }, err);
   }
@@ -941,6 +946,7 @@
       if (page.gone) return;
       const r = repoFields(doc);
       replace(info, h('dl', { class: 'summary' },
+        h('dt', {}, 'Project'), h('dd', {}, r.project || '—'),
         h('dt', {}, 'Arches'), h('dd', {}, r.arches.join(', ') || '—'),
         h('dt', {}, 'Revision'), h('dd', {}, String(r.revision ?? '—')),
         h('dt', {}, 'Last publish'), h('dd', {}, typeof r.published === 'number'

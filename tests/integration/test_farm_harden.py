@@ -529,6 +529,15 @@ def test_openapi_document_is_valid_and_describes_the_answers(kiln_bin, tmp_path,
         see("get", "/api/v1/health", "/api/v1/health", token="")
         see("post", "/api/v1/tokens", "/api/v1/tokens", {"scopes": "read", "name": "r"})
         see("get", "/api/v1/tokens", "/api/v1/tokens")
+        see("post", "/api/v1/projects", "/api/v1/projects", {"name": "p1", "max_running": 2})
+        see("post", "/api/v1/projects", "/api/v1/projects", {"name": "P 1"})
+        see("get", "/api/v1/projects", "/api/v1/projects")
+        see("get", "/api/v1/projects/{name}", "/api/v1/projects/p1")
+        see("put", "/api/v1/projects/{name}", "/api/v1/projects/p1", {"arch_caps": "x86_64=1"})
+        see("post", "/api/v1/tokens", "/api/v1/tokens",
+            {"scopes": "submit", "name": "p", "project": "p1"})
+        see("delete", "/api/v1/projects/{name}", "/api/v1/projects/p1")
+        see("get", "/api/v1/projects/{name}", "/api/v1/projects/p1")
         see("put", "/api/v1/blobs/{sha256}", "/api/v1/blobs/" + "0" * 64, raw=b"x")
         import hashlib
         see("put", "/api/v1/blobs/{sha256}", "/api/v1/blobs/" +

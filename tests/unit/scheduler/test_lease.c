@@ -18,6 +18,8 @@ struct fake {
 	int writes;
 	bool queued;
 	int64_t budget;
+	struct scheduler_project_run run[2];
+	size_t nrun, run_reads;
 };
 
 static kiln_rc f_candidates(struct scheduler_store *st, int64_t now_ms, const char *arches,
@@ -109,8 +111,21 @@ static kiln_rc f_retry(struct scheduler_store *st, int64_t id, int64_t now_ms, i
 	return rc;
 }
 
+static kiln_rc f_running(struct scheduler_store *st, struct kiln_arena *a,
+                         struct scheduler_project_run **out, size_t *n, struct kiln_err *err)
+{
+	struct fake *f = (struct fake *)st;
+
+	(void)a, (void)err;
+	f->run_reads++;
+	*out = f->run;
+	*n = f->nrun;
+	return KILN_OK;
+}
+
 static const struct scheduler_store_ops fake_ops = {
     .name = "fake",
+    .project_running = f_running,
     .lease_candidates = f_candidates,
     .lease_take = f_take,
     .workers_active = f_active,
@@ -129,9 +144,12 @@ KILN_TEST(lease_grant_passes_over_jobs_another_grant_took)
 	struct kiln_err err = KILN_ERR_INIT;
 	struct scheduler_job j = {0};
 
-	f.cand[0] = (struct scheduler_candidate){1, "", "", ""};
-	f.cand[1] = (struct scheduler_candidate){2, "aarch64", "", ""};
-	f.cand[2] = (struct scheduler_candidate){3, "", "", ""};
+	f.cand[0] =
+	    (struct scheduler_candidate){.id = 1, .arch = "", .tags = "", .avoid_worker = ""};
+	f.cand[1] = (struct scheduler_candidate){
+	    .id = 2, .arch = "aarch64", .tags = "", .avoid_worker = ""};
+	f.cand[2] =
+	    (struct scheduler_candidate){.id = 3, .arch = "", .tags = "", .avoid_worker = ""};
 	f.ncand = 3;
 	f.lost[0] = 1;
 	assert_ok(scheduler_lease_grant(&f.base, &q, &a, &j, &err), &err);
@@ -154,7 +172,8 @@ KILN_TEST(lease_grant_leaves_a_rerun_to_another_worker)
 	struct kiln_err err = KILN_ERR_INIT;
 	struct scheduler_job j = {0};
 
-	f.cand[0] = (struct scheduler_candidate){1, "", "", "w1"};
+	f.cand[0] =
+	    (struct scheduler_candidate){.id = 1, .arch = "", .tags = "", .avoid_worker = "w1"};
 	f.ncand = 1;
 	f.active[0] =
 	    (struct scheduler_worker_info){.name = "w2", .arches = ",x86_64,", .tags = ","};
@@ -167,11 +186,42 @@ KILN_TEST(lease_grant_leaves_a_rerun_to_another_worker)
 	assert_int_equal(f.taken, 1);
 	/* with a job it may take, the other workers are not even read */
 	f.active_reads = 0;
-	f.cand[1] = (struct scheduler_candidate){2, "", "", ""};
+	f.cand[1] =
+	    (struct scheduler_candidate){.id = 2, .arch = "", .tags = "", .avoid_worker = ""};
 	f.ncand = 2;
 	assert_ok(scheduler_lease_grant(&f.base, &q, &a, &j, &err), &err);
 	assert_int_equal(f.taken, 2);
 	assert_int_equal(f.active_reads, 0);
+	kiln_arena_release(&a);
+}
+
+KILN_TEST(lease_grant_reads_what_runs_only_for_capped_projects)
+{
+	struct fake f = {.base.ops = &fake_ops};
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
+	struct kiln_err err = KILN_ERR_INIT;
+	struct scheduler_job j = {0};
+
+	f.cand[0] = (struct scheduler_candidate){1, "", "", "", 2, 0, 1, 0, ""};
+	f.cand[1] = (struct scheduler_candidate){2, "", "", "", 3, 0, 2, 0, ""};
+	f.ncand = 2;
+	assert_ok(scheduler_lease_grant(&f.base, &q, &a, &j, &err), &err);
+	assert_int_equal(f.taken, 1);
+	assert_int_equal(f.run_reads, 0);
+	/* project 2 capped at 1 with 1 running: project 3's job, though granted later */
+	f.cand[0].max_running = 1;
+	f.run[0] = (struct scheduler_project_run){2, "", 1};
+	f.nrun = 1;
+	assert_ok(scheduler_lease_grant(&f.base, &q, &a, &j, &err), &err);
+	assert_int_equal(f.taken, 2);
+	assert_int_equal(f.run_reads, 1);
+	/* both held: nothing */
+	f.cand[1].max_running = 1;
+	f.run[1] = (struct scheduler_project_run){3, "", 1};
+	f.nrun = 2;
+	f.taken = 0;
+	assert_int_equal(scheduler_lease_grant(&f.base, &q, &a, &j, &err), KILN_ENOTFOUND);
+	assert_int_equal(f.taken, 0);
 	kiln_arena_release(&a);
 }
 

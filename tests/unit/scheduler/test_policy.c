@@ -164,33 +164,126 @@ KILN_TEST(policy_job_fits_says_what_did_not_fit)
 KILN_TEST(policy_lease_pick_takes_the_first_that_fits)
 {
 	struct scheduler_candidate c[] = {
-	    {1, "aarch64", "", ""}, /* wrong arch */
-	    {2, "", ",gpu,", ""},   /* a tag the worker lacks */
-	    {3, "", "", "w1"},      /* a rerun of w1's own build */
-	    {4, "x86_64", ",big,", ""}, {5, "", "", ""},
+	    {.id = 1, .arch = "aarch64", .tags = "", .avoid_worker = ""}, /* wrong arch */
+	    {.id = 2, .arch = "", .tags = ",gpu,", .avoid_worker = ""}, /* a tag the worker lacks */
+	    {.id = 3, .arch = "", .tags = "", .avoid_worker = "w1"}, /* a rerun of w1's own build */
+	    {.id = 4, .arch = "x86_64", .tags = ",big,", .avoid_worker = ""},
+	    {.id = 5, .arch = "", .tags = "", .avoid_worker = ""},
 	};
 	struct scheduler_lease_query q = {.worker = "w1", .arches = ",x86_64,", .tags = ",big,"};
 	size_t avoided;
 
-	assert_int_equal(scheduler_lease_pick(c, 5, &q, &avoided), 3);
+	assert_int_equal(scheduler_lease_pick(c, 5, &q, NULL, 0, &avoided), 3);
 	assert_int_equal(avoided, 2);
 	/* passed over (taken by another grant): the next */
 	c[3].id = 0;
-	assert_int_equal(scheduler_lease_pick(c, 5, &q, &avoided), 4);
+	assert_int_equal(scheduler_lease_pick(c, 5, &q, NULL, 0, &avoided), 4);
 	/* only the rerun fits: none picked, the rerun offered */
-	assert_int_equal(scheduler_lease_pick(c, 3, &q, &avoided), 3);
+	assert_int_equal(scheduler_lease_pick(c, 3, &q, NULL, 0, &avoided), 3);
 	assert_int_equal(avoided, 2);
 	/* another worker's rerun is no rerun of its own build */
 	q.worker = "w2";
-	assert_int_equal(scheduler_lease_pick(c, 3, &q, &avoided), 2);
+	assert_int_equal(scheduler_lease_pick(c, 3, &q, NULL, 0, &avoided), 2);
 	assert_int_equal(avoided, 3);
-	assert_int_equal(scheduler_lease_pick(c, 0, &q, &avoided), 0);
+	assert_int_equal(scheduler_lease_pick(c, 0, &q, NULL, 0, &avoided), 0);
 	assert_int_equal(avoided, 0);
+}
+
+/* [projects] A candidate of project p (grant_seq g, caps max and caps) with priority pri. */
+#define CAND(id, arch, p, pri, g, max, caps)                                                       \
+	(struct scheduler_candidate)                                                               \
+	{                                                                                          \
+		id, arch, "", "", p, pri, g, max, caps                                             \
+	}
+
+KILN_TEST(policy_lease_pick_shares_workers_between_projects)
+{
+	/* project 2 holds the best priorities, but project 3 was granted longer ago */
+	struct scheduler_candidate c[] = {
+	    CAND(1, "", 2, 10, 7, 0, ""),
+	    CAND(2, "", 2, 10, 7, 0, ""),
+	    CAND(3, "", 3, 0, 4, 0, ""),
+	    CAND(4, "", 3, 5, 4, 0, ""),
+	};
+	struct scheduler_lease_query q = {.worker = "w1", .arches = ",x86_64,", .tags = ","};
+	size_t avoided;
+
+	/* the project granted longest ago, and the best priority inside it */
+	assert_int_equal(scheduler_lease_pick(c, 4, &q, NULL, 0, &avoided), 3);
+	/* once granted, it goes to the back: project 2's oldest of its best priority */
+	c[2].grant_seq = c[3].grant_seq = 8;
+	assert_int_equal(scheduler_lease_pick(c, 4, &q, NULL, 0, &avoided), 0);
+	/* equal grant_seq (never granted): by project id */
+	c[0].grant_seq = c[1].grant_seq = c[2].grant_seq = c[3].grant_seq = 0;
+	assert_int_equal(scheduler_lease_pick(c, 4, &q, NULL, 0, &avoided), 0);
+	/* the order the store gave does not matter */
+	c[0].project_id = c[1].project_id = 5;
+	assert_int_equal(scheduler_lease_pick(c, 4, &q, NULL, 0, &avoided), 3);
+}
+
+KILN_TEST(policy_lease_pick_holds_a_project_at_its_caps)
+{
+	struct scheduler_candidate c[] = {
+	    CAND(1, "", 2, 0, 1, 2, ""),
+	    CAND(2, "x86_64", 3, 0, 2, 0, "x86_64=1"),
+	    CAND(3, "", 3, 0, 2, 0, "x86_64=1"),
+	};
+	struct scheduler_project_run run[] = {
+	    {2, "", 2},       /* project 2: 2 of its 2 running */
+	    {3, "x86_64", 1}, /* project 3: its one x86_64 job running */
+	};
+	struct scheduler_lease_query q = {.worker = "w1", .arches = ",x86_64,", .tags = ","};
+	struct scheduler_quota why;
+	size_t avoided;
+
+	assert_true(scheduler_candidates_capped(c, 3));
+	assert_false(scheduler_candidates_capped(c, 0));
+	/* project 2 at its cap; project 3's x86_64 job at its arch cap; its any-arch job goes */
+	assert_int_equal(scheduler_lease_pick(c, 3, &q, run, 2, &avoided), 2);
+	assert_int_equal(scheduler_lease_pick(c, 2, &q, run, 2, &avoided), 2);
+	/* one of project 2's ended: it may run one more */
+	run[0].n = 1;
+	assert_int_equal(scheduler_lease_pick(c, 3, &q, run, 2, &avoided), 0);
+
+	run[0].n = 2;
+	assert_true(scheduler_quota_full(2, 2, "", "", run, 2, &why));
+	assert_int_equal(why.running, 2);
+	assert_int_equal(why.cap, 2);
+	assert_string_equal(why.arch, "");
+	assert_true(scheduler_quota_full(3, 0, "aarch64=4,x86_64=1", "x86_64", run, 2, &why));
+	assert_int_equal(why.running, 1);
+	assert_int_equal(why.cap, 1);
+	assert_string_equal(why.arch, "x86_64");
+	assert_false(scheduler_quota_full(3, 0, "x86_64=2", "x86_64", run, 2, &why));
+	assert_false(scheduler_quota_full(3, 0, "x86_64=1", "aarch64", run, 2, &why));
+	assert_false(scheduler_quota_full(4, 1, "", "", run, 2, &why));
+	assert_int_equal(why.running, 0);
+}
+
+KILN_TEST(policy_arch_caps_are_checked)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+
+	assert_ok(scheduler_arch_caps_check("", &err), &err);
+	assert_ok(scheduler_arch_caps_check("x86_64=2,aarch64=1", &err), &err);
+	assert_int_equal(scheduler_arch_caps_check("x86_64", &err), KILN_EINVAL);
+	assert_non_null(strstr(err.msg, "arch_caps"));
+	kiln_err_clear(&err);
+	assert_int_equal(scheduler_arch_caps_check("x86_64=0", &err), KILN_EINVAL);
+	kiln_err_clear(&err);
+	assert_int_equal(scheduler_arch_caps_check("x86_64=2,", &err), KILN_EINVAL);
+	kiln_err_clear(&err);
+	assert_int_equal(scheduler_arch_caps_check("=2", &err), KILN_EINVAL);
+	kiln_err_clear(&err);
+	assert_int_equal(scheduler_arch_caps_check("x/86=2", &err), KILN_EINVAL);
+	kiln_err_clear(&err);
+	assert_int_equal(scheduler_arch_caps_check("x86_64=two", &err), KILN_EINVAL);
 }
 
 KILN_TEST(policy_rerun_goes_elsewhere_when_another_worker_fits)
 {
-	struct scheduler_candidate rerun = {3, "x86_64", ",big,", "w1"};
+	struct scheduler_candidate rerun = {
+	    .id = 3, .arch = "x86_64", .tags = ",big,", .avoid_worker = "w1"};
 	struct scheduler_worker_info w[] = {
 	    {.name = "w1", .arches = ",x86_64,", .tags = ",big,"},
 	    {.name = "w2", .arches = ",aarch64,", .tags = ",big,"},

@@ -116,6 +116,179 @@ STORE_TEST(store_leases_by_priority_arch_and_tags)
 	scheduler_store_close(st);
 }
 
+/* [projects] A job of project p. */
+static int64_t insert_in(struct scheduler_store *st, int64_t p, int64_t prio, int64_t token)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	struct scheduler_job j = {0};
+	int64_t id = 0;
+
+	j.arch = "", j.tags = "", j.priority = prio, j.project_id = p;
+	j.spec_name = "x.spec", j.request = "{}", j.manifest = "{}";
+	memcpy(j.content_key, "k", 2);
+	j.sign_key = "", j.token_id = token, j.created_ms = 1000, j.max_attempts = 2;
+	assert_ok(st->ops->job_insert(st, &j, &id, &err), &err);
+	return id;
+}
+
+STORE_TEST(store_projects_own_jobs_and_tokens)
+{
+	struct scheduler_store *st = open_store("proj.db");
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
+	struct kiln_err err = KILN_ERR_INIT;
+	struct scheduler_project p = {.name = "ci",
+	                              .created_ms = 5,
+	                              .public_read = true,
+	                              .max_running = 3,
+	                              .arch_caps = "x86_64=1",
+	                              .key_expires_ms = 99};
+	struct scheduler_project *v = NULL, got = {0};
+	struct scheduler_token *ts = NULL;
+	struct scheduler_repo_owner *owners = NULL;
+	struct scheduler_job *jobs = NULL, j;
+	struct scheduler_counts c;
+	struct scheduler_artifact art = {.attempt = 1, .name = "a.rpm", .kind = "binary"};
+	int64_t id = 0, tid = 0, tok = 0, proj = 0, mine, theirs;
+	unsigned scopes = 0;
+	size_t n = 0;
+
+	/* the migration made default, id 1 */
+	assert_ok(st->ops->project_get(st, 1, NULL, &a, &got, &err), &err);
+	assert_string_equal(got.name, "default");
+	assert_true(got.public_read);
+	assert_ok(st->ops->project_insert(st, &p, &id, &err), &err);
+	assert_true(id > 1);
+	assert_int_equal(st->ops->project_insert(st, &p, &tid, &err), KILN_EEXIST);
+	kiln_err_clear(&err);
+	assert_ok(st->ops->project_get(st, 0, "ci", &a, &got, &err), &err);
+	assert_int_equal(got.id, id);
+	assert_int_equal(got.created_ms, 5);
+	assert_true(got.public_read);
+	assert_int_equal(got.max_running, 3);
+	assert_string_equal(got.arch_caps, "x86_64=1");
+	assert_int_equal(got.key_expires_ms, 99);
+	assert_int_equal(st->ops->project_get(st, 0, "nope", &a, &got, &err), KILN_ENOTFOUND);
+	kiln_err_clear(&err);
+	assert_ok(st->ops->projects_list(st, &a, &v, &n, &err), &err);
+	assert_int_equal(n, 2);
+	assert_string_equal(v[0].name, "ci");
+	assert_string_equal(v[1].name, "default");
+	p.id = id, p.public_read = false, p.max_running = 0, p.arch_caps = "", p.key_expires_ms = 7;
+	assert_ok(st->ops->project_update(st, &p, &err), &err);
+	assert_ok(st->ops->project_get(st, id, NULL, &a, &got, &err), &err);
+	assert_false(got.public_read);
+	assert_int_equal(got.key_expires_ms, 7);
+
+	/* tokens and jobs carry their project */
+	assert_ok(st->ops->token_insert(st, "hc", API_SCOPE_SUBMIT, "c", id, 10, &tid, &err), &err);
+	assert_ok(st->ops->token_lookup(st, "hc", &tok, &scopes, &proj, &err), &err);
+	assert_int_equal(proj, id);
+	assert_ok(st->ops->tokens_list(st, &a, &ts, &n, &err), &err);
+	assert_int_equal(n, 1);
+	assert_int_equal(ts[0].project_id, id);
+	assert_string_equal(ts[0].project, "ci");
+	mine = insert_in(st, id, 0, tid);
+	theirs = insert_in(st, 0, 0, 1); /* 0: default */
+	assert_ok(st->ops->job_get(st, mine, &a, &j, &err), &err);
+	assert_int_equal(j.project_id, id);
+	assert_string_equal(j.project, "ci");
+	assert_ok(st->ops->job_get(st, theirs, &a, &j, &err), &err);
+	assert_int_equal(j.project_id, 1);
+	assert_string_equal(j.project, "default");
+	assert_ok(st->ops->job_list(st, id, -1, "", 0, 10, &a, &jobs, &n, &err), &err);
+	assert_int_equal(n, 1);
+	assert_int_equal(jobs[0].id, mine);
+	assert_ok(st->ops->job_list(st, 0, -1, "", 0, 10, &a, &jobs, &n, &err), &err);
+	assert_int_equal(n, 2);
+	assert_ok(st->ops->counts(st, &a, &c, &err), &err);
+	assert_int_equal(c.nqueued_project, 2);
+	assert_string_equal(c.queued_project[0], "ci");
+	assert_int_equal(c.queued_project_n[0], 1);
+	art.job_id = mine;
+	memcpy(art.sha256, "aa", 3);
+	assert_ok(st->ops->artifact_put(st, &art, &err), &err);
+	assert_ok(st->ops->artifact_in_project(st, "aa", id, &err), &err);
+	assert_int_equal(st->ops->artifact_in_project(st, "aa", 1, &err), KILN_ENOTFOUND);
+	kiln_err_clear(&err);
+
+	/* repositories: default's unless given; back to default with the project */
+	assert_ok(st->ops->repo_owner_set(st, "r1", id, &err), &err);
+	assert_ok(st->ops->repo_owner_set(st, "r2", id, &err), &err);
+	assert_ok(st->ops->repo_owner_set(st, "r2", 1, &err), &err);
+	assert_ok(st->ops->repo_owner_set(st, "r3", id, &err), &err);
+	assert_ok(st->ops->repo_owner_set(st, "r3", id, &err), &err);
+	assert_ok(st->ops->repo_owners(st, &a, &owners, &n, &err), &err);
+	assert_int_equal(n, 2);
+	assert_string_equal(owners[0].repo, "r1");
+	assert_int_equal(owners[0].project_id, id);
+	assert_string_equal(owners[1].repo, "r3");
+
+	/* not deleted while it has work queued; then its tokens go with it */
+	assert_int_equal(st->ops->project_delete(st, id, &err), KILN_ECONFLICT);
+	kiln_err_clear(&err);
+	assert_ok(st->ops->job_cancel(st, mine, 20, true, &err), &err);
+	assert_ok(st->ops->project_delete(st, id, &err), &err);
+	assert_int_equal(st->ops->token_lookup(st, "hc", &tok, &scopes, &proj, &err), KILN_EAUTH);
+	kiln_err_clear(&err);
+	assert_int_equal(st->ops->project_delete(st, id, &err), KILN_ENOTFOUND);
+	kiln_err_clear(&err);
+	assert_ok(st->ops->repo_owners(st, &a, &owners, &n, &err), &err);
+	assert_int_equal(n, 0);
+	/* its ended job stays, its project's name gone */
+	assert_ok(st->ops->job_get(st, mine, &a, &j, &err), &err);
+	assert_int_equal(j.project_id, id);
+	assert_string_equal(j.project, "");
+	kiln_arena_release(&a);
+	scheduler_store_close(st);
+}
+
+/* Each project's best jobs are candidates however long another's queue; a grant sends its
+ * project to the back of the grant order; caps count what runs by project and arch. */
+STORE_TEST(store_grants_share_between_projects)
+{
+	struct scheduler_store *st = open_store("fair.db");
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
+	struct kiln_err err = KILN_ERR_INIT;
+	struct scheduler_project pa = {.name = "a", .arch_caps = ""},
+	                         pb = {.name = "b", .arch_caps = ""};
+	struct scheduler_candidate *c = NULL;
+	struct scheduler_project_run *run = NULL;
+	struct scheduler_job j;
+	int64_t ida = 0, idb = 0, b1;
+	size_t n = 0, i, from_b = 0;
+	char lid[33];
+
+	assert_ok(st->ops->project_insert(st, &pa, &ida, &err), &err);
+	assert_ok(st->ops->project_insert(st, &pb, &idb, &err), &err);
+	for (i = 0; i < 300; i++)
+		insert_in(st, ida, 5, 1);
+	b1 = insert_in(st, idb, 0, 1);
+	assert_ok(st->ops->lease_candidates(st, 5000, ",x86_64,", &a, &c, &n, &err), &err);
+	assert_int_equal(n, 65); /* a's best 64 and b's one */
+	for (i = 0; i < n; i++)
+		from_b += c[i].project_id == idb;
+	assert_int_equal(from_b, 1);
+	/* a is granted first (both never were: by id), then b, though its priority is lower */
+	assert_ok(grant(st, "w", ",x86_64,", ",", 5000, L1, &a, &j), NULL);
+	assert_int_equal(j.project_id, ida);
+	assert_ok(grant(st, "w", ",x86_64,", ",", 5000, L2, &a, &j), NULL);
+	assert_int_equal(j.id, b1);
+	for (i = 0; i < 3; i++) {
+		snprintf(lid, sizeof(lid), "%032zu", i + 3);
+		assert_ok(grant(st, "w", ",x86_64,", ",", 5000, lid, &a, &j), NULL);
+		assert_int_equal(j.project_id, ida);
+	}
+	assert_ok(st->ops->project_running(st, &a, &run, &n, &err), &err);
+	assert_int_equal(n, 2);
+	assert_int_equal(run[0].project_id, ida);
+	assert_string_equal(run[0].arch, "");
+	assert_int_equal(run[0].n, 4);
+	assert_int_equal(run[1].project_id, idb);
+	assert_int_equal(run[1].n, 1);
+	kiln_arena_release(&a);
+	scheduler_store_close(st);
+}
+
 STORE_TEST(store_generation_guards_every_lease_call)
 {
 	struct scheduler_store *st = open_store("b.db");
@@ -208,15 +381,16 @@ STORE_TEST(store_tokens_workers_artifacts_counts)
 	struct scheduler_counts c;
 	struct scheduler_token *ts = NULL;
 	unsigned scopes = 0;
-	int64_t tid = 0, got = 0;
+	int64_t tid = 0, got = 0, project = 0;
 	size_t n = 0;
 
-	assert_ok(st->ops->token_insert(st, "h1", API_SCOPE_READ, "ci", 10, &tid, &err), &err);
-	assert_ok(st->ops->token_lookup(st, "h1", &got, &scopes, &err), &err);
+	assert_ok(st->ops->token_insert(st, "h1", API_SCOPE_READ, "ci", 1, 10, &tid, &err), &err);
+	assert_ok(st->ops->token_lookup(st, "h1", &got, &scopes, &project, &err), &err);
 	assert_int_equal(got, tid);
 	assert_int_equal(scopes, API_SCOPE_READ);
 	assert_ok(st->ops->token_revoke(st, tid, &err), &err);
-	assert_int_equal(st->ops->token_lookup(st, "h1", &got, &scopes, &err), KILN_EAUTH);
+	assert_int_equal(st->ops->token_lookup(st, "h1", &got, &scopes, &project, &err),
+	                 KILN_EAUTH);
 	kiln_err_clear(&err);
 	assert_ok(st->ops->tokens_list(st, &a, &ts, &n, &err), &err);
 	assert_int_equal(n, 1);
@@ -530,7 +704,7 @@ STORE_TEST(store_every_write_invalidates_cached_job_bodies)
 	READ(&b, st->ops->repo_publish_get(st, b.id, &a, &dstate, &msg, &err));
 	WROTE(&b, st->ops->artifact_put(st, &art, &err));
 	WROTE(&b, st->ops->worker_seen(st, &w, true, &err));
-	WROTE(&b, st->ops->token_insert(st, "h", API_SCOPE_READ, "t", 1, &tid, &err));
+	WROTE(&b, st->ops->token_insert(st, "h", API_SCOPE_READ, "t", 1, 1, &tid, &err));
 	WROTE(&b, st->ops->token_revoke(st, tid, &err));
 	WROTE(&b, st->ops->reruns_add(st, b.id, 1, "", &err));
 	WROTE(&b, st->ops->repro_verdict_set(st, b.id, "pending", &err));
@@ -567,19 +741,19 @@ STORE_TEST(store_reads_fill_every_member)
 
 	assert_ok(st->ops->ping(st, &err), &err);
 	/* newest first, a page of two, then the rest after the cursor */
-	assert_ok(st->ops->job_list(st, -1, "", 0, 2, &a, &v, &n, &err), &err);
+	assert_ok(st->ops->job_list(st, 0, -1, "", 0, 2, &a, &v, &n, &err), &err);
 	assert_int_equal(n, 2);
 	assert_int_equal(v[0].id, third);
 	assert_string_equal(v[0].spec_name, "x.spec");
 	assert_string_equal(v[0].content_key, "k");
 	assert_int_equal(v[0].priority, 5);
 	assert_int_equal(v[0].max_attempts, 2);
-	assert_ok(st->ops->job_list(st, -1, "X.SP", v[1].id, 10, &a, &v, &n, &err), &err);
+	assert_ok(st->ops->job_list(st, 0, -1, "X.SP", v[1].id, 10, &a, &v, &n, &err), &err);
 	assert_int_equal(n, 1);
 	assert_int_equal(v[0].id, first);
-	assert_ok(st->ops->job_list(st, SCHED_FAILED, "", 0, 10, &a, &v, &n, &err), &err);
+	assert_ok(st->ops->job_list(st, 0, SCHED_FAILED, "", 0, 10, &a, &v, &n, &err), &err);
 	assert_int_equal(n, 0);
-	assert_ok(st->ops->job_list(st, SCHED_QUEUED, "nomatch", 0, 10, &a, &v, &n, &err), &err);
+	assert_ok(st->ops->job_list(st, 0, SCHED_QUEUED, "nomatch", 0, 10, &a, &v, &n, &err), &err);
 	assert_int_equal(n, 0);
 	/* by priority, then age */
 	assert_ok(st->ops->job_get(st, first, &a, &j, &err), &err);

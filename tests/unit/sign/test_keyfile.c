@@ -174,3 +174,58 @@ KILN_TEST(secret_files_are_guarded)
 	assert_ok(sign_key_load_secret(path, &key, &err), &err);
 	sign_key_free(key);
 }
+
+/* [projects] A key made to expire, then extended: the same key material and fingerprint, the
+ * newer self-signature's expiry, and a signature made before verifies with the extended
+ * certificate at a time past the old expiry. */
+KILN_TEST(keygen_expiring_key_is_extended_with_a_new_self_signature)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	struct sign_key *key = NULL, *longer = NULL, *pub = NULL;
+	struct sign_key_info a, b;
+	struct sign_keyring *kr = NULL;
+	struct sign_opts o = {.time = 1700000100};
+	struct kiln_buf sig = KILN_BUF_INIT(KILN_KIB), cert = KILN_BUF_INIT(KILN_MIB);
+	struct sign_result res;
+	struct sign_pkt_reader r;
+	struct sign_pkt pkt;
+	size_t nsig = 0;
+
+	assert_ok(sign_key_generate_expiring(SIGN_KEYGEN_ED25519, "P <p@kiln.example>", 1700000000,
+	                                     1700086400, &key, &err),
+	          &err);
+	sign_key_info_get(key, &a);
+	assert_int_equal(a.expires, 1700086400);
+	assert_ok(sign_data(key, "data", 4, &o, &sig, &err), &err);
+	/* an expiry not after the creation is refused */
+	assert_int_equal(sign_key_extend(key, 1700000200, 1699999999, &longer, &err), KILN_EINVAL);
+	kiln_err_clear(&err);
+	assert_ok(sign_key_extend(key, 1700000200, 1702592000, &longer, &err), &err);
+	sign_key_info_get(longer, &b);
+	assert_string_equal(a.fingerprint, b.fingerprint);
+	assert_int_equal(b.created, 1700000000);
+	assert_int_equal(b.expires, 1702592000);
+	assert_true(b.has_secret);
+	/* the secret moved: the old key has none left to extend with */
+	assert_int_equal(sign_key_extend(key, 1700000300, 1702592000, &pub, &err), KILN_EINVAL);
+	kiln_err_clear(&err);
+	/* two self-signatures now; the public certificate alone still parses with the new one */
+	sign_pkt_reader_init(&r, longer->cert.ptr, longer->cert.len);
+	while (!sign_pkt_next(&r, &pkt, &err))
+		nsig += pkt.tag == SIGN_TAG_SIGNATURE;
+	kiln_err_clear(&err);
+	assert_int_equal(nsig, 2);
+	assert_ok(sign_key_export(longer, 0, &cert, &err), &err);
+	assert_ok(sign_key_from_mem(cert.ptr, cert.len, &pub, &err), &err);
+	sign_key_info_get(pub, &b);
+	assert_int_equal(b.expires, 1702592000);
+	/* the signature made before verifies with the extended certificate */
+	assert_ok(sign_keyring_new(&kr, &err), &err);
+	assert_ok(sign_keyring_add_take(kr, pub, &err), &err);
+	assert_ok(sign_verify(kr, sig.ptr, sig.len, "data", 4, &res, &err), &err);
+	sign_keyring_free(kr);
+	sign_key_free(key);
+	sign_key_free(longer);
+	kiln_buf_release(&sig);
+	kiln_buf_release(&cert);
+}
