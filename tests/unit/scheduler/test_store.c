@@ -1378,7 +1378,7 @@ KILN_TEST(store_migrate_copies_sqlite_into_postgresql)
 	struct scheduler_job j;
 	char dir[512], path[600], url[512];
 	unsigned scopes = 0;
-	int64_t id = 0, tid = 0, first, second;
+	int64_t id = 0, tid = 0, project = 0, first, second;
 	size_t n = 0;
 
 	pg_database(url, sizeof(url));
@@ -1391,7 +1391,7 @@ KILN_TEST(store_migrate_copies_sqlite_into_postgresql)
 	assert_ok(grant(st, "w", ",x86_64,", ",gpu,", 2000, L1, &a, &j), NULL);
 	assert_int_equal(j.id, second);
 	assert_ok(st->ops->lease_finish(st, L1, 1, &f, &err), &err);
-	assert_ok(st->ops->token_insert(st, "h1", API_SCOPE_READ, "ci", 1000, &tid, &err), &err);
+	assert_ok(st->ops->token_insert(st, "h1", API_SCOPE_READ, "ci", 1, 1000, &tid, &err), &err);
 	scheduler_store_close(st);
 
 	assert_ok(scheduler_store_migrate(dir, url, -1, &err), &err);
@@ -1405,8 +1405,9 @@ KILN_TEST(store_migrate_copies_sqlite_into_postgresql)
 	assert_ok(st->ops->attempts_list(st, second, &a, &att, &n, &err), &err);
 	assert_int_equal(n, 1);
 	assert_string_equal(att[0].state, "succeeded");
-	assert_ok(st->ops->token_lookup(st, "h1", &id, &scopes, &err), &err);
+	assert_ok(st->ops->token_lookup(st, "h1", &id, &scopes, &project, &err), &err);
 	assert_int_equal(id, tid);
+	assert_int_equal(project, 1);
 	assert_int_equal(scopes, API_SCOPE_READ);
 	assert_int_equal(insert(st, "", "", 0, NULL), second + 1);
 	scheduler_store_close(st);
