@@ -3212,7 +3212,7 @@ static kiln_rc im_check(struct pg *s, const struct scheduler_table *t, struct ki
 	const char *q;
 	size_t i;
 	int k, n;
-	bool found;
+	bool found, seeded;
 
 	if (!r)
 		return KILN_EIO;
@@ -3231,7 +3231,10 @@ static kiln_rc im_check(struct pg *s, const struct scheduler_table *t, struct ki
 		}
 	}
 	PQclear(r);
-	q = kiln_arena_printf(a, "SELECT count(*) FROM %s", ident(a, t->name));
+	/* the schema's own rows (projects' "default", id 1) are the farm's to bring */
+	seeded = !strcmp(t->name, "projects");
+	q = kiln_arena_printf(a, "SELECT count(*) FROM %s%s", ident(a, t->name),
+	                      seeded ? " WHERE id <> 1" : "");
 	r = q ? im_exec(s, q, NULL, 0, "count", err) : NULL;
 	if (!r)
 		return q ? KILN_EIO : kiln_err_set(err, KILN_ENOMEM, "out of memory");
@@ -3241,6 +3244,12 @@ static kiln_rc im_check(struct pg *s, const struct scheduler_table *t, struct ki
 		return kiln_err_set(err, KILN_EEXIST,
 		                    "table %s already has %d rows: import into an empty database",
 		                    t->name, n);
+	if (seeded) {
+		r = im_exec(s, "DELETE FROM projects WHERE id = 1", NULL, 0, "clear", err);
+		if (!r)
+			return KILN_EIO;
+		PQclear(r);
+	}
 	return KILN_OK;
 }
 
