@@ -124,8 +124,9 @@ static int64_t backoff_ms(int64_t tries)
 	return d < OUTBOX_MAX_DELAY_MS ? d : OUTBOX_MAX_DELAY_MS;
 }
 
-/* Try one item and record the try; the time of its next try (0 when it is done). */
-static int64_t item_try(struct scheduler *s, const struct scheduler_outbox_item *it)
+/* Try one item and record the try; the time of its next try (0 when it is done). *stuck
+ * when the store could not record it. */
+static int64_t item_try(struct scheduler *s, const struct scheduler_outbox_item *it, bool *stuck)
 {
 	struct kiln_buf answer = KILN_BUF_INIT(KILN_LIMIT_LINE);
 	struct kiln_err err = KILN_ERR_INIT;
@@ -154,7 +155,7 @@ static int64_t item_try(struct scheduler *s, const struct scheduler_outbox_item 
 		         at.answer, next ? "" : " (given up)");
 	if (s->store->ops->outbox_attempt(s->store, &at, state, next, &err)) {
 		kiln_log_err(KILN_LOG_WARN, &err);
-		next = at.at_ms + OUTBOX_MAX_DELAY_MS; /* the store is in trouble: later */
+		*stuck = true;
 	}
 	kiln_buf_release(&answer);
 	return next;
@@ -182,7 +183,7 @@ static int64_t outbox_pass(struct scheduler *s)
 	const char **seen = NULL;
 	int64_t now = util_clock_wall_ms(), due = now + OUTBOX_IDLE_MS;
 	size_t n = 0, nseen = 0, i;
-	bool tried = false;
+	bool tried = false, stuck = false;
 
 	if (s->store->ops->outbox_pending(s->store, &a, &v, &n, &err)) {
 		kiln_log_err(KILN_LOG_WARN, &err);
@@ -199,13 +200,15 @@ static int64_t outbox_pass(struct scheduler *s)
 
 		if (target_seen(seen, &nseen, v[i].target))
 			continue; /* held back behind an older item of its target */
-		next = v[i].next_ms > now ? v[i].next_ms : item_try(s, &v[i]);
+		next = v[i].next_ms > now ? v[i].next_ms : item_try(s, &v[i], &stuck);
 		tried |= v[i].next_ms <= now;
 		if (next && next < due)
 			due = next;
 	}
 out:
 	kiln_arena_release(&a);
+	if (stuck)
+		return now + 5000; /* the store records no try: not again at once */
 	return tried ? 0 : due;
 }
 
