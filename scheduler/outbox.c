@@ -63,6 +63,17 @@ void scheduler_outbox_put(struct scheduler *s, const struct scheduler_outbox_ite
 	scheduler_outbox_kick(s);
 }
 
+/* The start of an answer as printable ASCII: it is the receiver's, any bytes at all, and
+ * goes into the store (PostgreSQL takes only valid UTF-8) and into JSON. */
+static void answer_add(struct kiln_buf *out, const char *p, size_t len)
+{
+	size_t i;
+
+	for (i = 0; p && i < len && i < 500; i++)
+		kiln_buf_addch(
+		    out, (unsigned char)p[i] >= 0x20 && (unsigned char)p[i] < 0x7f ? p[i] : '?');
+}
+
 enum scheduler_send scheduler_outbox_http(const char *base_url, const char *path, const char *token,
                                           const char *const *headers, const char *body,
                                           int64_t *status, struct kiln_buf *answer)
@@ -86,8 +97,7 @@ enum scheduler_send scheduler_outbox_http(const char *base_url, const char *path
 		goto out;
 	}
 	*status = reply.status;
-	kiln_buf_addf(answer, "%.*s", (int)(reply.body.len < 500 ? reply.body.len : 500),
-	              reply.body.ptr ? reply.body.ptr : "");
+	answer_add(answer, reply.body.ptr, reply.body.len);
 	if (reply.status >= 200 && reply.status < 300)
 		r = SCHED_SEND_OK;
 	else if (reply.status < 500 && reply.status != 408 && reply.status != 429)
