@@ -63,6 +63,17 @@ void scheduler_outbox_put(struct scheduler *s, const struct scheduler_outbox_ite
 	scheduler_outbox_kick(s);
 }
 
+/* The start of an answer as printable ASCII: it is the receiver's, any bytes at all, and
+ * goes into the store (PostgreSQL takes only valid UTF-8) and into JSON. */
+static void answer_add(struct kiln_buf *out, const char *p, size_t len)
+{
+	size_t i;
+
+	for (i = 0; p && i < len && i < 500; i++)
+		kiln_buf_addch(
+		    out, (unsigned char)p[i] >= 0x20 && (unsigned char)p[i] < 0x7f ? p[i] : '?');
+}
+
 enum scheduler_send scheduler_outbox_http(const char *base_url, const char *path, const char *token,
                                           const char *const *headers, const char *body,
                                           int64_t *status, struct kiln_buf *answer)
@@ -86,8 +97,7 @@ enum scheduler_send scheduler_outbox_http(const char *base_url, const char *path
 		goto out;
 	}
 	*status = reply.status;
-	kiln_buf_addf(answer, "%.*s", (int)(reply.body.len < 500 ? reply.body.len : 500),
-	              reply.body.ptr ? reply.body.ptr : "");
+	answer_add(answer, reply.body.ptr, reply.body.len);
 	if (reply.status >= 200 && reply.status < 300)
 		r = SCHED_SEND_OK;
 	else if (reply.status < 500 && reply.status != 408 && reply.status != 429)
@@ -124,8 +134,9 @@ static int64_t backoff_ms(int64_t tries)
 	return d < OUTBOX_MAX_DELAY_MS ? d : OUTBOX_MAX_DELAY_MS;
 }
 
-/* Try one item and record the try; the time of its next try (0 when it is done). */
-static int64_t item_try(struct scheduler *s, const struct scheduler_outbox_item *it)
+/* Try one item and record the try; the time of its next try (0 when it is done). *stuck
+ * when the store could not record it. */
+static int64_t item_try(struct scheduler *s, const struct scheduler_outbox_item *it, bool *stuck)
 {
 	struct kiln_buf answer = KILN_BUF_INIT(KILN_LIMIT_LINE);
 	struct kiln_err err = KILN_ERR_INIT;
@@ -154,7 +165,7 @@ static int64_t item_try(struct scheduler *s, const struct scheduler_outbox_item 
 		         at.answer, next ? "" : " (given up)");
 	if (s->store->ops->outbox_attempt(s->store, &at, state, next, &err)) {
 		kiln_log_err(KILN_LOG_WARN, &err);
-		next = at.at_ms + OUTBOX_MAX_DELAY_MS; /* the store is in trouble: later */
+		*stuck = true;
 	}
 	kiln_buf_release(&answer);
 	return next;
@@ -182,7 +193,7 @@ static int64_t outbox_pass(struct scheduler *s)
 	const char **seen = NULL;
 	int64_t now = util_clock_wall_ms(), due = now + OUTBOX_IDLE_MS;
 	size_t n = 0, nseen = 0, i;
-	bool tried = false, held = false;
+	bool tried = false, stuck = false, held = false;
 
 	/* several schedulers on one store: one of them sends (the "outbox" duty) */
 	if (s->store->ops->duty(s->store, "outbox", &held, &err))
@@ -206,13 +217,15 @@ static int64_t outbox_pass(struct scheduler *s)
 
 		if (target_seen(seen, &nseen, v[i].target))
 			continue; /* held back behind an older item of its target */
-		next = v[i].next_ms > now ? v[i].next_ms : item_try(s, &v[i]);
+		next = v[i].next_ms > now ? v[i].next_ms : item_try(s, &v[i], &stuck);
 		tried |= v[i].next_ms <= now;
 		if (next && next < due)
 			due = next;
 	}
 out:
 	kiln_arena_release(&a);
+	if (stuck)
+		return now + 5000; /* the store records no try: not again at once */
 	return tried ? 0 : due;
 }
 

@@ -593,8 +593,8 @@ struct scheduler_store_ops {
 	                         const char *ref, struct kiln_arena *a,
 	                         struct scheduler_hook_job *out, struct kiln_err *err);
 	/* The durable outbox (outbox.c, issue 26). put: n items in one transaction, each
-	 * skipped when its dedup key is stored already. pending: the pending items, oldest
-	 * first (at most 1000). attempt: record an attempt and the item's new state, attempts
+	 * skipped when its dedup key is stored already. pending: the oldest pending item of
+	 * each target, oldest first (at most 1000). attempt: record an attempt and the item's new state, attempts
 	 * (at->n), next_ms and last answer, together. list: items of kind and target, newest
 	 * first, ids below before_id (0: from the newest), limit at most 1000. attempts: an
 	 * item's, oldest first. counts: items of kind by target and state. */

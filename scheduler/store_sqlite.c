@@ -467,7 +467,9 @@ static const char *const sql[Q_COUNT] = {
 	" last_status, last_answer"
     [Q_OUTBOX_PUT] = "INSERT OR IGNORE INTO outbox(kind, target, dedup, job_id, body, created_ms,"
                      " state, updated_ms) VALUES(?1, ?2, ?3, ?4, ?5, ?6, 'pending', ?6)",
-    [Q_OUTBOX_PENDING] = "SELECT " OUTBOX_COLS " FROM outbox WHERE state = 'pending'"
+    /* the oldest pending item of each target: a target with many cannot hide the others */
+    [Q_OUTBOX_PENDING] = "SELECT " OUTBOX_COLS " FROM outbox WHERE id IN (SELECT min(id)"
+                         " FROM outbox WHERE state = 'pending' GROUP BY kind, target)"
                          " ORDER BY id LIMIT 1000",
     [Q_OUTBOX_ATTEMPT] = "INSERT OR REPLACE INTO outbox_attempts(item_id, n, at_ms, status,"
                          " answer) VALUES(?1, ?2, ?3, ?4, ?5)",

@@ -93,6 +93,7 @@ class Receiver:
 
     def __init__(self, secret):
         self.events, self.calls, self.fail, self.lock = [], [], 0, threading.Lock()
+        self.answer = b""  # the body of a 500
         rcv = self
 
         class H(BaseHTTPRequestHandler):
@@ -113,7 +114,11 @@ class Receiver:
                     if not failed:
                         rcv.events.append(call)
                 self.send_response(500 if failed else 204)
+                if failed:
+                    self.send_header("Content-Length", str(len(rcv.answer)))
                 self.end_headers()
+                if failed:
+                    self.wfile.write(rcv.answer)
 
             def log_message(self, *a):
                 pass
@@ -559,6 +564,7 @@ def test_outgoing_webhook_events_are_signed_in_order_through_500s(sched, receive
     from test_farm_api import Worker
     webhook_idle(sched)
     receiver.fail = 3
+    receiver.answer = b"\xff\xfe\x00down\n"  # any bytes: the log shows them printable
     (jid,) = github(sched, "push", gh_push(repo, "main")).json()["jobs"]
     w = Worker(sched, "w1", sched.token("worker"))
     lease = w.lease()
@@ -588,6 +594,8 @@ def test_outgoing_webhook_events_are_signed_in_order_through_500s(sched, receive
     # of the start's that came late): each try is in the log with its answer
     tries = [a["status"] for d in every for a in d["attempt_list"]]
     assert tries.count(500) == 3 and tries.count(204) == len(every)
+    assert [a["answer"] for d in every for a in d["attempt_list"]
+            if a["status"] == 500] == ["???down?"] * 3
     for d in every:
         assert d["state"] == "delivered" and d["attempts"] == len(d["attempt_list"])
         assert [a["status"] for a in d["attempt_list"]][-1] == 204

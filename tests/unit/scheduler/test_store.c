@@ -899,18 +899,27 @@ STORE_TEST(store_outbox)
 
 	assert_ok(st->ops->outbox_put(st, v, 3, &err), &err);
 	assert_ok(st->ops->outbox_put(st, v, 2, &err), &err); /* again: nothing new */
+	/* pending: the oldest of each target */
 	assert_ok(st->ops->outbox_pending(st, &a, &out, &n, &err), &err);
-	assert_int_equal(n, 3);
-	assert_true(out[0].id < out[1].id && out[1].id < out[2].id);
+	assert_int_equal(n, 2);
+	assert_true(out[0].id < out[1].id);
 	assert_string_equal(out[0].target, "chat");
 	assert_string_equal(out[0].state, "pending");
-	assert_string_equal(out[1].body, "{\"n\":2}");
-	id1 = out[0].id, id2 = out[1].id;
+	assert_string_equal(out[0].body, "{\"n\":1}");
+	assert_string_equal(out[1].target, "ci");
+	id1 = out[0].id;
+	assert_ok(st->ops->outbox_list(st, "webhook", "chat", 0, 10, &a, &out, &n, &err), &err);
+	assert_int_equal(n, 2);
+	assert_string_equal(out[0].body, "{\"n\":2}");
+	id2 = out[0].id;
 
 	at.item_id = id1;
 	assert_ok(st->ops->outbox_attempt(st, &at, "pending", 500, &err), &err);
 	at = (struct scheduler_outbox_attempt){id1, 2, 30, 200, "ok"};
 	assert_ok(st->ops->outbox_attempt(st, &at, "delivered", 0, &err), &err);
+	assert_ok(st->ops->outbox_pending(st, &a, &out, &n, &err), &err);
+	assert_int_equal(n, 2);
+	assert_int_equal(out[0].id, id2); /* chat's next, now its oldest pending */
 	at = (struct scheduler_outbox_attempt){id2, 1, 40, 410, "gone"};
 	assert_ok(st->ops->outbox_attempt(st, &at, "failed", 0, &err), &err);
 	assert_ok(st->ops->outbox_pending(st, &a, &out, &n, &err), &err);
