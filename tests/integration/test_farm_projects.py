@@ -297,10 +297,14 @@ MAIN_KILN = Path(os.environ.get("KILN_MAIN_BIN", "/work/main/build/kiln"))
 
 
 @pytest.mark.skipif(not MAIN_KILN.exists(), reason=f"no kiln built from main at {MAIN_KILN}")
-def test_a_data_dir_made_before_projects_keeps_working_in_default(kiln_bin, tmp_path, rpm_file):
+@pytest.mark.parametrize("store", ["sqlite3", "postgresql"])
+def test_a_data_dir_made_before_projects_keeps_working_in_default(kiln_bin, tmp_path, rpm_file,
+                                                                  store, request):
     data = tmp_path / "data"
     repos = tmp_path / "repos"
     sets = (*FAST, f"repositories.main={repos}/main")
+    if store == "postgresql":  # a database main's kiln made, migrated by this one
+        sets += (f"storage.database={request.getfixturevalue('postgres_url')}",)
     old = Scheduler(MAIN_KILN, data, *sets).start()
     try:
         toks = {sc: old.token(sc) for sc in ("submit", "read", "submit,read", "worker")}
