@@ -126,6 +126,9 @@ enum api_scope {
 	API_SCOPE_READ = 1 << 1,   /* read jobs, logs, artifacts, workers */
 	API_SCOPE_WORKER = 1 << 2, /* lease jobs and report on them */
 	API_SCOPE_ADMIN = 1 << 3,  /* everything, and tokens */
+	/* the admin of one group (the scheduler's project): its tokens and settings; implies
+	 * submit and read there */
+	API_SCOPE_GROUP_ADMIN = 1 << 4,
 };
 #define API_SCOPE_ALL (API_SCOPE_SUBMIT | API_SCOPE_READ | API_SCOPE_WORKER | API_SCOPE_ADMIN)
 

@@ -49,6 +49,7 @@ static const struct {
     {"read", API_SCOPE_READ},
     {"worker", API_SCOPE_WORKER},
     {"admin", API_SCOPE_ADMIN},
+    {"project-admin", API_SCOPE_GROUP_ADMIN},
 };
 
 static kiln_rc scope_word(struct kiln_str w, unsigned *out, struct kiln_err *err)
@@ -62,7 +63,8 @@ static kiln_rc scope_word(struct kiln_str w, unsigned *out, struct kiln_err *err
 		}
 	}
 	return kiln_err_set(err, KILN_EINVAL,
-	                    "unknown scope '" KILN_STR_FMT "' (use submit, read, worker, admin)",
+	                    "unknown scope '" KILN_STR_FMT
+	                    "' (use submit, read, worker, admin, project-admin)",
 	                    KILN_STR_ARG(w));
 }
 
@@ -85,10 +87,13 @@ kiln_rc api_scopes_parse(const char *s, unsigned *out, struct kiln_err *err)
 			return rc;
 	}
 	if (!*out)
-		return kiln_err_set(err, KILN_EINVAL,
-		                    "no scope given (use submit, read, worker, admin)");
+		return kiln_err_set(
+		    err, KILN_EINVAL,
+		    "no scope given (use submit, read, worker, admin, project-admin)");
 	if (*out & API_SCOPE_ADMIN)
 		*out = API_SCOPE_ALL;
+	if (*out & API_SCOPE_GROUP_ADMIN)
+		*out |= API_SCOPE_SUBMIT | API_SCOPE_READ;
 	return KILN_OK;
 }
 

@@ -271,7 +271,8 @@ const struct cli_opt cli_rebuild_opts[] = {
 
 const struct cli_opt cli_token_opts[] = {
     CONN_OPTS,
-    {"scope", 0, CLI_OPT_STRING, COFF(scopes), NULL, "SCOPES", "create: submit,read,worker,admin"},
+    {"scope", 0, CLI_OPT_STRING, COFF(scopes), NULL, "SCOPES",
+     "create: submit,read,worker,admin,project-admin"},
     {"name", 0, CLI_OPT_STRING, COFF(name), NULL, "NAME", "create: a label for the token"},
     {"project", 0, CLI_OPT_STRING, COFF(project), NULL, "NAME",
      "create: the project the token acts in (default: default)"},

@@ -227,8 +227,10 @@ const struct cli_command cli_commands[] = {
     {"token", "manage API tokens (admin)",
      "create --scope SCOPES [--name NAME] [--project NAME] | list | revoke ID",
      "Tokens are stored hashed; create prints the new token once. Scopes: submit, read, "
-     "worker, admin. A token acts in one project (--project; default: default): submit "
-     "and read are inside it, admin and worker are farm-wide (default project only).",
+     "worker, admin, project-admin. A token acts in one project (--project; default: "
+     "default): submit, read and project-admin (its project's tokens, settings and key) are "
+     "inside it, admin and worker are farm-wide (default project only). A project's admin "
+     "may run token create|list|revoke for its own project.",
      cli_token_opts, cli_cmd_client},
     {"project", "manage projects (admin): jobs, tokens and repositories belong to one",
      "create NAME [--public] [--max-running N] [--arch-caps ARCH=N,...] [--repositories "

@@ -12,6 +12,8 @@
 #define R API_ROUTE_READ
 /* read, or submit for the caller's own jobs (the handlers check whose they are) */
 #define RS (API_SCOPE_READ | API_SCOPE_SUBMIT)
+/* the farm's admin, or a project's for its own project (the handlers check which) */
+#define PA (API_SCOPE_ADMIN | API_SCOPE_GROUP_ADMIN)
 /* also on the workers' own listener ([server] worker_listen) */
 #define W API_ROUTE_RESERVED
 
@@ -57,17 +59,16 @@ const struct api_route scheduler_routes[] = {
     {API_POST, "/api/v1/repos/{}/regenerate", API_SCOPE_ADMIN, 0, scheduler_h_repo_regenerate},
     {API_DELETE, "/api/v1/repos/{}/packages/{}", API_SCOPE_ADMIN, 0, scheduler_h_repo_remove},
     {API_GET, "/repos/{*}", 0, API_ROUTE_NOAUTH, scheduler_h_repo_file},
-    {API_POST, "/api/v1/tokens", API_SCOPE_ADMIN, 0, scheduler_h_token_create},
-    {API_GET, "/api/v1/tokens", API_SCOPE_ADMIN, 0, scheduler_h_tokens},
+    {API_POST, "/api/v1/tokens", PA, 0, scheduler_h_token_create},
+    {API_GET, "/api/v1/tokens", PA, 0, scheduler_h_tokens},
     {API_POST, "/api/v1/projects", API_SCOPE_ADMIN, 0, scheduler_h_project_create},
     {API_GET, "/api/v1/projects", RS, R, scheduler_h_projects},
     {API_GET, "/api/v1/projects/{}", RS, R, scheduler_h_project},
-    {API_PUT, "/api/v1/projects/{}", API_SCOPE_ADMIN, 0, scheduler_h_project_change},
+    {API_PUT, "/api/v1/projects/{}", PA, 0, scheduler_h_project_change},
     {API_DELETE, "/api/v1/projects/{}", API_SCOPE_ADMIN, 0, scheduler_h_project_delete},
     {API_GET, "/api/v1/projects/{}/key", RS, R, scheduler_h_project_key},
-    {API_POST, "/api/v1/projects/{}/key/extend", API_SCOPE_ADMIN, 0,
-     scheduler_h_project_key_extend},
-    {API_DELETE, "/api/v1/tokens/{}", API_SCOPE_ADMIN, 0, scheduler_h_token_revoke},
+    {API_POST, "/api/v1/projects/{}/key/extend", PA, 0, scheduler_h_project_key_extend},
+    {API_DELETE, "/api/v1/tokens/{}", PA, 0, scheduler_h_token_revoke},
     {0, NULL, 0, 0, NULL},
 };
 
@@ -158,21 +159,26 @@ static const struct api_field token_fields[] = {
 static kiln_rc token_project(struct scheduler *s, struct api_req *req, const struct token_body *b,
                              unsigned scopes, struct scheduler_project *p, struct kiln_err *err)
 {
+	bool farm = scheduler_reads_all(req);
+	/* a project's admin makes tokens of its own project (the default when none is named) */
+	int64_t dflt = farm ? SCHED_PROJECT_DEFAULT : api_req_group(req);
 	kiln_rc rc;
 
-	rc = s->store->ops->project_get(s->store, b->project ? 0 : SCHED_PROJECT_DEFAULT,
-	                                b->project, api_req_arena(req), p, err);
-	if (rc == KILN_ENOTFOUND) {
+	rc = s->store->ops->project_get(s->store, b->project ? 0 : dflt, b->project,
+	                                api_req_arena(req), p, err);
+	if (rc == KILN_ENOTFOUND || (!rc && !farm && p->id != dflt)) {
 		kiln_err_clear(err);
 		return kiln_err_set(err, KILN_EINVAL, "field 'project': no project '%.64s'",
 		                    b->project);
 	}
-	if (!rc && p->id != SCHED_PROJECT_DEFAULT &&
-	    (scopes & (API_SCOPE_ADMIN | API_SCOPE_WORKER)))
-		rc = kiln_err_set(err, KILN_EINVAL,
-		                  "field 'scopes': admin and worker are farm-wide scopes; a token "
-		                  "of project '%s' takes submit and read",
-		                  p->name);
+	if (!rc && (scopes & (API_SCOPE_ADMIN | API_SCOPE_WORKER)) &&
+	    (!farm || p->id != SCHED_PROJECT_DEFAULT))
+		rc = kiln_err_set(
+		    err, KILN_EINVAL,
+		    "field 'scopes': admin and worker are farm-wide scopes (the farm's "
+		    "admin gives them, in default); a token of project '%s' takes "
+		    "submit, read and project-admin",
+		    p->name);
 	return rc;
 }
 
@@ -243,6 +249,9 @@ void scheduler_h_tokens(void *ctx, struct api_req *req, struct api_resp *resp)
 	for (i = 0; i < n; i++) {
 		struct kiln_buf sc = KILN_BUF_INIT(128);
 
+		/* a project's admin sees its project's tokens only */
+		if (!scheduler_reads_all(req) && v[i].project_id != api_req_group(req))
+			continue;
 		api_scopes_format(v[i].scopes, &sc);
 		api_jw_obj(&w);
 		api_jw_kint(&w, "id", v[i].id);
@@ -259,6 +268,23 @@ void scheduler_h_tokens(void *ctx, struct api_req *req, struct api_resp *resp)
 	scheduler_reply_json(resp, 200);
 }
 
+/* May the caller revoke token id? The farm's admin any, a project's admin its project's. */
+static bool token_revocable(struct scheduler *s, struct api_req *req, int64_t id)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	struct scheduler_token *v = NULL;
+	size_t n = 0, i;
+
+	if (scheduler_reads_all(req))
+		return true;
+	if (s->store->ops->tokens_list(s->store, api_req_arena(req), &v, &n, &err))
+		return false;
+	for (i = 0; i < n; i++)
+		if (v[i].id == id)
+			return v[i].project_id == api_req_group(req);
+	return false;
+}
+
 void scheduler_h_token_revoke(void *ctx, struct api_req *req, struct api_resp *resp)
 {
 	struct scheduler *s = ctx;
@@ -266,7 +292,8 @@ void scheduler_h_token_revoke(void *ctx, struct api_req *req, struct api_resp *r
 	const char *p = api_req_param(req, 0);
 	int64_t id;
 
-	if (util_parse_i64(p, strlen(p), 10, 1, INT64_MAX, &id, NULL)) {
+	if (util_parse_i64(p, strlen(p), 10, 1, INT64_MAX, &id, NULL) ||
+	    !token_revocable(s, req, id)) {
 		api_resp_error(resp, 404, "not_found", "no token '%.32s'", p);
 		return;
 	}

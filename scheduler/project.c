@@ -198,6 +198,24 @@ static bool project_visible(const struct api_req *req, const struct scheduler_pr
 	return p->id == api_req_group(req);
 }
 
+/* May the caller change project p (its settings, its key)? The farm's admin any, a
+ * project's admin its own (but not which repositories it owns: the farm's configuration). */
+static kiln_rc project_admin(const struct api_req *req, const struct scheduler_project *p,
+                             const struct project_body *b, struct kiln_err *err)
+{
+	if (scheduler_reads_all(req))
+		return KILN_OK;
+	if (p->id != api_req_group(req) || !(api_req_scopes(req) & API_SCOPE_GROUP_ADMIN))
+		return kiln_err_set(err, KILN_EPRIV,
+		                    "only the farm's admin or this project's admin "
+		                    "may change the project");
+	if (b && b->has_repos)
+		return kiln_err_set(err, KILN_EPRIV,
+		                    "field 'repositories': only the farm's admin "
+		                    "gives repositories");
+	return KILN_OK;
+}
+
 /* The project named in the path, for a caller that may see it: KILN_ENOTFOUND else. */
 static kiln_rc project_param(struct scheduler *s, struct api_req *req, struct scheduler_project *p,
                              struct kiln_err *err)
@@ -361,6 +379,8 @@ void scheduler_h_project_change(void *ctx, struct api_req *req, struct api_resp 
 	if (!rc)
 		rc = api_json_decode(body, len, change_fields, API_DECODE_STRICT, &b, a, &err);
 	if (!rc)
+		rc = project_admin(req, &p, &b, &err);
+	if (!rc)
 		rc = project_apply(&b, &p, &err);
 	if (!rc)
 		rc = s->store->ops->repo_owners(s->store, a, &o, &n, &err);
@@ -457,6 +477,8 @@ void scheduler_h_project_key_extend(void *ctx, struct api_req *req, struct api_r
 
 	rc = project_param(s, req, &p, &err);
 	body = api_req_body(req, &len);
+	if (!rc)
+		rc = project_admin(req, &p, NULL, &err);
 	if (!rc && len)
 		rc = api_json_decode(body, len, extend_fields, API_DECODE_STRICT, &b, a, &err);
 	if (!rc)

@@ -55,6 +55,26 @@ out:
 	return rc;
 }
 
+/* The key for job's packages: [projects] its project's own, which a project other than
+ * default has (loaded from its file: only once there is a package to sign), else the farm's
+ * key the job names (NULL: none). *own gets a loaded key, the caller's. */
+static kiln_rc job_key(struct scheduler *s, const struct scheduler_job *job,
+                       const struct sign_key **key, struct sign_key **own, struct kiln_err *err)
+{
+	kiln_rc rc = job->project_id != SCHED_PROJECT_DEFAULT && job->project && *job->project
+	                 ? scheduler_project_key_load(s, job->project, own, err)
+	                 : KILN_ENOTFOUND;
+
+	if (!rc) {
+		*key = *own;
+		return KILN_OK;
+	}
+	if (rc != KILN_ENOTFOUND)
+		return rc;
+	kiln_err_clear(err);
+	return scheduler_key_find(s, job->sign_key, key, err);
+}
+
 kiln_rc scheduler_sign_artifacts(struct scheduler *s, const struct scheduler_job *job,
                                  int64_t attempt, struct kiln_err *err)
 {
@@ -62,26 +82,23 @@ kiln_rc scheduler_sign_artifacts(struct scheduler *s, const struct scheduler_job
 	struct scheduler_artifact *arts = NULL;
 	const struct sign_key *key = NULL;
 	struct sign_key *own = NULL;
+	bool looked = false;
 	size_t n = 0, i;
 	kiln_rc rc;
 
-	/* [projects] a project's jobs are signed with its key (the default project has none
-	 * of its own: the farm's keys, as before) */
-	rc = job->project_id != SCHED_PROJECT_DEFAULT && job->project && *job->project
-	         ? scheduler_project_key_load(s, job->project, &own, err)
-	         : KILN_ENOTFOUND;
-	if (rc == KILN_ENOTFOUND) {
-		kiln_err_clear(err);
-		rc = scheduler_key_find(s, job->sign_key, &key, err);
-	} else if (!rc) {
-		key = own;
-	}
-	if (rc || !key)
-		goto out;
+	/* a job naming no key and of the default project signs nothing: no store read */
+	if (job->project_id == SCHED_PROJECT_DEFAULT && (!job->sign_key || !*job->sign_key))
+		return KILN_OK;
 	rc = s->store->ops->artifacts_list(s->store, job->id, attempt, &a, &arts, &n, err);
 	for (i = 0; !rc && i < n; i++) {
 		if (!is_package(&arts[i]))
 			continue;
+		if (!looked) {
+			looked = true;
+			rc = job_key(s, job, &key, &own, err);
+		}
+		if (rc || !key)
+			break;
 		rc = sign_one(s, key, &arts[i], err);
 		if (!rc)
 			rc = s->store->ops->artifact_put(s->store, &arts[i], err);
@@ -91,7 +108,6 @@ kiln_rc scheduler_sign_artifacts(struct scheduler *s, const struct scheduler_job
 			pthread_mutex_unlock(&s->stats_lock);
 		}
 	}
-out:
 	sign_key_free(own);
 	kiln_arena_release(&a);
 	return rc;

@@ -297,10 +297,14 @@ MAIN_KILN = Path(os.environ.get("KILN_MAIN_BIN", "/work/main/build/kiln"))
 
 
 @pytest.mark.skipif(not MAIN_KILN.exists(), reason=f"no kiln built from main at {MAIN_KILN}")
-def test_a_data_dir_made_before_projects_keeps_working_in_default(kiln_bin, tmp_path, rpm_file):
+@pytest.mark.parametrize("store", ["sqlite3", "postgresql"])
+def test_a_data_dir_made_before_projects_keeps_working_in_default(kiln_bin, tmp_path, rpm_file,
+                                                                  store, request):
     data = tmp_path / "data"
     repos = tmp_path / "repos"
     sets = (*FAST, f"repositories.main={repos}/main")
+    if store == "postgresql":  # a database main's kiln made, migrated by this one
+        sets += (f"storage.database={request.getfixturevalue('postgres_url')}",)
     old = Scheduler(MAIN_KILN, data, *sets).start()
     try:
         toks = {sc: old.token(sc) for sc in ("submit", "read", "submit,read", "worker")}
@@ -527,5 +531,53 @@ def test_anonymous_readers_see_public_projects_only(kiln_bin, tmp_path):
         # made private, it is gone for them too
         assert s.call("PUT", "/api/v1/projects/pub", {"public_read": False}).status == 200
         assert s.call("GET", f"/api/v1/jobs/{jobs['pub']}", token="").status == 404
+    finally:
+        s.stop()
+
+
+def test_a_projects_admin_manages_its_own_project_only(kiln_bin, kiln, tmp_path):
+    s = Scheduler(kiln_bin, tmp_path / "data", *FAST, f"repositories.main={tmp_path}/r").start()
+    try:
+        make_project(s, "a")
+        make_project(s, "b")
+        pa, tb = ptoken(s, "a", "project-admin"), ptoken(s, "b", "submit,read")
+        toks = {t["name"]: t for t in s.call("GET", "/api/v1/tokens").json()["tokens"]}
+        assert toks["a-project-admin"]["scopes"] == "submit,read,project-admin"
+        # tokens of its own project, with scopes inside it
+        r = s.call("POST", "/api/v1/tokens", {"scopes": "submit", "name": "ci"}, token=pa)
+        assert r.status == 201 and r.json()["project"] == "a", r.body
+        made = r.json()
+        for body in ({"scopes": "submit", "project": "b"}, {"scopes": "admin"},
+                     {"scopes": "worker"}, {"scopes": "submit", "project": "default"}):
+            r = s.call("POST", "/api/v1/tokens", body, token=pa)
+            assert r.status == 400, (body, r.body)
+        listed = s.call("GET", "/api/v1/tokens", token=pa).json()["tokens"]
+        assert {t["project"] for t in listed} == {"a"} and made["id"] in [t["id"] for t in listed]
+        bid = toks["b-submit,read"]["id"]
+        assert s.call("DELETE", f"/api/v1/tokens/{bid}", token=pa).status == 404
+        assert s.call("GET", "/api/v1/jobs", token=tb).status == 200
+        assert s.call("DELETE", f"/api/v1/tokens/{made['id']}", token=pa).status == 200
+        assert s.call("GET", "/api/v1/jobs", token=made["token"]).status == 401
+        # its settings and key, not another's, not its repositories
+        r = s.call("PUT", "/api/v1/projects/a", {"max_running": 3}, token=pa)
+        assert r.status == 200 and r.json()["max_running"] == 3
+        assert s.call("PUT", "/api/v1/projects/a", {"repositories": ["main"]},
+                      token=pa).status == 403
+        assert s.call("PUT", "/api/v1/projects/b", {"max_running": 3}, token=pa).status == 404
+        assert s.call("POST", "/api/v1/projects/a/key/extend", {"days": 5},
+                      token=pa).status == 200
+        assert s.call("POST", "/api/v1/projects/b/key/extend", {}, token=pa).status == 404
+        assert s.call("POST", "/api/v1/projects", {"name": "c"}, token=pa).status == 403
+        assert s.call("DELETE", "/api/v1/projects/a", token=pa).status == 403
+        # it submits and reads in its project like a submit,read token
+        jid = submit(s, pa).json()["id"]
+        assert s.call("GET", f"/api/v1/jobs/{jid}", token=pa).json()["project"] == "a"
+        assert s.call("GET", f"/api/v1/jobs/{jid}", token=tb).status == 404
+        # the CLI makes one
+        r = kiln("token", "create", "--project", "b", "--scope", "project-admin",
+                 env={"KILN_URL": s.url, "KILN_TOKEN": s.admin})
+        assert r.returncode == 0, r.stderr
+        r = s.call("GET", "/api/v1/tokens", token=r.stdout.strip())
+        assert r.status == 200 and {t["project"] for t in r.json()["tokens"]} == {"b"}
     finally:
         s.stop()

@@ -33,6 +33,13 @@ KILN_TEST(auth_scopes_parse_and_format)
 	assert_non_null(strstr(err.msg, "unknown scope 'root'"));
 	kiln_err_clear(&err);
 	assert_int_equal(api_scopes_parse(" , ", &s, &err), KILN_EINVAL);
+	kiln_err_clear(&err);
+	/* a group's admin also submits and reads there */
+	assert_ok(api_scopes_parse("project-admin", &s, &err), &err);
+	assert_int_equal(s, API_SCOPE_GROUP_ADMIN | API_SCOPE_SUBMIT | API_SCOPE_READ);
+	kiln_buf_reset(&b);
+	api_scopes_format(s, &b);
+	assert_string_equal(b.ptr, "submit,read,project-admin");
 	kiln_buf_release(&b);
 }
 
