@@ -168,7 +168,8 @@ static kiln_rc job_fetch(struct conn *k, int64_t id, struct kiln_arena *a, struc
 
 static bool final_state(const char *s)
 {
-	return s && (!strcmp(s, "succeeded") || !strcmp(s, "failed") || !strcmp(s, "cancelled"));
+	return s && (!strcmp(s, "succeeded") || !strcmp(s, "failed") || !strcmp(s, "cancelled") ||
+	             !strcmp(s, "dep_failed"));
 }
 
 /* ---------------------------------------------------------------------------------------- */
