@@ -26,6 +26,7 @@ void scheduler_job_ended(struct scheduler *s, int64_t id)
 	}
 	/* after the reproducibility work: a rerun's end may have settled a verdict */
 	scheduler_hook_job_ended(s, &j);
+	scheduler_batch_job_ended(s, &j); /* [batches] */
 	scheduler_publish_job_ended(s, j.rerun_of ? j.rerun_of : j.id);
 out:
 	kiln_arena_release(&a);

@@ -54,6 +54,12 @@ const struct api_route scheduler_routes[] = {
     {API_POST, "/api/v1/repos/{}/regenerate", API_SCOPE_ADMIN, 0, scheduler_h_repo_regenerate},
     {API_DELETE, "/api/v1/repos/{}/packages/{}", API_SCOPE_ADMIN, 0, scheduler_h_repo_remove},
     {API_GET, "/repos/{*}", 0, API_ROUTE_NOAUTH, scheduler_h_repo_file},
+    /* [batches] */
+    {API_POST, "/api/v1/batches", API_SCOPE_SUBMIT, 0, scheduler_h_batch_create},
+    {API_GET, "/api/v1/batches", RS, R, scheduler_h_batches},
+    {API_GET, "/api/v1/batches/{}", RS, R, scheduler_h_batch},
+    {API_POST, "/api/v1/batches/{}/publish", API_SCOPE_SUBMIT, 0, scheduler_h_batch_publish},
+    {API_GET, "/batches/{}/repo/{*}", 0, API_ROUTE_NOAUTH | W, scheduler_h_batch_repo_file},
     {API_POST, "/api/v1/tokens", API_SCOPE_ADMIN, 0, scheduler_h_token_create},
     {API_GET, "/api/v1/tokens", API_SCOPE_ADMIN, 0, scheduler_h_tokens},
     {API_DELETE, "/api/v1/tokens/{}", API_SCOPE_ADMIN, 0, scheduler_h_token_revoke},

@@ -212,6 +212,7 @@ static void scheduler_release(struct scheduler *s)
 	pthread_mutex_destroy(&s->log_lock);
 	pthread_mutex_destroy(&s->stats_lock);
 	pthread_mutex_destroy(&s->history.lock);
+	pthread_mutex_destroy(&s->batch_lock);
 }
 
 static void serve(struct scheduler *s, volatile sig_atomic_t *stop)
@@ -261,6 +262,7 @@ kiln_rc scheduler_run(const struct scheduler_config *cfg_in, volatile sig_atomic
 	pthread_mutex_init(&s.log_lock, NULL);
 	pthread_mutex_init(&s.stats_lock, NULL);
 	pthread_mutex_init(&s.history.lock, NULL);
+	pthread_mutex_init(&s.batch_lock, NULL);
 	s.jobcache = scheduler_jobcache_new();
 	rc = scheduler_datadir_open(&s, cfg, err);
 	if (!rc)

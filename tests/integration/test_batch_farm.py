@@ -1,0 +1,183 @@
+"""Batches on the farm (issue 28): specs submitted together on one root build in the order
+their BuildRequires ask, each job's root resolved against the fixture distribution plus the
+batch's own repository on the scheduler, so a later level's lock holds exactly the package
+the batch built before it; a cycle is refused naming its members and edges; a failure makes
+only its dependents dep_failed, and a retry of it puts them back in the queue."""
+import hashlib
+import json
+import os
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from farm import Scheduler
+from test_farm_e2e import FAST, Worker
+
+CHAIN = Path(__file__).resolve().parent.parent / "data" / "roots" / "chain"
+
+
+def member(name, **extra):
+    return dict(spec=(CHAIN / f"{name}.spec").read_text(), spec_name=f"{name}.spec", **extra)
+
+
+def wait_batch(s, bid, timeout=900):
+    deadline = time.monotonic() + timeout
+    while True:
+        b = s.call("GET", f"/api/v1/batches/{bid}").json()
+        if b["state"] != "building" or time.monotonic() > deadline:
+            return b
+        time.sleep(0.5)
+
+
+def by_name(b):
+    return {j["name"]: j for j in b["jobs"]}
+
+
+def log_of(s, jid):
+    return s.call("GET", f"/api/v1/jobs/{jid}/attempts/latest/log").body.decode()
+
+
+@pytest.fixture
+def farm(kiln_bin, debrpm_repo, tmp_path):
+    work = Path(os.path.realpath(tmp_path))
+    cfg = work / "fixture-x86_64.cfg"
+    cfg.write_text(debrpm_repo.root_config())
+    s = Scheduler(kiln_bin, work / "data", *FAST, "limits.lease_ttl=30").start()
+    w = None
+    try:
+        w = Worker(kiln_bin, s, "w1", work / "w1", "--root-config", str(cfg))
+        yield s, cfg.stem
+    finally:
+        if w:
+            w.stop()
+        s.stop()
+
+
+def test_three_levels_in_reverse_build_in_order_on_the_batch_repository(farm):
+    s, root = farm
+    r = s.call("POST", "/api/v1/batches", {
+        "root": root,
+        "members": [member("chainc"), member("chaind"), member("chainb"), member("chaina")]})
+    assert r.status == 201, r.body
+    b = r.json()
+    assert r.headers["Location"] == f"/api/v1/batches/{b['id']}"
+    jobs = by_name(b)
+    assert [sorted(jobs[n]["name"] for n in jobs if jobs[n]["id"] in lvl)
+            for lvl in b["levels"]] == [["chaina"], ["chainb", "chaind"], ["chainc"]]
+    assert jobs["chainb"]["depends_on"] == [jobs["chaina"]["id"]]
+    assert jobs["chainc"]["depends_on"] == [jobs["chainb"]["id"]]
+    assert jobs["chainc"]["pending"] == 1 and jobs["chaina"]["pending"] == 0
+    assert any(e["why"] == "BuildRequires: chaina-devel >= 1.1" for e in b["edges"])
+    b = wait_batch(s, b["id"])
+    jobs = by_name(b)
+    assert b["state"] == "succeeded", {n: (j["state"], j["message"]) for n, j in jobs.items()}
+    assert all(j["landed"] and j["pending"] == 0 for j in jobs.values())
+    full = {n: s.job(j["id"]) for n, j in jobs.items()}
+    # dependency order: nobody started before what it waits for had finished
+    for dep, n in (("chaina", "chainb"), ("chaina", "chaind"), ("chainb", "chainc")):
+        assert full[n]["started"] >= full[dep]["finished"], (dep, n)
+    # the level-2 lock holds chainb-devel as the batch built it, from the batch repository
+    lock_id = json.loads(full["chainc"]["manifest"])["root_lock"] \
+        if isinstance(full["chainc"]["manifest"], str) else full["chainc"]["manifest"]["root_lock"]
+    lock = s.call("GET", f"/api/v1/blobs/{lock_id}").json()
+    arts = s.call("GET", f"/api/v1/jobs/{jobs['chainb']['id']}/artifacts").json()["artifacts"]
+    [devel] = [a for a in arts if a["name"] == "chainb-devel-2.0-1.noarch.rpm"]
+    [locked] = [p for p in lock["packages"] if p["name"] == "chainb-devel"]
+    assert locked["repo"] == "kiln-batch" and locked["sha256"] == devel["sha256"]
+    # ...and the batch repository serves that very package, with its metadata
+    repo = b["repo_url"]
+    assert s.call("GET", repo + "repodata/repomd.xml").status == 200
+    pkg = s.call("GET", repo + "chainb-devel-2.0-1.noarch.rpm")
+    assert pkg.status == 200 and hashlib.sha256(pkg.body).hexdigest() == devel["sha256"]
+    assert s.call("GET", repo + "../../../kiln.db").status == 404
+
+
+def test_a_failure_marks_only_its_dependents_and_a_retry_resumes_them(farm):
+    s, root = farm
+    r = s.call("POST", "/api/v1/batches", {
+        "root": root,
+        "members": [member("chainc"), member("chainb", defines={"chain_fail": "1"}),
+                    member("chaind"), member("chaina")]})
+    assert r.status == 201, r.body
+    bid = r.json()["id"]
+    b = wait_batch(s, bid)
+    jobs = by_name(b)
+    states = {n: j["state"] for n, j in jobs.items()}
+    assert states == {"chaina": "succeeded", "chainb": "failed", "chaind": "succeeded",
+                      "chainc": "dep_failed"}, states
+    c, failed = jobs["chainc"], jobs["chainb"]["id"]
+    assert c["waiting_for"] == failed
+    job_c = s.job(c["id"])
+    assert job_c["state"] == "dep_failed"
+    assert f"waits for job {failed} (chainb), which failed" in job_c["message"]
+    assert b["state"] == "failed" and b["counts"]["dep_failed"] == 1
+    # a dep_failed job is retried through the job it waits for
+    r = s.call("POST", f"/api/v1/jobs/{c['id']}/retry")
+    assert r.status == 409 and str(failed) in r.json()["error"]["message"], r.body
+    r = s.call("POST", f"/api/v1/jobs/{failed}/retry")
+    assert r.status == 200, r.body
+    assert s.job(c["id"])["state"] == "queued"
+    assert by_name(s.call("GET", f"/api/v1/batches/{bid}").json())["chainc"]["waiting_for"] \
+        is None
+    # chainb fails again (the same define): chainc is dep_failed on it again
+    b = wait_batch(s, bid)
+    assert {n: j["state"] for n, j in by_name(b).items()} == states
+
+
+def cyc(name, needs):
+    text = (CHAIN / "chaina.spec").read_text().replace("chaina", name)
+    return {"spec": text.replace("BuildArch: noarch\n",
+                                 f"BuildArch: noarch\nBuildRequires: {needs}\n"),
+            "spec_name": f"{name}.spec"}
+
+
+def test_a_cycle_is_refused_naming_it_unless_a_bootstrap_breaks_it(kiln_bin, tmp_path):
+    s = Scheduler(kiln_bin, tmp_path / "data").start()
+    try:
+        body = {"root": "fixture-x86_64",
+                "members": [cyc("cyca", "cycb-devel"), cyc("cycb", "cyca-devel")]}
+        r = s.call("POST", "/api/v1/batches", body)
+        assert r.status == 422, r.body
+        assert r.json()["error"]["code"] == "dependency_cycle"
+        assert ("build dependency cycle: cyca, cycb (cyca: BuildRequires: cycb-devel, "
+                "built by cycb; cycb: BuildRequires: cyca-devel, built by cyca)"
+                in r.json()["error"]["message"]), r.body
+        # nothing was queued
+        assert s.call("GET", "/api/v1/jobs").json()["jobs"] == []
+        r = s.call("POST", "/api/v1/batches", dict(body, bootstrap=["cycb"]))
+        assert r.status == 201, r.body
+        b = r.json()
+        jobs = by_name(b)
+        assert b["levels"] == [[jobs["cycb"]["id"]], [jobs["cyca"]["id"]]]
+        assert jobs["cycb"]["depends_on"] == [] and jobs["cycb"]["pending"] == 0
+        assert s.call("GET", "/api/v1/batches").json()["batches"][0]["id"] == b["id"]
+    finally:
+        s.stop()
+
+
+@pytest.mark.parametrize("body,field", [
+    ({"members": [member("chaina")]}, "'root'"),
+    ({"root": "r", "members": []}, "'members'"),
+    ({"root": "r", "members": [member("chaina", root="other")]}, "'members[0].root'"),
+    ({"root": "r", "members": [member("chaina", repository="x")]}, "'members[0].repository'"),
+    ({"root": "r", "members": [member("chaina"), {"srpm": {"name": "a.src.rpm",
+                                                            "sha256": "0" * 64}}]},
+     "'members[1]'"),
+    ({"root": "r", "members": [member("chaina")], "bootstrap": ["nope"]}, "'bootstrap'"),
+    ({"root": "r", "members": [member("chaina")], "repository": "nope"}, "'repository'"),
+    ({"root": "r", "members": [member("chaina", bogus=1)]}, "bogus"),
+    ({"root": "r", "members": [{"spec": "Name: x\n%%%bad", "spec_name": "x.spec"}]},
+     "'members[0]' (x.spec)"),
+])
+def test_bad_batches_name_the_field(kiln_bin, tmp_path, body, field):
+    s = Scheduler(kiln_bin, tmp_path / "data").start()
+    try:
+        r = s.call("POST", "/api/v1/batches", body)
+        assert r.status == 400, r.body
+        assert field in r.json()["error"]["message"], r.body
+        assert s.call("GET", "/api/v1/jobs").json()["jobs"] == []
+        assert s.call("GET", "/api/v1/batches/1").status == 404
+    finally:
+        s.stop()
