@@ -15,6 +15,7 @@
 #include "util/util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "macro/macro.h"
@@ -37,8 +38,7 @@ static const struct api_field batch_fields[] = {
     {"root", API_F_STR, true, offsetof(struct batch_body, root), 0, 128, NULL, 0, 0},
     {"members", API_F_OBJLIST, true, offsetof(struct batch_body, members), 0, SCHED_BATCH_MAX,
      scheduler_request_fields, sizeof(struct scheduler_request), 0},
-    {"bootstrap", API_F_STRLIST, false, offsetof(struct batch_body, bootstrap), 0, 256, NULL, 0,
-     0},
+    {"bootstrap", API_F_STRLIST, false, offsetof(struct batch_body, bootstrap), 0, 256, NULL, 0, 0},
     {"repository", API_F_STR, false, offsetof(struct batch_body, repository), 0, 128, NULL, 0, 0},
     API_FIELD_END,
 };
@@ -52,10 +52,10 @@ struct batch_sub {
 	struct macro_ctx *base; /* owned: the root's macros, or kiln's */
 	struct batch_graph *g;  /* owned */
 	size_t n;
-	struct scheduler_job *jobs;           /* n, in a */
-	struct scheduler_batch_member *m;     /* n, in a */
-	struct kiln_buf *bufs;                /* owned: 2n (each job's request and manifest) */
-	struct scheduler_batch_edge *e;       /* in a */
+	struct scheduler_job *jobs;       /* n, in a */
+	struct scheduler_batch_member *m; /* n, in a */
+	struct kiln_buf *bufs;            /* owned: 2n (each job's request and manifest) */
+	struct scheduler_batch_edge *e;   /* in a */
 	size_t ne;
 	int64_t *ids; /* n, in a */
 };
@@ -205,6 +205,52 @@ static kiln_rc member_check(struct batch_sub *b, size_t i, struct scheduler_requ
 	return rc;
 }
 
+/* The members' specs into the blob store before each job is prepared (which then finds
+ * them there): all written, one syncfs for them all instead of an fsync each (a thousand
+ * fsyncs were most of a big batch's submission), then each renamed into place, so a blob's
+ * name never points at bytes not yet on disk. */
+static kiln_rc specs_store(struct batch_sub *b, struct kiln_err *err)
+{
+	const struct scheduler_request *r = b->body.members.v;
+	const char **tmp = kiln_arena_array(b->a, b->n, sizeof(*tmp));
+	char(*sha)[65] = kiln_arena_array(b->a, b->n, 65);
+	struct kiln_buf path = KILN_BUF_INIT(KILN_LIMIT_PATH);
+	char hex[2 * UTIL_DIGEST_MAX + 1];
+	size_t i, nt = 0;
+	int fd = -1, dfd;
+	kiln_rc rc = tmp && sha ? KILN_OK : kiln_err_set(err, KILN_ENOMEM, "out of memory");
+
+	for (i = 0; !rc && i < b->n; i++) {
+		const char *t = r[i].spec;
+
+		rc = util_digest_mem_hex(UTIL_DIGEST_SHA256, t, strlen(t), hex, err);
+		if (rc || scheduler_blob_exists(b->s, hex))
+			continue;
+		kiln_buf_reset(&path);
+		rc = scheduler_tmp_file(b->s, "spec", &path, &fd, err);
+		if (!rc) {
+			memcpy(sha[nt], hex, 65);
+			tmp[nt] = kiln_arena_strdup(b->a, path.ptr);
+			rc = tmp[nt++] ? util_write_all(fd, t, strlen(t), err)
+			               : kiln_err_set(err, KILN_ENOMEM, "out of memory");
+		}
+		util_close(fd);
+		fd = -1;
+	}
+	dfd = open(b->s->tmp_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (!rc && (dfd < 0 || syncfs(dfd) < 0))
+		rc = kiln_err_sys(err, KILN_EIO, "cannot sync %s", b->s->tmp_dir);
+	util_close(dfd);
+	for (i = 0; i < nt; i++) {
+		if (!rc && tmp[i])
+			rc = scheduler_blob_adopt(b->s, tmp[i], sha[i], err);
+		else if (tmp[i])
+			(void)unlink(tmp[i]);
+	}
+	kiln_buf_release(&path);
+	return rc;
+}
+
 static kiln_rc sub_alloc(struct batch_sub *b, struct kiln_err *err)
 {
 	size_t i;
@@ -297,6 +343,8 @@ static kiln_rc sub_check(struct batch_sub *b, struct kiln_err *err)
 		rc = member_graph_add(b, i, &r[i], err);
 	if (!rc)
 		rc = sub_order(b, err);
+	if (!rc)
+		rc = specs_store(b, err);
 	for (i = 0; !rc && i < b->n; i++) {
 		rc = scheduler_job_prepare(b->s, b->req, &r[i], &b->jobs[i], &b->bufs[2 * i],
 		                           &b->bufs[2 * i + 1], err);
@@ -435,9 +483,8 @@ static void batch_json(struct api_jw *w, const struct scheduler_batch *b,
 
 /* Batch id as the caller may see it (a submit-only token: only its own). */
 static kiln_rc batch_read(struct scheduler *s, struct api_req *req, int64_t id,
-                          struct scheduler_batch *b, struct scheduler_batch_member **m,
-                          size_t *n, struct scheduler_batch_edge **e, size_t *ne,
-                          struct kiln_err *err)
+                          struct scheduler_batch *b, struct scheduler_batch_member **m, size_t *n,
+                          struct scheduler_batch_edge **e, size_t *ne, struct kiln_err *err)
 {
 	struct kiln_arena *a = api_req_arena(req);
 	kiln_rc rc;
@@ -452,8 +499,8 @@ static kiln_rc batch_read(struct scheduler *s, struct api_req *req, int64_t id,
 	return rc;
 }
 
-static void batch_reply(struct scheduler *s, struct api_req *req, struct api_resp *resp,
-                        int64_t id, int status)
+static void batch_reply(struct scheduler *s, struct api_req *req, struct api_resp *resp, int64_t id,
+                        int status)
 {
 	struct kiln_err err = KILN_ERR_INIT;
 	struct scheduler_batch b = {0};
@@ -629,8 +676,8 @@ void scheduler_h_batch_repo_file(void *ctx, struct api_req *req, struct api_resp
 }
 
 /* dir/name the blob sha (a hard link, else a copy), replaced atomically. */
-static kiln_rc repo_place(struct scheduler *s, const char *dir, const char *name,
-                          const char *sha, struct kiln_err *err)
+static kiln_rc repo_place(struct scheduler *s, const char *dir, const char *name, const char *sha,
+                          struct kiln_err *err)
 {
 	struct kiln_buf blob = KILN_BUF_INIT(KILN_LIMIT_PATH), tmp = KILN_BUF_INIT(KILN_LIMIT_PATH);
 	struct kiln_buf dst = KILN_BUF_INIT(KILN_LIMIT_PATH);
@@ -710,10 +757,11 @@ static kiln_rc repo_land(struct scheduler *s, const struct scheduler_job *j, int
 		    api_name_check(arts[i].name, strlen(arts[i].name), NULL))
 			continue;
 		rc = repo_place(s, dir.ptr, arts[i].name,
-		                *arts[i].signed_sha256 ? arts[i].signed_sha256 : arts[i].sha256, err);
+		                *arts[i].signed_sha256 ? arts[i].signed_sha256 : arts[i].sha256,
+		                err);
 		(*count)++;
 	}
-	if (!rc) {
+	if (!rc && *count) { /* none landed: the metadata stands as it is */
 		repo_metadata_opts_init(&ro);
 		ro.workers = 1; /* a job's few packages: no thread per CPU */
 		ro.keep = 2;
@@ -749,6 +797,11 @@ static kiln_rc batch_publish(struct scheduler *s, int64_t id, const char *repo,
 		*why = "the batch was published already";
 		return KILN_OK;
 	}
+	/* the job that failed, rather than one of those that wait for it */
+	for (i = 0; i < n && !*why; i++)
+		if (m[i].state == SCHED_FAILED || m[i].state == SCHED_CANCELLED)
+			*why = kiln_arena_printf(a, "job %lld (%s) is %s", (long long)m[i].job_id,
+			                         m[i].name, scheduler_state_name(m[i].state));
 	for (i = 0; i < n && !*why; i++) {
 		if (m[i].state != SCHED_SUCCEEDED)
 			*why = kiln_arena_printf(a, "job %lld (%s) is %s", (long long)m[i].job_id,
@@ -823,8 +876,10 @@ static void job_landed(struct scheduler *s, const struct scheduler_job *j,
 		return;
 	}
 	if (first) {
-		kiln_log(KILN_LOG_INFO, "batch %lld: job %lld (%s): %zu packages in the batch "
-		         "repository", (long long)m->batch_id, (long long)j->id, m->name, count);
+		kiln_log(KILN_LOG_INFO,
+		         "batch %lld: job %lld (%s): %zu packages in the batch "
+		         "repository",
+		         (long long)m->batch_id, (long long)j->id, m->name, count);
 		api_server_wake(s->http);
 	}
 }
@@ -839,8 +894,8 @@ static void job_failed(struct scheduler *s, const struct scheduler_job *j,
 	msg = kiln_arena_printf(a, "waits for job %lld (%s), which %s: retry it to build this",
 	                        (long long)j->id, m->name,
 	                        j->state == SCHED_CANCELLED ? "was cancelled" : "failed");
-	if (!msg || s->store->ops->batch_dep_fail(s->store, j->id, msg, util_clock_wall_ms(), &n,
-	                                          &err)) {
+	if (!msg ||
+	    s->store->ops->batch_dep_fail(s->store, j->id, msg, util_clock_wall_ms(), &n, &err)) {
 		kiln_err_wrap(&err, "batch %lld: dependents of job %lld", (long long)m->batch_id,
 		              (long long)j->id);
 		kiln_log_err(KILN_LOG_WARN, &err);

@@ -780,8 +780,8 @@ static kiln_rc publish_job(struct scheduler *s, const struct scheduler_job *j, c
 	                                        util_clock_wall_ms(), err);
 }
 
-kiln_rc scheduler_publish_jobs(struct scheduler *s, const int64_t *ids, size_t n,
-                               const char *repo, struct kiln_err *err)
+kiln_rc scheduler_publish_jobs(struct scheduler *s, const int64_t *ids, size_t n, const char *repo,
+                               struct kiln_err *err)
 {
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_LIMIT_ARENA);
 	bool touched[2] = {false, false};

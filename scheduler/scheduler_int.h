@@ -134,17 +134,17 @@ struct scheduler_batch {
 /* A member of a batch: its job, place in the graph and what it waits for. */
 struct scheduler_batch_member {
 	int64_t batch_id, job_id;
-	int64_t node;    /* in the order of submission (0..) */
-	int64_t level;   /* batch_graph_level */
-	int64_t pending; /* dependencies whose packages are not in the batch repository yet */
-	bool landed;     /* its own packages are in the batch repository */
-	int64_t wait_on; /* SCHED_DEP_FAILED: the failed job it waits for; else 0 */
-	const char *name;             /* the source package's */
-	enum scheduler_state state;   /* the job's (reads only) */
-	const char *spec_name;        /* the job's (reads only) */
-	const char *message;          /* the job's (reads only) */
-	int64_t reruns;               /* the job's (reads only) */
-	const char *repro_verdict;    /* the job's (reads only) */
+	int64_t node;     /* in the order of submission (0..) */
+	int64_t level;    /* batch_graph_level */
+	int64_t pending;  /* dependencies whose packages are not in the batch repository yet */
+	bool landed;      /* its own packages are in the batch repository */
+	int64_t wait_on;  /* SCHED_DEP_FAILED: the failed job it waits for; else 0 */
+	const char *name; /* the source package's */
+	enum scheduler_state state; /* the job's (reads only) */
+	const char *spec_name;      /* the job's (reads only) */
+	const char *message;        /* the job's (reads only) */
+	int64_t reruns;             /* the job's (reads only) */
+	const char *repro_verdict;  /* the job's (reads only) */
 };
 
 /* An edge of a batch's graph: job_id waits for dep_id (at insert: member indexes). */

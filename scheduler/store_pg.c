@@ -453,14 +453,14 @@ static const char *const sql[Q_COUNT] = {
                            " VALUES($1,$2,$3,$4,$5,$6)",
     [Q_BATCH_DEP_INSERT] = "INSERT INTO job_deps(job_id, dep_id, why) VALUES($1,$2,$3)",
 #define BATCH_COLS                                                                                 \
-	"id, token_id, created_ms, updated_ms, root, bootstrap, repository, publish_state,"         \
+	"id, token_id, created_ms, updated_ms, root, bootstrap, repository, publish_state,"        \
 	" publish_message"
     [Q_BATCH_GET] = "SELECT " BATCH_COLS " FROM batches WHERE id = $1",
     [Q_BATCH_LIST] = "SELECT " BATCH_COLS " FROM batches WHERE id < $1 ORDER BY id DESC"
                      " LIMIT $2",
 #define MEMBER_COLS                                                                                \
 	"b.batch_id, b.job_id, b.node, b.level, b.pending, b.landed, b.wait_on, b.name, j.state,"  \
-	" j.spec_name, j.message, j.reruns, j.repro_verdict FROM batch_jobs b JOIN jobs j"          \
+	" j.spec_name, j.message, j.reruns, j.repro_verdict FROM batch_jobs b JOIN jobs j"         \
 	" ON j.id = b.job_id"
     [Q_BATCH_MEMBERS] = "SELECT " MEMBER_COLS " WHERE b.batch_id = $1 ORDER BY b.node",
     [Q_BATCH_MEMBER_OF] = "SELECT " MEMBER_COLS " WHERE b.job_id = $1",
@@ -2060,19 +2060,19 @@ static void pg_close(struct scheduler_store *base);
 
 #define B struct scheduler_batch
 static const struct col batch_cols[] = {
-    COL(I64, B, id),           COL(I64, B, token_id),       COL(I64, B, created_ms),
-    COL(I64, B, updated_ms),   COL(TEXT, B, root),          COL(TEXT, B, bootstrap),
-    COL(TEXT, B, repository),  COL(TEXT, B, publish_state), COL(TEXT, B, publish_message),
+    COL(I64, B, id),          COL(I64, B, token_id),       COL(I64, B, created_ms),
+    COL(I64, B, updated_ms),  COL(TEXT, B, root),          COL(TEXT, B, bootstrap),
+    COL(TEXT, B, repository), COL(TEXT, B, publish_state), COL(TEXT, B, publish_message),
 };
 #undef B
 static const struct rowmap batch_map = ROWMAP(struct scheduler_batch, batch_cols, 1000);
 
 #define M struct scheduler_batch_member
 static const struct col member_cols[] = {
-    COL(I64, M, batch_id),   COL(I64, M, job_id),      COL(I64, M, node),
-    COL(I64, M, level),      COL(I64, M, pending),     COL(BOOL, M, landed),
-    COL(I64, M, wait_on),    COL(TEXT, M, name),       COL(STATE, M, state),
-    COL(TEXT, M, spec_name), COL(TEXT, M, message),    COL(I64, M, reruns),
+    COL(I64, M, batch_id),       COL(I64, M, job_id),   COL(I64, M, node),
+    COL(I64, M, level),          COL(I64, M, pending),  COL(BOOL, M, landed),
+    COL(I64, M, wait_on),        COL(TEXT, M, name),    COL(STATE, M, state),
+    COL(TEXT, M, spec_name),     COL(TEXT, M, message), COL(I64, M, reruns),
     COL(TEXT, M, repro_verdict),
 };
 #undef M
@@ -2080,16 +2080,14 @@ static const struct rowmap member_map =
     ROWMAP(struct scheduler_batch_member, member_cols, SCHED_BATCH_MAX);
 
 #define E struct scheduler_batch_edge
-static const struct col edge_cols[] = {COL(I64, E, job_id), COL(I64, E, dep_id),
-                                       COL(TEXT, E, why)};
+static const struct col edge_cols[] = {COL(I64, E, job_id), COL(I64, E, dep_id), COL(TEXT, E, why)};
 #undef E
 static const struct rowmap edge_map = ROWMAP(struct scheduler_batch_edge, edge_cols, 1000000);
 
 static kiln_rc batch_rows_insert(struct pg *s, const struct scheduler_batch *b,
-                                 struct scheduler_job *jobs,
-                                 const struct scheduler_batch_member *m, size_t n,
-                                 const struct scheduler_batch_edge *e, size_t ne, int64_t *id,
-                                 int64_t *job_ids, struct kiln_err *err)
+                                 struct scheduler_job *jobs, const struct scheduler_batch_member *m,
+                                 size_t n, const struct scheduler_batch_edge *e, size_t ne,
+                                 int64_t *id, int64_t *job_ids, struct kiln_err *err)
 {
 	struct v_i64 r = {0};
 	kiln_rc rc;

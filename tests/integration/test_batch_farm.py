@@ -6,6 +6,8 @@ only its dependents dep_failed, and a retry of it puts them back in the queue.""
 import hashlib
 import json
 import os
+import re
+import subprocess
 import time
 import urllib.request
 from pathlib import Path
@@ -44,7 +46,8 @@ def farm(kiln_bin, debrpm_repo, tmp_path):
     work = Path(os.path.realpath(tmp_path))
     cfg = work / "fixture-x86_64.cfg"
     cfg.write_text(debrpm_repo.root_config())
-    s = Scheduler(kiln_bin, work / "data", *FAST, "limits.lease_ttl=30").start()
+    s = Scheduler(kiln_bin, work / "data", *FAST, "limits.lease_ttl=30",
+                  f"repositories.main={work}/repos/main").start()
     w = None
     try:
         w = Worker(kiln_bin, s, "w1", work / "w1", "--root-config", str(cfg))
@@ -58,7 +61,7 @@ def farm(kiln_bin, debrpm_repo, tmp_path):
 def test_three_levels_in_reverse_build_in_order_on_the_batch_repository(farm):
     s, root = farm
     r = s.call("POST", "/api/v1/batches", {
-        "root": root,
+        "root": root, "repository": "main",
         "members": [member("chainc"), member("chaind"), member("chainb"), member("chaina")]})
     assert r.status == 201, r.body
     b = r.json()
@@ -79,8 +82,7 @@ def test_three_levels_in_reverse_build_in_order_on_the_batch_repository(farm):
     for dep, n in (("chaina", "chainb"), ("chaina", "chaind"), ("chainb", "chainc")):
         assert full[n]["started"] >= full[dep]["finished"], (dep, n)
     # the level-2 lock holds chainb-devel as the batch built it, from the batch repository
-    lock_id = json.loads(full["chainc"]["manifest"])["root_lock"] \
-        if isinstance(full["chainc"]["manifest"], str) else full["chainc"]["manifest"]["root_lock"]
+    lock_id = full["chainc"]["manifest"]["root_lock"]
     lock = s.call("GET", f"/api/v1/blobs/{lock_id}").json()
     arts = s.call("GET", f"/api/v1/jobs/{jobs['chainb']['id']}/artifacts").json()["artifacts"]
     [devel] = [a for a in arts if a["name"] == "chainb-devel-2.0-1.noarch.rpm"]
@@ -92,12 +94,25 @@ def test_three_levels_in_reverse_build_in_order_on_the_batch_repository(farm):
     pkg = s.call("GET", repo + "chainb-devel-2.0-1.noarch.rpm")
     assert pkg.status == 200 and hashlib.sha256(pkg.body).hexdigest() == devel["sha256"]
     assert s.call("GET", repo + "../../../kiln.db").status == 404
+    # every job succeeded: the batch was published into main, all of it in one publish
+    assert b["publish"] == {"state": "published", "message": ""}, b["publish"]
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        doc = s.call("GET", "/api/v1/repos/main").json()
+        if doc["last_publish_ms"]:
+            break
+        time.sleep(0.2)
+    files = sorted(p["file"] for p in doc["packages"])
+    assert {"chaina-devel-1.2-1.noarch.rpm", "chainb-devel-2.0-1.noarch.rpm",
+            "chainc-3.0-1.noarch.rpm", "chaind-3.0-1.noarch.rpm"} <= set(files), files
+    r = s.call("POST", f"/api/v1/batches/{b['id']}/publish")
+    assert r.status == 409 and "published already" in r.json()["error"]["message"]
 
 
 def test_a_failure_marks_only_its_dependents_and_a_retry_resumes_them(farm):
     s, root = farm
     r = s.call("POST", "/api/v1/batches", {
-        "root": root,
+        "root": root, "repository": "main",
         "members": [member("chainc"), member("chainb", defines={"chain_fail": "1"}),
                     member("chaind"), member("chaina")]})
     assert r.status == 201, r.body
@@ -113,6 +128,11 @@ def test_a_failure_marks_only_its_dependents_and_a_retry_resumes_them(farm):
     assert job_c["state"] == "dep_failed"
     assert f"waits for job {failed} (chainb), which failed" in job_c["message"]
     assert b["state"] == "failed" and b["counts"]["dep_failed"] == 1
+    # not published: not every job succeeded (and nothing of it reached main)
+    assert b["publish"]["state"] == "refused" and str(failed) in b["publish"]["message"]
+    r = s.call("POST", f"/api/v1/batches/{bid}/publish")
+    assert r.status == 409 and "is failed" in r.json()["error"]["message"], r.body
+    assert s.call("GET", "/api/v1/repos/main").json()["packages"] == []
     # a dep_failed job is retried through the job it waits for
     r = s.call("POST", f"/api/v1/jobs/{c['id']}/retry")
     assert r.status == 409 and str(failed) in r.json()["error"]["message"], r.body
@@ -124,6 +144,34 @@ def test_a_failure_marks_only_its_dependents_and_a_retry_resumes_them(farm):
     # chainb fails again (the same define): chainc is dep_failed on it again
     b = wait_batch(s, bid)
     assert {n: j["state"] for n, j in by_name(b).items()} == states
+
+
+def test_kiln_submit_batch_waits_and_prints_the_levels(farm, kiln_bin, tmp_path):
+    s, root = farm
+    env = dict(os.environ, KILN_URL=s.url, KILN_TOKEN=s.token("submit,read"))
+    # a package directory: its spec and, beside it, its sources
+    pkg = tmp_path / "chaina"
+    pkg.mkdir()
+    (pkg / "chaina.spec").write_text((CHAIN / "chaina.spec").read_text())
+    (pkg / "notes.txt").write_text("a source nobody reads\n")
+    r = subprocess.run([str(kiln_bin), "submit", "--batch", "--root", root, "--wait",
+                        str(CHAIN / "chainb.spec"), str(pkg)],
+                       capture_output=True, text=True, env=env, timeout=900)
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = r.stdout.splitlines()
+    assert re.match(r"batch \d+ submitted: 2 jobs on root " + root, lines[0]), r.stdout
+    assert re.search(r"level 0: chaina \(job \d+\)\n  level 1: chainb \(job \d+\)", r.stdout)
+    assert re.search(r"batch \d+ succeeded", r.stdout)
+    bid = int(lines[0].split()[1])
+    [a] = [j for j in s.call("GET", f"/api/v1/batches/{bid}").json()["jobs"]
+           if j["name"] == "chaina"]
+    assert [x["name"] for x in s.job(a["id"])["request"]["sources"]] == ["notes.txt"]
+    r = subprocess.run([str(kiln_bin), "submit", "--batch", str(pkg)], capture_output=True,
+                       text=True, env=env)
+    assert r.returncode != 0 and "--batch needs --root" in r.stderr, r.stderr
+    r = subprocess.run([str(kiln_bin), "submit", "--bootstrap", "x", str(pkg)],
+                       capture_output=True, text=True, env=env)
+    assert r.returncode != 0 and "--bootstrap goes with --batch" in r.stderr, r.stderr
 
 
 def cyc(name, needs):
