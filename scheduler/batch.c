@@ -481,6 +481,37 @@ static void batch_json(struct api_jw *w, const struct scheduler_batch *b,
 	api_jw_end(w);
 }
 
+void scheduler_batch_job_json(struct scheduler *s, struct api_jw *w, int64_t id,
+                              struct kiln_arena *a)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	struct scheduler_batch_member m = {0};
+	struct scheduler_batch_edge *e = NULL;
+	size_t ne = 0, i;
+
+	if (s->store->ops->batch_member_of(s->store, id, a, &m, &err))
+		return; /* a job of no batch (or unreadable: the job's answer stands) */
+	if (s->store->ops->batch_edges(s->store, m.batch_id, a, &e, &ne, &err))
+		ne = 0;
+	api_jw_key(w, "batch");
+	api_jw_obj(w);
+	api_jw_kint(w, "id", m.batch_id);
+	api_jw_kint(w, "level", m.level);
+	api_jw_kint(w, "pending", m.pending);
+	api_jw_key(w, "waiting_for");
+	if (m.wait_on)
+		api_jw_int(w, m.wait_on);
+	else
+		api_jw_null(w);
+	api_jw_key(w, "depends_on");
+	api_jw_arr(w);
+	for (i = 0; i < ne; i++)
+		if (e[i].job_id == id)
+			api_jw_int(w, e[i].dep_id);
+	api_jw_end(w);
+	api_jw_end(w);
+}
+
 /* Batch id as the caller may see it (a submit-only token: only its own). */
 static kiln_rc batch_read(struct scheduler *s, struct api_req *req, int64_t id,
                           struct scheduler_batch *b, struct scheduler_batch_member **m, size_t *n,

@@ -216,6 +216,7 @@ void scheduler_h_job(void *ctx, struct api_req *req, struct api_resp *resp)
 	api_jw_end(&w);
 	api_jw_key(&w, "artifacts");
 	artifacts_json(&w, arts, narts);
+	scheduler_batch_job_json(s, &w, id, a); /* [batches] */
 	api_jw_end(&w);
 	scheduler_reply_json(resp, 200);
 	if (resp->status == 200)

@@ -665,6 +665,10 @@ KILN_MUST_CHECK kiln_rc scheduler_request_check(struct scheduler_request *r, str
 void scheduler_batch_job_ended(struct scheduler *s, const struct scheduler_job *j);
 /* Job id was queued again (a retry): the jobs dep_failed on it wait again. */
 void scheduler_batch_job_retried(struct scheduler *s, int64_t id);
+/* A batch job's "batch": {id, level, pending, waiting_for, depends_on} member for its JSON
+ * (GET /api/v1/jobs/{id}); nothing for a job of no batch. */
+void scheduler_batch_job_json(struct scheduler *s, struct api_jw *w, int64_t id,
+                              struct kiln_arena *a);
 /* The batch repository a lease of job id resolves its root against ("/batches/N/repo",
  * in a), NULL for a job of no batch. */
 const char *scheduler_batch_repo_of(struct scheduler *s, int64_t id, struct kiln_arena *a);

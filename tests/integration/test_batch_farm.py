@@ -126,6 +126,8 @@ def test_a_failure_marks_only_its_dependents_and_a_retry_resumes_them(farm):
     assert c["waiting_for"] == failed
     job_c = s.job(c["id"])
     assert job_c["state"] == "dep_failed"
+    assert job_c["batch"] == {"id": bid, "level": 2, "pending": 1, "waiting_for": failed,
+                              "depends_on": [failed]}
     assert f"waits for job {failed} (chainb), which failed" in job_c["message"]
     assert b["state"] == "failed" and b["counts"]["dep_failed"] == 1
     # not published: not every job succeeded (and nothing of it reached main)
