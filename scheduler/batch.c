@@ -57,7 +57,8 @@ struct batch_sub {
 	struct kiln_buf *bufs;            /* owned: 2n (each job's request and manifest) */
 	struct scheduler_batch_edge *e;   /* in a */
 	size_t ne;
-	int64_t *ids; /* n, in a */
+	int64_t *ids;                  /* n, in a */
+	int64_t t0, read_ms, blobs_ms; /* where a submission's time goes, for the log */
 };
 
 /* The macros the members' specs are read with: the root configuration's when this host has
@@ -343,8 +344,10 @@ static kiln_rc sub_check(struct batch_sub *b, struct kiln_err *err)
 		rc = member_graph_add(b, i, &r[i], err);
 	if (!rc)
 		rc = sub_order(b, err);
+	b->read_ms = (util_clock_mono_ns() - b->t0) / 1000000;
 	if (!rc)
 		rc = specs_store(b, err);
+	b->blobs_ms = (util_clock_mono_ns() - b->t0) / 1000000 - b->read_ms;
 	for (i = 0; !rc && i < b->n; i++) {
 		rc = scheduler_job_prepare(b->s, b->req, &r[i], &b->jobs[i], &b->bufs[2 * i],
 		                           &b->bufs[2 * i + 1], err);
@@ -566,7 +569,8 @@ void scheduler_h_batch_create(void *ctx, struct api_req *req, struct api_resp *r
 {
 	struct scheduler *s = ctx;
 	struct kiln_err err = KILN_ERR_INIT;
-	struct batch_sub b = {.s = s, .req = req, .a = api_req_arena(req)};
+	struct batch_sub b = {
+	    .s = s, .req = req, .a = api_req_arena(req), .t0 = util_clock_mono_ns()};
 	struct scheduler_batch rec = {0};
 	const char *body;
 	char loc[64];
@@ -594,8 +598,12 @@ void scheduler_h_batch_create(void *ctx, struct api_req *req, struct api_resp *r
 		api_resp_from_err(resp, &err);
 		goto out;
 	}
-	kiln_log(KILN_LOG_INFO, "batch %lld: %zu jobs (%lld..%lld) on root %s", (long long)id, b.n,
-	         (long long)b.ids[0], (long long)b.ids[b.n - 1], rec.root);
+	kiln_log(KILN_LOG_INFO,
+	         "batch %lld: %zu jobs (%lld..%lld) on root %s (specs read and ordered in %lld ms, "
+	         "stored in %lld ms, jobs in %lld ms)",
+	         (long long)id, b.n, (long long)b.ids[0], (long long)b.ids[b.n - 1], rec.root,
+	         (long long)b.read_ms, (long long)b.blobs_ms,
+	         (long long)((util_clock_mono_ns() - b.t0) / 1000000 - b.read_ms - b.blobs_ms));
 	if (repo_init(s, id, &err)) /* its workers would fail to read it: say so, loudly */
 		kiln_log_err(KILN_LOG_ERROR, &err);
 	batch_reply(s, req, resp, id, 201);

@@ -129,7 +129,8 @@ def main():
     w = tempfile.mkdtemp()
     p = subprocess.Popen([KILN, "scheduler", "--listen", "127.0.0.1:0", "--data-dir",
                           f"{w}/data", "--set", "server.threads=4"],
-                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                         stdout=subprocess.PIPE, stderr=open(f"{w}/scheduler.log", "w"),
+                         text=True)
     try:
         line = p.stdout.readline()
         if line.startswith("admin token:"):
@@ -166,6 +167,9 @@ def main():
     print(f"| hand-over, chain of 100 (one ready job at a time) | p50 {pct(chain[2], 50):.1f} "
           f"ms, p99 {pct(chain[2], 99):.1f} ms | < 1 s |")
     print(f"| dependency order kept | {'yes' if dag[3] and chain[3] else 'NO'} | yes |")
+    split = [ln for ln in open(f"{w}/scheduler.log") if "specs read and ordered" in ln]
+    if split:
+        print(f"\nThe scheduler's own account of the {n}: {split[0].split('(', 2)[-1].strip().rstrip(')')}")
     return 0 if dag[3] and chain[3] else 1
 
 
