@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include "macro/macro.h"
@@ -206,10 +207,68 @@ static kiln_rc member_check(struct batch_sub *b, size_t i, struct scheduler_requ
 	return rc;
 }
 
+/* fsync files from a few threads at once: the disk gets their writes together rather
+ * than one round trip each (and, unlike syncfs, nobody else's dirty data). */
+#define SYNC_THREADS 8
+
+struct sync_work {
+	const char *const *paths;
+	size_t n, next;
+	pthread_mutex_t lock;
+	int err_no;
+	const char *failed;
+};
+
+static void *sync_thread(void *arg)
+{
+	struct sync_work *w = arg;
+
+	for (;;) {
+		size_t i;
+		int fd, e = 0;
+
+		pthread_mutex_lock(&w->lock);
+		i = w->next++;
+		pthread_mutex_unlock(&w->lock);
+		if (i >= w->n)
+			return NULL;
+		fd = open(w->paths[i], O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || fsync(fd) < 0)
+			e = errno ? errno : EIO;
+		util_close(fd);
+		pthread_mutex_lock(&w->lock);
+		if (e && !w->err_no)
+			w->err_no = e, w->failed = w->paths[i];
+		pthread_mutex_unlock(&w->lock);
+	}
+}
+
+static kiln_rc files_sync(const char *const *paths, size_t n, struct kiln_err *err)
+{
+	struct sync_work w = {.paths = paths, .n = n};
+	pthread_t th[SYNC_THREADS];
+	size_t i, nth = 0;
+
+	pthread_mutex_init(&w.lock, NULL);
+	for (i = 0; i < SYNC_THREADS && i < n; i++)
+		if (!pthread_create(&th[nth], NULL, sync_thread, &w))
+			nth++;
+	if (!nth) /* no thread: this one does it all */
+		(void)sync_thread(&w);
+	for (i = 0; i < nth; i++)
+		pthread_join(th[i], NULL);
+	pthread_mutex_destroy(&w.lock);
+	if (w.err_no) {
+		errno = w.err_no;
+		return kiln_err_sys(err, KILN_EIO, "fsync %s", w.failed);
+	}
+	return KILN_OK;
+}
+
 /* The members' specs into the blob store before each job is prepared (which then finds
- * them there): all written, one syncfs for them all instead of an fsync each (a thousand
- * fsyncs were most of a big batch's submission), then each renamed into place, so a blob's
- * name never points at bytes not yet on disk. */
+ * them there): all written, then fsynced together (files_sync; a thousand fsyncs one
+ * after the other were most of a big batch's submission), then each renamed into place, so
+ * a blob's name never points at bytes not yet on disk. */
 static kiln_rc specs_store(struct batch_sub *b, struct kiln_err *err)
 {
 	const struct scheduler_request *r = b->body.members.v;
@@ -218,7 +277,7 @@ static kiln_rc specs_store(struct batch_sub *b, struct kiln_err *err)
 	struct kiln_buf path = KILN_BUF_INIT(KILN_LIMIT_PATH);
 	char hex[2 * UTIL_DIGEST_MAX + 1];
 	size_t i, nt = 0;
-	int fd = -1, dfd;
+	int fd = -1;
 	kiln_rc rc = tmp && sha ? KILN_OK : kiln_err_set(err, KILN_ENOMEM, "out of memory");
 
 	for (i = 0; !rc && i < b->n; i++) {
@@ -238,10 +297,8 @@ static kiln_rc specs_store(struct batch_sub *b, struct kiln_err *err)
 		util_close(fd);
 		fd = -1;
 	}
-	dfd = open(b->s->tmp_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (!rc && (dfd < 0 || syncfs(dfd) < 0))
-		rc = kiln_err_sys(err, KILN_EIO, "cannot sync %s", b->s->tmp_dir);
-	util_close(dfd);
+	if (!rc)
+		rc = files_sync(tmp, nt, err);
 	for (i = 0; i < nt; i++) {
 		if (!rc && tmp[i])
 			rc = scheduler_blob_adopt(b->s, tmp[i], sha[i], err);
