@@ -316,7 +316,7 @@ struct cli_submit {
  * (and, when waiting, the job succeeded); KILN_EBUILD when it failed or was cancelled. */
 KILN_MUST_CHECK kiln_rc cli_client_submit(const struct cli_client *c, const struct cli_submit *s,
                                           struct kiln_err *err);
-/* [batches] kiln submit --batch: every spec of paths (a spec file; a package directory: its
+/* [batches] kiln submit --batch: every spec of paths (a spec file or an SRPM; a package directory: its
  * spec, its other files the sources; a directory of specs or of package directories) as a
  * member of one batch on s->root, with s's options each; s->repository is the batch's.
  * With s->wait, wait for its end: KILN_EBUILD unless every job succeeded. */

@@ -478,6 +478,8 @@ static kiln_rc batch_member(struct conn *k, const struct cli_submit *s, const ch
 	struct cli_submit each = *s;
 
 	each.spec_path = spec, each.srpm_path = NULL, each.git_url = NULL;
+	if (kiln_str_ends(kiln_str_from(spec), ".src.rpm")) /* an SRPM operand */
+		each.spec_path = NULL, each.srpm_path = spec;
 	each.sources = (const char **)srcs, each.nsources = nsrc;
 	each.repository = NULL, each.root = NULL;
 	return submit_member(k, &each, w, err);

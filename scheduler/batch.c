@@ -23,6 +23,7 @@
 #include "spec/spec.h"
 #include "roots/roots.h"
 #include "batch/batch.h"
+#include "worker/worker.h"
 #include "scheduler/http_int.h"
 
 /* ---------------------------------------------------------------------------------------- */
@@ -140,18 +141,56 @@ static kiln_rc member_macros(struct macro_ctx *mc, const struct scheduler_reques
 	return rc;
 }
 
+/* An SRPM member's spec: the package unpacked (as rpm -i does) into a directory of its own
+ * under tmp_dir, its spec read there with NO_FILES like an inline one; dir (removed by the
+ * caller) gets the directory. */
+static kiln_rc srpm_spec(struct batch_sub *b, const struct scheduler_request *r,
+                         struct macro_ctx *mc, struct kiln_buf *dir, struct spec **sp,
+                         struct kiln_err *err)
+{
+	struct kiln_buf blob = KILN_BUF_INIT(KILN_LIMIT_PATH);
+	struct kiln_buf text = KILN_BUF_INIT(KILN_LIMIT_HTTP_BODY);
+	const char *spec_path = NULL;
+	kiln_rc rc;
+
+	kiln_buf_addf(dir, "%s/batch-srpm-XXXXXX", b->s->tmp_dir);
+	rc = kiln_buf_finish(dir, err);
+	if (!rc && !mkdtemp(dir->ptr))
+		rc = kiln_err_sys(err, KILN_EIO, "cannot make a directory in %s", b->s->tmp_dir);
+	if (!rc)
+		rc = macro_define(mc, "_topdir", NULL, dir->ptr, MACRO_LEVEL_CMDLINE, err);
+	if (!rc) {
+		scheduler_blob_path(b->s, r->srpm.sha256, &blob);
+		rc = kiln_buf_finish(&blob, err);
+	}
+	if (!rc)
+		rc = worker_srpm_install(blob.ptr, mc, b->a, &spec_path, err);
+	if (!rc)
+		rc = util_read_file(spec_path, KILN_LIMIT_HTTP_BODY, &text, err);
+	if (!rc)
+		rc = spec_parse_mem(util_path_basename(spec_path), text.ptr, text.len, mc,
+		                    SPEC_PARSE_ANYARCH | SPEC_PARSE_NO_FILES, sp, err);
+	kiln_buf_release(&blob);
+	kiln_buf_release(&text);
+	return rc;
+}
+
 /* Member i's spec read into the graph. */
 static kiln_rc member_graph_add(struct batch_sub *b, size_t i, const struct scheduler_request *r,
                                 struct kiln_err *err)
 {
 	struct macro_ctx *mc = macro_ctx_dup(b->base, err);
+	struct kiln_buf dir = KILN_BUF_INIT(KILN_LIMIT_PATH);
 	struct spec *sp = NULL;
 	struct spec_deps prov;
+	const char *label = r->has_srpm ? r->srpm.name : r->spec_name;
 	kiln_rc rc = mc ? KILN_OK : KILN_ENOMEM;
 
 	if (!rc)
 		rc = member_macros(mc, r, err);
-	if (!rc)
+	if (!rc && r->has_srpm)
+		rc = srpm_spec(b, r, mc, &dir, &sp, err);
+	else if (!rc)
 		rc = spec_parse_mem(r->spec_name, r->spec, strlen(r->spec), mc,
 		                    SPEC_PARSE_ANYARCH | SPEC_PARSE_NO_FILES, &sp, err);
 	if (!rc && !sp->npackages)
@@ -159,17 +198,20 @@ static kiln_rc member_graph_add(struct batch_sub *b, size_t i, const struct sche
 	if (!rc)
 		rc = spec_provides(b, mc, sp, &prov, err);
 	if (!rc)
-		rc = batch_graph_add(b->g, r->spec_name, sp->packages[0]->name, &prov,
-		                     &sp->buildrequires, NULL, err);
+		rc = batch_graph_add(b->g, label, sp->packages[0]->name, &prov, &sp->buildrequires,
+		                     NULL, err);
 	if (!rc) {
 		b->m[i].name = kiln_arena_strdup(b->a, sp->packages[0]->name);
 		if (!b->m[i].name)
 			rc = kiln_err_set(err, KILN_ENOMEM, "out of memory");
 	}
 	if (rc)
-		kiln_err_wrap(err, "field 'members[%zu]' (%s)", i, r->spec_name);
+		kiln_err_wrap(err, "field 'members[%zu]' (%s)", i, label);
 	spec_free(sp);
 	macro_ctx_free(mc);
+	if (dir.ptr && dir.len && util_rm_rf(dir.ptr, NULL))
+		kiln_log(KILN_LOG_WARN, "cannot remove %s", dir.ptr);
+	kiln_buf_release(&dir);
 	return rc;
 }
 
@@ -194,16 +236,21 @@ static kiln_rc member_check(struct batch_sub *b, size_t i, struct scheduler_requ
 		                    "field 'members[%zu].repository': a batch is published as a "
 		                    "whole (the batch's field 'repository')",
 		                    i);
-	if (r->has_git || r->has_srpm)
+	if (r->has_git)
 		return kiln_err_set(err, KILN_EINVAL,
-		                    "field 'members[%zu]': a batch member is an inline spec "
-		                    "(field 'spec' with its sources); SRPMs and git refs are not "
+		                    "field 'members[%zu].git': a batch member is an inline spec "
+		                    "(field 'spec' with its sources) or an SRPM; git refs are not "
 		                    "batch members yet",
 		                    i);
 	r->root = b->body.root;
 	rc = scheduler_request_check(r, b->a, err);
 	if (rc)
 		kiln_err_wrap(err, "members[%zu]", i);
+	if (!rc && r->has_srpm && !scheduler_blob_exists(b->s, r->srpm.sha256))
+		rc = kiln_err_set(err, KILN_EINVAL,
+		                  "field 'members[%zu].srpm': %s was not uploaded (PUT "
+		                  "/api/v1/blobs/SHA256 first)",
+		                  i, r->srpm.sha256);
 	return rc;
 }
 
@@ -283,6 +330,8 @@ static kiln_rc specs_store(struct batch_sub *b, struct kiln_err *err)
 	for (i = 0; !rc && i < b->n; i++) {
 		const char *t = r[i].spec;
 
+		if (!t) /* an SRPM member: its blob is there already */
+			continue;
 		rc = util_digest_mem_hex(UTIL_DIGEST_SHA256, t, strlen(t), hex, err);
 		if (rc || scheduler_blob_exists(b->s, hex))
 			continue;

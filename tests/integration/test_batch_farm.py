@@ -207,6 +207,37 @@ def test_a_cycle_is_refused_naming_it_unless_a_bootstrap_breaks_it(kiln_bin, tmp
         s.stop()
 
 
+def test_source_packages_are_batch_members_too(kiln_bin, tmp_path):
+    """SRPM members: the spec inside each is read for the order (kiln submit --batch too)."""
+    top = tmp_path / "top"
+    for name in ("chaina", "chainb"):
+        r = subprocess.run([str(kiln_bin), "build", "-bs", "--topdir", str(top),
+                            str(CHAIN / f"{name}.spec")], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+    s = Scheduler(kiln_bin, tmp_path / "data").start()
+    try:
+        members = []
+        for f in ("chainb-2.0-1.src.rpm", "chaina-1.2-1.src.rpm"):
+            members.append({"srpm": {"name": f, "sha256": s.put_blob((top / "SRPMS" / f)
+                                                                      .read_bytes())}})
+        r = s.call("POST", "/api/v1/batches", {"root": "r", "members": members})
+        assert r.status == 201, r.body
+        jobs = by_name(r.json())
+        assert jobs["chainb"]["depends_on"] == [jobs["chaina"]["id"]]
+        assert jobs["chaina"]["level"] == 0 and jobs["chainb"]["level"] == 1
+        # nothing of the unpacking is left behind
+        assert not list((tmp_path / "data" / "tmp").glob("batch-srpm-*"))
+        env = dict(os.environ, KILN_URL=s.url, KILN_TOKEN=s.admin)
+        r = subprocess.run([str(kiln_bin), "submit", "--batch", "--root", "r",
+                            str(top / "SRPMS" / "chainb-2.0-1.src.rpm"),
+                            str(top / "SRPMS" / "chaina-1.2-1.src.rpm")],
+                           capture_output=True, text=True, env=env)
+        assert r.returncode == 0, r.stderr
+        assert re.search(r"level 0: chaina \(job \d+\)\n  level 1: chainb", r.stdout), r.stdout
+    finally:
+        s.stop()
+
+
 @pytest.mark.parametrize("body,field", [
     ({"members": [member("chaina")]}, "'root'"),
     ({"root": "r", "members": []}, "'members'"),
@@ -214,7 +245,9 @@ def test_a_cycle_is_refused_naming_it_unless_a_bootstrap_breaks_it(kiln_bin, tmp
     ({"root": "r", "members": [member("chaina", repository="x")]}, "'members[0].repository'"),
     ({"root": "r", "members": [member("chaina"), {"srpm": {"name": "a.src.rpm",
                                                             "sha256": "0" * 64}}]},
-     "'members[1]'"),
+     "'members[1].srpm'"),
+    ({"root": "r", "members": [{"git": {"url": "https://example.org/a.git", "ref": "main",
+                                        "spec": "a.spec"}}]}, "'members[0].git'"),
     ({"root": "r", "members": [member("chaina")], "bootstrap": ["nope"]}, "'bootstrap'"),
     ({"root": "r", "members": [member("chaina")], "repository": "nope"}, "'repository'"),
     ({"root": "r", "members": [member("chaina", bogus=1)]}, "bogus"),
