@@ -1070,6 +1070,32 @@ out:
 	kiln_arena_release(&a);
 }
 
+void scheduler_batch_recover(struct scheduler *s)
+{
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_LIMIT_ARENA);
+	struct kiln_err err = KILN_ERR_INIT;
+	int64_t *ids = NULL;
+	size_t n = 0, i;
+
+	if (s->store->ops->batch_unsettled(s->store, &a, &ids, &n, &err)) {
+		kiln_log_err(KILN_LOG_WARN, &err);
+		goto out;
+	}
+	if (n)
+		kiln_log(KILN_LOG_INFO, "finishing the hand-over of %zu batch jobs", n);
+	for (i = 0; i < n; i++) {
+		struct scheduler_job j = {0};
+
+		kiln_err_clear(&err);
+		if (s->store->ops->job_get(s->store, ids[i], &a, &j, &err))
+			kiln_log_err(KILN_LOG_WARN, &err);
+		else
+			scheduler_batch_job_ended(s, &j);
+	}
+out:
+	kiln_arena_release(&a);
+}
+
 void scheduler_batch_job_retried(struct scheduler *s, int64_t id)
 {
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_LIMIT_ARENA);

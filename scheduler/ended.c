@@ -60,6 +60,7 @@ out:
 void scheduler_job_ended_recover(struct scheduler *s)
 {
 	recover(s, s->store->ops->repro_undone, "the reproducibility work", scheduler_job_ended);
+	scheduler_batch_recover(s); /* [batches] hand-overs a stop cut off */
 	/* succeeded jobs whose publishing decision the stop cut off */
 	if (s->publisher)
 		recover(s, s->store->ops->repo_unpublished, NULL, scheduler_publish_job_ended);

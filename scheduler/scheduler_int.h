@@ -540,6 +540,11 @@ struct scheduler_store_ops {
 	/* Job job_id was queued again: the jobs SCHED_DEP_FAILED on it are queued again. */
 	kiln_rc (*batch_resume)(struct scheduler_store *st, int64_t job_id, int64_t now_ms,
 	                        int64_t *n, struct kiln_err *err);
+	/* Batch jobs whose end was not followed through (the scheduler stopped in between):
+	 * succeeded without their packages landed, or failed or cancelled with dependents
+	 * still queued (at most 10000, oldest first). */
+	kiln_rc (*batch_unsettled)(struct scheduler_store *st, struct kiln_arena *a, int64_t **out,
+	                           size_t *n, struct kiln_err *err);
 	/* Record the publishing of a batch (state "published" or "refused", message why). */
 	kiln_rc (*batch_publish_set)(struct scheduler_store *st, int64_t id, const char *repository,
 	                             const char *state, const char *message, int64_t now_ms,
@@ -663,6 +668,9 @@ KILN_MUST_CHECK kiln_rc scheduler_request_check(struct scheduler_request *r, str
  * dependents dep_failed; a batch whose jobs all succeeded is published when it names a
  * repository. Problems are logged. */
 void scheduler_batch_job_ended(struct scheduler *s, const struct scheduler_job *j);
+/* At start: the batch jobs whose end a stop cut off (batch_unsettled) through
+ * scheduler_batch_job_ended, so no dependent waits for a hand-over that never comes. */
+void scheduler_batch_recover(struct scheduler *s);
 /* Job id was queued again (a retry): the jobs dep_failed on it wait again. */
 void scheduler_batch_job_retried(struct scheduler *s, int64_t id);
 /* A batch job's "batch": {id, level, pending, waiting_for, depends_on} member for its JSON

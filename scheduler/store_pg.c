@@ -238,6 +238,7 @@ enum q {
 	Q_BATCH_RESUME_JOBS,
 	Q_BATCH_RESUME_WAIT,
 	Q_BATCH_PUBLISH,
+	Q_BATCH_UNSETTLED,
 	Q_COUNT,
 };
 
@@ -483,6 +484,13 @@ static const char *const sql[Q_COUNT] = {
     [Q_BATCH_RESUME_WAIT] = "UPDATE batch_jobs SET wait_on = 0 WHERE wait_on = $1",
     [Q_BATCH_PUBLISH] = "UPDATE batches SET repository = $2, publish_state = $3,"
                         " publish_message = $4, updated_ms = $5 WHERE id = $1",
+    /* ends not followed through: succeeded and not landed, or failed or cancelled with a
+     * dependent still queued */
+    [Q_BATCH_UNSETTLED] = "SELECT b.job_id FROM batch_jobs b JOIN jobs j ON j.id = b.job_id"
+                          " WHERE (j.state = 3 AND b.landed = 0) OR (j.state IN (4, 5) AND"
+                          " EXISTS(SELECT 1 FROM job_deps d JOIN jobs x ON x.id = d.job_id"
+                          " WHERE d.dep_id = b.job_id AND x.state = 0))"
+                          " ORDER BY b.job_id LIMIT 10000",
 };
 
 #define NREADERS 4
@@ -2248,6 +2256,23 @@ static kiln_rc batch_resume(struct scheduler_store *base, int64_t job_id, int64_
 	return tx_end(s, rc, err);
 }
 
+static kiln_rc batch_unsettled(struct scheduler_store *base, struct kiln_arena *a, int64_t **out,
+                               size_t *n, struct kiln_err *err)
+{
+	struct v_i64 *v = NULL;
+	kiln_rc rc;
+	size_t i;
+
+	*out = NULL;
+	rc = read_rows((struct pg *)base, Q_BATCH_UNSETTLED, NO_ARGS, &v_i64_map, a, (void **)&v, n,
+	               "unsettled batch jobs", err);
+	if (!rc && *n && !(*out = kiln_arena_array(a, *n, sizeof(**out))))
+		rc = kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	for (i = 0; !rc && i < *n; i++)
+		(*out)[i] = v[i].v;
+	return rc;
+}
+
 static kiln_rc batch_publish_set(struct scheduler_store *base, int64_t id, const char *repository,
                                  const char *state, const char *message, int64_t now_ms,
                                  struct kiln_err *err)
@@ -2326,6 +2351,7 @@ static const struct scheduler_store_ops pg_ops = {
     .batch_dep_fail = batch_dep_fail,
     .batch_resume = batch_resume,
     .batch_publish_set = batch_publish_set,
+    .batch_unsettled = batch_unsettled,
 };
 
 /* ---------------------------------------------------------------------------------------- */

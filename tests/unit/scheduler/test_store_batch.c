@@ -192,8 +192,8 @@ STORE_TEST(store_batch_dep_failed_reaches_through_the_graph)
 	struct kiln_err err = KILN_ERR_INIT;
 	struct scheduler_batch *v = NULL;
 	struct scheduler_job j = {0};
-	int64_t bid = 0, ids[4], n = 0;
-	size_t nv = 0;
+	int64_t bid = 0, ids[4], n = 0, *ids_u = NULL;
+	size_t nv = 0, nu = 0;
 
 	chain_insert(st, &bid, ids);
 	/* a failed: b and c (through b) dep_failed on a; d stays */
@@ -211,7 +211,62 @@ STORE_TEST(store_batch_dep_failed_reaches_through_the_graph)
 	assert_int_equal(n, 2);
 	assert_ok(st->ops->batch_list(st, 0, 10, &a, &v, &nv, &err), &err);
 	assert_int_equal(nv, 1);
-	assert_int_equal(v[0].id, bid);
+	/* nothing ended: nothing unsettled */
+	assert_ok(st->ops->batch_unsettled(st, &a, &ids_u, &nu, &err), &err);
+	assert_int_equal(nu, 0);
+	kiln_arena_release(&a);
+	scheduler_store_close(st);
+}
+
+/* A job's end the scheduler did not follow through is found again at start. */
+static void end_as(struct scheduler_store *st, int64_t id, enum scheduler_outcome out)
+{
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
+	struct kiln_err err = KILN_ERR_INIT;
+	struct scheduler_lease_query q = {.worker = "w",
+	                                  .arches = ",x86_64,",
+	                                  .tags = ",root:f40,",
+	                                  .now_ms = 2000,
+	                                  .ttl_ms = 1000,
+	                                  .lease_id = "l"};
+	struct scheduler_finish f = {.outcome = out,
+	                             .failure_class = "build",
+	                             .message = "",
+	                             .now_ms = 2500,
+	                             .decide = scheduler_lease_decide};
+	struct scheduler_job j = {0};
+	char lid[33];
+
+	snprintf(lid, sizeof(lid), "%032lld", (long long)id);
+	q.lease_id = lid;
+	assert_ok(st->ops->lease_take(st, id, &q, &a, &j, &err), &err);
+	assert_ok(st->ops->lease_finish(st, lid, j.generation, &f, &err), &err);
+	kiln_arena_release(&a);
+}
+
+STORE_TEST(store_batch_unsettled_ends_are_found_again)
+{
+	struct scheduler_store *st = open_store("batch3.db");
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
+	struct kiln_err err = KILN_ERR_INIT;
+	int64_t bid = 0, ids[4], *v = NULL, n2 = 0;
+	size_t n = 0;
+	bool first = false;
+
+	chain_insert(st, &bid, ids);
+	end_as(st, ids[0], SCHED_OUT_SUCCEEDED); /* a succeeded, not landed */
+	end_as(st, ids[3], SCHED_OUT_FAILED);    /* d failed: nobody waits for it */
+	assert_ok(st->ops->batch_unsettled(st, &a, &v, &n, &err), &err);
+	assert_int_equal(n, 1);
+	assert_int_equal(v[0], ids[0]);
+	assert_ok(st->ops->batch_landed(st, ids[0], &first, &err), &err);
+	end_as(st, ids[1], SCHED_OUT_FAILED); /* b failed with c still queued */
+	assert_ok(st->ops->batch_unsettled(st, &a, &v, &n, &err), &err);
+	assert_int_equal(n, 1);
+	assert_int_equal(v[0], ids[1]);
+	assert_ok(st->ops->batch_dep_fail(st, ids[1], "waits for b", 3000, &n2, &err), &err);
+	assert_ok(st->ops->batch_unsettled(st, &a, &v, &n, &err), &err);
+	assert_int_equal(n, 0);
 	kiln_arena_release(&a);
 	scheduler_store_close(st);
 }
