@@ -264,3 +264,54 @@ def test_bad_batches_name_the_field(kiln_bin, tmp_path, body, field):
         assert s.call("GET", "/api/v1/batches/1").status == 404
     finally:
         s.stop()
+
+
+@pytest.mark.parametrize("store", ["sqlite3", "postgresql"])
+def test_only_what_waits_for_nothing_is_leased(kiln_bin, tmp_path, request, store):
+    """Through the API on either store: a lease takes a level-0 job, never one whose
+    dependencies' packages have not landed; a completion hands the next level over; a failed
+    completion makes the rest dep_failed; a restart keeps all of it."""
+    sets = [f"storage.database={request.getfixturevalue('postgres_url')}"] \
+        if store == "postgresql" else []
+    s = Scheduler(kiln_bin, tmp_path / "data", *FAST, *sets).start()
+    try:
+        r = s.call("POST", "/api/v1/batches", {
+            "root": "r", "members": [member("chainc"), member("chainb"), member("chaina")]})
+        assert r.status == 201, r.body
+        jobs = by_name(r.json())
+        wt = s.token("worker")
+        hdr = {"X-Kiln-Worker-Secret": "0123456789abcdef" * 4}
+        assert s.call("POST", "/api/v1/workers", {"name": "fake", "arches": ["x86_64"],
+                                                  "tags": ["root:r"]},
+                      token=wt, headers=hdr).status == 200
+
+        def lease():
+            r = s.call("POST", "/api/v1/leases", {"worker": "fake", "arches": ["x86_64"],
+                                                  "tags": ["root:r"], "wait": 0},
+                       token=wt, headers=hdr)
+            return r.json() if r.status == 200 else None
+
+        def complete(le, status):
+            r = s.call("POST", f"/api/v1/leases/{le['lease_id']}/complete",
+                       {"generation": le["generation"], "status": status,
+                        **({"failure_class": "build", "message": "x"}
+                           if status == "failed" else {})},
+                       token=wt, headers=hdr)
+            assert r.status == 200, r.body
+
+        a = lease()
+        assert a["job_id"] == jobs["chaina"]["id"] and a["batch_repo"] == \
+            f"/batches/{r.json()['id']}/repo"
+        assert lease() is None  # chainb waits for chaina's packages
+        complete(a, "succeeded")
+        b = lease()
+        assert b["job_id"] == jobs["chainb"]["id"]
+        s.stop()
+        s.start()  # the counts and states are the store's
+        assert lease() is None
+        complete(b, "failed")
+        c = s.job(jobs["chainc"]["id"])
+        assert c["state"] == "dep_failed" and c["batch"]["waiting_for"] == b["job_id"]
+        assert lease() is None
+    finally:
+        s.stop()
