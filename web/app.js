@@ -449,7 +449,8 @@
 
     const summaryOf = (j) => [j.state, j.priority, j.arch, j.tags, j.worker, j.attempts,
       j.max_attempts, j.created, j.started, j.finished, j.failure_class, j.message,
-      j.sign_key, j.reruns, j.reproducibility, j.rerun_of, j.lease_expires, j.timeout];
+      j.sign_key, j.reruns, j.reproducibility, j.rerun_of, j.lease_expires, j.timeout,
+      JSON.stringify(j.batch || null)];
 
     const renderSummary = (j) => {
       const row = (k, ...v) => [h('dt', {}, k), h('dd', {}, ...v)];
@@ -471,7 +472,11 @@
         }, 'public key'), ')'] : 'none'),
         row('Reruns asked', String(j.reruns)),
         row('Reproducibility', j.reproducibility ? badge(j.reproducibility, 'verdict') : '—'),
-        j.rerun_of ? row('Rerun of', jobLink(j.rerun_of), ` (rerun ${j.rerun_n})`) : null);
+        j.rerun_of ? row('Rerun of', jobLink(j.rerun_of), ` (rerun ${j.rerun_n})`) : null,
+        j.batch ? row('Batch', h('a', { href: `#/batches/${j.batch.id}`, id: 'job-batch' },
+          `#${j.batch.id}`), ` level ${j.batch.level}`,
+        j.batch.waiting_for ? [', waits for ', jobLink(j.batch.waiting_for)]
+          : j.batch.pending ? `, waits for ${j.batch.pending} more` : '') : null);
     };
 
     const renderActions = (j) => {

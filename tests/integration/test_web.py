@@ -223,3 +223,5 @@ def test_batch_page_in_chromium(sched, tmp_path):
     assert all(int(j["job"]) == ids[j["name"]] and j["state"] == "queued"
                for lvl in seen["levels"] for j in lvl)
     assert (out / "batch.png").stat().st_size > 1000
+    assert seen["back"] == f"#/batches/{b['id']}"
+    assert seen["waits"] == f"#{b['id']} level 2, waits for 1 more", seen["waits"]

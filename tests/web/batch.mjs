@@ -29,6 +29,7 @@ try {
   await page.goto(`${BASE}/#/batches`);
   await page.locator(`tr[data-batch="${BATCH}"] a`).click();
   await page.locator('#batch-levels section[data-level="2"] li').first().waitFor();
+  await page.screenshot({ path: path.join(env('KILN_OUT'), 'batch.png'), fullPage: true });
   const levels = await page.locator('#batch-levels section').evaluateAll((secs) => secs.map(
     (s) => [...s.querySelectorAll('li')].map((li) => ({
       job: li.dataset.job,
@@ -36,8 +37,12 @@ try {
       state: li.querySelector('.badge').textContent,
     }))));
   const state = await page.locator('#batch-info .badge').first().textContent();
-  await page.screenshot({ path: path.join(env('KILN_OUT'), 'batch.png'), fullPage: true });
-  console.log(JSON.stringify({ levels, state, problems }));
+  // a job's page links back to its batch
+  const top = levels[2][0].job;
+  await page.locator(`#batch-levels li[data-job="${top}"] a`).click();
+  const back = await page.locator('#job-batch').getAttribute('href');
+  const waits = await page.locator('#job-batch').evaluate((a) => a.parentElement.textContent);
+  console.log(JSON.stringify({ levels, state, back, waits, problems }));
 } finally {
   await ctx.close();
 }
