@@ -29,19 +29,14 @@
 /* ---------------------------------------------------------------------------------------- */
 /* The request */
 
-struct batch_body {
-	const char *root;
-	struct api_objlist members; /* struct scheduler_request */
-	struct api_strlist bootstrap;
-	const char *repository;
-};
-
 static const struct api_field batch_fields[] = {
-    {"root", API_F_STR, true, offsetof(struct batch_body, root), 0, 128, NULL, 0, 0},
-    {"members", API_F_OBJLIST, true, offsetof(struct batch_body, members), 0, SCHED_BATCH_MAX,
-     scheduler_request_fields, sizeof(struct scheduler_request), 0},
-    {"bootstrap", API_F_STRLIST, false, offsetof(struct batch_body, bootstrap), 0, 256, NULL, 0, 0},
-    {"repository", API_F_STR, false, offsetof(struct batch_body, repository), 0, 128, NULL, 0, 0},
+    {"root", API_F_STR, true, offsetof(struct scheduler_batch_body, root), 0, 128, NULL, 0, 0},
+    {"members", API_F_OBJLIST, true, offsetof(struct scheduler_batch_body, members), 0,
+     SCHED_BATCH_MAX, scheduler_request_fields, sizeof(struct scheduler_request), 0},
+    {"bootstrap", API_F_STRLIST, false, offsetof(struct scheduler_batch_body, bootstrap), 0, 256,
+     NULL, 0, 0},
+    {"repository", API_F_STR, false, offsetof(struct scheduler_batch_body, repository), 0, 128,
+     NULL, 0, 0},
     API_FIELD_END,
 };
 
@@ -50,7 +45,7 @@ struct batch_sub {
 	struct scheduler *s;
 	struct api_req *req;
 	struct kiln_arena *a;
-	struct batch_body body;
+	struct scheduler_batch_body body;
 	struct macro_ctx *base; /* owned: the root's macros, or kiln's */
 	struct batch_graph *g;  /* owned */
 	size_t n;
@@ -216,16 +211,16 @@ static kiln_rc member_graph_add(struct batch_sub *b, size_t i, const struct sche
 }
 
 /* What a member may not say: the batch decides its root, lock and repository. */
-static kiln_rc member_check(struct batch_sub *b, size_t i, struct scheduler_request *r,
-                            struct kiln_err *err)
+static kiln_rc member_parse(const struct scheduler_batch_body *b, size_t i,
+                            struct scheduler_request *r, struct kiln_arena *a, struct kiln_err *err)
 {
 	kiln_rc rc;
 
-	if (r->root && *r->root && strcmp(r->root, b->body.root))
+	if (r->root && *r->root && strcmp(r->root, b->root))
 		return kiln_err_set(err, KILN_EINVAL,
 		                    "field 'members[%zu].root': every member builds on the batch's "
 		                    "root '%s'",
-		                    i, b->body.root);
+		                    i, b->root);
 	if (r->root_lock)
 		return kiln_err_set(err, KILN_EINVAL,
 		                    "field 'members[%zu].root_lock': a batch member's lock is "
@@ -242,15 +237,33 @@ static kiln_rc member_check(struct batch_sub *b, size_t i, struct scheduler_requ
 		                    "(field 'spec' with its sources) or an SRPM; git refs are not "
 		                    "batch members yet",
 		                    i);
-	r->root = b->body.root;
-	rc = scheduler_request_check(r, b->a, err);
+	r->root = b->root;
+	rc = scheduler_request_check(r, a, err);
 	if (rc)
 		kiln_err_wrap(err, "members[%zu]", i);
-	if (!rc && r->has_srpm && !scheduler_blob_exists(b->s, r->srpm.sha256))
-		rc = kiln_err_set(err, KILN_EINVAL,
-		                  "field 'members[%zu].srpm': %s was not uploaded (PUT "
-		                  "/api/v1/blobs/SHA256 first)",
-		                  i, r->srpm.sha256);
+	return rc;
+}
+
+kiln_rc scheduler_batch_parse(const void *body, size_t len, struct kiln_arena *a,
+                              struct scheduler_batch_body *out, struct kiln_err *err)
+{
+	struct scheduler_request *r;
+	kiln_rc rc;
+	size_t i;
+
+	memset(out, 0, sizeof(*out));
+	rc = api_json_decode(body, len, batch_fields, API_DECODE_STRICT, out, a, err);
+	if (rc)
+		return rc;
+	if (!*out->root)
+		return kiln_err_set(err, KILN_EINVAL, "field 'root': name a root configuration");
+	if (!out->members.n)
+		return kiln_err_set(err, KILN_EINVAL, "field 'members': at least one");
+	/* the same name check as a job's root */
+	rc = scheduler_request_root(&(struct scheduler_request){0}, out->root, NULL, a, err);
+	r = out->members.v;
+	for (i = 0; !rc && i < out->members.n; i++)
+		rc = member_parse(out, i, &r[i], a, err);
 	return rc;
 }
 
@@ -417,18 +430,10 @@ static kiln_rc sub_order(struct batch_sub *b, struct kiln_err *err)
 static kiln_rc sub_check(struct batch_sub *b, struct kiln_err *err)
 {
 	struct scheduler_request *r = b->body.members.v;
-	const char *root = b->body.root;
 	kiln_rc rc;
 	size_t i;
 
 	b->n = b->body.members.n;
-	if (!*root)
-		return kiln_err_set(err, KILN_EINVAL, "field 'root': name a root configuration");
-	if (!b->n)
-		return kiln_err_set(err, KILN_EINVAL, "field 'members': at least one");
-	rc = scheduler_request_root(&(struct scheduler_request){0}, root, NULL, b->a, err);
-	if (rc) /* the same name check as a job's root */
-		return rc;
 	if (b->body.repository && *b->body.repository) {
 		for (i = 0; i < b->s->cfg->nrepos; i++)
 			if (!strcmp(b->s->cfg->repos[i].name, b->body.repository))
@@ -439,13 +444,17 @@ static kiln_rc sub_check(struct batch_sub *b, struct kiln_err *err)
 			                    "scheduler",
 			                    b->body.repository);
 	}
+	for (i = 0; i < b->n; i++)
+		if (r[i].has_srpm && !scheduler_blob_exists(b->s, r[i].srpm.sha256))
+			return kiln_err_set(err, KILN_EINVAL,
+			                    "field 'members[%zu].srpm': %s was not uploaded (PUT "
+			                    "/api/v1/blobs/SHA256 first)",
+			                    i, r[i].srpm.sha256);
 	rc = sub_alloc(b, err);
 	if (!rc)
 		rc = base_macros(b, err);
 	if (!rc)
 		rc = batch_graph_new(&b->g, err);
-	for (i = 0; !rc && i < b->n; i++)
-		rc = member_check(b, i, &r[i], err);
 	for (i = 0; !rc && i < b->n; i++)
 		rc = member_graph_add(b, i, &r[i], err);
 	if (!rc)
@@ -685,7 +694,7 @@ void scheduler_h_batch_create(void *ctx, struct api_req *req, struct api_resp *r
 	kiln_rc rc;
 
 	body = api_req_body(req, &len);
-	rc = api_json_decode(body, len, batch_fields, API_DECODE_STRICT, &b.body, b.a, &err);
+	rc = scheduler_batch_parse(body, len, b.a, &b.body, &err);
 	if (!rc)
 		rc = sub_check(&b, &err);
 	if (rc == KILN_ECONFLICT) { /* a cycle the bootstrap order does not break */

@@ -662,6 +662,20 @@ extern const struct api_field scheduler_request_fields[];
 KILN_MUST_CHECK kiln_rc scheduler_request_check(struct scheduler_request *r, struct kiln_arena *a,
                                                 struct kiln_err *err);
 
+/* [batches] A POST /api/v1/batches body (batch.c). */
+struct scheduler_batch_body {
+	const char *root;
+	struct api_objlist members; /* struct scheduler_request */
+	struct api_strlist bootstrap;
+	const char *repository;
+};
+/* Decode and check one (strict): a root, at least one member, each as
+ * scheduler_request_check() on the batch's root, naming no other root, no lock, no
+ * repository and no git; strings in a. KILN_EINVAL/ESYNTAX/ELIMIT naming the field. */
+KILN_MUST_CHECK kiln_rc scheduler_batch_parse(const void *body, size_t len, struct kiln_arena *a,
+                                              struct scheduler_batch_body *out,
+                                              struct kiln_err *err);
+
 /* [batches] Batches (batch.c, docs/batches.md). A job ended (scheduler_job_ended): a batch
  * job that succeeded has its binary packages added to the batch repository, and its
  * dependents wait for one dependency less; one that failed or was cancelled makes its
