@@ -780,18 +780,43 @@ static kiln_rc publish_job(struct scheduler *s, const struct scheduler_job *j, c
 	                                        util_clock_wall_ms(), err);
 }
 
+/* Keep the publishers off repository r[0] and its v6 sibling r[1] (either may be NULL)
+ * while their records change (hold), or let them go: a held repository is busy, which a
+ * publisher passes over, and one being published is waited for first. */
+static void repos_hold(struct scheduler_publisher *p, struct pub_repo *r[2], bool hold)
+{
+	size_t i;
+
+	pthread_mutex_lock(&p->lock);
+	while (hold && ((r[0] && r[0]->busy) || (r[1] && r[1]->busy)))
+		pthread_cond_wait(&p->cond, &p->lock);
+	for (i = 0; i < 2; i++)
+		if (r[i])
+			r[i]->busy = hold;
+	if (!hold)
+		pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+}
+
 kiln_rc scheduler_publish_jobs(struct scheduler *s, const int64_t *ids, size_t n, const char *repo,
                                struct kiln_err *err)
 {
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_LIMIT_ARENA);
 	bool touched[2] = {false, false};
 	struct scheduler_job j = {0};
+	struct pub_repo *held[2];
+	char v6name[140];
 	size_t i, count = 0;
 	kiln_rc rc = KILN_OK;
 
 	if (!repo_find(s->publisher, repo))
 		return kiln_err_set(err, KILN_ENOTFOUND, "no repository '%s'", repo);
-	/* every package recorded first: the publisher thread sees them all in one publish */
+	snprintf(v6name, sizeof(v6name), "%s-v6", repo);
+	held[0] = repo_find(s->publisher, repo);
+	held[1] = repo_find(s->publisher, v6name);
+	/* every package recorded while no publisher reads the records, then one publish: the
+	 * repository's metadata goes from none of the batch to all of it in one swap */
+	repos_hold(s->publisher, held, true);
 	for (i = 0; !rc && i < n; i++) {
 		rc = s->store->ops->job_get(s->store, ids[i], &a, &j, err);
 		if (!rc)
@@ -800,8 +825,9 @@ kiln_rc scheduler_publish_jobs(struct scheduler *s, const int64_t *ids, size_t n
 	for (i = 0; !rc && i < n; i++)
 		rc = s->store->ops->repo_publish_mark(s->store, ids[i], repo, "published", "",
 		                                      util_clock_wall_ms(), err);
-	if (!rc)
+	if (!rc) /* retention too, and the mark: the publisher runs once they are let go */
 		rc = publish_finish(s, repo, touched, err);
+	repos_hold(s->publisher, held, false);
 	if (!rc)
 		kiln_log(KILN_LOG_INFO, "%zu jobs: %zu packages published to %s together", n, count,
 		         repo);
