@@ -341,8 +341,9 @@ static void lease_json(struct scheduler *s, const struct scheduler_job *j, struc
 	api_jw_kstr(&w, "content_key", j->content_key);
 	api_jw_key(&w, "job");
 	api_jw_raw(&w, j->request);
-	/* [batches] the batch repository its root resolves against too */
-	batch_repo = scheduler_batch_repo_of(s, j->id, &a);
+	/* [batches] the batch repository its root resolves against too (a rerun: its
+	 * original's, where the packages its pinned lock names are) */
+	batch_repo = scheduler_batch_repo_of(s, j->rerun_of ? j->rerun_of : j->id, &a);
 	if (batch_repo)
 		api_jw_kstr(&w, "batch_repo", batch_repo);
 	api_jw_end(&w);

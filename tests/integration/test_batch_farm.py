@@ -62,7 +62,9 @@ def test_three_levels_in_reverse_build_in_order_on_the_batch_repository(farm):
     s, root = farm
     r = s.call("POST", "/api/v1/batches", {
         "root": root, "repository": "main",
-        "members": [member("chainc"), member("chaind"), member("chainb"), member("chaina")]})
+        "members": [member("chainc"), member("chaind"),
+                    member("chainb", reruns=1, source_date_epoch=1700000000),
+                    member("chaina")]})
     assert r.status == 201, r.body
     b = r.json()
     assert r.headers["Location"] == f"/api/v1/batches/{b['id']}"
@@ -94,7 +96,13 @@ def test_three_levels_in_reverse_build_in_order_on_the_batch_repository(farm):
     pkg = s.call("GET", repo + "chainb-devel-2.0-1.noarch.rpm")
     assert pkg.status == 200 and hashlib.sha256(pkg.body).hexdigest() == devel["sha256"]
     assert s.call("GET", repo + "../../../kiln.db").status == 404
-    # every job succeeded: the batch was published into main, all of it in one publish
+    # every job succeeded, and chainb's rerun (its pinned lock naming chaina-devel from
+    # the batch repository) found it reproducible: the batch was published into main
+    deadline = time.monotonic() + 600
+    while not b["publish"]["state"] and time.monotonic() < deadline:
+        time.sleep(0.5)
+        b = s.call("GET", f"/api/v1/batches/{b['id']}").json()
+    assert s.job(jobs["chainb"]["id"])["reproducibility"] == "reproducible"
     assert b["publish"] == {"state": "published", "message": ""}, b["publish"]
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
