@@ -667,8 +667,22 @@ kiln_rc cli_client_batch(const struct cli_client *c, const struct cli_batch *b,
 	rc = conn_open(c, &k, err);
 	if (!rc)
 		rc = batch_body(&k, b, &body, &a, err);
-	if (!rc)
-		rc = call(&k, "POST", "/api/v1/batches", &body, "submit the batch", err);
+	if (!rc) {
+		struct api_call post = {.method = "POST",
+		                        .path = "/api/v1/batches",
+		                        .body = body.ptr,
+		                        .body_len = body.len};
+		char idem[300];
+
+		if (b->s.idempotency_key) { /* a retry gets the same batch */
+			snprintf(idem, sizeof(idem), "Idempotency-Key: %.255s",
+			         b->s.idempotency_key);
+			post.headers[0] = idem;
+		}
+		rc = api_client_call(k.c, &post, &k.r, err);
+		if (!rc)
+			rc = api_reply_check(&k.r, "submit the batch", err);
+	}
 	if (!rc)
 		rc = reply_decode(&k, cbatch_fields, &bt, &a, err);
 	if (rc)

@@ -312,11 +312,11 @@ static kiln_rc do_submit(const struct cli_command *cmd, const struct client_cli_
 	(void)cmd;
 	if (!o->batch && o->bootstrap)
 		return kiln_err_set(err, KILN_EINVAL, "--bootstrap goes with --batch");
-	if (o->batch && (o->git || o->sources.n || o->follow || o->idem || !nargs))
-		return kiln_err_set(err, KILN_EINVAL,
-		                    "--batch takes spec files and package directories (their "
-		                    "sources beside the spec), not --git, --source, --follow or "
-		                    "--idempotency-key");
+	if (o->batch && (o->git || o->sources.n || o->follow || !nargs))
+		return kiln_err_set(
+		    err, KILN_EINVAL,
+		    "--batch takes spec files, SRPMs and package directories (their "
+		    "sources beside the spec), not --git, --source or --follow");
 	if (!!o->git == !!in && !o->batch)
 		return kiln_err_set(err, KILN_EINVAL, "give one SPEC or SRPM, or --git URL");
 	if (in && kiln_str_ends(kiln_str_from(in), ".src.rpm"))

@@ -680,6 +680,43 @@ static const char *words_joined(struct kiln_arena *a, const struct api_strlist *
 	return out ? out : "";
 }
 
+/* What an Idempotency-Key's request is compared by: the sha256 of its canonical JSON. */
+static kiln_rc request_key(const char *body, size_t len, char key[65], struct kiln_err *err)
+{
+	struct kiln_buf c = KILN_BUF_INIT(KILN_LIMIT_HTTP_BODY * 2);
+	char hex[2 * UTIL_DIGEST_MAX + 1];
+	kiln_rc rc;
+
+	rc = api_json_canonical(body, len, &c, err);
+	if (!rc)
+		rc = util_digest_mem_hex(UTIL_DIGEST_SHA256, c.ptr, c.len, hex, err);
+	if (!rc)
+		memcpy(key, hex, 65);
+	kiln_buf_release(&c);
+	return rc;
+}
+
+/* The same Idempotency-Key again: the batch it made when the request is the same (a
+ * client's retry), else a conflict. */
+static void submit_again(struct scheduler *s, struct api_req *req, struct api_resp *resp,
+                         int64_t id, const char *key)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	struct scheduler_batch b = {0};
+
+	if (s->store->ops->batch_get(s->store, id, api_req_arena(req), &b, &err)) {
+		api_resp_from_err(resp, &err);
+		return;
+	}
+	if (strcmp(b.request_key, key)) {
+		api_resp_error(resp, 409, "conflict",
+		               "Idempotency-Key was used for batch %lld with a different request",
+		               (long long)id);
+		return;
+	}
+	batch_reply(s, req, resp, id, 200);
+}
+
 void scheduler_h_batch_create(void *ctx, struct api_req *req, struct api_resp *resp)
 {
 	struct scheduler *s = ctx;
@@ -706,9 +743,16 @@ void scheduler_h_batch_create(void *ctx, struct api_req *req, struct api_resp *r
 	rec.bootstrap = words_joined(b.a, &b.body.bootstrap);
 	rec.repository = b.body.repository ? b.body.repository : "";
 	rec.created_ms = util_clock_wall_ms();
+	rec.idem_key = api_req_header(req, "Idempotency-Key"); /* checked by job_prepare */
+	if (!rc)
+		rc = request_key(body, len, rec.request_key, &err);
 	if (!rc)
 		rc = s->store->ops->batch_insert(s->store, &rec, b.jobs, b.m, b.n, b.e, b.ne, &id,
 		                                 b.ids, &err);
+	if (rc == KILN_EEXIST) {
+		submit_again(s, req, resp, id, rec.request_key);
+		goto out;
+	}
 	if (rc) {
 		api_resp_from_err(resp, &err);
 		goto out;

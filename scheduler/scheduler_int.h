@@ -126,6 +126,8 @@ struct scheduler_batch {
 	const char *repository;      /* publish into it when every job succeeded ("" keep) */
 	const char *publish_state;   /* "" (not asked), "published", "refused" */
 	const char *publish_message; /* why refused; "" */
+	const char *idem_key;        /* Idempotency-Key ("" none; insert only) */
+	char request_key[65];        /* sha256 of the canonical request ("" none) */
 };
 
 /* The most members a submitted batch may have (the body's size bounds it too). */
@@ -508,7 +510,8 @@ struct scheduler_store_ops {
 	                         struct scheduler_hook_job *out, struct kiln_err *err);
 	/* [batches] Insert batch b with its n jobs (their ids into job_ids) and members (node,
 	 * level, name, pending), and the edges between them (job_id and dep_id given as member
-	 * indexes), all in one transaction; *id gets the batch's. */
+	 * indexes), all in one transaction; *id gets the batch's. With an idem_key that
+	 * (token_id, key) used already: KILN_EEXIST, nothing written, *id that batch's. */
 	kiln_rc (*batch_insert)(struct scheduler_store *st, const struct scheduler_batch *b,
 	                        struct scheduler_job *jobs, const struct scheduler_batch_member *m,
 	                        size_t n, const struct scheduler_batch_edge *e, size_t ne,

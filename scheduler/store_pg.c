@@ -128,7 +128,8 @@ static const char *const migrations[] = {
     " token_id BIGINT NOT NULL, root TEXT NOT NULL, bootstrap TEXT NOT NULL,"
     " repository TEXT NOT NULL, publish_state TEXT NOT NULL DEFAULT '',"
     " publish_message TEXT NOT NULL DEFAULT '', created_ms BIGINT NOT NULL,"
-    " updated_ms BIGINT NOT NULL);"
+    " updated_ms BIGINT NOT NULL, idem_key TEXT, request_key TEXT NOT NULL DEFAULT '');"
+    "CREATE UNIQUE INDEX batches_idem ON batches(token_id, idem_key) WHERE idem_key IS NOT NULL;"
     "CREATE TABLE batch_jobs(job_id BIGINT PRIMARY KEY, batch_id BIGINT NOT NULL,"
     " node BIGINT NOT NULL, level BIGINT NOT NULL, name TEXT NOT NULL,"
     " pending BIGINT NOT NULL, landed BIGINT NOT NULL DEFAULT 0,"
@@ -224,6 +225,7 @@ enum q {
 	Q_HOOK_JOB_LAST,
 	/* [batches] */
 	Q_BATCH_INSERT,
+	Q_BATCH_BY_IDEM,
 	Q_BATCH_JOB_INSERT,
 	Q_BATCH_DEP_INSERT,
 	Q_BATCH_GET,
@@ -448,14 +450,16 @@ static const char *const sql[Q_COUNT] = {
     [Q_COMMIT] = "COMMIT",
     [Q_ROLLBACK] = "ROLLBACK",
     /* [batches] */
-    [Q_BATCH_INSERT] = "INSERT INTO batches(token_id, root, bootstrap, repository, created_ms,"
-                       " updated_ms) VALUES($1,$2,$3,$4,$5,$5) RETURNING id",
+    [Q_BATCH_INSERT] =
+        "INSERT INTO batches(token_id, root, bootstrap, repository, created_ms,"
+        " updated_ms, idem_key, request_key) VALUES($1,$2,$3,$4,$5,$5,$6,$7) RETURNING id",
+    [Q_BATCH_BY_IDEM] = "SELECT id FROM batches WHERE token_id = $1 AND idem_key = $2",
     [Q_BATCH_JOB_INSERT] = "INSERT INTO batch_jobs(job_id, batch_id, node, level, name, pending)"
                            " VALUES($1,$2,$3,$4,$5,$6)",
     [Q_BATCH_DEP_INSERT] = "INSERT INTO job_deps(job_id, dep_id, why) VALUES($1,$2,$3)",
 #define BATCH_COLS                                                                                 \
 	"id, token_id, created_ms, updated_ms, root, bootstrap, repository, publish_state,"        \
-	" publish_message"
+	" publish_message, request_key"
     [Q_BATCH_GET] = "SELECT " BATCH_COLS " FROM batches WHERE id = $1",
     [Q_BATCH_LIST] = "SELECT " BATCH_COLS " FROM batches WHERE id < $1 ORDER BY id DESC"
                      " LIMIT $2",
@@ -2068,9 +2072,10 @@ static void pg_close(struct scheduler_store *base);
 
 #define B struct scheduler_batch
 static const struct col batch_cols[] = {
-    COL(I64, B, id),          COL(I64, B, token_id),       COL(I64, B, created_ms),
-    COL(I64, B, updated_ms),  COL(TEXT, B, root),          COL(TEXT, B, bootstrap),
-    COL(TEXT, B, repository), COL(TEXT, B, publish_state), COL(TEXT, B, publish_message),
+    COL(I64, B, id),           COL(I64, B, token_id),       COL(I64, B, created_ms),
+    COL(I64, B, updated_ms),   COL(TEXT, B, root),          COL(TEXT, B, bootstrap),
+    COL(TEXT, B, repository),  COL(TEXT, B, publish_state), COL(TEXT, B, publish_message),
+    COL(COPY, B, request_key),
 };
 #undef B
 static const struct rowmap batch_map = ROWMAP(struct scheduler_batch, batch_cols, 1000);
@@ -2097,13 +2102,15 @@ static kiln_rc batch_rows_insert(struct pg *s, const struct scheduler_batch *b,
                                  size_t n, const struct scheduler_batch_edge *e, size_t ne,
                                  int64_t *id, int64_t *job_ids, struct kiln_err *err)
 {
+	bool idem = b->idem_key && *b->idem_key;
 	struct v_i64 r = {0};
 	kiln_rc rc;
 	size_t i;
 
 	rc = one(s, Q_BATCH_INSERT,
 	         ARGS(I64(b->token_id), TXT(b->root), TXT(b->bootstrap), TXT(b->repository),
-	              I64(b->created_ms)),
+	              I64(b->created_ms), TXT_OR_NULL(idem ? b->idem_key : NULL),
+	              TXT(b->request_key)),
 	         &v_i64_map, NULL, &r, "insert batch", err);
 	if (rc == KILN_ENOTFOUND)
 		rc = kiln_err_set(err, KILN_EIO, "job store: insert batch: no id returned");
@@ -2134,11 +2141,23 @@ static kiln_rc batch_insert(struct scheduler_store *base, const struct scheduler
                             int64_t *job_ids, struct kiln_err *err)
 {
 	struct pg *s = (struct pg *)base;
+	struct v_i64 r = {0};
 	kiln_rc rc;
 
 	rc = tx_begin(s, err);
 	if (rc)
 		return rc;
+	if (b->idem_key && *b->idem_key) {
+		rc = one(s, Q_BATCH_BY_IDEM, ARGS(I64(b->token_id), TXT(b->idem_key)), &v_i64_map,
+		         NULL, &r, "idempotency lookup", err);
+		if (!rc) { /* submitted before: that batch */
+			*id = r.v;
+			tx_end(s, KILN_OK, NULL);
+			return KILN_EEXIST;
+		}
+		if (rc != KILN_ENOTFOUND)
+			return tx_end(s, rc, err);
+	}
 	rc = batch_rows_insert(s, b, jobs, m, n, e, ne, id, job_ids, err);
 	return tx_end(s, rc, err);
 }

@@ -211,6 +211,16 @@ def test_a_cycle_is_refused_naming_it_unless_a_bootstrap_breaks_it(kiln_bin, tmp
         assert b["levels"] == [[jobs["cycb"]["id"]], [jobs["cyca"]["id"]]]
         assert jobs["cycb"]["depends_on"] == [] and jobs["cycb"]["pending"] == 0
         assert s.call("GET", "/api/v1/batches").json()["batches"][0]["id"] == b["id"]
+        # a client's retry with its Idempotency-Key gets the same batch, nothing more
+        key = {"Idempotency-Key": "ci-42"}
+        body = dict(body, bootstrap=["cycb"], members=body["members"][::-1])
+        first = s.call("POST", "/api/v1/batches", body, headers=key)
+        assert first.status == 201, first.body
+        again = s.call("POST", "/api/v1/batches", body, headers=key)
+        assert again.status == 200 and again.json()["id"] == first.json()["id"]
+        assert len(s.call("GET", "/api/v1/batches").json()["batches"]) == 2
+        r = s.call("POST", "/api/v1/batches", dict(body, bootstrap=["cyca"]), headers=key)
+        assert r.status == 409 and "different request" in r.json()["error"]["message"]
     finally:
         s.stop()
 

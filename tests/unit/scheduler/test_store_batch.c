@@ -270,3 +270,40 @@ STORE_TEST(store_batch_unsettled_ends_are_found_again)
 	kiln_arena_release(&a);
 	scheduler_store_close(st);
 }
+
+STORE_TEST(store_batch_idempotency_key_gives_the_same_batch)
+{
+	struct scheduler_store *st = open_store("batch4.db");
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
+	struct kiln_err err = KILN_ERR_INIT;
+	struct scheduler_job j = {0};
+	struct scheduler_batch_member m = {0};
+	struct scheduler_batch b = {0}, got = {0};
+	int64_t id = 0, again = 0, jid = 0, other = 0;
+	struct scheduler_batch_member *v = NULL;
+	size_t n = 0;
+
+	j.arch = "", j.tags = "", j.spec_name = "a.spec", j.request = "{}", j.manifest = "{}";
+	j.idem_key = "", j.sign_key = "", j.avoid_worker = "", j.variations = "";
+	j.token_id = 7, j.created_ms = 1000, j.max_attempts = 1;
+	memcpy(j.content_key, "k", 2);
+	m.name = "a";
+	b.token_id = 7, b.root = "f40", b.bootstrap = "", b.repository = "", b.created_ms = 1000;
+	b.idem_key = "ci-run-12";
+	memcpy(b.request_key, "abc", 4);
+	assert_ok(st->ops->batch_insert(st, &b, &j, &m, 1, NULL, 0, &id, &jid, &err), &err);
+	assert_int_equal(st->ops->batch_insert(st, &b, &j, &m, 1, NULL, 0, &again, &jid, &err),
+	                 KILN_EEXIST);
+	assert_int_equal(again, id);
+	/* nothing more was written: one member */
+	assert_ok(st->ops->batch_members(st, id, &a, &v, &n, &err), &err);
+	assert_int_equal(n, 1);
+	assert_ok(st->ops->batch_get(st, id, &a, &got, &err), &err);
+	assert_string_equal(got.request_key, "abc");
+	/* another token's key is its own */
+	b.token_id = 8;
+	assert_ok(st->ops->batch_insert(st, &b, &j, &m, 1, NULL, 0, &other, &jid, &err), &err);
+	assert_true(other != id);
+	kiln_arena_release(&a);
+	scheduler_store_close(st);
+}
