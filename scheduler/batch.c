@@ -1182,6 +1182,53 @@ out:
 	kiln_arena_release(&a);
 }
 
+void scheduler_h_batch_cancel(void *ctx, struct api_req *req, struct api_resp *resp)
+{
+	struct scheduler *s = ctx;
+	struct kiln_err err = KILN_ERR_INIT;
+	struct kiln_arena *a = api_req_arena(req);
+	struct scheduler_batch_member *m = NULL;
+	struct scheduler_batch b = {0};
+	int64_t id, level, top = 0, now = util_clock_wall_ms();
+	size_t n = 0, i;
+	kiln_rc rc;
+
+	rc = scheduler_param_id(req, 0, &id, &err);
+	if (!rc)
+		rc = s->store->ops->batch_get(s->store, id, a, &b, &err);
+	if (!rc && !scheduler_reads_all(req) && b.token_id != api_req_token_id(req))
+		rc = kiln_err_set(&err, KILN_ENOTFOUND, "no batch %lld", (long long)id);
+	if (!rc)
+		rc = s->store->ops->batch_members(s->store, id, a, &m, &n, &err);
+	if (rc) {
+		api_resp_from_err(resp, &err);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		top = m[i].level > top ? m[i].level : top;
+	/* the last level first: a job is cancelled before what it waits for, so each ends
+	 * cancelled rather than dep_failed on a dependency cancelled a moment earlier */
+	for (level = top; level >= 0; level--) {
+		for (i = 0; i < n; i++) {
+			enum scheduler_state st;
+
+			if (m[i].level != level || scheduler_state_final(m[i].state))
+				continue;
+			kiln_err_clear(&err);
+			if (scheduler_job_cancel(s->store, m[i].job_id, now, &st, &err)) {
+				if (err.code !=
+				    KILN_ECONFLICT) /* ended meanwhile: nothing to cancel */
+					kiln_log_err(KILN_LOG_WARN, &err);
+				continue;
+			}
+			if (st == SCHED_CANCELLED)
+				scheduler_job_ended(s, m[i].job_id);
+		}
+	}
+	api_server_wake(s->http);
+	batch_reply(s, req, resp, id, 202);
+}
+
 void scheduler_h_batch_publish(void *ctx, struct api_req *req, struct api_resp *resp)
 {
 	struct scheduler *s = ctx;

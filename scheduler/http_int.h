@@ -93,6 +93,7 @@ void scheduler_h_batch_create(void *ctx, struct api_req *req, struct api_resp *r
 void scheduler_h_batches(void *ctx, struct api_req *req, struct api_resp *resp);
 void scheduler_h_batch(void *ctx, struct api_req *req, struct api_resp *resp);
 void scheduler_h_batch_publish(void *ctx, struct api_req *req, struct api_resp *resp);
+void scheduler_h_batch_cancel(void *ctx, struct api_req *req, struct api_resp *resp);
 void scheduler_h_batch_repo_file(void *ctx, struct api_req *req, struct api_resp *resp);
 
 /* Forge webhooks (hooks.c). */

@@ -59,6 +59,7 @@ const struct api_route scheduler_routes[] = {
     {API_GET, "/api/v1/batches", RS, R, scheduler_h_batches},
     {API_GET, "/api/v1/batches/{}", RS, R, scheduler_h_batch},
     {API_POST, "/api/v1/batches/{}/publish", API_SCOPE_SUBMIT, 0, scheduler_h_batch_publish},
+    {API_POST, "/api/v1/batches/{}/cancel", API_SCOPE_SUBMIT, 0, scheduler_h_batch_cancel},
     {API_GET, "/batches/{}/repo/{*}", 0, API_ROUTE_NOAUTH | W, scheduler_h_batch_repo_file},
     {API_POST, "/api/v1/tokens", API_SCOPE_ADMIN, 0, scheduler_h_token_create},
     {API_GET, "/api/v1/tokens", API_SCOPE_ADMIN, 0, scheduler_h_tokens},

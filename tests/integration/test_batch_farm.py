@@ -331,5 +331,19 @@ def test_only_what_waits_for_nothing_is_leased(kiln_bin, tmp_path, request, stor
         c = s.job(jobs["chainc"]["id"])
         assert c["state"] == "dep_failed" and c["batch"]["waiting_for"] == b["job_id"]
         assert lease() is None
+        # a second batch cancelled as a whole: every job not ended is cancelled (a running
+        # one through its worker), none becomes dep_failed on the way
+        r = s.call("POST", "/api/v1/batches", {
+            "root": "r", "members": [member("chainc"), member("chainb"), member("chaina")]})
+        bid2, jobs2 = r.json()["id"], by_name(r.json())
+        running = lease()
+        assert running["job_id"] == jobs2["chaina"]["id"]
+        r = s.call("POST", f"/api/v1/batches/{bid2}/cancel")
+        assert r.status == 202, r.body
+        states = {j["name"]: j["state"] for j in r.json()["jobs"]}
+        assert states == {"chaina": "leased", "chainb": "cancelled", "chainc": "cancelled"}
+        assert s.job(jobs2["chaina"]["id"])["cancel_requested"] is True
+        assert lease() is None
+        assert s.call("POST", "/api/v1/batches/999/cancel").status == 404
     finally:
         s.stop()
