@@ -489,7 +489,8 @@ static kiln_rc repo_init(struct scheduler *s, int64_t batch, struct kiln_err *er
 /* ---------------------------------------------------------------------------------------- */
 /* Answers */
 
-/* The batch's state from its jobs': building while any is queued or running; succeeded
+/* The batch's state from its jobs': building while any is queued or running, or succeeded
+ * with its packages not in the batch repository yet (a moment after its end); succeeded
  * when all did; else failed. */
 static const char *batch_state(const struct scheduler_batch_member *m, size_t n)
 {
@@ -497,7 +498,8 @@ static const char *batch_state(const struct scheduler_batch_member *m, size_t n)
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		if (!scheduler_state_final(m[i].state))
+		if (!scheduler_state_final(m[i].state) ||
+		    (m[i].state == SCHED_SUCCEEDED && !m[i].landed))
 			return "building";
 		ok = ok && m[i].state == SCHED_SUCCEEDED;
 	}
