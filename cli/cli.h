@@ -320,6 +320,18 @@ struct cli_submit {
  * (and, when waiting, the job succeeded); KILN_EBUILD when it failed or was cancelled. */
 KILN_MUST_CHECK kiln_rc cli_client_submit(const struct cli_client *c, const struct cli_submit *s,
                                           struct kiln_err *err);
+/* [batches] kiln submit --batch: every spec of paths (a spec file or an SRPM; a package directory: its
+ * spec, its other files the sources; a directory of specs or of package directories) as a
+ * member of one batch on s->root, with s's options each; s->repository is the batch's.
+ * With s->wait, wait for its end: KILN_EBUILD unless every job succeeded. */
+struct cli_batch {
+	struct cli_submit s;
+	const char *const *paths;
+	size_t npaths;
+	const char *bootstrap; /* "a,b": built first, breaking cycles; NULL none */
+};
+KILN_MUST_CHECK kiln_rc cli_client_batch(const struct cli_client *c, const struct cli_batch *b,
+                                         struct kiln_err *err);
 /* project NULL: every project the token reads. */
 KILN_MUST_CHECK kiln_rc cli_client_jobs(const struct cli_client *c, const char *state,
                                         const char *project, int64_t limit, struct kiln_err *err);

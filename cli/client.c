@@ -8,6 +8,7 @@
  */
 #include "util/util.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/stat.h>
@@ -170,7 +171,8 @@ static kiln_rc job_fetch(struct conn *k, int64_t id, struct kiln_arena *a, struc
 
 static bool final_state(const char *s)
 {
-	return s && (!strcmp(s, "succeeded") || !strcmp(s, "failed") || !strcmp(s, "cancelled"));
+	return s && (!strcmp(s, "succeeded") || !strcmp(s, "failed") || !strcmp(s, "cancelled") ||
+	             !strcmp(s, "dep_failed"));
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -260,53 +262,64 @@ static void jw_options(struct api_jw *w, const struct cli_submit *s)
 		api_jw_kint(w, "timeout", s->timeout);
 }
 
-static kiln_rc submit_body(struct conn *k, const struct cli_submit *s, struct kiln_buf *body,
-                           struct kiln_err *err)
+/* A job request's object for s into w (its sources uploaded). */
+/* A job request's object for s into w (its sources uploaded). */
+static kiln_rc submit_member(struct conn *k, const struct cli_submit *s, struct api_jw *w,
+                             struct kiln_err *err)
 {
 	struct kiln_buf spec = KILN_BUF_INIT(KILN_LIMIT_HTTP_BODY);
 	char sha[65];
-	struct api_jw w;
 	size_t i;
 	kiln_rc rc = KILN_OK;
 
-	api_jw_init(&w, body);
-	api_jw_obj(&w);
+	api_jw_obj(w);
 	if (s->git_url) {
-		api_jw_key(&w, "git");
-		api_jw_obj(&w);
-		api_jw_kstr(&w, "url", s->git_url);
+		api_jw_key(w, "git");
+		api_jw_obj(w);
+		api_jw_kstr(w, "url", s->git_url);
 		if (s->git_ref)
-			api_jw_kstr(&w, "ref", s->git_ref);
+			api_jw_kstr(w, "ref", s->git_ref);
 		if (s->git_spec)
-			api_jw_kstr(&w, "spec", s->git_spec);
-		api_jw_end(&w);
+			api_jw_kstr(w, "spec", s->git_spec);
+		api_jw_end(w);
 	} else if (s->srpm_path) {
 		rc = upload_file(k, s->srpm_path, sha, err);
-		api_jw_key(&w, "srpm");
-		api_jw_obj(&w);
-		api_jw_kstr(&w, "name", util_path_basename(s->srpm_path));
-		api_jw_kstr(&w, "sha256", sha);
-		api_jw_end(&w);
+		api_jw_key(w, "srpm");
+		api_jw_obj(w);
+		api_jw_kstr(w, "name", util_path_basename(s->srpm_path));
+		api_jw_kstr(w, "sha256", sha);
+		api_jw_end(w);
 	} else {
 		rc = util_read_file(s->spec_path, KILN_LIMIT_HTTP_BODY, &spec, err);
-		api_jw_kstr(&w, "spec", spec.ptr);
-		api_jw_kstr(&w, "spec_name", util_path_basename(s->spec_path));
+		api_jw_kstr(w, "spec", spec.ptr);
+		api_jw_kstr(w, "spec_name", util_path_basename(s->spec_path));
 	}
 	if (s->nsources) {
-		api_jw_key(&w, "sources");
-		api_jw_arr(&w);
+		api_jw_key(w, "sources");
+		api_jw_arr(w);
 		for (i = 0; !rc && i < s->nsources; i++) {
 			rc = upload_file(k, s->sources[i], sha, err);
-			api_jw_obj(&w);
-			api_jw_kstr(&w, "name", util_path_basename(s->sources[i]));
-			api_jw_kstr(&w, "sha256", sha);
-			api_jw_end(&w);
+			api_jw_obj(w);
+			api_jw_kstr(w, "name", util_path_basename(s->sources[i]));
+			api_jw_kstr(w, "sha256", sha);
+			api_jw_end(w);
 		}
-		api_jw_end(&w);
+		api_jw_end(w);
 	}
-	jw_options(&w, s);
-	api_jw_end(&w);
+	jw_options(w, s);
+	api_jw_end(w);
 	kiln_buf_release(&spec);
+	return rc;
+}
+
+static kiln_rc submit_body(struct conn *k, const struct cli_submit *s, struct kiln_buf *body,
+                           struct kiln_err *err)
+{
+	struct api_jw w;
+	kiln_rc rc;
+
+	api_jw_init(&w, body);
+	rc = submit_member(k, s, &w, err);
 	return rc ? rc : kiln_buf_finish(body, err);
 }
 
@@ -450,6 +463,259 @@ kiln_rc cli_client_submit(const struct cli_client *c, const struct cli_submit *s
 		out_write(c, k.r.body.ptr, k.r.body.len);
 	if (!rc)
 		rc = job_outcome(c, &j, err);
+out:
+	conn_close(&k);
+	kiln_buf_release(&body);
+	kiln_arena_release(&a);
+	return rc;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* [batches] kiln submit --batch */
+
+/* One member: the spec and its sources, with the options every member gets (the batch,
+ * not each member, names the root and the repository). */
+static kiln_rc batch_member(struct conn *k, const struct cli_submit *s, const char *spec,
+                            const char *const *srcs, size_t nsrc, struct api_jw *w,
+                            struct kiln_err *err)
+{
+	struct cli_submit each = *s;
+
+	each.spec_path = spec, each.srpm_path = NULL, each.git_url = NULL;
+	if (kiln_str_ends(kiln_str_from(spec), ".src.rpm")) /* an SRPM operand */
+		each.spec_path = NULL, each.srpm_path = spec;
+	each.sources = (const char **)srcs, each.nsources = nsrc;
+	each.repository = NULL, each.root = NULL;
+	return submit_member(k, &each, w, err);
+}
+
+static int names_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The entries of dir (no dot files), sorted; *specs how many end in .spec. Paths in a. */
+static kiln_rc dir_list(const char *dir, struct kiln_arena *a, const char ***out, size_t *n,
+                        size_t *specs, struct kiln_err *err)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	size_t cap = 0;
+	kiln_rc rc = KILN_OK;
+
+	*out = NULL, *n = 0, *specs = 0;
+	if (!d)
+		return kiln_err_sys(err, KILN_EIO, "cannot read the directory '%s'", dir);
+	while (!rc && (de = readdir(d))) {
+		const char *p;
+
+		if (de->d_name[0] == '.')
+			continue;
+		p = kiln_arena_printf(a, "%s/%s", dir, de->d_name);
+		if (!p || !kiln_arena_strv_add(a, out, n, &cap, p))
+			rc = kiln_err_set(err, KILN_ENOMEM, "out of memory");
+		else if (kiln_str_ends(kiln_str_from(de->d_name), ".spec"))
+			(*specs)++;
+	}
+	closedir(d);
+	if (!rc && *n)
+		qsort(*out, *n, sizeof(**out), names_cmp);
+	return rc;
+}
+
+/* A directory: a package directory (one spec, its other files its sources), a directory of
+ * specs (each a member, no sources), or a directory of package directories. */
+static kiln_rc batch_dir(struct conn *k, const struct cli_submit *s, const char *dir, int depth,
+                         struct api_jw *w, size_t *count, struct kiln_arena *a,
+                         struct kiln_err *err)
+{
+	const char **v = NULL, **files;
+	size_t n = 0, specs = 0, i, nf = 0;
+	const char *spec = NULL;
+	struct stat st;
+	kiln_rc rc;
+
+	rc = dir_list(dir, a, &v, &n, &specs, err);
+	if (rc)
+		return rc;
+	if (specs == 1) {
+		if (!(files = kiln_arena_array(a, n, sizeof(*files))))
+			return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+		for (i = 0; i < n; i++) {
+			if (kiln_str_ends(kiln_str_from(v[i]), ".spec"))
+				spec = v[i];
+			else if (!stat(v[i], &st) && S_ISREG(st.st_mode))
+				files[nf++] = v[i];
+		}
+		(*count)++;
+		return batch_member(k, s, spec, files, nf, w, err);
+	}
+	for (i = 0; !rc && i < n; i++) {
+		if (specs && kiln_str_ends(kiln_str_from(v[i]), ".spec")) {
+			(*count)++;
+			rc = batch_member(k, s, v[i], NULL, 0, w, err);
+		} else if (!specs && depth == 0 && !stat(v[i], &st) && S_ISDIR(st.st_mode)) {
+			rc = batch_dir(k, s, v[i], 1, w, count, a, err);
+		}
+	}
+	return rc;
+}
+
+static kiln_rc batch_body(struct conn *k, const struct cli_batch *b, struct kiln_buf *body,
+                          struct kiln_arena *a, struct kiln_err *err)
+{
+	struct api_jw w;
+	struct stat st;
+	size_t i, count = 0;
+	kiln_rc rc = KILN_OK;
+
+	api_jw_init(&w, body);
+	api_jw_obj(&w);
+	api_jw_kstr(&w, "root", b->s.root);
+	if (b->s.repository)
+		api_jw_kstr(&w, "repository", b->s.repository);
+	api_jw_key(&w, "bootstrap");
+	api_jw_arr(&w);
+	for (const char *p = b->bootstrap; p && *p;) {
+		size_t len = strcspn(p, ", ");
+
+		if (len)
+			api_jw_strn(&w, p, len);
+		p += len + (p[len] != '\0');
+	}
+	api_jw_end(&w);
+	api_jw_key(&w, "members");
+	api_jw_arr(&w);
+	for (i = 0; !rc && i < b->npaths; i++) {
+		if (stat(b->paths[i], &st))
+			rc = kiln_err_sys(err, KILN_EIO, "cannot read '%s'", b->paths[i]);
+		else if (S_ISDIR(st.st_mode))
+			rc = batch_dir(k, &b->s, b->paths[i], 0, &w, &count, a, err);
+		else if (++count)
+			rc = batch_member(k, &b->s, b->paths[i], NULL, 0, &w, err);
+	}
+	api_jw_end(&w);
+	api_jw_end(&w);
+	if (!rc && !count)
+		rc = kiln_err_set(err, KILN_EINVAL, "no spec in %s", b->paths[0]);
+	return rc ? rc : kiln_buf_finish(body, err);
+}
+
+struct cbjob {
+	int64_t id, level;
+	const char *name, *state, *message;
+};
+
+struct cbatch {
+	int64_t id;
+	const char *state, *root;
+	struct api_objlist jobs; /* struct cbjob */
+};
+
+#define BJ(n, t, f)                                                                                \
+	{                                                                                          \
+		n, t, false, offsetof(struct cbjob, f), 0, INT64_MAX, NULL, 0, 0                   \
+	}
+static const struct api_field cbjob_fields[] = {
+    BJ("id", API_F_INT, id),       BJ("level", API_F_INT, level),     BJ("name", API_F_STR, name),
+    BJ("state", API_F_STR, state), BJ("message", API_F_STR, message), API_FIELD_END,
+};
+static const struct api_field cbatch_fields[] = {
+    {"id", API_F_INT, true, offsetof(struct cbatch, id), 0, INT64_MAX, NULL, 0, 0},
+    {"state", API_F_STR, true, offsetof(struct cbatch, state), 0, 64, NULL, 0, 0},
+    {"root", API_F_STR, false, offsetof(struct cbatch, root), 0, 256, NULL, 0, 0},
+    {"jobs", API_F_OBJLIST, true, offsetof(struct cbatch, jobs), 0, 100000, cbjob_fields,
+     sizeof(struct cbjob), 0},
+    API_FIELD_END,
+};
+
+static void batch_print(const struct cli_client *c, const struct cbatch *b, bool states)
+{
+	const struct cbjob *v = b->jobs.v;
+	int64_t l, top = -1;
+	size_t i;
+
+	for (i = 0; i < b->jobs.n; i++)
+		top = v[i].level > top ? v[i].level : top;
+	for (l = 0; l <= top; l++) {
+		bool first = true;
+
+		out_printf(c, "  level %lld:", (long long)l);
+		for (i = 0; i < b->jobs.n; i++) {
+			if (v[i].level != l)
+				continue;
+			out_printf(c, "%s %s (job %lld%s%s)", first ? "" : ",", v[i].name,
+			           (long long)v[i].id, states ? ", " : "",
+			           states ? v[i].state : "");
+			first = false;
+		}
+		out_printf(c, "\n");
+	}
+	for (i = 0; states && i < b->jobs.n; i++)
+		if (v[i].message && *v[i].message)
+			out_printf(c, "  %s: %s\n", v[i].name, v[i].message);
+}
+
+kiln_rc cli_client_batch(const struct cli_client *c, const struct cli_batch *b,
+                         struct kiln_err *err)
+{
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_LIMIT_ARENA);
+	struct kiln_buf body = KILN_BUF_INIT(KILN_LIMIT_HTTP_BODY);
+	struct conn k = {0};
+	struct cbatch bt = {0};
+	char path[64];
+	kiln_rc rc;
+
+	if (!b->s.root)
+		return kiln_err_set(err, KILN_EINVAL, "--batch needs --root CONFIG");
+	rc = conn_open(c, &k, err);
+	if (!rc)
+		rc = batch_body(&k, b, &body, &a, err);
+	if (!rc) {
+		struct api_call post = {.method = "POST",
+		                        .path = "/api/v1/batches",
+		                        .body = body.ptr,
+		                        .body_len = body.len};
+		char idem[300];
+
+		if (b->s.idempotency_key) { /* a retry gets the same batch */
+			snprintf(idem, sizeof(idem), "Idempotency-Key: %.255s",
+			         b->s.idempotency_key);
+			post.headers[0] = idem;
+		}
+		rc = api_client_call(k.c, &post, &k.r, err);
+		if (!rc)
+			rc = api_reply_check(&k.r, "submit the batch", err);
+	}
+	if (!rc)
+		rc = reply_decode(&k, cbatch_fields, &bt, &a, err);
+	if (rc)
+		goto out;
+	if (c->json && !b->s.wait)
+		out_write(c, k.r.body.ptr, k.r.body.len);
+	else if (!c->json) {
+		out_printf(c, "batch %lld submitted: %zu jobs on root %s\n", (long long)bt.id,
+		           bt.jobs.n, bt.root);
+		batch_print(c, &bt, false);
+	}
+	snprintf(path, sizeof(path), "/api/v1/batches/%lld", (long long)bt.id);
+	while (!rc && b->s.wait && !strcmp(bt.state, "building")) {
+		(void)poll(NULL, 0, 1000);
+		memset(&bt, 0, sizeof(bt));
+		rc = call(&k, "GET", path, NULL, "the batch", err);
+		if (!rc)
+			rc = reply_decode(&k, cbatch_fields, &bt, &a, err);
+	}
+	if (rc || !b->s.wait)
+		goto out;
+	if (c->json)
+		out_write(c, k.r.body.ptr, k.r.body.len);
+	else {
+		out_printf(c, "batch %lld %s\n", (long long)bt.id, bt.state);
+		batch_print(c, &bt, true);
+	}
+	if (strcmp(bt.state, "succeeded"))
+		rc = kiln_err_set(err, KILN_EBUILD, "batch %lld %s", (long long)bt.id, bt.state);
 out:
 	conn_close(&k);
 	kiln_buf_release(&body);

@@ -158,8 +158,9 @@ struct client_cli_opts {
 	int max_running;
 	const char *arch_caps, *repositories;
 	int days;
+	const char *bootstrap; /* [batches] */
 	int priority, reruns, timeout;
-	bool wait, follow;
+	bool wait, follow, batch;
 	struct cli_list sources, defines, with, without, tags;
 	/* jobs, logs, download, token */
 	const char *state, *out, *scopes, *name;
@@ -224,6 +225,11 @@ const struct cli_opt cli_submit_opts[] = {
      "submitting again with KEY returns the same job"},
     {"wait", 'w', CLI_OPT_FLAG, COFF(wait), NULL, NULL, "wait for the end; exit 0 on success"},
     {"follow", 'f', CLI_OPT_FLAG, COFF(follow), NULL, NULL, "wait and print the build log"},
+    {"batch", 0, CLI_OPT_FLAG, COFF(batch), NULL, NULL,
+     "submit every spec of the operands (files, package directories) as one batch on --root, "
+     "built in dependency order"},
+    {"bootstrap", 0, CLI_OPT_STRING, COFF(bootstrap), NULL, "NAME,..",
+     "with --batch: build these first, breaking dependency cycles"},
     CLI_OPT_END,
 };
 
@@ -341,7 +347,14 @@ static kiln_rc do_submit(const struct cli_command *cmd, const struct client_cli_
 	const char *in = nargs ? argv[1] : NULL;
 
 	(void)cmd;
-	if (!!o->git == !!in)
+	if (!o->batch && o->bootstrap)
+		return kiln_err_set(err, KILN_EINVAL, "--bootstrap goes with --batch");
+	if (o->batch && (o->git || o->sources.n || o->follow || !nargs))
+		return kiln_err_set(
+		    err, KILN_EINVAL,
+		    "--batch takes spec files, SRPMs and package directories (their "
+		    "sources beside the spec), not --git, --source or --follow");
+	if (!!o->git == !!in && !o->batch)
 		return kiln_err_set(err, KILN_EINVAL, "give one SPEC or SRPM, or --git URL");
 	if (in && kiln_str_ends(kiln_str_from(in), ".src.rpm"))
 		s.srpm_path = in;
@@ -359,6 +372,15 @@ static kiln_rc do_submit(const struct cli_command *cmd, const struct client_cli_
 	s.formats = o->formats, s.priority = o->priority, s.reruns = o->reruns;
 	s.timeout = o->timeout, s.idempotency_key = o->idem;
 	s.wait = o->wait, s.follow = o->follow;
+	if (o->batch) {
+		struct cli_batch b = {.s = s,
+		                      .paths = (const char *const *)argv + 1,
+		                      .npaths = (size_t)nargs,
+		                      .bootstrap = o->bootstrap};
+
+		b.s.spec_path = b.s.srpm_path = NULL;
+		return cli_client_batch(c, &b, err);
+	}
 	return cli_client_submit(c, &s, err);
 }
 

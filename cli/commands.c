@@ -166,7 +166,8 @@ const struct cli_command cli_commands[] = {
      "SIGTERM: finish running builds and stop; a second SIGTERM hands them back.",
      cli_worker_opts, cli_cmd_worker},
     {"submit", "submit a build job to the scheduler",
-     "[options] SPEC|SRPM | --git URL [--ref R] [--spec P] [--wait] [--follow] [--json]",
+     "[options] SPEC|SRPM | --git URL [--ref R] [--spec P] [--wait] [--follow] [--json] | "
+     "--batch --root CONFIG [--bootstrap NAME,..] SPEC|SRPM|DIR...",
      "Uploads the spec (or source package) and --source files, then submits the job. With "
      "--wait or --follow it waits for the end and exits 0 only when the job succeeded. "
      "KILN_URL and KILN_TOKEN name the scheduler and the token.",

@@ -1,5 +1,5 @@
 /*
- * fuzz_api.c - the API's parsers of outside input: job request bodies (field tables,
+ * fuzz_api.c - the API's parsers of outside input: job request and batch bodies (field tables,
  * validation), the other JSON bodies' decoder in lenient mode, canonical JSON, bearer
  * headers, file names from URLs and scopes, and DSSE provenance envelopes (what
  * kiln provenance verify reads).
@@ -33,6 +33,29 @@ static void check_request(const uint8_t *data, size_t size)
 			if (api_name_check(src[i].name, strlen(src[i].name), NULL) ||
 			    !api_sha256_valid(src[i].sha256))
 				KILN_BUG("a bad source reference was accepted");
+	} else if (!err.msg[0]) {
+		KILN_BUG("an error without a message");
+	}
+	kiln_arena_release(&a);
+}
+
+/* [batches] A batch accepted has members, each of one origin (no git), on its root. */
+static void check_batch(const uint8_t *data, size_t size)
+{
+	struct kiln_arena a = KILN_ARENA_INIT(64 * KILN_MIB);
+	struct kiln_err err = KILN_ERR_INIT;
+	struct scheduler_batch_body b;
+	const struct scheduler_request *r;
+	size_t i;
+
+	if (!scheduler_batch_parse(data, size, &a, &b, &err)) {
+		r = b.members.v;
+		if (!*b.root || !b.members.n || b.members.n > SCHED_BATCH_MAX)
+			KILN_BUG("a batch without a root or members was accepted");
+		for (i = 0; i < b.members.n; i++)
+			if (!!r[i].spec + r[i].has_srpm != 1 || r[i].has_git ||
+			    strcmp(r[i].root, b.root) || r[i].root_lock)
+				KILN_BUG("a bad batch member was accepted");
 	} else if (!err.msg[0]) {
 		KILN_BUG("an error without a message");
 	}
@@ -80,6 +103,9 @@ static void check_lease(const uint8_t *data, size_t size)
 	if (!worker_lease_parse((const char *)data, size, &a, &l, NULL)) {
 		if (l.job.has_spec + l.job.has_srpm + l.job.has_git != 1)
 			KILN_BUG("a lease with several origins was accepted");
+		if (l.batch_repo &&
+		    (strncmp(l.batch_repo, "/batches/", 9) || strstr(l.batch_repo, "..")))
+			KILN_BUG("a lease with an unsafe batch repository was accepted");
 		src = l.job.sources.v;
 		for (i = 0; i < l.job.sources.n; i++)
 			if (strchr(src[i].name, '/') || !strcmp(src[i].name, ".."))
@@ -105,6 +131,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	check_provenance(data, size);
 	check_request(data, size);
+	check_batch(data, size);
 	check_lease(data, size);
 	check_canonical(data, size);
 	check_strings(data, size);

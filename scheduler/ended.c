@@ -28,6 +28,7 @@ void scheduler_job_ended(struct scheduler *s, int64_t id)
 	scheduler_hook_job_ended(s, &j);
 	if (scheduler_state_final(j.state))
 		scheduler_webhook_job_state(s, &j);
+	scheduler_batch_job_ended(s, &j); /* [batches] */
 	scheduler_publish_job_ended(s, j.rerun_of ? j.rerun_of : j.id);
 out:
 	kiln_arena_release(&a);
@@ -61,6 +62,7 @@ out:
 void scheduler_job_ended_recover(struct scheduler *s)
 {
 	recover(s, s->store->ops->repro_undone, "the reproducibility work", scheduler_job_ended);
+	scheduler_batch_recover(s); /* [batches] hand-overs a stop cut off */
 	/* succeeded jobs whose publishing decision the stop cut off */
 	if (s->publisher)
 		recover(s, s->store->ops->repo_unpublished, NULL, scheduler_publish_job_ended);

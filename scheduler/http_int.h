@@ -104,6 +104,17 @@ void scheduler_h_repo(void *ctx, struct api_req *req, struct api_resp *resp);
 void scheduler_h_repo_regenerate(void *ctx, struct api_req *req, struct api_resp *resp);
 void scheduler_h_repo_remove(void *ctx, struct api_req *req, struct api_resp *resp);
 void scheduler_h_repo_file(void *ctx, struct api_req *req, struct api_resp *resp);
+/* Serve rel below the repository directory dir (NULL: 404), with ETag and Range. */
+void scheduler_repo_serve(const char *dir, const char *rel, struct api_req *req,
+                          struct api_resp *resp);
+
+/* [batches] Batches (batch.c). */
+void scheduler_h_batch_create(void *ctx, struct api_req *req, struct api_resp *resp);
+void scheduler_h_batches(void *ctx, struct api_req *req, struct api_resp *resp);
+void scheduler_h_batch(void *ctx, struct api_req *req, struct api_resp *resp);
+void scheduler_h_batch_publish(void *ctx, struct api_req *req, struct api_resp *resp);
+void scheduler_h_batch_cancel(void *ctx, struct api_req *req, struct api_resp *resp);
+void scheduler_h_batch_repo_file(void *ctx, struct api_req *req, struct api_resp *resp);
 
 /* Projects (project.c). */
 /* A project's name: 1 to 64 of lowercase letters, digits and (not first) '-', '_', '.';

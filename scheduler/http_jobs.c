@@ -218,6 +218,7 @@ void scheduler_h_job(void *ctx, struct api_req *req, struct api_resp *resp)
 	api_jw_end(&w);
 	api_jw_key(&w, "artifacts");
 	artifacts_json(&w, arts, narts);
+	scheduler_batch_job_json(s, &w, id, a); /* [batches] */
 	api_jw_end(&w);
 	scheduler_reply_json(resp, 200);
 	if (resp->status == 200)
@@ -382,7 +383,15 @@ void scheduler_h_retry(void *ctx, struct api_req *req, struct api_resp *resp)
 
 	rc = scheduler_job_param(s, req, &id, &err);
 	if (!rc)
+		rc = s->store->ops->job_get(s->store, id, api_req_arena(req), &j, &err);
+	if (!rc && j.state == SCHED_DEP_FAILED) { /* [batches] */
+		api_resp_error(resp, 409, "conflict", "job %lld %s", (long long)id, j.message);
+		return;
+	}
+	if (!rc)
 		rc = scheduler_job_retry(s->store, id, util_clock_wall_ms(), &err);
+	if (!rc)
+		scheduler_batch_job_retried(s, id); /* [batches] its dependents wait again */
 	if (!rc)
 		rc = s->store->ops->job_get(s->store, id, api_req_arena(req), &j, &err);
 	if (rc) {

@@ -69,6 +69,13 @@ const struct api_route scheduler_routes[] = {
     {API_GET, "/api/v1/projects/{}/key", RS, R, scheduler_h_project_key},
     {API_POST, "/api/v1/projects/{}/key/extend", PA, 0, scheduler_h_project_key_extend},
     {API_DELETE, "/api/v1/tokens/{}", PA, 0, scheduler_h_token_revoke},
+    /* [batches] */
+    {API_POST, "/api/v1/batches", API_SCOPE_SUBMIT, 0, scheduler_h_batch_create},
+    {API_GET, "/api/v1/batches", RS, R, scheduler_h_batches},
+    {API_GET, "/api/v1/batches/{}", RS, R, scheduler_h_batch},
+    {API_POST, "/api/v1/batches/{}/publish", API_SCOPE_SUBMIT, 0, scheduler_h_batch_publish},
+    {API_POST, "/api/v1/batches/{}/cancel", API_SCOPE_SUBMIT, 0, scheduler_h_batch_cancel},
+    {API_GET, "/batches/{}/repo/{*}", 0, API_ROUTE_NOAUTH | W, scheduler_h_batch_repo_file},
     {0, NULL, 0, 0, NULL},
 };
 

@@ -325,6 +325,8 @@ static kiln_rc new_lease_id(char out[33], struct kiln_err *err)
 static void lease_json(struct scheduler *s, const struct scheduler_job *j, struct api_resp *resp)
 {
 	int64_t hb = s->cfg->lease_ttl_ms / 3;
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
+	const char *batch_repo;
 	struct api_jw w;
 
 	api_jw_init(&w, &resp->body);
@@ -339,8 +341,14 @@ static void lease_json(struct scheduler *s, const struct scheduler_job *j, struc
 	api_jw_kstr(&w, "content_key", j->content_key);
 	api_jw_key(&w, "job");
 	api_jw_raw(&w, j->request);
+	/* [batches] the batch repository its root resolves against too (a rerun: its
+	 * original's, where the packages its pinned lock names are) */
+	batch_repo = scheduler_batch_repo_of(s, j->rerun_of ? j->rerun_of : j->id, &a);
+	if (batch_repo)
+		api_jw_kstr(&w, "batch_repo", batch_repo);
 	api_jw_end(&w);
 	scheduler_reply_json(resp, 200);
+	kiln_arena_release(&a);
 }
 
 struct lease_wait {

@@ -217,6 +217,7 @@ static void scheduler_release(struct scheduler *s)
 	pthread_mutex_destroy(&s->log_lock);
 	pthread_mutex_destroy(&s->stats_lock);
 	pthread_mutex_destroy(&s->history.lock);
+	pthread_mutex_destroy(&s->batch_lock);
 }
 
 /* The reaper runs on one scheduler at a time among those sharing the store. The one that
@@ -302,6 +303,7 @@ kiln_rc scheduler_run(const struct scheduler_config *cfg_in, volatile sig_atomic
 	pthread_mutex_init(&s.log_lock, NULL);
 	pthread_mutex_init(&s.stats_lock, NULL);
 	pthread_mutex_init(&s.history.lock, NULL);
+	pthread_mutex_init(&s.batch_lock, NULL);
 	s.jobcache = scheduler_jobcache_new();
 	rc = scheduler_datadir_open(&s, cfg, err);
 	if (!rc)

@@ -5,8 +5,8 @@
 
 #include "scheduler/scheduler_int.h"
 
-static const char *const state_names[SCHED_NSTATES] = {"queued",    "leased", "building",
-                                                       "succeeded", "failed", "cancelled"};
+static const char *const state_names[SCHED_NSTATES] = {
+    "queued", "leased", "building", "succeeded", "failed", "cancelled", "dep_failed"};
 
 const char *scheduler_state_name(enum scheduler_state s)
 {
@@ -25,6 +25,6 @@ kiln_rc scheduler_state_parse(const char *s, enum scheduler_state *out, struct k
 	}
 	return kiln_err_set(err, KILN_EINVAL,
 	                    "'%.32s' is not a job state (queued, leased, "
-	                    "building, succeeded, failed, cancelled)",
+	                    "building, succeeded, failed, cancelled, dep_failed)",
 	                    s);
 }

@@ -820,13 +820,13 @@ out:
 	return keep <= 0 ? KILN_OK : rc;
 }
 
-static kiln_rc publish_job(struct scheduler *s, const struct scheduler_job *j, const char *repo,
-                           struct kiln_arena *a, struct kiln_err *err)
+/* The job's packages into repo's records (not yet its directory): touched[1] for v6. */
+static kiln_rc publish_put(struct scheduler *s, const struct scheduler_job *j, const char *repo,
+                           struct kiln_arena *a, bool touched[2], size_t *count,
+                           struct kiln_err *err)
 {
 	struct scheduler_artifact *arts = NULL;
-	size_t n = 0, i, count = 0;
-	bool touched[2] = {false, false};
-	char v6name[140];
+	size_t n = 0, i;
 	kiln_rc rc;
 
 	rc = s->store->ops->artifacts_list(s->store, j->id, j->attempts, a, &arts, &n, err);
@@ -841,21 +841,100 @@ static kiln_rc publish_job(struct scheduler *s, const struct scheduler_job *j, c
 		if (!rc)
 			rc = s->store->ops->repo_pkg_put(s->store, &p, err);
 		touched[v6] = true;
-		count++;
+		(*count)++;
 	}
+	return rc;
+}
+
+/* Retention, then one publish of each repository touched. */
+static kiln_rc publish_finish(struct scheduler *s, const char *repo, const bool touched[2],
+                              struct kiln_err *err)
+{
+	char v6name[140];
+	kiln_rc rc = KILN_OK;
+	size_t i;
+
 	snprintf(v6name, sizeof(v6name), "%s-v6", repo);
 	for (i = 0; !rc && i < 2; i++)
 		if (touched[i])
 			rc = retain(s, i ? v6name : repo, err);
+	for (i = 0; !rc && i < 2; i++)
+		if (touched[i])
+			mark_dirty(s, i ? v6name : repo);
+	return rc;
+}
+
+static kiln_rc publish_job(struct scheduler *s, const struct scheduler_job *j, const char *repo,
+                           struct kiln_arena *a, struct kiln_err *err)
+{
+	bool touched[2] = {false, false};
+	size_t count = 0;
+	kiln_rc rc;
+
+	rc = publish_put(s, j, repo, a, touched, &count, err);
+	if (!rc)
+		rc = publish_finish(s, repo, touched, err);
 	if (rc)
 		return rc;
 	kiln_log(KILN_LOG_INFO, "job %lld: %zu packages published to %s", (long long)j->id, count,
 	         repo);
-	for (i = 0; i < 2; i++)
-		if (touched[i])
-			mark_dirty(s, i ? v6name : repo);
 	return s->store->ops->repo_publish_mark(s->store, j->id, repo, "published", "",
 	                                        util_clock_wall_ms(), err);
+}
+
+/* Keep the publishers off repository r[0] and its v6 sibling r[1] (either may be NULL)
+ * while their records change (hold), or let them go: a held repository is busy, which a
+ * publisher passes over, and one being published is waited for first. */
+static void repos_hold(struct scheduler_publisher *p, struct pub_repo *r[2], bool hold)
+{
+	size_t i;
+
+	pthread_mutex_lock(&p->lock);
+	while (hold && ((r[0] && r[0]->busy) || (r[1] && r[1]->busy)))
+		pthread_cond_wait(&p->cond, &p->lock);
+	for (i = 0; i < 2; i++)
+		if (r[i])
+			r[i]->busy = hold;
+	if (!hold)
+		pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+}
+
+kiln_rc scheduler_publish_jobs(struct scheduler *s, const int64_t *ids, size_t n, const char *repo,
+                               struct kiln_err *err)
+{
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_LIMIT_ARENA);
+	bool touched[2] = {false, false};
+	struct scheduler_job j = {0};
+	struct pub_repo *held[2];
+	char v6name[140];
+	size_t i, count = 0;
+	kiln_rc rc = KILN_OK;
+
+	if (!repo_find(s->publisher, repo))
+		return kiln_err_set(err, KILN_ENOTFOUND, "no repository '%s'", repo);
+	snprintf(v6name, sizeof(v6name), "%s-v6", repo);
+	held[0] = repo_find(s->publisher, repo);
+	held[1] = repo_find(s->publisher, v6name);
+	/* every package recorded while no publisher reads the records, then one publish: the
+	 * repository's metadata goes from none of the batch to all of it in one swap */
+	repos_hold(s->publisher, held, true);
+	for (i = 0; !rc && i < n; i++) {
+		rc = s->store->ops->job_get(s->store, ids[i], &a, &j, err);
+		if (!rc)
+			rc = publish_put(s, &j, repo, &a, touched, &count, err);
+	}
+	for (i = 0; !rc && i < n; i++)
+		rc = s->store->ops->repo_publish_mark(s->store, ids[i], repo, "published", "",
+		                                      util_clock_wall_ms(), err);
+	if (!rc) /* retention too, and the mark: the publisher runs once they are let go */
+		rc = publish_finish(s, repo, touched, err);
+	repos_hold(s->publisher, held, false);
+	if (!rc)
+		kiln_log(KILN_LOG_INFO, "%zu jobs: %zu packages published to %s together", n, count,
+		         repo);
+	kiln_arena_release(&a);
+	return rc;
 }
 
 void scheduler_publish_job_ended(struct scheduler *s, int64_t id)
@@ -1234,33 +1313,20 @@ static const char *content_type(const char *rel)
 	return "application/octet-stream";
 }
 
-void scheduler_h_repo_file(void *ctx, struct api_req *req, struct api_resp *resp)
+/* Shared with the batch repositories (batch.c). */
+void scheduler_repo_serve(const char *dir, const char *rel, struct api_req *req,
+                          struct api_resp *resp)
 {
-	struct scheduler *s = ctx;
-	const char *path = api_req_param(req, 0), *slash, *range;
-	struct kiln_buf dir = KILN_BUF_INIT(KILN_LIMIT_PATH);
-	const struct pub_repo *r;
-	char name[140], etag[96], cr[96];
+	const char *range;
+	char etag[96], cr[96];
 	uint64_t off = 0, len = 0;
 	struct stat st;
 	int fd, kind;
 
-	slash = path ? strchr(path, '/') : NULL;
-	if (!slash || (size_t)(slash - path) >= sizeof(name) || !serve_path_ok(slash + 1)) {
-		api_resp_error(resp, 404, "not_found", "no such file");
-		goto out;
-	}
-	memcpy(name, path, (size_t)(slash - path));
-	name[slash - path] = '\0';
-	r = repo_find(s->publisher, name);
-	if (r && !scheduler_repo_visible(s, req, name))
-		r = NULL; /* [projects] a private project's: as if there were none */
-	if (r)
-		repo_dir(s, r, &dir);
-	fd = r && !dir.err ? open_repo_file(dir.ptr, slash + 1, &st) : -1;
+	fd = dir && serve_path_ok(rel) ? open_repo_file(dir, rel, &st) : -1;
 	if (fd < 0) {
 		api_resp_error(resp, 404, "not_found", "no such file in the repositories");
-		goto out;
+		return;
 	}
 	snprintf(etag, sizeof(etag), "\"%llx-%llx-%llx\"", (unsigned long long)st.st_ino,
 	         (unsigned long long)st.st_size,
@@ -1268,12 +1334,12 @@ void scheduler_h_repo_file(void *ctx, struct api_req *req, struct api_resp *resp
 	             (unsigned long long)st.st_mtim.tv_nsec);
 	api_resp_header(resp, "ETag", etag);
 	api_resp_header(resp, "Accept-Ranges", "bytes");
-	resp->content_type = content_type(slash + 1);
+	resp->content_type = content_type(rel);
 	if (api_req_header(req, "If-None-Match") &&
 	    api_etag_match(api_req_header(req, "If-None-Match"), etag)) {
 		util_close(fd);
 		resp->status = 304;
-		goto out;
+		return;
 	}
 	range = api_req_header(req, "Range");
 	kind = range ? api_range_parse(range, (uint64_t)st.st_size, &off, &len) : API_RANGE_NONE;
@@ -1283,7 +1349,7 @@ void scheduler_h_repo_file(void *ctx, struct api_req *req, struct api_resp *resp
 		api_resp_error(resp, 416, "range_not_satisfiable", "the file has %llu bytes",
 		               (unsigned long long)st.st_size);
 		api_resp_header(resp, "Content-Range", cr);
-		goto out;
+		return;
 	}
 	resp->file_fd = fd;
 	resp->file_off = 0;
@@ -1296,6 +1362,26 @@ void scheduler_h_repo_file(void *ctx, struct api_req *req, struct api_resp *resp
 		resp->file_size = len;
 		resp->status = 206;
 	}
-out:
+}
+
+void scheduler_h_repo_file(void *ctx, struct api_req *req, struct api_resp *resp)
+{
+	struct scheduler *s = ctx;
+	const char *path = api_req_param(req, 0), *slash;
+	struct kiln_buf dir = KILN_BUF_INIT(KILN_LIMIT_PATH);
+	const struct pub_repo *r = NULL;
+	char name[140];
+
+	slash = path ? strchr(path, '/') : NULL;
+	if (slash && (size_t)(slash - path) < sizeof(name)) {
+		memcpy(name, path, (size_t)(slash - path));
+		name[slash - path] = '\0';
+		r = repo_find(s->publisher, name);
+	}
+	if (r && !scheduler_repo_visible(s, req, name))
+		r = NULL; /* [projects] a private project's: as if there were none */
+	if (r)
+		repo_dir(s, r, &dir);
+	scheduler_repo_serve(r && !dir.err ? dir.ptr : NULL, slash ? slash + 1 : "", req, resp);
 	kiln_buf_release(&dir);
 }

@@ -41,7 +41,7 @@ static const struct api_field limit_fields[] = {
     API_FIELD_END,
 };
 
-static const struct api_field request_fields[] = {
+const struct api_field scheduler_request_fields[] = {
     F("spec", API_F_STR, false, spec, 0, KILN_LIMIT_HTTP_BODY),
     F("spec_name", API_F_STR, false, spec_name, 0, 255),
     {"sources", API_F_OBJLIST, false, offsetof(struct scheduler_request, sources), 0, 1024,
@@ -306,15 +306,12 @@ static kiln_rc check_origin(struct scheduler_request *r, struct kiln_err *err)
 	return KILN_OK;
 }
 
-kiln_rc scheduler_request_parse(const void *body, size_t len, struct kiln_arena *a,
-                                struct scheduler_request *out, struct kiln_err *err)
+kiln_rc scheduler_request_check(struct scheduler_request *out, struct kiln_arena *a,
+                                struct kiln_err *err)
 {
 	kiln_rc rc;
 
-	memset(out, 0, sizeof(*out));
-	rc = api_json_decode(body, len, request_fields, API_DECODE_STRICT, out, a, err);
-	if (!rc)
-		rc = check_origin(out, err);
+	rc = check_origin(out, err);
 	if (!rc)
 		rc = check_sources(out, err);
 	if (!rc)
@@ -341,4 +338,14 @@ kiln_rc scheduler_request_parse(const void *body, size_t len, struct kiln_arena 
 		                  out->root ? "not 64 lowercase hex digits"
 		                            : "goes with field 'root'");
 	return rc;
+}
+
+kiln_rc scheduler_request_parse(const void *body, size_t len, struct kiln_arena *a,
+                                struct scheduler_request *out, struct kiln_err *err)
+{
+	kiln_rc rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = api_json_decode(body, len, scheduler_request_fields, API_DECODE_STRICT, out, a, err);
+	return rc ? rc : scheduler_request_check(out, a, err);
 }

@@ -30,8 +30,11 @@ enum scheduler_state {
 	SCHED_SUCCEEDED = 3,
 	SCHED_FAILED = 4,
 	SCHED_CANCELLED = 5,
+	/* [batches] a batch job whose dependency failed: never leased, ended until a retry of
+	 * the job it waits for puts it back in the queue (batch.c) */
+	SCHED_DEP_FAILED = 6,
 };
-#define SCHED_NSTATES 6
+#define SCHED_NSTATES 7
 
 /* A state's name, "unknown" for no state (model.c). */
 const char *scheduler_state_name(enum scheduler_state s);
@@ -114,6 +117,44 @@ struct scheduler_rerun_artifact {
 	const char *diffoscope;       /* its output, NULL while none */
 	const char *diffoscope_state; /* "" (not asked), pending, done, timeout, skipped,
 	                               * missing, failed */
+};
+
+/* [batches] A batch (batch.c): source packages built in dependency order on one root, with
+ * a repository of its own that later jobs resolve against. Strings in the caller's arena. */
+struct scheduler_batch {
+	int64_t id, token_id, created_ms, updated_ms;
+	const char *root;            /* the root configuration every member builds on */
+	const char *bootstrap;       /* the bootstrap packages, blank-separated ("" none) */
+	const char *repository;      /* publish into it when every job succeeded ("" keep) */
+	const char *publish_state;   /* "" (not asked), "published", "refused" */
+	const char *publish_message; /* why refused; "" */
+	const char *idem_key;        /* Idempotency-Key ("" none; insert only) */
+	char request_key[65];        /* sha256 of the canonical request ("" none) */
+};
+
+/* The most members a submitted batch may have (the body's size bounds it too). */
+#define SCHED_BATCH_MAX 5000
+
+/* A member of a batch: its job, place in the graph and what it waits for. */
+struct scheduler_batch_member {
+	int64_t batch_id, job_id;
+	int64_t node;     /* in the order of submission (0..) */
+	int64_t level;    /* batch_graph_level */
+	int64_t pending;  /* dependencies whose packages are not in the batch repository yet */
+	bool landed;      /* its own packages are in the batch repository */
+	int64_t wait_on;  /* SCHED_DEP_FAILED: the failed job it waits for; else 0 */
+	const char *name; /* the source package's */
+	enum scheduler_state state; /* the job's (reads only) */
+	const char *spec_name;      /* the job's (reads only) */
+	const char *message;        /* the job's (reads only) */
+	int64_t reruns;             /* the job's (reads only) */
+	const char *repro_verdict;  /* the job's (reads only) */
+};
+
+/* An edge of a batch's graph: job_id waits for dep_id (at insert: member indexes). */
+struct scheduler_batch_edge {
+	int64_t job_id, dep_id;
+	const char *why; /* "BuildRequires: libx-devel >= 1" */
 };
 
 /* A package published into a repository (publish.c). Strings in the caller's arena. */
@@ -624,6 +665,50 @@ struct scheduler_store_ops {
 	/* Remove the items delivered or failed before before_ms, with their attempts. */
 	kiln_rc (*outbox_prune)(struct scheduler_store *st, int64_t before_ms,
 	                        struct kiln_err *err);
+	/* [batches] Insert batch b with its n jobs (their ids into job_ids) and members (node,
+	 * level, name, pending), and the edges between them (job_id and dep_id given as member
+	 * indexes), all in one transaction; *id gets the batch's. With an idem_key that
+	 * (token_id, key) used already: KILN_EEXIST, nothing written, *id that batch's. */
+	kiln_rc (*batch_insert)(struct scheduler_store *st, const struct scheduler_batch *b,
+	                        struct scheduler_job *jobs, const struct scheduler_batch_member *m,
+	                        size_t n, const struct scheduler_batch_edge *e, size_t ne,
+	                        int64_t *id, int64_t *job_ids, struct kiln_err *err);
+	/* KILN_ENOTFOUND when there is no such batch. */
+	kiln_rc (*batch_get)(struct scheduler_store *st, int64_t id, struct kiln_arena *a,
+	                     struct scheduler_batch *out, struct kiln_err *err);
+	/* Newest first, before_id 0 for the start, at most limit. */
+	kiln_rc (*batch_list)(struct scheduler_store *st, int64_t before_id, int64_t limit,
+	                      struct kiln_arena *a, struct scheduler_batch **out, size_t *n,
+	                      struct kiln_err *err);
+	/* A batch's members by node, with their jobs' state; and its edges (job ids). */
+	kiln_rc (*batch_members)(struct scheduler_store *st, int64_t id, struct kiln_arena *a,
+	                         struct scheduler_batch_member **out, size_t *n,
+	                         struct kiln_err *err);
+	kiln_rc (*batch_edges)(struct scheduler_store *st, int64_t id, struct kiln_arena *a,
+	                       struct scheduler_batch_edge **out, size_t *n, struct kiln_err *err);
+	/* The member a job is (KILN_ENOTFOUND for a job of no batch). */
+	kiln_rc (*batch_member_of)(struct scheduler_store *st, int64_t job_id, struct kiln_arena *a,
+	                           struct scheduler_batch_member *out, struct kiln_err *err);
+	/* Job job_id's packages are in its batch repository: its dependents wait for one
+	 * dependency less. Once per job: *first false when it had landed already. */
+	kiln_rc (*batch_landed)(struct scheduler_store *st, int64_t job_id, bool *first,
+	                        struct kiln_err *err);
+	/* Job job_id failed: every queued job that waits for it, directly or through others,
+	 * becomes SCHED_DEP_FAILED with wait_on job_id and message; *n how many. */
+	kiln_rc (*batch_dep_fail)(struct scheduler_store *st, int64_t job_id, const char *message,
+	                          int64_t now_ms, int64_t *n, struct kiln_err *err);
+	/* Job job_id was queued again: the jobs SCHED_DEP_FAILED on it are queued again. */
+	kiln_rc (*batch_resume)(struct scheduler_store *st, int64_t job_id, int64_t now_ms,
+	                        int64_t *n, struct kiln_err *err);
+	/* Batch jobs whose end was not followed through (the scheduler stopped in between):
+	 * succeeded without their packages landed, or failed or cancelled with dependents
+	 * still queued (at most 10000, oldest first). */
+	kiln_rc (*batch_unsettled)(struct scheduler_store *st, struct kiln_arena *a, int64_t **out,
+	                           size_t *n, struct kiln_err *err);
+	/* Record the publishing of a batch (state "published" or "refused", message why). */
+	kiln_rc (*batch_publish_set)(struct scheduler_store *st, int64_t id, const char *repository,
+	                             const char *state, const char *message, int64_t now_ms,
+	                             struct kiln_err *err);
 };
 
 struct scheduler_store {
@@ -766,6 +851,45 @@ KILN_MUST_CHECK kiln_rc scheduler_request_root(struct scheduler_request *r, cons
                                                const char *lock, struct kiln_arena *a,
                                                struct kiln_err *err);
 
+/* [batches] The fields of a job request (a batch's members are decoded with them), and the
+ * checks scheduler_request_parse() makes after decoding (r decoded into a). */
+extern const struct api_field scheduler_request_fields[];
+KILN_MUST_CHECK kiln_rc scheduler_request_check(struct scheduler_request *r, struct kiln_arena *a,
+                                                struct kiln_err *err);
+
+/* [batches] A POST /api/v1/batches body (batch.c). */
+struct scheduler_batch_body {
+	const char *root;
+	struct api_objlist members; /* struct scheduler_request */
+	struct api_strlist bootstrap;
+	const char *repository;
+};
+/* Decode and check one (strict): a root, at least one member, each as
+ * scheduler_request_check() on the batch's root, naming no other root, no lock, no
+ * repository and no git; strings in a. KILN_EINVAL/ESYNTAX/ELIMIT naming the field. */
+KILN_MUST_CHECK kiln_rc scheduler_batch_parse(const void *body, size_t len, struct kiln_arena *a,
+                                              struct scheduler_batch_body *out,
+                                              struct kiln_err *err);
+
+/* [batches] Batches (batch.c, docs/batches.md). A job ended (scheduler_job_ended): a batch
+ * job that succeeded has its binary packages added to the batch repository, and its
+ * dependents wait for one dependency less; one that failed or was cancelled makes its
+ * dependents dep_failed; a batch whose jobs all succeeded is published when it names a
+ * repository. Problems are logged. */
+void scheduler_batch_job_ended(struct scheduler *s, const struct scheduler_job *j);
+/* At start: the batch jobs whose end a stop cut off (batch_unsettled) through
+ * scheduler_batch_job_ended, so no dependent waits for a hand-over that never comes. */
+void scheduler_batch_recover(struct scheduler *s);
+/* Job id was queued again (a retry): the jobs dep_failed on it wait again. */
+void scheduler_batch_job_retried(struct scheduler *s, int64_t id);
+/* A batch job's "batch": {id, level, pending, waiting_for, depends_on} member for its JSON
+ * (GET /api/v1/jobs/{id}); nothing for a job of no batch. */
+void scheduler_batch_job_json(struct scheduler *s, struct api_jw *w, int64_t id,
+                              struct kiln_arena *a);
+/* The batch repository a lease of job id resolves its root against ("/batches/N/repo",
+ * in a), NULL for a job of no batch. */
+const char *scheduler_batch_repo_of(struct scheduler *s, int64_t id, struct kiln_arena *a);
+
 /* Decode and validate a POST /api/v1/jobs body (strict: unknown fields are errors); strings
  * in a. KILN_EINVAL/ESYNTAX/ELIMIT naming the field. */
 KILN_MUST_CHECK kiln_rc scheduler_request_parse(const void *body, size_t len, struct kiln_arena *a,
@@ -819,6 +943,7 @@ struct scheduler {
 	struct scheduler_outbox *outbox; /* owned (outbox.c); NULL without [hook]s, [webhook]s */
 	bool
 	    reaper; /* this scheduler holds the "reaper" duty (the serve loop's; read atomically) */
+	pthread_mutex_t batch_lock;          /* [batches] writes of batch repositories (batch.c) */
 };
 
 /* The durable outbox (outbox.c): its sender thread (none without [hook]s and [webhook]s),
@@ -898,6 +1023,11 @@ void scheduler_publish_duties(struct scheduler *s);
 void scheduler_publish_heard(struct scheduler *s, const char *name);
 /* The kiln_duties_held lines of the repositories' duties (metrics.c). */
 void scheduler_publish_duties_text(struct scheduler *s, struct kiln_buf *o);
+/* [batches] Publish the packages of the n jobs ids into repository repo together: every
+ * package recorded before the repository is marked for its (one) publish. KILN_ENOTFOUND
+ * when repo is not configured. */
+KILN_MUST_CHECK kiln_rc scheduler_publish_jobs(struct scheduler *s, const int64_t *ids, size_t n,
+                                               const char *repo, struct kiln_err *err);
 /* Wait (at most timeout_ms) until no publish is pending or running here. */
 void scheduler_publish_wait(struct scheduler *s, int64_t timeout_ms);
 

@@ -154,6 +154,24 @@ static const char *const migrations[] = {
     "CREATE INDEX jobs_project_queue ON jobs(state, project_id, priority DESC, id);",
     /* 11 -> 12: [projects] the repositories a project owns; those not listed are default's */
     "CREATE TABLE project_repos(repo TEXT PRIMARY KEY, project_id INTEGER NOT NULL);",
+    /* 12 -> 13: [batches] dependency-ordered batch builds (issue 28): a batch on one root; each member
+     * job's place in the graph, the dependencies whose packages it still waits for and the
+     * failed job it waits for (dep_failed); the graph's edges */
+    "CREATE TABLE batches(id INTEGER PRIMARY KEY AUTOINCREMENT, token_id INTEGER NOT NULL,"
+    " root TEXT NOT NULL, bootstrap TEXT NOT NULL, repository TEXT NOT NULL,"
+    " publish_state TEXT NOT NULL DEFAULT '', publish_message TEXT NOT NULL DEFAULT '',"
+    " created_ms INTEGER NOT NULL, updated_ms INTEGER NOT NULL, idem_key TEXT,"
+    " request_key TEXT NOT NULL DEFAULT '');"
+    "CREATE UNIQUE INDEX batches_idem ON batches(token_id, idem_key) WHERE idem_key IS NOT NULL;"
+    "CREATE TABLE batch_jobs(job_id INTEGER PRIMARY KEY, batch_id INTEGER NOT NULL,"
+    " node INTEGER NOT NULL, level INTEGER NOT NULL, name TEXT NOT NULL,"
+    " pending INTEGER NOT NULL, landed INTEGER NOT NULL DEFAULT 0,"
+    " wait_on INTEGER NOT NULL DEFAULT 0);"
+    "CREATE INDEX batch_jobs_batch ON batch_jobs(batch_id, node);"
+    "CREATE INDEX batch_jobs_wait ON batch_jobs(wait_on) WHERE wait_on != 0;"
+    "CREATE TABLE job_deps(job_id INTEGER NOT NULL, dep_id INTEGER NOT NULL,"
+    " why TEXT NOT NULL, PRIMARY KEY(job_id, dep_id));"
+    "CREATE INDEX job_deps_dep ON job_deps(dep_id);",
 };
 
 #define JOB_COLS                                                                                   \
@@ -237,6 +255,24 @@ enum q {
 	Q_HOOK_JOB_PUT,
 	Q_HOOK_JOB_GET,
 	Q_HOOK_JOB_LAST,
+	/* [batches] */
+	Q_BATCH_INSERT,
+	Q_BATCH_BY_IDEM,
+	Q_BATCH_JOB_INSERT,
+	Q_BATCH_DEP_INSERT,
+	Q_BATCH_GET,
+	Q_BATCH_LIST,
+	Q_BATCH_MEMBERS,
+	Q_BATCH_MEMBER_OF,
+	Q_BATCH_EDGES,
+	Q_BATCH_LAND,
+	Q_BATCH_PENDING_DEC,
+	Q_BATCH_WAIT_SET,
+	Q_BATCH_DEP_FAIL,
+	Q_BATCH_RESUME_JOBS,
+	Q_BATCH_RESUME_WAIT,
+	Q_BATCH_PUBLISH,
+	Q_BATCH_UNSETTLED,
 	Q_HOOK_DELIVERIES,
 	Q_OUTBOX_PUT,
 	Q_OUTBOX_PENDING,
@@ -294,6 +330,9 @@ static const char *const sql[Q_COUNT] = {
                      " ON j.id IN (SELECT x.id FROM jobs x WHERE x.state = 0"
                      " AND x.project_id = p.id AND x.not_before_ms <= ?1"
                      " AND (x.arch = '' OR instr(?2, ',' || x.arch || ',') > 0)"
+                     /* [batches] a batch job waits for its dependencies' packages */
+                     " AND NOT EXISTS(SELECT 1 FROM batch_jobs b WHERE b.job_id = x.id"
+                     " AND b.pending > 0)"
                      " ORDER BY x.priority DESC, x.id ASC LIMIT 64)"
                      " ORDER BY p.grant_seq, p.id, j.priority DESC, j.id",
     [Q_LEASE_TAKE] = "UPDATE jobs SET state = 1, lease_id = ?2, generation = generation + 1,"
@@ -493,6 +532,51 @@ static const char *const sql[Q_COUNT] = {
     [Q_COUNT_VERDICTS] = "SELECT repro_verdict, count(*) FROM jobs WHERE repro_verdict != ''"
                          " GROUP BY repro_verdict",
     [Q_JOB_INPUTS] = "UPDATE jobs SET request = ?2, manifest = ?3, content_key = ?4 WHERE id = ?1",
+    /* [batches] */
+    [Q_BATCH_INSERT] = "INSERT INTO batches(token_id, root, bootstrap, repository, created_ms,"
+                       " updated_ms, idem_key, request_key) VALUES(?1,?2,?3,?4,?5,?5,?6,?7)",
+    [Q_BATCH_BY_IDEM] = "SELECT id FROM batches WHERE token_id = ?1 AND idem_key = ?2",
+    [Q_BATCH_JOB_INSERT] = "INSERT INTO batch_jobs(job_id, batch_id, node, level, name, pending)"
+                           " VALUES(?1,?2,?3,?4,?5,?6)",
+    [Q_BATCH_DEP_INSERT] = "INSERT INTO job_deps(job_id, dep_id, why) VALUES(?1,?2,?3)",
+#define BATCH_COLS                                                                                 \
+	"id, token_id, created_ms, updated_ms, root, bootstrap, repository, publish_state,"        \
+	" publish_message, request_key"
+    [Q_BATCH_GET] = "SELECT " BATCH_COLS " FROM batches WHERE id = ?1",
+    [Q_BATCH_LIST] = "SELECT " BATCH_COLS " FROM batches WHERE id < ?1 ORDER BY id DESC"
+                     " LIMIT ?2",
+#define MEMBER_COLS                                                                                \
+	"b.batch_id, b.job_id, b.node, b.level, b.pending, b.landed, b.wait_on, b.name, j.state,"  \
+	" j.spec_name, j.message, j.reruns, j.repro_verdict FROM batch_jobs b JOIN jobs j"         \
+	" ON j.id = b.job_id"
+    [Q_BATCH_MEMBERS] = "SELECT " MEMBER_COLS " WHERE b.batch_id = ?1 ORDER BY b.node",
+    [Q_BATCH_MEMBER_OF] = "SELECT " MEMBER_COLS " WHERE b.job_id = ?1",
+    [Q_BATCH_EDGES] = "SELECT d.job_id, d.dep_id, d.why FROM job_deps d JOIN batch_jobs b"
+                      " ON b.job_id = d.job_id WHERE b.batch_id = ?1 ORDER BY b.node, d.dep_id",
+    [Q_BATCH_LAND] = "UPDATE batch_jobs SET landed = 1 WHERE job_id = ?1 AND landed = 0",
+    [Q_BATCH_PENDING_DEC] = "UPDATE batch_jobs SET pending = pending - 1 WHERE job_id IN"
+                            " (SELECT job_id FROM job_deps WHERE dep_id = ?1)",
+    /* every queued job that waits for ?1, through any number of others */
+    [Q_BATCH_WAIT_SET] = "WITH RECURSIVE d(id) AS (SELECT job_id FROM job_deps WHERE dep_id = ?1"
+                         " UNION SELECT x.job_id FROM job_deps x JOIN d ON x.dep_id = d.id)"
+                         " UPDATE batch_jobs SET wait_on = ?1 WHERE job_id IN (SELECT id FROM d)"
+                         " AND job_id IN (SELECT id FROM jobs WHERE state = 0)",
+    [Q_BATCH_DEP_FAIL] = "UPDATE jobs SET state = 6, failure_class = 'dependency', message = ?2,"
+                         " finished_ms = ?3, updated_ms = ?3 WHERE state = 0 AND id IN"
+                         " (SELECT job_id FROM batch_jobs WHERE wait_on = ?1)",
+    [Q_BATCH_RESUME_JOBS] = "UPDATE jobs SET state = 0, failure_class = '', message = '',"
+                            " finished_ms = 0, updated_ms = ?2 WHERE state = 6 AND id IN"
+                            " (SELECT job_id FROM batch_jobs WHERE wait_on = ?1)",
+    [Q_BATCH_RESUME_WAIT] = "UPDATE batch_jobs SET wait_on = 0 WHERE wait_on = ?1",
+    [Q_BATCH_PUBLISH] = "UPDATE batches SET repository = ?2, publish_state = ?3,"
+                        " publish_message = ?4, updated_ms = ?5 WHERE id = ?1",
+    /* ends not followed through: succeeded and not landed, or failed or cancelled with a
+     * dependent still queued */
+    [Q_BATCH_UNSETTLED] = "SELECT b.job_id FROM batch_jobs b JOIN jobs j ON j.id = b.job_id"
+                          " WHERE (j.state = 3 AND b.landed = 0) OR (j.state IN (4, 5) AND"
+                          " EXISTS(SELECT 1 FROM job_deps d JOIN jobs x ON x.id = d.job_id"
+                          " WHERE d.dep_id = b.job_id AND x.state = 0))"
+                          " ORDER BY b.job_id LIMIT 10000",
 #define PROJECT_COLS                                                                               \
 	"id, name, created_ms, public_read, max_running, arch_caps, grant_seq, key_expires_ms"
     [Q_PROJECT_INSERT] = "INSERT INTO projects(name, created_ms, public_read, max_running,"
@@ -2180,6 +2264,239 @@ static kiln_rc hook_job_last(struct scheduler_store *base, const char *forge, co
 }
 
 /* ---------------------------------------------------------------------------------------- */
+/* [batches] */
+
+#define B struct scheduler_batch
+static const struct col batch_cols[] = {
+    COL(I64, B, id),           COL(I64, B, token_id),       COL(I64, B, created_ms),
+    COL(I64, B, updated_ms),   COL(TEXT, B, root),          COL(TEXT, B, bootstrap),
+    COL(TEXT, B, repository),  COL(TEXT, B, publish_state), COL(TEXT, B, publish_message),
+    COL(COPY, B, request_key),
+};
+#undef B
+static const struct rowmap batch_map = ROWMAP(struct scheduler_batch, batch_cols, 1000);
+
+#define M struct scheduler_batch_member
+static const struct col member_cols[] = {
+    COL(I64, M, batch_id),       COL(I64, M, job_id),   COL(I64, M, node),
+    COL(I64, M, level),          COL(I64, M, pending),  COL(BOOL, M, landed),
+    COL(I64, M, wait_on),        COL(TEXT, M, name),    COL(STATE, M, state),
+    COL(TEXT, M, spec_name),     COL(TEXT, M, message), COL(I64, M, reruns),
+    COL(TEXT, M, repro_verdict),
+};
+#undef M
+static const struct rowmap member_map =
+    ROWMAP(struct scheduler_batch_member, member_cols, SCHED_BATCH_MAX);
+
+#define E struct scheduler_batch_edge
+static const struct col edge_cols[] = {COL(I64, E, job_id), COL(I64, E, dep_id), COL(TEXT, E, why)};
+#undef E
+static const struct rowmap edge_map = ROWMAP(struct scheduler_batch_edge, edge_cols, 1000000);
+
+static kiln_rc batch_rows_insert(struct sq *s, const struct scheduler_batch *b,
+                                 struct scheduler_job *jobs, const struct scheduler_batch_member *m,
+                                 size_t n, const struct scheduler_batch_edge *e, size_t ne,
+                                 int64_t *id, int64_t *job_ids, struct kiln_err *err)
+{
+	bool idem = b->idem_key && *b->idem_key;
+	kiln_rc rc;
+	size_t i;
+
+	rc = run(s, Q_BATCH_INSERT,
+	         ARGS(I64(b->token_id), TXT(b->root), TXT(b->bootstrap), TXT(b->repository),
+	              I64(b->created_ms), TXT_OR_NULL(idem ? b->idem_key : NULL),
+	              TXT(b->request_key)),
+	         "insert batch", err);
+	if (!rc)
+		*id = sqlite3_last_insert_rowid(s->db);
+	for (i = 0; !rc && i < n; i++) {
+		rc = job_row_insert(s, &jobs[i], err);
+		if (!rc)
+			job_ids[i] = sqlite3_last_insert_rowid(s->db);
+		if (!rc)
+			rc = run(s, Q_BATCH_JOB_INSERT,
+			         ARGS(I64(job_ids[i]), I64(*id), I64(m[i].node), I64(m[i].level),
+			              TXT(m[i].name), I64(m[i].pending)),
+			         "insert batch job", err);
+	}
+	for (i = 0; !rc && i < ne; i++) {
+		if (e[i].job_id < 0 || (size_t)e[i].job_id >= n || e[i].dep_id < 0 ||
+		    (size_t)e[i].dep_id >= n)
+			return kiln_err_set(err, KILN_EINVAL, "batch edge %zu: no such member", i);
+		rc = run(s, Q_BATCH_DEP_INSERT,
+		         ARGS(I64(job_ids[e[i].job_id]), I64(job_ids[e[i].dep_id]), TXT(e[i].why)),
+		         "insert batch edge", err);
+	}
+	return rc;
+}
+
+static kiln_rc batch_insert(struct scheduler_store *base, const struct scheduler_batch *b,
+                            struct scheduler_job *jobs, const struct scheduler_batch_member *m,
+                            size_t n, const struct scheduler_batch_edge *e, size_t ne, int64_t *id,
+                            int64_t *job_ids, struct kiln_err *err)
+{
+	struct sq *s = (struct sq *)base;
+	struct v_i64 r = {0};
+	kiln_rc rc;
+
+	rc = tx_begin(s, err);
+	if (rc)
+		return rc;
+	if (b->idem_key && *b->idem_key) {
+		rc = one(s, Q_BATCH_BY_IDEM, ARGS(I64(b->token_id), TXT(b->idem_key)), &v_i64_map,
+		         NULL, &r, "idempotency lookup", err);
+		if (!rc) { /* submitted before: that batch */
+			*id = r.v;
+			tx_end(s, KILN_OK, NULL);
+			return KILN_EEXIST;
+		}
+		if (rc != KILN_ENOTFOUND)
+			return tx_end(s, rc, err);
+	}
+	rc = batch_rows_insert(s, b, jobs, m, n, e, ne, id, job_ids, err);
+	return tx_end(s, rc, err);
+}
+
+static kiln_rc batch_get(struct scheduler_store *base, int64_t id, struct kiln_arena *a,
+                         struct scheduler_batch *out, struct kiln_err *err)
+{
+	kiln_rc rc = read1((struct sq *)base, Q_BATCH_GET, ARGS(I64(id)), &batch_map, a, out,
+	                   "read batch", err);
+
+	if (rc == KILN_ENOTFOUND)
+		return kiln_err_set(err, KILN_ENOTFOUND, "no batch %lld", (long long)id);
+	return rc;
+}
+
+static kiln_rc batch_list(struct scheduler_store *base, int64_t before_id, int64_t limit,
+                          struct kiln_arena *a, struct scheduler_batch **out, size_t *n,
+                          struct kiln_err *err)
+{
+	struct rowmap m = batch_map;
+	void *v = NULL;
+	kiln_rc rc;
+
+	m.max = (size_t)limit;
+	rc = read_rows((struct sq *)base, Q_BATCH_LIST,
+	               ARGS(I64(before_id > 0 ? before_id : INT64_MAX), I64(limit)), &m, a, &v, n,
+	               "list batches", err);
+	*out = v;
+	return rc;
+}
+
+static kiln_rc batch_members(struct scheduler_store *base, int64_t id, struct kiln_arena *a,
+                             struct scheduler_batch_member **out, size_t *n, struct kiln_err *err)
+{
+	void *v = NULL;
+	kiln_rc rc;
+
+	rc = read_rows((struct sq *)base, Q_BATCH_MEMBERS, ARGS(I64(id)), &member_map, a, &v, n,
+	               "batch members", err);
+	*out = v;
+	return rc;
+}
+
+static kiln_rc batch_edges(struct scheduler_store *base, int64_t id, struct kiln_arena *a,
+                           struct scheduler_batch_edge **out, size_t *n, struct kiln_err *err)
+{
+	void *v = NULL;
+	kiln_rc rc;
+
+	rc = read_rows((struct sq *)base, Q_BATCH_EDGES, ARGS(I64(id)), &edge_map, a, &v, n,
+	               "batch edges", err);
+	*out = v;
+	return rc;
+}
+
+static kiln_rc batch_member_of(struct scheduler_store *base, int64_t job_id, struct kiln_arena *a,
+                               struct scheduler_batch_member *out, struct kiln_err *err)
+{
+	return read1((struct sq *)base, Q_BATCH_MEMBER_OF, ARGS(I64(job_id)), &member_map, a, out,
+	             "batch member", err);
+}
+
+static kiln_rc batch_landed(struct scheduler_store *base, int64_t job_id, bool *first,
+                            struct kiln_err *err)
+{
+	struct sq *s = (struct sq *)base;
+	kiln_rc rc;
+
+	*first = false;
+	rc = tx_begin(s, err);
+	if (rc)
+		return rc;
+	rc = run(s, Q_BATCH_LAND, ARGS(I64(job_id)), "batch job landed", err);
+	if (!rc && sqlite3_changes(s->db)) {
+		*first = true;
+		rc = run(s, Q_BATCH_PENDING_DEC, ARGS(I64(job_id)), "batch dependents", err);
+	}
+	return tx_end(s, rc, err);
+}
+
+static kiln_rc batch_dep_fail(struct scheduler_store *base, int64_t job_id, const char *message,
+                              int64_t now_ms, int64_t *n, struct kiln_err *err)
+{
+	struct sq *s = (struct sq *)base;
+	kiln_rc rc;
+
+	*n = 0;
+	rc = tx_begin(s, err);
+	if (rc)
+		return rc;
+	rc = run(s, Q_BATCH_WAIT_SET, ARGS(I64(job_id)), "batch dependents", err);
+	if (!rc)
+		rc = run(s, Q_BATCH_DEP_FAIL, ARGS(I64(job_id), TXT(message), I64(now_ms)),
+		         "batch dependents", err);
+	if (!rc)
+		*n = sqlite3_changes(s->db);
+	return tx_end(s, rc, err);
+}
+
+static kiln_rc batch_resume(struct scheduler_store *base, int64_t job_id, int64_t now_ms,
+                            int64_t *n, struct kiln_err *err)
+{
+	struct sq *s = (struct sq *)base;
+	kiln_rc rc;
+
+	*n = 0;
+	rc = tx_begin(s, err);
+	if (rc)
+		return rc;
+	rc = run(s, Q_BATCH_RESUME_JOBS, ARGS(I64(job_id), I64(now_ms)), "batch dependents", err);
+	if (!rc)
+		*n = sqlite3_changes(s->db);
+	if (!rc)
+		rc = run(s, Q_BATCH_RESUME_WAIT, ARGS(I64(job_id)), "batch dependents", err);
+	return tx_end(s, rc, err);
+}
+
+static kiln_rc batch_unsettled(struct scheduler_store *base, struct kiln_arena *a, int64_t **out,
+                               size_t *n, struct kiln_err *err)
+{
+	struct v_i64 *v = NULL;
+	kiln_rc rc;
+	size_t i;
+
+	*out = NULL;
+	rc = read_rows((struct sq *)base, Q_BATCH_UNSETTLED, NO_ARGS, &v_i64_map, a, (void **)&v, n,
+	               "unsettled batch jobs", err);
+	if (!rc && *n && !(*out = kiln_arena_array(a, *n, sizeof(**out))))
+		rc = kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	for (i = 0; !rc && i < *n; i++)
+		(*out)[i] = v[i].v;
+	return rc;
+}
+
+static kiln_rc batch_publish_set(struct scheduler_store *base, int64_t id, const char *repository,
+                                 const char *state, const char *message, int64_t now_ms,
+                                 struct kiln_err *err)
+{
+	return write1((struct sq *)base, Q_BATCH_PUBLISH,
+	              ARGS(I64(id), TXT(repository), TXT(state), TXT(message), I64(now_ms)),
+	              "batch publish", err);
+}
+
+/* ---------------------------------------------------------------------------------------- */
 /* The outbox */
 
 #define O struct scheduler_outbox_item
@@ -2555,6 +2872,17 @@ static const struct scheduler_store_ops sqlite_ops = {
     .hook_job_put = hook_job_put,
     .hook_job_get = hook_job_get,
     .hook_job_last = hook_job_last,
+    .batch_insert = batch_insert,
+    .batch_get = batch_get,
+    .batch_list = batch_list,
+    .batch_members = batch_members,
+    .batch_edges = batch_edges,
+    .batch_member_of = batch_member_of,
+    .batch_landed = batch_landed,
+    .batch_dep_fail = batch_dep_fail,
+    .batch_resume = batch_resume,
+    .batch_publish_set = batch_publish_set,
+    .batch_unsettled = batch_unsettled,
     .outbox_put = outbox_put,
     .outbox_pending = outbox_pending,
     .outbox_attempt = outbox_attempt,

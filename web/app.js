@@ -1,14 +1,15 @@
 /* kiln dashboard: plain JavaScript over the REST API (docs/api.md), no library, no build
- * step. Pages are hash routes (#/jobs, #/jobs/12, #/queue, #/workers, #/repos, #/trends,
- * #/webhooks, #/webhooks/NAME);
+ * step. Pages are hash routes (#/jobs, #/jobs/12, #/queue, #/workers, #/batches,
+ * #/batches/3, #/repos, #/trends, #/webhooks, #/webhooks/NAME);
  * every page polls what it shows and stops when the user leaves it. The Content-Security-
  * Policy allows only scripts and styles from the scheduler: nothing inline. */
 'use strict';
 
 (() => {
   const TOKEN_KEY = 'kiln.token';
-  const STATES = ['queued', 'leased', 'building', 'succeeded', 'failed', 'cancelled'];
-  const FINAL = new Set(['succeeded', 'failed', 'cancelled']);
+  const STATES = ['queued', 'leased', 'building', 'succeeded', 'failed', 'cancelled',
+    'dep_failed'];
+  const FINAL = new Set(['succeeded', 'failed', 'cancelled', 'dep_failed']);
   const main = document.getElementById('main');
 
   /* ---------------------------------------------------------------------------------- */
@@ -230,6 +231,8 @@
     else if (section === 'jobs' && path.length === 2) jobPage(page, path[1], params);
     else if (section === 'queue') queuePage(page);
     else if (section === 'workers') workersPage(page);
+    else if (section === 'batches' && path.length === 1) batchesPage(page);
+    else if (section === 'batches' && path.length === 2) batchPage(page, path[1]);
     else if (section === 'repos' && path.length === 1) reposPage(page);
     else if (section === 'repos' && path.length === 2) repoPage(page, path[1]);
     else if (section === 'trends') trendsPage(page);
@@ -449,7 +452,8 @@
 
     const summaryOf = (j) => [j.state, j.project, j.priority, j.arch, j.tags, j.worker, j.attempts,
       j.max_attempts, j.created, j.started, j.finished, j.failure_class, j.message,
-      j.sign_key, j.reruns, j.reproducibility, j.rerun_of, j.lease_expires, j.timeout];
+      j.sign_key, j.reruns, j.reproducibility, j.rerun_of, j.lease_expires, j.timeout,
+      JSON.stringify(j.batch || null)];
 
     const renderSummary = (j) => {
       const row = (k, ...v) => [h('dt', {}, k), h('dd', {}, ...v)];
@@ -472,7 +476,11 @@
         }, 'public key'), ')'] : 'none'),
         row('Reruns asked', String(j.reruns)),
         row('Reproducibility', j.reproducibility ? badge(j.reproducibility, 'verdict') : '—'),
-        j.rerun_of ? row('Rerun of', jobLink(j.rerun_of), ` (rerun ${j.rerun_n})`) : null);
+        j.rerun_of ? row('Rerun of', jobLink(j.rerun_of), ` (rerun ${j.rerun_n})`) : null,
+        j.batch ? row('Batch', h('a', { href: `#/batches/${j.batch.id}`, id: 'job-batch' },
+          `#${j.batch.id}`), ` level ${j.batch.level}`,
+        j.batch.waiting_for ? [', waits for ', jobLink(j.batch.waiting_for)]
+          : j.batch.pending ? `, waits for ${j.batch.pending} more` : '') : null);
     };
 
     const renderActions = (j) => {
@@ -1051,6 +1059,61 @@
               a.answer ? h('span', { class: 'muted' }, a.answer.slice(0, 120)) : null)))
             : 'not tried yet'))))))
         : h('p', { class: 'muted' }, 'No event has been queued for this webhook yet.'));
+  /* Batches (docs/batches.md): the graph's levels and each job's state */
+
+  function batchesPage(page) {
+    setTitle('Batches');
+    const err = h('div', { class: 'errors' });
+    const list = h('div', { id: 'batches-list' });
+    main.append(heading('Batches'), err, list);
+    page.every(5000, async () => {
+      const doc = await getJSON('/api/v1/batches?limit=100', page.signal);
+      if (page.gone) return;
+      const bs = doc.batches || [];
+      replace(list, bs.length ? h('div', { class: 'table-wrap' }, h('table', { class: 'cards' },
+        h('thead', {}, h('tr', {}, ['Batch', 'State', 'Root', 'Jobs', 'Published', 'Submitted']
+          .map((c) => h('th', { scope: 'col' }, c)))),
+        h('tbody', {}, bs.map((b) => h('tr', { 'data-batch': b.id },
+          td('Batch', h('a', { href: `#/batches/${b.id}` }, `#${b.id}`)),
+          td('State', badge(b.state)), td('Root', b.root), td('Jobs', b.jobs),
+          td('Published', b.publish_state || '—'), td('Submitted', timeEl(b.created, true)))))))
+        : h('p', { class: 'muted' }, 'No batch yet (kiln submit --batch).'));
+    }, err);
+  }
+
+  function batchPage(page, id) {
+    setTitle(`Batch ${id}`);
+    const err = h('div', { class: 'errors' });
+    const info = h('div', { id: 'batch-info' });
+    const levels = h('div', { id: 'batch-levels', class: 'levels' });
+    main.append(h('p', { class: 'crumbs' }, h('a', { href: '#/batches' }, '← Batches')),
+      heading(`Batch ${id}`), err, info, h('h2', {}, 'Levels'), levels);
+    page.every(2000, async () => {
+      const b = await getJSON(`/api/v1/batches/${encodeURIComponent(id)}`, page.signal);
+      if (page.gone) return;
+      const byId = new Map(b.jobs.map((j) => [j.id, j]));
+      const counts = Object.entries(b.counts || {}).filter(([, n]) => n)
+        .map(([st, n]) => `${n} ${st.replace('_', ' ')}`).join(', ');
+      replace(info, h('dl', { class: 'summary' },
+        h('dt', {}, 'State'), h('dd', {}, badge(b.state)),
+        h('dt', {}, 'Root'), h('dd', {}, b.root),
+        h('dt', {}, 'Jobs'), h('dd', {}, counts || '—'),
+        b.bootstrap ? [h('dt', {}, 'Bootstrap'), h('dd', {}, b.bootstrap)] : null,
+        h('dt', {}, 'Repository'), h('dd', {}, h('a', { href: b.repo_url }, b.repo_url)),
+        h('dt', {}, 'Publish'), h('dd', {}, b.repository
+          ? `${b.repository}: ${b.publish.state || 'when every job succeeded'}` +
+            (b.publish.message ? ` (${b.publish.message})` : '') : 'kept in the batch repository'),
+        h('dt', {}, 'Submitted'), h('dd', {}, timeEl(b.created))));
+      replace(levels, b.levels.map((ids, l) => h('section', { class: 'level', 'data-level': l },
+        h('h3', {}, `Level ${l}`),
+        h('ul', {}, ids.map((jid) => {
+          const j = byId.get(jid) || { id: jid, name: `#${jid}`, depends_on: [] };
+          const after = j.depends_on.map((d) => (byId.get(d) || { name: `#${d}` }).name);
+          return h('li', { 'data-job': jid },
+            jobLink(jid, j.name), ' ', badge(j.state),
+            after.length ? h('span', { class: 'muted' }, ` after ${after.join(', ')}`) : null,
+            j.message ? h('div', { class: 'muted' }, j.message) : null);
+        })))));
     }, err);
   }
 

@@ -89,6 +89,7 @@ static const struct api_field lease_fields[] = {
     LF("job_id", API_F_INT, true, job_id, 1, INT64_MAX),
     LF("attempt", API_F_INT, true, attempt, 1, INT64_MAX),
     {"job", API_F_OBJ, true, offsetof(struct worker_lease, job), 0, 0, job_fields, 0, 0},
+    LF("batch_repo", API_F_STR, false, batch_repo, 0, 64),
     API_FIELD_END,
 };
 
@@ -106,6 +107,21 @@ kiln_rc worker_job_vary(const struct worker_job_req *j, unsigned *out, struct ki
 		*out |= bit;
 	}
 	return KILN_OK;
+}
+
+/* [batches] "/batches/N/repo": it becomes part of a URL in a root configuration. */
+static bool batch_repo_ok(const char *p)
+{
+	static const char head[] = "/batches/", tail[] = "/repo";
+	size_t n = strlen(p), i;
+
+	if (n <= sizeof(head) - 1 + sizeof(tail) - 1 || strncmp(p, head, sizeof(head) - 1) ||
+	    strcmp(p + n - (sizeof(tail) - 1), tail))
+		return false;
+	for (i = sizeof(head) - 1; i < n - (sizeof(tail) - 1); i++)
+		if (p[i] < '0' || p[i] > '9')
+			return false;
+	return true;
 }
 
 kiln_rc worker_lease_parse(const char *body, size_t len, struct kiln_arena *a,
@@ -128,6 +144,9 @@ kiln_rc worker_lease_parse(const char *body, size_t len, struct kiln_arena *a,
 		                    "an SRPM and a git repository");
 	if (out->job.has_git && (out->job.git.spec[0] == '/' || strstr(out->job.git.spec, "..")))
 		return kiln_err_set(err, KILN_EINVAL, "lease: the git spec path leaves the tree");
+	if (out->batch_repo && !batch_repo_ok(out->batch_repo))
+		return kiln_err_set(err, KILN_EINVAL,
+		                    "lease: field 'batch_repo' is not /batches/N/repo");
 	/* The scheduler checked these, but a worker trusts no name it writes files under. */
 	src = out->job.sources.v;
 	for (i = 0; i < out->job.sources.n; i++)

@@ -79,6 +79,9 @@ struct worker_lease {
 	const char *lease_id;
 	int64_t generation, ttl_ms, heartbeat_ms, job_id, attempt;
 	struct worker_job_req job;
+	/* [batches] "/batches/N/repo" on the scheduler: the job's root resolves against it
+	 * too (preferred), NULL for a job of no batch */
+	const char *batch_repo;
 };
 
 /* Decode a lease reply (lenient: unknown fields are ignored). */

@@ -627,13 +627,44 @@ static bool complete(struct jobrun *j, const char *status, const char *fclass, c
 	return done;
 }
 
+/* [batches] The job's root configuration base plus its batch's repository on the scheduler
+ * (preferred: dnf's priority 1, so what the batch built wins), as JOBDIR/ROOT.cfg in out. */
+static bool batch_config(struct jobrun *j, const char *base, char *out, size_t size)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	struct kiln_buf text = KILN_BUF_INIT(4 * KILN_MIB);
+	const char *url = j->d->o->scheduler_url;
+	size_t ulen = strlen(url);
+	bool ok;
+
+	while (ulen && url[ulen - 1] == '/')
+		ulen--;
+	ok = pathf(out, size, "%s/%s.cfg", j->dir, j->l->job.root);
+	if (ok && util_read_file(base, 4 * KILN_MIB, &text, &err))
+		ok = false;
+	if (ok) {
+		kiln_buf_addf(&text,
+		              "\n# kiln worker: the batch's own repository (its jobs' packages)\n"
+		              "[repo kiln-batch]\nbaseurl = %.*s%s\ngpgcheck = 0\n"
+		              "repo_gpgcheck = 0\npriority = 1\n",
+		              (int)ulen, url, j->l->batch_repo);
+		ok = !kiln_buf_finish(&text, &err) &&
+		     !util_write_atomic(out, text.ptr, text.len, 0644, &err);
+	}
+	if (!ok)
+		log_note(j, "error: the batch's root configuration: %s\n",
+		         err.code ? err.msg : "path too long");
+	kiln_buf_release(&text);
+	return ok;
+}
+
 /* One build (one package format): fork, follow, read its result. */
 static int build_once(struct jobrun *j, const char *format, const char *result_path)
 {
 	struct kiln_err err = KILN_ERR_INIT;
 	struct worker_child_req req = {0};
 	char spec[KILN_LIMIT_PATH], srpm[KILN_LIMIT_PATH];
-	char lock_in[KILN_LIMIT_PATH], lock_out[KILN_LIMIT_PATH];
+	char lock_in[KILN_LIMIT_PATH], lock_out[KILN_LIMIT_PATH], batch_cfg[KILN_LIMIT_PATH];
 	struct kiln_buf gdir = KILN_BUF_INIT(KILN_LIMIT_PATH), rel = KILN_BUF_INIT(KILN_LIMIT_PATH);
 	int fd = -1, status;
 	pid_t pid;
@@ -658,6 +689,11 @@ static int build_once(struct jobrun *j, const char *format, const char *result_p
 			return -1;
 		}
 		req.root_config = j->d->offers[i].path;
+		if (j->l->batch_repo) {
+			if (!batch_config(j, j->d->offers[i].path, batch_cfg, sizeof(batch_cfg)))
+				return -1;
+			req.root_config = batch_cfg;
+		}
 		if (j->l->job.root_lock &&
 		    pathf(lock_in, sizeof(lock_in), "%s/" ROOT_LOCK_IN, j->dir))
 			req.root_lock_in = lock_in;

@@ -578,6 +578,19 @@ def test_openapi_document_is_valid_and_describes_the_answers(kiln_bin, tmp_path,
         see("post", "/api/v1/jobs/{id}/retry", f"/api/v1/jobs/{jid}/retry")
         see("get", "/api/v1/repos", "/api/v1/repos")
         see("get", "/api/v1/stats/history", "/api/v1/stats/history")
+        # [batches]
+        from test_batch_farm import cyc, member
+        bat = see("post", "/api/v1/batches", "/api/v1/batches",
+                  {"root": "r", "members": [member("chainb"), member("chaina")]}).json()
+        see("post", "/api/v1/batches", "/api/v1/batches",
+            {"root": "r", "members": [cyc("cyca", "cycb-devel"), cyc("cycb", "cyca-devel")]})
+        see("post", "/api/v1/batches", "/api/v1/batches", {"root": "r", "members": []})
+        see("get", "/api/v1/batches", "/api/v1/batches")
+        see("get", "/api/v1/batches/{id}", f"/api/v1/batches/{bat['id']}")
+        see("get", "/api/v1/jobs/{id}", f"/api/v1/jobs/{bat['jobs'][0]['id']}")
+        see("post", "/api/v1/batches/{id}/publish", f"/api/v1/batches/{bat['id']}/publish",
+            {"repository": "main"})
+        see("post", "/api/v1/batches/{id}/cancel", f"/api/v1/batches/{bat['id']}/cancel")
         doc = s.call("GET", "/api/v1/openapi.json", token="")
         assert doc.status == 200
         (tmp_path / "openapi.json").write_bytes(doc.body)

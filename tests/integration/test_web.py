@@ -195,3 +195,33 @@ def test_dashboard_in_chromium(kiln_bin, sched, tmp_path):
             assert (out / shot).stat().st_size > 1000, shot
     finally:
         w.stop()
+
+
+def test_batch_page_in_chromium(sched, tmp_path):
+    """[batches] The batch page shows the graph's levels with each job's state."""
+    assert Path(CHROMIUM).exists(), "Debian's chromium is missing: run scripts/deps.sh"
+    assert (WEB_TESTS / "node_modules" / "playwright-core").is_dir(), \
+        "playwright-core is missing: run scripts/web-deps.sh (npm ci in tests/web)"
+    chain = ROOT / "tests" / "data" / "roots" / "chain"
+    members = [{"spec": (chain / f"{n}.spec").read_text(), "spec_name": f"{n}.spec"}
+               for n in ("chainc", "chaind", "chainb", "chaina")]
+    r = sched.call("POST", "/api/v1/batches", {"root": "nowhere", "members": members})
+    assert r.status == 201, r.body
+    b = r.json()
+    out = tmp_path / "shots"
+    out.mkdir()
+    env = dict(os.environ, KILN_URL=sched.url, KILN_BATCH=str(b["id"]), KILN_OUT=str(out),
+               KILN_PROFILE=str(tmp_path / "chromium-profile"), KILN_CHROMIUM=CHROMIUM)
+    p = subprocess.run(["node", str(WEB_TESTS / "batch.mjs")], env=env, capture_output=True,
+                       text=True, timeout=120, cwd=WEB_TESTS)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    seen = json.loads(p.stdout.strip().splitlines()[-1])
+    assert seen["problems"] == [] and seen["state"] == "building"
+    names = [sorted(j["name"] for j in lvl) for lvl in seen["levels"]]
+    assert names == [["chaina"], ["chainb", "chaind"], ["chainc"]]
+    ids = {j["name"]: j["id"] for j in b["jobs"]}
+    assert all(int(j["job"]) == ids[j["name"]] and j["state"] == "queued"
+               for lvl in seen["levels"] for j in lvl)
+    assert (out / "batch.png").stat().st_size > 1000
+    assert seen["back"] == f"#/batches/{b['id']}"
+    assert seen["waits"] == f"#{b['id']} level 2, waits for 1 more", seen["waits"]
