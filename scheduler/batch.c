@@ -427,6 +427,23 @@ static kiln_rc sub_order(struct batch_sub *b, struct kiln_err *err)
 	return KILN_OK;
 }
 
+/* [projects] A batch publishes only into a repository of its submitter's project. */
+static kiln_rc batch_repository_owned(struct batch_sub *b, struct kiln_err *err)
+{
+	int64_t project = api_req_group(b->req) > 0 ? api_req_group(b->req) : SCHED_PROJECT_DEFAULT;
+	int64_t owner =
+	    scheduler_repo_project(b->s, api_req_arena(b->req), b->body.repository, err);
+
+	if (owner < 0)
+		return err->code;
+	if (owner != project)
+		return kiln_err_set(
+		    err, KILN_EINVAL,
+		    "field 'repository': repository '%s' belongs to another project",
+		    b->body.repository);
+	return KILN_OK;
+}
+
 static kiln_rc sub_check(struct batch_sub *b, struct kiln_err *err)
 {
 	struct scheduler_request *r = b->body.members.v;
@@ -443,6 +460,9 @@ static kiln_rc sub_check(struct batch_sub *b, struct kiln_err *err)
 			                    "field 'repository': no repository '%s' on this "
 			                    "scheduler",
 			                    b->body.repository);
+		rc = batch_repository_owned(b, err);
+		if (rc)
+			return rc;
 	}
 	for (i = 0; i < b->n; i++)
 		if (r[i].has_srpm && !scheduler_blob_exists(b->s, r[i].srpm.sha256))

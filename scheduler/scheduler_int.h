@@ -943,7 +943,7 @@ struct scheduler {
 	struct scheduler_outbox *outbox; /* owned (outbox.c); NULL without [hook]s, [webhook]s */
 	bool
 	    reaper; /* this scheduler holds the "reaper" duty (the serve loop's; read atomically) */
-	pthread_mutex_t batch_lock;          /* [batches] writes of batch repositories (batch.c) */
+	pthread_mutex_t batch_lock; /* [batches] writes of batch repositories (batch.c) */
 };
 
 /* The durable outbox (outbox.c): its sender thread (none without [hook]s and [webhook]s),
