@@ -2127,9 +2127,10 @@ static kiln_rc peers_listen(struct peers *p, struct kiln_err *err)
 	return rc;
 }
 
-/* p->db connected and listening; a broken connection is made again, and the duties held
- * on it are held no more (its backend's end let go of them). Under p->lock. */
-static kiln_rc peers_ready(struct pg *w, struct kiln_err *err)
+/* p->db connected and listening. A broken connection's duties are held no more (its
+ * backend's end let go of them); with reconnect (the listening thread only) it is made
+ * again. Under p->lock. */
+static kiln_rc peers_ready(struct pg *w, bool reconnect, struct kiln_err *err)
 {
 	struct peers *p = w->peers;
 	size_t i;
@@ -2138,8 +2139,8 @@ static kiln_rc peers_ready(struct pg *w, struct kiln_err *err)
 		return KILN_OK;
 	for (i = 0; i < p->nduties; i++)
 		p->duties[i].held = false;
-	if (!p->db)
-		return kiln_err_set(err, KILN_EIO, "job store: no connection for the duties");
+	if (!p->db || !reconnect)
+		return kiln_err_set(err, KILN_EIO, "job store: the duties' connection is down");
 	PQreset(p->db);
 	if (PQstatus(p->db) != CONNECTION_OK)
 		return kiln_err_set(err, KILN_EIO, "job store: reconnect: %.*s",
@@ -2158,7 +2159,7 @@ static void *peers_thread(void *arg)
 
 		memset(&h, 0, sizeof(h));
 		pthread_mutex_lock(&p->lock);
-		if (!peers_ready(w, NULL))
+		if (!peers_ready(w, true, NULL))
 			pfd.fd = PQsocket(p->db);
 		pthread_mutex_unlock(&p->lock);
 		/* a broken server is tried again each round; a quiet one wakes us to stop */
@@ -2273,10 +2274,19 @@ static kiln_rc duty(struct scheduler_store *base, const char *name, bool *held,
 	char q[96];
 	PGresult *r;
 	kiln_rc rc;
+	int i;
 
 	*held = false;
-	pthread_mutex_lock(&p->lock);
-	rc = peers_ready(w, err);
+	/* the listening thread holds the lock while it reconnects (up to connect_timeout):
+	 * the duties are lost then, and the caller (the serve loop) must not wait for it */
+	for (i = 0; pthread_mutex_trylock(&p->lock); i++) {
+		if (i == 20)
+			return kiln_err_set(err, KILN_EIO,
+			                    "job store: the duties' connection is "
+			                    "reconnecting");
+		(void)poll(NULL, 0, 5);
+	}
+	rc = peers_ready(w, false, err);
 	if (!rc)
 		rc = duty_slot(p, name, &d, err);
 	if (rc) {

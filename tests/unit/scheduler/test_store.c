@@ -48,6 +48,8 @@ static struct scheduler_store *open_pg(const char *name KILN_UNUSED)
 	return st;
 }
 
+static bool duty_held(struct scheduler_store *st, const char *name);
+
 /* A test of the store interface, registered once per store: its body gets open_store. */
 #define STORE_TEST(name)                                                                           \
 	static void name(store_opener *open_store);                                                \
@@ -729,6 +731,7 @@ KILN_TEST(store_pg_reconnects_after_a_server_restart)
 	pg_database(url, sizeof(url));
 	assert_ok(scheduler_store_open_pg(url, &st, &err), &err);
 	id = insert(st, "", "", 0, NULL);
+	assert_true(duty_held(st, "reaper"));
 	assert_ok(kiln_test_pg_restart(), NULL);
 	/* the writer's connection: the write that finds it broken fails (nothing is retried
 	 * behind the caller's back), the next reaches the server (no job 1000 + id to cancel) */
@@ -745,6 +748,17 @@ KILN_TEST(store_pg_reconnects_after_a_server_restart)
 		assert_int_equal(j.state, SCHED_QUEUED);
 	}
 	assert_ok(st->ops->ping(st, &err), &err);
+	/* the duties went with the old connection; the listening thread connects again and
+	 * they are taken again (nobody else wants them) */
+	for (i = 0; i < 1000; i++) {
+		bool held = false;
+
+		kiln_err_clear(&err);
+		if (!st->ops->duty(st, "reaper", &held, &err) && held)
+			break;
+		(void)poll(NULL, 0, 10);
+	}
+	assert_true(i < 1000);
 	kiln_arena_release(&a);
 	scheduler_store_close(st);
 }
