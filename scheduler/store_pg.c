@@ -125,22 +125,25 @@ static const char *const migrations[] = {
     "CREATE INDEX hook_jobs_ref ON hook_jobs(forge, project, ref);",
     /* [store] several schedulers on one database (issue 25): every statement writing the
      * tables a job's answer is made of notifies channel kiln with the writer's
-     * application_name ("kiln-scheduler-<id>", see peers below), so the other schedulers
-     * drop their cached job bodies and wake their long polls. No sqlite3 counterpart:
+     * application_name ("kiln-scheduler-<id>", see peers below) and " w", so the other
+     * schedulers drop their cached job bodies; a job that becomes queued adds " q", which
+     * wakes their long polls too (not every heartbeat should). No sqlite3 counterpart:
      * one scheduler opens a sqlite3 file. */
     "CREATE FUNCTION kiln_notify() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN"
-    " PERFORM pg_notify('kiln', current_setting('application_name') || ' w');"
+    " PERFORM pg_notify('kiln', current_setting('application_name') || ' ' || TG_ARGV[0]);"
     " RETURN NULL; END$$;"
     "CREATE TRIGGER jobs_notify AFTER INSERT OR UPDATE OR DELETE ON jobs"
-    " FOR EACH STATEMENT EXECUTE FUNCTION kiln_notify();"
+    " FOR EACH STATEMENT EXECUTE FUNCTION kiln_notify('w');"
+    "CREATE TRIGGER jobs_queued_notify AFTER INSERT OR UPDATE OF state ON jobs"
+    " FOR EACH ROW WHEN (NEW.state = 0) EXECUTE FUNCTION kiln_notify('q');"
     "CREATE TRIGGER attempts_notify AFTER INSERT OR UPDATE OR DELETE ON attempts"
-    " FOR EACH STATEMENT EXECUTE FUNCTION kiln_notify();"
+    " FOR EACH STATEMENT EXECUTE FUNCTION kiln_notify('w');"
     "CREATE TRIGGER artifacts_notify AFTER INSERT OR UPDATE OR DELETE ON artifacts"
-    " FOR EACH STATEMENT EXECUTE FUNCTION kiln_notify();"
+    " FOR EACH STATEMENT EXECUTE FUNCTION kiln_notify('w');"
     "CREATE TRIGGER reruns_notify AFTER INSERT OR UPDATE OR DELETE ON reruns"
-    " FOR EACH STATEMENT EXECUTE FUNCTION kiln_notify();"
+    " FOR EACH STATEMENT EXECUTE FUNCTION kiln_notify('w');"
     "CREATE TRIGGER rerun_artifacts_notify AFTER INSERT OR UPDATE OR DELETE ON rerun_artifacts"
-    " FOR EACH STATEMENT EXECUTE FUNCTION kiln_notify();",
+    " FOR EACH STATEMENT EXECUTE FUNCTION kiln_notify('w');",
 };
 
 #define JOB_COLS                                                                                   \
@@ -2011,8 +2014,8 @@ static kiln_rc repo_states(struct scheduler_store *base, struct kiln_arena *a,
 /* Several schedulers on one database (issue 25)
  *
  * Each store names its connections "kiln-scheduler-<16 hex>" (application_name). The job
- * tables' triggers notify channel kiln with "<that name> w" (the last migration); announce
- * sends "<name> r REPO". One more connection per store listens on the channel and holds
+ * tables' triggers notify channel kiln with "<that name> w", and " q" for a job queued
+ * (the last migration); announce sends "<name> r REPO". One more connection per store listens on the channel and holds
  * the duties' advisory locks: session locks, so a scheduler that dies (or whose connection
  * breaks) lets go of them as its backend ends, and another's next try takes them. A thread
  * waits on that connection's socket; what another scheduler sent bumps the version (cached
@@ -2027,8 +2030,9 @@ static void notice(void *arg, const char *message);
 
 /* What the listening connection heard from other schedulers, to deliver unlocked. */
 struct heard {
-	bool write; /* a write: caches and long polls are stale */
-	bool all;   /* more repositories than fit below: every one */
+	bool write;  /* a write: cached job bodies are stale */
+	bool queued; /* a job was queued: long polls may find work */
+	bool all;    /* more repositories than fit below: every one */
 	char repos[HEARD_REPOS][160];
 	size_t nrepos;
 };
@@ -2077,6 +2081,8 @@ static void heard_drain(struct pg *w, struct heard *h)
 		if (!(k && (size_t)(k - x) == il && !strncmp(x, w->app, il))) {
 			if (k && !strncmp(k, " r ", 3) && k[3])
 				heard_repo(h, k + 3);
+			else if (k && !strcmp(k, " q"))
+				h->queued = h->write = true;
 			else
 				h->write = true;
 		}
@@ -2089,6 +2095,7 @@ static void heard_merge(struct heard *to, struct heard *from)
 	size_t i;
 
 	to->write = to->write || from->write;
+	to->queued = to->queued || from->queued;
 	to->all = to->all || from->all;
 	for (i = 0; i < from->nrepos; i++)
 		heard_repo(to, from->repos[i]);
@@ -2104,7 +2111,7 @@ static void heard_deliver(struct pg *w, const struct heard *h)
 		__atomic_add_fetch(&w->version, 1, __ATOMIC_RELEASE);
 	pthread_mutex_lock(&p->cb_lock);
 	if (p->changed) {
-		if (h->write)
+		if (h->queued)
 			p->changed(p->arg, NULL);
 		if (h->all)
 			p->changed(p->arg, "");

@@ -185,7 +185,8 @@ def test_duties_are_held_once_and_move(two):
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         m_b = b.call("GET", "/metrics", token="").body.decode()
-        if "kiln_duties_held{duty=\"reaper\"} 1" in m_b:
+        if ("kiln_duties_held{duty=\"reaper\"} 1" in m_b and
+                "kiln_duties_held{duty=\"publish:main\"} 1" in m_b):
             break
         time.sleep(0.1)
     assert "kiln_duties_held{duty=\"reaper\"} 1" in m_b, m_b

@@ -957,6 +957,8 @@ KILN_TEST(store_pg_hears_the_other_stores_writes_and_announcements)
 	struct heard_log h = {.lock = PTHREAD_MUTEX_INITIALIZER};
 	char url[512];
 	uint64_t v;
+	int64_t id = 0;
+	int i;
 
 	pg_database(url, sizeof(url));
 	assert_ok(scheduler_store_open_pg(url, &st[0], &err), &err);
@@ -970,9 +972,19 @@ KILN_TEST(store_pg_hears_the_other_stores_writes_and_announcements)
 	assert_int_equal(h.writes, 0);
 	/* the other's */
 	v = st[0]->ops->version(st[0]);
-	insert(st[1], "", "", 0, NULL);
+	id = insert(st[1], "", "", 0, NULL);
 	assert_true(heard_wait(&h, NULL));
 	assert_true(st[0]->ops->version(st[0]) != v);
+	/* a write that queues nothing: caches are stale (the version moves), long polls
+	 * are left alone */
+	h.writes = 0;
+	v = st[0]->ops->version(st[0]);
+	assert_ok(st[1]->ops->job_cancel(st[1], id, 3000, true, &err), &err);
+	for (i = 0; i < 500 && st[0]->ops->version(st[0]) == v; i++)
+		(void)poll(NULL, 0, 10);
+	assert_true(st[0]->ops->version(st[0]) != v);
+	(void)poll(NULL, 0, 300);
+	assert_int_equal(h.writes, 0);
 	assert_ok(st[1]->ops->announce(st[1], "f40-v6", &err), &err);
 	assert_true(heard_wait(&h, "f40-v6;"));
 	assert_ok(st[0]->ops->announce(st[0], "mine", &err), &err);
