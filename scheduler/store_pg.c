@@ -126,16 +126,17 @@ static const char *const migrations[] = {
     /* [store] several schedulers on one database (issue 25): every statement writing the
      * tables a job's answer is made of notifies channel kiln with the writer's
      * application_name ("kiln-scheduler-<id>", see peers below) and " w", so the other
-     * schedulers drop their cached job bodies; a job that becomes queued adds " q", which
-     * wakes their long polls too (not every heartbeat should). No sqlite3 counterpart:
-     * one scheduler opens a sqlite3 file. */
+     * schedulers drop their cached job bodies; a job that becomes queued or ends adds
+     * " q", which wakes their long polls too (workers waiting for work, clients for an
+     * end; not every heartbeat should). No sqlite3 counterpart: one scheduler opens a
+     * sqlite3 file. */
     "CREATE FUNCTION kiln_notify() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN"
     " PERFORM pg_notify('kiln', current_setting('application_name') || ' ' || TG_ARGV[0]);"
     " RETURN NULL; END$$;"
     "CREATE TRIGGER jobs_notify AFTER INSERT OR UPDATE OR DELETE ON jobs"
     " FOR EACH STATEMENT EXECUTE FUNCTION kiln_notify('w');"
     "CREATE TRIGGER jobs_queued_notify AFTER INSERT OR UPDATE OF state ON jobs"
-    " FOR EACH ROW WHEN (NEW.state = 0) EXECUTE FUNCTION kiln_notify('q');"
+    " FOR EACH ROW WHEN (NEW.state = 0 OR NEW.state >= 3) EXECUTE FUNCTION kiln_notify('q');"
     "CREATE TRIGGER attempts_notify AFTER INSERT OR UPDATE OR DELETE ON attempts"
     " FOR EACH STATEMENT EXECUTE FUNCTION kiln_notify('w');"
     "CREATE TRIGGER artifacts_notify AFTER INSERT OR UPDATE OR DELETE ON artifacts"
@@ -2014,8 +2015,8 @@ static kiln_rc repo_states(struct scheduler_store *base, struct kiln_arena *a,
 /* Several schedulers on one database (issue 25)
  *
  * Each store names its connections "kiln-scheduler-<16 hex>" (application_name). The job
- * tables' triggers notify channel kiln with "<that name> w", and " q" for a job queued
- * (the last migration); announce sends "<name> r REPO". One more connection per store listens on the channel and holds
+ * tables' triggers notify channel kiln with "<that name> w", and " q" for a job queued or
+ * ended (the last migration); announce sends "<name> r REPO". One more connection per store listens on the channel and holds
  * the duties' advisory locks: session locks, so a scheduler that dies (or whose connection
  * breaks) lets go of them as its backend ends, and another's next try takes them. A thread
  * waits on that connection's socket; what another scheduler sent bumps the version (cached
@@ -2031,7 +2032,7 @@ static void notice(void *arg, const char *message);
 /* What the listening connection heard from other schedulers, to deliver unlocked. */
 struct heard {
 	bool write;  /* a write: cached job bodies are stale */
-	bool queued; /* a job was queued: long polls may find work */
+	bool queued; /* a job was queued or ended: long polls may have an answer */
 	bool all;    /* more repositories than fit below: every one */
 	char repos[HEARD_REPOS][160];
 	size_t nrepos;
