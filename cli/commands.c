@@ -157,7 +157,7 @@ const struct cli_command cli_commands[] = {
      "may share one database and one data directory. SIGTERM stops it gracefully.",
      cli_scheduler_opts, cli_cmd_scheduler},
     {"worker", "run a build farm worker: lease jobs from the scheduler and build them",
-     "--scheduler URL --token TOKEN [--name N] [--slots N] [--arch A]... [--tag T]... "
+     "--scheduler URL[,URL] --token TOKEN [--name N] [--slots N] [--arch A]... [--tag T]... "
      "[--root ROOT] [--work-dir DIR] [--no-sandbox]",
      "Registers its capabilities, long-polls for leases, builds each job with the build "
      "pipeline in the sandbox, streams the log, uploads the packages (the scheduler signs "

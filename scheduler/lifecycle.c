@@ -241,7 +241,8 @@ static void reaper_duty(struct scheduler *s)
 	}
 }
 
-/* Another scheduler on the store wrote (repo NULL) or announced repository repo. */
+/* Another scheduler on the store queued or ended a job (repo NULL) or announced repository
+ * repo. */
 static void peers_changed(void *arg, const char *repo)
 {
 	struct scheduler *s = arg;

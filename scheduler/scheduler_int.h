@@ -578,10 +578,11 @@ struct scheduler_store_ops {
 	 * always holds every duty. */
 	kiln_rc (*duty)(struct scheduler_store *st, const char *name, bool *held,
 	                struct kiln_err *err);
-	/* Call changed, from a thread of the store's, when another scheduler's write is heard
-	 * of (repo NULL: read caches and long polls are stale) or when it announced repository
-	 * repo; changed NULL stops the calls and returns once none runs. Nothing is heard on
-	 * a store only one scheduler opens. */
+	/* Call changed, from a thread of the store's, when another scheduler queued or ended a
+	 * job (repo NULL: long polls may have an answer; any other scheduler's write moves
+	 * version) or
+	 * announced repository repo; changed NULL stops the calls and returns once none runs.
+	 * Nothing is heard on a store only one scheduler opens. */
 	kiln_rc (*watch)(struct scheduler_store *st, void (*changed)(void *arg, const char *repo),
 	                 void *arg, struct kiln_err *err);
 	/* Tell the other schedulers that repository repo has something to publish. */

@@ -125,22 +125,26 @@ static const char *const migrations[] = {
     "CREATE INDEX hook_jobs_ref ON hook_jobs(forge, project, ref);",
     /* [store] several schedulers on one database (issue 25): every statement writing the
      * tables a job's answer is made of notifies channel kiln with the writer's
-     * application_name ("kiln-scheduler-<id>", see peers below), so the other schedulers
-     * drop their cached job bodies and wake their long polls. No sqlite3 counterpart:
-     * one scheduler opens a sqlite3 file. */
+     * application_name ("kiln-scheduler-<id>", see peers below) and " w", so the other
+     * schedulers drop their cached job bodies; a job that becomes queued or ends adds
+     * " q", which wakes their long polls too (workers waiting for work, clients for an
+     * end; not every heartbeat should). No sqlite3 counterpart: one scheduler opens a
+     * sqlite3 file. */
     "CREATE FUNCTION kiln_notify() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN"
-    " PERFORM pg_notify('kiln', current_setting('application_name') || ' w');"
+    " PERFORM pg_notify('kiln', current_setting('application_name') || ' ' || TG_ARGV[0]);"
     " RETURN NULL; END$$;"
     "CREATE TRIGGER jobs_notify AFTER INSERT OR UPDATE OR DELETE ON jobs"
-    " FOR EACH STATEMENT EXECUTE FUNCTION kiln_notify();"
+    " FOR EACH STATEMENT EXECUTE FUNCTION kiln_notify('w');"
+    "CREATE TRIGGER jobs_queued_notify AFTER INSERT OR UPDATE OF state ON jobs"
+    " FOR EACH ROW WHEN (NEW.state = 0 OR NEW.state >= 3) EXECUTE FUNCTION kiln_notify('q');"
     "CREATE TRIGGER attempts_notify AFTER INSERT OR UPDATE OR DELETE ON attempts"
-    " FOR EACH STATEMENT EXECUTE FUNCTION kiln_notify();"
+    " FOR EACH STATEMENT EXECUTE FUNCTION kiln_notify('w');"
     "CREATE TRIGGER artifacts_notify AFTER INSERT OR UPDATE OR DELETE ON artifacts"
-    " FOR EACH STATEMENT EXECUTE FUNCTION kiln_notify();"
+    " FOR EACH STATEMENT EXECUTE FUNCTION kiln_notify('w');"
     "CREATE TRIGGER reruns_notify AFTER INSERT OR UPDATE OR DELETE ON reruns"
-    " FOR EACH STATEMENT EXECUTE FUNCTION kiln_notify();"
+    " FOR EACH STATEMENT EXECUTE FUNCTION kiln_notify('w');"
     "CREATE TRIGGER rerun_artifacts_notify AFTER INSERT OR UPDATE OR DELETE ON rerun_artifacts"
-    " FOR EACH STATEMENT EXECUTE FUNCTION kiln_notify();",
+    " FOR EACH STATEMENT EXECUTE FUNCTION kiln_notify('w');",
     /* [ci] the durable outbox (issue 26), as the sqlite store's: commit statuses and
      * outgoing webhook events, delivered at least once in id order per target, and every
      * attempt to deliver one */
@@ -157,7 +161,7 @@ static const char *const migrations[] = {
     " PRIMARY KEY(item_id, n));"
     /* an item queued on one scheduler wakes the sender on the one holding the outbox duty */
     "CREATE TRIGGER outbox_notify AFTER INSERT ON outbox"
-    " FOR EACH STATEMENT EXECUTE FUNCTION kiln_notify();",
+    " FOR EACH STATEMENT EXECUTE FUNCTION kiln_notify('q');",
     /* [ci] the HTTP status each webhook delivery was answered with (a delivery that
      * verifies but does not parse is kept with its 400), for redeliveries and the log */
     "ALTER TABLE hook_deliveries ADD COLUMN status BIGINT NOT NULL DEFAULT 200;"
@@ -194,7 +198,14 @@ static const char *const migrations[] = {
     "CREATE INDEX batch_jobs_wait ON batch_jobs(wait_on) WHERE wait_on != 0;"
     "CREATE TABLE job_deps(job_id BIGINT NOT NULL, dep_id BIGINT NOT NULL,"
     " why TEXT NOT NULL, PRIMARY KEY(job_id, dep_id));"
-    "CREATE INDEX job_deps_dep ON job_deps(dep_id);",
+    "CREATE INDEX job_deps_dep ON job_deps(dep_id);"
+    /* several schedulers: a job's batch answer changed; one whose last dependency landed
+     * can be leased, so waiting workers on every scheduler are woken ('q') */
+    "CREATE TRIGGER batch_jobs_notify AFTER INSERT OR UPDATE OR DELETE ON batch_jobs"
+    " FOR EACH STATEMENT EXECUTE FUNCTION kiln_notify('w');"
+    "CREATE TRIGGER batch_jobs_ready_notify AFTER UPDATE OF pending ON batch_jobs"
+    " FOR EACH ROW WHEN (NEW.pending = 0 AND OLD.pending > 0)"
+    " EXECUTE FUNCTION kiln_notify('q');",
 };
 
 #define JOB_COLS                                                                                   \
@@ -2300,8 +2311,8 @@ static kiln_rc repo_states(struct scheduler_store *base, struct kiln_arena *a,
 /* Several schedulers on one database (issue 25)
  *
  * Each store names its connections "kiln-scheduler-<16 hex>" (application_name). The job
- * tables' triggers notify channel kiln with "<that name> w" (the last migration); announce
- * sends "<name> r REPO". One more connection per store listens on the channel and holds
+ * tables' triggers notify channel kiln with "<that name> w", and " q" for a job queued or
+ * ended (the last migration); announce sends "<name> r REPO". One more connection per store listens on the channel and holds
  * the duties' advisory locks: session locks, so a scheduler that dies (or whose connection
  * breaks) lets go of them as its backend ends, and another's next try takes them. A thread
  * waits on that connection's socket; what another scheduler sent bumps the version (cached
@@ -2316,8 +2327,9 @@ static void notice(void *arg, const char *message);
 
 /* What the listening connection heard from other schedulers, to deliver unlocked. */
 struct heard {
-	bool write; /* a write: caches and long polls are stale */
-	bool all;   /* more repositories than fit below: every one */
+	bool write;  /* a write: cached job bodies are stale */
+	bool queued; /* a job was queued or ended: long polls may have an answer */
+	bool all;    /* more repositories than fit below: every one */
 	char repos[HEARD_REPOS][160];
 	size_t nrepos;
 };
@@ -2366,6 +2378,8 @@ static void heard_drain(struct pg *w, struct heard *h)
 		if (!(k && (size_t)(k - x) == il && !strncmp(x, w->app, il))) {
 			if (k && !strncmp(k, " r ", 3) && k[3])
 				heard_repo(h, k + 3);
+			else if (k && !strcmp(k, " q"))
+				h->queued = h->write = true;
 			else
 				h->write = true;
 		}
@@ -2378,6 +2392,7 @@ static void heard_merge(struct heard *to, struct heard *from)
 	size_t i;
 
 	to->write = to->write || from->write;
+	to->queued = to->queued || from->queued;
 	to->all = to->all || from->all;
 	for (i = 0; i < from->nrepos; i++)
 		heard_repo(to, from->repos[i]);
@@ -2393,7 +2408,7 @@ static void heard_deliver(struct pg *w, const struct heard *h)
 		__atomic_add_fetch(&w->version, 1, __ATOMIC_RELEASE);
 	pthread_mutex_lock(&p->cb_lock);
 	if (p->changed) {
-		if (h->write)
+		if (h->queued)
 			p->changed(p->arg, NULL);
 		if (h->all)
 			p->changed(p->arg, "");
@@ -2416,9 +2431,10 @@ static kiln_rc peers_listen(struct peers *p, struct kiln_err *err)
 	return rc;
 }
 
-/* p->db connected and listening; a broken connection is made again, and the duties held
- * on it are held no more (its backend's end let go of them). Under p->lock. */
-static kiln_rc peers_ready(struct pg *w, struct kiln_err *err)
+/* p->db connected and listening. A broken connection's duties are held no more (its
+ * backend's end let go of them); with reconnect (the listening thread only) it is made
+ * again. Under p->lock. */
+static kiln_rc peers_ready(struct pg *w, bool reconnect, struct kiln_err *err)
 {
 	struct peers *p = w->peers;
 	size_t i;
@@ -2427,8 +2443,8 @@ static kiln_rc peers_ready(struct pg *w, struct kiln_err *err)
 		return KILN_OK;
 	for (i = 0; i < p->nduties; i++)
 		p->duties[i].held = false;
-	if (!p->db)
-		return kiln_err_set(err, KILN_EIO, "job store: no connection for the duties");
+	if (!p->db || !reconnect)
+		return kiln_err_set(err, KILN_EIO, "job store: the duties' connection is down");
 	PQreset(p->db);
 	if (PQstatus(p->db) != CONNECTION_OK)
 		return kiln_err_set(err, KILN_EIO, "job store: reconnect: %.*s",
@@ -2447,7 +2463,7 @@ static void *peers_thread(void *arg)
 
 		memset(&h, 0, sizeof(h));
 		pthread_mutex_lock(&p->lock);
-		if (!peers_ready(w, NULL))
+		if (!peers_ready(w, true, NULL))
 			pfd.fd = PQsocket(p->db);
 		pthread_mutex_unlock(&p->lock);
 		/* a broken server is tried again each round; a quiet one wakes us to stop */
@@ -2562,10 +2578,19 @@ static kiln_rc duty(struct scheduler_store *base, const char *name, bool *held,
 	char q[96];
 	PGresult *r;
 	kiln_rc rc;
+	int i;
 
 	*held = false;
-	pthread_mutex_lock(&p->lock);
-	rc = peers_ready(w, err);
+	/* the listening thread holds the lock while it reconnects (up to connect_timeout):
+	 * the duties are lost then, and the caller (the serve loop) must not wait for it */
+	for (i = 0; pthread_mutex_trylock(&p->lock); i++) {
+		if (i == 20)
+			return kiln_err_set(err, KILN_EIO,
+			                    "job store: the duties' connection is "
+			                    "reconnecting");
+		(void)poll(NULL, 0, 5);
+	}
+	rc = peers_ready(w, false, err);
 	if (!rc)
 		rc = duty_slot(p, name, &d, err);
 	if (rc) {

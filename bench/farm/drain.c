@@ -17,6 +17,9 @@
 
 struct ctx {
 	const char *url, *stok, *wtok;
+	char urls[4][256]; /* URL may be several, comma-separated: one scheduler each */
+	int nurls;
+	long turn; /* threads started: thread i talks to urls[i % nurls] */
 	long jobs, threads;
 	long next;   /* submit counter */
 	long grants; /* leases granted and completed */
@@ -40,10 +43,18 @@ static struct api_client *client(const char *url, const char *tok)
 	return c;
 }
 
+/* The scheduler the calling thread talks to: the schedulers in turn, one a thread. */
+static const char *my_url(struct ctx *x)
+{
+	long i = __atomic_fetch_add(&x->turn, 1, __ATOMIC_RELAXED);
+
+	return x->urls[i % x->nurls];
+}
+
 static void *submitter(void *p)
 {
 	struct ctx *x = p;
-	struct api_client *c = client(x->url, x->stok);
+	struct api_client *c = client(my_url(x), x->stok);
 	struct api_reply r;
 	char body[256];
 
@@ -85,7 +96,7 @@ static bool lease_of(const char *b, char id[33], long *gen)
 static void *drainer(void *p)
 {
 	struct ctx *x = p;
-	struct api_client *c = client(x->url, x->wtok);
+	struct api_client *c = client(my_url(x), x->wtok);
 	static const char lease_body[] =
 	    "{\"worker\":\"bench\",\"arches\":[\"x86_64\"],\"wait\":0}";
 	struct api_call lease = {.method = "POST",
@@ -128,7 +139,7 @@ static void *drainer(void *p)
 /* Register the worker "bench" the drainers lease as (with BENCH_SECRET). */
 static void bench_register(const struct ctx *x)
 {
-	struct api_client *c = client(x->url, x->wtok);
+	struct api_client *c = client(x->urls[0], x->wtok);
 	static const char body[] = "{\"name\":\"bench\",\"arches\":[\"x86_64\"]}";
 	struct api_call call = {.method = "POST",
 	                        .path = "/api/v1/workers",
@@ -171,6 +182,13 @@ int main(int argc, char **argv)
 	if (argc != 6)
 		return 1;
 	x.url = argv[1], x.stok = argv[2], x.wtok = argv[3];
+	for (const char *u = x.url; u && *u && x.nurls < 4; x.nurls++) {
+		const char *e = strchr(u, ',');
+		size_t l = e ? (size_t)(e - u) : strlen(u);
+
+		snprintf(x.urls[x.nurls], sizeof(x.urls[0]), "%.*s", (int)l, u);
+		u = e ? e + 1 : NULL;
+	}
 	x.jobs = strtol(argv[4], NULL, 10);
 	x.threads = strtol(argv[5], NULL, 10);
 	if (x.jobs < 1 || x.threads < 1 || x.threads > 64 || api_global_init(NULL))

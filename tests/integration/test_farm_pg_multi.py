@@ -89,25 +89,27 @@ def test_two_schedulers_one_killed_under_load(two, kiln_bin, kiln):
     assert a.job(first)["id"] == first
     ids = [first]
     for i in range(1, 40):
-        ids.append(submit((a, b)[i % 2], named(i, "sleep 0.3"), "m.spec", repository="main"))
-    # kill, under load, the scheduler holding the duties (the first started) and a
-    # worker with a build in hand: its lease is left for the survivor's reaper
-    deadline = time.monotonic() + 60
+        # a few slow ones: a build still running when its worker is killed
+        slow = i % 10 == 5
+        ids.append(submit((a, b)[i % 2], named(i, "sleep 4" if slow else "sleep 0.3"),
+                          "slow.spec" if slow else "m.spec", repository="main"))
+    # kill, under load, a worker with a slow build in hand (its lease is left for the
+    # reaper) and the scheduler holding the duties (the first started)
+    deadline = time.monotonic() + 90
     victim = None
     while victim is None and time.monotonic() < deadline:
-        busy = [j for j in b.call("GET", "/api/v1/jobs?state=building&limit=100").json()["jobs"]]
-        done = b.call("GET", "/api/v1/jobs?state=succeeded&limit=100").json()["jobs"]
-        if busy and len(done) >= 3:
-            victim = busy[0]
+        busy = b.call("GET", "/api/v1/jobs?state=building&limit=100").json()["jobs"]
+        slow = [j for j in busy if j["spec_name"] == "slow.spec"]
+        if slow:
+            victim = b.job(slow[0]["id"])
         else:
             time.sleep(0.1)
-    assert victim, "no build was running"
-    worker = b.job(victim["id"])["worker"]
-    a.kill()
-    killed = [w for w in workers if w.name == worker]
-    assert killed, (worker, [w.name for w in workers])
+    assert victim, "no slow build was running"
+    killed = [w for w in workers if w.name == victim["worker"]]
+    assert killed, (victim["worker"], [w.name for w in workers])
     killed[0].stop(9)
     workers.remove(killed[0])
+    a.kill()
     killed_at = time.monotonic()
     # the CLI fails over too: the dead scheduler first in KILN_URL
     env = {"KILN_URL": f"{a.url},{b.url}", "KILN_TOKEN": b.admin}
@@ -183,7 +185,8 @@ def test_duties_are_held_once_and_move(two):
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         m_b = b.call("GET", "/metrics", token="").body.decode()
-        if "kiln_duties_held{duty=\"reaper\"} 1" in m_b:
+        if ("kiln_duties_held{duty=\"reaper\"} 1" in m_b and
+                "kiln_duties_held{duty=\"publish:main\"} 1" in m_b):
             break
         time.sleep(0.1)
     assert "kiln_duties_held{duty=\"reaper\"} 1" in m_b, m_b

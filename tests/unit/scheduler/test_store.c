@@ -48,6 +48,8 @@ static struct scheduler_store *open_pg(const char *name KILN_UNUSED)
 	return st;
 }
 
+static bool duty_held(struct scheduler_store *st, const char *name);
+
 /* A test of the store interface, registered once per store: its body gets open_store. */
 #define STORE_TEST(name)                                                                           \
 	static void name(store_opener *open_store);                                                \
@@ -1047,6 +1049,7 @@ KILN_TEST(store_pg_reconnects_after_a_server_restart)
 	pg_database(url, sizeof(url));
 	assert_ok(scheduler_store_open_pg(url, &st, &err), &err);
 	id = insert(st, "", "", 0, NULL);
+	assert_true(duty_held(st, "reaper"));
 	assert_ok(kiln_test_pg_restart(), NULL);
 	/* the writer's connection: the write that finds it broken fails (nothing is retried
 	 * behind the caller's back), the next reaches the server (no job 1000 + id to cancel) */
@@ -1063,6 +1066,17 @@ KILN_TEST(store_pg_reconnects_after_a_server_restart)
 		assert_int_equal(j.state, SCHED_QUEUED);
 	}
 	assert_ok(st->ops->ping(st, &err), &err);
+	/* the duties went with the old connection; the listening thread connects again and
+	 * they are taken again (nobody else wants them) */
+	for (i = 0; i < 1000; i++) {
+		bool held = false;
+
+		kiln_err_clear(&err);
+		if (!st->ops->duty(st, "reaper", &held, &err) && held)
+			break;
+		(void)poll(NULL, 0, 10);
+	}
+	assert_true(i < 1000);
 	kiln_arena_release(&a);
 	scheduler_store_close(st);
 }
@@ -1261,6 +1275,7 @@ KILN_TEST(store_pg_hears_the_other_stores_writes_and_announcements)
 	struct heard_log h = {.lock = PTHREAD_MUTEX_INITIALIZER};
 	char url[512];
 	uint64_t v;
+	int i;
 
 	pg_database(url, sizeof(url));
 	assert_ok(scheduler_store_open_pg(url, &st[0], &err), &err);
@@ -1277,6 +1292,23 @@ KILN_TEST(store_pg_hears_the_other_stores_writes_and_announcements)
 	insert(st[1], "", "", 0, NULL);
 	assert_true(heard_wait(&h, NULL));
 	assert_true(st[0]->ops->version(st[0]) != v);
+	/* a write that queues or ends nothing: caches are stale (the version moves), long
+	 * polls are left alone */
+	h.writes = 0;
+	v = st[0]->ops->version(st[0]);
+	{
+		struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
+		struct scheduler_job j;
+
+		/* a grant: a job leased, nothing queued or ended */
+		assert_ok(grant(st[1], "w", ",x,", ",", 2000, L2, &a, &j), NULL);
+		kiln_arena_release(&a);
+	}
+	for (i = 0; i < 500 && st[0]->ops->version(st[0]) == v; i++)
+		(void)poll(NULL, 0, 10);
+	assert_true(st[0]->ops->version(st[0]) != v);
+	(void)poll(NULL, 0, 300);
+	assert_int_equal(h.writes, 0);
 	assert_ok(st[1]->ops->announce(st[1], "f40-v6", &err), &err);
 	assert_true(heard_wait(&h, "f40-v6;"));
 	assert_ok(st[0]->ops->announce(st[0], "mine", &err), &err);
