@@ -1059,6 +1059,10 @@
               a.answer ? h('span', { class: 'muted' }, a.answer.slice(0, 120)) : null)))
             : 'not tried yet'))))))
         : h('p', { class: 'muted' }, 'No event has been queued for this webhook yet.'));
+    }, err);
+  }
+
+  /* ---------------------------------------------------------------------------------- */
   /* Batches (docs/batches.md): the graph's levels and each job's state */
 
   function batchesPage(page) {
