@@ -427,6 +427,17 @@ static kiln_rc sub_order(struct batch_sub *b, struct kiln_err *err)
 	return KILN_OK;
 }
 
+/* [projects] Who sees a batch sees its jobs: its project's readers, its submitter, admins,
+ * and anyone where the project's repositories are public. */
+static bool batch_visible(struct scheduler *s, struct api_req *req, const struct scheduler_batch *b)
+{
+	struct scheduler_job j = {0};
+
+	j.project_id = b->project_id;
+	j.token_id = b->token_id;
+	return scheduler_job_visible(s, req, &j);
+}
+
 /* [projects] A batch publishes only into a repository of its submitter's project. */
 static kiln_rc batch_repository_owned(struct batch_sub *b, struct kiln_err *err)
 {
@@ -661,7 +672,7 @@ static kiln_rc batch_read(struct scheduler *s, struct api_req *req, int64_t id,
 	kiln_rc rc;
 
 	rc = s->store->ops->batch_get(s->store, id, a, b, err);
-	if (!rc && !scheduler_reads_all(req) && b->token_id != api_req_token_id(req))
+	if (!rc && !batch_visible(s, req, b))
 		rc = kiln_err_set(err, KILN_ENOTFOUND, "no batch %lld", (long long)id);
 	if (!rc)
 		rc = s->store->ops->batch_members(s->store, id, a, m, n, err);
@@ -761,6 +772,8 @@ void scheduler_h_batch_create(void *ctx, struct api_req *req, struct api_resp *r
 		goto out;
 	}
 	rec.token_id = api_req_token_id(req);
+	/* [projects] the batch is its jobs' project's (each member's job_prepare chose it) */
+	rec.project_id = !rc && b.n && b.jobs ? b.jobs[0].project_id : SCHED_PROJECT_DEFAULT;
 	rec.root = b.body.root;
 	rec.bootstrap = words_joined(b.a, &b.body.bootstrap);
 	rec.repository = b.body.repository ? b.body.repository : "";
@@ -835,7 +848,7 @@ void scheduler_h_batches(void *ctx, struct api_req *req, struct api_resp *resp)
 		struct scheduler_batch_member *m = NULL;
 		size_t nm = 0;
 
-		if (!scheduler_reads_all(req) && v[i].token_id != api_req_token_id(req))
+		if (!batch_visible(s, req, &v[i]))
 			continue;
 		if (s->store->ops->batch_members(s->store, v[i].id, a, &m, &nm, &err)) {
 			kiln_log_err(KILN_LOG_WARN, &err);
@@ -1218,7 +1231,7 @@ void scheduler_h_batch_cancel(void *ctx, struct api_req *req, struct api_resp *r
 	rc = scheduler_param_id(req, 0, &id, &err);
 	if (!rc)
 		rc = s->store->ops->batch_get(s->store, id, a, &b, &err);
-	if (!rc && !scheduler_reads_all(req) && b.token_id != api_req_token_id(req))
+	if (!rc && !batch_visible(s, req, &b))
 		rc = kiln_err_set(&err, KILN_ENOTFOUND, "no batch %lld", (long long)id);
 	if (!rc)
 		rc = s->store->ops->batch_members(s->store, id, a, &m, &n, &err);
@@ -1274,7 +1287,7 @@ void scheduler_h_batch_publish(void *ctx, struct api_req *req, struct api_resp *
 	rc = scheduler_param_id(req, 0, &id, &err);
 	if (!rc)
 		rc = s->store->ops->batch_get(s->store, id, a, &b, &err);
-	if (!rc && !scheduler_reads_all(req) && b.token_id != api_req_token_id(req))
+	if (!rc && !batch_visible(s, req, &b))
 		rc = kiln_err_set(&err, KILN_ENOTFOUND, "no batch %lld", (long long)id);
 	if (!rc && len)
 		rc = api_json_decode(body, len, fields, API_DECODE_STRICT, &rp, a, &err);

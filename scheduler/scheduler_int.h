@@ -123,6 +123,7 @@ struct scheduler_rerun_artifact {
  * a repository of its own that later jobs resolve against. Strings in the caller's arena. */
 struct scheduler_batch {
 	int64_t id, token_id, created_ms, updated_ms;
+	int64_t project_id;          /* [projects] its submitter's project, as its jobs' */
 	const char *root;            /* the root configuration every member builds on */
 	const char *bootstrap;       /* the bootstrap packages, blank-separated ("" none) */
 	const char *repository;      /* publish into it when every job succeeded ("" keep) */

@@ -188,7 +188,8 @@ static const char *const migrations[] = {
     " token_id BIGINT NOT NULL, root TEXT NOT NULL, bootstrap TEXT NOT NULL,"
     " repository TEXT NOT NULL, publish_state TEXT NOT NULL DEFAULT '',"
     " publish_message TEXT NOT NULL DEFAULT '', created_ms BIGINT NOT NULL,"
-    " updated_ms BIGINT NOT NULL, idem_key TEXT, request_key TEXT NOT NULL DEFAULT '');"
+    " updated_ms BIGINT NOT NULL, idem_key TEXT, request_key TEXT NOT NULL DEFAULT '',"
+    " project_id BIGINT NOT NULL DEFAULT 1);"
     "CREATE UNIQUE INDEX batches_idem ON batches(token_id, idem_key) WHERE idem_key IS NOT NULL;"
     "CREATE TABLE batch_jobs(job_id BIGINT PRIMARY KEY, batch_id BIGINT NOT NULL,"
     " node BIGINT NOT NULL, level BIGINT NOT NULL, name TEXT NOT NULL,"
@@ -625,14 +626,15 @@ static const char *const sql[Q_COUNT] = {
     /* [batches] */
     [Q_BATCH_INSERT] =
         "INSERT INTO batches(token_id, root, bootstrap, repository, created_ms,"
-        " updated_ms, idem_key, request_key) VALUES($1,$2,$3,$4,$5,$5,$6,$7) RETURNING id",
+        " updated_ms, idem_key, request_key, project_id) VALUES($1,$2,$3,$4,$5,$5,$6,$7,$8)"
+        " RETURNING id",
     [Q_BATCH_BY_IDEM] = "SELECT id FROM batches WHERE token_id = $1 AND idem_key = $2",
     [Q_BATCH_JOB_INSERT] = "INSERT INTO batch_jobs(job_id, batch_id, node, level, name, pending)"
                            " VALUES($1,$2,$3,$4,$5,$6)",
     [Q_BATCH_DEP_INSERT] = "INSERT INTO job_deps(job_id, dep_id, why) VALUES($1,$2,$3)",
 #define BATCH_COLS                                                                                 \
 	"id, token_id, created_ms, updated_ms, root, bootstrap, repository, publish_state,"        \
-	" publish_message, request_key"
+	" publish_message, request_key, project_id"
     [Q_BATCH_GET] = "SELECT " BATCH_COLS " FROM batches WHERE id = $1",
     [Q_BATCH_LIST] = "SELECT " BATCH_COLS " FROM batches WHERE id < $1 ORDER BY id DESC"
                      " LIMIT $2",
@@ -2649,7 +2651,7 @@ static const struct col batch_cols[] = {
     COL(I64, B, id),           COL(I64, B, token_id),       COL(I64, B, created_ms),
     COL(I64, B, updated_ms),   COL(TEXT, B, root),          COL(TEXT, B, bootstrap),
     COL(TEXT, B, repository),  COL(TEXT, B, publish_state), COL(TEXT, B, publish_message),
-    COL(COPY, B, request_key),
+    COL(COPY, B, request_key), COL(I64, B, project_id),
 };
 #undef B
 static const struct rowmap batch_map = ROWMAP(struct scheduler_batch, batch_cols, 1000);
@@ -2684,7 +2686,7 @@ static kiln_rc batch_rows_insert(struct pg *s, const struct scheduler_batch *b,
 	rc = one(s, Q_BATCH_INSERT,
 	         ARGS(I64(b->token_id), TXT(b->root), TXT(b->bootstrap), TXT(b->repository),
 	              I64(b->created_ms), TXT_OR_NULL(idem ? b->idem_key : NULL),
-	              TXT(b->request_key)),
+	              TXT(b->request_key), I64(b->project_id)),
 	         &v_i64_map, NULL, &r, "insert batch", err);
 	if (rc == KILN_ENOTFOUND)
 		rc = kiln_err_set(err, KILN_EIO, "job store: insert batch: no id returned");

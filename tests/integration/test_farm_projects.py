@@ -176,6 +176,12 @@ def two(kiln_bin, tmp_path_factory, rpm_file):
     w = Worker(s, "w1", s.token("worker"))
     ja = built_job(s, t["a"], w, rpm_file)
     art = s.call("GET", f"/api/v1/jobs/{ja}/artifacts").json()["artifacts"][0]
+    # [batches] a's batch (its root exists nowhere: it stays queued)
+    r = s.call("POST", "/api/v1/batches",
+               {"root": "nowhere", "members": [{"spec": SPEC, "spec_name": "t.spec"}]},
+               token=t["a"])
+    assert r.status == 201, r.body
+    s.batch_a = r.json()["id"]
     yield s, t, ja, art
     s.stop()
 
@@ -203,6 +209,9 @@ CROSS = [
     ("POST", "/api/v1/projects", {"name": "c"}, 403),
     ("GET", "/api/v1/projects/a/key", None, 404),
     ("POST", "/api/v1/projects/a/key/extend", {}, 403),
+    ("GET", "/api/v1/batches/{batch}", None, 404),
+    ("POST", "/api/v1/batches/{batch}/cancel", {}, 404),
+    ("POST", "/api/v1/batches/{batch}/publish", {}, 404),
 ]
 
 
@@ -211,7 +220,7 @@ CROSS = [
 @pytest.mark.parametrize("who", ["b", "b_sub", "b_read"])
 def test_another_projects_things_are_not_found(two, method, path, body, status, who):
     s, t, ja, art = two
-    url = path.format(job=ja, sha=art["sha256"])
+    url = path.format(job=ja, sha=art["sha256"], batch=s.batch_a)
     r = s.call(method, url, body, token=t[who])
     want = status
     # a token lacking the scope for the call is refused before the project is looked at
@@ -221,8 +230,13 @@ def test_another_projects_things_are_not_found(two, method, path, body, status, 
     if want == 404:
         msg = r.json()["error"]["message"]
         assert "no job" in msg or "no project" in msg or "not found" in msg or "no " in msg
-    # the job still stands, untouched
+    # the job still stands, untouched, and so does a's batch (listed for a only)
     assert s.job(ja)["state"] == "succeeded" and s.job(ja)["reruns"] == 0
+    assert s.call("GET", f"/api/v1/batches/{s.batch_a}", token=t["a"]).json()["state"] != \
+        "cancelled"
+    if who != "b_sub":
+        listed = s.call("GET", "/api/v1/batches", token=t[who]).json()["batches"]
+        assert all(b["id"] != s.batch_a for b in listed)
 
 
 @pytest.mark.parametrize("method,path", [("GET", "/api/v1/jobs/{job}"),
@@ -245,7 +259,9 @@ def test_the_own_project_reads_them(two, method, path):
 def test_listings_hold_only_the_own_project(two):
     s, t, ja, _ = two
     assert all(j["id"] != ja for j in s.call("GET", "/api/v1/jobs", token=t["b"]).json()["jobs"])
-    assert [j["id"] for j in s.call("GET", "/api/v1/jobs", token=t["a"]).json()["jobs"]] == [ja]
+    own = s.call("GET", "/api/v1/jobs", token=t["a"]).json()["jobs"]
+    assert ja in [j["id"] for j in own] and {j["project"] for j in own} == {"a"}
+    assert len(own) == 2  # ja and the fixture's batch job
     names = [p["name"] for p in s.call("GET", "/api/v1/projects", token=t["b"]).json()["projects"]]
     assert names == ["b"]
     assert ja in [j["id"] for j in s.call("GET", "/api/v1/jobs").json()["jobs"]]
