@@ -21,6 +21,7 @@
 
 #include "macro/macro.h"
 #include "spec/spec.h"
+#include "sources/sources.h"
 #include "roots/roots.h"
 #include "batch/batch.h"
 #include "worker/worker.h"
@@ -170,21 +171,89 @@ static kiln_rc srpm_spec(struct batch_sub *b, const struct scheduler_request *r,
 	return rc;
 }
 
+/* A git member's spec: its ref resolved in the scheduler's own mirror of the repository
+ * (data_dir/git-cache, as the hooks' spec check), the commit's tree exported into a
+ * directory of its own under tmp_dir (dir, removed by the caller), its spec read there.
+ * The member is pinned to that commit (r->git.ref), so its job builds what was ordered. */
+static kiln_rc git_spec(struct batch_sub *b, struct scheduler_request *r, struct macro_ctx *mc,
+                        struct kiln_buf *dir, struct spec **sp, struct kiln_err *err)
+{
+	struct sources_fetch_opts o = {.connect_timeout = 10, .low_speed_time = 20, .retries = 1};
+	struct kiln_buf cache = KILN_BUF_INIT(KILN_LIMIT_PATH);
+	struct kiln_buf tree = KILN_BUF_INIT(KILN_LIMIT_PATH);
+	struct kiln_buf abs = KILN_BUF_INIT(KILN_LIMIT_PATH);
+	struct kiln_buf spec_path = KILN_BUF_INIT(KILN_LIMIT_PATH);
+	struct kiln_buf text = KILN_BUF_INIT(KILN_LIMIT_HTTP_BODY);
+	struct sources_git_rev rev;
+	struct sources *src = NULL;
+	kiln_rc rc;
+
+	kiln_buf_addf(&cache, "%s/git-cache", b->s->cfg->data_dir);
+	kiln_buf_addf(dir, "%s/batch-git-XXXXXX", b->s->tmp_dir);
+	rc = kiln_buf_finish(&cache, err);
+	if (!rc)
+		rc = kiln_buf_finish(dir, err);
+	if (!rc && !mkdtemp(dir->ptr))
+		rc = kiln_err_sys(err, KILN_EIO, "cannot make a directory in %s", b->s->tmp_dir);
+	if (!rc) {
+		kiln_buf_addf(&tree, "%s/tree", dir->ptr);
+		rc = kiln_buf_finish(&tree, err);
+	}
+	o.cache_dir = cache.ptr;
+	if (!rc)
+		rc = sources_new(&o, &src, err);
+	if (!rc) {
+		rc = sources_checkout(src, r->git.url, r->git.ref ? r->git.ref : "HEAD", tree.ptr,
+		                      r->git.spec, &rev, &abs, &spec_path, err);
+		if (rc &&
+		    rc != KILN_ENOMEM) { /* the member's ref cannot be read: its request's fault */
+			char why[KILN_ERR_MSG_MAX];
+
+			snprintf(why, sizeof(why), "%s", err->msg);
+			kiln_err_clear(err);
+			rc = kiln_err_set(err, KILN_EINVAL, "%s", why);
+		}
+	}
+	if (!rc)
+		rc = macro_define(mc, "_topdir", NULL, dir->ptr, MACRO_LEVEL_CMDLINE, err);
+	if (!rc)
+		rc = macro_define(mc, "_sourcedir", NULL, abs.ptr, MACRO_LEVEL_CMDLINE, err);
+	if (!rc)
+		rc = util_read_file(spec_path.ptr, KILN_LIMIT_HTTP_BODY, &text, err);
+	if (!rc)
+		rc = spec_parse_mem(util_path_basename(r->git.spec), text.ptr, text.len, mc,
+		                    SPEC_PARSE_ANYARCH | SPEC_PARSE_NO_FILES, sp, err);
+	if (!rc) {
+		r->git.ref = kiln_arena_strdup(b->a, rev.commit);
+		if (!r->git.ref)
+			rc = kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	}
+	sources_free(src);
+	kiln_buf_release(&cache);
+	kiln_buf_release(&tree);
+	kiln_buf_release(&abs);
+	kiln_buf_release(&spec_path);
+	kiln_buf_release(&text);
+	return rc;
+}
+
 /* Member i's spec read into the graph. */
-static kiln_rc member_graph_add(struct batch_sub *b, size_t i, const struct scheduler_request *r,
+static kiln_rc member_graph_add(struct batch_sub *b, size_t i, struct scheduler_request *r,
                                 struct kiln_err *err)
 {
 	struct macro_ctx *mc = macro_ctx_dup(b->base, err);
 	struct kiln_buf dir = KILN_BUF_INIT(KILN_LIMIT_PATH);
 	struct spec *sp = NULL;
 	struct spec_deps prov;
-	const char *label = r->has_srpm ? r->srpm.name : r->spec_name;
+	const char *label = r->has_srpm ? r->srpm.name : r->has_git ? r->git.spec : r->spec_name;
 	kiln_rc rc = mc ? KILN_OK : KILN_ENOMEM;
 
 	if (!rc)
 		rc = member_macros(mc, r, err);
 	if (!rc && r->has_srpm)
 		rc = srpm_spec(b, r, mc, &dir, &sp, err);
+	else if (!rc && r->has_git)
+		rc = git_spec(b, r, mc, &dir, &sp, err);
 	else if (!rc)
 		rc = spec_parse_mem(r->spec_name, r->spec, strlen(r->spec), mc,
 		                    SPEC_PARSE_ANYARCH | SPEC_PARSE_NO_FILES, &sp, err);
@@ -230,12 +299,6 @@ static kiln_rc member_parse(const struct scheduler_batch_body *b, size_t i,
 		return kiln_err_set(err, KILN_EINVAL,
 		                    "field 'members[%zu].repository': a batch is published as a "
 		                    "whole (the batch's field 'repository')",
-		                    i);
-	if (r->has_git)
-		return kiln_err_set(err, KILN_EINVAL,
-		                    "field 'members[%zu].git': a batch member is an inline spec "
-		                    "(field 'spec' with its sources) or an SRPM; git refs are not "
-		                    "batch members yet",
 		                    i);
 	r->root = b->root;
 	rc = scheduler_request_check(r, a, err);
@@ -438,23 +501,6 @@ static bool batch_visible(struct scheduler *s, struct api_req *req, const struct
 	return scheduler_job_visible(s, req, &j);
 }
 
-/* [projects] A batch publishes only into a repository of its submitter's project. */
-static kiln_rc batch_repository_owned(struct batch_sub *b, struct kiln_err *err)
-{
-	int64_t project = api_req_group(b->req) > 0 ? api_req_group(b->req) : SCHED_PROJECT_DEFAULT;
-	int64_t owner =
-	    scheduler_repo_project(b->s, api_req_arena(b->req), b->body.repository, err);
-
-	if (owner < 0)
-		return err->code;
-	if (owner != project)
-		return kiln_err_set(
-		    err, KILN_EINVAL,
-		    "field 'repository': repository '%s' belongs to another project",
-		    b->body.repository);
-	return KILN_OK;
-}
-
 static kiln_rc sub_check(struct batch_sub *b, struct kiln_err *err)
 {
 	struct scheduler_request *r = b->body.members.v;
@@ -471,7 +517,10 @@ static kiln_rc sub_check(struct batch_sub *b, struct kiln_err *err)
 			                    "field 'repository': no repository '%s' on this "
 			                    "scheduler",
 			                    b->body.repository);
-		rc = batch_repository_owned(b, err);
+		/* [projects] only into a repository of its submitter's project */
+		rc = scheduler_repo_owned(
+		    b->s, b->req, b->body.repository,
+		    api_req_group(b->req) > 0 ? api_req_group(b->req) : SCHED_PROJECT_DEFAULT, err);
 		if (rc)
 			return rc;
 	}

@@ -26,6 +26,11 @@ KILN_MUST_CHECK kiln_rc scheduler_project_param(struct scheduler *s, struct api_
  * set when the store fails. */
 int64_t scheduler_repo_project(struct scheduler *s, struct kiln_arena *a, const char *repo,
                                struct kiln_err *err);
+/* [projects] A job or batch of project publishes only into a repository that project owns:
+ * KILN_OK for repo NULL or "", KILN_EINVAL naming field 'repository' otherwise. */
+KILN_MUST_CHECK kiln_rc scheduler_repo_owned(struct scheduler *s, struct api_req *req,
+                                             const char *repo, int64_t project,
+                                             struct kiln_err *err);
 /* May the caller read repository repo (its listing, its files under /repos/)? A farm
  * admin any; a token its project's; anyone a public project's. /repos/ is served without
  * auth: a bearer token sent there is looked at all the same. */

@@ -271,23 +271,20 @@ static kiln_rc job_project(struct scheduler *s, struct api_req *req,
 	return rc;
 }
 
-/* [projects] A job publishes only into a repository its project owns. */
-static kiln_rc job_repository(struct scheduler *s, struct api_req *req,
-                              const struct scheduler_request *r, int64_t project,
-                              struct kiln_err *err)
+kiln_rc scheduler_repo_owned(struct scheduler *s, struct api_req *req, const char *repo,
+                             int64_t project, struct kiln_err *err)
 {
 	int64_t owner;
 
-	if (!r->repository || !*r->repository)
+	if (!repo || !*repo)
 		return KILN_OK;
-	owner = scheduler_repo_project(s, api_req_arena(req), r->repository, err);
+	owner = scheduler_repo_project(s, api_req_arena(req), repo, err);
 	if (owner < 0)
 		return err->code;
 	if (owner != project)
 		return kiln_err_set(
 		    err, KILN_EINVAL,
-		    "field 'repository': repository '%s' belongs to another project",
-		    r->repository);
+		    "field 'repository': repository '%s' belongs to another project", repo);
 	return KILN_OK;
 }
 
@@ -341,7 +338,7 @@ kiln_rc scheduler_job_prepare(struct scheduler *s, struct api_req *req,
 	j->created_ms = util_clock_wall_ms();
 	rc = job_project(s, req, r, &j->project_id, err);
 	if (!rc)
-		rc = job_repository(s, req, r, j->project_id, err);
+		rc = scheduler_repo_owned(s, req, r->repository, j->project_id, err);
 	if (rc)
 		return rc;
 	j->max_attempts = r->max_attempts ? r->max_attempts : s->cfg->max_attempts;

@@ -256,6 +256,45 @@ def test_source_packages_are_batch_members_too(kiln_bin, tmp_path):
         s.stop()
 
 
+def test_git_members_are_read_at_their_commit_and_built_there(kiln_bin, tmp_path):
+    """A git member's spec is read from the scheduler's own mirror at the commit its ref
+    names when the batch is submitted, and its job is pinned to that commit: a later push
+    to the branch changes neither the order nor what is built."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.org",
+               GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.org")
+
+    def git(*args):
+        return subprocess.run(["git", "-C", repo, *args], check=True, capture_output=True,
+                              text=True, env=env).stdout.strip()
+
+    git("init", "-q", "-b", "main")
+    (repo / "pkg").mkdir()
+    (repo / "pkg" / "chaina.spec").write_text((CHAIN / "chaina.spec").read_text())
+    git("add", "-A")
+    git("commit", "-q", "-m", "chaina")
+    sha = git("rev-parse", "HEAD")
+    s = Scheduler(kiln_bin, tmp_path / "data").start()
+    try:
+        r = s.call("POST", "/api/v1/batches", {"root": "r", "members": [
+            member("chainb"),
+            {"git": {"url": f"file://{repo}", "ref": "main", "spec": "pkg/chaina.spec"}}]})
+        assert r.status == 201, r.body
+        jobs = by_name(r.json())
+        assert jobs["chaina"]["level"] == 0 and jobs["chainb"]["level"] == 1, r.body
+        job = s.call("GET", f"/api/v1/jobs/{jobs['chaina']['id']}").json()
+        assert job["request"]["git"]["ref"] == sha
+        assert job["manifest"]["git"]["commit"] == sha
+        # the branch moves on: the batch's member stays where it was read
+        (repo / "pkg" / "chaina.spec").write_text("Name: other\n")
+        git("commit", "-q", "-am", "moved")
+        job = s.call("GET", f"/api/v1/jobs/{jobs['chaina']['id']}").json()
+        assert job["request"]["git"]["ref"] == sha
+    finally:
+        s.stop()
+
+
 @pytest.mark.parametrize("body,field", [
     ({"members": [member("chaina")]}, "'root'"),
     ({"root": "r", "members": []}, "'members'"),
@@ -264,8 +303,10 @@ def test_source_packages_are_batch_members_too(kiln_bin, tmp_path):
     ({"root": "r", "members": [member("chaina"), {"srpm": {"name": "a.src.rpm",
                                                             "sha256": "0" * 64}}]},
      "'members[1].srpm'"),
-    ({"root": "r", "members": [{"git": {"url": "https://example.org/a.git", "ref": "main",
-                                        "spec": "a.spec"}}]}, "'members[0].git'"),
+    ({"root": "r", "members": [{"git": {"url": "ftp://example.org/a.git", "ref": "main",
+                                        "spec": "a.spec"}}]}, "'git.url'"),
+    ({"root": "r", "members": [{"git": {"url": "file:///nonexistent/a.git", "ref": "main",
+                                        "spec": "a.spec"}}]}, "'members[0]' (a.spec)"),
     ({"root": "r", "members": [member("chaina")], "bootstrap": ["nope"]}, "'bootstrap'"),
     ({"root": "r", "members": [member("chaina")], "repository": "nope"}, "'repository'"),
     ({"root": "r", "members": [member("chaina", bogus=1)]}, "bogus"),
