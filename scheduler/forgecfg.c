@@ -306,6 +306,8 @@ static kiln_rc set_hook(struct scheduler_hook_cfg *h, const char *k, const char 
 		h->arch = *v ? v : NULL;
 	else if (!strcmp(k, "publish"))
 		h->publish = *v ? v : NULL;
+	else if (!strcmp(k, "project"))
+		h->kiln_project = *v ? v : NULL;
 	else if (!strcmp(k, "format")) {
 		if (strcmp(v, "v4") && strcmp(v, "v6"))
 			return kiln_err_set(err, KILN_EINVAL, "'%s' is not a format (v4, v6)", v);

@@ -230,6 +230,23 @@ static void job_body(const struct scheduler_hook_cfg *h, const struct scheduler_
 	api_jw_end(&w);
 }
 
+/* [projects] The farm project a [hook]'s jobs go to (its key "project"). */
+static kiln_rc hook_project(struct scheduler *s, const struct scheduler_hook_cfg *h,
+                            struct kiln_arena *a, int64_t *id, struct kiln_err *err)
+{
+	struct scheduler_project p = {0};
+	kiln_rc rc = s->store->ops->project_get(s->store, 0, h->kiln_project, a, &p, err);
+
+	if (rc == KILN_ENOTFOUND) {
+		kiln_err_clear(err);
+		return kiln_err_set(err, KILN_EINVAL, "[hook %s] project '%s': no such project",
+		                    h->project, h->kiln_project);
+	}
+	if (!rc)
+		*id = p.id;
+	return rc;
+}
+
 /* One job of the delivery; an existing one (a racing copy of it) is answered again. */
 static kiln_rc job_make(struct scheduler *s, struct api_req *req,
                         const struct scheduler_forge_cfg *f, const struct scheduler_hook_cfg *h,
@@ -250,6 +267,8 @@ static kiln_rc job_make(struct scheduler *s, struct api_req *req,
 	rc = kiln_buf_finish(&body, err);
 	if (!rc)
 		rc = scheduler_request_parse(body.ptr, body.len, a, &r, err);
+	if (!rc && h->kiln_project)
+		rc = hook_project(s, h, a, &r.project_id, err);
 	if (!rc)
 		rc = scheduler_job_prepare(s, req, &r, &j, &reqjson, &manifest, err);
 	if (rc)

@@ -71,6 +71,8 @@ struct scheduler_hook_cfg {
 	int64_t reruns;
 	const char *format;  /* the package format (v4 or v6; one per job), NULL for the default */
 	const char *publish; /* a [repositories] name pushes and tags publish into, or NULL */
+	const char *kiln_project; /* [projects] the farm project its jobs belong to (key
+	                           * "project"), NULL for default */
 	int line;
 };
 

@@ -832,6 +832,9 @@ struct scheduler_request {
 	bool has_srpm;
 	struct scheduler_git_ref git;
 	bool has_git;
+	/* [projects] set by the scheduler itself for its own jobs (a [hook]'s project), never
+	 * from a request body: the job's project, 0 for the caller's */
+	int64_t project_id;
 	struct api_strmap defines;
 	struct api_strlist with, without, formats, tags;
 	const char *arch;

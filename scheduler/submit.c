@@ -258,6 +258,10 @@ static kiln_rc job_project(struct scheduler *s, struct api_req *req,
 	kiln_rc rc;
 
 	*id = api_req_group(req) > 0 ? api_req_group(req) : SCHED_PROJECT_DEFAULT;
+	if (r->project_id > 0) {
+		*id = r->project_id;
+		return KILN_OK;
+	}
 	if (!r->project || !*r->project)
 		return KILN_OK;
 	rc = s->store->ops->project_get(s->store, 0, r->project, api_req_arena(req), &p, err);

@@ -216,6 +216,16 @@ forge = github
 spec = project.spec
 reruns = 1
 format = v6
+
+[hook owner/team]
+forge = github
+spec = project.spec
+project = team
+
+[hook owner/lost]
+forge = github
+spec = project.spec
+project = nosuch
 """)
     return cfg
 
@@ -300,6 +310,17 @@ def test_push_builds_the_exact_commit_once(sched, repo):
     again = github(sched, "push", gh_push(repo, "main"), delivery=delivery)
     assert again.status == 200 and again.json() == {"jobs": jobs}
     assert len(sched.call("GET", "/api/v1/jobs").json()["jobs"]) == 1
+
+
+def test_a_hook_builds_in_its_project(sched, repo):
+    """[projects] `project = NAME` in a [hook]: its jobs are that farm project's."""
+    assert sched.call("POST", "/api/v1/projects", {"name": "team"}).status == 201
+    r = github(sched, "push", gh_push(repo, "main", project="owner/team"))
+    assert r.status == 200, r.body
+    (jid,) = r.json()["jobs"]
+    assert job_of(sched, jid)["project"] == "team"
+    r = github(sched, "push", gh_push(repo, "main", project="owner/lost"))
+    assert r.status == 400 and "no such project" in r.json()["error"]["message"], r.body
 
 
 def test_unconfigured_branch_and_event_are_ignored_with_the_reason(sched, repo):
