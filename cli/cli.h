@@ -371,6 +371,8 @@ struct cli_project_opts {
 	const char *arch_caps;          /* --arch-caps ARCH=N,... (NULL: not given) */
 	const char *repositories;       /* --repositories A,B (NULL: not given; "": none) */
 	int64_t days;                   /* --days N: create, key extend (0: the default) */
+	const char *roots;              /* --roots A,B: root configurations (NULL: not given;
+	                                 * "": any) */
 };
 /* op "create", "set" (name and o), "list" (name NULL), "show", "delete", "key" (prints the
  * public key), "key-extend"; prints what the server answers (a table for list, unless

@@ -1204,6 +1204,24 @@ static const struct api_field cprojects_fields[] = {
     API_FIELD_END,
 };
 
+/* "a,b" as key: ["a", "b"] (nothing for NULL, [] for ""). */
+static void csv_array(struct api_jw *w, const char *key, const char *csv)
+{
+	if (!csv)
+		return;
+	api_jw_key(w, key);
+	api_jw_arr(w);
+	while (*csv) {
+		size_t len = strcspn(csv, ",");
+
+		if (len)
+			api_jw_strn(w, csv, len);
+		csv += len;
+		csv += *csv == ',';
+	}
+	api_jw_end(w);
+}
+
 static void project_body(const char *name, const struct cli_project_opts *o, struct kiln_buf *b)
 {
 	struct api_jw w;
@@ -1220,21 +1238,8 @@ static void project_body(const char *name, const struct cli_project_opts *o, str
 		api_jw_kstr(&w, "arch_caps", o->arch_caps);
 	if (name && o->days > 0)
 		api_jw_kint(&w, "key_days", o->days);
-	if (o->repositories) {
-		const char *p = o->repositories;
-
-		api_jw_key(&w, "repositories");
-		api_jw_arr(&w);
-		while (*p) {
-			size_t len = strcspn(p, ",");
-
-			if (len)
-				api_jw_strn(&w, p, len);
-			p += len;
-			p += *p == ',';
-		}
-		api_jw_end(&w);
-	}
+	csv_array(&w, "repositories", o->repositories);
+	csv_array(&w, "roots", o->roots);
 	api_jw_end(&w);
 }
 

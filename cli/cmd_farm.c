@@ -156,7 +156,7 @@ struct client_cli_opts {
 	/* project create/set */
 	bool public_read, private_read;
 	int max_running;
-	const char *arch_caps, *repositories;
+	const char *arch_caps, *repositories, *roots;
 	int days;
 	const char *bootstrap; /* [batches] */
 	int priority, reruns, timeout;
@@ -297,6 +297,8 @@ const struct cli_opt cli_project_opts[] = {
      "create, set: at most N running per arch (\"\" for none)"},
     {"repositories", 0, CLI_OPT_STRING, COFF(repositories), NULL, "NAME,...",
      "create, set: the [repositories] the project owns (its jobs publish there)"},
+    {"roots", 0, CLI_OPT_STRING, COFF(roots), NULL, "NAME,...",
+     "create, set: the root configurations its jobs may use (\"\": any)"},
     {"days", 0, CLI_OPT_INT, COFF(days), NULL, "N",
      "create, key extend: the signing key expires in N days (default 730)"},
     CLI_OPT_END,
@@ -407,7 +409,8 @@ static kiln_rc do_project(const struct client_cli_opts *o, const struct cli_clie
                           char **argv, struct kiln_err *err)
 {
 	struct cli_project_opts po = {o->public_read, o->private_read, o->max_running,
-	                              o->arch_caps,   o->repositories, o->days};
+	                              o->arch_caps,   o->repositories, o->days,
+	                              o->roots};
 	static const char *const named[] = {"create", "set", "show", "delete"};
 	size_t i;
 

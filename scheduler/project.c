@@ -38,6 +38,8 @@ struct project_body {
 	const char *arch_caps;
 	struct api_strlist repos;
 	bool has_repos;
+	struct api_strlist roots; /* the root configurations its jobs may use (none: any) */
+	bool has_roots;
 	int64_t key_days; /* create: the key's lifetime (default KEY_DAYS) */
 };
 
@@ -50,6 +52,7 @@ static const struct api_field create_fields[] = {
     {"max_running", API_F_INT, false, PB(max_running), 0, 1000000, NULL, 0, PB(has_max)},
     {"arch_caps", API_F_STR, false, PB(arch_caps), 0, 1024, NULL, 0, 0},
     {"repositories", API_F_STRLIST, false, PB(repos), 0, 1000, NULL, 0, PB(has_repos)},
+    {"roots", API_F_STRLIST, false, PB(roots), 0, 256, NULL, 0, PB(has_roots)},
     {"key_days", API_F_INT, false, PB(key_days), 1, 36500, NULL, 0, 0},
     API_FIELD_END,
 };
@@ -59,6 +62,7 @@ static const struct api_field change_fields[] = {
     {"max_running", API_F_INT, false, PB(max_running), 0, 1000000, NULL, 0, PB(has_max)},
     {"arch_caps", API_F_STR, false, PB(arch_caps), 0, 1024, NULL, 0, 0},
     {"repositories", API_F_STRLIST, false, PB(repos), 0, 1000, NULL, 0, PB(has_repos)},
+    {"roots", API_F_STRLIST, false, PB(roots), 0, 256, NULL, 0, PB(has_roots)},
     API_FIELD_END,
 };
 #undef PB
@@ -145,10 +149,40 @@ static kiln_rc repos_apply(struct scheduler *s, const struct project_body *b, in
 	return rc;
 }
 
+/* The root configuration names b gives, comma-joined into p->roots (in a). */
+static kiln_rc roots_apply(const struct project_body *b, struct scheduler_project *p,
+                           struct kiln_arena *a, struct kiln_err *err)
+{
+	struct kiln_buf j = KILN_BUF_INIT(KILN_LIMIT_LINE);
+	kiln_rc rc = KILN_OK;
+	size_t i;
+
+	for (i = 0; !rc && i < b->roots.n; i++) {
+		const char *r = b->roots.v[i];
+
+		if (!*r || strcspn(r, ", \t/") != strlen(r))
+			rc = kiln_err_set(
+			    err, KILN_EINVAL,
+			    "field 'roots[%zu]': '%.64s' is not a root configuration name", i, r);
+		kiln_buf_addf(&j, "%s%s", i ? "," : "", r);
+	}
+	if (!rc)
+		rc = kiln_buf_finish(&j, err);
+	if (!rc) {
+		p->roots = kiln_arena_strndup(a, j.ptr ? j.ptr : "", j.len);
+		if (!p->roots)
+			rc = kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	}
+	kiln_buf_release(&j);
+	return rc;
+}
+
 /* b's settings over p's; KILN_EINVAL naming a bad field. */
 static kiln_rc project_apply(const struct project_body *b, struct scheduler_project *p,
-                             struct kiln_err *err)
+                             struct kiln_arena *a, struct kiln_err *err)
 {
+	if (b->has_roots && roots_apply(b, p, a, err))
+		return err->code;
 	if (b->has_public)
 		p->public_read = b->public_read;
 	if (b->has_max)
@@ -174,6 +208,15 @@ void scheduler_project_json(struct scheduler *s, struct api_jw *w,
 	api_jw_kbool(w, "public_read", p->public_read);
 	api_jw_kint(w, "max_running", p->max_running);
 	api_jw_kstr(w, "arch_caps", p->arch_caps ? p->arch_caps : "");
+	api_jw_key(w, "roots");
+	api_jw_arr(w);
+	for (const char *r = p->roots ? p->roots : ""; *r;) {
+		size_t len = strcspn(r, ",");
+
+		api_jw_strn(w, r, len);
+		r += len + (r[len] == ',');
+	}
+	api_jw_end(w);
 	api_jw_key(w, "key_expires");
 	if (p->key_expires_ms)
 		api_jw_int(w, p->key_expires_ms);
@@ -213,6 +256,10 @@ static kiln_rc project_admin(const struct api_req *req, const struct scheduler_p
 		return kiln_err_set(err, KILN_EPRIV,
 		                    "field 'repositories': only the farm's admin "
 		                    "gives repositories");
+	if (b && b->has_roots)
+		return kiln_err_set(err, KILN_EPRIV,
+		                    "field 'roots': only the farm's admin "
+		                    "says which roots a project uses");
 	return KILN_OK;
 }
 
@@ -249,9 +296,10 @@ void scheduler_h_project_create(void *ctx, struct api_req *req, struct api_resp 
 		rc = scheduler_project_name_check(b.name, &err);
 	p.name = b.name;
 	p.arch_caps = "";
+	p.roots = "";
 	p.created_ms = util_clock_wall_ms();
 	if (!rc)
-		rc = project_apply(&b, &p, &err);
+		rc = project_apply(&b, &p, a, &err);
 	if (!rc)
 		rc = s->store->ops->repo_owners(s->store, a, &o, &n, &err);
 	if (!rc)
@@ -381,7 +429,7 @@ void scheduler_h_project_change(void *ctx, struct api_req *req, struct api_resp 
 	if (!rc)
 		rc = project_admin(req, &p, &b, &err);
 	if (!rc)
-		rc = project_apply(&b, &p, &err);
+		rc = project_apply(&b, &p, a, &err);
 	if (!rc)
 		rc = s->store->ops->repo_owners(s->store, a, &o, &n, &err);
 	if (!rc && b.has_repos && p.id == SCHED_PROJECT_DEFAULT)

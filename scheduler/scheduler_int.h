@@ -229,6 +229,7 @@ struct scheduler_project {
 	const char *arch_caps;  /* "x86_64=2,aarch64=1": per-arch caps ("" for none) */
 	int64_t grant_seq;      /* the farm's grant count at its last grant (0: never) */
 	int64_t key_expires_ms; /* its signing key's expiry (0: no key of its own) */
+	const char *roots;      /* "a,b": the root configurations its jobs may use ("": any) */
 };
 
 /* A repository a project owns (repositories no project owns are default's). */

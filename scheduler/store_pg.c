@@ -173,7 +173,7 @@ static const char *const migrations[] = {
     " PRIMARY KEY, name TEXT NOT NULL UNIQUE, created_ms BIGINT NOT NULL,"
     " public_read BIGINT NOT NULL DEFAULT 0, max_running BIGINT NOT NULL DEFAULT 0,"
     " arch_caps TEXT NOT NULL DEFAULT '', grant_seq BIGINT NOT NULL DEFAULT 0,"
-    " key_expires_ms BIGINT NOT NULL DEFAULT 0);"
+    " key_expires_ms BIGINT NOT NULL DEFAULT 0, roots TEXT NOT NULL DEFAULT '');"
     "INSERT INTO projects(id, name, created_ms, public_read)"
     " VALUES(1, 'default', (extract(epoch FROM now()) * 1000)::bigint, 1);"
     "ALTER TABLE jobs ADD COLUMN project_id BIGINT NOT NULL DEFAULT 1;"
@@ -596,15 +596,16 @@ static const char *const sql[Q_COUNT] = {
     [Q_JOB_INPUTS] = "UPDATE jobs SET request = $2, manifest = $3, content_key = $4 WHERE id = $1",
     [Q_NOTIFY] = "SELECT pg_notify('kiln', $1)",
 #define PROJECT_COLS                                                                               \
-	"id, name, created_ms, public_read, max_running, arch_caps, grant_seq, key_expires_ms"
+	"id, name, created_ms, public_read, max_running, arch_caps, grant_seq, key_expires_ms,"    \
+	" roots"
     [Q_PROJECT_INSERT] = "INSERT INTO projects(name, created_ms, public_read, max_running,"
-                         " arch_caps, key_expires_ms) VALUES($1,$2,$3,$4,$5,$6)"
+                         " arch_caps, key_expires_ms, roots) VALUES($1,$2,$3,$4,$5,$6,$7)"
                          " ON CONFLICT(name) DO NOTHING RETURNING id",
     [Q_PROJECT_GET] = "SELECT " PROJECT_COLS " FROM projects WHERE id = $1",
     [Q_PROJECT_BY_NAME] = "SELECT " PROJECT_COLS " FROM projects WHERE name = $1",
     [Q_PROJECTS] = "SELECT " PROJECT_COLS " FROM projects ORDER BY name",
     [Q_PROJECT_UPDATE] = "UPDATE projects SET public_read = $2, max_running = $3,"
-                         " arch_caps = $4, key_expires_ms = $5 WHERE id = $1",
+                         " arch_caps = $4, key_expires_ms = $5, roots = $6 WHERE id = $1",
     [Q_PROJECT_ACTIVE] = "SELECT count(*) FROM jobs WHERE state IN (0, 1, 2)"
                          " AND project_id = $1",
     [Q_PROJECT_DELETE] = "DELETE FROM projects WHERE id = $1",
@@ -3024,7 +3025,7 @@ static kiln_rc outbox_ends_missing(struct scheduler_store *base, int64_t since_m
 static const struct col project_cols[] = {
     COL(I64, P, id),           COL(TEXT, P, name),          COL(I64, P, created_ms),
     COL(BOOL, P, public_read), COL(I64, P, max_running),    COL(TEXT, P, arch_caps),
-    COL(I64, P, grant_seq),    COL(I64, P, key_expires_ms),
+    COL(I64, P, grant_seq),    COL(I64, P, key_expires_ms), COL(TEXT, P, roots),
 };
 #undef P
 static const struct rowmap project_map = ROWMAP(struct scheduler_project, project_cols, 100000);
@@ -3047,7 +3048,7 @@ static kiln_rc project_insert(struct scheduler_store *base, const struct schedul
 	/* ON CONFLICT DO NOTHING: a name taken returns no row */
 	rc = one(s, Q_PROJECT_INSERT,
 	         ARGS(TXT(p->name), I64(p->created_ms), I64(p->public_read), I64(p->max_running),
-	              TXT(p->arch_caps), I64(p->key_expires_ms)),
+	              TXT(p->arch_caps), I64(p->key_expires_ms), TXT(p->roots ? p->roots : "")),
 	         &v_i64_map, NULL, &r, "insert project", err);
 	if (rc == KILN_ENOTFOUND)
 		rc = kiln_err_set(err, KILN_EEXIST, "project '%s' exists", p->name);
@@ -3094,7 +3095,8 @@ static kiln_rc project_update(struct scheduler_store *base, const struct schedul
 
 	rc = write1_changed((struct pg *)base, Q_PROJECT_UPDATE,
 	                    ARGS(I64(p->id), I64(p->public_read), I64(p->max_running),
-	                         TXT(p->arch_caps), I64(p->key_expires_ms)),
+	                         TXT(p->arch_caps), I64(p->key_expires_ms),
+	                         TXT(p->roots ? p->roots : "")),
 	                    "update project", err);
 	if (rc == KILN_ENOTFOUND)
 		rc = kiln_err_set(err, KILN_ENOTFOUND, "no project %lld", (long long)p->id);

@@ -146,7 +146,8 @@ static const char *const migrations[] = {
     "CREATE TABLE projects(id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL UNIQUE,"
     " created_ms INTEGER NOT NULL, public_read INTEGER NOT NULL DEFAULT 0,"
     " max_running INTEGER NOT NULL DEFAULT 0, arch_caps TEXT NOT NULL DEFAULT '',"
-    " grant_seq INTEGER NOT NULL DEFAULT 0, key_expires_ms INTEGER NOT NULL DEFAULT 0);"
+    " grant_seq INTEGER NOT NULL DEFAULT 0, key_expires_ms INTEGER NOT NULL DEFAULT 0,"
+    " roots TEXT NOT NULL DEFAULT '');"
     "INSERT INTO projects(id, name, created_ms, public_read)"
     " VALUES(1, 'default', CAST(strftime('%s', 'now') AS INTEGER) * 1000, 1);"
     "ALTER TABLE jobs ADD COLUMN project_id INTEGER NOT NULL DEFAULT 1;"
@@ -579,14 +580,15 @@ static const char *const sql[Q_COUNT] = {
                           " WHERE d.dep_id = b.job_id AND x.state = 0))"
                           " ORDER BY b.job_id LIMIT 10000",
 #define PROJECT_COLS                                                                               \
-	"id, name, created_ms, public_read, max_running, arch_caps, grant_seq, key_expires_ms"
+	"id, name, created_ms, public_read, max_running, arch_caps, grant_seq, key_expires_ms,"    \
+	" roots"
     [Q_PROJECT_INSERT] = "INSERT INTO projects(name, created_ms, public_read, max_running,"
-                         " arch_caps, key_expires_ms) VALUES(?1,?2,?3,?4,?5,?6)",
+                         " arch_caps, key_expires_ms, roots) VALUES(?1,?2,?3,?4,?5,?6,?7)",
     [Q_PROJECT_GET] = "SELECT " PROJECT_COLS " FROM projects WHERE id = ?1",
     [Q_PROJECT_BY_NAME] = "SELECT " PROJECT_COLS " FROM projects WHERE name = ?1",
     [Q_PROJECTS] = "SELECT " PROJECT_COLS " FROM projects ORDER BY name",
     [Q_PROJECT_UPDATE] = "UPDATE projects SET public_read = ?2, max_running = ?3,"
-                         " arch_caps = ?4, key_expires_ms = ?5 WHERE id = ?1",
+                         " arch_caps = ?4, key_expires_ms = ?5, roots = ?6 WHERE id = ?1",
     [Q_PROJECT_ACTIVE] = "SELECT count(*) FROM jobs WHERE state IN (0, 1, 2)"
                          " AND project_id = ?1",
     [Q_PROJECT_DELETE] = "DELETE FROM projects WHERE id = ?1",
@@ -2644,7 +2646,7 @@ static kiln_rc outbox_ends_missing(struct scheduler_store *base, int64_t since_m
 static const struct col project_cols[] = {
     COL(I64, P, id),           COL(TEXT, P, name),          COL(I64, P, created_ms),
     COL(BOOL, P, public_read), COL(I64, P, max_running),    COL(TEXT, P, arch_caps),
-    COL(I64, P, grant_seq),    COL(I64, P, key_expires_ms),
+    COL(I64, P, grant_seq),    COL(I64, P, key_expires_ms), COL(TEXT, P, roots),
 };
 #undef P
 static const struct rowmap project_map = ROWMAP(struct scheduler_project, project_cols, 100000);
@@ -2675,7 +2677,8 @@ static kiln_rc project_insert(struct scheduler_store *base, const struct schedul
 	if (!rc)
 		rc = run(s, Q_PROJECT_INSERT,
 		         ARGS(TXT(p->name), I64(p->created_ms), I64(p->public_read),
-		              I64(p->max_running), TXT(p->arch_caps), I64(p->key_expires_ms)),
+		              I64(p->max_running), TXT(p->arch_caps), I64(p->key_expires_ms),
+		              TXT(p->roots ? p->roots : "")),
 		         "insert project", err);
 	if (!rc)
 		*id = sqlite3_last_insert_rowid(s->db);
@@ -2720,7 +2723,8 @@ static kiln_rc project_update(struct scheduler_store *base, const struct schedul
 
 	rc = write1_changed((struct sq *)base, Q_PROJECT_UPDATE,
 	                    ARGS(I64(p->id), I64(p->public_read), I64(p->max_running),
-	                         TXT(p->arch_caps), I64(p->key_expires_ms)),
+	                         TXT(p->arch_caps), I64(p->key_expires_ms),
+	                         TXT(p->roots ? p->roots : "")),
 	                    "update project", err);
 	if (rc == KILN_ENOTFOUND)
 		rc = kiln_err_set(err, KILN_ENOTFOUND, "no project %lld", (long long)p->id);

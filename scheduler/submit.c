@@ -275,6 +275,34 @@ static kiln_rc job_project(struct scheduler *s, struct api_req *req,
 	return rc;
 }
 
+/* [projects] A job names only a root configuration its project may use (the project's
+ * roots; none listed: any). */
+static kiln_rc job_root_allowed(struct scheduler *s, struct api_req *req,
+                                const struct scheduler_request *r, int64_t project,
+                                struct kiln_err *err)
+{
+	struct scheduler_project p = {0};
+	size_t len;
+	kiln_rc rc;
+
+	if (!r->root || !*r->root)
+		return KILN_OK;
+	rc = s->store->ops->project_get(s->store, project, NULL, api_req_arena(req), &p, err);
+	if (rc || !p.roots || !*p.roots)
+		return rc;
+	len = strlen(r->root);
+	for (const char *x = p.roots; *x;) {
+		size_t n = strcspn(x, ",");
+
+		if (n == len && !strncmp(x, r->root, len))
+			return KILN_OK;
+		x += n + (x[n] == ',');
+	}
+	return kiln_err_set(err, KILN_EINVAL,
+	                    "field 'root': project '%s' may use only the roots %s, not '%s'",
+	                    p.name, p.roots, r->root);
+}
+
 kiln_rc scheduler_repo_owned(struct scheduler *s, struct api_req *req, const char *repo,
                              int64_t project, struct kiln_err *err)
 {
@@ -343,6 +371,8 @@ kiln_rc scheduler_job_prepare(struct scheduler *s, struct api_req *req,
 	rc = job_project(s, req, r, &j->project_id, err);
 	if (!rc)
 		rc = scheduler_repo_owned(s, req, r->repository, j->project_id, err);
+	if (!rc)
+		rc = job_root_allowed(s, req, r, j->project_id, err);
 	if (rc)
 		return rc;
 	j->max_attempts = r->max_attempts ? r->max_attempts : s->cfg->max_attempts;

@@ -597,3 +597,39 @@ def test_a_projects_admin_manages_its_own_project_only(kiln_bin, kiln, tmp_path)
         assert r.status == 200 and {t["project"] for t in r.json()["tokens"]} == {"b"}
     finally:
         s.stop()
+
+
+def test_a_project_uses_only_its_roots(kiln_bin, kiln, tmp_path):
+    """[projects] The root configurations a project may use: a job (or a batch member) naming
+    another is refused naming the field; the farm's admin sets them, the project's admin
+    cannot; none listed means any."""
+    s = Scheduler(kiln_bin, tmp_path / "data", *FAST).start()
+    try:
+        p = make_project(s, "r", roots=["fedora-42"])
+        assert p["roots"] == ["fedora-42"]
+        tok = ptoken(s, "r", "submit,read")
+        r = submit(s, tok, root="debian-fixture")
+        assert r.status == 400, r.body
+        msg = r.json()["error"]["message"]
+        assert "'root'" in msg and "fedora-42" in msg and "debian-fixture" in msg
+        assert submit(s, tok, root="fedora-42").status == 201
+        assert submit(s, tok).status == 201  # no root: the worker's default
+        r = s.call("POST", "/api/v1/batches", {"root": "debian-fixture", "members": [
+            {"spec": SPEC, "spec_name": "t.spec"}]}, token=tok)
+        assert r.status == 400 and "'root'" in r.json()["error"]["message"], r.body
+        padmin = ptoken(s, "r", "project-admin")
+        r = s.call("PUT", "/api/v1/projects/r", {"roots": []}, token=padmin)
+        assert r.status == 403 and "'roots'" in r.json()["error"]["message"], r.body
+        # the CLI: --roots "" lifts the limit
+        env = {"KILN_URL": s.url, "KILN_TOKEN": s.admin}
+        r = kiln("project", "set", "r", "--roots", "", env=env)
+        assert r.returncode == 0, r.stderr
+        assert s.call("GET", "/api/v1/projects/r").json()["project"]["roots"] == []
+        assert submit(s, tok, root="debian-fixture").status == 201
+        r = kiln("project", "set", "r", "--roots", "a,b", env=env)
+        assert r.returncode == 0, r.stderr
+        assert s.call("GET", "/api/v1/projects/r").json()["project"]["roots"] == ["a", "b"]
+        r = s.call("PUT", "/api/v1/projects/r", {"roots": ["bad name"]})
+        assert r.status == 400 and "'roots[0]'" in r.json()["error"]["message"], r.body
+    finally:
+        s.stop()
