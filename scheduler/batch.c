@@ -1195,7 +1195,7 @@ void scheduler_batch_job_ended(struct scheduler *s, const struct scheduler_job *
 	struct scheduler_batch_member m = {0};
 	int64_t member = j->rerun_of ? j->rerun_of : j->id;
 
-	if (s->store->ops->batch_member_of(s->store, member, &a, &m, &err))
+	if (!j->batch_member || s->store->ops->batch_member_of(s->store, member, &a, &m, &err))
 		goto out; /* a job of no batch */
 	if (!j->rerun_of && j->state == SCHED_SUCCEEDED)
 		job_landed(s, j, &m, &a);

@@ -29,7 +29,10 @@ void scheduler_job_ended(struct scheduler *s, int64_t id)
 	if (scheduler_state_final(j.state))
 		scheduler_webhook_job_state(s, &j);
 	scheduler_batch_job_ended(s, &j); /* [batches] */
-	scheduler_publish_job_ended(s, j.rerun_of ? j.rerun_of : j.id);
+	if (j.rerun_of)
+		scheduler_publish_job_ended(s, j.rerun_of);
+	else /* what the steps above write of an original publishing does not read */
+		scheduler_publish_original_ended(s, &j);
 out:
 	kiln_arena_release(&a);
 }

@@ -343,7 +343,9 @@ static void lease_json(struct scheduler *s, const struct scheduler_job *j, struc
 	api_jw_raw(&w, j->request);
 	/* [batches] the batch repository its root resolves against too (a rerun: its
 	 * original's, where the packages its pinned lock names are) */
-	batch_repo = scheduler_batch_repo_of(s, j->rerun_of ? j->rerun_of : j->id, &a);
+	batch_repo = j->batch_member
+	                 ? scheduler_batch_repo_of(s, j->rerun_of ? j->rerun_of : j->id, &a)
+	                 : NULL;
 	if (batch_repo)
 		api_jw_kstr(&w, "batch_repo", batch_repo);
 	api_jw_end(&w);
@@ -621,10 +623,11 @@ void scheduler_h_artifact_put(void *ctx, struct api_req *req, struct api_resp *r
 	kiln_buf_addstr(&resp->body, "{}\n");
 }
 
-/* Every output the worker names must have been uploaded with that digest. */
+/* Every output the worker names must have been uploaded with that digest: the attempt's
+ * artifacts (read into *arts, *n in a) hold it. */
 static kiln_rc outputs_check(struct scheduler *s, const struct scheduler_job *j,
                              const struct complete_body *b, struct kiln_arena *a,
-                             struct kiln_err *err)
+                             struct scheduler_artifact **out, size_t *nout, struct kiln_err *err)
 {
 	const struct complete_output *o = b->outputs.v;
 	struct scheduler_artifact *arts = NULL;
@@ -632,6 +635,8 @@ static kiln_rc outputs_check(struct scheduler *s, const struct scheduler_job *j,
 	kiln_rc rc;
 
 	rc = s->store->ops->artifacts_list(s->store, j->id, j->attempts, a, &arts, &n, err);
+	*out = arts;
+	*nout = n;
 	for (i = 0; !rc && i < b->outputs.n; i++) {
 		for (k = 0; k < n; k++)
 			if (!strcmp(arts[k].name, o[i].name) &&
@@ -697,6 +702,8 @@ void scheduler_h_complete(void *ctx, struct api_req *req, struct api_resp *resp)
 	struct scheduler_finish f = {0};
 	struct complete_body b = {0};
 	struct scheduler_job j = {0};
+	struct scheduler_artifact *arts = NULL;
+	size_t narts = 0;
 	const char *lid;
 	char msg[KILN_ERR_MSG_MAX];
 	kiln_rc rc;
@@ -717,7 +724,7 @@ void scheduler_h_complete(void *ctx, struct api_req *req, struct api_resp *resp)
 		                 "field 'git_commit': not a full commit id (40 or 64 lowercase hex "
 		                 "digits)");
 	if (!rc && f.outcome == SCHED_OUT_SUCCEEDED)
-		rc = outputs_check(s, &j, &b, api_req_arena(req), &err);
+		rc = outputs_check(s, &j, &b, api_req_arena(req), &arts, &narts, &err);
 	/* the commit the worker built goes into the manifest before the job ends, so its
 	 * provenance, reruns and retries see it */
 	if (!rc && b.git_commit)
@@ -731,7 +738,7 @@ void scheduler_h_complete(void *ctx, struct api_req *req, struct api_resp *resp)
 	}
 	f.message = b.message ? b.message : "";
 	if (f.outcome == SCHED_OUT_SUCCEEDED &&
-	    scheduler_sign_artifacts(s, &j, j.attempts, &serr)) {
+	    scheduler_sign_artifacts(s, &j, arts, narts, &serr)) {
 		/* a full disk is the farm's trouble, not the package's: retried */
 		bool infra = serr.sys_errno == ENOSPC || serr.sys_errno == EDQUOT;
 
@@ -741,6 +748,7 @@ void scheduler_h_complete(void *ctx, struct api_req *req, struct api_resp *resp)
 	}
 	f.now_ms = util_clock_wall_ms();
 	f.backoff_ms = f.outcome == SCHED_OUT_RELEASED ? 0 : scheduler_backoff_ms(s, j.attempts);
+	f.known = &j;
 	if (scheduler_lease_end(s, lid, b.generation, &f, &err)) {
 		api_resp_from_err(resp, &err);
 		return;

@@ -10,6 +10,9 @@
 
 /* How often a cancel or retry decides again when the job changed under it. */
 #define TRANSITION_TRIES 4
+/* How many picks, in order, one take tries: grants racing for the head of the queue pass
+ * to the next pick inside the store instead of coming back for another try. */
+#define TAKE_PICKS 8
 
 /* Anti-affinity: may q's worker take the rerun c of its own build (no other could)? */
 static kiln_rc rerun_here(struct scheduler_store *st, const struct scheduler_lease_query *q,
@@ -30,7 +33,8 @@ kiln_rc scheduler_lease_grant(struct scheduler_store *st, const struct scheduler
 {
 	struct scheduler_candidate *c = NULL;
 	struct scheduler_project_run *run = NULL;
-	size_t n = 0, nrun = 0, i, avoided;
+	size_t n = 0, nrun = 0, i, avoided, k;
+	int64_t ids[TAKE_PICKS];
 	bool here = false;
 	kiln_rc rc;
 
@@ -46,12 +50,17 @@ kiln_rc scheduler_lease_grant(struct scheduler_store *st, const struct scheduler
 			i = avoided;
 		if (rc || i == n)
 			break;
-		rc = st->ops->lease_take(st, c[i].id, q, a, out, err);
+		/* this pick, then the ones that would follow were it gone */
+		for (k = 0; k < TAKE_PICKS && i < n; k++) {
+			ids[k] = c[i].id;
+			c[i].id = 0;
+			i = scheduler_lease_pick(c, n, q, run, nrun, &avoided);
+		}
+		rc = st->ops->lease_take(st, ids, k, q, a, out, err);
 		if (rc != KILN_ECONFLICT)
 			return rc;
-		/* another grant took it first: the next one */
+		/* other grants took them all first: the picks after them */
 		kiln_err_clear(err);
-		c[i].id = 0;
 		rc = KILN_OK;
 	}
 	return rc ? rc : KILN_ENOTFOUND;
@@ -101,6 +110,7 @@ void scheduler_reap(struct scheduler *s)
 		    .message = msg,
 		    .now_ms = now,
 		    .backoff_ms = scheduler_backoff_ms(s, v[i].attempts),
+		    .known = &v[i],
 		};
 
 		snprintf(msg, sizeof(msg), "worker %s lost: lease expired", v[i].worker);

@@ -937,47 +937,66 @@ kiln_rc scheduler_publish_jobs(struct scheduler *s, const int64_t *ids, size_t n
 	return rc;
 }
 
+/* publish_ended for job j (read by the caller), an original that ended. */
+static kiln_rc publish_ended(struct scheduler *s, const struct scheduler_job *j,
+                             struct kiln_arena *a, struct kiln_err *err)
+{
+	struct req_repo rr = {0};
+	const char *why = NULL, *state, *msg;
+	kiln_rc rc;
+
+	if (j->state != SCHED_SUCCEEDED || j->rerun_of)
+		return KILN_OK;
+	rc = api_json_decode(j->request, strlen(j->request), req_repo_fields, 0, &rr, a, err);
+	if (rc || !rr.repository || !*rr.repository)
+		return rc;
+	/* Decided once: a later rerun must not bring back what retention or a removal took. */
+	rc = s->store->ops->repo_publish_get(s->store, j->id, a, &state, &msg, err);
+	if (rc != KILN_ENOTFOUND)
+		return rc;
+	kiln_err_clear(err);
+	if (!repo_find(s->publisher, rr.repository)) {
+		why = "the repository is not configured any more";
+	} else if (j->reruns > 0 && !strcmp(j->repro_verdict, "pending")) {
+		return KILN_OK; /* published (or not) when the verdict is in */
+	} else if (j->reruns > 0 && strcmp(j->repro_verdict, "reproducible")) {
+		why = kiln_arena_printf(a, "reproducibility verdict: %s",
+		                        *j->repro_verdict ? j->repro_verdict : "none");
+	}
+	if (why) {
+		kiln_log(KILN_LOG_INFO, "job %lld: not published to %s (%s)", (long long)j->id,
+		         rr.repository, why);
+		return s->store->ops->repo_publish_mark(s->store, j->id, rr.repository, "skipped",
+		                                        why, util_clock_wall_ms(), err);
+	}
+	return publish_job(s, j, rr.repository, a, err);
+}
+
+static void publish_ended_log(const struct scheduler_job *j, kiln_rc rc, struct kiln_err *err)
+{
+	if (rc) {
+		kiln_err_wrap(err, "job %lld: publishing", (long long)j->id);
+		kiln_log_err(KILN_LOG_WARN, err);
+	}
+}
+
 void scheduler_publish_job_ended(struct scheduler *s, int64_t id)
 {
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_LIMIT_ARENA);
 	struct kiln_err err = KILN_ERR_INIT;
 	struct scheduler_job j = {0};
-	struct req_repo rr = {0};
-	const char *why = NULL, *state, *msg;
-	kiln_rc rc;
 
-	rc = s->store->ops->job_get(s->store, id, &a, &j, &err);
-	if (rc || j.state != SCHED_SUCCEEDED || j.rerun_of)
-		goto out;
-	/* Decided once: a later rerun must not bring back what retention or a removal took. */
-	rc = s->store->ops->repo_publish_get(s->store, id, &a, &state, &msg, &err);
-	if (rc != KILN_ENOTFOUND)
-		goto out;
-	kiln_err_clear(&err);
-	rc = api_json_decode(j.request, strlen(j.request), req_repo_fields, 0, &rr, &a, &err);
-	if (rc || !rr.repository || !*rr.repository)
-		goto out;
-	if (!repo_find(s->publisher, rr.repository)) {
-		why = "the repository is not configured any more";
-	} else if (j.reruns > 0 && !strcmp(j.repro_verdict, "pending")) {
-		goto out; /* published (or not) when the verdict is in */
-	} else if (j.reruns > 0 && strcmp(j.repro_verdict, "reproducible")) {
-		why = kiln_arena_printf(&a, "reproducibility verdict: %s",
-		                        *j.repro_verdict ? j.repro_verdict : "none");
-	}
-	if (why) {
-		kiln_log(KILN_LOG_INFO, "job %lld: not published to %s (%s)", (long long)id,
-		         rr.repository, why);
-		rc = s->store->ops->repo_publish_mark(s->store, id, rr.repository, "skipped", why,
-		                                      util_clock_wall_ms(), &err);
-		goto out;
-	}
-	rc = publish_job(s, &j, rr.repository, &a, &err);
-out:
-	if (rc) {
-		kiln_err_wrap(&err, "job %lld: publishing", (long long)id);
-		kiln_log_err(KILN_LOG_WARN, &err);
-	}
+	if (!s->store->ops->job_get(s->store, id, &a, &j, &err))
+		publish_ended_log(&j, publish_ended(s, &j, &a, &err), &err);
+	kiln_arena_release(&a);
+}
+
+void scheduler_publish_original_ended(struct scheduler *s, const struct scheduler_job *j)
+{
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_LIMIT_ARENA);
+	struct kiln_err err = KILN_ERR_INIT;
+
+	publish_ended_log(j, publish_ended(s, j, &a, &err), &err);
 	kiln_arena_release(&a);
 }
 

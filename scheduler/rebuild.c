@@ -494,7 +494,8 @@ void scheduler_rebuild_job_ended(struct scheduler *s, const struct scheduler_job
 	size_t narts = 0, i, k;
 	kiln_rc rc;
 
-	rc = s->store->ops->rebuild_get(s->store, j->id, &a, &rb, &err);
+	rc = j->rebuild ? s->store->ops->rebuild_get(s->store, j->id, &a, &rb, &err)
+	                : KILN_ENOTFOUND;
 	if (rc == KILN_ENOTFOUND || (!rc && strcmp(rb.verdict, "pending")))
 		goto out; /* not a rebuild, or already compared */
 	kiln_buf_addf(&wrap, "{\"v\":%s}", rb.published);

@@ -83,13 +83,16 @@ static kiln_rc rerun_request(const char *req, int64_t n, const char *words, stru
 	return kiln_buf_finish(out, err);
 }
 
-/* The worker of the original's successful attempt. */
+/* The worker of the original's successful attempt: the row of a job that succeeded keeps
+ * its last lease's worker (only a requeue clears it), so no read unless that is empty. */
 static const char *original_worker(struct scheduler *s, const struct scheduler_job *j,
                                    struct kiln_arena *a)
 {
 	struct scheduler_attempt *v = NULL;
 	size_t n = 0, i;
 
+	if (j->state == SCHED_SUCCEEDED && j->worker && *j->worker)
+		return j->worker;
 	if (s->store->ops->attempts_list(s->store, j->id, a, &v, &n, NULL))
 		return j->worker;
 	for (i = n; i-- > 0;)

@@ -83,6 +83,10 @@ struct scheduler_job {
 	const char *repro_verdict; /* the original's rolled-up verdict: "" (no reruns),
 	                            * "pending", "reproducible", "differs", "rerun_failed",
 	                            * "unknown" */
+	/* What else the store holds of it, read with the row so the steps after a lease or
+	 * an end skip a read for most jobs: it (a rerun: its original) is a batch member
+	 * (scheduler/batch.c); it is a rebuild (rebuild.c). */
+	bool batch_member, rebuild;
 };
 
 /* One rerun of a job, as GET /api/v1/jobs/{id}/reproducibility shows it. */
@@ -287,9 +291,13 @@ struct scheduler_finish {
 	int64_t backoff_ms; /* for a requeue: not before now + backoff */
 	bool *requeued;     /* OUT (may be NULL) */
 	/* The scheduler's rule (scheduler_lease_decide), which the store applies to the job
-	 * the lease holds, read in the same transaction as it writes the end; required. */
+	 * the lease holds as it is when the end is written (read in the same transaction,
+	 * or the write guarded by what was read); required. */
 	void (*decide)(const struct scheduler_job *j, const struct scheduler_finish *f,
 	               struct scheduler_job_end *out);
+	/* The job as the caller read it for this lease (may be NULL; borrowed): a store that
+	 * guards its write by what the decision read may decide on it first. */
+	const struct scheduler_job *known;
 };
 
 /* What the end of a lease does to its job and attempt: all the store writes. */
@@ -414,9 +422,10 @@ struct scheduler_store_ops {
 	kiln_rc (*lease_candidates)(struct scheduler_store *st, int64_t now_ms, const char *arches,
 	                            struct kiln_arena *a, struct scheduler_candidate **out,
 	                            size_t *n, struct kiln_err *err);
-	/* Lease queued job id to q's worker (a new attempt) and read it into out;
-	 * KILN_ECONFLICT when it is queued no more (or not due at q->now_ms). */
-	kiln_rc (*lease_take)(struct scheduler_store *st, int64_t id,
+	/* Lease the first of ids[0..n) still queued and due at q->now_ms to q's worker (a new
+	 * attempt) and read it into out: one write, so grants racing for the same jobs pass
+	 * to the next without another round trip; KILN_ECONFLICT when none is. */
+	kiln_rc (*lease_take)(struct scheduler_store *st, const int64_t *ids, size_t n,
 	                      const struct scheduler_lease_query *q, struct kiln_arena *a,
 	                      struct scheduler_job *out, struct kiln_err *err);
 	/* Check that lease_id/generation hold the job (KILN_ECONFLICT otherwise, KILN_ENOTFOUND
@@ -1014,6 +1023,8 @@ void scheduler_publish_stop(struct scheduler *s);
  * it names when it succeeded and, with reruns, was found reproducible; record the
  * decision. Problems are logged. */
 void scheduler_publish_job_ended(struct scheduler *s, int64_t id);
+/* The same for original j (rerun_of 0) as the caller read it after its end. */
+void scheduler_publish_original_ended(struct scheduler *s, const struct scheduler_job *j);
 /* Ask for a publish of repository name (KILN_ENOTFOUND when there is none). */
 KILN_MUST_CHECK kiln_rc scheduler_publish_regenerate(struct scheduler *s, const char *name,
                                                      struct kiln_err *err);
@@ -1130,10 +1141,12 @@ KILN_MUST_CHECK kiln_rc scheduler_project_key_extend(struct scheduler *s,
                                                      struct kiln_err *err);
 void scheduler_project_key_remove(struct scheduler *s, const char *name);
 
-/* Sign every package artifact of the job's attempt with the job's key (signing.c): a job of
- * a project with a key of its own, with that key. */
+/* Sign every package of arts (n: the artifacts of the job's current attempt, as the caller
+ * read them; each signed one is updated in place and stored) with the job's key
+ * (signing.c): a job of a project with a key of its own, with that key. */
 KILN_MUST_CHECK kiln_rc scheduler_sign_artifacts(struct scheduler *s,
-                                                 const struct scheduler_job *job, int64_t attempt,
+                                                 const struct scheduler_job *job,
+                                                 struct scheduler_artifact *arts, size_t n,
                                                  struct kiln_err *err);
 /* The key of a name ("" = none: NULL and KILN_OK; unknown: KILN_ENOTFOUND). */
 KILN_MUST_CHECK kiln_rc scheduler_key_find(const struct scheduler *s, const char *name,

@@ -76,20 +76,17 @@ static kiln_rc job_key(struct scheduler *s, const struct scheduler_job *job,
 }
 
 kiln_rc scheduler_sign_artifacts(struct scheduler *s, const struct scheduler_job *job,
-                                 int64_t attempt, struct kiln_err *err)
+                                 struct scheduler_artifact *arts, size_t n, struct kiln_err *err)
 {
-	struct kiln_arena a = KILN_ARENA_INIT(KILN_LIMIT_ARENA);
-	struct scheduler_artifact *arts = NULL;
 	const struct sign_key *key = NULL;
 	struct sign_key *own = NULL;
 	bool looked = false;
-	size_t n = 0, i;
-	kiln_rc rc;
+	kiln_rc rc = KILN_OK;
+	size_t i;
 
-	/* a job naming no key and of the default project signs nothing: no store read */
+	/* a job naming no key and of the default project signs nothing */
 	if (job->project_id == SCHED_PROJECT_DEFAULT && (!job->sign_key || !*job->sign_key))
 		return KILN_OK;
-	rc = s->store->ops->artifacts_list(s->store, job->id, attempt, &a, &arts, &n, err);
 	for (i = 0; !rc && i < n; i++) {
 		if (!is_package(&arts[i]))
 			continue;
@@ -109,6 +106,5 @@ kiln_rc scheduler_sign_artifacts(struct scheduler *s, const struct scheduler_job
 		}
 	}
 	sign_key_free(own);
-	kiln_arena_release(&a);
 	return rc;
 }

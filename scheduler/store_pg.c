@@ -207,6 +207,23 @@ static const char *const migrations[] = {
     "CREATE TRIGGER batch_jobs_ready_notify AFTER UPDATE OF pending ON batch_jobs"
     " FOR EACH ROW WHEN (NEW.pending = 0 AND OLD.pending > 0)"
     " EXECUTE FUNCTION kiln_notify('q');",
+    /* [store] fewer notifications on the lease path (a grant and its end fired seven trigger
+     * calls, a fifth of a grant's cost on PostgreSQL): one row trigger on jobs says 'q' (a
+     * job queued or ended; the listeners take it as a write too) or 'w', in place of a
+     * statement trigger and a row trigger each; deletes keep a statement trigger. attempts
+     * loses its trigger: every write of an attempt is in a transaction that writes its job
+     * (the take, a renewal, a lease's end), whose trigger already tells. */
+    "CREATE FUNCTION kiln_notify_job() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN"
+    " PERFORM pg_notify('kiln', current_setting('application_name') ||"
+    " CASE WHEN NEW.state = 0 OR NEW.state >= 3 THEN ' q' ELSE ' w' END);"
+    " RETURN NULL; END$$;"
+    "DROP TRIGGER jobs_notify ON jobs;"
+    "DROP TRIGGER jobs_queued_notify ON jobs;"
+    "DROP TRIGGER attempts_notify ON attempts;"
+    "CREATE TRIGGER jobs_notify AFTER INSERT OR UPDATE ON jobs"
+    " FOR EACH ROW EXECUTE FUNCTION kiln_notify_job();"
+    "CREATE TRIGGER jobs_delete_notify AFTER DELETE ON jobs"
+    " FOR EACH STATEMENT EXECUTE FUNCTION kiln_notify('w');",
 };
 
 #define JOB_COLS                                                                                   \
@@ -215,7 +232,10 @@ static const char *const migrations[] = {
 	" not_before_ms, attempts, max_attempts, timeout_s, cancel_requested,"                     \
 	" coalesce(lease_id, ''), generation, worker, lease_expires_ms, failure_class, message,"   \
 	" reruns, rerun_of, rerun_n, avoid_worker, variations, repro_verdict, project_id,"         \
-	" coalesce((SELECT p.name FROM projects p WHERE p.id = project_id), '')"
+	" coalesce((SELECT p.name FROM projects p WHERE p.id = project_id), ''),"                  \
+	" (EXISTS(SELECT 1 FROM batch_jobs b WHERE b.job_id ="                                     \
+	" CASE WHEN rerun_of > 0 THEN rerun_of ELSE id END))::int,"                                \
+	" (EXISTS(SELECT 1 FROM rebuilds r WHERE r.job_id = id))::int"
 
 enum q {
 	Q_JOB_INSERT,
@@ -230,8 +250,9 @@ enum q {
 	Q_ATTEMPT_BY_LEASE,
 	Q_LEASE_RENEW,
 	Q_ATTEMPT_STATE,
-	Q_JOB_END,
-	Q_JOB_REQUEUE,
+	Q_JOB_BY_LEASE_READ,
+	Q_LEASE_END,
+	Q_LEASE_REQUEUE,
 	Q_EXPIRED,
 	Q_CANCEL_QUEUED,
 	Q_CANCEL_ACTIVE,
@@ -243,8 +264,7 @@ enum q {
 	Q_WORKER_FULL,
 	Q_WORKER_SEEN,
 	Q_WORKERS,
-	Q_WORKER_OWNER,
-	Q_WORKER_CRED,
+	Q_WORKER_AUTH,
 	Q_WORKER_CRED_SET,
 	Q_ARTIFACT_OWNED,
 	Q_ARTIFACT_JOB,
@@ -370,20 +390,27 @@ static const char *const sql[Q_COUNT] = {
                      " AND b.pending > 0)"
                      " ORDER BY x.priority DESC, x.id ASC LIMIT 64) j"
                      " ORDER BY p.grant_seq, p.id, j.priority DESC, j.id",
-    /* one statement (one round trip, its own transaction): the job taken if it is still
-     * queued and no other grant holds its row (SKIP LOCKED: passed over, not waited for),
-     * its attempt recorded, the job read back */
+    /* one statement (one round trip, its own transaction): the first of the picks ($1, an
+     * array in the scheduler's order) still queued whose row no other grant holds (SKIP
+     * LOCKED: passed over, not waited for) taken, its attempt recorded, the job read back */
     [Q_LEASE_TAKE] = "WITH t AS (UPDATE jobs SET state = 1, lease_id = $2,"
                      " generation = generation + 1, worker = $3, lease_expires_ms = $4,"
                      " attempts = attempts + 1,"
                      " started_ms = CASE WHEN started_ms = 0 THEN $5 ELSE started_ms END,"
-                     " updated_ms = $5 WHERE id = (SELECT id FROM jobs WHERE id = $1"
-                     " AND state = 0 AND not_before_ms <= $5 FOR UPDATE SKIP LOCKED)"
+                     " updated_ms = $5 WHERE id = (SELECT id FROM jobs WHERE id = ANY($1::bigint[])"
+                     " AND state = 0 AND not_before_ms <= $5"
+                     " ORDER BY array_position($1::bigint[], id) LIMIT 1 FOR UPDATE SKIP LOCKED)"
                      " RETURNING *), a AS (INSERT INTO attempts(job_id, n, worker, lease_id,"
                      " generation, state, started_ms) SELECT id, attempts, worker, lease_id,"
                      " generation, 'leased', $5 FROM t), g AS (UPDATE projects SET grant_seq ="
                      " (SELECT max(grant_seq) FROM projects) + 1"
-                     " WHERE id = (SELECT project_id FROM t)) SELECT " JOB_COLS " FROM t",
+                     " WHERE id = (SELECT project_id FROM t)"
+                     /* a project granted last already (no other at or after its grant_seq)
+                      * keeps its place: the order is the same, and its row is neither
+                      * written nor locked, so the grants of a farm's busiest project do not
+                      * queue on it */
+                     " AND EXISTS(SELECT 1 FROM projects o WHERE o.id != projects.id"
+                     " AND o.grant_seq >= projects.grant_seq)) SELECT " JOB_COLS " FROM t",
     /* inside the finish's or renewal's transaction: the row stays locked until it ends, so
      * a completion on one scheduler and a reap on another end a lease once (the second
      * waits, then finds the lease gone) */
@@ -393,13 +420,26 @@ static const char *const sql[Q_COUNT] = {
                       " WHERE id = $1",
     [Q_ATTEMPT_STATE] = "UPDATE attempts SET state = $3, failure_class = $4, message = $5,"
                         " ended_ms = $6 WHERE job_id = $1 AND n = $2",
-    [Q_JOB_END] = "UPDATE jobs SET state = $2, lease_id = NULL, lease_expires_ms = 0,"
-                  " failure_class = $3, message = $4, finished_ms = $5, updated_ms = $5"
-                  " WHERE id = $1",
-    [Q_JOB_REQUEUE] = "UPDATE jobs SET state = 0, lease_id = NULL, worker = '',"
-                      " lease_expires_ms = 0, not_before_ms = $2, updated_ms = $3,"
-                      " failure_class = $4, message = $5, max_attempts = max_attempts + $6"
-                      " WHERE id = $1",
+    /* the same without the lock: a completion's checks, the read a finish decides on */
+    [Q_JOB_BY_LEASE_READ] = "SELECT " JOB_COLS " FROM jobs WHERE lease_id = $1",
+    /* A lease's end as one statement, guarded by what the decision was made on ($1-$5:
+     * the job, its lease and generation still active, cancel_requested and max_attempts
+     * as read): no row back means the job changed since, and the finish reads it again.
+     * The job's row lock orders a completion and a reap of the same lease (on any
+     * scheduler): the second re-evaluates the guard after the first commits. */
+#define LEASE_GUARD                                                                                \
+	" WHERE id = $1 AND lease_id = $2 AND generation = $3 AND state IN (1, 2)"                 \
+	" AND cancel_requested = $4 AND max_attempts = $5 RETURNING id, attempts),"                \
+	" a AS (UPDATE attempts x SET state = $10, failure_class = $11, message = $12,"           \
+	" ended_ms = $9 FROM j WHERE x.job_id = j.id AND x.n = j.attempts) SELECT id FROM j"
+    [Q_LEASE_END] = "WITH j AS (UPDATE jobs SET state = $6, lease_id = NULL,"
+                    " lease_expires_ms = 0, failure_class = $7, message = $8, finished_ms = $9,"
+                    " updated_ms = $9" LEASE_GUARD,
+    [Q_LEASE_REQUEUE] = "WITH j AS (UPDATE jobs SET state = 0, lease_id = NULL, worker = '',"
+                        " lease_expires_ms = 0, not_before_ms = $6, updated_ms = $9,"
+                        " failure_class = $7, message = $8, max_attempts = max_attempts + $13"
+                        LEASE_GUARD,
+#undef LEASE_GUARD
     [Q_EXPIRED] = "SELECT " JOB_COLS " FROM jobs WHERE state IN (1, 2) AND"
                   " lease_expires_ms < $1",
     /* cancel and retry are guarded by the state they were decided for (lease.c) */
@@ -431,8 +471,7 @@ static const char *const sql[Q_COUNT] = {
                       " VALUES($1,$2,$3,$4,$5,$6,$7,$8,$9,$10) ON CONFLICT(name) DO UPDATE SET"
                       " arches = $2, tags = $3, slots = $4, free_disk = $5, kernel = $6,"
                       " version = $7, last_seen_ms = $8, draining = $9, token_id = $10",
-    [Q_WORKER_OWNER] = "SELECT token_id FROM workers WHERE name = $1",
-    [Q_WORKER_CRED] = "SELECT secret_hash, last_seen_ms FROM workers WHERE name = $1",
+    [Q_WORKER_AUTH] = "SELECT token_id, secret_hash, last_seen_ms FROM workers WHERE name = $1",
     [Q_WORKER_CRED_SET] = "UPDATE workers SET secret_hash = $2 WHERE name = $1",
     [Q_ARTIFACT_JOB] = "SELECT job_id FROM artifacts WHERE sha256 = $1 OR signed_sha256 = $1"
                        " ORDER BY job_id LIMIT 1",
@@ -676,6 +715,8 @@ static const char *const sql[Q_COUNT] = {
 #define NREADERS 4
 #define TOKEN_SLOTS 64
 #define TOKEN_TTL_MS 5000
+#define SEEN_SLOTS 64
+#define WORKER_TTL_MS 2000
 #define MAX_ARGS 24 /* the most parameters a statement above takes is 19 */
 
 /* PostgreSQL's type oids for int8 and text (catalog/pg_type_d.h, a server header). */
@@ -702,18 +743,43 @@ struct pg {
 		unsigned scopes;
 	} tokens[TOKEN_SLOTS];
 	unsigned tok_gen; /* bumped by each revoke: a lookup begun before it is not kept */
+	/* When each worker's last_seen_ms was last written (under tok_lock): the row changes
+	 * once a second at most (Q_WORKER_SEEN's guard), so a lease or heartbeat within that
+	 * second skips the round trip that would change nothing. The writer's only. */
+	struct seen_ent {
+		char name[65];
+		int64_t ms;
+		bool draining;
+	} seen[SEEN_SLOTS];
+	/* Workers' owners and credentials read lately (two reads on every lease call), in
+	 * the same slots as seen[] (under tok_lock): trusted WORKER_TTL_MS at most, forgotten
+	 * here as soon as this scheduler binds a credential; another scheduler's new binding
+	 * is seen within that time, as a token revoked there is within TOKEN_TTL_MS. */
+	struct auth_ent {
+		char name[65], hash[65];
+		int64_t token_id, seen_ms, until_ms;
+	} auth[SEEN_SLOTS];
 	uint64_t version; /* the writer's: bumped as each write lets go of the lock */
 	pthread_mutex_t tok_lock;
 	struct peers *peers; /* the writer's (owned): the other schedulers on the database */
 	char app[40];        /* application_name: "kiln-scheduler-" and 16 hex digits */
 };
 
-/* The connection for a read-only call. */
-static struct pg *reader(struct pg *s)
+/* A pool connection, locked: the first idle one from a round-robin start, else that
+ * start's (waited for). The writer itself when there is no pool. */
+static struct pg *pool_lock(struct pg *s)
 {
-	unsigned i = __atomic_fetch_add(&s->next, 1, __ATOMIC_RELAXED) % NREADERS;
+	unsigned i = __atomic_fetch_add(&s->next, 1, __ATOMIC_RELAXED), k;
+	struct pg *c;
 
-	return s->readers[i] ? s->readers[i] : s;
+	for (k = 0; k < NREADERS; k++) {
+		c = s->readers[(i + k) % NREADERS];
+		if (c && !pthread_mutex_trylock(&c->lock))
+			return c;
+	}
+	c = s->readers[i % NREADERS] ? s->readers[i % NREADERS] : s;
+	pthread_mutex_lock(&c->lock);
+	return c;
 }
 
 /* libpq's messages end in a newline (and may hold several lines): the first line. */
@@ -995,10 +1061,7 @@ static kiln_rc rows(struct pg *s, enum q id, const struct arg *v, size_t nv, con
 /* A reader's connection, locked. Reads never change the store's version. */
 static struct pg *rd_begin(struct pg *w)
 {
-	struct pg *s = reader(w);
-
-	pthread_mutex_lock(&s->lock);
-	return s;
+	return pool_lock(w);
 }
 
 static kiln_rc rd_end(struct pg *s, kiln_rc rc)
@@ -1019,6 +1082,22 @@ static kiln_rc wr_end(struct pg *w, kiln_rc rc)
 {
 	__atomic_add_fetch(&w->version, 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&w->lock);
+	return rc;
+}
+
+/* A write of one statement that needs no other write serialised with it (the hot lease
+ * path: a take, a lease's end, a worker seen): on a pool connection, so such writes from
+ * several request threads run side by side as they would from several schedulers; the
+ * writer's version is bumped as for any write. */
+static struct pg *wr_pool_begin(struct pg *w)
+{
+	return pool_lock(w);
+}
+
+static kiln_rc wr_pool_end(struct pg *w, struct pg *c, kiln_rc rc)
+{
+	__atomic_add_fetch(&w->version, 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&c->lock);
 	return rc;
 }
 
@@ -1125,6 +1204,8 @@ static const struct col job_cols[] = {
     COL(TEXT, J, repro_verdict),
     COL(I64, J, project_id),
     COL(TEXT, J, project),
+    COL(BOOL, J, batch_member),
+    COL(BOOL, J, rebuild),
 };
 #undef J
 static const struct rowmap job_map = ROWMAP(struct scheduler_job, job_cols, 1024);
@@ -1397,31 +1478,45 @@ static kiln_rc lease_candidates(struct scheduler_store *base, int64_t now_ms, co
 	return rc;
 }
 
-static kiln_rc lease_take(struct scheduler_store *base, int64_t id,
+static kiln_rc lease_take(struct scheduler_store *base, const int64_t *ids, size_t n,
                           const struct scheduler_lease_query *q, struct kiln_arena *a,
                           struct scheduler_job *out, struct kiln_err *err)
 {
-	struct pg *s = (struct pg *)base;
+	struct pg *s = (struct pg *)base, *c;
+	char list[16 * (UTIL_INT_MAX_TEXT + 1) + 3];
+	size_t k, len = 0;
 	kiln_rc rc;
 
-	wr_begin(s);
-	rc = one(s, Q_LEASE_TAKE,
-	         ARGS(I64(id), TXT(q->lease_id), TXT(q->worker), I64(q->now_ms + q->ttl_ms),
+	if (n > 16)
+		n = 16;
+	list[len++] = '{';
+	for (k = 0; k < n; k++) {
+		if (k)
+			list[len++] = ',';
+		util_fmt_int(list + len, ids[k]);
+		len += strlen(list + len);
+	}
+	list[len++] = '}';
+	list[len] = '\0';
+	c = wr_pool_begin(s);
+	rc = one(c, Q_LEASE_TAKE,
+	         ARGS(TXT(list), TXT(q->lease_id), TXT(q->worker), I64(q->now_ms + q->ttl_ms),
 	              I64(q->now_ms)),
 	         &job_map, a, out, "lease a job", err);
 	if (rc == KILN_ENOTFOUND)
-		rc = kiln_err_set(err, KILN_ECONFLICT, "job %lld is queued no more", (long long)id);
-	return wr_end(s, rc);
+		rc = kiln_err_set(err, KILN_ECONFLICT, "jobs %s are queued no more", list);
+	return wr_pool_end(s, c, rc);
 }
 
-/* The job a lease holds, or why it does not. */
-static kiln_rc lease_lookup(struct pg *s, const char *lease_id, int64_t generation,
+/* The job a lease holds, or why it does not; by = Q_JOB_BY_LEASE locks its row for the
+ * transaction begun, Q_JOB_BY_LEASE_READ only reads it. */
+static kiln_rc lease_lookup(struct pg *s, enum q by, const char *lease_id, int64_t generation,
                             struct kiln_arena *a, struct scheduler_job *out, struct kiln_err *err)
 {
 	struct v_i64 att = {0};
 	kiln_rc rc;
 
-	rc = one(s, Q_JOB_BY_LEASE, ARGS(TXT(lease_id)), &job_map, a, out, "find lease", err);
+	rc = one(s, by, ARGS(TXT(lease_id)), &job_map, a, out, "find lease", err);
 	if (!rc && out->generation == generation && scheduler_state_active(out->state))
 		return KILN_OK;
 	if (!rc)
@@ -1445,14 +1540,19 @@ static kiln_rc lease_touch(struct scheduler_store *base, const char *lease_id, i
                            int64_t now_ms, int64_t ttl_ms, struct kiln_arena *a,
                            struct scheduler_job *out, struct kiln_err *err)
 {
-	struct pg *s = (struct pg *)base;
+	struct pg *s = (struct pg *)base, *c;
 	kiln_rc rc;
 
+	if (ttl_ms <= 0) { /* a check only: no lock, no transaction, no write */
+		c = rd_begin(s);
+		rc = lease_lookup(c, Q_JOB_BY_LEASE_READ, lease_id, generation, a, out, err);
+		return rd_end(c, rc);
+	}
 	rc = tx_begin(s, err);
 	if (rc)
 		return rc;
-	rc = lease_lookup(s, lease_id, generation, a, out, err);
-	if (rc || ttl_ms <= 0)
+	rc = lease_lookup(s, Q_JOB_BY_LEASE, lease_id, generation, a, out, err);
+	if (rc)
 		return tx_end(s, rc, err);
 	rc = run(s, Q_LEASE_RENEW, ARGS(I64(out->id), I64(now_ms + ttl_ms), I64(now_ms)),
 	         "renew lease", err);
@@ -1466,49 +1566,75 @@ static kiln_rc lease_touch(struct scheduler_store *base, const char *lease_id, i
 	return tx_end(s, rc, err);
 }
 
-/* Write the end f->decide chose for job j: its attempt's row, then the job's. */
-static kiln_rc job_end_write(struct pg *s, const struct scheduler_job *j,
-                             const struct scheduler_finish *f, struct kiln_err *err)
+/* Write the end f->decide chose for job j as read, guarded by what it was decided on:
+ * KILN_ENOTFOUND (err untouched) when j changed since (no row written). */
+static kiln_rc lease_end_write(struct pg *s, const struct scheduler_job *j,
+                               const struct scheduler_finish *f, struct kiln_err *err)
 {
 	struct scheduler_job_end e;
+	struct v_i64 id = {0};
+	struct pg *c;
 	kiln_rc rc;
 
 	f->decide(j, f, &e);
-	rc = run(s, Q_ATTEMPT_STATE,
-	         ARGS(I64(j->id), I64(j->attempts), TXT(e.attempt_state), TXT(f->failure_class),
-	              TXT(f->message), I64(f->now_ms)),
-	         "attempt state", err);
-	if (!rc && e.requeue)
-		rc = run(s, Q_JOB_REQUEUE,
-		         ARGS(I64(j->id), I64(e.not_before_ms), I64(f->now_ms),
-		              TXT(e.failure_class), TXT(e.message), I64(e.attempts_back)),
-		         "end the job's lease", err);
-	else if (!rc)
-		rc = run(s, Q_JOB_END,
-		         ARGS(I64(j->id), I64(e.state), TXT(e.failure_class), TXT(e.message),
-		              I64(f->now_ms)),
-		         "end the job's lease", err);
+	c = wr_pool_begin(s);
+	if (e.requeue)
+		rc = one(c, Q_LEASE_REQUEUE,
+		         ARGS(I64(j->id), TXT(j->lease_id), I64(j->generation),
+		              I64(j->cancel_requested), I64(j->max_attempts), I64(e.not_before_ms),
+		              TXT(e.failure_class), TXT(e.message), I64(f->now_ms),
+		              TXT(e.attempt_state), TXT(f->failure_class), TXT(f->message),
+		              I64(e.attempts_back)),
+		         &v_i64_map, NULL, &id, "end the job's lease", err);
+	else
+		rc = one(c, Q_LEASE_END,
+		         ARGS(I64(j->id), TXT(j->lease_id), I64(j->generation),
+		              I64(j->cancel_requested), I64(j->max_attempts), I64(e.state),
+		              TXT(e.failure_class), TXT(e.message), I64(f->now_ms),
+		              TXT(e.attempt_state), TXT(f->failure_class), TXT(f->message)),
+		         &v_i64_map, NULL, &id, "end the job's lease", err);
+	rc = wr_pool_end(s, c, rc);
 	if (!rc && f->requeued)
 		*f->requeued = e.requeue;
 	return rc;
 }
 
+/* How often a finish reads and decides again when the job changed under it (a cancel
+ * asked, or a reap of the same lease on another scheduler). */
+#define FINISH_TRIES 4
+
+/* Read, decide, write if unchanged (lease_end_write): two round trips, no transaction
+ * held across the decision. */
 static kiln_rc lease_finish(struct scheduler_store *base, const char *lease_id, int64_t generation,
                             const struct scheduler_finish *f, struct kiln_err *err)
 {
-	struct pg *s = (struct pg *)base;
+	struct pg *s = (struct pg *)base, *c;
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_LIMIT_HTTP_BODY * 4);
 	struct scheduler_job j = {0};
-	kiln_rc rc;
+	kiln_rc rc = KILN_OK;
+	int tries;
 
-	rc = tx_begin(s, err);
-	if (rc)
-		goto out;
-	rc = lease_lookup(s, lease_id, generation, &a, &j, err);
-	if (!rc)
-		rc = job_end_write(s, &j, f, err);
-	rc = tx_end(s, rc, err);
-out:
+	/* first on the job as the caller read it, when that was this lease's */
+	if (f->known && !strcmp(f->known->lease_id, lease_id) &&
+	    f->known->generation == generation) {
+		rc = lease_end_write(s, f->known, f, err);
+		if (rc != KILN_ENOTFOUND)
+			return rc;
+	}
+	for (tries = 0; tries < FINISH_TRIES; tries++) {
+		kiln_arena_release(&a);
+		c = rd_begin(s);
+		rc = rd_end(c, lease_lookup(c, Q_JOB_BY_LEASE_READ, lease_id, generation, &a, &j,
+		                            err));
+		if (rc)
+			break;
+		rc = lease_end_write(s, &j, f, err);
+		if (rc != KILN_ENOTFOUND)
+			break;
+	}
+	if (rc == KILN_ENOTFOUND) /* the guard failed every time */
+		rc = kiln_err_set(err, KILN_ECONFLICT, "lease %s: the job kept changing under its end",
+		                  lease_id);
 	kiln_arena_release(&a);
 	return rc;
 }
@@ -1593,13 +1719,114 @@ static kiln_rc artifacts_list(struct scheduler_store *base, int64_t job_id, int6
 /* ---------------------------------------------------------------------------------------- */
 /* Workers and tokens */
 
+/* The slot of worker name in s->seen (by a hash of the name). */
+static struct seen_ent *seen_slot(struct pg *s, const char *name)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *name; name++)
+		h = (h ^ (unsigned char)*name) * 16777619u;
+	return &s->seen[h % SEEN_SLOTS];
+}
+
+/* Was w's last_seen written on this scheduler less than a second ago (true), or is this
+ * the write due (false, and it is remembered as written)? */
+static bool seen_recently(struct pg *s, const struct scheduler_worker_info *w)
+{
+	struct seen_ent *e = seen_slot(s, w->name);
+	bool recent;
+
+	if (strlen(w->name) >= sizeof(e->name))
+		return false;
+	pthread_mutex_lock(&s->tok_lock);
+	recent = !strcmp(e->name, w->name) && e->draining == w->draining &&
+	         w->last_seen_ms >= e->ms && w->last_seen_ms - e->ms < 1000;
+	if (!recent) {
+		snprintf(e->name, sizeof(e->name), "%s", w->name);
+		e->ms = w->last_seen_ms;
+		e->draining = w->draining;
+	}
+	pthread_mutex_unlock(&s->tok_lock);
+	return recent;
+}
+
+/* A worker's owner, credential hash (COPY: a fixed array) and when it was last seen. */
+struct worker_auth {
+	int64_t token_id;
+	char hash[65];
+	int64_t last_seen_ms;
+};
+static const struct col worker_auth_cols[] = {COL(I64, struct worker_auth, token_id),
+                                              COL(COPY, struct worker_auth, hash),
+                                              COL(I64, struct worker_auth, last_seen_ms)};
+static const struct rowmap worker_auth_map = ROWMAP(struct worker_auth, worker_auth_cols, 1);
+
+static struct auth_ent *auth_slot(struct pg *s, const char *name)
+{
+	return &s->auth[seen_slot(s, name) - s->seen];
+}
+
+/* Worker name's row, from s->auth while it is trusted, else read (and kept). */
+static kiln_rc worker_auth(struct pg *s, const char *name, struct worker_auth *out,
+                           struct kiln_err *err)
+{
+	struct auth_ent *e = auth_slot(s, name);
+	int64_t now = util_clock_mono_ns() / 1000000;
+	bool hit;
+	kiln_rc rc;
+
+	pthread_mutex_lock(&s->tok_lock);
+	hit = !strcmp(e->name, name) && e->until_ms > now;
+	if (hit) {
+		out->token_id = e->token_id;
+		memcpy(out->hash, e->hash, sizeof(out->hash));
+		out->last_seen_ms = e->seen_ms;
+	}
+	pthread_mutex_unlock(&s->tok_lock);
+	if (hit)
+		return KILN_OK;
+	memset(out, 0, sizeof(*out));
+	rc = read1(s, Q_WORKER_AUTH, ARGS(TXT(name)), &worker_auth_map, NULL, out, "worker", err);
+	if (rc == KILN_ENOTFOUND)
+		return kiln_err_set(err, KILN_ENOTFOUND, "no worker '%s'", name);
+	if (rc || strlen(name) >= sizeof(e->name))
+		return rc;
+	pthread_mutex_lock(&s->tok_lock);
+	snprintf(e->name, sizeof(e->name), "%s", name);
+	memcpy(e->hash, out->hash, sizeof(e->hash));
+	e->token_id = out->token_id;
+	e->seen_ms = out->last_seen_ms;
+	e->until_ms = now + WORKER_TTL_MS;
+	pthread_mutex_unlock(&s->tok_lock);
+	return KILN_OK;
+}
+
+/* Forget what s->auth holds of worker name (its row is being written here). */
+static void worker_auth_forget(struct pg *s, const char *name)
+{
+	struct auth_ent *e = auth_slot(s, name);
+
+	pthread_mutex_lock(&s->tok_lock);
+	if (!strcmp(e->name, name))
+		e->name[0] = '\0';
+	pthread_mutex_unlock(&s->tok_lock);
+}
+
 static kiln_rc worker_seen(struct scheduler_store *base, const struct scheduler_worker_info *w,
                            bool full, struct kiln_err *err)
 {
-	if (!full)
-		return write1((struct pg *)base, Q_WORKER_SEEN,
-		              ARGS(TXT(w->name), I64(w->last_seen_ms), I64(w->draining)),
-		              "record worker", err);
+	struct pg *s = (struct pg *)base, *c;
+
+	if (!full && seen_recently(s, w))
+		return KILN_OK;
+	if (!full) {
+		c = wr_pool_begin(s);
+		return wr_pool_end(s, c,
+		                   run(c, Q_WORKER_SEEN,
+		                       ARGS(TXT(w->name), I64(w->last_seen_ms), I64(w->draining)),
+		                       "record worker", err));
+	}
+	worker_auth_forget(s, w->name);
 	return write1((struct pg *)base, Q_WORKER_FULL,
 	              ARGS(TXT(w->name), TXT(w->arches), TXT(w->tags), I64(w->slots),
 	                   I64(w->free_disk), TXT(w->kernel), TXT(w->version), I64(w->last_seen_ms),
@@ -1610,38 +1837,22 @@ static kiln_rc worker_seen(struct scheduler_store *base, const struct scheduler_
 static kiln_rc worker_owner(struct scheduler_store *base, const char *name, int64_t *token_id,
                             struct kiln_err *err)
 {
-	struct v_i64 r = {0};
+	struct worker_auth r;
 	kiln_rc rc;
 
-	rc = read1((struct pg *)base, Q_WORKER_OWNER, ARGS(TXT(name)), &v_i64_map, NULL, &r,
-	           "worker owner", err);
-	if (rc == KILN_ENOTFOUND)
-		return kiln_err_set(err, KILN_ENOTFOUND, "no worker '%s'", name);
+	rc = worker_auth((struct pg *)base, name, &r, err);
 	if (!rc)
-		*token_id = r.v;
+		*token_id = r.token_id;
 	return rc;
 }
-
-/* A worker's credential hash (COPY: a fixed array) and when it was last seen. */
-struct worker_cred {
-	char hash[65];
-	int64_t last_seen_ms;
-};
-static const struct col worker_cred_cols[] = {COL(COPY, struct worker_cred, hash),
-                                              COL(I64, struct worker_cred, last_seen_ms)};
-static const struct rowmap worker_cred_map = ROWMAP(struct worker_cred, worker_cred_cols, 1);
 
 static kiln_rc worker_credential(struct scheduler_store *base, const char *name, char hash[65],
                                  int64_t *last_seen_ms, struct kiln_err *err)
 {
-	struct worker_cred r;
+	struct worker_auth r;
 	kiln_rc rc;
 
-	memset(&r, 0, sizeof(r));
-	rc = read1((struct pg *)base, Q_WORKER_CRED, ARGS(TXT(name)), &worker_cred_map, NULL, &r,
-	           "worker credential", err);
-	if (rc == KILN_ENOTFOUND)
-		return kiln_err_set(err, KILN_ENOTFOUND, "no worker '%s'", name);
+	rc = worker_auth((struct pg *)base, name, &r, err);
 	if (!rc) {
 		memcpy(hash, r.hash, sizeof(r.hash));
 		*last_seen_ms = r.last_seen_ms;
@@ -1652,6 +1863,7 @@ static kiln_rc worker_credential(struct scheduler_store *base, const char *name,
 static kiln_rc worker_credential_set(struct scheduler_store *base, const char *name,
                                      const char *hash, struct kiln_err *err)
 {
+	worker_auth_forget((struct pg *)base, name);
 	return write1((struct pg *)base, Q_WORKER_CRED_SET, ARGS(TXT(name), TXT(hash)),
 	              "bind worker credential", err);
 }

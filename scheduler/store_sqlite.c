@@ -181,7 +181,10 @@ static const char *const migrations[] = {
 	" not_before_ms, attempts, max_attempts, timeout_s, cancel_requested,"                     \
 	" coalesce(lease_id, ''), generation, worker, lease_expires_ms, failure_class, message,"   \
 	" reruns, rerun_of, rerun_n, avoid_worker, variations, repro_verdict, project_id,"         \
-	" coalesce((SELECT p.name FROM projects p WHERE p.id = project_id), '')"
+	" coalesce((SELECT p.name FROM projects p WHERE p.id = project_id), ''),"                  \
+	" (EXISTS(SELECT 1 FROM batch_jobs b WHERE b.job_id ="                                     \
+	" CASE WHEN rerun_of > 0 THEN rerun_of ELSE id END)),"                                     \
+	" (EXISTS(SELECT 1 FROM rebuilds r WHERE r.job_id = id))"
 
 enum q {
 	Q_JOB_INSERT,
@@ -596,8 +599,12 @@ static const char *const sql[Q_COUNT] = {
     [Q_PROJECT_RUNNING] = "SELECT project_id, arch, count(*) FROM jobs WHERE state IN (1, 2)"
                           " GROUP BY project_id, arch ORDER BY project_id, arch",
     /* the grant order: the project granted last goes to the back */
+    /* a project already granted last (no other at or after its grant_seq) keeps its
+     * place: the order is the same, and the row is not written (see store_pg.c) */
     [Q_PROJECT_GRANT] = "UPDATE projects SET grant_seq = (SELECT max(grant_seq) FROM projects)"
-                        " + 1 WHERE id = (SELECT project_id FROM jobs WHERE id = ?1)",
+                        " + 1 WHERE id = (SELECT project_id FROM jobs WHERE id = ?1)"
+                        " AND EXISTS(SELECT 1 FROM projects o WHERE o.id != projects.id"
+                        " AND o.grant_seq >= projects.grant_seq)",
     [Q_REPO_OWNER_SET] = "INSERT OR REPLACE INTO project_repos(repo, project_id) VALUES(?1, ?2)",
     [Q_REPO_OWNER_DEFAULT] = "DELETE FROM project_repos WHERE repo = ?1",
     [Q_REPO_OWNERS] = "SELECT repo, project_id FROM project_repos ORDER BY repo",
@@ -1042,6 +1049,8 @@ static const struct col job_cols[] = {
     COL(TEXT, J, repro_verdict),
     COL(I64, J, project_id),
     COL(TEXT, J, project),
+    COL(BOOL, J, batch_member),
+    COL(BOOL, J, rebuild),
 };
 #undef J
 static const struct rowmap job_map = ROWMAP(struct scheduler_job, job_cols, 1024);
@@ -1307,22 +1316,29 @@ static kiln_rc lease_candidates(struct scheduler_store *base, int64_t now_ms, co
 	return rc;
 }
 
-static kiln_rc lease_take(struct scheduler_store *base, int64_t id,
+static kiln_rc lease_take(struct scheduler_store *base, const int64_t *ids, size_t n,
                           const struct scheduler_lease_query *q, struct kiln_arena *a,
                           struct scheduler_job *out, struct kiln_err *err)
 {
 	struct sq *s = (struct sq *)base;
+	int64_t id = 0;
 	kiln_rc rc;
+	size_t k;
 
 	rc = tx_begin(s, err);
 	if (rc)
 		return rc;
-	rc = run(s, Q_LEASE_TAKE,
-	         ARGS(I64(id), TXT(q->lease_id), TXT(q->worker), I64(q->now_ms + q->ttl_ms),
-	              I64(q->now_ms)),
-	         "lease a job", err);
-	if (!rc && !sqlite3_changes(s->db))
-		rc = kiln_err_set(err, KILN_ECONFLICT, "job %lld is queued no more", (long long)id);
+	for (k = 0; !rc && !id && k < n; k++) {
+		rc = run(s, Q_LEASE_TAKE,
+		         ARGS(I64(ids[k]), TXT(q->lease_id), TXT(q->worker),
+		              I64(q->now_ms + q->ttl_ms), I64(q->now_ms)),
+		         "lease a job", err);
+		if (!rc && sqlite3_changes(s->db))
+			id = ids[k];
+	}
+	if (!rc && !id)
+		rc = kiln_err_set(err, KILN_ECONFLICT, "jobs %lld.. are queued no more",
+		                  n ? (long long)ids[0] : 0LL);
 	if (!rc)
 		rc = run(s, Q_ATTEMPT_INSERT, ARGS(I64(id), I64(q->now_ms)), "record the attempt",
 		         err);

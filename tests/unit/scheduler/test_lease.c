@@ -13,6 +13,7 @@ struct fake {
 	size_t nactive, active_reads;
 	int64_t lost[4]; /* ids another grant takes first */
 	int64_t taken;   /* the id lease_take leased */
+	int takes;       /* lease_take calls */
 	struct scheduler_job job;
 	int conflicts; /* job_cancel/job_retry: how many to lose before one goes through */
 	int writes;
@@ -35,20 +36,26 @@ static kiln_rc f_candidates(struct scheduler_store *st, int64_t now_ms, const ch
 	return KILN_OK;
 }
 
-static kiln_rc f_take(struct scheduler_store *st, int64_t id, const struct scheduler_lease_query *q,
-                      struct kiln_arena *a, struct scheduler_job *out, struct kiln_err *err)
+static kiln_rc f_take(struct scheduler_store *st, const int64_t *ids, size_t n,
+                      const struct scheduler_lease_query *q, struct kiln_arena *a,
+                      struct scheduler_job *out, struct kiln_err *err)
 {
 	struct fake *f = (struct fake *)st;
-	size_t i;
+	size_t i, k;
 
 	(void)q, (void)a;
-	for (i = 0; i < KILN_ARRAY_SIZE(f->lost); i++)
-		if (f->lost[i] == id)
-			return kiln_err_set(err, KILN_ECONFLICT, "job %lld is queued no more",
-			                    (long long)id);
-	f->taken = id;
-	out->id = id;
-	return KILN_OK;
+	f->takes++;
+	for (k = 0; k < n; k++) {
+		for (i = 0; i < KILN_ARRAY_SIZE(f->lost); i++)
+			if (f->lost[i] == ids[k])
+				break;
+		if (i < KILN_ARRAY_SIZE(f->lost))
+			continue;
+		f->taken = ids[k];
+		out->id = ids[k];
+		return KILN_OK;
+	}
+	return kiln_err_set(err, KILN_ECONFLICT, "jobs are queued no more");
 }
 
 static kiln_rc f_active(struct scheduler_store *st, int64_t since_ms, struct kiln_arena *a,
@@ -155,6 +162,7 @@ KILN_TEST(lease_grant_passes_over_jobs_another_grant_took)
 	assert_ok(scheduler_lease_grant(&f.base, &q, &a, &j, &err), &err);
 	assert_int_equal(f.taken, 3);
 	assert_int_equal(j.id, 3);
+	assert_int_equal(f.takes, 1); /* one take tried both picks, in order */
 	/* every fitting one lost: nothing to lease, and no stale error */
 	f.lost[1] = 3;
 	f.taken = 0;

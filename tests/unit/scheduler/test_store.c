@@ -90,6 +90,7 @@ static kiln_rc grant(struct scheduler_store *st, const char *worker, const char 
 
 #define L1 "11111111111111111111111111111111"
 #define L2 "22222222222222222222222222222222"
+#define L3 "33333333333333333333333333333333"
 
 STORE_TEST(store_leases_by_priority_arch_and_tags)
 {
@@ -298,7 +299,7 @@ STORE_TEST(store_generation_guards_every_lease_call)
 	struct kiln_err err = KILN_ERR_INIT;
 	struct scheduler_job j, *exp = NULL;
 	struct scheduler_finish f = {SCHED_OUT_LOST,        "infra", "lost", 5000, 100, NULL,
-	                             scheduler_lease_decide};
+	                             scheduler_lease_decide, NULL};
 	struct scheduler_attempt *att = NULL;
 	size_t n = 0;
 	int64_t id = insert(st, "", "", 0, NULL);
@@ -338,6 +339,66 @@ STORE_TEST(store_generation_guards_every_lease_call)
 	assert_string_equal(att[0].state, "lost");
 	assert_string_equal(att[0].worker, "w1");
 	assert_string_equal(att[1].worker, "w2");
+	kiln_arena_release(&a);
+	scheduler_store_close(st);
+}
+
+/* A take of several picks leases the first still queued, in the order given. */
+STORE_TEST(store_take_leases_the_first_pick_still_queued)
+{
+	struct scheduler_store *st = open_store("t.db");
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
+	struct kiln_err err = KILN_ERR_INIT;
+	struct scheduler_lease_query q = {
+	    .worker = "w1", .arches = ",x,", .tags = ",", .now_ms = 2000, .ttl_ms = 1000};
+	struct scheduler_job j;
+	int64_t ids[3];
+
+	ids[0] = insert(st, "", "", 0, NULL);
+	ids[1] = insert(st, "", "", 0, NULL);
+	ids[2] = insert(st, "", "", 0, NULL);
+	q.lease_id = L1;
+	assert_ok(st->ops->lease_take(st, &ids[1], 1, &q, &a, &j, &err), &err);
+	assert_int_equal(j.id, ids[1]);
+	/* ids[1] is gone: the next in the order given, not the lowest id */
+	q.lease_id = L2;
+	assert_ok(st->ops->lease_take(st, (int64_t[]){ids[1], ids[2], ids[0]}, 3, &q, &a, &j, &err),
+	          &err);
+	assert_int_equal(j.id, ids[2]);
+	assert_int_equal(j.state, SCHED_LEASED);
+	assert_string_equal(j.lease_id, L2);
+	q.lease_id = L3;
+	assert_int_equal(st->ops->lease_take(st, (int64_t[]){ids[1], ids[2]}, 2, &q, &a, &j, &err),
+	                 KILN_ECONFLICT);
+	kiln_arena_release(&a);
+	scheduler_store_close(st);
+}
+
+/* The end is decided on the job as it is when it is written: a cancel asked after the
+ * caller read the job (f.known) turns an infrastructure failure into a cancel, not a
+ * retry; ending the same lease again is a conflict. */
+STORE_TEST(store_finish_decides_on_the_job_as_it_is)
+{
+	struct scheduler_store *st = open_store("k.db");
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
+	struct kiln_err err = KILN_ERR_INIT;
+	struct scheduler_job j, known;
+	bool requeued = true;
+	struct scheduler_finish f = {SCHED_OUT_INFRA,       "infra", "disk", 2300,   100, &requeued,
+	                             scheduler_lease_decide, &known};
+	int64_t id = insert(st, "", "", 0, NULL);
+
+	assert_ok(grant(st, "w1", ",x,", ",", 2000, L1, &a, &j), NULL);
+	assert_ok(st->ops->lease_touch(st, L1, 1, 2100, 0, &a, &known, &err), &err);
+	assert_false(known.cancel_requested);
+	assert_ok(st->ops->job_cancel(st, id, 2200, false, &err), &err);
+	assert_ok(st->ops->lease_finish(st, L1, 1, &f, &err), &err);
+	assert_false(requeued);
+	assert_ok(st->ops->job_get(st, id, &a, &j, &err), &err);
+	assert_int_equal(j.state, SCHED_CANCELLED);
+	assert_string_equal(j.failure_class, "cancel");
+	assert_int_equal(st->ops->lease_finish(st, L1, 1, &f, &err), KILN_ECONFLICT);
+	kiln_err_clear(&err);
 	kiln_arena_release(&a);
 	scheduler_store_close(st);
 }
@@ -517,7 +578,7 @@ STORE_TEST(store_repro_undone_after_a_stop)
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
 	struct kiln_err err = KILN_ERR_INIT;
 	struct scheduler_finish f = {SCHED_OUT_SUCCEEDED,   "", "", 3000, 0, NULL,
-	                             scheduler_lease_decide};
+	                             scheduler_lease_decide, NULL};
 	struct scheduler_job j = {0}, got;
 	int64_t id = 0, rr = 0, *v = NULL;
 	size_t n = 0;
@@ -688,7 +749,7 @@ STORE_TEST(store_every_write_invalidates_cached_job_bodies)
 	    .job_id = 1, .attempt = 1, .name = "a.rpm", .kind = "binary"};
 	struct scheduler_worker_info w = {.name = "w1", .arches = ",x,", .tags = ","};
 	struct scheduler_finish f = {SCHED_OUT_SUCCEEDED,   "", "", 10, 0, NULL,
-	                             scheduler_lease_decide};
+	                             scheduler_lease_decide, NULL};
 	struct scheduler_job j;
 	const char *dstate, *msg;
 	int64_t tid;
@@ -1351,7 +1412,7 @@ static void *end_all(void *arg)
 		                             5000,
 		                             0,
 		                             NULL,
-		                             scheduler_lease_decide};
+		                             scheduler_lease_decide, NULL};
 
 		kiln_err_clear(&err);
 		if (!e->st->ops->lease_finish(e->st, e->lids[i], 1, &f, &err))
@@ -1414,7 +1475,7 @@ KILN_TEST(store_migrate_copies_sqlite_into_postgresql)
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
 	struct scheduler_store *st = NULL;
 	struct scheduler_finish f = {SCHED_OUT_SUCCEEDED,   "", "", 5000, 0, NULL,
-	                             scheduler_lease_decide};
+	                             scheduler_lease_decide, NULL};
 	struct scheduler_attempt *att = NULL;
 	struct scheduler_job j;
 	char dir[512], path[600], url[512];

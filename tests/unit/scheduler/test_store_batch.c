@@ -239,7 +239,7 @@ static void end_as(struct scheduler_store *st, int64_t id, enum scheduler_outcom
 
 	snprintf(lid, sizeof(lid), "%032lld", (long long)id);
 	q.lease_id = lid;
-	assert_ok(st->ops->lease_take(st, id, &q, &a, &j, &err), &err);
+	assert_ok(st->ops->lease_take(st, &id, 1, &q, &a, &j, &err), &err);
 	assert_ok(st->ops->lease_finish(st, lid, j.generation, &f, &err), &err);
 	kiln_arena_release(&a);
 }
