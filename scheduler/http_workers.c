@@ -207,6 +207,33 @@ static kiln_rc worker_credential_claim(struct scheduler *s, struct api_req *req,
 	return KILN_OK;
 }
 
+/* Is a write of w's last_seen due (true, and it is remembered as written), or was one
+ * written from here less than a second ago with the same draining (false)? The row's
+ * guard (Q_WORKER_SEEN) writes once a second at most: this skips the store call too. */
+static bool worker_seen_due(struct scheduler *s, const struct scheduler_worker_info *w)
+{
+	struct scheduler_seen *e;
+	uint32_t h = 2166136261u;
+	const char *p;
+	bool due;
+
+	for (p = w->name; *p; p++)
+		h = (h ^ (unsigned char)*p) * 16777619u;
+	e = &s->seen[h % SCHED_SEEN_SLOTS];
+	if (strlen(w->name) >= sizeof(e->name))
+		return true;
+	pthread_mutex_lock(&s->stats_lock);
+	due = strcmp(e->name, w->name) || e->draining != w->draining ||
+	      w->last_seen_ms < e->ms || w->last_seen_ms - e->ms >= 1000;
+	if (due) {
+		snprintf(e->name, sizeof(e->name), "%s", w->name);
+		e->ms = w->last_seen_ms;
+		e->draining = w->draining;
+	}
+	pthread_mutex_unlock(&s->stats_lock);
+	return due;
+}
+
 /* A worker's name belongs to the token that first registered it: another token (unless an
  * admin's) may not register, lease, heartbeat, log, upload or complete as that worker.
  * register: the name may be new (it is then bound to the caller). */
@@ -398,7 +425,8 @@ void scheduler_h_lease(void *ctx, struct api_req *req, struct api_resp *resp)
 	}
 	wi.name = b.name;
 	wi.last_seen_ms = q.now_ms;
-	(void)s->store->ops->worker_seen(s->store, &wi, false, NULL);
+	if (worker_seen_due(s, &wi))
+		(void)s->store->ops->worker_seen(s->store, &wi, false, NULL);
 	q.worker = b.name;
 	q.ttl_ms = s->cfg->lease_ttl_ms;
 	q.lease_id = lid;
@@ -459,7 +487,8 @@ void scheduler_h_heartbeat(void *ctx, struct api_req *req, struct api_resp *resp
 	wi.name = j.worker;
 	wi.last_seen_ms = util_clock_wall_ms();
 	wi.draining = b.draining;
-	(void)s->store->ops->worker_seen(s->store, &wi, false, NULL);
+	if (worker_seen_due(s, &wi))
+		(void)s->store->ops->worker_seen(s->store, &wi, false, NULL);
 	api_jw_init(&w, &resp->body);
 	api_jw_obj(&w);
 	api_jw_kint(&w, "ttl_ms", s->cfg->lease_ttl_ms);

@@ -39,7 +39,8 @@
 	X(sqlite3_prepare_v2)                                                                      \
 	X(sqlite3_prepare_v3)                                                                      \
 	X(sqlite3_reset)                                                                           \
-	X(sqlite3_step)
+	X(sqlite3_step)                                                                            \
+	X(sqlite3_wal_checkpoint_v2)
 
 /* The entry points (the file's registry of them). */
 struct scheduler_libsqlite3_fns {
@@ -78,5 +79,6 @@ static const struct util_dl_sym scheduler_libsqlite3_syms[] = {
 #define sqlite3_prepare_v3 (scheduler_libsqlite3.fn_sqlite3_prepare_v3)
 #define sqlite3_reset (scheduler_libsqlite3.fn_sqlite3_reset)
 #define sqlite3_step (scheduler_libsqlite3.fn_sqlite3_step)
+#define sqlite3_wal_checkpoint_v2 (scheduler_libsqlite3.fn_sqlite3_wal_checkpoint_v2)
 
 #endif

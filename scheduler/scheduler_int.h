@@ -936,6 +936,8 @@ struct scheduler_history {
 	int64_t next_ms;
 };
 
+#define SCHED_SEEN_SLOTS 64
+
 struct scheduler {
 	const struct scheduler_config *cfg;
 	struct scheduler_store *store;
@@ -945,6 +947,13 @@ struct scheduler {
 	pthread_mutex_t log_lock;           /* appends to log files */
 	pthread_mutex_t stats_lock;
 	int64_t lease_grants, lease_expiries, retries_lost, retries_infra, signed_packages;
+	/* When each worker's last_seen was last written from here (under stats_lock): a lease
+	 * or heartbeat within a second of it writes nothing (http_workers.c) */
+	struct scheduler_seen {
+		char name[65];
+		int64_t ms;
+		bool draining;
+	} seen[SCHED_SEEN_SLOTS];
 	int64_t publish_failures;
 	struct scheduler_hist wait_hist, build_hist, publish_hist;
 	struct scheduler_publisher *publisher; /* owned (publish.c); NULL without repositories */

@@ -715,7 +715,7 @@ static const char *const sql[Q_COUNT] = {
 #define NREADERS 4
 #define TOKEN_SLOTS 64
 #define TOKEN_TTL_MS 5000
-#define SEEN_SLOTS 64
+#define AUTH_SLOTS 64
 #define WORKER_TTL_MS 2000
 #define MAX_ARGS 24 /* the most parameters a statement above takes is 19 */
 
@@ -743,22 +743,14 @@ struct pg {
 		unsigned scopes;
 	} tokens[TOKEN_SLOTS];
 	unsigned tok_gen; /* bumped by each revoke: a lookup begun before it is not kept */
-	/* When each worker's last_seen_ms was last written (under tok_lock): the row changes
-	 * once a second at most (Q_WORKER_SEEN's guard), so a lease or heartbeat within that
-	 * second skips the round trip that would change nothing. The writer's only. */
-	struct seen_ent {
-		char name[65];
-		int64_t ms;
-		bool draining;
-	} seen[SEEN_SLOTS];
 	/* Workers' owners and credentials read lately (two reads on every lease call), in
-	 * the same slots as seen[] (under tok_lock): trusted WORKER_TTL_MS at most, forgotten
+	 * slots by a hash of the name (under tok_lock): trusted WORKER_TTL_MS at most, forgotten
 	 * here as soon as this scheduler binds a credential; another scheduler's new binding
 	 * is seen within that time, as a token revoked there is within TOKEN_TTL_MS. */
 	struct auth_ent {
 		char name[65], hash[65];
 		int64_t token_id, seen_ms, until_ms;
-	} auth[SEEN_SLOTS];
+	} auth[AUTH_SLOTS];
 	uint64_t version; /* the writer's: bumped as each write lets go of the lock */
 	pthread_mutex_t tok_lock;
 	struct peers *peers; /* the writer's (owned): the other schedulers on the database */
@@ -1719,36 +1711,6 @@ static kiln_rc artifacts_list(struct scheduler_store *base, int64_t job_id, int6
 /* ---------------------------------------------------------------------------------------- */
 /* Workers and tokens */
 
-/* The slot of worker name in s->seen (by a hash of the name). */
-static struct seen_ent *seen_slot(struct pg *s, const char *name)
-{
-	uint32_t h = 2166136261u;
-
-	for (; *name; name++)
-		h = (h ^ (unsigned char)*name) * 16777619u;
-	return &s->seen[h % SEEN_SLOTS];
-}
-
-/* Was w's last_seen written on this scheduler less than a second ago (true), or is this
- * the write due (false, and it is remembered as written)? */
-static bool seen_recently(struct pg *s, const struct scheduler_worker_info *w)
-{
-	struct seen_ent *e = seen_slot(s, w->name);
-	bool recent;
-
-	if (strlen(w->name) >= sizeof(e->name))
-		return false;
-	pthread_mutex_lock(&s->tok_lock);
-	recent = !strcmp(e->name, w->name) && e->draining == w->draining &&
-	         w->last_seen_ms >= e->ms && w->last_seen_ms - e->ms < 1000;
-	if (!recent) {
-		snprintf(e->name, sizeof(e->name), "%s", w->name);
-		e->ms = w->last_seen_ms;
-		e->draining = w->draining;
-	}
-	pthread_mutex_unlock(&s->tok_lock);
-	return recent;
-}
 
 /* A worker's owner, credential hash (COPY: a fixed array) and when it was last seen. */
 struct worker_auth {
@@ -1761,9 +1723,14 @@ static const struct col worker_auth_cols[] = {COL(I64, struct worker_auth, token
                                               COL(I64, struct worker_auth, last_seen_ms)};
 static const struct rowmap worker_auth_map = ROWMAP(struct worker_auth, worker_auth_cols, 1);
 
+/* The slot of worker name in s->auth (by a hash of the name). */
 static struct auth_ent *auth_slot(struct pg *s, const char *name)
 {
-	return &s->auth[seen_slot(s, name) - s->seen];
+	uint32_t h = 2166136261u;
+
+	for (; *name; name++)
+		h = (h ^ (unsigned char)*name) * 16777619u;
+	return &s->auth[h % AUTH_SLOTS];
 }
 
 /* Worker name's row, from s->auth while it is trusted, else read (and kept). */
@@ -1817,8 +1784,6 @@ static kiln_rc worker_seen(struct scheduler_store *base, const struct scheduler_
 {
 	struct pg *s = (struct pg *)base, *c;
 
-	if (!full && seen_recently(s, w))
-		return KILN_OK;
 	if (!full) {
 		c = wr_pool_begin(s);
 		return wr_pool_end(s, c,

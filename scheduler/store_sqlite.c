@@ -642,14 +642,35 @@ struct sq {
 	unsigned tok_gen; /* bumped by each revoke: a lookup begun before it is not kept */
 	uint64_t version; /* the writer's: bumped as each write lets go of the lock */
 	pthread_mutex_t tok_lock;
+	/* The writer's checkpointer: WAL frames copied into the database file from a thread
+	 * and connection of its own every CHECKPOINT_MS, so the fsyncs of a checkpoint are
+	 * off the write path (a commit that ran one held every writer for milliseconds). */
+	sqlite3 *ck_db;
+	pthread_t ck_th;
+	pthread_mutex_t ck_lock;
+	pthread_cond_t ck_cond;
+	bool ck_running, ck_stop;
 };
 
-/* The connection for a read-only call. */
-static struct sq *reader(struct sq *s)
+/* The connection for a read-only call, locked: the writer when it is idle (its page cache
+ * is warm: a reader's is dropped whenever another connection has written, so after each
+ * write a reader reads its pages again), else the first idle reader from a round-robin
+ * start, else that start's (waited for). */
+static struct sq *reader_lock(struct sq *s)
 {
-	unsigned i = __atomic_fetch_add(&s->next, 1, __ATOMIC_RELAXED) % NREADERS;
+	unsigned i = __atomic_fetch_add(&s->next, 1, __ATOMIC_RELAXED), k;
+	struct sq *c;
 
-	return s->readers[i] ? s->readers[i] : s;
+	if (!pthread_mutex_trylock(&s->lock))
+		return s;
+	for (k = 0; k < NREADERS; k++) {
+		c = s->readers[(i + k) % NREADERS];
+		if (c && !pthread_mutex_trylock(&c->lock))
+			return c;
+	}
+	c = s->readers[i % NREADERS] ? s->readers[i % NREADERS] : s;
+	pthread_mutex_lock(&c->lock);
+	return c;
 }
 
 static kiln_rc db_err(struct sq *s, struct kiln_err *err, const char *what)
@@ -906,10 +927,7 @@ static kiln_rc rows(struct sq *s, enum q id, const struct arg *v, size_t nv, con
 /* A reader's connection, locked. Reads never change the store's version. */
 static struct sq *rd_begin(struct sq *w)
 {
-	struct sq *s = reader(w);
-
-	pthread_mutex_lock(&s->lock);
-	return s;
+	return reader_lock(w);
 }
 
 static kiln_rc rd_end(struct sq *s, kiln_rc rc)
@@ -2056,11 +2074,27 @@ static kiln_rc ping(struct scheduler_store *base, struct kiln_err *err)
 /* ---------------------------------------------------------------------------------------- */
 /* Opening and migrations */
 
+static void checkpointer_stop(struct sq *s)
+{
+	if (s->ck_running) {
+		pthread_mutex_lock(&s->ck_lock);
+		s->ck_stop = true;
+		pthread_cond_signal(&s->ck_cond);
+		pthread_mutex_unlock(&s->ck_lock);
+		pthread_join(s->ck_th, NULL);
+		s->ck_running = false;
+	}
+	if (s->ck_db)
+		sqlite3_close(s->ck_db);
+	s->ck_db = NULL;
+}
+
 static void sq_close(struct scheduler_store *base)
 {
 	struct sq *s = (struct sq *)base;
 	size_t i;
 
+	checkpointer_stop(s);
 	for (i = 0; i < NREADERS; i++)
 		if (s->readers[i])
 			sq_close(&s->readers[i]->base);
@@ -2069,6 +2103,8 @@ static void sq_close(struct scheduler_store *base)
 	sqlite3_close(s->db);
 	pthread_mutex_destroy(&s->lock);
 	pthread_mutex_destroy(&s->tok_lock);
+	pthread_mutex_destroy(&s->ck_lock);
+	pthread_cond_destroy(&s->ck_cond);
 	free(s);
 }
 
@@ -2974,6 +3010,64 @@ static kiln_rc migrate(struct sq *s, const char *path, struct kiln_err *err)
 	return KILN_OK;
 }
 
+#define CHECKPOINT_MS 200
+/* Past this many WAL pages the writer checkpoints itself (sqlite3's own rule), should the
+ * checkpointer fall behind: the WAL stays bounded either way. */
+#define CHECKPOINT_WRITER_PAGES 10000
+
+static void *checkpointer(void *arg)
+{
+	struct sq *s = arg;
+	struct timespec until;
+	int64_t end;
+
+	pthread_mutex_lock(&s->ck_lock);
+	while (!s->ck_stop) {
+		/* timedwait takes a CLOCK_REALTIME deadline: the wall clock in ms is that */
+		end = util_clock_wall_ms() + CHECKPOINT_MS;
+		until = (struct timespec){(time_t)(end / 1000), (long)(end % 1000) * 1000000};
+		while (!s->ck_stop && !pthread_cond_timedwait(&s->ck_cond, &s->ck_lock, &until))
+			;
+		if (s->ck_stop)
+			break;
+		pthread_mutex_unlock(&s->ck_lock);
+		/* PASSIVE: copies what no reader still needs, waits for no one, takes no
+		 * writer's lock; a busy or failed one is tried again at the next tick */
+		(void)sqlite3_wal_checkpoint_v2(s->ck_db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL,
+		                                NULL);
+		pthread_mutex_lock(&s->ck_lock);
+	}
+	pthread_mutex_unlock(&s->ck_lock);
+	return NULL;
+}
+
+static kiln_rc checkpointer_start(struct sq *s, const char *path, struct kiln_err *err)
+{
+	char pragma[64];
+	kiln_rc rc;
+
+	if (sqlite3_open_v2(path, &s->ck_db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
+	                    NULL) != SQLITE_OK)
+		return kiln_err_set(err, KILN_EIO, "cannot open the job store %s: %s", path,
+		                    s->ck_db ? sqlite3_errmsg(s->ck_db) : "out of memory");
+	/* a connection learns the file is in WAL mode when it first reads it: until then a
+	 * checkpoint on it does nothing */
+	if (sqlite3_exec(s->ck_db, "PRAGMA journal_mode = WAL", NULL, NULL, NULL) != SQLITE_OK)
+		return kiln_err_set(err, KILN_EIO, "job store %s: %s", path,
+		                    sqlite3_errmsg(s->ck_db));
+	snprintf(pragma, sizeof(pragma), "PRAGMA wal_autocheckpoint = %d", CHECKPOINT_WRITER_PAGES);
+	rc = exec(s, pragma, err);
+	if (rc)
+		return rc;
+	rc = (kiln_rc)pthread_create(&s->ck_th, NULL, checkpointer, s);
+	if (rc) {
+		errno = (int)rc;
+		return kiln_err_sys(err, KILN_EIO, "cannot start the job store's checkpointer");
+	}
+	s->ck_running = true;
+	return KILN_OK;
+}
+
 static kiln_rc readers_open(struct sq *s, const char *path, struct kiln_err *err)
 {
 	size_t i;
@@ -2986,6 +3080,8 @@ static kiln_rc readers_open(struct sq *s, const char *path, struct kiln_err *err
 		r->base.ops = s->base.ops;
 		pthread_mutex_init(&r->lock, NULL);
 		pthread_mutex_init(&r->tok_lock, NULL);
+		pthread_mutex_init(&r->ck_lock, NULL);
+		pthread_cond_init(&r->ck_cond, NULL);
 		s->readers[i] = r;
 		if (sqlite3_open_v2(path, &r->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX,
 		                    NULL) != SQLITE_OK)
@@ -3011,6 +3107,8 @@ kiln_rc scheduler_store_open_sqlite(const char *path, struct scheduler_store **o
 	s->base.ops = &sqlite_ops;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_mutex_init(&s->tok_lock, NULL);
+	pthread_mutex_init(&s->ck_lock, NULL);
+	pthread_cond_init(&s->ck_cond, NULL);
 	if (sqlite3_open_v2(path, &s->db,
 	                    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
 	                    NULL) != SQLITE_OK) {
@@ -3026,6 +3124,8 @@ kiln_rc scheduler_store_open_sqlite(const char *path, struct scheduler_store **o
 		rc = migrate(s, path, err);
 	if (!rc)
 		rc = readers_open(s, path, err);
+	if (!rc)
+		rc = checkpointer_start(s, path, err);
 	if (rc)
 		goto fail;
 	*out = &s->base;

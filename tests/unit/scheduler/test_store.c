@@ -9,6 +9,8 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "tests/unit/harness.h"
 #include "scheduler/scheduler_int.h"
@@ -1518,4 +1520,26 @@ KILN_TEST(store_migrate_copies_sqlite_into_postgresql)
 	snprintf(path, sizeof(path), "%s/none", kiln_test_tmpdir());
 	assert_int_equal(scheduler_store_migrate(path, url, -1, &err), KILN_ENOTFOUND);
 	kiln_arena_release(&a);
+}
+
+/* sqlite3: the WAL is copied into the database file by the store's checkpointer thread
+ * within a few of its 200 ms ticks, not by a commit (the writer's own checkpoint waits
+ * for 10,000 pages): the file grows while nothing writes. */
+KILN_TEST(store_sqlite_checkpoints_off_the_write_path)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	struct scheduler_store *st = NULL;
+	char path[4096];
+	struct stat before, after;
+	int i;
+
+	snprintf(path, sizeof(path), "%s/ck.db", kiln_test_tmpdir());
+	assert_ok(scheduler_store_open_sqlite(path, &st, &err), &err);
+	for (i = 0; i < 300; i++)
+		(void)insert(st, "", "", 0, NULL);
+	assert_int_equal(stat(path, &before), 0);
+	for (i = 0; i < 50 && stat(path, &after) == 0 && after.st_size <= before.st_size; i++)
+		usleep(100 * 1000);
+	assert_true(after.st_size > before.st_size);
+	scheduler_store_close(st);
 }
