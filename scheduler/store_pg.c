@@ -752,6 +752,7 @@ struct pg {
 		int64_t token_id, seen_ms, until_ms;
 	} auth[AUTH_SLOTS];
 	uint64_t version; /* the writer's: bumped as each write lets go of the lock */
+	int64_t inserted; /* the writer's: jobs inserted since the last ANALYZE (jobs_analyze) */
 	pthread_mutex_t tok_lock;
 	struct peers *peers; /* the writer's (owned): the other schedulers on the database */
 	char app[40];        /* application_name: "kiln-scheduler-" and 16 hex digits */
@@ -1350,8 +1351,10 @@ static kiln_rc job_row_insert(struct pg *s, const struct scheduler_job *job, int
 	         &v_i64_map, NULL, &r, "insert job", err);
 	if (rc == KILN_ENOTFOUND)
 		rc = kiln_err_set(err, KILN_EIO, "job store: insert job: no id returned");
-	if (!rc)
+	if (!rc) {
 		*id = r.v;
+		__atomic_add_fetch(&s->inserted, 1, __ATOMIC_RELAXED);
+	}
 	return rc;
 }
 
@@ -2632,6 +2635,28 @@ static kiln_rc peers_ready(struct pg *w, bool reconnect, struct kiln_err *err)
 	return peers_listen(p, err);
 }
 
+/* Jobs inserted since the planner's last statistics of them, past which this scheduler
+ * asks for new ones itself. */
+#define ANALYZE_AFTER_JOBS 1000
+
+/* A burst of submissions leaves the planner without statistics of the new rows until
+ * autovacuum's next round (a minute by default): the grant's candidates query then ran as
+ * a bitmap scan and a sort of every queued job, per grant (4.3 ms at 300 queued, 0.16 ms
+ * after ANALYZE). So the listening thread, off every request's path, refreshes them. */
+static void jobs_analyze(struct pg *w)
+{
+	struct peers *p = w->peers;
+	int64_t n = __atomic_load_n(&w->inserted, __ATOMIC_RELAXED);
+
+	if (n < ANALYZE_AFTER_JOBS)
+		return;
+	__atomic_sub_fetch(&w->inserted, n, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&p->lock);
+	if (p->db && PQstatus(p->db) == CONNECTION_OK)
+		PQclear(PQexec(p->db, "ANALYZE jobs")); /* a failure: autovacuum's is next */
+	pthread_mutex_unlock(&p->lock);
+}
+
 static void *peers_thread(void *arg)
 {
 	struct pg *w = arg;
@@ -2657,6 +2682,7 @@ static void *peers_thread(void *arg)
 		heard_merge(&h, &p->pending);
 		pthread_mutex_unlock(&p->lock);
 		heard_deliver(w, &h);
+		jobs_analyze(w);
 	}
 	return NULL;
 }

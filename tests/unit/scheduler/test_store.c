@@ -1543,3 +1543,31 @@ KILN_TEST(store_sqlite_checkpoints_off_the_write_path)
 	assert_true(after.st_size > before.st_size);
 	scheduler_store_close(st);
 }
+
+/* PostgreSQL: a burst of jobs gets the planner's statistics from the store itself within
+ * a listening round or two, not at autovacuum's next (a minute on). */
+KILN_TEST(store_pg_analyzes_jobs_after_a_burst)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	struct scheduler_store *st = NULL;
+	char url[512], out[4096];
+	const char *psql[] = {"psql",
+	                      "-qtA",
+	                      url,
+	                      "-c",
+	                      "SELECT count(*) FROM pg_stat_user_tables WHERE relname = 'jobs'"
+	                      " AND last_analyze IS NOT NULL",
+	                      NULL};
+	int i;
+
+	pg_database(url, sizeof(url));
+	assert_ok(scheduler_store_open_pg(url, &st, &err), &err);
+	assert_int_equal(kiln_test_run(psql, out, sizeof(out)), 0);
+	assert_string_equal(out, "0\n");
+	for (i = 0; i < 1000; i++)
+		(void)insert(st, "", "", 0, NULL);
+	for (i = 0; i < 50 && !kiln_test_run(psql, out, sizeof(out)) && strcmp(out, "1\n"); i++)
+		usleep(100 * 1000);
+	assert_string_equal(out, "1\n");
+	scheduler_store_close(st);
+}
