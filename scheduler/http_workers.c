@@ -223,8 +223,8 @@ static bool worker_seen_due(struct scheduler *s, const struct scheduler_worker_i
 	if (strlen(w->name) >= sizeof(e->name))
 		return true;
 	pthread_mutex_lock(&s->stats_lock);
-	due = strcmp(e->name, w->name) || e->draining != w->draining ||
-	      w->last_seen_ms < e->ms || w->last_seen_ms - e->ms >= 1000;
+	due = strcmp(e->name, w->name) || e->draining != w->draining || w->last_seen_ms < e->ms ||
+	      w->last_seen_ms - e->ms >= 1000;
 	if (due) {
 		snprintf(e->name, sizeof(e->name), "%s", w->name);
 		e->ms = w->last_seen_ms;

@@ -422,7 +422,7 @@ static const char *const sql[Q_COUNT] = {
                         " ended_ms = $6 WHERE job_id = $1 AND n = $2",
     /* the same without the lock: a completion's checks, the read a finish decides on */
     [Q_JOB_BY_LEASE_READ] = "SELECT " JOB_COLS " FROM jobs WHERE lease_id = $1",
-    /* A lease's end as one statement, guarded by what the decision was made on ($1-$5:
+/* A lease's end as one statement, guarded by what the decision was made on ($1-$5:
      * the job, its lease and generation still active, cancel_requested and max_attempts
      * as read): no row back means the job changed since, and the finish reads it again.
      * The job's row lock orders a completion and a reap of the same lease (on any
@@ -430,15 +430,15 @@ static const char *const sql[Q_COUNT] = {
 #define LEASE_GUARD                                                                                \
 	" WHERE id = $1 AND lease_id = $2 AND generation = $3 AND state IN (1, 2)"                 \
 	" AND cancel_requested = $4 AND max_attempts = $5 RETURNING id, attempts),"                \
-	" a AS (UPDATE attempts x SET state = $10, failure_class = $11, message = $12,"           \
+	" a AS (UPDATE attempts x SET state = $10, failure_class = $11, message = $12,"            \
 	" ended_ms = $9 FROM j WHERE x.job_id = j.id AND x.n = j.attempts) SELECT id FROM j"
     [Q_LEASE_END] = "WITH j AS (UPDATE jobs SET state = $6, lease_id = NULL,"
                     " lease_expires_ms = 0, failure_class = $7, message = $8, finished_ms = $9,"
                     " updated_ms = $9" LEASE_GUARD,
-    [Q_LEASE_REQUEUE] = "WITH j AS (UPDATE jobs SET state = 0, lease_id = NULL, worker = '',"
-                        " lease_expires_ms = 0, not_before_ms = $6, updated_ms = $9,"
-                        " failure_class = $7, message = $8, max_attempts = max_attempts + $13"
-                        LEASE_GUARD,
+    [Q_LEASE_REQUEUE] =
+        "WITH j AS (UPDATE jobs SET state = 0, lease_id = NULL, worker = '',"
+        " lease_expires_ms = 0, not_before_ms = $6, updated_ms = $9,"
+        " failure_class = $7, message = $8, max_attempts = max_attempts + $13" LEASE_GUARD,
 #undef LEASE_GUARD
     [Q_EXPIRED] = "SELECT " JOB_COLS " FROM jobs WHERE state IN (1, 2) AND"
                   " lease_expires_ms < $1",
@@ -1619,8 +1619,8 @@ static kiln_rc lease_finish(struct scheduler_store *base, const char *lease_id, 
 	for (tries = 0; tries < FINISH_TRIES; tries++) {
 		kiln_arena_release(&a);
 		c = rd_begin(s);
-		rc = rd_end(c, lease_lookup(c, Q_JOB_BY_LEASE_READ, lease_id, generation, &a, &j,
-		                            err));
+		rc = rd_end(
+		    c, lease_lookup(c, Q_JOB_BY_LEASE_READ, lease_id, generation, &a, &j, err));
 		if (rc)
 			break;
 		rc = lease_end_write(s, &j, f, err);
@@ -1628,8 +1628,8 @@ static kiln_rc lease_finish(struct scheduler_store *base, const char *lease_id, 
 			break;
 	}
 	if (rc == KILN_ENOTFOUND) /* the guard failed every time */
-		rc = kiln_err_set(err, KILN_ECONFLICT, "lease %s: the job kept changing under its end",
-		                  lease_id);
+		rc = kiln_err_set(err, KILN_ECONFLICT,
+		                  "lease %s: the job kept changing under its end", lease_id);
 	kiln_arena_release(&a);
 	return rc;
 }
@@ -1713,7 +1713,6 @@ static kiln_rc artifacts_list(struct scheduler_store *base, int64_t job_id, int6
 
 /* ---------------------------------------------------------------------------------------- */
 /* Workers and tokens */
-
 
 /* A worker's owner, credential hash (COPY: a fixed array) and when it was last seen. */
 struct worker_auth {

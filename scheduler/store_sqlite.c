@@ -3046,8 +3046,8 @@ static kiln_rc checkpointer_start(struct sq *s, const char *path, struct kiln_er
 	char pragma[64];
 	kiln_rc rc;
 
-	if (sqlite3_open_v2(path, &s->ck_db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
-	                    NULL) != SQLITE_OK)
+	if (sqlite3_open_v2(path, &s->ck_db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
+	    SQLITE_OK)
 		return kiln_err_set(err, KILN_EIO, "cannot open the job store %s: %s", path,
 		                    s->ck_db ? sqlite3_errmsg(s->ck_db) : "out of memory");
 	/* a connection learns the file is in WAL mode when it first reads it: until then a

@@ -258,6 +258,22 @@ def open_flood(host, port, n, source="127.0.0.2"):
     return socks
 
 
+def held_by_server(socks):
+    """How many of socks are connected and still open at the other end."""
+    held = 0
+    for c in socks:
+        try:
+            c.getpeername()  # never connected: its SYN waits in a full listen queue
+            c.send(b"")
+            if c.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b"":
+                continue
+        except BlockingIOError:
+            held += 1
+        except OSError:
+            continue
+    return held
+
+
 def test_a_connection_flood_from_one_address_leaves_room_for_everyone(farm):
     s, add = farm
     add("w1")
@@ -277,17 +293,13 @@ def test_a_connection_flood_from_one_address_leaves_room_for_everyone(farm):
             assert s.wait_state(jid, ("succeeded",), timeout=120)["state"] == "succeeded"
         print(f"health latency under a flood of 1500 idle connections: worst {worst:.3f} s")
         assert worst < 1.0, worst
-        # the flood holds at most the per-address share; the rest was closed
-        held = 0
-        for c in socks:
-            try:
-                c.send(b"")
-                if c.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b"":
-                    continue
-            except BlockingIOError:
-                held += 1
-            except OSError:
-                continue
+        # the flood holds at most the per-address share; the rest was closed. On a loaded
+        # machine some of the flood may still wait in the kernel (a SYN retried after a
+        # full listen queue, an accept not yet made): those are not the server's, and
+        # each is closed as the server takes it, so the count is given a few seconds.
+        deadline = time.monotonic() + 10
+        while (held := held_by_server(socks)) > 64 and time.monotonic() < deadline:
+            time.sleep(0.5)
         assert held <= 64, held
     finally:
         for c in socks:

@@ -300,7 +300,7 @@ STORE_TEST(store_generation_guards_every_lease_call)
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
 	struct kiln_err err = KILN_ERR_INIT;
 	struct scheduler_job j, *exp = NULL;
-	struct scheduler_finish f = {SCHED_OUT_LOST,        "infra", "lost", 5000, 100, NULL,
+	struct scheduler_finish f = {SCHED_OUT_LOST,         "infra", "lost", 5000, 100, NULL,
 	                             scheduler_lease_decide, NULL};
 	struct scheduler_attempt *att = NULL;
 	size_t n = 0;
@@ -386,7 +386,7 @@ STORE_TEST(store_finish_decides_on_the_job_as_it_is)
 	struct kiln_err err = KILN_ERR_INIT;
 	struct scheduler_job j, known;
 	bool requeued = true;
-	struct scheduler_finish f = {SCHED_OUT_INFRA,       "infra", "disk", 2300,   100, &requeued,
+	struct scheduler_finish f = {SCHED_OUT_INFRA,        "infra", "disk", 2300, 100, &requeued,
 	                             scheduler_lease_decide, &known};
 	int64_t id = insert(st, "", "", 0, NULL);
 
@@ -579,7 +579,7 @@ STORE_TEST(store_repro_undone_after_a_stop)
 	struct scheduler_store *st = open_store("undone.db");
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
 	struct kiln_err err = KILN_ERR_INIT;
-	struct scheduler_finish f = {SCHED_OUT_SUCCEEDED,   "", "", 3000, 0, NULL,
+	struct scheduler_finish f = {SCHED_OUT_SUCCEEDED,    "",  "", 3000, 0, NULL,
 	                             scheduler_lease_decide, NULL};
 	struct scheduler_job j = {0}, got;
 	int64_t id = 0, rr = 0, *v = NULL;
@@ -750,7 +750,7 @@ STORE_TEST(store_every_write_invalidates_cached_job_bodies)
 	struct scheduler_artifact art = {
 	    .job_id = 1, .attempt = 1, .name = "a.rpm", .kind = "binary"};
 	struct scheduler_worker_info w = {.name = "w1", .arches = ",x,", .tags = ","};
-	struct scheduler_finish f = {SCHED_OUT_SUCCEEDED,   "", "", 10, 0, NULL,
+	struct scheduler_finish f = {SCHED_OUT_SUCCEEDED,    "",  "", 10, 0, NULL,
 	                             scheduler_lease_decide, NULL};
 	struct scheduler_job j;
 	const char *dstate, *msg;
@@ -1414,7 +1414,8 @@ static void *end_all(void *arg)
 		                             5000,
 		                             0,
 		                             NULL,
-		                             scheduler_lease_decide, NULL};
+		                             scheduler_lease_decide,
+		                             NULL};
 
 		kiln_err_clear(&err);
 		if (!e->st->ops->lease_finish(e->st, e->lids[i], 1, &f, &err))
@@ -1476,7 +1477,7 @@ KILN_TEST(store_migrate_copies_sqlite_into_postgresql)
 	struct kiln_err err = KILN_ERR_INIT;
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
 	struct scheduler_store *st = NULL;
-	struct scheduler_finish f = {SCHED_OUT_SUCCEEDED,   "", "", 5000, 0, NULL,
+	struct scheduler_finish f = {SCHED_OUT_SUCCEEDED,    "",  "", 5000, 0, NULL,
 	                             scheduler_lease_decide, NULL};
 	struct scheduler_attempt *att = NULL;
 	struct scheduler_job j;
