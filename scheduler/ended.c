@@ -18,23 +18,29 @@ void scheduler_job_ended(struct scheduler *s, int64_t id)
 	if (s->store->ops->job_get(s->store, id, &a, &j, &err)) {
 		kiln_err_wrap(&err, "job %lld: after its end", (long long)id);
 		kiln_log_err(KILN_LOG_WARN, &err);
-		goto out;
+	} else {
+		scheduler_job_ended_as(s, &(struct scheduler_ended){.job = &j});
 	}
-	if (scheduler_state_final(j.state)) {
-		scheduler_rebuild_job_ended(s, &j);
-		scheduler_repro_job_ended(s, &j);
+	kiln_arena_release(&a);
+}
+
+void scheduler_job_ended_as(struct scheduler *s, const struct scheduler_ended *e)
+{
+	const struct scheduler_job *j = e->job;
+
+	if (scheduler_state_final(j->state)) {
+		scheduler_rebuild_job_ended(s, j);
+		scheduler_repro_job_ended(s, e);
 	}
 	/* after the reproducibility work: a rerun's end may have settled a verdict */
-	scheduler_hook_job_ended(s, &j);
-	if (scheduler_state_final(j.state))
-		scheduler_webhook_job_state(s, &j);
-	scheduler_batch_job_ended(s, &j); /* [batches] */
-	if (j.rerun_of)
-		scheduler_publish_job_ended(s, j.rerun_of);
+	scheduler_hook_job_ended(s, j);
+	if (scheduler_state_final(j->state))
+		scheduler_webhook_job_state(s, j);
+	scheduler_batch_job_ended(s, j); /* [batches] */
+	if (j->rerun_of)
+		scheduler_publish_job_ended(s, j->rerun_of);
 	else /* what the steps above write of an original publishing does not read */
-		scheduler_publish_original_ended(s, &j);
-out:
-	kiln_arena_release(&a);
+		scheduler_publish_original_ended(s, j);
 }
 
 /* The jobs of the last week a store read names (repro_undone, repo_unpublished), each

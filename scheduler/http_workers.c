@@ -705,14 +705,17 @@ static kiln_rc outcome_parse(const struct complete_body *b, struct scheduler_fin
 	return KILN_OK;
 }
 
-static void complete_reply(struct scheduler *s, int64_t id, struct api_req *req,
-                           struct api_resp *resp)
+/* The reply to a completion: the job as its end left it (e), or read again when the hooks
+ * that followed may have written its row (an original's reproducibility verdict). */
+static void complete_reply(struct scheduler *s, const struct scheduler_job *e,
+                           struct api_req *req, struct api_resp *resp)
 {
 	struct kiln_err err = KILN_ERR_INIT;
-	struct scheduler_job j = {0};
+	struct scheduler_job j = *e;
 	struct api_jw w;
 
-	if (s->store->ops->job_get(s->store, id, api_req_arena(req), &j, &err)) {
+	if ((e->reruns > 0 || *e->repro_verdict) &&
+	    s->store->ops->job_get(s->store, e->id, api_req_arena(req), &j, &err)) {
 		api_resp_from_err(resp, &err);
 		return;
 	}
@@ -730,7 +733,7 @@ void scheduler_h_complete(void *ctx, struct api_req *req, struct api_resp *resp)
 	struct kiln_err err = KILN_ERR_INIT, serr = KILN_ERR_INIT;
 	struct scheduler_finish f = {0};
 	struct complete_body b = {0};
-	struct scheduler_job j = {0};
+	struct scheduler_job j = {0}, ended = {0};
 	struct scheduler_artifact *arts = NULL;
 	size_t narts = 0;
 	const char *lid;
@@ -778,10 +781,19 @@ void scheduler_h_complete(void *ctx, struct api_req *req, struct api_resp *resp)
 	f.now_ms = util_clock_wall_ms();
 	f.backoff_ms = f.outcome == SCHED_OUT_RELEASED ? 0 : scheduler_backoff_ms(s, j.attempts);
 	f.known = &j;
+	f.ended = &ended;
+	f.ended_arena = api_req_arena(req);
 	if (scheduler_lease_end(s, lid, b.generation, &f, &err)) {
 		api_resp_from_err(resp, &err);
 		return;
 	}
-	scheduler_job_ended(s, j.id);
-	complete_reply(s, j.id, req, resp);
+	/* the artifacts as signed above are the attempt's (none read when it did not succeed) */
+	scheduler_job_ended_as(s, &(struct scheduler_ended){.job = &ended,
+	                                                    .arts = arts,
+	                                                    .narts = narts,
+	                                                    .arts_known = ended.attempts ==
+	                                                                      j.attempts &&
+	                                                                  f.outcome ==
+	                                                                      SCHED_OUT_SUCCEEDED});
+	complete_reply(s, &ended, req, resp);
 }

@@ -104,6 +104,8 @@ void scheduler_reap(struct scheduler *s)
 	}
 	for (i = 0; i < n; i++) {
 		char msg[256];
+		struct kiln_arena ea = KILN_ARENA_INIT(KILN_LIMIT_HTTP_BODY * 4);
+		struct scheduler_job ended = {0};
 		struct scheduler_finish f = {
 		    .outcome = SCHED_OUT_LOST,
 		    .failure_class = "infra",
@@ -111,17 +113,21 @@ void scheduler_reap(struct scheduler *s)
 		    .now_ms = now,
 		    .backoff_ms = scheduler_backoff_ms(s, v[i].attempts),
 		    .known = &v[i],
+		    .ended = &ended,
+		    .ended_arena = &ea, /* one row a job: the list's arena would grow */
 		};
 
 		snprintf(msg, sizeof(msg), "worker %s lost: lease expired", v[i].worker);
 		kiln_err_clear(&err);
 		if (scheduler_lease_end(s, v[i].lease_id, v[i].generation, &f, &err)) {
 			kiln_log_err(KILN_LOG_WARN, &err);
+			kiln_arena_release(&ea);
 			continue;
 		}
 		kiln_log(KILN_LOG_INFO, "job %lld: %s (attempt %lld)", (long long)v[i].id, msg,
 		         (long long)v[i].attempts);
-		scheduler_job_ended(s, v[i].id);
+		scheduler_job_ended_as(s, &(struct scheduler_ended){.job = &ended});
+		kiln_arena_release(&ea);
 	}
 out:
 	kiln_arena_release(&a);

@@ -351,20 +351,26 @@ static bool packages(const struct scheduler_artifact *v, size_t n)
 	return false;
 }
 
-kiln_rc scheduler_provenance_make(struct scheduler *s, const struct scheduler_job *j,
+kiln_rc scheduler_provenance_make(struct scheduler *s, const struct scheduler_ended *e,
                                   const char *worker, struct kiln_err *err)
 {
+	const struct scheduler_job *j = e->job;
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_LIMIT_ARENA);
 	struct kiln_buf st = KILN_BUF_INIT(KILN_LIMIT_HTTP_BODY);
-	struct scheduler_artifact *v = NULL;
+	struct scheduler_artifact *read = NULL;
+	const struct scheduler_artifact *v = e->arts;
 	const struct sign_key *key = NULL;
-	size_t n = 0;
+	size_t n = e->narts;
 	kiln_rc rc;
 
 	rc = job_key(s, j, &key, err);
 	if (rc || !key)
 		goto out; /* no farm key: nothing to sign with */
-	rc = s->store->ops->artifacts_list(s->store, j->id, j->attempts, &a, &v, &n, err);
+	if (!e->arts_known) {
+		rc = s->store->ops->artifacts_list(s->store, j->id, j->attempts, &a, &read, &n,
+		                                   err);
+		v = read;
+	}
 	if (!rc && !packages(v, n))
 		goto out; /* an in-toto statement names at least one subject */
 	if (!rc)

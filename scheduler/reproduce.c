@@ -336,8 +336,9 @@ static bool reruns_exist(struct scheduler *s, const struct scheduler_job *j, str
 	return s->store->ops->reruns_list(s->store, j->id, a, &v, &n, NULL) || n > 0;
 }
 
-void scheduler_repro_job_ended(struct scheduler *s, const struct scheduler_job *j)
+void scheduler_repro_job_ended(struct scheduler *s, const struct scheduler_ended *e)
 {
+	const struct scheduler_job *j = e->job;
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_LIMIT_ARENA);
 	struct kiln_err err = KILN_ERR_INIT;
 	kiln_rc rc = KILN_OK;
@@ -349,7 +350,7 @@ void scheduler_repro_job_ended(struct scheduler *s, const struct scheduler_job *
 		/* the build itself failed: nothing was rerun, nothing is pending */
 		rc = s->store->ops->repro_verdict_set(s->store, j->id, "", &err);
 	else if (j->state == SCHED_SUCCEEDED &&
-	         !(rc = scheduler_provenance_make(s, j, original_worker(s, j, &a), &err)) &&
+	         !(rc = scheduler_provenance_make(s, e, original_worker(s, j, &a), &err)) &&
 	         j->reruns > 0)
 		rc = reruns_spawn(s, j, &err);
 	if (rc) {

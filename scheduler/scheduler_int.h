@@ -298,6 +298,11 @@ struct scheduler_finish {
 	/* The job as the caller read it for this lease (may be NULL; borrowed): a store that
 	 * guards its write by what the decision read may decide on it first. */
 	const struct scheduler_job *known;
+	/* OUT (may be NULL): the job as the end left it, read back by the write itself (its
+	 * strings in ended_arena, required with it), so the caller's hooks and its reply need
+	 * not read it again */
+	struct scheduler_job *ended;
+	struct kiln_arena *ended_arena;
 };
 
 /* What the end of a lease does to its job and attempt: all the store writes. */
@@ -791,6 +796,17 @@ KILN_MUST_CHECK kiln_rc scheduler_vary_check(const struct api_strlist *l, struct
  * cancel). Rebuild comparison, reproducibility (provenance, reruns, comparison) and
  * publishing follow; problems are logged (the job's own outcome stands). */
 void scheduler_job_ended(struct scheduler *s, int64_t id);
+/* What the caller of the hook already holds of a job that ended (all borrowed): the job as
+ * its end left it, and, when arts_known, its last attempt's artifacts as the store holds
+ * them now (a completion's, signed), so the steps do not read them again. */
+struct scheduler_ended {
+	const struct scheduler_job *job;
+	const struct scheduler_artifact *arts;
+	size_t narts;
+	bool arts_known;
+};
+/* scheduler_job_ended on what the caller read (e->job required). */
+void scheduler_job_ended_as(struct scheduler *s, const struct scheduler_ended *e);
 /* At start: the jobs that ended in the last week whose reproducibility work (reruns,
  * provenance, a comparison) was not done while the scheduler was stopping, through
  * scheduler_job_ended; then, with repositories, the succeeded jobs without a publishing
@@ -799,12 +815,13 @@ void scheduler_job_ended_recover(struct scheduler *s);
 /* The reproducibility step of scheduler_job_ended for j, which has ended (reproduce.c): an
  * original that succeeded gets its provenance and reruns; a rerun is compared with its
  * original. */
-void scheduler_repro_job_ended(struct scheduler *s, const struct scheduler_job *j);
+void scheduler_repro_job_ended(struct scheduler *s, const struct scheduler_ended *e);
 /* Provenance (provenance.c): the signed SLSA statement of a succeeded job, and the rerun
- * attestation of a reproducible one; stored with the job. No key: nothing (KILN_OK). */
+ * attestation of a reproducible one; stored with the job. No key: nothing (KILN_OK).
+ * e->job's artifacts are e's when it knows them, else read. */
 KILN_MUST_CHECK kiln_rc scheduler_provenance_make(struct scheduler *s,
-                                                  const struct scheduler_job *j, const char *worker,
-                                                  struct kiln_err *err);
+                                                  const struct scheduler_ended *e,
+                                                  const char *worker, struct kiln_err *err);
 KILN_MUST_CHECK kiln_rc scheduler_rerun_attestation_make(struct scheduler *s,
                                                          const struct scheduler_job *j,
                                                          const char *worker,

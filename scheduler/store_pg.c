@@ -429,9 +429,10 @@ static const char *const sql[Q_COUNT] = {
      * scheduler): the second re-evaluates the guard after the first commits. */
 #define LEASE_GUARD                                                                                \
 	" WHERE id = $1 AND lease_id = $2 AND generation = $3 AND state IN (1, 2)"                 \
-	" AND cancel_requested = $4 AND max_attempts = $5 RETURNING id, attempts),"                \
+	" AND cancel_requested = $4 AND max_attempts = $5 RETURNING *),"                           \
 	" a AS (UPDATE attempts x SET state = $10, failure_class = $11, message = $12,"            \
-	" ended_ms = $9 FROM j WHERE x.job_id = j.id AND x.n = j.attempts) SELECT id FROM j"
+	" ended_ms = $9 FROM j WHERE x.job_id = j.id AND x.n = j.attempts) SELECT " JOB_COLS       \
+	" FROM j"
     [Q_LEASE_END] = "WITH j AS (UPDATE jobs SET state = $6, lease_id = NULL,"
                     " lease_expires_ms = 0, failure_class = $7, message = $8, finished_ms = $9,"
                     " updated_ms = $9" LEASE_GUARD,
@@ -1566,8 +1567,10 @@ static kiln_rc lease_touch(struct scheduler_store *base, const char *lease_id, i
 static kiln_rc lease_end_write(struct pg *s, const struct scheduler_job *j,
                                const struct scheduler_finish *f, struct kiln_err *err)
 {
+	struct kiln_arena mine = KILN_ARENA_INIT(KILN_LIMIT_HTTP_BODY * 4);
+	struct kiln_arena *a = f->ended ? f->ended_arena : &mine;
 	struct scheduler_job_end e;
-	struct v_i64 id = {0};
+	struct scheduler_job row = {0}, *ended = f->ended ? f->ended : &row;
 	struct pg *c;
 	kiln_rc rc;
 
@@ -1580,17 +1583,18 @@ static kiln_rc lease_end_write(struct pg *s, const struct scheduler_job *j,
 		              TXT(e.failure_class), TXT(e.message), I64(f->now_ms),
 		              TXT(e.attempt_state), TXT(f->failure_class), TXT(f->message),
 		              I64(e.attempts_back)),
-		         &v_i64_map, NULL, &id, "end the job's lease", err);
+		         &job_map, a, ended, "end the job's lease", err);
 	else
 		rc = one(c, Q_LEASE_END,
 		         ARGS(I64(j->id), TXT(j->lease_id), I64(j->generation),
 		              I64(j->cancel_requested), I64(j->max_attempts), I64(e.state),
 		              TXT(e.failure_class), TXT(e.message), I64(f->now_ms),
 		              TXT(e.attempt_state), TXT(f->failure_class), TXT(f->message)),
-		         &v_i64_map, NULL, &id, "end the job's lease", err);
+		         &job_map, a, ended, "end the job's lease", err);
 	rc = wr_pool_end(s, c, rc);
 	if (!rc && f->requeued)
 		*f->requeued = e.requeue;
+	kiln_arena_release(&mine);
 	return rc;
 }
 

@@ -1398,14 +1398,20 @@ static kiln_rc lease_touch(struct scheduler_store *base, const char *lease_id, i
                            int64_t now_ms, int64_t ttl_ms, struct kiln_arena *a,
                            struct scheduler_job *out, struct kiln_err *err)
 {
-	struct sq *s = (struct sq *)base;
+	struct sq *s = (struct sq *)base, *r;
 	kiln_rc rc;
 
+	/* a check only (a completion's, a log's): a read, off the one writer; the finish
+	 * that may follow looks the lease up again inside its own write */
+	if (ttl_ms <= 0) {
+		r = rd_begin(s);
+		return rd_end(r, lease_lookup(r, lease_id, generation, a, out, err));
+	}
 	rc = tx_begin(s, err);
 	if (rc)
 		return rc;
 	rc = lease_lookup(s, lease_id, generation, a, out, err);
-	if (rc || ttl_ms <= 0)
+	if (rc)
 		return tx_end(s, rc, err);
 	rc = run(s, Q_LEASE_RENEW, ARGS(I64(out->id), I64(now_ms + ttl_ms), I64(now_ms)),
 	         "renew lease", err);
@@ -1460,6 +1466,8 @@ static kiln_rc lease_finish(struct scheduler_store *base, const char *lease_id, 
 	rc = lease_lookup(s, lease_id, generation, &a, &j, err);
 	if (!rc)
 		rc = job_end_write(s, &j, f, err);
+	if (!rc && f->ended)
+		rc = job_get_locked(s, j.id, f->ended_arena, f->ended, err);
 	rc = tx_end(s, rc, err);
 out:
 	kiln_arena_release(&a);

@@ -299,9 +299,9 @@ STORE_TEST(store_generation_guards_every_lease_call)
 	struct scheduler_store *st = open_store("b.db");
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
 	struct kiln_err err = KILN_ERR_INIT;
-	struct scheduler_job j, *exp = NULL;
+	struct scheduler_job j, *exp = NULL, ended = {0};
 	struct scheduler_finish f = {SCHED_OUT_LOST,         "infra", "lost", 5000, 100, NULL,
-	                             scheduler_lease_decide, NULL};
+	                             scheduler_lease_decide, NULL, &ended, &a};
 	struct scheduler_attempt *att = NULL;
 	size_t n = 0;
 	int64_t id = insert(st, "", "", 0, NULL);
@@ -320,6 +320,11 @@ STORE_TEST(store_generation_guards_every_lease_call)
 	assert_ok(st->ops->job_get(st, id, &a, &j, &err), &err);
 	assert_int_equal(j.state, SCHED_QUEUED);
 	assert_int_equal(j.not_before_ms, 5100);
+	/* a requeue's row comes back as written too */
+	assert_int_equal(ended.state, SCHED_QUEUED);
+	assert_int_equal(ended.not_before_ms, 5100);
+	assert_string_equal(ended.worker, "");
+	assert_string_equal(ended.message, j.message);
 	assert_int_equal(grant(st, "w2", ",x,", ",", 5050, L2, &a, &j), KILN_ENOTFOUND);
 	assert_ok(grant(st, "w2", ",x,", ",", 5100, L2, &a, &j), NULL);
 	assert_int_equal(j.generation, 2);
@@ -384,10 +389,10 @@ STORE_TEST(store_finish_decides_on_the_job_as_it_is)
 	struct scheduler_store *st = open_store("k.db");
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
 	struct kiln_err err = KILN_ERR_INIT;
-	struct scheduler_job j, known;
+	struct scheduler_job j, known, ended = {0};
 	bool requeued = true;
 	struct scheduler_finish f = {SCHED_OUT_INFRA,        "infra", "disk", 2300, 100, &requeued,
-	                             scheduler_lease_decide, &known};
+	                             scheduler_lease_decide, &known, &ended, &a};
 	int64_t id = insert(st, "", "", 0, NULL);
 
 	assert_ok(grant(st, "w1", ",x,", ",", 2000, L1, &a, &j), NULL);
@@ -399,6 +404,15 @@ STORE_TEST(store_finish_decides_on_the_job_as_it_is)
 	assert_ok(st->ops->job_get(st, id, &a, &j, &err), &err);
 	assert_int_equal(j.state, SCHED_CANCELLED);
 	assert_string_equal(j.failure_class, "cancel");
+	/* the row the end wrote comes back with it, as a read after it would give */
+	assert_int_equal(ended.id, id);
+	assert_int_equal(ended.state, SCHED_CANCELLED);
+	assert_string_equal(ended.failure_class, "cancel");
+	assert_string_equal(ended.lease_id, "");
+	assert_int_equal(ended.finished_ms, j.finished_ms);
+	assert_int_equal(ended.generation, j.generation);
+	assert_string_equal(ended.worker, j.worker);
+	assert_string_equal(ended.request, j.request);
 	assert_int_equal(st->ops->lease_finish(st, L1, 1, &f, &err), KILN_ECONFLICT);
 	kiln_err_clear(&err);
 	kiln_arena_release(&a);
@@ -580,7 +594,7 @@ STORE_TEST(store_repro_undone_after_a_stop)
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
 	struct kiln_err err = KILN_ERR_INIT;
 	struct scheduler_finish f = {SCHED_OUT_SUCCEEDED,    "",  "", 3000, 0, NULL,
-	                             scheduler_lease_decide, NULL};
+	                             scheduler_lease_decide, NULL, NULL, NULL};
 	struct scheduler_job j = {0}, got;
 	int64_t id = 0, rr = 0, *v = NULL;
 	size_t n = 0;
@@ -751,7 +765,7 @@ STORE_TEST(store_every_write_invalidates_cached_job_bodies)
 	    .job_id = 1, .attempt = 1, .name = "a.rpm", .kind = "binary"};
 	struct scheduler_worker_info w = {.name = "w1", .arches = ",x,", .tags = ","};
 	struct scheduler_finish f = {SCHED_OUT_SUCCEEDED,    "",  "", 10, 0, NULL,
-	                             scheduler_lease_decide, NULL};
+	                             scheduler_lease_decide, NULL, NULL, NULL};
 	struct scheduler_job j;
 	const char *dstate, *msg;
 	int64_t tid;
@@ -1415,6 +1429,8 @@ static void *end_all(void *arg)
 		                             0,
 		                             NULL,
 		                             scheduler_lease_decide,
+		                             NULL,
+		                             NULL,
 		                             NULL};
 
 		kiln_err_clear(&err);
@@ -1478,7 +1494,7 @@ KILN_TEST(store_migrate_copies_sqlite_into_postgresql)
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
 	struct scheduler_store *st = NULL;
 	struct scheduler_finish f = {SCHED_OUT_SUCCEEDED,    "",  "", 5000, 0, NULL,
-	                             scheduler_lease_decide, NULL};
+	                             scheduler_lease_decide, NULL, NULL, NULL};
 	struct scheduler_attempt *att = NULL;
 	struct scheduler_job j;
 	char dir[512], path[600], url[512];
