@@ -148,23 +148,58 @@ static kiln_rc worker_secret_presented(struct api_req *req, char hash[65], struc
 	return api_token_hash(v, strlen(v), hash, err);
 }
 
+/* Worker name's owner and credential: from s->auth while trusted, else read and kept.
+ * fresh: read them in any case (a registration decides on when the worker was seen). */
+static kiln_rc worker_auth(struct scheduler *s, const char *name, bool fresh,
+                           struct scheduler_worker_auth *out, struct kiln_err *err)
+{
+	struct scheduler_auth_ent *e = &s->auth[util_hash_str(name) % SCHED_AUTH_SLOTS];
+	int64_t now = util_clock_mono_ns() / 1000000;
+	bool hit = false;
+	kiln_rc rc;
+
+	pthread_mutex_lock(&s->workers_lock);
+	if (!fresh && !strcmp(e->name, name) && e->until_ms > now) {
+		*out = e->v;
+		hit = true;
+	}
+	pthread_mutex_unlock(&s->workers_lock);
+	if (hit)
+		return KILN_OK;
+	rc = s->store->ops->worker_auth(s->store, name, out, err);
+	if (rc || strlen(name) >= sizeof(e->name))
+		return rc;
+	pthread_mutex_lock(&s->workers_lock);
+	snprintf(e->name, sizeof(e->name), "%s", name);
+	e->v = *out;
+	e->until_ms = now + SCHED_AUTH_TTL_MS;
+	pthread_mutex_unlock(&s->workers_lock);
+	return KILN_OK;
+}
+
+/* Forget what s->auth holds of worker name (its row is being written here). */
+static void worker_auth_forget(struct scheduler *s, const char *name)
+{
+	struct scheduler_auth_ent *e = &s->auth[util_hash_str(name) % SCHED_AUTH_SLOTS];
+
+	pthread_mutex_lock(&s->workers_lock);
+	if (!strcmp(e->name, name))
+		e->name[0] = '\0';
+	pthread_mutex_unlock(&s->workers_lock);
+}
+
 /* A lease call: the caller must present the credential worker name registered with, so
  * workers that share a token cannot heartbeat, log, upload or complete for each other. */
-static kiln_rc worker_credential_match(struct scheduler *s, struct api_req *req, const char *name,
-                                       struct kiln_err *err)
+static kiln_rc worker_credential_match(struct api_req *req, const char *name,
+                                       const struct scheduler_worker_auth *w, struct kiln_err *err)
 {
-	char mine[65], bound[65];
-	int64_t seen;
+	char mine[65];
 	kiln_rc rc;
 
 	rc = worker_secret_presented(req, mine, err);
-	if (!rc)
-		rc = s->store->ops->worker_credential(s->store, name, bound, &seen, err);
 	if (rc)
-		return rc == KILN_ENOTFOUND
-		           ? kiln_err_set(err, KILN_EPRIV, "worker '%s' is not registered", name)
-		           : rc;
-	if (!*bound || strcmp(mine, bound))
+		return rc;
+	if (!*w->hash || strcmp(mine, w->hash))
 		return kiln_err_set(err, KILN_EPRIV,
 		                    "worker credential mismatch: the " API_WORKER_SECRET_HEADER
 		                    " presented is not the credential worker '%s' registered with",
@@ -179,14 +214,14 @@ static kiln_rc worker_credential_match(struct scheduler *s, struct api_req *req,
 static kiln_rc worker_credential_claim(struct scheduler *s, struct api_req *req, const char *name,
                                        char hash[65], bool *bind, struct kiln_err *err)
 {
-	int64_t live = s->cfg->lease_ttl_ms + s->cfg->poll_max_ms, seen = 0, quiet;
-	char bound[65];
+	int64_t live = s->cfg->lease_ttl_ms + s->cfg->poll_max_ms, quiet;
+	struct scheduler_worker_auth w;
 	kiln_rc rc;
 
 	*bind = false;
 	rc = worker_secret_presented(req, hash, err);
 	if (!rc)
-		rc = s->store->ops->worker_credential(s->store, name, bound, &seen, err);
+		rc = worker_auth(s, name, true, &w, err);
 	if (rc == KILN_ENOTFOUND) {
 		kiln_err_clear(err);
 		*bind = true;
@@ -194,10 +229,10 @@ static kiln_rc worker_credential_claim(struct scheduler *s, struct api_req *req,
 	}
 	if (rc)
 		return rc;
-	if (*bound && !strcmp(bound, hash))
+	if (*w.hash && !strcmp(w.hash, hash))
 		return KILN_OK;
-	quiet = util_clock_wall_ms() - seen;
-	if (*bound && quiet < live)
+	quiet = util_clock_wall_ms() - w.last_seen_ms;
+	if (*w.hash && quiet < live)
 		return kiln_err_set(
 		    err, KILN_ECONFLICT,
 		    "worker '%s' is live with another credential (a second worker "
@@ -212,17 +247,12 @@ static kiln_rc worker_credential_claim(struct scheduler *s, struct api_req *req,
  * guard (Q_WORKER_SEEN) writes once a second at most: this skips the store call too. */
 static bool worker_seen_due(struct scheduler *s, const struct scheduler_worker_info *w)
 {
-	struct scheduler_seen *e;
-	uint32_t h = 2166136261u;
-	const char *p;
+	struct scheduler_seen *e = &s->seen[util_hash_str(w->name) % SCHED_SEEN_SLOTS];
 	bool due;
 
-	for (p = w->name; *p; p++)
-		h = (h ^ (unsigned char)*p) * 16777619u;
-	e = &s->seen[h % SCHED_SEEN_SLOTS];
 	if (strlen(w->name) >= sizeof(e->name))
 		return true;
-	pthread_mutex_lock(&s->stats_lock);
+	pthread_mutex_lock(&s->workers_lock);
 	due = strcmp(e->name, w->name) || e->draining != w->draining || w->last_seen_ms < e->ms ||
 	      w->last_seen_ms - e->ms >= 1000;
 	if (due) {
@@ -230,7 +260,7 @@ static bool worker_seen_due(struct scheduler *s, const struct scheduler_worker_i
 		e->ms = w->last_seen_ms;
 		e->draining = w->draining;
 	}
-	pthread_mutex_unlock(&s->stats_lock);
+	pthread_mutex_unlock(&s->workers_lock);
 	return due;
 }
 
@@ -240,7 +270,7 @@ static bool worker_seen_due(struct scheduler *s, const struct scheduler_worker_i
 static kiln_rc worker_check(struct scheduler *s, struct api_req *req, const char *name, bool reg,
                             struct kiln_err *err)
 {
-	int64_t owner = -1;
+	struct scheduler_worker_auth w;
 	kiln_rc rc;
 
 	rc = api_worker_name_check(name, err);
@@ -248,7 +278,7 @@ static kiln_rc worker_check(struct scheduler *s, struct api_req *req, const char
 		kiln_err_wrap(err, "worker name '%.64s'", name);
 		return rc;
 	}
-	rc = s->store->ops->worker_owner(s->store, name, &owner, err);
+	rc = worker_auth(s, name, reg, &w, err);
 	if (rc == KILN_ENOTFOUND && reg) {
 		kiln_err_clear(err);
 		return KILN_OK;
@@ -257,10 +287,10 @@ static kiln_rc worker_check(struct scheduler *s, struct api_req *req, const char
 		return rc == KILN_ENOTFOUND
 		           ? kiln_err_set(err, KILN_EPRIV, "worker '%s' is not registered", name)
 		           : rc;
-	if (owner >= 0 && owner != api_req_token_id(req) &&
+	if (w.token_id >= 0 && w.token_id != api_req_token_id(req) &&
 	    !(api_req_scopes(req) & API_SCOPE_ADMIN))
 		return kiln_err_set(err, KILN_EPRIV, "worker '%s' belongs to another token", name);
-	return reg ? KILN_OK : worker_credential_match(s, req, name, err);
+	return reg ? KILN_OK : worker_credential_match(req, name, &w, err);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -298,6 +328,9 @@ void scheduler_h_worker_register(void *ctx, struct api_req *req, struct api_resp
 	}
 	if (!rc && bind)
 		rc = s->store->ops->worker_credential_set(s->store, b.name, hash, &err);
+	/* after the writes: a worker call that read the row before them keeps it no longer */
+	if (b.name)
+		worker_auth_forget(s, b.name);
 	if (rc) {
 		api_resp_from_err(resp, &err);
 		return;
@@ -707,8 +740,8 @@ static kiln_rc outcome_parse(const struct complete_body *b, struct scheduler_fin
 
 /* The reply to a completion: the job as its end left it (e), or read again when the hooks
  * that followed may have written its row (an original's reproducibility verdict). */
-static void complete_reply(struct scheduler *s, const struct scheduler_job *e,
-                           struct api_req *req, struct api_resp *resp)
+static void complete_reply(struct scheduler *s, const struct scheduler_job *e, struct api_req *req,
+                           struct api_resp *resp)
 {
 	struct kiln_err err = KILN_ERR_INIT;
 	struct scheduler_job j = *e;
@@ -788,12 +821,11 @@ void scheduler_h_complete(void *ctx, struct api_req *req, struct api_resp *resp)
 		return;
 	}
 	/* the artifacts as signed above are the attempt's (none read when it did not succeed) */
-	scheduler_job_ended_as(s, &(struct scheduler_ended){.job = &ended,
-	                                                    .arts = arts,
-	                                                    .narts = narts,
-	                                                    .arts_known = ended.attempts ==
-	                                                                      j.attempts &&
-	                                                                  f.outcome ==
-	                                                                      SCHED_OUT_SUCCEEDED});
+	scheduler_job_ended_as(
+	    s, &(struct scheduler_ended){.job = &ended,
+	                                 .arts = arts,
+	                                 .narts = narts,
+	                                 .arts_known = ended.attempts == j.attempts &&
+	                                               f.outcome == SCHED_OUT_SUCCEEDED});
 	complete_reply(s, &ended, req, resp);
 }

@@ -216,6 +216,7 @@ static void scheduler_release(struct scheduler *s)
 	scheduler_jobcache_free(s->jobcache);
 	pthread_mutex_destroy(&s->log_lock);
 	pthread_mutex_destroy(&s->stats_lock);
+	pthread_mutex_destroy(&s->workers_lock);
 	pthread_mutex_destroy(&s->history.lock);
 	pthread_mutex_destroy(&s->batch_lock);
 }
@@ -303,6 +304,7 @@ kiln_rc scheduler_run(const struct scheduler_config *cfg_in, volatile sig_atomic
 	s.cfg = cfg;
 	pthread_mutex_init(&s.log_lock, NULL);
 	pthread_mutex_init(&s.stats_lock, NULL);
+	pthread_mutex_init(&s.workers_lock, NULL);
 	pthread_mutex_init(&s.history.lock, NULL);
 	pthread_mutex_init(&s.batch_lock, NULL);
 	s.jobcache = scheduler_jobcache_new();

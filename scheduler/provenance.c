@@ -367,8 +367,8 @@ kiln_rc scheduler_provenance_make(struct scheduler *s, const struct scheduler_en
 	if (rc || !key)
 		goto out; /* no farm key: nothing to sign with */
 	if (!e->arts_known) {
-		rc = s->store->ops->artifacts_list(s->store, j->id, j->attempts, &a, &read, &n,
-		                                   err);
+		rc =
+		    s->store->ops->artifacts_list(s->store, j->id, j->attempts, &a, &read, &n, err);
 		v = read;
 	}
 	if (!rc && !packages(v, n))

@@ -211,6 +211,14 @@ struct scheduler_worker_info {
 	int64_t token_id; /* the token the name belongs to (register), -1 for none */
 };
 
+/* What a worker's calls are checked against: the token its name belongs to (-1: none), its
+ * credential (its secret's sha256 hex, "" while none is bound) and when it was last seen. */
+struct scheduler_worker_auth {
+	int64_t token_id;
+	char hash[65];
+	int64_t last_seen_ms;
+};
+
 struct scheduler_token {
 	int64_t id;
 	const char *name;
@@ -477,13 +485,11 @@ struct scheduler_store_ops {
 	 * KILN_ENOTFOUND when none did. */
 	kiln_rc (*artifact_job)(struct scheduler_store *st, const char *sha256, int64_t *job_id,
 	                        struct kiln_err *err);
-	/* The token a worker's name belongs to (-1: none); KILN_ENOTFOUND for no such worker. */
-	kiln_rc (*worker_owner)(struct scheduler_store *st, const char *name, int64_t *token_id,
-	                        struct kiln_err *err);
-	/* A worker's credential: the sha256 hex of its secret ("" while none is bound) and
-	 * when it was last seen; KILN_ENOTFOUND for no such worker. */
-	kiln_rc (*worker_credential)(struct scheduler_store *st, const char *name, char hash[65],
-	                             int64_t *last_seen_ms, struct kiln_err *err);
+	/* What a worker's calls are checked against (one read); KILN_ENOTFOUND for no such
+	 * worker. Read on every worker call: the scheduler keeps them a moment
+	 * (scheduler_worker_auth). */
+	kiln_rc (*worker_auth)(struct scheduler_store *st, const char *name,
+	                       struct scheduler_worker_auth *out, struct kiln_err *err);
 	/* Bind a worker's credential (its secret's sha256 hex). */
 	kiln_rc (*worker_credential_set)(struct scheduler_store *st, const char *name,
 	                                 const char *hash, struct kiln_err *err);
@@ -954,6 +960,9 @@ struct scheduler_history {
 };
 
 #define SCHED_SEEN_SLOTS 64
+#define SCHED_AUTH_SLOTS 64
+/* How long a worker's owner and credential read here are trusted (scheduler.auth) */
+#define SCHED_AUTH_TTL_MS 2000
 
 struct scheduler {
 	const struct scheduler_config *cfg;
@@ -964,13 +973,23 @@ struct scheduler {
 	pthread_mutex_t log_lock;           /* appends to log files */
 	pthread_mutex_t stats_lock;
 	int64_t lease_grants, lease_expiries, retries_lost, retries_infra, signed_packages;
-	/* When each worker's last_seen was last written from here (under stats_lock): a lease
-	 * or heartbeat within a second of it writes nothing (http_workers.c) */
+	/* The workers' caches (http_workers.c), in slots by util_hash_str of the name, under
+	 * workers_lock (off stats_lock, which every grant's counters take). seen: when each
+	 * worker's last_seen was last written from here; a lease or heartbeat within a second
+	 * of it writes nothing. auth: owners and credentials read lately (every worker call
+	 * checks them), trusted SCHED_AUTH_TTL_MS at most and forgotten as this scheduler
+	 * registers the name; another scheduler's new binding is seen within that time. */
+	pthread_mutex_t workers_lock;
 	struct scheduler_seen {
 		char name[65];
 		int64_t ms;
 		bool draining;
 	} seen[SCHED_SEEN_SLOTS];
+	struct scheduler_auth_ent {
+		char name[65];
+		struct scheduler_worker_auth v;
+		int64_t until_ms; /* monotonic */
+	} auth[SCHED_AUTH_SLOTS];
 	int64_t publish_failures;
 	struct scheduler_hist wait_hist, build_hist, publish_hist;
 	struct scheduler_publisher *publisher; /* owned (publish.c); NULL without repositories */

@@ -224,6 +224,13 @@ static const char *const migrations[] = {
     " FOR EACH ROW EXECUTE FUNCTION kiln_notify_job();"
     "CREATE TRIGGER jobs_delete_notify AFTER DELETE ON jobs"
     " FOR EACH STATEMENT EXECUTE FUNCTION kiln_notify('w');",
+    /* [store] the queue's index holds queued jobs only, by project (the candidates, a queue
+     * position), as the sqlite store's: a job's update that is no HOT one (a take, an end)
+     * adds an entry to every index its new row belongs in, and a full index led by state
+     * took one at every transition */
+    "DROP INDEX jobs_project_queue;"
+    "DROP INDEX jobs_queued;"
+    "CREATE INDEX jobs_queued ON jobs(project_id, priority DESC, id) WHERE state = 0;",
 };
 
 #define JOB_COLS                                                                                   \
@@ -377,7 +384,7 @@ static const char *const sql[Q_COUNT] = {
                          " ORDER BY id DESC LIMIT $2",
     [Q_QUEUE_AHEAD] = "SELECT count(*) FROM jobs WHERE state = 0 AND project_id = $3 AND"
                       " (priority > $1 OR (priority = $1 AND id < $2))",
-    /* each project's best 64 through jobs_project_queue (LATERAL: a LIMIT per project), so
+    /* each project's best 64 through jobs_queued (LATERAL: a LIMIT per project), so
      * one project's long queue cannot hide another's jobs from the grant */
     [Q_CANDIDATES] = "SELECT j.id, j.arch, j.tags, j.avoid_worker, j.project_id, j.priority,"
                      " p.grant_seq, p.max_running, p.arch_caps FROM projects p"
@@ -716,8 +723,6 @@ static const char *const sql[Q_COUNT] = {
 #define NREADERS 4
 #define TOKEN_SLOTS 64
 #define TOKEN_TTL_MS 5000
-#define AUTH_SLOTS 64
-#define WORKER_TTL_MS 2000
 #define MAX_ARGS 24 /* the most parameters a statement above takes is 19 */
 
 /* PostgreSQL's type oids for int8 and text (catalog/pg_type_d.h, a server header). */
@@ -744,14 +749,6 @@ struct pg {
 		unsigned scopes;
 	} tokens[TOKEN_SLOTS];
 	unsigned tok_gen; /* bumped by each revoke: a lookup begun before it is not kept */
-	/* Workers' owners and credentials read lately (two reads on every lease call), in
-	 * slots by a hash of the name (under tok_lock): trusted WORKER_TTL_MS at most, forgotten
-	 * here as soon as this scheduler binds a credential; another scheduler's new binding
-	 * is seen within that time, as a token revoked there is within TOKEN_TTL_MS. */
-	struct auth_ent {
-		char name[65], hash[65];
-		int64_t token_id, seen_ms, until_ms;
-	} auth[AUTH_SLOTS];
 	uint64_t version; /* the writer's: bumped as each write lets go of the lock */
 	int64_t inserted; /* the writer's: jobs inserted since the last ANALYZE (jobs_analyze) */
 	pthread_mutex_t tok_lock;
@@ -1718,72 +1715,12 @@ static kiln_rc artifacts_list(struct scheduler_store *base, int64_t job_id, int6
 /* ---------------------------------------------------------------------------------------- */
 /* Workers and tokens */
 
-/* A worker's owner, credential hash (COPY: a fixed array) and when it was last seen. */
-struct worker_auth {
-	int64_t token_id;
-	char hash[65];
-	int64_t last_seen_ms;
-};
-static const struct col worker_auth_cols[] = {COL(I64, struct worker_auth, token_id),
-                                              COL(COPY, struct worker_auth, hash),
-                                              COL(I64, struct worker_auth, last_seen_ms)};
-static const struct rowmap worker_auth_map = ROWMAP(struct worker_auth, worker_auth_cols, 1);
-
-/* The slot of worker name in s->auth (by a hash of the name). */
-static struct auth_ent *auth_slot(struct pg *s, const char *name)
-{
-	uint32_t h = 2166136261u;
-
-	for (; *name; name++)
-		h = (h ^ (unsigned char)*name) * 16777619u;
-	return &s->auth[h % AUTH_SLOTS];
-}
-
-/* Worker name's row, from s->auth while it is trusted, else read (and kept). */
-static kiln_rc worker_auth(struct pg *s, const char *name, struct worker_auth *out,
-                           struct kiln_err *err)
-{
-	struct auth_ent *e = auth_slot(s, name);
-	int64_t now = util_clock_mono_ns() / 1000000;
-	bool hit;
-	kiln_rc rc;
-
-	pthread_mutex_lock(&s->tok_lock);
-	hit = !strcmp(e->name, name) && e->until_ms > now;
-	if (hit) {
-		out->token_id = e->token_id;
-		memcpy(out->hash, e->hash, sizeof(out->hash));
-		out->last_seen_ms = e->seen_ms;
-	}
-	pthread_mutex_unlock(&s->tok_lock);
-	if (hit)
-		return KILN_OK;
-	memset(out, 0, sizeof(*out));
-	rc = read1(s, Q_WORKER_AUTH, ARGS(TXT(name)), &worker_auth_map, NULL, out, "worker", err);
-	if (rc == KILN_ENOTFOUND)
-		return kiln_err_set(err, KILN_ENOTFOUND, "no worker '%s'", name);
-	if (rc || strlen(name) >= sizeof(e->name))
-		return rc;
-	pthread_mutex_lock(&s->tok_lock);
-	snprintf(e->name, sizeof(e->name), "%s", name);
-	memcpy(e->hash, out->hash, sizeof(e->hash));
-	e->token_id = out->token_id;
-	e->seen_ms = out->last_seen_ms;
-	e->until_ms = now + WORKER_TTL_MS;
-	pthread_mutex_unlock(&s->tok_lock);
-	return KILN_OK;
-}
-
-/* Forget what s->auth holds of worker name (its row is being written here). */
-static void worker_auth_forget(struct pg *s, const char *name)
-{
-	struct auth_ent *e = auth_slot(s, name);
-
-	pthread_mutex_lock(&s->tok_lock);
-	if (!strcmp(e->name, name))
-		e->name[0] = '\0';
-	pthread_mutex_unlock(&s->tok_lock);
-}
+#define W struct scheduler_worker_auth
+static const struct col worker_auth_cols[] = {COL(I64, W, token_id), COL(COPY, W, hash),
+                                              COL(I64, W, last_seen_ms)};
+#undef W
+static const struct rowmap worker_auth_map =
+    ROWMAP(struct scheduler_worker_auth, worker_auth_cols, 1);
 
 static kiln_rc worker_seen(struct scheduler_store *base, const struct scheduler_worker_info *w,
                            bool full, struct kiln_err *err)
@@ -1797,7 +1734,6 @@ static kiln_rc worker_seen(struct scheduler_store *base, const struct scheduler_
 		                       ARGS(TXT(w->name), I64(w->last_seen_ms), I64(w->draining)),
 		                       "record worker", err));
 	}
-	worker_auth_forget(s, w->name);
 	return write1((struct pg *)base, Q_WORKER_FULL,
 	              ARGS(TXT(w->name), TXT(w->arches), TXT(w->tags), I64(w->slots),
 	                   I64(w->free_disk), TXT(w->kernel), TXT(w->version), I64(w->last_seen_ms),
@@ -1805,36 +1741,22 @@ static kiln_rc worker_seen(struct scheduler_store *base, const struct scheduler_
 	              "record worker", err);
 }
 
-static kiln_rc worker_owner(struct scheduler_store *base, const char *name, int64_t *token_id,
-                            struct kiln_err *err)
+static kiln_rc worker_auth(struct scheduler_store *base, const char *name,
+                           struct scheduler_worker_auth *out, struct kiln_err *err)
 {
-	struct worker_auth r;
 	kiln_rc rc;
 
-	rc = worker_auth((struct pg *)base, name, &r, err);
-	if (!rc)
-		*token_id = r.token_id;
-	return rc;
-}
-
-static kiln_rc worker_credential(struct scheduler_store *base, const char *name, char hash[65],
-                                 int64_t *last_seen_ms, struct kiln_err *err)
-{
-	struct worker_auth r;
-	kiln_rc rc;
-
-	rc = worker_auth((struct pg *)base, name, &r, err);
-	if (!rc) {
-		memcpy(hash, r.hash, sizeof(r.hash));
-		*last_seen_ms = r.last_seen_ms;
-	}
+	memset(out, 0, sizeof(*out));
+	rc = read1((struct pg *)base, Q_WORKER_AUTH, ARGS(TXT(name)), &worker_auth_map, NULL, out,
+	           "worker", err);
+	if (rc == KILN_ENOTFOUND)
+		return kiln_err_set(err, KILN_ENOTFOUND, "no worker '%s'", name);
 	return rc;
 }
 
 static kiln_rc worker_credential_set(struct scheduler_store *base, const char *name,
                                      const char *hash, struct kiln_err *err)
 {
-	worker_auth_forget((struct pg *)base, name);
 	return write1((struct pg *)base, Q_WORKER_CRED_SET, ARGS(TXT(name), TXT(hash)),
 	              "bind worker credential", err);
 }
@@ -3412,8 +3334,7 @@ static const struct scheduler_store_ops pg_ops = {
     .worker_seen = worker_seen,
     .workers_list = workers_list,
     .workers_active = workers_active,
-    .worker_owner = worker_owner,
-    .worker_credential = worker_credential,
+    .worker_auth = worker_auth,
     .worker_credential_set = worker_credential_set,
     .artifact_owned = artifact_owned,
     .artifact_job = artifact_job,

@@ -173,6 +173,16 @@ static const char *const migrations[] = {
     "CREATE TABLE job_deps(job_id INTEGER NOT NULL, dep_id INTEGER NOT NULL,"
     " why TEXT NOT NULL, PRIMARY KEY(job_id, dep_id));"
     "CREATE INDEX job_deps_dep ON job_deps(dep_id);",
+    /* 13 -> 14: the jobs' state indexes only where the lease path reads them (queued: the
+     * candidates, a queue position; active: the reaper, the running counts). A full index
+     * led by state had two of its pages written at every transition, in each of the two
+     * that existed: a grant and its end rewrote ten index pages where they now write five
+     * (the writer's commit time is most of a grant's). Counts and lists by state scan (an
+     * index on state alone cost a fifth of the grants: bench/RESULTS.md). */
+    "DROP INDEX jobs_queue;"
+    "DROP INDEX jobs_project_queue;"
+    "CREATE INDEX jobs_queued ON jobs(project_id, priority DESC, id) WHERE state = 0;"
+    "CREATE INDEX jobs_active ON jobs(lease_expires_ms) WHERE state IN (1, 2);",
 };
 
 #define JOB_COLS                                                                                   \
@@ -213,8 +223,7 @@ enum q {
 	Q_WORKER_FULL,
 	Q_WORKER_SEEN,
 	Q_WORKERS,
-	Q_WORKER_OWNER,
-	Q_WORKER_CRED,
+	Q_WORKER_AUTH,
 	Q_WORKER_CRED_SET,
 	Q_ARTIFACT_OWNED,
 	Q_ARTIFACT_JOB,
@@ -327,7 +336,7 @@ static const char *const sql[Q_COUNT] = {
                          " ORDER BY id DESC LIMIT ?2",
     [Q_QUEUE_AHEAD] = "SELECT count(*) FROM jobs WHERE state = 0 AND project_id = ?3 AND"
                       " (priority > ?1 OR (priority = ?1 AND id < ?2))",
-    /* each project's best 64 through jobs_project_queue (a correlated LIMIT per project),
+    /* each project's best 64 through jobs_queued (a correlated LIMIT per project),
      * so one project's long queue cannot hide another's jobs from the grant */
     [Q_CANDIDATES] = "SELECT j.id, j.arch, j.tags, j.avoid_worker, j.project_id, j.priority,"
                      " p.grant_seq, p.max_running, p.arch_caps FROM projects p JOIN jobs j"
@@ -388,8 +397,7 @@ static const char *const sql[Q_COUNT] = {
                       " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10) ON CONFLICT(name) DO UPDATE SET"
                       " arches = ?2, tags = ?3, slots = ?4, free_disk = ?5, kernel = ?6,"
                       " version = ?7, last_seen_ms = ?8, draining = ?9, token_id = ?10",
-    [Q_WORKER_OWNER] = "SELECT token_id FROM workers WHERE name = ?1",
-    [Q_WORKER_CRED] = "SELECT secret_hash, last_seen_ms FROM workers WHERE name = ?1",
+    [Q_WORKER_AUTH] = "SELECT token_id, secret_hash, last_seen_ms FROM workers WHERE name = ?1",
     [Q_WORKER_CRED_SET] = "UPDATE workers SET secret_hash = ?2 WHERE name = ?1",
     [Q_ARTIFACT_JOB] = "SELECT job_id FROM artifacts WHERE sha256 = ?1 OR signed_sha256 = ?1"
                        " ORDER BY job_id LIMIT 1",
@@ -1568,45 +1576,23 @@ static kiln_rc worker_seen(struct scheduler_store *base, const struct scheduler_
 	              "record worker", err);
 }
 
-static kiln_rc worker_owner(struct scheduler_store *base, const char *name, int64_t *token_id,
-                            struct kiln_err *err)
+#define W struct scheduler_worker_auth
+static const struct col worker_auth_cols[] = {COL(I64, W, token_id), COL(COPY, W, hash),
+                                              COL(I64, W, last_seen_ms)};
+#undef W
+static const struct rowmap worker_auth_map =
+    ROWMAP(struct scheduler_worker_auth, worker_auth_cols, 1);
+
+static kiln_rc worker_auth(struct scheduler_store *base, const char *name,
+                           struct scheduler_worker_auth *out, struct kiln_err *err)
 {
-	struct v_i64 r = {0};
 	kiln_rc rc;
 
-	rc = read1((struct sq *)base, Q_WORKER_OWNER, ARGS(TXT(name)), &v_i64_map, NULL, &r,
-	           "worker owner", err);
+	memset(out, 0, sizeof(*out));
+	rc = read1((struct sq *)base, Q_WORKER_AUTH, ARGS(TXT(name)), &worker_auth_map, NULL, out,
+	           "worker", err);
 	if (rc == KILN_ENOTFOUND)
 		return kiln_err_set(err, KILN_ENOTFOUND, "no worker '%s'", name);
-	if (!rc)
-		*token_id = r.v;
-	return rc;
-}
-
-/* A worker's credential hash (COPY: a fixed array) and when it was last seen. */
-struct worker_cred {
-	char hash[65];
-	int64_t last_seen_ms;
-};
-static const struct col worker_cred_cols[] = {COL(COPY, struct worker_cred, hash),
-                                              COL(I64, struct worker_cred, last_seen_ms)};
-static const struct rowmap worker_cred_map = ROWMAP(struct worker_cred, worker_cred_cols, 1);
-
-static kiln_rc worker_credential(struct scheduler_store *base, const char *name, char hash[65],
-                                 int64_t *last_seen_ms, struct kiln_err *err)
-{
-	struct worker_cred r;
-	kiln_rc rc;
-
-	memset(&r, 0, sizeof(r));
-	rc = read1((struct sq *)base, Q_WORKER_CRED, ARGS(TXT(name)), &worker_cred_map, NULL, &r,
-	           "worker credential", err);
-	if (rc == KILN_ENOTFOUND)
-		return kiln_err_set(err, KILN_ENOTFOUND, "no worker '%s'", name);
-	if (!rc) {
-		memcpy(hash, r.hash, sizeof(r.hash));
-		*last_seen_ms = r.last_seen_ms;
-	}
 	return rc;
 }
 
@@ -2894,8 +2880,7 @@ static const struct scheduler_store_ops sqlite_ops = {
     .worker_seen = worker_seen,
     .workers_list = workers_list,
     .workers_active = workers_active,
-    .worker_owner = worker_owner,
-    .worker_credential = worker_credential,
+    .worker_auth = worker_auth,
     .worker_credential_set = worker_credential_set,
     .artifact_owned = artifact_owned,
     .artifact_job = artifact_job,

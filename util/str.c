@@ -42,6 +42,15 @@ bool kiln_str_ends(struct kiln_str s, const char *suffix)
 	return s.len >= n && !memcmp(s.ptr + s.len - n, suffix, n);
 }
 
+uint32_t util_hash_str(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
 struct kiln_str kiln_str_ltrim(struct kiln_str s)
 {
 	while (s.len && is_space(*s.ptr)) {

@@ -159,6 +159,8 @@ bool kiln_str_eq(struct kiln_str a, struct kiln_str b);
 bool kiln_str_eq_cstr(struct kiln_str a, const char *s);
 bool kiln_str_starts(struct kiln_str s, const char *prefix);
 bool kiln_str_ends(struct kiln_str s, const char *suffix);
+/* FNV-1a of a NUL-terminated string: for the slots of small fixed-size caches. */
+uint32_t util_hash_str(const char *s);
 /* Trim ASCII whitespace (space, \t, \n, \v, \f, \r). */
 struct kiln_str kiln_str_trim(struct kiln_str s);
 struct kiln_str kiln_str_ltrim(struct kiln_str s);

@@ -301,7 +301,7 @@ STORE_TEST(store_generation_guards_every_lease_call)
 	struct kiln_err err = KILN_ERR_INIT;
 	struct scheduler_job j, *exp = NULL, ended = {0};
 	struct scheduler_finish f = {SCHED_OUT_LOST,         "infra", "lost", 5000, 100, NULL,
-	                             scheduler_lease_decide, NULL, &ended, &a};
+	                             scheduler_lease_decide, NULL,    &ended, &a};
 	struct scheduler_attempt *att = NULL;
 	size_t n = 0;
 	int64_t id = insert(st, "", "", 0, NULL);
@@ -392,7 +392,7 @@ STORE_TEST(store_finish_decides_on_the_job_as_it_is)
 	struct scheduler_job j, known, ended = {0};
 	bool requeued = true;
 	struct scheduler_finish f = {SCHED_OUT_INFRA,        "infra", "disk", 2300, 100, &requeued,
-	                             scheduler_lease_decide, &known, &ended, &a};
+	                             scheduler_lease_decide, &known,  &ended, &a};
 	int64_t id = insert(st, "", "", 0, NULL);
 
 	assert_ok(grant(st, "w1", ",x,", ",", 2000, L1, &a, &j), NULL);
@@ -456,6 +456,7 @@ STORE_TEST(store_tokens_workers_artifacts_counts)
 	struct scheduler_worker_info w = {"w1",  ",x86_64,", ",", 2,     100, 0,
 	                                  "6.1", "0.1",      50,  false, 7};
 	struct scheduler_worker_info *ws = NULL;
+	struct scheduler_worker_auth wa;
 	struct scheduler_artifact art = {0}, *arts = NULL;
 	struct scheduler_counts c;
 	struct scheduler_token *ts = NULL;
@@ -481,9 +482,14 @@ STORE_TEST(store_tokens_workers_artifacts_counts)
 	assert_int_equal(n, 1);
 	assert_int_equal(ws[0].last_seen_ms, 5000);
 	assert_int_equal(ws[0].slots, 2);
-	assert_ok(st->ops->worker_owner(st, "w1", &got, &err), &err);
-	assert_int_equal(got, 7);
-	assert_int_equal(st->ops->worker_owner(st, "w9", &got, &err), KILN_ENOTFOUND);
+	assert_ok(st->ops->worker_auth(st, "w1", &wa, &err), &err);
+	assert_int_equal(wa.token_id, 7);
+	assert_int_equal(wa.last_seen_ms, 5000);
+	assert_string_equal(wa.hash, "");
+	assert_ok(st->ops->worker_credential_set(st, "w1", "c0ffee", &err), &err);
+	assert_ok(st->ops->worker_auth(st, "w1", &wa, &err), &err);
+	assert_string_equal(wa.hash, "c0ffee");
+	assert_int_equal(st->ops->worker_auth(st, "w9", &wa, &err), KILN_ENOTFOUND);
 	kiln_err_clear(&err);
 	art.job_id = insert(st, "x", "", 0, NULL);
 	art.attempt = 1, art.name = "a.rpm", art.size = 3, art.kind = "binary", art.arch = "x";
@@ -593,7 +599,7 @@ STORE_TEST(store_repro_undone_after_a_stop)
 	struct scheduler_store *st = open_store("undone.db");
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
 	struct kiln_err err = KILN_ERR_INIT;
-	struct scheduler_finish f = {SCHED_OUT_SUCCEEDED,    "",  "", 3000, 0, NULL,
+	struct scheduler_finish f = {SCHED_OUT_SUCCEEDED,    "",   "",   3000, 0, NULL,
 	                             scheduler_lease_decide, NULL, NULL, NULL};
 	struct scheduler_job j = {0}, got;
 	int64_t id = 0, rr = 0, *v = NULL;
@@ -764,7 +770,7 @@ STORE_TEST(store_every_write_invalidates_cached_job_bodies)
 	struct scheduler_artifact art = {
 	    .job_id = 1, .attempt = 1, .name = "a.rpm", .kind = "binary"};
 	struct scheduler_worker_info w = {.name = "w1", .arches = ",x,", .tags = ","};
-	struct scheduler_finish f = {SCHED_OUT_SUCCEEDED,    "",  "", 10, 0, NULL,
+	struct scheduler_finish f = {SCHED_OUT_SUCCEEDED,    "",   "",   10,  0, NULL,
 	                             scheduler_lease_decide, NULL, NULL, NULL};
 	struct scheduler_job j;
 	const char *dstate, *msg;
@@ -1493,7 +1499,7 @@ KILN_TEST(store_migrate_copies_sqlite_into_postgresql)
 	struct kiln_err err = KILN_ERR_INIT;
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
 	struct scheduler_store *st = NULL;
-	struct scheduler_finish f = {SCHED_OUT_SUCCEEDED,    "",  "", 5000, 0, NULL,
+	struct scheduler_finish f = {SCHED_OUT_SUCCEEDED,    "",   "",   5000, 0, NULL,
 	                             scheduler_lease_decide, NULL, NULL, NULL};
 	struct scheduler_attempt *att = NULL;
 	struct scheduler_job j;

@@ -42,3 +42,11 @@ KILN_TEST(str_dup_copies)
 	assert_string_equal(d, "");
 	free(d);
 }
+
+/* FNV-1a, 32 bits: the published test vectors */
+KILN_TEST(str_hash_is_fnv1a)
+{
+	assert_int_equal(util_hash_str(""), 0x811c9dc5u);
+	assert_int_equal(util_hash_str("a"), 0xe40c292cu);
+	assert_int_equal(util_hash_str("foobar"), 0xbf9cf968u);
+}
