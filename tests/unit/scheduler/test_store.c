@@ -1545,6 +1545,74 @@ KILN_TEST(store_migrate_copies_sqlite_into_postgresql)
 	kiln_arena_release(&a);
 }
 
+/* Writers at once: each keeps its own result, a failed one (a second use of an
+ * idempotency key) undoes only itself, and all are committed when they return. */
+#define RACE_THREADS 4
+#define RACE_KEYS 40
+struct race {
+	struct scheduler_store *st;
+	int n;
+	int ok, dup, other;
+};
+
+static void *race_writer(void *arg)
+{
+	struct race *r = arg;
+	char key[32];
+	int i;
+
+	for (i = 0; i < 3 * RACE_KEYS; i++) {
+		struct kiln_err err = KILN_ERR_INIT;
+		struct scheduler_job j = {0};
+		int64_t id = 0;
+		kiln_rc rc;
+
+		snprintf(key, sizeof(key), "k%d-%d", r->n, i % RACE_KEYS);
+		j.arch = "", j.tags = "", j.idem_key = key, j.spec_name = "x.spec";
+		j.request = "{}", j.manifest = "{}", j.sign_key = "";
+		memcpy(j.content_key, "k", 2);
+		j.token_id = 1, j.created_ms = 1000, j.max_attempts = 2;
+		rc = r->st->ops->job_insert(r->st, &j, &id, &err);
+		if (rc == KILN_OK)
+			r->ok++;
+		else if (rc == KILN_EEXIST)
+			r->dup++;
+		else
+			r->other++;
+	}
+	return NULL;
+}
+
+STORE_TEST(store_writers_at_once_each_keep_their_result)
+{
+	struct scheduler_store *st = open_store("race.db");
+	struct kiln_arena a = KILN_ARENA_INIT(4 * KILN_MIB);
+	struct kiln_err err = KILN_ERR_INIT;
+	struct race r[RACE_THREADS];
+	pthread_t th[RACE_THREADS];
+	struct scheduler_job *v = NULL;
+	uint64_t before = st->ops->version(st);
+	size_t n = 0;
+	int i;
+
+	for (i = 0; i < RACE_THREADS; i++) {
+		r[i] = (struct race){.st = st, .n = i};
+		assert_int_equal(pthread_create(&th[i], NULL, race_writer, &r[i]), 0);
+	}
+	for (i = 0; i < RACE_THREADS; i++) {
+		pthread_join(th[i], NULL);
+		assert_int_equal(r[i].ok, RACE_KEYS);
+		assert_int_equal(r[i].dup, 2 * RACE_KEYS);
+		assert_int_equal(r[i].other, 0);
+	}
+	/* committed: another connection sees every one */
+	assert_ok(st->ops->job_list(st, 0, -1, "", 0, 1000, &a, &v, &n, &err), &err);
+	assert_int_equal(n, RACE_THREADS * RACE_KEYS);
+	assert_true(st->ops->version(st) > before);
+	kiln_arena_release(&a);
+	scheduler_store_close(st);
+}
+
 /* sqlite3: the WAL is copied into the database file by the store's checkpointer thread
  * within a few of its 200 ms ticks, not by a commit (the writer's own checkpoint waits
  * for 10,000 pages): the file grows while nothing writes. */
