@@ -212,27 +212,20 @@ static kiln_rc worker_credential_match(struct api_req *req, const char *name,
  * live and a long poll) is a second worker under the same name: refused. A worker silent
  * that long may be re-bound, so one whose work directory was lost can come back. */
 static kiln_rc worker_credential_claim(struct scheduler *s, struct api_req *req, const char *name,
-                                       char hash[65], bool *bind, struct kiln_err *err)
+                                       const struct scheduler_worker_auth *w, char hash[65],
+                                       bool *bind, struct kiln_err *err)
 {
 	int64_t live = s->cfg->lease_ttl_ms + s->cfg->poll_max_ms, quiet;
-	struct scheduler_worker_auth w;
 	kiln_rc rc;
 
 	*bind = false;
 	rc = worker_secret_presented(req, hash, err);
-	if (!rc)
-		rc = worker_auth(s, name, true, &w, err);
-	if (rc == KILN_ENOTFOUND) {
-		kiln_err_clear(err);
-		*bind = true;
-		return KILN_OK;
-	}
 	if (rc)
 		return rc;
-	if (*w.hash && !strcmp(w.hash, hash))
+	if (*w->hash && !strcmp(w->hash, hash))
 		return KILN_OK;
-	quiet = util_clock_wall_ms() - w.last_seen_ms;
-	if (*w.hash && quiet < live)
+	quiet = util_clock_wall_ms() - w->last_seen_ms;
+	if (*w->hash && quiet < live)
 		return kiln_err_set(
 		    err, KILN_ECONFLICT,
 		    "worker '%s' is live with another credential (a second worker "
@@ -266,11 +259,11 @@ static bool worker_seen_due(struct scheduler *s, const struct scheduler_worker_i
 
 /* A worker's name belongs to the token that first registered it: another token (unless an
  * admin's) may not register, lease, heartbeat, log, upload or complete as that worker.
- * register: the name may be new (it is then bound to the caller). */
-static kiln_rc worker_check(struct scheduler *s, struct api_req *req, const char *name, bool reg,
-                            struct kiln_err *err)
+ * register: the name may be new (it is then bound to the caller), and its row is read
+ * afresh into *w (zero for a new name: no credential) for the registration to decide on. */
+static kiln_rc worker_check_as(struct scheduler *s, struct api_req *req, const char *name, bool reg,
+                               struct scheduler_worker_auth *w, struct kiln_err *err)
 {
-	struct scheduler_worker_auth w;
 	kiln_rc rc;
 
 	rc = api_worker_name_check(name, err);
@@ -278,19 +271,29 @@ static kiln_rc worker_check(struct scheduler *s, struct api_req *req, const char
 		kiln_err_wrap(err, "worker name '%.64s'", name);
 		return rc;
 	}
-	rc = worker_auth(s, name, reg, &w, err);
+	rc = worker_auth(s, name, reg, w, err);
 	if (rc == KILN_ENOTFOUND && reg) {
 		kiln_err_clear(err);
+		memset(w, 0, sizeof(*w));
 		return KILN_OK;
 	}
 	if (rc)
 		return rc == KILN_ENOTFOUND
 		           ? kiln_err_set(err, KILN_EPRIV, "worker '%s' is not registered", name)
 		           : rc;
-	if (w.token_id >= 0 && w.token_id != api_req_token_id(req) &&
+	if (w->token_id >= 0 && w->token_id != api_req_token_id(req) &&
 	    !(api_req_scopes(req) & API_SCOPE_ADMIN))
 		return kiln_err_set(err, KILN_EPRIV, "worker '%s' belongs to another token", name);
-	return reg ? KILN_OK : worker_credential_match(req, name, &w, err);
+	return reg ? KILN_OK : worker_credential_match(req, name, w, err);
+}
+
+/* worker_check_as for a worker call (not a registration). */
+static kiln_rc worker_check(struct scheduler *s, struct api_req *req, const char *name,
+                            struct kiln_err *err)
+{
+	struct scheduler_worker_auth w;
+
+	return worker_check_as(s, req, name, false, &w, err);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -301,6 +304,7 @@ void scheduler_h_worker_register(void *ctx, struct api_req *req, struct api_resp
 	struct kiln_err err = KILN_ERR_INIT;
 	struct worker_body b = {0};
 	struct scheduler_worker_info w = {0};
+	struct scheduler_worker_auth row;
 	struct api_jw jw;
 	char hash[65];
 	bool bind = false;
@@ -308,9 +312,9 @@ void scheduler_h_worker_register(void *ctx, struct api_req *req, struct api_resp
 
 	rc = decode(req, register_fields, &b, &err);
 	if (!rc)
-		rc = worker_check(s, req, b.name, true, &err);
+		rc = worker_check_as(s, req, b.name, true, &row, &err);
 	if (!rc)
-		rc = worker_credential_claim(s, req, b.name, hash, &bind, &err);
+		rc = worker_credential_claim(s, req, b.name, &row, hash, &bind, &err);
 	if (!rc)
 		rc = joined(api_req_arena(req), "arches", &b.arches, &w.arches, &err);
 	if (!rc)
@@ -445,7 +449,7 @@ void scheduler_h_lease(void *ctx, struct api_req *req, struct api_resp *resp)
 	q.now_ms = util_clock_wall_ms();
 	rc = decode(req, lease_fields, &b, &err);
 	if (!rc)
-		rc = worker_check(s, req, b.name, false, &err);
+		rc = worker_check(s, req, b.name, &err);
 	if (!rc)
 		rc = joined(api_req_arena(req), "arches", &b.arches, &q.arches, &err);
 	if (!rc)
@@ -509,7 +513,7 @@ void scheduler_h_heartbeat(void *ctx, struct api_req *req, struct api_resp *resp
 		rc = s->store->ops->lease_touch(s->store, lid, b.generation, util_clock_wall_ms(),
 		                                0, api_req_arena(req), &j, &err);
 	if (!rc)
-		rc = worker_check(s, req, j.worker, false, &err);
+		rc = worker_check(s, req, j.worker, &err);
 	if (!rc)
 		rc = s->store->ops->lease_touch(s->store, lid, b.generation, util_clock_wall_ms(),
 		                                s->cfg->lease_ttl_ms, api_req_arena(req), &j, &err);
@@ -547,7 +551,7 @@ static kiln_rc lease_from_query(struct scheduler *s, struct api_req *req, struct
 		rc = s->store->ops->lease_touch(s->store, lid, gen, util_clock_wall_ms(), 0,
 		                                api_req_arena(req), j, err);
 	if (!rc)
-		rc = worker_check(s, req, j->worker, false, err);
+		rc = worker_check(s, req, j->worker, err);
 	return rc;
 }
 
@@ -782,7 +786,7 @@ void scheduler_h_complete(void *ctx, struct api_req *req, struct api_resp *resp)
 		rc = s->store->ops->lease_touch(s->store, lid, b.generation, util_clock_wall_ms(),
 		                                0, api_req_arena(req), &j, &err);
 	if (!rc)
-		rc = worker_check(s, req, j.worker, false, &err);
+		rc = worker_check(s, req, j.worker, &err);
 	if (!rc && b.git_commit && !scheduler_git_commit_valid(b.git_commit))
 		rc =
 		    kiln_err_set(&err, KILN_EINVAL,
