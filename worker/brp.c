@@ -27,13 +27,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "worker/build_int.h"
+#include "worker/brp_int.h"
 
 /* How deep a buildroot's directories may nest, and how many entries a step looks at. */
 #define BRP_DEPTH_MAX 256
 #define BRP_ENTRIES_MAX (8 * 1024 * 1024)
-/* Files per tool process (xargs -n). */
-#define BRP_BATCH 16
 
 struct brp_script {
 	const char *name; /* configs/brp-NAME */
@@ -54,7 +52,7 @@ static const struct brp_script brp_scripts[] = {
 /* The plan: %{__spec_install_post} in steps */
 
 /* A word the shell takes as it is: no quoting, expansion or operator in it. */
-static bool brp_word_plain(const char *w, size_t len)
+bool worker_brp_word_plain(const char *w, size_t len)
 {
 	size_t i;
 
@@ -84,7 +82,7 @@ static bool brp_line_recognise(struct kiln_arena *a, const char *line, const cha
 		if (!*p)
 			break;
 		len = strcspn(p, " \t");
-		if (n == KILN_ARRAY_SIZE(words) || !brp_word_plain(p, len))
+		if (n == KILN_ARRAY_SIZE(words) || !worker_brp_word_plain(p, len))
 			return false;
 		words[n] = p;
 		lens[n++] = len;
@@ -134,7 +132,7 @@ kiln_rc worker_brp_plan_make(struct build *b, const char *post, struct worker_br
 {
 	struct kiln_buf lead = KILN_BUF_INIT(KILN_LIMIT_TEXT_FILE);
 	struct kiln_buf shell = KILN_BUF_INIT(KILN_LIMIT_TEXT_FILE);
-	const char *helperdir, *on, *q = post;
+	const char *helperdir, *fdi, *on, *q = post;
 	size_t cap = 0;
 	bool any = false;
 	kiln_rc rc = KILN_OK;
@@ -142,7 +140,8 @@ kiln_rc worker_brp_plan_make(struct build *b, const char *post, struct worker_br
 	memset(p, 0, sizeof(*p));
 	on = worker_build_expand(b, "%{?_kiln_brp_inprocess}", err);
 	helperdir = on ? worker_build_expand(b, "%{?_kiln_helperdir}", err) : NULL;
-	if (!helperdir)
+	fdi = helperdir ? worker_build_expand(b, "%{?__find_debuginfo}", err) : NULL;
+	if (!fdi)
 		return err->code ? err->code : KILN_ENOMEM;
 	if (!strcmp(on, "0") || !*helperdir)
 		return KILN_OK;
@@ -171,7 +170,8 @@ kiln_rc worker_brp_plan_make(struct build *b, const char *post, struct worker_br
 				t[--tl] = '\0';
 			if (!t) {
 				rc = kiln_err_set(err, KILN_ENOMEM, "out of memory");
-			} else if (brp_line_recognise(&b->arena, t, helperdir, &st)) {
+			} else if (brp_line_recognise(&b->arena, t, helperdir, &st) ||
+			           worker_brp_fdi_recognise(&b->arena, t, fdi, &st)) {
 				any = true;
 				if (shell.len) {
 					struct worker_brp_step sh = {.kind = WORKER_BRP_SHELL};
@@ -240,23 +240,6 @@ void worker_brp_env_capture(const struct worker_brp_plan *p, struct kiln_buf *te
 
 /* ---------------------------------------------------------------------------------------- */
 /* The buildroot, walked as find walks it (directory order, symbolic links not followed) */
-
-struct brp_ent {
-	const char *rel; /* relative to the walk's top */
-	const char *base;
-	mode_t mode;
-	off_t size;
-	dev_t dev;
-	ino_t ino;
-	nlink_t nlink;
-};
-
-struct brp_walk {
-	struct kiln_arena *a;
-	struct brp_ent *v;
-	size_t n, cap;
-	const char *top; /* for messages */
-};
 
 static kiln_rc brp_ent_add(struct brp_walk *w, const char *rel, const struct stat *st,
                            struct kiln_err *err)
@@ -343,7 +326,7 @@ static kiln_rc brp_walk_dir(struct brp_walk *w, int dfd, struct kiln_buf *rel, i
 }
 
 /* Every file below top that is not a directory. w->v is the caller's to free(). */
-static kiln_rc brp_walk(struct build *b, const char *top, struct brp_walk *w, struct kiln_err *err)
+kiln_rc worker_brp_walk(struct build *b, const char *top, struct brp_walk *w, struct kiln_err *err)
 {
 	struct kiln_buf rel = KILN_BUF_INIT(PATH_MAX * 4);
 	int fd;
@@ -365,7 +348,7 @@ static kiln_rc brp_walk(struct build *b, const char *top, struct brp_walk *w, st
 }
 
 /* find's -path "$root/usr/lib/debug" -prune */
-static bool brp_in_debug(const struct brp_ent *e)
+static bool worker_brp_in_debug(const struct brp_ent *e)
 {
 	return !strncmp(e->rel, "usr/lib/debug", 13) && (!e->rel[13] || e->rel[13] == '/');
 }
@@ -378,7 +361,7 @@ static bool brp_has_suffix(const char *s, const char *suf)
 }
 
 /* The first len bytes of a file below root (fewer when it is shorter). */
-static ssize_t brp_head(int rootfd, const char *rel, void *buf, size_t len)
+ssize_t worker_brp_head(int rootfd, const char *rel, void *buf, size_t len)
 {
 	int fd = openat(rootfd, rel, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	ssize_t n;
@@ -390,15 +373,15 @@ static ssize_t brp_head(int rootfd, const char *rel, void *buf, size_t len)
 	return n;
 }
 
-static bool brp_elf_head(int rootfd, const struct brp_ent *e)
+bool worker_brp_elf_head(int rootfd, const struct brp_ent *e)
 {
 	unsigned char h[4];
 
-	return brp_head(rootfd, e->rel, h, sizeof(h)) == 4 && !memcmp(h, "\177ELF", 4);
+	return worker_brp_head(rootfd, e->rel, h, sizeof(h)) == 4 && !memcmp(h, "\177ELF", 4);
 }
 
 /* What readelf -S and objdump -h would show; false for a file they cannot read either. */
-static bool brp_elf_sections(int rootfd, const struct brp_ent *e, struct worker_elf_sections *s)
+bool worker_brp_elf_sections(int rootfd, const struct brp_ent *e, struct worker_elf_sections *s)
 {
 	struct kiln_err err = KILN_ERR_INIT;
 	int fd = openat(rootfd, e->rel, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -414,17 +397,6 @@ static bool brp_elf_sections(int rootfd, const struct brp_ent *e, struct worker_
 
 /* ---------------------------------------------------------------------------------------- */
 /* Running the tools: one sandboxed script per step */
-
-struct brp_run {
-	struct build *b;
-	const struct worker_brp_plan *p;
-	const char *cmd;   /* %{__spec_install_cmd} */
-	const char *pre;   /* %{___build_template}: #!shell and the environment */
-	const char *root;  /* the buildroot as the stages see it */
-	const char *hroot; /* ... and as kiln sees it */
-	const char *ncpus;
-	size_t nscripts;
-};
 
 /* A NUL-separated list of root-relative files, as the stages name them, in a file of the
  * build directory; its path as the stages see it. */
@@ -455,7 +427,7 @@ static const char *brp_list_write(struct brp_run *r, const char *const *rel, siz
 }
 
 /* Run body (shell lines) in the sandbox after the build's environment. */
-static kiln_rc brp_script(struct brp_run *r, const char *body, struct kiln_err *err)
+kiln_rc worker_brp_script(struct brp_run *r, const char *body, struct kiln_err *err)
 {
 	struct kiln_buf text = KILN_BUF_INIT(KILN_LIMIT_TEXT_FILE);
 	char suffix[32];
@@ -494,18 +466,12 @@ static kiln_rc brp_xargs(struct brp_run *r, const char *const *rel, size_t n, co
 	kiln_buf_addstr(&body, tolerate ? " || :\n" : "\n");
 	rc = kiln_buf_finish(&body, err);
 	if (!rc)
-		rc = brp_script(r, body.ptr, err);
+		rc = worker_brp_script(r, body.ptr, err);
 	kiln_buf_release(&body);
 	return rc;
 }
 
-/* A growing array of root-relative names (borrowed from the walk). */
-struct brp_names {
-	const char **v;
-	size_t n, cap;
-};
-
-static kiln_rc brp_names_add(struct brp_names *l, const char *rel, struct kiln_err *err)
+kiln_rc worker_brp_names_add(struct brp_names *l, const char *rel, struct kiln_err *err)
 {
 	if (l->n == l->cap) {
 		size_t ncap = l->cap ? 2 * l->cap : 64;
@@ -539,15 +505,16 @@ static kiln_rc brp_strip(struct brp_run *r, int rootfd, const struct brp_walk *w
 		struct worker_elf_sections s;
 		unsigned char h[8];
 
-		if (!S_ISREG(e->mode) || brp_in_debug(e))
+		if (!S_ISREG(e->mode) || worker_brp_in_debug(e))
 			continue;
 		if (archive) {
-			if (e->size > 7 && brp_head(rootfd, e->rel, h, 8) == 8 &&
+			if (e->size > 7 && worker_brp_head(rootfd, e->rel, h, 8) == 8 &&
 			    !memcmp(h, "!<arch>\n", 8))
-				rc = brp_names_add(&l, e->rel, err);
+				rc = worker_brp_names_add(&l, e->rel, err);
 		} else if (e->size > 51 && !brp_has_suffix(e->base, ".go") &&
-		           brp_elf_head(rootfd, e) && brp_elf_sections(rootfd, e, &s) && s.symtab) {
-			rc = brp_names_add(&l, e->rel, err);
+		           worker_brp_elf_head(rootfd, e) &&
+		           worker_brp_elf_sections(rootfd, e, &s) && s.symtab) {
+			rc = worker_brp_names_add(&l, e->rel, err);
 		}
 	}
 	if (!rc)
@@ -570,13 +537,13 @@ static kiln_rc brp_strip_comment(struct brp_run *r, int rootfd, const struct brp
 		const struct brp_ent *e = &w->v[i];
 		struct worker_elf_sections s;
 
-		if (!S_ISREG(e->mode) || !(e->mode & 0111) || e->size <= 51 || brp_in_debug(e) ||
-		    !brp_elf_head(rootfd, e))
+		if (!S_ISREG(e->mode) || !(e->mode & 0111) || e->size <= 51 ||
+		    worker_brp_in_debug(e) || !worker_brp_elf_head(rootfd, e))
 			continue;
-		if (!brp_elf_sections(rootfd, e, &s))
+		if (!worker_brp_elf_sections(rootfd, e, &s))
 			s.symtab = s.note_alloc = false; /* readelf and objdump see nothing */
 		if (!s.symtab)
-			rc = brp_names_add(s.note_alloc ? &keep : &drop, e->rel, err);
+			rc = worker_brp_names_add(s.note_alloc ? &keep : &drop, e->rel, err);
 	}
 	if (!rc)
 		rc = brp_xargs(r, keep.v, keep.n, strip, "-R .comment", true, err);
@@ -601,8 +568,8 @@ static kiln_rc brp_elfperms(struct brp_run *r, int rootfd, const struct brp_walk
 	for (i = 0; i < w->n && !rc; i++) {
 		const struct brp_ent *e = &w->v[i];
 
-		if (S_ISREG(e->mode) && (e->mode & 0111) && brp_elf_head(rootfd, e))
-			rc = brp_names_add(&l, e->rel, err);
+		if (S_ISREG(e->mode) && (e->mode & 0111) && worker_brp_elf_head(rootfd, e))
+			rc = worker_brp_names_add(&l, e->rel, err);
 	}
 	if (rc || !l.n)
 		goto out;
@@ -617,7 +584,7 @@ static kiln_rc brp_elfperms(struct brp_run *r, int rootfd, const struct brp_walk
 	kiln_buf_addstr(&body, " | xargs -0 -r chmod a-x\nfi\n");
 	rc = kiln_buf_finish(&body, err);
 	if (!rc)
-		rc = brp_script(r, body.ptr, err);
+		rc = worker_brp_script(r, body.ptr, err);
 out:
 	kiln_buf_release(&body);
 	free(l.v);
@@ -886,7 +853,7 @@ static kiln_rc brp_compress_list(struct brp_run *r, const struct brp_mandir *md,
 				first[i] = first[j];
 		if (!first[i]) {
 			first[i] = e->rel;
-			rc = brp_names_add(
+			rc = worker_brp_names_add(
 			    l, kiln_arena_printf(&r->b->arena, "%s/%s", md->rel, e->rel), err);
 		}
 	}
@@ -947,7 +914,7 @@ static kiln_rc brp_compress(struct brp_run *r, int rootfd, const struct worker_b
 	for (i = 0; i < n && !rc; i++) {
 		const char *top = kiln_arena_printf(&r->b->arena, "%s/%s", r->hroot, md[i].rel);
 
-		rc = top ? brp_walk(r->b, top, &md[i].w, err)
+		rc = top ? worker_brp_walk(r->b, top, &md[i].w, err)
 		         : kiln_err_set(err, KILN_ENOMEM, "out of memory");
 	}
 	for (i = 0; i < n && !rc && *simple; i++)
@@ -962,7 +929,7 @@ static kiln_rc brp_compress(struct brp_run *r, int rootfd, const struct worker_b
 
 /* ---------------------------------------------------------------------------------------- */
 
-static kiln_rc brp_shell(struct brp_run *r, const char *lines, const char *pwd,
+kiln_rc worker_brp_shell(struct brp_run *r, const char *lines, const char *pwd,
                          struct kiln_err *err)
 {
 	struct kiln_buf body = KILN_BUF_INIT(KILN_LIMIT_TEXT_FILE);
@@ -979,7 +946,7 @@ static kiln_rc brp_shell(struct brp_run *r, const char *lines, const char *pwd,
 	kiln_buf_addch(&body, '\n');
 	rc = kiln_buf_finish(&body, err);
 	if (!rc)
-		rc = brp_script(r, body.ptr, err);
+		rc = worker_brp_script(r, body.ptr, err);
 	kiln_buf_release(&body);
 	return rc;
 }
@@ -1019,6 +986,29 @@ static kiln_rc brp_env_read(struct build *b, const struct worker_brp_plan *p, co
 	return rc;
 }
 
+/* A logical line on one line: its escaped newlines and their indentation as one blank. */
+static const char *brp_line_flat(struct build *b, const char *line)
+{
+	char *out = kiln_arena_strdup(&b->arena, line), *o = out;
+	const char *p = line;
+
+	if (!out)
+		return line;
+	while (*p) {
+		if (p[0] == '\\' && p[1] == '\n') {
+			while (o > out && (o[-1] == ' ' || o[-1] == '\t'))
+				o--;
+			*o++ = ' ';
+			for (p += 2; *p == ' ' || *p == '\t'; p++)
+				;
+			continue;
+		}
+		*o++ = *p++;
+	}
+	*o = '\0';
+	return out;
+}
+
 static kiln_rc brp_step_run(struct brp_run *r, const struct worker_brp_step *st,
                             const char *const env[4], struct kiln_err *err)
 {
@@ -1028,15 +1018,17 @@ static kiln_rc brp_step_run(struct brp_run *r, const struct worker_brp_step *st,
 	kiln_rc rc;
 
 	if (st->kind == WORKER_BRP_SHELL)
-		return st->line[strspn(st->line, " \t\n")] ? brp_shell(r, st->line, env[3], err)
-		                                           : KILN_OK;
-	/* the scripts' first line: no buildroot, nothing to do */
-	if (!*r->root || !strcmp(r->root, "/"))
+		return st->line[strspn(st->line, " \t\n")]
+		           ? worker_brp_shell(r, st->line, env[3], err)
+		           : KILN_OK;
+	/* the scripts' first line: no buildroot, nothing to do (find-debuginfo: an error) */
+	if ((!*r->root || !strcmp(r->root, "/")) && st->kind != WORKER_BRP_FIND_DEBUGINFO)
 		return KILN_OK;
 	/* a buildroot the sandbox keeps to itself (outside the top directory): the script */
-	if (r->b->in_top && worker_build_host_path(r->b, r->root) == r->root)
-		return brp_shell(r, st->line, env[3], err);
-	worker_build_log(r->b, "+ %s   (in kiln)\n", st->line);
+	if (!*r->root || !strcmp(r->root, "/") ||
+	    (r->b->in_top && worker_build_host_path(r->b, r->root) == r->root))
+		return worker_brp_shell(r, st->line, env[3], err);
+	worker_build_log(r->b, "+ %s   (in kiln)\n", brp_line_flat(r->b, st->line));
 	rootfd = open(r->hroot, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0)
 		return kiln_err_sys(err, KILN_EIO, "%s: %s: cannot open the buildroot", st->line,
@@ -1045,20 +1037,22 @@ static kiln_rc brp_step_run(struct brp_run *r, const struct worker_brp_step *st,
 	if (st->kind == WORKER_BRP_COMPRESS) {
 		rc = brp_compress(r, rootfd, st, env[1], env[2], &simple, err);
 	} else {
-		rc = brp_walk(r->b, r->hroot, &w, err);
+		rc = worker_brp_walk(r->b, r->hroot, &w, err);
 		if (!rc && (st->kind == WORKER_BRP_STRIP || st->kind == WORKER_BRP_STRIP_STATIC))
 			rc = brp_strip(r, rootfd, &w, st, err);
 		else if (!rc && st->kind == WORKER_BRP_STRIP_COMMENT)
 			rc = brp_strip_comment(r, rootfd, &w, st, err);
 		else if (!rc && st->kind == WORKER_BRP_ELFPERMS)
 			rc = brp_elfperms(r, rootfd, &w, err);
+		else if (!rc && st->kind == WORKER_BRP_FIND_DEBUGINFO)
+			rc = worker_brp_fdi_run(r, rootfd, &w, st, env[3], &simple, err);
 		else if (!rc)
 			rc = brp_remove_la(rootfd, &w, err);
 	}
 	free(w.v);
 	close(rootfd);
 	if (!rc && !simple)
-		rc = brp_shell(r, st->line, env[3], err);
+		rc = worker_brp_shell(r, st->line, env[3], err);
 	return rc;
 }
 

@@ -102,6 +102,20 @@ enum worker_brp_kind {
 	WORKER_BRP_STRIP_STATIC,
 	WORKER_BRP_STRIP_COMMENT,
 	WORKER_BRP_REMOVE_LA,
+	WORKER_BRP_FIND_DEBUGINFO, /* %{__debug_install_post}: brp_debuginfo.c */
+};
+
+/* A find-debuginfo call whose options kiln knows (brp_debuginfo.c); in the build's arena. */
+struct worker_brp_fdi {
+	const char *tool;          /* the script: its debugedit is beside it */
+	unsigned jobs;             /* -j */
+	const char *seed;          /* --build-id-seed, NULL if not given or empty */
+	const char *suffix;        /* --unique-debug-suffix, "" if not given */
+	const char *srcbase;       /* --unique-debug-src-base */
+	const char *srcout;        /* -S, NULL if not given */
+	const char *strip_args;    /* -r, --keep-section, --remove-section: for eu-strip */
+	bool strict, no_recompute; /* --strict-build-id, -n */
+	const char *builddir;      /* the operand, "." if none */
 };
 
 struct worker_brp_step {
@@ -109,6 +123,7 @@ struct worker_brp_step {
 	const char *line;    /* the line(s) as written: the shell to run, or the script call */
 	const char *args[2]; /* a script's arguments */
 	size_t nargs;
+	const struct worker_brp_fdi *fdi; /* WORKER_BRP_FIND_DEBUGINFO */
 };
 
 /* Everything lives in the build's arena. */
@@ -118,6 +133,11 @@ struct worker_brp_plan {
 	size_t nsteps; /* 0: no line is kiln's; %install runs all of post as before */
 	const char *env_file, *export_file; /* what the script leaves for the steps */
 };
+
+/* Is line (continuations joined) a call of tool (%{__find_debuginfo}) with options that
+ * brp_debuginfo.c does itself? Then st says so. */
+bool worker_brp_fdi_recognise(struct kiln_arena *a, const char *line, const char *tool,
+                              struct worker_brp_step *st);
 
 /* Split post (the expanded %{__spec_install_post}) unless %_kiln_brp_inprocess is 0. */
 KILN_MUST_CHECK kiln_rc worker_brp_plan_make(struct build *b, const char *post,

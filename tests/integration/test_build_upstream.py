@@ -823,6 +823,94 @@ def test_debug_package_is_rpmbuilds(kiln_bin, tmp_path):
     assert "Reproducible: 2 builds, 3 packages identical" in k.stdout
 
 
+# find-debuginfo's work done by kiln (worker/brp_debuginfo.c) against the script itself on
+# the same buildroot: hard links, a read-only program, a library and its symbolic links
+# (relative, absolute, through ..), a stripped program, an object file, a program already
+# below /usr/lib/debug, sources in directories and one deleted after the build.
+FDI_SPEC = r"""%debug_package
+%prep
+%setup -c -T
+mkdir src inc
+printf 'static inline int k(int x)\n{\n\treturn x + 3;\n}\n' > inc/k.h
+printf '#include "k.h"\nint main(int c, char **v) { (void)v; return k(c - 4); }\n' > src/p.c
+printf 'int g(int x) { return x * 2; }\n' > src/l.c
+printf 'int main(void) { return 0; }\n' > gen.c
+%build
+gcc -g -O1 -Iinc -o p src/p.c
+gcc -g -O1 -shared -fPIC -Wl,-soname,libl.so.1 -o libl.so.1.0 src/l.c
+gcc -g -O1 -o gen gen.c && rm gen.c
+gcc -g -O1 -Iinc -s -o stripped src/p.c
+gcc -g -O1 -c -o l.o src/l.c
+%install
+install -D -m755 p %{buildroot}/usr/bin/p
+ln %{buildroot}/usr/bin/p %{buildroot}/usr/bin/p-again
+install -D -m555 gen %{buildroot}/usr/libexec/t/gen
+install -D -m755 libl.so.1.0 %{buildroot}/usr/lib64/libl.so.1.0
+ln -s libl.so.1.0 %{buildroot}/usr/lib64/libl.so.1
+ln -s /usr/lib64/libl.so.1 %{buildroot}/usr/lib64/libl.so
+ln -s ../lib64/libl.so.1.0 %{buildroot}/usr/bin/libl-link
+install -D -m755 stripped %{buildroot}/usr/bin/stripped
+install -D -m644 l.o %{buildroot}/usr/share/t/l.o
+install -D -m755 p %{buildroot}/usr/lib/debug/usr/libexec/sub/z
+%files
+/usr
+"""
+
+
+def fdi_lists(build: Path):
+    out = {}
+    for name in ("debugfiles.list", "debugsourcefiles.list", "debuglinks.list",
+                 "elfbins.list"):
+        out[name] = sorted((build / name).read_text().splitlines())
+    out["debugsources.list"] = sorted((build / "debugsources.list").read_bytes().split(b"\0"))
+    return out
+
+
+@pytest.mark.parametrize("variant", ["unique-names", "plain-names", "one-job"])
+def test_in_process_find_debuginfo_leaves_what_the_script_leaves(kiln_bin, tmp_path, variant):
+    """kiln runs find-debuginfo's tools itself (worker/brp_debuginfo.c): on the same %install
+    it must leave the buildroot and the lists the script leaves, file by file (kinds, modes,
+    link counts, contents, link targets, the sources' times)."""
+    if not shutil.which("find-debuginfo"):
+        pytest.skip("find-debuginfo (debugedit) is not installed")
+    spec = write_spec(tmp_path / "fdi.spec", FDI_SPEC)
+    defs = {"unique-names": [], "plain-names": ["--undefine", "_unique_debug_names"],
+            "one-job": ["--define", "_smp_build_ncpus 1"]}[variant]
+    roots, lists, logs = {}, {}, {}
+    for inprocess in ("1", "0"):
+        top = tmp_path / f"top{inprocess}"
+        r = kiln_build(kiln_bin, top, "-bi", "--define", f"_kiln_brp_inprocess {inprocess}",
+                       *defs, spec)
+        assert r.returncode == 0, r.stdout[-3000:] + r.stderr
+        roots[inprocess] = top / "BUILDROOT" / "t-1-1.x86_64"
+        lists[inprocess] = fdi_lists(top / "BUILD" / "t-1")
+        logs[inprocess] = r.stdout
+    done = re.compile(r"^\+ \S*/find-debuginfo .*   \(in kiln\)$", re.M)
+    assert done.search(logs["1"]) and not done.search(logs["0"])
+    assert tree(roots["1"]) == tree(roots["0"])
+    assert lists["1"] == lists["0"]
+    src = "usr/src/debug/t-1-1.x86_64"
+    for inprocess, root in roots.items():  # cpio -m: the sources keep their times
+        build = tmp_path / f"top{inprocess}" / "BUILD" / "t-1"
+        copied = [p for p in (root / src).rglob("*") if p.is_file()]
+        assert copied and all(int(p.stat().st_mtime) == int(
+            (build / p.relative_to(root / src)).stat().st_mtime) for p in copied)
+    # what there was to do was done: sources copied, programs stripped, links made
+    debug = roots["1"] / "usr/lib/debug"
+    assert (roots["1"] / src / "inc/k.h").is_file() and (roots["1"] / src / "src/p.c").is_file()
+    assert not any(s.startswith(".debug") for s in sections(roots["1"] / "usr/bin/p"))
+    suffix = "" if variant == "plain-names" else "-1-1.x86_64"
+    assert (debug / f"usr/bin/p{suffix}.debug").stat().st_ino == \
+        (debug / f"usr/bin/p-again{suffix}.debug").stat().st_ino
+    assert oct((debug / f"usr/libexec/t/gen{suffix}.debug").stat().st_mode & 0o777) == "0o444"
+    assert oct((roots["1"] / "usr/libexec/t/gen").stat().st_mode & 0o777) == "0o555"
+    assert not list(debug.glob("usr/bin/stripped*"))
+    if variant == "plain-names":
+        assert os.readlink(debug / "usr/lib64/libl.so.1.debug") == "libl.so.1.0.debug"
+        assert "/usr/lib/debug/usr/bin/libl-link.debug /usr/lib/debug/usr/lib64/libl.so.1.0.debug" \
+            in lists["1"]["debuglinks.list"]
+
+
 # Two programs, one of them installed twice (the same build-id: the ".1" links).
 BUILDID_SPEC = ("%debug_package\n%prep\n%setup -c -T\n"
                 "printf 'int f(int x) { return x + 1; }\\nint main(void) { return f(-1); }\\n'"
