@@ -427,11 +427,11 @@ static const char *brp_list_write(struct brp_run *r, const char *const *rel, siz
 }
 
 /* Run body (shell lines) in the sandbox after the build's environment. */
-kiln_rc worker_brp_script(struct brp_run *r, const char *body, struct kiln_err *err)
+kiln_rc worker_brp_script(struct brp_run *r, const char *body, int *code, struct kiln_err *err)
 {
 	struct kiln_buf text = KILN_BUF_INIT(KILN_LIMIT_TEXT_FILE);
 	char suffix[32];
-	int code;
+	int ignored;
 	kiln_rc rc;
 
 	kiln_buf_addstr(&text, r->pre);
@@ -440,7 +440,7 @@ kiln_rc worker_brp_script(struct brp_run *r, const char *body, struct kiln_err *
 	snprintf(suffix, sizeof(suffix), "-post%zu", r->nscripts++);
 	if (!rc)
 		rc = worker_build_script_run(r->b, "install", suffix, text.ptr, text.len, r->cmd,
-		                             NULL, &code, err);
+		                             NULL, code ? code : &ignored, err);
 	kiln_buf_release(&text);
 	return rc;
 }
@@ -466,7 +466,7 @@ static kiln_rc brp_xargs(struct brp_run *r, const char *const *rel, size_t n, co
 	kiln_buf_addstr(&body, tolerate ? " || :\n" : "\n");
 	rc = kiln_buf_finish(&body, err);
 	if (!rc)
-		rc = worker_brp_script(r, body.ptr, err);
+		rc = worker_brp_script(r, body.ptr, NULL, err);
 	kiln_buf_release(&body);
 	return rc;
 }
@@ -584,7 +584,7 @@ static kiln_rc brp_elfperms(struct brp_run *r, int rootfd, const struct brp_walk
 	kiln_buf_addstr(&body, " | xargs -0 -r chmod a-x\nfi\n");
 	rc = kiln_buf_finish(&body, err);
 	if (!rc)
-		rc = worker_brp_script(r, body.ptr, err);
+		rc = worker_brp_script(r, body.ptr, NULL, err);
 out:
 	kiln_buf_release(&body);
 	free(l.v);
@@ -946,7 +946,7 @@ kiln_rc worker_brp_shell(struct brp_run *r, const char *lines, const char *pwd,
 	kiln_buf_addch(&body, '\n');
 	rc = kiln_buf_finish(&body, err);
 	if (!rc)
-		rc = worker_brp_script(r, body.ptr, err);
+		rc = worker_brp_script(r, body.ptr, NULL, err);
 	kiln_buf_release(&body);
 	return rc;
 }

@@ -30,6 +30,11 @@
 /* How many jobs a -j may ask for, and how deep the lists' walks go. */
 #define FDI_JOBS_MAX 256
 #define FDI_DEPTH_MAX 256
+/* The script's exit when the find-debuginfo it would stand for is not the one kiln
+ * follows: then that one runs. */
+#define FDI_NOT_MINE 97
+/* What `find-debuginfo --version` prints in the version kiln follows (debugedit 5.0). */
+#define FDI_VERSION_LINE "echo \"find-debuginfo 5.0\""
 
 /* ---------------------------------------------------------------------------------------- */
 /* The call */
@@ -366,6 +371,10 @@ static void fdi_function_write(struct fdi *d, struct kiln_buf *s)
 	    kiln_arena_printf(&d->r->b->arena, "%.*s/debugedit", (int)(slash - o->tool), o->tool);
 	const char *dest = kiln_arena_printf(&d->r->b->arena, "/usr/src/debug/%s", o->srcbase);
 
+	/* a tool's failure ends the job with its status, never the one that says "not the
+	 * find-debuginfo kiln follows" */
+	kiln_buf_addf(s, "kiln_fdi_exit() {\n\t[ \"$1\" != %d ] || exit 1\n\texit \"$1\"\n}\n",
+	              FDI_NOT_MINE);
 	/* kiln_fdi FILE SOURCELIST [DEBUGFILE]: the script's do_file for one file */
 	kiln_buf_addstr(s, "kiln_fdi() {\n\tid=$(");
 	kiln_buf_add_shquoted(s, edit ? edit : "debugedit");
@@ -378,17 +387,17 @@ static void fdi_function_write(struct fdi *d, struct kiln_buf *s)
 		kiln_buf_addstr(s, " --build-id-seed=");
 		kiln_buf_add_shquoted(s, o->seed);
 	}
-	kiln_buf_addstr(s, " -l \"$2\" \"$1\") || exit\n\tif [ -z \"$id\" ]; then\n");
+	kiln_buf_addstr(s, " -l \"$2\" \"$1\") || kiln_fdi_exit $?\n\tif [ -z \"$id\" ]; then\n");
 	kiln_buf_addf(s, "\t\techo >&2 \"*** %s: No build ID note found in $1\"\n",
 	              o->strict ? "ERROR" : "WARNING");
 	if (o->strict)
 		kiln_buf_addstr(s, "\t\texit 2\n");
 	kiln_buf_addstr(s, "\tfi\n\tobjcopy --merge-notes \"$1\" 2>/dev/null || true\n"
 	                   "\t[ -n \"${3-}\" ] || return 0\n\tif test -w \"$1\"; then\n");
-	kiln_buf_addf(s, "\t\teu-strip --remove-comment%s -f \"$3\" \"$1\" || exit\n",
+	kiln_buf_addf(s, "\t\teu-strip --remove-comment%s -f \"$3\" \"$1\" || kiln_fdi_exit $?\n",
 	              o->strip_args);
 	kiln_buf_addstr(s, "\telse\n\t\tchmod u+w \"$1\" || :\n");
-	kiln_buf_addf(s, "\t\teu-strip --remove-comment%s -f \"$3\" \"$1\" || exit\n",
+	kiln_buf_addf(s, "\t\teu-strip --remove-comment%s -f \"$3\" \"$1\" || kiln_fdi_exit $?\n",
 	              o->strip_args);
 	kiln_buf_addstr(s, "\t\tchmod u-w \"$1\" || :\n\tfi\n}\n");
 }
@@ -413,7 +422,12 @@ static kiln_rc fdi_script_write(struct fdi *d, unsigned jobs, const char *pwd, s
 	kiln_buf_add_shquoted(s, d->r->p->export_file);
 	kiln_buf_addstr(s, "\ncd ");
 	kiln_buf_add_shquoted(s, pwd);
-	kiln_buf_addch(s, '\n');
+	/* the script kiln follows, not another version of it */
+	kiln_buf_addstr(s, "\ngrep -q -F -e ");
+	kiln_buf_add_shquoted(s, FDI_VERSION_LINE);
+	kiln_buf_addch(s, ' ');
+	kiln_buf_add_shquoted(s, d->o->tool);
+	kiln_buf_addf(s, " || exit %d\n", FDI_NOT_MINE);
 	fdi_function_write(d, s);
 	for (j = 0; j < jobs; j++) {
 		kiln_buf_addstr(s, ": > ");
@@ -846,6 +860,7 @@ kiln_rc worker_brp_fdi_run(struct brp_run *r, int rootfd, const struct brp_walk 
 	struct fdi d;
 	bool plain = true;
 	unsigned jobs = 0;
+	int code = 0;
 	size_t i;
 	kiln_rc rc;
 
@@ -857,16 +872,23 @@ kiln_rc worker_brp_fdi_run(struct brp_run *r, int rootfd, const struct brp_walk 
 	rc = fdi_prepare(&d, w, pwd, &plain, err);
 	if (rc || !plain)
 		goto out;
-	*done = true;
-	for (i = 0; i < d.nfiles; i++)
-		if (!d.files[i].skip)
-			worker_build_log(r->b, "extracting debug info from %s/%s\n", r->root,
-			                 d.files[i].e->rel);
 	rc = fdi_jobs_assign(&d, &jobs, err);
 	if (!rc)
 		rc = fdi_script_write(&d, jobs, pwd, &script, err);
 	if (!rc)
-		rc = worker_brp_script(r, script.ptr, err);
+		rc = worker_brp_script(r, script.ptr, &code, err);
+	if (rc == KILN_EBUILD && code == FDI_NOT_MINE) {
+		kiln_err_clear(err);
+		rc = KILN_OK;
+		worker_build_log(r->b, "%s is not debugedit 5.0's find-debuginfo: it runs itself\n",
+		                 d.o->tool);
+		goto out;
+	}
+	*done = true;
+	for (i = 0; !rc && i < d.nfiles; i++)
+		if (!d.files[i].skip)
+			worker_build_log(r->b, "extracting debug info from %s/%s\n", r->root,
+			                 d.files[i].e->rel);
 	if (!rc)
 		rc = fdi_finish(&d, err);
 out:

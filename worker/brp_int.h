@@ -54,8 +54,8 @@ struct brp_run {
 };
 
 /* Run body (shell lines) in the sandbox after the build's environment, as a script of
- * %install. */
-KILN_MUST_CHECK kiln_rc worker_brp_script(struct brp_run *r, const char *body,
+ * %install; code (optional) gets its exit code (worker_build_script_run). */
+KILN_MUST_CHECK kiln_rc worker_brp_script(struct brp_run *r, const char *body, int *code,
                                           struct kiln_err *err);
 /* Run lines as shell with the environment %install's script left, in directory pwd. */
 KILN_MUST_CHECK kiln_rc worker_brp_shell(struct brp_run *r, const char *lines, const char *pwd,

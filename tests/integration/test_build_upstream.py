@@ -911,6 +911,25 @@ def test_in_process_find_debuginfo_leaves_what_the_script_leaves(kiln_bin, tmp_p
             in lists["1"]["debuglinks.list"]
 
 
+def test_in_process_find_debuginfo_leaves_another_version_to_itself(kiln_bin, tmp_path):
+    """kiln follows debugedit 5.0's find-debuginfo: a %__find_debuginfo that is not that
+    script (here a wrapper of it) runs as itself."""
+    if not shutil.which("find-debuginfo"):
+        pytest.skip("find-debuginfo (debugedit) is not installed")
+    spec = write_spec(tmp_path / "fdi.spec", FDI_SPEC)
+    top = tmp_path / "top"
+    (top / "SOURCES").mkdir(parents=True)
+    wrapper = top / "SOURCES" / "find-debuginfo"
+    wrapper.write_text("#!/bin/sh\necho wrapped >&2\nexec /usr/bin/find-debuginfo \"$@\"\n")
+    wrapper.chmod(0o755)
+    r = kiln_build(kiln_bin, top, "-bi", "--define",
+                   "__find_debuginfo %{_sourcedir}/find-debuginfo", spec)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr
+    assert "wrapped" in r.stdout + r.stderr
+    assert "/find-debuginfo is not debugedit 5.0's find-debuginfo: it runs itself" in r.stdout
+    assert (top / "BUILDROOT/t-1-1.x86_64/usr/lib/debug/usr/bin/p-1-1.x86_64.debug").is_file()
+
+
 # Two programs, one of them installed twice (the same build-id: the ".1" links).
 BUILDID_SPEC = ("%debug_package\n%prep\n%setup -c -T\n"
                 "printf 'int f(int x) { return x + 1; }\\nint main(void) { return f(-1); }\\n'"
