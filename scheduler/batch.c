@@ -852,7 +852,7 @@ void scheduler_h_batch_create(void *ctx, struct api_req *req, struct api_resp *r
 	batch_reply(s, req, resp, id, 201);
 	snprintf(loc, sizeof(loc), "/api/v1/batches/%lld", (long long)id);
 	api_resp_header(resp, "Location", loc);
-	api_server_wake(s->http);
+	scheduler_queue_changed(s);
 out:
 	sub_release(&b);
 }
@@ -1162,7 +1162,7 @@ static void job_landed(struct scheduler *s, const struct scheduler_job *j,
 		         "batch %lld: job %lld (%s): %zu packages in the batch "
 		         "repository",
 		         (long long)m->batch_id, (long long)j->id, m->name, count);
-		api_server_wake(s->http);
+		scheduler_queue_changed(s);
 	}
 }
 
@@ -1309,7 +1309,7 @@ void scheduler_h_batch_cancel(void *ctx, struct api_req *req, struct api_resp *r
 				scheduler_job_ended(s, m[i].job_id);
 		}
 	}
-	api_server_wake(s->http);
+	scheduler_queue_changed(s);
 	batch_reply(s, req, resp, id, 202);
 }
 

@@ -559,7 +559,7 @@ void scheduler_h_hook(void *ctx, struct api_req *req, struct api_resp *resp)
 		goto fail;
 	scheduler_reply_json(resp, 200);
 	if (ev.kind && !ev.ignored)
-		api_server_wake(s->http);
+		scheduler_queue_changed(s);
 	return;
 fail:
 	kiln_buf_reset(&resp->body);

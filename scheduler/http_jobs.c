@@ -109,7 +109,7 @@ void scheduler_h_submit(void *ctx, struct api_req *req, struct api_resp *resp)
 	scheduler_reply_json(resp, 201);
 	snprintf(loc, sizeof(loc), "/api/v1/jobs/%lld", (long long)id);
 	api_resp_header(resp, "Location", loc);
-	api_server_wake(s->http);
+	scheduler_queue_changed(s);
 out:
 	kiln_buf_release(&reqjson);
 	kiln_buf_release(&manifest);
@@ -364,7 +364,7 @@ void scheduler_h_cancel(void *ctx, struct api_req *req, struct api_resp *resp)
 		api_resp_from_err(resp, &err);
 		return;
 	}
-	api_server_wake(s->http);
+	scheduler_queue_changed(s);
 	if (j.state == SCHED_CANCELLED) /* a queued rerun cancelled: rerun_failed */
 		scheduler_job_ended(s, id);
 	api_jw_init(&w, &resp->body);
@@ -398,7 +398,7 @@ void scheduler_h_retry(void *ctx, struct api_req *req, struct api_resp *resp)
 		api_resp_from_err(resp, &err);
 		return;
 	}
-	api_server_wake(s->http);
+	scheduler_queue_changed(s);
 	api_jw_init(&w, &resp->body);
 	scheduler_job_json(&w, &j);
 	scheduler_reply_json(resp, 200);

@@ -467,7 +467,7 @@ void scheduler_h_lease(void *ctx, struct api_req *req, struct api_resp *resp)
 	q.worker = b.name;
 	q.ttl_ms = s->cfg->lease_ttl_ms;
 	q.lease_id = lid;
-	rc = scheduler_lease_grant(s->store, &q, api_req_arena(req), &j, &err);
+	rc = scheduler_lease_grant_kept(s->store, s->cands, &q, api_req_arena(req), &j, &err);
 	if (!rc) {
 		lease_record(s, &j);
 		lease_json(s, &j, resp);

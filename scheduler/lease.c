@@ -66,6 +66,216 @@ kiln_rc scheduler_lease_grant(struct scheduler_store *st, const struct scheduler
 	return rc ? rc : KILN_ENOTFOUND;
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* Candidates kept between grants */
+
+struct cands_slot {
+	char *arches;    /* owned; NULL: an empty slot */
+	uint64_t gen;    /* scheduler_cands.gen when read */
+	uint64_t epoch;  /* which read this is: picks go back only into the read they came from */
+	int64_t read_ns; /* monotonic */
+	uint64_t used;   /* the slot least used lately is read over */
+	struct kiln_arena arena; /* v and its strings */
+	struct scheduler_candidate *v;
+	size_t n;
+};
+
+struct scheduler_cands {
+	pthread_mutex_t lock; /* the slots; a read from the store happens under it */
+	uint64_t gen;         /* bumped (atomically) by scheduler_cands_invalidate */
+	uint64_t tick, epochs;
+	struct cands_slot slot[SCHED_CANDS_SLOTS];
+};
+
+struct scheduler_cands *scheduler_cands_new(void)
+{
+	struct scheduler_cands *c = kiln_calloc(1, sizeof(*c));
+	size_t i;
+
+	if (!c)
+		return NULL;
+	pthread_mutex_init(&c->lock, NULL);
+	for (i = 0; i < SCHED_CANDS_SLOTS; i++)
+		kiln_arena_init(&c->slot[i].arena, 64 * KILN_MIB);
+	return c;
+}
+
+void scheduler_cands_free(struct scheduler_cands *c)
+{
+	size_t i;
+
+	if (!c)
+		return;
+	for (i = 0; i < SCHED_CANDS_SLOTS; i++) {
+		free(c->slot[i].arches);
+		kiln_arena_release(&c->slot[i].arena);
+	}
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+void scheduler_cands_invalidate(struct scheduler_cands *c)
+{
+	if (c)
+		__atomic_add_fetch(&c->gen, 1, __ATOMIC_RELEASE);
+}
+
+void scheduler_queue_changed(struct scheduler *s)
+{
+	scheduler_cands_invalidate(s->cands);
+	api_server_wake(s->http);
+}
+
+/* The slot for these arches, read from the store when it is not, is out of date or
+ * (force) whatever it holds. Under c->lock. *fresh: read now. */
+static kiln_rc cands_slot_get(struct scheduler_cands *c, struct scheduler_store *st,
+                              const struct scheduler_lease_query *q, bool force,
+                              struct cands_slot **out, bool *fresh, struct kiln_err *err)
+{
+	uint64_t gen = __atomic_load_n(&c->gen, __ATOMIC_ACQUIRE);
+	int64_t now = util_clock_mono_ns();
+	struct cands_slot *sl = NULL;
+	size_t i;
+	kiln_rc rc;
+
+	for (i = 0; i < SCHED_CANDS_SLOTS && !sl; i++)
+		if (c->slot[i].arches && !strcmp(c->slot[i].arches, q->arches))
+			sl = &c->slot[i];
+	*fresh = false;
+	if (sl && !force && sl->gen == gen &&
+	    now - sl->read_ns < (int64_t)SCHED_CANDS_TTL_MS * 1000000) {
+		sl->used = ++c->tick;
+		*out = sl;
+		return KILN_OK;
+	}
+	if (!sl) {
+		sl = &c->slot[0];
+		for (i = 1; i < SCHED_CANDS_SLOTS; i++)
+			if (c->slot[i].used < sl->used)
+				sl = &c->slot[i];
+		free(sl->arches);
+		sl->arches = kiln_strdup(q->arches);
+		if (!sl->arches)
+			return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	}
+	kiln_arena_release(&sl->arena);
+	sl->v = NULL;
+	sl->n = 0;
+	sl->epoch = ++c->epochs;
+	rc = st->ops->lease_candidates(st, q->now_ms, q->arches, &sl->arena, &sl->v, &sl->n, err);
+	if (rc) {
+		free(sl->arches);
+		sl->arches = NULL; /* read again next time */
+		return rc;
+	}
+	sl->gen = gen;
+	sl->read_ns = now;
+	sl->used = ++c->tick;
+	*fresh = true;
+	*out = sl;
+	return KILN_OK;
+}
+
+/* After a take: the picks it did not try go back into the read they came from; the taken
+ * job's project goes behind the others, as the store's grant does (Q_PROJECT_GRANT). */
+static void cands_after_take(struct scheduler_cands *c, struct cands_slot *sl, uint64_t epoch,
+                             const size_t *idx, const int64_t *ids, size_t k, kiln_rc rc,
+                             const struct scheduler_job *taken)
+{
+	size_t i, j, from = k;
+
+	if (rc == KILN_OK) {
+		for (i = 0; i < k && from == k; i++)
+			if (ids[i] == taken->id)
+				from = i + 1;
+	} else if (rc != KILN_ECONFLICT) {
+		from = 0; /* nothing was taken */
+	}
+	if (sl->epoch == epoch)
+		for (i = from; i < k; i++)
+			sl->v[idx[i]].id = ids[i];
+	if (rc)
+		return;
+	for (j = 0; j < SCHED_CANDS_SLOTS; j++) {
+		struct cands_slot *o = &c->slot[j];
+		int64_t max = INT64_MIN, mine = INT64_MIN;
+		bool behind = false;
+
+		for (i = 0; o->arches && i < o->n; i++)
+			if (o->v[i].project_id == taken->project_id)
+				mine = o->v[i].grant_seq;
+		for (i = 0; o->arches && i < o->n; i++) {
+			if (o->v[i].grant_seq > max)
+				max = o->v[i].grant_seq;
+			if (o->v[i].project_id != taken->project_id && o->v[i].grant_seq >= mine)
+				behind = true;
+		}
+		for (i = 0; behind && mine != INT64_MIN && i < o->n; i++)
+			if (o->v[i].project_id == taken->project_id)
+				o->v[i].grant_seq = max + 1;
+	}
+}
+
+kiln_rc scheduler_lease_grant_kept(struct scheduler_store *st, struct scheduler_cands *c,
+                                   const struct scheduler_lease_query *q, struct kiln_arena *a,
+                                   struct scheduler_job *out, struct kiln_err *err)
+{
+	bool force = false, read_here = false;
+
+	if (!c)
+		return scheduler_lease_grant(st, q, a, out, err);
+	for (;;) {
+		struct cands_slot *sl = NULL;
+		size_t i, k, avoided, idx[TAKE_PICKS];
+		int64_t ids[TAKE_PICKS];
+		uint64_t epoch;
+		bool fresh;
+		kiln_rc rc;
+
+		pthread_mutex_lock(&c->lock);
+		rc = cands_slot_get(c, st, q, force, &sl, &fresh, err);
+		if (rc) {
+			pthread_mutex_unlock(&c->lock);
+			return rc;
+		}
+		read_here = read_here || fresh;
+		force = false;
+		i = scheduler_lease_pick(sl->v, sl->n, q, NULL, 0, &avoided);
+		/* caps need what runs now, a rerun kept from its worker needs who is active:
+		 * those grants read afresh */
+		if (scheduler_candidates_capped(sl->v, sl->n) || (i == sl->n && avoided < sl->n)) {
+			pthread_mutex_unlock(&c->lock);
+			return scheduler_lease_grant(st, q, a, out, err);
+		}
+		if (i == sl->n) {
+			bool empty = !sl->n;
+
+			pthread_mutex_unlock(&c->lock);
+			/* read empty and nothing queued since: no need to ask again */
+			if (read_here || empty)
+				return KILN_ENOTFOUND;
+			force = true; /* what was kept is used up: is there more? */
+			continue;
+		}
+		for (k = 0; k < TAKE_PICKS && i < sl->n; k++) {
+			idx[k] = i;
+			ids[k] = sl->v[i].id;
+			sl->v[i].id = 0;
+			i = scheduler_lease_pick(sl->v, sl->n, q, NULL, 0, &avoided);
+		}
+		epoch = sl->epoch;
+		pthread_mutex_unlock(&c->lock);
+		rc = st->ops->lease_take(st, ids, k, q, a, out, err);
+		pthread_mutex_lock(&c->lock);
+		cands_after_take(c, sl, epoch, idx, ids, k, rc, out);
+		pthread_mutex_unlock(&c->lock);
+		if (rc != KILN_ECONFLICT)
+			return rc;
+		/* another scheduler took them: the next picks */
+		kiln_err_clear(err);
+	}
+}
+
 kiln_rc scheduler_lease_end(struct scheduler *s, const char *lease_id, int64_t generation,
                             struct scheduler_finish *f, struct kiln_err *err)
 {
@@ -86,6 +296,8 @@ kiln_rc scheduler_lease_end(struct scheduler *s, const char *lease_id, int64_t g
 	if (f->outcome == SCHED_OUT_LOST)
 		s->lease_expiries++;
 	pthread_mutex_unlock(&s->stats_lock);
+	if (requeued)
+		scheduler_cands_invalidate(s->cands);
 	api_server_wake(s->http);
 	return KILN_OK;
 }

@@ -214,6 +214,7 @@ static void scheduler_release(struct scheduler *s)
 	scheduler_store_close(s->store);
 	scheduler_datadir_release(s);
 	scheduler_jobcache_free(s->jobcache);
+	scheduler_cands_free(s->cands);
 	pthread_mutex_destroy(&s->log_lock);
 	pthread_mutex_destroy(&s->stats_lock);
 	pthread_mutex_destroy(&s->workers_lock);
@@ -242,17 +243,20 @@ static void reaper_duty(struct scheduler *s)
 	}
 }
 
-/* Another scheduler on the store queued or ended a job (repo NULL) or announced repository
- * repo. */
-static void peers_changed(void *arg, const char *repo)
+/* Another scheduler on the store queued or ended a job or announced repository repo. */
+static void peers_changed(void *arg, enum scheduler_heard what, const char *repo)
 {
 	struct scheduler *s = arg;
 
-	if (!repo) {
-		api_server_wake(s->http);
-		scheduler_outbox_kick(s); /* a job changed there: a status or event to send here */
-	} else
+	if (what == SCHED_HEARD_REPO) {
 		scheduler_publish_heard(s, repo);
+		return;
+	}
+	if (what == SCHED_HEARD_QUEUED)
+		scheduler_queue_changed(s);
+	else
+		api_server_wake(s->http);
+	scheduler_outbox_kick(s); /* a job changed there: a status or event to send here */
 }
 
 static void serve(struct scheduler *s, volatile sig_atomic_t *stop)
@@ -308,6 +312,7 @@ kiln_rc scheduler_run(const struct scheduler_config *cfg_in, volatile sig_atomic
 	pthread_mutex_init(&s.history.lock, NULL);
 	pthread_mutex_init(&s.batch_lock, NULL);
 	s.jobcache = scheduler_jobcache_new();
+	s.cands = scheduler_cands_new();
 	rc = scheduler_datadir_open(&s, cfg, err);
 	if (!rc)
 		rc = store_open(cfg, &db, &s.store, err);

@@ -453,7 +453,7 @@ void scheduler_h_project_change(void *ctx, struct api_req *req, struct api_resp 
 	api_jw_init(&w, &resp->body);
 	scheduler_project_json(s, &w, &p, o, n);
 	scheduler_reply_json(resp, 200);
-	api_server_wake(s->http); /* a cap raised may let held jobs go */
+	scheduler_queue_changed(s); /* a cap raised may let held jobs go */
 }
 
 void scheduler_h_project_delete(void *ctx, struct api_req *req, struct api_resp *resp)

@@ -326,7 +326,7 @@ void scheduler_h_rebuild_create(void *ctx, struct api_req *req, struct api_resp 
 		api_resp_from_err(resp, &err);
 		goto out;
 	}
-	api_server_wake(s->http);
+	scheduler_queue_changed(s);
 	api_jw_init(&w, &resp->body);
 	api_jw_obj(&w);
 	api_jw_kint(&w, "id", id);

@@ -146,7 +146,7 @@ static kiln_rc reruns_spawn(struct scheduler *s, const struct scheduler_job *j,
 			kiln_log(KILN_LOG_INFO, "job %lld: rerun %lld is job %lld (not on %s)",
 			         (long long)j->id, (long long)k, (long long)id, worker);
 	}
-	api_server_wake(s->http);
+	scheduler_queue_changed(s);
 out:
 	kiln_buf_release(&req);
 	kiln_buf_release(&words);

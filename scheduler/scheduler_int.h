@@ -409,6 +409,13 @@ KILN_MUST_CHECK kiln_rc scheduler_hook_parse(enum scheduler_forge_kind kind, con
                                              struct scheduler_hook_payload *out,
                                              struct kiln_err *err);
 
+/* What another scheduler on the store did (the store's watch). */
+enum scheduler_heard {
+	SCHED_HEARD_QUEUED, /* queued or requeued a job (or reordered one) */
+	SCHED_HEARD_ENDED,  /* a job ended */
+	SCHED_HEARD_REPO,   /* announced a repository */
+};
+
 struct scheduler_store_ops {
 	const char *name;
 	void (*close)(struct scheduler_store *st);
@@ -600,12 +607,14 @@ struct scheduler_store_ops {
 	 * always holds every duty. */
 	kiln_rc (*duty)(struct scheduler_store *st, const char *name, bool *held,
 	                struct kiln_err *err);
-	/* Call changed, from a thread of the store's, when another scheduler queued or ended a
-	 * job (repo NULL: long polls may have an answer; any other scheduler's write moves
-	 * version) or
-	 * announced repository repo; changed NULL stops the calls and returns once none runs.
-	 * Nothing is heard on a store only one scheduler opens. */
-	kiln_rc (*watch)(struct scheduler_store *st, void (*changed)(void *arg, const char *repo),
+	/* Call changed, from a thread of the store's, when another scheduler queued a job
+	 * (SCHED_HEARD_QUEUED: a grant may have a new candidate, long polls an answer), ended
+	 * one (SCHED_HEARD_ENDED: long polls may have an answer) or announced repository repo
+	 * (SCHED_HEARD_REPO); any other scheduler's write moves version. changed NULL stops
+	 * the calls and returns once none runs. Nothing is heard on a store only one
+	 * scheduler opens. */
+	kiln_rc (*watch)(struct scheduler_store *st,
+	                 void (*changed)(void *arg, enum scheduler_heard what, const char *repo),
 	                 void *arg, struct kiln_err *err);
 	/* Tell the other schedulers that repository repo has something to publish. */
 	kiln_rc (*announce)(struct scheduler_store *st, const char *repo, struct kiln_err *err);
@@ -1000,6 +1009,7 @@ struct scheduler {
 	volatile int dfs_stop;
 	struct scheduler_history history;
 	struct scheduler_jobcache *jobcache; /* owned (jobcache.c) */
+	struct scheduler_cands *cands;       /* owned (lease.c) */
 	struct scheduler_outbox *outbox; /* owned (outbox.c); NULL without [hook]s, [webhook]s */
 	bool
 	    reaper; /* this scheduler holds the "reaper" duty (the serve loop's; read atomically) */
@@ -1206,6 +1216,28 @@ KILN_MUST_CHECK kiln_rc scheduler_lease_grant(struct scheduler_store *st,
                                               const struct scheduler_lease_query *q,
                                               struct kiln_arena *a, struct scheduler_job *out,
                                               struct kiln_err *err);
+/* The candidates a scheduler keeps between grants (lease.c): read once for many grants
+ * while no job was queued, requeued or reordered (scheduler_cands_invalidate) and for at
+ * most SCHED_CANDS_TTL_MS (a job whose backoff ends is seen within that). Each grant picks
+ * from them and takes its picks out, so grants at once pick different jobs; a pick that
+ * was not tried goes back. A candidate another scheduler took is passed over by the take
+ * (KILN_ECONFLICT), as with fresh candidates. Caps and anti-affinity read afresh. */
+#define SCHED_CANDS_SLOTS 4 /* by the workers' arches */
+#define SCHED_CANDS_TTL_MS 500
+struct scheduler_cands;
+/* NULL on ENOMEM; free with scheduler_cands_free(). */
+struct scheduler_cands *scheduler_cands_new(void);
+void scheduler_cands_free(struct scheduler_cands *c);
+/* Something may have queued, requeued or reordered jobs: read them again. */
+void scheduler_cands_invalidate(struct scheduler_cands *c);
+/* scheduler_lease_grant() from the candidates kept in c (NULL: read them now). */
+KILN_MUST_CHECK kiln_rc scheduler_lease_grant_kept(struct scheduler_store *st,
+                                                   struct scheduler_cands *c,
+                                                   const struct scheduler_lease_query *q,
+                                                   struct kiln_arena *a, struct scheduler_job *out,
+                                                   struct kiln_err *err);
+/* A job was queued, requeued or reordered: the kept candidates go, long polls wake. */
+void scheduler_queue_changed(struct scheduler *s);
 /* Finish a lease (scheduler_lease_decide) and keep the metrics; wakes long polls. */
 KILN_MUST_CHECK kiln_rc scheduler_lease_end(struct scheduler *s, const char *lease_id,
                                             int64_t generation, struct scheduler_finish *f,

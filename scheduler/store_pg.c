@@ -251,6 +251,13 @@ static const char *const migrations[] = {
     " AND NOT EXISTS(SELECT 1 FROM batch_jobs b WHERE b.job_id = x.id AND b.pending > 0)"
     " ORDER BY x.priority DESC, x.id ASC LIMIT 64) j"
     " ORDER BY p.grant_seq, p.id, j.priority DESC, j.id; END$$;",
+    /* [store] a job queued (' q': the other schedulers read their kept candidates again,
+     * scheduler_lease_grant_kept) apart from one ended (' e': only long polls may have an
+     * answer); a job row updated while queued (a new priority) is ' q' too */
+    "CREATE OR REPLACE FUNCTION kiln_notify_job() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN"
+    " PERFORM pg_notify('kiln', current_setting('application_name') ||"
+    " CASE WHEN NEW.state = 0 THEN ' q' WHEN NEW.state >= 3 THEN ' e' ELSE ' w' END);"
+    " RETURN NULL; END$$;",
 };
 
 #define JOB_COLS                                                                                   \
@@ -2445,7 +2452,8 @@ static void notice(void *arg, const char *message);
 /* What the listening connection heard from other schedulers, to deliver unlocked. */
 struct heard {
 	bool write;  /* a write: cached job bodies are stale */
-	bool queued; /* a job was queued or ended: long polls may have an answer */
+	bool queued; /* a job was queued (or reordered): grants and long polls may have one */
+	bool ended;  /* a job ended: long polls may have an answer */
 	bool all;    /* more repositories than fit below: every one */
 	char repos[HEARD_REPOS][160];
 	size_t nrepos;
@@ -2461,7 +2469,7 @@ struct peers {
 	size_t nduties;
 	struct heard pending;    /* heard while a duty's statement ran on db */
 	pthread_mutex_t cb_lock; /* changed, arg; held while a call runs */
-	void (*changed)(void *arg, const char *repo);
+	void (*changed)(void *arg, enum scheduler_heard what, const char *repo);
 	void *arg;
 	pthread_t th;
 	bool running;
@@ -2497,6 +2505,8 @@ static void heard_drain(struct pg *w, struct heard *h)
 				heard_repo(h, k + 3);
 			else if (k && !strcmp(k, " q"))
 				h->queued = h->write = true;
+			else if (k && !strcmp(k, " e"))
+				h->ended = h->write = true;
 			else
 				h->write = true;
 		}
@@ -2510,6 +2520,7 @@ static void heard_merge(struct heard *to, struct heard *from)
 
 	to->write = to->write || from->write;
 	to->queued = to->queued || from->queued;
+	to->ended = to->ended || from->ended;
 	to->all = to->all || from->all;
 	for (i = 0; i < from->nrepos; i++)
 		heard_repo(to, from->repos[i]);
@@ -2526,11 +2537,13 @@ static void heard_deliver(struct pg *w, const struct heard *h)
 	pthread_mutex_lock(&p->cb_lock);
 	if (p->changed) {
 		if (h->queued)
-			p->changed(p->arg, NULL);
+			p->changed(p->arg, SCHED_HEARD_QUEUED, NULL);
+		else if (h->ended)
+			p->changed(p->arg, SCHED_HEARD_ENDED, NULL);
 		if (h->all)
-			p->changed(p->arg, "");
+			p->changed(p->arg, SCHED_HEARD_REPO, "");
 		for (i = 0; !h->all && i < h->nrepos; i++)
-			p->changed(p->arg, h->repos[i]);
+			p->changed(p->arg, SCHED_HEARD_REPO, h->repos[i]);
 	}
 	pthread_mutex_unlock(&p->cb_lock);
 }
@@ -2754,7 +2767,8 @@ static kiln_rc duty(struct scheduler_store *base, const char *name, bool *held,
 	return rc;
 }
 
-static kiln_rc watch(struct scheduler_store *base, void (*changed)(void *arg, const char *repo),
+static kiln_rc watch(struct scheduler_store *base,
+                     void (*changed)(void *arg, enum scheduler_heard what, const char *repo),
                      void *arg, struct kiln_err *err KILN_UNUSED)
 {
 	struct peers *p = ((struct pg *)base)->peers;

@@ -2117,7 +2117,8 @@ static kiln_rc duty(struct scheduler_store *base KILN_UNUSED, const char *name K
 }
 
 static kiln_rc watch(struct scheduler_store *base KILN_UNUSED,
-                     void (*changed)(void *arg, const char *repo) KILN_UNUSED,
+                     void (*changed)(void *arg, enum scheduler_heard what, const char *repo)
+                         KILN_UNUSED,
                      void *arg KILN_UNUSED, struct kiln_err *err KILN_UNUSED)
 {
 	return KILN_OK;

@@ -21,6 +21,10 @@ struct fake {
 	int64_t budget;
 	struct scheduler_project_run run[2];
 	size_t nrun, run_reads;
+	int cand_reads;
+	bool once;        /* a job taken is taken: a second take of it loses */
+	int64_t took[16]; /* ... the ids taken so far */
+	size_t ntook;
 };
 
 static kiln_rc f_candidates(struct scheduler_store *st, int64_t now_ms, const char *arches,
@@ -30,6 +34,7 @@ static kiln_rc f_candidates(struct scheduler_store *st, int64_t now_ms, const ch
 	struct fake *f = (struct fake *)st;
 
 	(void)now_ms, (void)arches, (void)err;
+	f->cand_reads++;
 	*out = kiln_arena_array(a, 4, sizeof(**out));
 	memcpy(*out, f->cand, sizeof(f->cand));
 	*n = f->ncand;
@@ -51,8 +56,18 @@ static kiln_rc f_take(struct scheduler_store *st, const int64_t *ids, size_t n,
 				break;
 		if (i < KILN_ARRAY_SIZE(f->lost))
 			continue;
+		for (i = 0; f->once && i < f->ntook; i++)
+			if (f->took[i] == ids[k])
+				break;
+		if (f->once && i < f->ntook)
+			continue;
+		if (f->ntook < KILN_ARRAY_SIZE(f->took))
+			f->took[f->ntook++] = ids[k];
 		f->taken = ids[k];
 		out->id = ids[k];
+		for (i = 0; i < f->ncand; i++)
+			if (f->cand[i].id == ids[k])
+				out->project_id = f->cand[i].project_id;
 		return KILN_OK;
 	}
 	return kiln_err_set(err, KILN_ECONFLICT, "jobs are queued no more");
@@ -171,6 +186,94 @@ KILN_TEST(lease_grant_passes_over_jobs_another_grant_took)
 	assert_int_equal(f.taken, 0);
 	assert_int_equal(err.code, KILN_OK);
 	kiln_arena_release(&a);
+}
+
+/* f's candidates: ids 1..n, of project projects[i]. */
+static void fake_cands(struct fake *f, size_t n, const int64_t *projects)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		f->cand[i] = (struct scheduler_candidate){.id = (int64_t)i + 1,
+		                                          .arch = "",
+		                                          .tags = "",
+		                                          .avoid_worker = "",
+		                                          .project_id = projects[i],
+		                                          .arch_caps = ""};
+	f->ncand = n;
+}
+
+/* A grant from c's kept candidates that must end with want: the job's id (0 for none). */
+static int64_t kept_grant(struct fake *f, struct scheduler_cands *c, kiln_rc want)
+{
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
+	struct kiln_err err = KILN_ERR_INIT;
+	struct scheduler_job j = {0};
+
+	assert_int_equal(scheduler_lease_grant_kept(&f->base, c, &q, &a, &j, &err), want);
+	/* none to lease is no error, and no stale one */
+	assert_int_equal(err.code, want == KILN_ENOTFOUND ? KILN_OK : want);
+	kiln_arena_release(&a);
+	return want ? 0 : j.id;
+}
+
+KILN_TEST(lease_grants_share_one_read_of_the_candidates)
+{
+	struct fake f = {.base.ops = &fake_ops, .once = true};
+	struct scheduler_cands *c = scheduler_cands_new();
+
+	assert_true(c != NULL);
+	fake_cands(&f, 3, (const int64_t[]){1, 1, 1});
+	assert_int_equal(kept_grant(&f, c, KILN_OK), 1);
+	/* the picks the first take did not need went back: the next grant takes one */
+	assert_int_equal(kept_grant(&f, c, KILN_OK), 2);
+	assert_int_equal(f.cand_reads, 1);
+	/* another scheduler took 3: what is kept is used up, read again, nothing there */
+	f.lost[0] = 3;
+	assert_int_equal(kept_grant(&f, c, KILN_ENOTFOUND), 0);
+	assert_int_equal(f.cand_reads, 2);
+	/* a job queued: the candidates are read again */
+	fake_cands(&f, 4, (const int64_t[]){1, 1, 1, 1});
+	scheduler_cands_invalidate(c);
+	assert_int_equal(kept_grant(&f, c, KILN_OK), 4);
+	assert_int_equal(f.cand_reads, 3);
+	/* nothing left and read so: no read until something is queued */
+	f.ncand = 0;
+	scheduler_cands_invalidate(c);
+	assert_int_equal(kept_grant(&f, c, KILN_ENOTFOUND), 0);
+	assert_int_equal(kept_grant(&f, c, KILN_ENOTFOUND), 0);
+	assert_int_equal(f.cand_reads, 4);
+	scheduler_cands_free(c);
+}
+
+KILN_TEST(lease_grants_from_kept_candidates_take_turns_between_projects)
+{
+	struct fake f = {.base.ops = &fake_ops, .once = true};
+	struct scheduler_cands *c = scheduler_cands_new();
+
+	assert_true(c != NULL);
+	fake_cands(&f, 4, (const int64_t[]){1, 1, 2, 2});
+	/* as the store's grant does, the kept candidates put the project granted behind */
+	assert_int_equal(kept_grant(&f, c, KILN_OK), 1);
+	assert_int_equal(kept_grant(&f, c, KILN_OK), 3);
+	assert_int_equal(kept_grant(&f, c, KILN_OK), 2);
+	assert_int_equal(kept_grant(&f, c, KILN_OK), 4);
+	assert_int_equal(f.cand_reads, 1);
+	scheduler_cands_free(c);
+}
+
+KILN_TEST(lease_grant_kept_reads_afresh_for_capped_projects)
+{
+	struct fake f = {.base.ops = &fake_ops};
+	struct scheduler_cands *c = scheduler_cands_new();
+
+	assert_true(c != NULL);
+	fake_cands(&f, 1, (const int64_t[]){1});
+	f.cand[0].max_running = 1;
+	assert_int_equal(kept_grant(&f, c, KILN_OK), 1);
+	assert_int_equal(f.run_reads, 1);
+	assert_int_equal(f.cand_reads, 2); /* the kept read, then the grant's own */
+	scheduler_cands_free(c);
 }
 
 KILN_TEST(lease_grant_leaves_a_rerun_to_another_worker)

@@ -1314,16 +1314,17 @@ KILN_TEST(store_pg_duties_are_held_once_and_taken_over)
 
 struct heard_log {
 	pthread_mutex_t lock;
-	int writes;
+	int writes, queued;
 	char repos[256];
 };
 
-static void heard_cb(void *arg, const char *repo)
+static void heard_cb(void *arg, enum scheduler_heard what, const char *repo)
 {
 	struct heard_log *h = arg;
 
 	pthread_mutex_lock(&h->lock);
-	if (!repo)
+	h->queued += what == SCHED_HEARD_QUEUED;
+	if (what != SCHED_HEARD_REPO)
 		h->writes++;
 	else
 		snprintf(h->repos + strlen(h->repos), sizeof(h->repos) - strlen(h->repos), "%s;",
@@ -1375,6 +1376,7 @@ KILN_TEST(store_pg_hears_the_other_stores_writes_and_announcements)
 	insert(st[1], "", "", 0, NULL);
 	assert_true(heard_wait(&h, NULL));
 	assert_true(st[0]->ops->version(st[0]) != v);
+	assert_true(h.queued > 0); /* a job queued: the kept candidates are read again */
 	/* a write that queues or ends nothing: caches are stale (the version moves), long
 	 * polls are left alone */
 	h.writes = 0;
@@ -1385,13 +1387,27 @@ KILN_TEST(store_pg_hears_the_other_stores_writes_and_announcements)
 
 		/* a grant: a job leased, nothing queued or ended */
 		assert_ok(grant(st[1], "w", ",x,", ",", 2000, L2, &a, &j), NULL);
+		for (i = 0; i < 500 && st[0]->ops->version(st[0]) == v; i++)
+			(void)poll(NULL, 0, 10);
+		assert_true(st[0]->ops->version(st[0]) != v);
+		(void)poll(NULL, 0, 300);
+		assert_int_equal(h.writes, 0);
 		kiln_arena_release(&a);
 	}
-	for (i = 0; i < 500 && st[0]->ops->version(st[0]) == v; i++)
-		(void)poll(NULL, 0, 10);
-	assert_true(st[0]->ops->version(st[0]) != v);
-	(void)poll(NULL, 0, 300);
-	assert_int_equal(h.writes, 0);
+	{
+		/* a job queued, then cancelled: the end wakes long polls, queues nothing */
+		int64_t id = insert(st[1], "", "", 0, NULL);
+
+		assert_true(heard_wait(&h, NULL));
+		(void)poll(NULL, 0, 300);
+		pthread_mutex_lock(&h.lock);
+		h.queued = h.writes = 0;
+		pthread_mutex_unlock(&h.lock);
+		assert_ok(st[1]->ops->job_cancel(st[1], id, 3000, true, &err), &err);
+		assert_true(heard_wait(&h, NULL));
+		assert_int_equal(h.queued, 0);
+		h.writes = 0;
+	}
 	assert_ok(st[1]->ops->announce(st[1], "f40-v6", &err), &err);
 	assert_true(heard_wait(&h, "f40-v6;"));
 	assert_ok(st[0]->ops->announce(st[0], "mine", &err), &err);
