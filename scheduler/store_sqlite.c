@@ -3004,7 +3004,9 @@ static kiln_rc migrate(struct sq *s, const char *path, struct kiln_err *err)
 	return KILN_OK;
 }
 
-#define CHECKPOINT_MS 200
+/* Often enough that the WAL is copied back while it is short (a checkpoint every 200 ms
+ * let it grow to tens of MiB under load: 4-6% fewer grants a second, bench/RESULTS.md) */
+#define CHECKPOINT_MS 50
 /* Past this many WAL pages the writer checkpoints itself (sqlite3's own rule), should the
  * checkpointer fall behind: the WAL stays bounded either way. */
 #define CHECKPOINT_WRITER_PAGES 10000
