@@ -562,6 +562,30 @@ def test_amhello_stays_reproducible(kiln_bin, amhello, tmp_path):
     assert "NOT reproducible" not in k.stdout + k.stderr
 
 
+def test_amhello_debuginfo_in_process_is_the_scripts(kiln_bin, amhello, tmp_path):
+    """A real upstream build (automake's amhello, %configure and make) with %debug_package:
+    kiln's find-debuginfo work and brp steps leave the buildroot and the lists that the
+    scripts leave, file by file."""
+    if not shutil.which("find-debuginfo"):
+        pytest.skip("find-debuginfo (debugedit) is not installed")
+    spec = tmp_path / "amhello.spec"
+    spec.write_text(AMHELLO_SPEC.replace("%prep", "%debug_package\n%prep"))
+    roots, lists = {}, {}
+    for inprocess in ("1", "0"):
+        top = tmp_path / f"top{inprocess}"
+        shutil.copytree(amhello[0] / "SOURCES", top / "SOURCES")
+        r = kiln_build(kiln_bin, top, "-bi", "--define", f"_kiln_brp_inprocess {inprocess}",
+                       "--define", "_docdir_fmt %%{NAME}", spec)
+        assert r.returncode == 0, r.stdout[-3000:] + r.stderr
+        assert ("(in kiln)" in r.stdout) == (inprocess == "1")
+        roots[inprocess] = tree(top / "BUILDROOT" / "amhello-1.0-1.x86_64")
+        lists[inprocess] = fdi_lists(top / "BUILD" / "amhello-1.0")
+    assert roots["1"] == roots["0"]
+    assert lists["1"] == lists["0"]
+    assert any(k.startswith("usr/lib/debug/usr/bin/amhello") for k in roots["1"])
+    assert any(k.startswith("usr/src/debug/amhello-1.0-1.x86_64/") for k in roots["1"])
+
+
 # ---------------------------------------------------------------------------------------
 # rpmbuild's output and options
 
