@@ -84,6 +84,7 @@ struct scheduler_cands {
 	pthread_mutex_t lock; /* the slots; a read from the store happens under it */
 	uint64_t gen;         /* bumped (atomically) by scheduler_cands_invalidate */
 	uint64_t tick, epochs;
+	uint64_t reads; /* from the store, for /metrics (read atomically) */
 	struct cands_slot slot[SCHED_CANDS_SLOTS];
 };
 
@@ -118,6 +119,11 @@ void scheduler_cands_invalidate(struct scheduler_cands *c)
 {
 	if (c)
 		__atomic_add_fetch(&c->gen, 1, __ATOMIC_RELEASE);
+}
+
+uint64_t scheduler_cands_reads(struct scheduler_cands *c)
+{
+	return c ? __atomic_load_n(&c->reads, __ATOMIC_RELAXED) : 0;
 }
 
 void scheduler_queue_changed(struct scheduler *s)
@@ -168,6 +174,7 @@ static kiln_rc cands_slot_get(struct scheduler_cands *c, struct scheduler_store 
 		sl->arches = NULL; /* read again next time */
 		return rc;
 	}
+	__atomic_add_fetch(&c->reads, 1, __ATOMIC_RELAXED);
 	sl->gen = gen;
 	sl->read_ns = now;
 	sl->used = ++c->tick;

@@ -79,6 +79,10 @@ kiln_rc scheduler_metrics_text(struct scheduler *s, struct kiln_buf *o, struct k
 	hist(o, "kiln_job_wait_seconds", "Time from submission to lease.", &s->wait_hist);
 	hist(o, "kiln_job_build_seconds", "Time from the first lease to success.", &s->build_hist);
 	counter(o, "kiln_lease_grants_total", "Leases granted.", "", s->lease_grants);
+	counter(o, "kiln_lease_candidate_reads_total",
+	        "Reads of the queued jobs grants pick from (kept between grants until a job is "
+	        "queued).",
+	        "", (int64_t)scheduler_cands_reads(s->cands));
 	counter(o, "kiln_lease_expiries_total", "Leases that expired (worker lost).", "",
 	        s->lease_expiries);
 	kiln_buf_addf(o,

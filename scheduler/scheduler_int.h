@@ -1230,6 +1230,8 @@ struct scheduler_cands *scheduler_cands_new(void);
 void scheduler_cands_free(struct scheduler_cands *c);
 /* Something may have queued, requeued or reordered jobs: read them again. */
 void scheduler_cands_invalidate(struct scheduler_cands *c);
+/* How many times the kept candidates were read from the store (0 for NULL). */
+uint64_t scheduler_cands_reads(struct scheduler_cands *c);
 /* scheduler_lease_grant() from the candidates kept in c (NULL: read them now). */
 KILN_MUST_CHECK kiln_rc scheduler_lease_grant_kept(struct scheduler_store *st,
                                                    struct scheduler_cands *c,

@@ -309,6 +309,21 @@ def test_lease_protocol_and_signing(sched, rpm_file, tmp_path):
     assert b"kiln_lease_grants_total 1" in m and b"kiln_packages_signed_total 1" in m
 
 
+def test_grants_share_one_read_of_the_queue(sched):
+    """The scheduler keeps the queued jobs it read between grants: three grants of three
+    jobs queued before read the store once; a job queued after them is read again."""
+    jids = [submit(sched).json()["id"] for _ in range(3)]
+    w = Worker(sched, "w1", sched.token("worker"))
+    assert [w.lease()["job_id"] for _ in range(3)] == jids
+    reads = "kiln_lease_candidate_reads_total"
+    m = sched.call("GET", "/metrics", token="").body
+    assert f"{reads} 1\n".encode() in m, m
+    jid = submit(sched).json()["id"]
+    assert w.lease()["job_id"] == jid
+    m = sched.call("GET", "/metrics", token="").body
+    assert f"{reads} 2\n".encode() in m, m
+
+
 def test_lost_lease_is_requeued_and_stale_worker_rejected(sched):
     jid = submit(sched).json()["id"]
     tok = sched.token("worker")
