@@ -72,6 +72,15 @@ static bool arena_new_block(struct kiln_arena *a, size_t need)
 
 void *kiln_arena_alloc(struct kiln_arena *a, size_t size)
 {
+	void *p = kiln_arena_alloc_raw(a, size);
+
+	if (p)
+		memset(p, 0, size);
+	return p;
+}
+
+void *kiln_arena_alloc_raw(struct kiln_arena *a, size_t size)
+{
 	struct kiln_arena_block *b;
 	size_t need;
 	void *p;
@@ -95,7 +104,6 @@ void *kiln_arena_alloc(struct kiln_arena *a, size_t size)
 	}
 	p = b->data + b->used;
 	b->used += need;
-	memset(p, 0, size);
 	return p;
 }
 

@@ -197,6 +197,8 @@ void kiln_arena_init(struct kiln_arena *a, size_t max);
 void kiln_arena_release(struct kiln_arena *a);
 /* Aligned to 16 bytes; memory is zeroed. Borrowed from the arena. */
 void *kiln_arena_alloc(struct kiln_arena *a, size_t size);
+/* The same, not zeroed: for callers that write every byte they read. */
+void *kiln_arena_alloc_raw(struct kiln_arena *a, size_t size);
 /* Allocate n elements of size, with overflow checking. */
 void *kiln_arena_array(struct kiln_arena *a, size_t n, size_t size);
 /* Append s to the arena-held string list *v (n entries, room for *cap; all three start

@@ -20,6 +20,28 @@ KILN_TEST(arena_allocates_aligned_zeroed)
 	kiln_arena_release(&a);
 }
 
+KILN_TEST(arena_raw_allocations_are_aligned_apart_and_bounded)
+{
+	struct kiln_arena a = KILN_ARENA_INIT(100 * 1024);
+	struct kiln_err err = KILN_ERR_INIT;
+	unsigned char *p = kiln_arena_alloc_raw(&a, 3), *q = kiln_arena_alloc_raw(&a, 40);
+
+	assert_non_null(p);
+	assert_non_null(q);
+	assert_int_equal((uintptr_t)p % 16, 0);
+	assert_int_equal((uintptr_t)q % 16, 0);
+	assert_true(q - p >= 16); /* p's 3 bytes rounded up, q after them */
+	memset(p, 0xaa, 3);
+	memset(q, 0xbb, 40);
+	assert_int_equal(p[2], 0xaa);
+	/* the zeroing allocation after raw ones still zeroes */
+	p = kiln_arena_alloc(&a, 64);
+	assert_int_equal(p[63], 0);
+	assert_null(kiln_arena_alloc_raw(&a, 200 * 1024));
+	assert_int_equal(kiln_arena_finish(&a, &err), KILN_ELIMIT);
+	kiln_arena_release(&a);
+}
+
 KILN_TEST(arena_big_allocation_keeps_current_block)
 {
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB * 16);
