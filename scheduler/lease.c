@@ -304,8 +304,9 @@ kiln_rc scheduler_lease_end(struct scheduler *s, const char *lease_id, int64_t g
 		s->lease_expiries++;
 	pthread_mutex_unlock(&s->stats_lock);
 	if (requeued)
-		scheduler_cands_invalidate(s->cands);
-	api_server_wake(s->http);
+		scheduler_queue_changed(s);
+	else
+		api_server_wake(s->http);
 	return KILN_OK;
 }
 

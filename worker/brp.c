@@ -302,6 +302,8 @@ static kiln_rc brp_walk_dir(struct brp_walk *w, int dfd, struct kiln_buf *rel, i
 		rc = kiln_buf_finish(rel, err);
 		if (!rc && fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			rc = kiln_err_sys(err, KILN_EIO, "%s/%s: cannot stat", w->top, rel->ptr);
+		if (!rc && S_ISDIR(st.st_mode) && w->dirs)
+			rc = brp_ent_add(w, rel->ptr, &st, err);
 		if (!rc && S_ISDIR(st.st_mode)) {
 			int sub = openat(dirfd(d), de->d_name,
 			                 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -326,7 +328,8 @@ static kiln_rc brp_walk_dir(struct brp_walk *w, int dfd, struct kiln_buf *rel, i
 }
 
 /* Every file below top that is not a directory. w->v is the caller's to free(). */
-kiln_rc worker_brp_walk(struct build *b, const char *top, struct brp_walk *w, struct kiln_err *err)
+static kiln_rc brp_walk_top(struct build *b, const char *top, bool dirs, struct brp_walk *w,
+                            struct kiln_err *err)
 {
 	struct kiln_buf rel = KILN_BUF_INIT(PATH_MAX * 4);
 	int fd;
@@ -335,6 +338,7 @@ kiln_rc worker_brp_walk(struct build *b, const char *top, struct brp_walk *w, st
 	memset(w, 0, sizeof(*w));
 	w->a = &b->arena;
 	w->top = top;
+	w->dirs = dirs;
 	fd = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return kiln_err_sys(err, KILN_EIO, "%s: cannot open the buildroot", top);
@@ -347,8 +351,19 @@ kiln_rc worker_brp_walk(struct build *b, const char *top, struct brp_walk *w, st
 	return rc;
 }
 
+kiln_rc worker_brp_walk(struct build *b, const char *top, struct brp_walk *w, struct kiln_err *err)
+{
+	return brp_walk_top(b, top, false, w, err);
+}
+
+kiln_rc worker_brp_walk_all(struct build *b, const char *top, struct brp_walk *w,
+                            struct kiln_err *err)
+{
+	return brp_walk_top(b, top, true, w, err);
+}
+
 /* find's -path "$root/usr/lib/debug" -prune */
-static bool worker_brp_in_debug(const struct brp_ent *e)
+static bool brp_in_debug(const struct brp_ent *e)
 {
 	return !strncmp(e->rel, "usr/lib/debug", 13) && (!e->rel[13] || e->rel[13] == '/');
 }
@@ -361,7 +376,7 @@ static bool brp_has_suffix(const char *s, const char *suf)
 }
 
 /* The first len bytes of a file below root (fewer when it is shorter). */
-ssize_t worker_brp_head(int rootfd, const char *rel, void *buf, size_t len)
+static ssize_t brp_head(int rootfd, const char *rel, void *buf, size_t len)
 {
 	int fd = openat(rootfd, rel, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	ssize_t n;
@@ -377,7 +392,7 @@ bool worker_brp_elf_head(int rootfd, const struct brp_ent *e)
 {
 	unsigned char h[4];
 
-	return worker_brp_head(rootfd, e->rel, h, sizeof(h)) == 4 && !memcmp(h, "\177ELF", 4);
+	return brp_head(rootfd, e->rel, h, sizeof(h)) == 4 && !memcmp(h, "\177ELF", 4);
 }
 
 /* What readelf -S and objdump -h would show; false for a file they cannot read either. */
@@ -505,10 +520,10 @@ static kiln_rc brp_strip(struct brp_run *r, int rootfd, const struct brp_walk *w
 		struct worker_elf_sections s;
 		unsigned char h[8];
 
-		if (!S_ISREG(e->mode) || worker_brp_in_debug(e))
+		if (!S_ISREG(e->mode) || brp_in_debug(e))
 			continue;
 		if (archive) {
-			if (e->size > 7 && worker_brp_head(rootfd, e->rel, h, 8) == 8 &&
+			if (e->size > 7 && brp_head(rootfd, e->rel, h, 8) == 8 &&
 			    !memcmp(h, "!<arch>\n", 8))
 				rc = worker_brp_names_add(&l, e->rel, err);
 		} else if (e->size > 51 && !brp_has_suffix(e->base, ".go") &&
@@ -537,8 +552,8 @@ static kiln_rc brp_strip_comment(struct brp_run *r, int rootfd, const struct brp
 		const struct brp_ent *e = &w->v[i];
 		struct worker_elf_sections s;
 
-		if (!S_ISREG(e->mode) || !(e->mode & 0111) || e->size <= 51 ||
-		    worker_brp_in_debug(e) || !worker_brp_elf_head(rootfd, e))
+		if (!S_ISREG(e->mode) || !(e->mode & 0111) || e->size <= 51 || brp_in_debug(e) ||
+		    !worker_brp_elf_head(rootfd, e))
 			continue;
 		if (!worker_brp_elf_sections(rootfd, e, &s))
 			s.symtab = s.note_alloc = false; /* readelf and objdump see nothing */
@@ -929,7 +944,7 @@ static kiln_rc brp_compress(struct brp_run *r, int rootfd, const struct worker_b
 
 /* ---------------------------------------------------------------------------------------- */
 
-kiln_rc worker_brp_shell(struct brp_run *r, const char *lines, const char *pwd,
+static kiln_rc brp_shell(struct brp_run *r, const char *lines, const char *pwd,
                          struct kiln_err *err)
 {
 	struct kiln_buf body = KILN_BUF_INIT(KILN_LIMIT_TEXT_FILE);
@@ -1018,16 +1033,15 @@ static kiln_rc brp_step_run(struct brp_run *r, const struct worker_brp_step *st,
 	kiln_rc rc;
 
 	if (st->kind == WORKER_BRP_SHELL)
-		return st->line[strspn(st->line, " \t\n")]
-		           ? worker_brp_shell(r, st->line, env[3], err)
-		           : KILN_OK;
+		return st->line[strspn(st->line, " \t\n")] ? brp_shell(r, st->line, env[3], err)
+		                                           : KILN_OK;
 	/* the scripts' first line: no buildroot, nothing to do (find-debuginfo: an error) */
 	if ((!*r->root || !strcmp(r->root, "/")) && st->kind != WORKER_BRP_FIND_DEBUGINFO)
 		return KILN_OK;
 	/* a buildroot the sandbox keeps to itself (outside the top directory): the script */
 	if (!*r->root || !strcmp(r->root, "/") ||
 	    (r->b->in_top && worker_build_host_path(r->b, r->root) == r->root))
-		return worker_brp_shell(r, st->line, env[3], err);
+		return brp_shell(r, st->line, env[3], err);
 	worker_build_log(r->b, "+ %s   (in kiln)\n", brp_line_flat(r->b, st->line));
 	rootfd = open(r->hroot, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0)
@@ -1052,7 +1066,7 @@ static kiln_rc brp_step_run(struct brp_run *r, const struct worker_brp_step *st,
 	free(w.v);
 	close(rootfd);
 	if (!rc && !simple)
-		rc = worker_brp_shell(r, st->line, env[3], err);
+		rc = brp_shell(r, st->line, env[3], err);
 	return rc;
 }
 

@@ -20,16 +20,14 @@
  */
 #include "util/util.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "worker/brp_int.h"
 
-/* How many jobs a -j may ask for, and how deep the lists' walks go. */
+/* How many jobs a -j may ask for. */
 #define FDI_JOBS_MAX 256
-#define FDI_DEPTH_MAX 256
 /* The script's exit when the find-debuginfo it would stand for is not the one kiln
  * follows: then that one runs. */
 #define FDI_NOT_MINE 97
@@ -87,10 +85,9 @@ static bool fdi_jobs_parse(const char *v, unsigned *jobs)
 	return true;
 }
 
-/* An option that takes the next word: where it goes. */
-static const char **fdi_value_slot(struct worker_brp_fdi *f, const char *w, const char **extra)
+/* An option that takes the next word and keeps it: where. */
+static const char **fdi_value_slot(struct worker_brp_fdi *f, const char *w)
 {
-	*extra = NULL;
 	if (!strcmp(w, "--build-id-seed"))
 		return &f->seed;
 	if (!strcmp(w, "--unique-debug-suffix"))
@@ -99,10 +96,6 @@ static const char **fdi_value_slot(struct worker_brp_fdi *f, const char *w, cons
 		return &f->srcbase;
 	if (!strcmp(w, "-S"))
 		return &f->srcout;
-	if (!strcmp(w, "--keep-section") || !strcmp(w, "--remove-section")) {
-		*extra = w;
-		return extra;
-	}
 	return NULL;
 }
 
@@ -123,17 +116,16 @@ bool worker_brp_fdi_recognise(struct kiln_arena *a, const char *line, const char
 	f->suffix = "";
 	f->builddir = ".";
 	while ((k = fdi_word_next(a, &p, &w)) == 1) {
-		const char *extra, **slot = fdi_value_slot(f, w, &extra);
+		const char **slot = fdi_value_slot(f, w), *v;
 
 		if (slot) {
-			const char *v;
-
+			if (fdi_word_next(a, &p, slot) != 1)
+				return false;
+		} else if (!strcmp(w, "--keep-section") || !strcmp(w, "--remove-section")) {
+			/* the script's keep_remove_args, passed to eu-strip as they come */
 			if (fdi_word_next(a, &p, &v) != 1)
 				return false;
-			if (extra)
-				keep = kiln_arena_printf(a, "%s %s %s", keep, extra, v);
-			else
-				*slot = v;
+			keep = kiln_arena_printf(a, "%s %s %s", keep, w, v);
 			if (!keep)
 				return false;
 		} else if (!strcmp(w, "--strict-build-id")) {
@@ -363,6 +355,14 @@ static kiln_rc fdi_jobs_assign(struct fdi *d, unsigned *jobs, struct kiln_err *e
 /* ---------------------------------------------------------------------------------------- */
 /* The script */
 
+/* A word of the script: v quoted, or nothing when the arena could not make it (its sticky
+ * error ends fdi_script_write). */
+static void fdi_quote(struct kiln_buf *s, const char *v)
+{
+	if (v)
+		kiln_buf_add_shquoted(s, v);
+}
+
 static void fdi_function_write(struct fdi *d, struct kiln_buf *s)
 {
 	const struct worker_brp_fdi *o = d->o;
@@ -377,11 +377,11 @@ static void fdi_function_write(struct fdi *d, struct kiln_buf *s)
 	              FDI_NOT_MINE);
 	/* kiln_fdi FILE SOURCELIST [DEBUGFILE]: the script's do_file for one file */
 	kiln_buf_addstr(s, "kiln_fdi() {\n\tid=$(");
-	kiln_buf_add_shquoted(s, edit ? edit : "debugedit");
+	fdi_quote(s, edit);
 	kiln_buf_addstr(s, " -b ");
 	kiln_buf_add_shquoted(s, o->builddir);
 	kiln_buf_addstr(s, " -d ");
-	kiln_buf_add_shquoted(s, dest ? dest : "");
+	fdi_quote(s, dest);
 	kiln_buf_addstr(s, o->no_recompute ? " -n -i" : " -i");
 	if (o->seed) {
 		kiln_buf_addstr(s, " --build-id-seed=");
@@ -412,26 +412,30 @@ static const char *fdi_tmp(struct fdi *d, const char *what, unsigned n)
 static kiln_rc fdi_script_write(struct fdi *d, unsigned jobs, const char *pwd, struct kiln_buf *s,
                                 struct kiln_err *err)
 {
+	struct kiln_arena *a = &d->r->b->arena;
 	const char *root = d->r->root;
-	const char *srcfile =
-	    kiln_arena_printf(&d->r->b->arena, "%s/debugsources.list", d->builddir);
+	const char *srcfile = kiln_arena_printf(a, "%s/debugsources.list", d->builddir);
+	const char *dest = kiln_arena_printf(a, "%s/usr/src/debug/%s", root, d->o->srcbase);
 	unsigned j;
 	size_t i;
+	kiln_rc rc;
 
 	kiln_buf_addstr(s, "{ set +x; } 2>/dev/null\n. ");
-	kiln_buf_add_shquoted(s, d->r->p->export_file);
+	fdi_quote(s, d->r->p->export_file);
 	kiln_buf_addstr(s, "\ncd ");
-	kiln_buf_add_shquoted(s, pwd);
+	fdi_quote(s, pwd);
 	/* the script kiln follows, not another version of it */
 	kiln_buf_addstr(s, "\ngrep -q -F -e ");
-	kiln_buf_add_shquoted(s, FDI_VERSION_LINE);
+	fdi_quote(s, FDI_VERSION_LINE);
 	kiln_buf_addch(s, ' ');
-	kiln_buf_add_shquoted(s, d->o->tool);
+	fdi_quote(s, d->o->tool);
 	kiln_buf_addf(s, " || exit %d\n", FDI_NOT_MINE);
 	fdi_function_write(d, s);
 	for (j = 0; j < jobs; j++) {
+		const char *list = fdi_tmp(d, "sources", j);
+
 		kiln_buf_addstr(s, ": > ");
-		kiln_buf_add_shquoted(s, fdi_tmp(d, "sources", j));
+		fdi_quote(s, list);
 		kiln_buf_addstr(s, "\n{ :");
 		for (i = 0; i < d->nfiles; i++) {
 			const struct fdi_file *f = &d->files[i];
@@ -439,14 +443,12 @@ static kiln_rc fdi_script_write(struct fdi *d, unsigned jobs, const char *pwd, s
 			if (f->skip || f->job != j)
 				continue;
 			kiln_buf_addstr(s, " && kiln_fdi ");
-			kiln_buf_add_shquoted(
-			    s, kiln_arena_printf(&d->r->b->arena, "%s/%s", root, f->e->rel));
+			fdi_quote(s, kiln_arena_printf(a, "%s/%s", root, f->e->rel));
 			kiln_buf_addch(s, ' ');
-			kiln_buf_add_shquoted(s, fdi_tmp(d, "sources", j));
+			fdi_quote(s, list);
 			if (f->strip) {
 				kiln_buf_addch(s, ' ');
-				kiln_buf_add_shquoted(s, kiln_arena_printf(&d->r->b->arena, "%s/%s",
-				                                           root, f->debug_rel));
+				fdi_quote(s, kiln_arena_printf(a, "%s/%s", root, f->debug_rel));
 			}
 		}
 		kiln_buf_addf(s, "; } &\nkiln_fdi_%u=$!\n", j);
@@ -459,35 +461,33 @@ static kiln_rc fdi_script_write(struct fdi *d, unsigned jobs, const char *pwd, s
 		kiln_buf_addstr(s, "for kiln_fdi_l in");
 		for (i = 0; i < d->symlinks.n; i++) {
 			kiln_buf_addch(s, ' ');
-			kiln_buf_add_shquoted(
-			    s, kiln_arena_printf(&d->r->b->arena, "%s/%s", root, d->symlinks.v[i]));
+			fdi_quote(s, kiln_arena_printf(a, "%s/%s", root, d->symlinks.v[i]));
 		}
 		kiln_buf_addstr(s, "; do\n\tprintf '%s\\0' \"$(readlink -m \"$kiln_fdi_l\")\"\n"
 		                   "done > ");
-		kiln_buf_add_shquoted(s, fdi_tmp(d, "links", 0));
+		fdi_quote(s, fdi_tmp(d, "links", 0));
 		kiln_buf_addch(s, '\n');
 	}
 	kiln_buf_addstr(s, "cat");
 	for (j = 0; j < jobs; j++) {
 		kiln_buf_addch(s, ' ');
-		kiln_buf_add_shquoted(s, fdi_tmp(d, "sources", j));
+		fdi_quote(s, fdi_tmp(d, "sources", j));
 	}
 	kiln_buf_addstr(s, " > ");
-	kiln_buf_add_shquoted(s, srcfile);
+	fdi_quote(s, srcfile);
 	kiln_buf_addstr(s, "\nif [ -s ");
-	kiln_buf_add_shquoted(s, srcfile);
+	fdi_quote(s, srcfile);
 	kiln_buf_addstr(s, " ]; then\n\tmkdir -p ");
-	kiln_buf_add_shquoted(
-	    s, kiln_arena_printf(&d->r->b->arena, "%s/usr/src/debug/%s", root, d->o->srcbase));
+	fdi_quote(s, dest);
 	kiln_buf_addstr(s, " || :\n\tLC_ALL=C sort -z -u ");
-	kiln_buf_add_shquoted(s, srcfile);
+	fdi_quote(s, srcfile);
 	kiln_buf_addstr(s, " | grep -E -v -z '(^|/)<[a-z _-]+>$' |\n\t(cd ");
-	kiln_buf_add_shquoted(s, d->o->builddir);
+	fdi_quote(s, d->o->builddir);
 	kiln_buf_addstr(s, "; cpio -pd0mL ");
-	kiln_buf_add_shquoted(
-	    s, kiln_arena_printf(&d->r->b->arena, "%s/usr/src/debug/%s", root, d->o->srcbase));
+	fdi_quote(s, dest);
 	kiln_buf_addstr(s, ") || :\nfi\n");
-	return kiln_buf_finish(s, err);
+	rc = kiln_arena_finish(a, err);
+	return rc ? rc : kiln_buf_finish(s, err);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -622,90 +622,6 @@ static kiln_rc fdi_symlinks(struct fdi *d, struct kiln_buf *linksfile, struct ki
 	return rc;
 }
 
-/* find TOP as find -P walks it (TOP itself first, a directory before what is in it), each
- * path relative to dfd given to fn with whether it is a directory. */
-typedef void (*fdi_find_fn)(struct kiln_buf *out, const char *path, bool dir, const void *arg);
-
-static kiln_rc fdi_find(int dfd, struct kiln_buf *path, int depth, int maxdepth, int mindepth,
-                        fdi_find_fn fn, const void *arg, struct kiln_buf *out, struct kiln_err *err)
-{
-	struct stat st;
-	DIR *dir;
-	struct dirent *de;
-	int fd;
-	kiln_rc rc = KILN_OK;
-
-	if (fstatat(dfd, path->ptr, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return KILN_OK;
-	if (depth >= mindepth)
-		fn(out, path->ptr, S_ISDIR(st.st_mode), arg);
-	if (!S_ISDIR(st.st_mode) || depth == maxdepth)
-		return KILN_OK;
-	if (depth > FDI_DEPTH_MAX)
-		return kiln_err_set(err, KILN_ELIMIT, "%s: directories nest deeper than %d",
-		                    path->ptr, FDI_DEPTH_MAX);
-	fd = openat(dfd, path->ptr, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	dir = fd < 0 ? NULL : fdopendir(fd);
-	if (!dir) {
-		if (fd >= 0)
-			close(fd);
-		return KILN_OK; /* find says why on its standard error and goes on */
-	}
-	while (!rc && (de = readdir(dir))) {
-		size_t keep = path->len;
-
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		kiln_buf_addf(path, "/%s", de->d_name);
-		rc = kiln_buf_finish(path, err);
-		if (!rc)
-			rc = fdi_find(dfd, path, depth + 1, maxdepth, mindepth, fn, arg, out, err);
-		path->len = keep;
-		path->ptr[keep] = '\0';
-	}
-	closedir(dir);
-	return rc;
-}
-
-static kiln_rc fdi_find_top(int dfd, const char *top, int maxdepth, int mindepth, fdi_find_fn fn,
-                            const void *arg, struct kiln_buf *out, struct kiln_err *err)
-{
-	struct kiln_buf path = KILN_BUF_INIT(PATH_MAX * 4);
-	kiln_rc rc;
-
-	kiln_buf_addstr(&path, top);
-	rc = kiln_buf_finish(&path, err);
-	if (!rc)
-		rc = fdi_find(dfd, &path, 0, maxdepth, mindepth, fn, arg, out, err);
-	kiln_buf_release(&path);
-	return rc;
-}
-
-static void fdi_line_dir(struct kiln_buf *out, const char *path, bool dir, const void *arg)
-{
-	if (dir)
-		kiln_buf_addf(out, "%s%s\n", (const char *)arg, path);
-}
-
-static void fdi_line_nondir(struct kiln_buf *out, const char *path, bool dir, const void *arg)
-{
-	if (!dir)
-		kiln_buf_addf(out, "%s%s\n", (const char *)arg, path);
-}
-
-static void fdi_line_any(struct kiln_buf *out, const char *path, bool dir, const void *arg)
-{
-	(void)dir;
-	kiln_buf_addf(out, "%s%s\n", (const char *)arg, path);
-}
-
-static void fdi_chmod_dir(struct kiln_buf *out, const char *path, bool dir, const void *arg)
-{
-	(void)out;
-	if (dir)
-		(void)fchmodat(*(const int *)arg, path, 0755, 0);
-}
-
 static bool fdi_isdir(int dfd, const char *rel)
 {
 	struct stat st;
@@ -713,32 +629,98 @@ static bool fdi_isdir(int dfd, const char *rel)
 	return fstatat(dfd, rel, &st, 0) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* The script's debugfiles.list and, with -S, its source list. */
+/* find TOP (below the buildroot) as find -P walks it: *kind is 0 when TOP is not there,
+ * 'd' for a directory (w: what is below it, directories too), 'f' for anything else (find
+ * lists it as itself, a symbolic link included). w->v is the caller's to free(). */
+static kiln_rc fdi_find(struct fdi *d, const char *top, struct brp_walk *w, char *kind,
+                        struct kiln_err *err)
+{
+	const char *h;
+	struct stat st;
+
+	memset(w, 0, sizeof(*w));
+	*kind = 0;
+	if (fstatat(d->rootfd, top, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return KILN_OK;
+	*kind = S_ISDIR(st.st_mode) ? 'd' : 'f';
+	if (*kind != 'd')
+		return KILN_OK;
+	h = kiln_arena_printf(&d->r->b->arena, "%s/%s", d->r->hroot, top);
+	return h ? worker_brp_walk_all(d->r->b, h, w, err)
+	         : kiln_err_set(err, KILN_ENOMEM, "out of memory");
+}
+
+/* find src/debug -mindepth 1 -maxdepth 1, as /usr/src/debug/NAME lines. */
+static kiln_rc fdi_src_list(struct fdi *d, struct kiln_buf *out, struct kiln_err *err)
+{
+	struct brp_walk w;
+	char kind;
+	size_t i;
+	kiln_rc rc = fdi_find(d, "usr/src/debug", &w, &kind, err);
+
+	for (i = 0; !rc && i < w.n; i++)
+		if (!strchr(w.v[i].rel, '/'))
+			kiln_buf_addf(out, "/usr/src/debug/%s\n", w.v[i].rel);
+	free(w.v);
+	return rc;
+}
+
+/* The script's debugfiles.list (%dir lines for usr/lib/debug and what is in it, then its
+ * other files, then the sources' top directories unless -S lists them apart) and, with
+ * -S, its source list. */
 static kiln_rc fdi_lists(struct fdi *d, struct kiln_buf *list, struct kiln_buf *src,
                          struct kiln_err *err)
 {
-	int usr = openat(d->rootfd, "usr", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct brp_walk w = {0};
+	char kind = 0;
+	size_t i;
 	kiln_rc rc = KILN_OK;
 
-	if (usr < 0)
-		return KILN_OK;
-	if (fdi_isdir(usr, "lib") || fdi_isdir(usr, "src")) {
-		int lib = openat(usr, "lib", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-		if (lib >= 0) {
-			rc = fdi_find_top(lib, "debug", -1, 0, fdi_line_dir, "%dir /usr/lib/", list,
-			                  err);
-			close(lib);
+	if (fdi_isdir(d->rootfd, "usr/lib") || fdi_isdir(d->rootfd, "usr/src")) {
+		if (fdi_isdir(d->rootfd, "usr/lib"))
+			rc = fdi_find(d, "usr/lib/debug", &w, &kind, err);
+		if (!rc && kind == 'd') {
+			kiln_buf_addstr(list, "%dir /usr/lib/debug\n");
+			for (i = 0; i < w.n; i++)
+				if (S_ISDIR(w.v[i].mode))
+					kiln_buf_addf(list, "%%dir /usr/lib/debug/%s\n",
+					              w.v[i].rel);
 		}
-		if (!rc && fdi_isdir(usr, "lib/debug"))
-			rc = fdi_find_top(usr, "lib/debug", -1, 0, fdi_line_nondir, "/usr/", list,
-			                  err);
-		if (!rc && fdi_isdir(usr, "src/debug") && !d->o->srcout)
-			rc = fdi_find_top(usr, "src/debug", 1, 1, fdi_line_any, "/usr/", list, err);
+		if (!rc && fdi_isdir(d->rootfd, "usr/lib/debug")) {
+			if (kind == 'f')
+				kiln_buf_addstr(list, "/usr/lib/debug\n");
+			for (i = 0; i < w.n; i++)
+				if (!S_ISDIR(w.v[i].mode))
+					kiln_buf_addf(list, "/usr/lib/debug/%s\n", w.v[i].rel);
+		}
+		if (!rc && fdi_isdir(d->rootfd, "usr/src/debug") && !d->o->srcout)
+			rc = fdi_src_list(d, list, err);
 	}
-	if (!rc && d->o->srcout && fdi_isdir(usr, "src/debug"))
-		rc = fdi_find_top(usr, "src/debug", 1, 1, fdi_line_any, "/usr/", src, err);
-	close(usr);
+	if (!rc && d->o->srcout && fdi_isdir(d->rootfd, "usr/src/debug"))
+		rc = fdi_src_list(d, src, err);
+	free(w.v);
+	return rc;
+}
+
+/* find DEST -type d | xargs chmod 0755: cpio made them 0700 or kept the sources' modes. */
+static kiln_rc fdi_src_dirs_open(struct fdi *d, const char *dest, struct kiln_err *err)
+{
+	struct brp_walk w;
+	char kind;
+	size_t i;
+	kiln_rc rc = fdi_find(d, dest, &w, &kind, err);
+
+	if (!rc && kind == 'd')
+		(void)fchmodat(d->rootfd, dest, 0755, 0);
+	for (i = 0; !rc && i < w.n; i++) {
+		const char *rel = S_ISDIR(w.v[i].mode) ? kiln_arena_printf(&d->r->b->arena, "%s/%s",
+		                                                           dest, w.v[i].rel)
+		                                       : NULL;
+
+		if (rel)
+			(void)fchmodat(d->rootfd, rel, 0755, 0);
+	}
+	free(w.v);
 	return rc;
 }
 
@@ -779,8 +761,8 @@ static kiln_rc fdi_finish(struct fdi *d, struct kiln_err *err)
 	}
 	if (!rc)
 		rc = fdi_symlinks(d, &links, err);
-	if (!rc && fdi_isdir(d->rootfd, dest))
-		rc = fdi_find_top(d->rootfd, dest, -1, 0, fdi_chmod_dir, &d->rootfd, NULL, err);
+	if (!rc)
+		rc = fdi_src_dirs_open(d, dest, err);
 	if (!rc)
 		rc = fdi_lists(d, &list, &src, err);
 	if (!rc)
@@ -848,8 +830,12 @@ static void fdi_cleanup(struct fdi *d, unsigned jobs)
 		if (p)
 			(void)unlink(worker_build_host_path(d->r->b, p));
 	}
-	if (d->symlinks.n && fdi_tmp(d, "links", 0))
-		(void)unlink(worker_build_host_path(d->r->b, fdi_tmp(d, "links", 0)));
+	if (d->symlinks.n) {
+		const char *p = fdi_tmp(d, "links", 0);
+
+		if (p)
+			(void)unlink(worker_build_host_path(d->r->b, p));
+	}
 }
 
 kiln_rc worker_brp_fdi_run(struct brp_run *r, int rootfd, const struct brp_walk *w,

@@ -28,16 +28,18 @@ struct brp_walk {
 	struct brp_ent *v;
 	size_t n, cap;
 	const char *top; /* for messages */
+	bool dirs;       /* directories are entries too (each before what is in it) */
 };
 
 /* Every file below top that is not a directory, as find walks it (directory order,
  * symbolic links not followed). w->v is the caller's to free(); names live in b's arena. */
 KILN_MUST_CHECK kiln_rc worker_brp_walk(struct build *b, const char *top, struct brp_walk *w,
                                         struct kiln_err *err);
+/* The same with the directories below top, as find lists them (each before its entries). */
+KILN_MUST_CHECK kiln_rc worker_brp_walk_all(struct build *b, const char *top, struct brp_walk *w,
+                                            struct kiln_err *err);
 /* A word the shell takes as it is: no quoting, expansion or operator in it. */
 bool worker_brp_word_plain(const char *w, size_t len);
-/* The first len bytes of a file below root (fewer when it is shorter), -1 if unreadable. */
-ssize_t worker_brp_head(int rootfd, const char *rel, void *buf, size_t len);
 bool worker_brp_elf_head(int rootfd, const struct brp_ent *e);
 /* What readelf -S and objdump -h would show; false for a file they cannot read either. */
 bool worker_brp_elf_sections(int rootfd, const struct brp_ent *e, struct worker_elf_sections *s);
@@ -57,9 +59,6 @@ struct brp_run {
  * %install; code (optional) gets its exit code (worker_build_script_run). */
 KILN_MUST_CHECK kiln_rc worker_brp_script(struct brp_run *r, const char *body, int *code,
                                           struct kiln_err *err);
-/* Run lines as shell with the environment %install's script left, in directory pwd. */
-KILN_MUST_CHECK kiln_rc worker_brp_shell(struct brp_run *r, const char *lines, const char *pwd,
-                                         struct kiln_err *err);
 
 /* A growing array of root-relative names (borrowed from the walk). */
 struct brp_names {
