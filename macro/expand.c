@@ -15,9 +15,16 @@
  * escapes skipped), or NULL. */
 static const char *match_close(const char *s, const char *end, char open, char close)
 {
+	/* the bytes the loop must look at; the rest are skipped one table load each */
+	static const bool bracket[256] = {['\\'] = true, ['('] = true, [')'] = true, ['{'] = true,
+	                                  ['}'] = true,  ['['] = true, [']'] = true};
 	int depth = 0;
 
 	for (; s < end; s++) {
+		while (!bracket[(unsigned char)*s] && ++s < end)
+			;
+		if (s == end)
+			break;
 		if (*s == '\\') {
 			if (++s >= end)
 				break;
@@ -217,47 +224,95 @@ static void trace_expansion(const struct mbuf *mb, const char *name, size_t from
 /* ---------------------------------------------------------------------------------------- */
 /* Arguments. */
 
-void macro_argv_free(char **argv, int argc)
-{
-	int i;
+/* An argv is one block: a header, the pointers (NULL-terminated), then the strings side by
+ * side. A call's arguments were a malloc and a free each (a tenth of bench/macro's
+ * parametric calls); the block is copied whole when it grows, pointers rebased. */
+struct argv_block {
+	size_t nptr;  /* room for pointers, the NULL included */
+	size_t used;  /* string bytes in use */
+	size_t room;  /* string bytes the block has */
+	char *ptrs[]; /* then the strings */
+};
 
-	if (!argv)
-		return;
-	for (i = 0; i < argc; i++)
-		free(argv[i]);
-	free(argv);
+static struct argv_block *argv_block_of(char **argv)
+{
+	return (struct argv_block *)((char *)argv - offsetof(struct argv_block, ptrs));
 }
 
-/* Room for n pointers, rounded up to a power of two so appends stay linear. */
-static size_t argv_cap(size_t n)
+void macro_argv_free(char **argv, int argc)
 {
-	size_t c = 8;
+	(void)argc;
+	if (argv)
+		free(argv_block_of(argv));
+}
+
+/* Room for n, rounded up to a power of two from min so appends stay linear. */
+static size_t argv_round(size_t n, size_t min)
+{
+	size_t c = min;
 
 	while (c < n)
 		c *= 2;
 	return c;
 }
 
+/* A block with room for nptr pointers and room string bytes, holding old's argc strings. */
+static struct argv_block *argv_block_grow(const struct argv_block *old, size_t argc, size_t nptr,
+                                          size_t room)
+{
+	struct argv_block *b;
+	char *strs;
+	size_t i;
+
+	b = kiln_malloc(sizeof(*b) + nptr * sizeof(char *) + room);
+	if (!b)
+		return NULL;
+	b->nptr = nptr;
+	b->room = room;
+	b->used = old ? old->used : 0;
+	strs = (char *)(b->ptrs + nptr);
+	if (old) {
+		const char *ostrs = (const char *)(old->ptrs + old->nptr);
+
+		if (old->used)
+			memcpy(strs, ostrs, old->used);
+		for (i = 0; i < argc; i++)
+			b->ptrs[i] = strs + (old->ptrs[i] - ostrs);
+	}
+	return b;
+}
+
 kiln_rc macro_argv_add(char ***argv, int *argc, const char *s, size_t len, struct kiln_err *err)
 {
 	size_t n = (size_t)*argc;
-	char **p = *argv;
+	struct argv_block *b = *argv ? argv_block_of(*argv) : NULL;
+	char *dst;
 
 	if (n >= KILN_LIMIT_MACRO_ARGS)
 		return kiln_err_set(err, KILN_ELIMIT, "too many macro arguments (limit %d)",
 		                    KILN_LIMIT_MACRO_ARGS);
-	/* n args + NULL fit in argv_cap(n + 1); grow when n + 1 args + NULL do not. */
-	if (!p || argv_cap(n + 2) != argv_cap(n + 1)) {
-		p = kiln_reallocarray(p, argv_cap(n + 2), sizeof(*p));
-		if (!p)
+	if (len >= SIZE_MAX / 4)
+		return kiln_err_set(err, KILN_ELIMIT, "macro argument too long");
+	/* n + 1 args and the NULL */
+	if (!b || n + 2 > b->nptr || len + 1 > b->room - b->used) {
+		size_t used = b ? b->used : 0;
+		struct argv_block *nb = argv_block_grow(b, n, argv_round(n + 2, b ? b->nptr : 8),
+		                                        argv_round(used + len + 1, 256));
+
+		if (!nb)
 			return kiln_err_set(err, KILN_ENOMEM, "out of memory");
-		*argv = p;
+		free(b);
+		b = nb;
+		*argv = b->ptrs;
 	}
-	p[n] = kiln_strndup(s, len);
-	if (!p[n])
-		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	dst = (char *)(b->ptrs + b->nptr) + b->used;
+	if (len)
+		memcpy(dst, s, len);
+	dst[len] = '\0';
+	b->used += len + 1;
+	b->ptrs[n] = dst;
+	b->ptrs[n + 1] = NULL;
 	*argc = (int)n + 1;
-	p[n + 1] = NULL;
 	return KILN_OK;
 }
 
@@ -639,11 +694,12 @@ static void parse_braced(struct mref *r)
 {
 	const char *close = r->se - 1;
 	const char *f = r->start + 1;
+	static const bool name_end[256] = {[' '] = true, [':'] = true, ['}'] = true};
 	const char *fe;
 
 	r->braced = true;
 	parse_flags(r, &f, close);
-	for (fe = f; fe < close && *fe != ' ' && *fe != ':' && *fe != '}'; fe++)
+	for (fe = f; fe < close && !name_end[(unsigned char)*fe]; fe++)
 		;
 	r->f = f;
 	r->fn = (size_t)(fe - f);

@@ -375,24 +375,25 @@ static bool parse_call(struct parser *ps, struct value *out)
 		goto out;
 	while (ps->tok != TOK_CLOSE) {
 		struct value arg;
-		char **p;
+		kiln_rc rc;
 
 		val_init(&arg);
 		if (!parse_ternary(ps, &arg)) {
 			val_release(&arg);
 			goto out;
 		}
-		p = kiln_reallocarray(argv, (size_t)argc + 1, sizeof(*p));
-		if (p) {
-			argv = p;
-			argv[argc] = arg.type == VAL_INT ? NULL : kiln_strdup(arg.s.ptr);
-			if (arg.type == VAL_INT) {
-				char num[16];
+		if (arg.type == VAL_INT) {
+			char num[16];
 
-				snprintf(num, sizeof(num), "%d", arg.i);
-				argv[argc] = kiln_strdup(num);
-			}
-			argc++;
+			snprintf(num, sizeof(num), "%d", arg.i);
+			rc = macro_argv_add(&argv, &argc, num, strlen(num), ps->err);
+		} else {
+			rc = macro_argv_add(&argv, &argc, arg.s.ptr, arg.s.len, ps->err);
+		}
+		if (rc) {
+			ps->failed = true;
+			val_release(&arg);
+			goto out;
 		}
 		val_release(&arg);
 		if (ps->tok == TOK_CLOSE)

@@ -287,7 +287,7 @@ kiln_rc macro_load_file(struct macro_ctx *ctx, const char *path, int level, stru
 		if (rc)
 			break;
 		failed += !load_line(ctx, s + 1, (size_t)(lend - s - 1), level);
-		macro_pop_free(macro_table_find(&ctx->table, "__file_lineno", 13));
+		macro_pop_free(&ctx->table, macro_table_find(&ctx->table, "__file_lineno", 13));
 	}
 	macro_pop(ctx, macro_table_find(&ctx->table, "__file_name", 11));
 	if (!ctx->active)

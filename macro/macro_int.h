@@ -14,7 +14,12 @@ enum macro_def_flags {
 	MACRO_DEF_POOLED = 1 << 3,  /* lives in the table's pool (a copied table) or file_defs,
 	                            * not freed alone */
 	MACRO_DEF_QUOTED = 1 << 4,  /* the body holds %{quote:} marks (rpm's ME_QUOTED) */
+	MACRO_DEF_SMALL = 1 << 5,   /* a MACRO_SMALL_DEF-byte block, kept on the table's spares
+	                            * when freed */
 };
+
+/* Size of the blocks short call-local definitions (%1, %-f ...) are recycled in. */
+#define MACRO_SMALL_DEF 160
 
 /* One definition of a name; definitions of a name form a stack (top first). The struct and
  * its strings are one allocation, freed by the table (or parked on the graveyard while an
@@ -75,6 +80,8 @@ struct macro_table {
 	void *pool; /* owned: one block with the slots and definitions a copy started with */
 	struct kiln_arena slots_arena; /* slots added later, side by side (probes touch them) */
 	struct kiln_arena file_defs;   /* definitions read from macro files (MACRO_DEF_POOLED) */
+	struct macro_def *spare;       /* owned: freed MACRO_DEF_SMALL blocks, through below */
+	size_t nspare;
 };
 
 struct macro_lua;        /* macro/lua.c */
@@ -151,7 +158,7 @@ KILN_MUST_CHECK kiln_rc macro_push(struct macro_ctx *ctx, const char *name, size
 /* Pop the top definition of slot (parked on the graveyard). */
 void macro_pop(struct macro_ctx *ctx, struct macro_slot *slot);
 /* Pop and free at once: only when no expansion can be reading the body. */
-void macro_pop_free(struct macro_slot *slot);
+void macro_pop_free(struct macro_table *t, struct macro_slot *slot);
 /* Pop every definition at level >= level recorded since mark; warns about unused locals. */
 void macro_scope_unwind(struct mbuf *mb, size_t mark, int level);
 void macro_graveyard_empty(struct macro_ctx *ctx);

@@ -19,18 +19,29 @@ static uint32_t name_hash(const char *s, size_t len)
 	return h;
 }
 
-static void def_free(struct macro_def *d)
+/* How many freed small blocks a table keeps for the next call's definitions: a parametric
+ * call pushes and frees about ten, nested calls a few times that. */
+#define SPARE_MAX 128
+
+static void def_free(struct macro_table *t, struct macro_def *d)
 {
-	if (d && !(d->flags & MACRO_DEF_POOLED))
-		free(d);
+	if (!d || (d->flags & MACRO_DEF_POOLED))
+		return;
+	if ((d->flags & MACRO_DEF_SMALL) && t->nspare < SPARE_MAX) {
+		d->below = t->spare;
+		t->spare = d;
+		t->nspare++;
+		return;
+	}
+	free(d);
 }
 
-static void def_free_stack(struct macro_def *d)
+static void def_free_stack(struct macro_table *t, struct macro_def *d)
 {
 	while (d) {
 		struct macro_def *below = d->below;
 
-		def_free(d);
+		def_free(t, d);
 		d = below;
 	}
 }
@@ -46,10 +57,17 @@ void macro_table_release(struct macro_table *t)
 
 		if (!s)
 			continue;
-		def_free_stack(s->top);
+		def_free_stack(t, s->top);
 		if (!s->pooled)
 			free(s);
 	}
+	while (t->spare) {
+		struct macro_def *next = t->spare->below;
+
+		free(t->spare);
+		t->spare = next;
+	}
+	t->nspare = 0;
 	free(t->slots);
 	free(t->hashes);
 	free(t->pool);
@@ -168,8 +186,19 @@ static kiln_rc scope_record(struct macro_ctx *ctx, struct macro_slot *slot, stru
  * __file_lineno (literal, popped per line) stay on the heap. */
 static struct macro_def *def_alloc(struct macro_table *t, size_t size, int level, unsigned *flags)
 {
-	if (level != MACRO_LEVEL_FILE || (*flags & MACRO_DEF_LITERAL))
-		return kiln_malloc(size);
+	if (level != MACRO_LEVEL_FILE || (*flags & MACRO_DEF_LITERAL)) {
+		struct macro_def *d;
+
+		if (size > MACRO_SMALL_DEF)
+			return kiln_malloc(size);
+		*flags |= MACRO_DEF_SMALL;
+		if (!t->spare)
+			return kiln_malloc(MACRO_SMALL_DEF);
+		d = t->spare;
+		t->spare = d->below;
+		t->nspare--;
+		return d;
+	}
 	if (!t->file_defs.max) {
 		kiln_arena_init(&t->file_defs, SIZE_MAX);
 		t->file_defs.prefault = true;
@@ -213,7 +242,7 @@ kiln_rc macro_push(struct macro_ctx *ctx, const char *name, size_t name_len, con
 	if (level > 0 && level >= ctx->level && ctx->level > 0) {
 		rc = scope_record(ctx, slot, err);
 		if (rc) {
-			def_free(d);
+			def_free(&ctx->table, d);
 			return rc;
 		}
 	}
@@ -236,14 +265,14 @@ void macro_pop(struct macro_ctx *ctx, struct macro_slot *slot)
 	ctx->graveyard = d;
 }
 
-void macro_pop_free(struct macro_slot *slot)
+void macro_pop_free(struct macro_table *t, struct macro_slot *slot)
 {
 	struct macro_def *d = slot ? slot->top : NULL;
 
 	if (!d)
 		return;
 	slot->top = d->below;
-	def_free(d);
+	def_free(t, d);
 }
 
 void macro_graveyard_empty(struct macro_ctx *ctx)
@@ -253,7 +282,7 @@ void macro_graveyard_empty(struct macro_ctx *ctx)
 	while (d) {
 		struct macro_def *next = d->grave;
 
-		def_free(d);
+		def_free(&ctx->table, d);
 		d = next;
 	}
 	ctx->graveyard = NULL;
@@ -272,7 +301,7 @@ void macro_scope_unwind(struct mbuf *mb, size_t mark, int level)
 				              slot->name);
 			}
 			/* The call is over, so nothing still reads these bodies. */
-			macro_pop_free(slot);
+			macro_pop_free(&ctx->table, slot);
 		}
 	}
 }
@@ -360,7 +389,7 @@ static struct macro_def *def_copy(const struct macro_def *d, char **pool)
 	*c = *d;
 	c->below = NULL;
 	c->grave = NULL;
-	c->flags |= MACRO_DEF_POOLED;
+	c->flags = (c->flags | MACRO_DEF_POOLED) & ~(unsigned)MACRO_DEF_SMALL;
 	c->body = (char *)(c + 1);
 	memcpy(c->body, d->body, d->body_len + 1);
 	c->opts = NULL;
