@@ -68,19 +68,6 @@ bool kiln_buf_grow(struct kiln_buf *b, size_t extra)
 	return true;
 }
 
-void kiln_buf_add(struct kiln_buf *b, const void *ptr, size_t len)
-{
-	/* Room already (the usual case, a macro expansion appends a few bytes at a time):
-	 * no call to grow. Its checks hold: cap never exceeds max + 1, and an error sticks. */
-	if (!len)
-		return;
-	if ((b->err || len >= b->cap - b->len) && !kiln_buf_grow(b, len))
-		return;
-	memmove(b->ptr + b->len, ptr, len);
-	b->len += len;
-	b->ptr[b->len] = '\0';
-}
-
 void kiln_buf_addstr(struct kiln_buf *b, const char *s)
 {
 	kiln_buf_add(b, s, strlen(s));
