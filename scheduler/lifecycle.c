@@ -243,20 +243,20 @@ static void reaper_duty(struct scheduler *s)
 	}
 }
 
-/* Another scheduler on the store queued or ended a job or announced repository repo. */
+/* Another scheduler on the store queued or ended a job, queued an outbox item or
+ * announced repository repo. */
 static void peers_changed(void *arg, enum scheduler_heard what, const char *repo)
 {
 	struct scheduler *s = arg;
 
-	if (what == SCHED_HEARD_REPO) {
+	if (what == SCHED_HEARD_REPO)
 		scheduler_publish_heard(s, repo);
-		return;
-	}
-	if (what == SCHED_HEARD_QUEUED)
+	else if (what == SCHED_HEARD_QUEUED)
 		scheduler_queue_changed(s);
-	else
+	else if (what == SCHED_HEARD_ENDED)
 		api_server_wake(s->http);
-	scheduler_outbox_kick(s); /* a job changed there: a status or event to send here */
+	else
+		scheduler_outbox_kick(s); /* a status or event to send, if this one sends */
 }
 
 static void serve(struct scheduler *s, volatile sig_atomic_t *stop)

@@ -414,6 +414,7 @@ enum scheduler_heard {
 	SCHED_HEARD_QUEUED, /* queued or requeued a job (or reordered one) */
 	SCHED_HEARD_ENDED,  /* a job ended */
 	SCHED_HEARD_REPO,   /* announced a repository */
+	SCHED_HEARD_OUTBOX, /* queued an outbox item (a commit status, a webhook event) */
 };
 
 struct scheduler_store_ops {

@@ -258,6 +258,12 @@ static const char *const migrations[] = {
     " PERFORM pg_notify('kiln', current_setting('application_name') ||"
     " CASE WHEN NEW.state = 0 THEN ' q' WHEN NEW.state >= 3 THEN ' e' ELSE ' w' END);"
     " RETURN NULL; END$$;",
+    /* [store] an outbox item queued says ' o' (it said ' q'): the outbox's sender wakes
+     * for it alone, not at every job another scheduler queued or ended (each wake cost
+     * the duty's check or the outbox's read: a statement a grant, on the other scheduler) */
+    "DROP TRIGGER outbox_notify ON outbox;"
+    "CREATE TRIGGER outbox_notify AFTER INSERT ON outbox"
+    " FOR EACH STATEMENT EXECUTE FUNCTION kiln_notify('o');",
 };
 
 #define JOB_COLS                                                                                   \
@@ -2454,6 +2460,7 @@ struct heard {
 	bool write;  /* a write: cached job bodies are stale */
 	bool queued; /* a job was queued (or reordered): grants and long polls may have one */
 	bool ended;  /* a job ended: long polls may have an answer */
+	bool outbox; /* an outbox item queued: the sender has work */
 	bool all;    /* more repositories than fit below: every one */
 	char repos[HEARD_REPOS][160];
 	size_t nrepos;
@@ -2507,6 +2514,8 @@ static void heard_drain(struct pg *w, struct heard *h)
 				h->queued = h->write = true;
 			else if (k && !strcmp(k, " e"))
 				h->ended = h->write = true;
+			else if (k && !strcmp(k, " o"))
+				h->outbox = true;
 			else
 				h->write = true;
 		}
@@ -2521,6 +2530,7 @@ static void heard_merge(struct heard *to, struct heard *from)
 	to->write = to->write || from->write;
 	to->queued = to->queued || from->queued;
 	to->ended = to->ended || from->ended;
+	to->outbox = to->outbox || from->outbox;
 	to->all = to->all || from->all;
 	for (i = 0; i < from->nrepos; i++)
 		heard_repo(to, from->repos[i]);
@@ -2540,6 +2550,8 @@ static void heard_deliver(struct pg *w, const struct heard *h)
 			p->changed(p->arg, SCHED_HEARD_QUEUED, NULL);
 		else if (h->ended)
 			p->changed(p->arg, SCHED_HEARD_ENDED, NULL);
+		if (h->outbox)
+			p->changed(p->arg, SCHED_HEARD_OUTBOX, NULL);
 		if (h->all)
 			p->changed(p->arg, SCHED_HEARD_REPO, "");
 		for (i = 0; !h->all && i < h->nrepos; i++)

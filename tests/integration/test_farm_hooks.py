@@ -546,6 +546,48 @@ def test_statuses_survive_kill_9_on_postgresql(pgsched, forge, repo):
     check_statuses_survive_kill_9(pgsched, forge, repo)
 
 
+def test_events_of_jobs_on_the_other_scheduler_are_sent_at_once(kiln_bin, tmp_path, forge,
+                                                                  receiver, postgres_url):
+    """Two schedulers on one database: the first holds the outbox's sending (its duty); a
+    job submitted, leased and ended through the second has each event sent within
+    seconds: the second's outbox item wakes the first's sender (' o'), which otherwise
+    sleeps a minute when idle."""
+    from test_farm_api import Worker
+    cfg = farm_config(tmp_path, forge, receiver)
+    a = Scheduler(kiln_bin, tmp_path / "data", f"storage.database={postgres_url}", config=cfg)
+    a.start()
+    b = None
+    try:
+        webhook_idle(a)
+        b = Scheduler(kiln_bin, tmp_path / "data", f"storage.database={postgres_url}",
+                      config=cfg)
+        b.start()
+        b.admin = a.admin
+        time.sleep(1.5)  # b's own start-up pass of the outbox is over
+        r = b.call("POST", "/api/v1/jobs", {"spec": "Name: x\n", "spec_name": "x.spec"})
+        assert r.status == 201, r.body
+        jid = r.json()["id"]
+        w = Worker(b, "w1", b.token("worker"))
+        t0 = time.monotonic()
+        lease = w.lease()
+        assert lease is not None and lease["job_id"] == jid
+        ev = receiver.of_job(jid, 2, timeout=5)
+        assert [e["body"]["job"]["state"] for e in ev] == ["queued", "leased"]
+        assert w.complete(lease, "failed", failure_class="build", message="no").status == 200
+        ev = receiver.of_job(jid, 3, timeout=5)
+        assert ev[2]["body"]["job"]["state"] == "failed"
+        assert ev[2]["at"] - t0 < 5
+        # both schedulers show the one log, every item of it delivered
+        logs = [s.call("GET", "/api/v1/webhooks/chat/deliveries").json()["deliveries"]
+                for s in (a, b)]
+        assert logs[0] == logs[1]
+        assert len(logs[0]) >= 3 and all(d["state"] == "delivered" for d in logs[0])
+    finally:
+        if b:
+            b.stop()
+        a.stop()
+
+
 def test_a_delivery_that_does_not_parse_is_kept_with_its_400(sched, repo):
     p = gh_push(repo, "main")
     p["after"] = "main"

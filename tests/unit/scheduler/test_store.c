@@ -1314,7 +1314,7 @@ KILN_TEST(store_pg_duties_are_held_once_and_taken_over)
 
 struct heard_log {
 	pthread_mutex_t lock;
-	int writes, queued;
+	int writes, queued, outbox;
 	char repos[256];
 };
 
@@ -1324,7 +1324,8 @@ static void heard_cb(void *arg, enum scheduler_heard what, const char *repo)
 
 	pthread_mutex_lock(&h->lock);
 	h->queued += what == SCHED_HEARD_QUEUED;
-	if (what != SCHED_HEARD_REPO)
+	h->outbox += what == SCHED_HEARD_OUTBOX;
+	if (what == SCHED_HEARD_QUEUED || what == SCHED_HEARD_ENDED)
 		h->writes++;
 	else
 		snprintf(h->repos + strlen(h->repos), sizeof(h->repos) - strlen(h->repos), "%s;",
@@ -1407,6 +1408,33 @@ KILN_TEST(store_pg_hears_the_other_stores_writes_and_announcements)
 		assert_true(heard_wait(&h, NULL));
 		assert_int_equal(h.queued, 0);
 		h.writes = 0;
+		assert_int_equal(h.outbox, 0); /* jobs queued and ended: the sender sleeps on */
+	}
+	{
+		/* an outbox item queued: the sender wakes; nothing queued or ended */
+		struct scheduler_outbox_item it = {.kind = "webhook",
+		                                   .target = "hooked",
+		                                   .dedup = "heard-1",
+		                                   .job_id = 1,
+		                                   .body = "{}",
+		                                   .created_ms = 4000};
+
+		assert_ok(st[1]->ops->outbox_put(st[1], &it, 1, &err), &err);
+		for (i = 0; i < 500; i++) {
+			bool got;
+
+			pthread_mutex_lock(&h.lock);
+			got = h.outbox > 0;
+			pthread_mutex_unlock(&h.lock);
+			if (got)
+				break;
+			(void)poll(NULL, 0, 10);
+		}
+		pthread_mutex_lock(&h.lock);
+		assert_int_equal(h.outbox, 1);
+		assert_int_equal(h.writes, 0);
+		assert_int_equal(h.queued, 0);
+		pthread_mutex_unlock(&h.lock);
 	}
 	assert_ok(st[1]->ops->announce(st[1], "f40-v6", &err), &err);
 	assert_true(heard_wait(&h, "f40-v6;"));
