@@ -395,19 +395,25 @@ bool worker_brp_elf_head(int rootfd, const struct brp_ent *e)
 	return brp_head(rootfd, e->rel, h, sizeof(h)) == 4 && !memcmp(h, "\177ELF", 4);
 }
 
-/* What readelf -S and objdump -h would show; false for a file they cannot read either. */
-bool worker_brp_elf_sections(int rootfd, const struct brp_ent *e, struct worker_elf_sections *s)
+enum worker_brp_elf worker_brp_elf_read(int rootfd, const struct brp_ent *e,
+                                        struct worker_elf_sections *s)
 {
 	struct kiln_err err = KILN_ERR_INIT;
 	int fd = openat(rootfd, e->rel, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	bool ok;
+	enum worker_brp_elf kind = WORKER_BRP_NOT_ELF;
+	unsigned char h[4];
 
 	memset(s, 0, sizeof(*s));
 	if (fd < 0)
-		return false;
-	ok = !worker_elf_sections_fd(fd, e->rel, s, &err);
+		return kind;
+	if (pread(fd, h, sizeof(h), 0) == 4 && !memcmp(h, "\177ELF", 4)) {
+		kind = worker_elf_sections_fd(fd, e->rel, s, &err) ? WORKER_BRP_ELF_UNREADABLE
+		                                                   : WORKER_BRP_ELF;
+		if (kind == WORKER_BRP_ELF_UNREADABLE)
+			memset(s, 0, sizeof(*s));
+	}
 	close(fd);
-	return ok;
+	return kind;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -527,8 +533,7 @@ static kiln_rc brp_strip(struct brp_run *r, int rootfd, const struct brp_walk *w
 			    !memcmp(h, "!<arch>\n", 8))
 				rc = worker_brp_names_add(&l, e->rel, err);
 		} else if (e->size > 51 && !brp_has_suffix(e->base, ".go") &&
-		           worker_brp_elf_head(rootfd, e) &&
-		           worker_brp_elf_sections(rootfd, e, &s) && s.symtab) {
+		           worker_brp_elf_read(rootfd, e, &s) == WORKER_BRP_ELF && s.symtab) {
 			rc = worker_brp_names_add(&l, e->rel, err);
 		}
 	}
@@ -552,11 +557,10 @@ static kiln_rc brp_strip_comment(struct brp_run *r, int rootfd, const struct brp
 		const struct brp_ent *e = &w->v[i];
 		struct worker_elf_sections s;
 
+		/* an unreadable ELF file: readelf and objdump see nothing (s is zeroed) */
 		if (!S_ISREG(e->mode) || !(e->mode & 0111) || e->size <= 51 || brp_in_debug(e) ||
-		    !worker_brp_elf_head(rootfd, e))
+		    worker_brp_elf_read(rootfd, e, &s) == WORKER_BRP_NOT_ELF)
 			continue;
-		if (!worker_brp_elf_sections(rootfd, e, &s))
-			s.symtab = s.note_alloc = false; /* readelf and objdump see nothing */
 		if (!s.symtab)
 			rc = worker_brp_names_add(s.note_alloc ? &keep : &drop, e->rel, err);
 	}

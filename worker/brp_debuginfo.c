@@ -244,8 +244,7 @@ static kiln_rc fdi_files_pick(struct fdi *d, const struct brp_walk *w, bool *pla
 		    (in_debug && strlen(e->base) >= 6 &&
 		     !strcmp(e->base + strlen(e->base) - 6, ".debug")))
 			continue;
-		if (worker_brp_elf_head(d->rootfd, e) &&
-		    worker_brp_elf_sections(d->rootfd, e, &s) && s.symtab) {
+		if (worker_brp_elf_read(d->rootfd, e, &s) == WORKER_BRP_ELF && s.symtab) {
 			*plain = *plain && fdi_name_plain(e->rel);
 			v[n++] = e;
 		}

@@ -41,8 +41,11 @@ KILN_MUST_CHECK kiln_rc worker_brp_walk_all(struct build *b, const char *top, st
 /* A word the shell takes as it is: no quoting, expansion or operator in it. */
 bool worker_brp_word_plain(const char *w, size_t len);
 bool worker_brp_elf_head(int rootfd, const struct brp_ent *e);
-/* What readelf -S and objdump -h would show; false for a file they cannot read either. */
-bool worker_brp_elf_sections(int rootfd, const struct brp_ent *e, struct worker_elf_sections *s);
+/* Whether e starts as an ELF file, and what readelf -S and objdump -h would show of it
+ * (*s zeroed when they could not read it either): one open for both. */
+enum worker_brp_elf { WORKER_BRP_NOT_ELF, WORKER_BRP_ELF_UNREADABLE, WORKER_BRP_ELF };
+enum worker_brp_elf worker_brp_elf_read(int rootfd, const struct brp_ent *e,
+                                        struct worker_elf_sections *s);
 
 struct brp_run {
 	struct build *b;
