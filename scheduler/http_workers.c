@@ -469,6 +469,7 @@ void scheduler_h_lease(void *ctx, struct api_req *req, struct api_resp *resp)
 	q.lease_id = lid;
 	rc = scheduler_lease_grant_kept(s->store, s->cands, &q, api_req_arena(req), &j, &err);
 	if (!rc) {
+		scheduler_leases_keep(s->leases, &j);
 		lease_record(s, &j);
 		lease_json(s, &j, resp);
 		return;
@@ -494,6 +495,18 @@ void scheduler_h_lease(void *ctx, struct api_req *req, struct api_resp *resp)
 	resp->status = 204;
 }
 
+/* The job of lease lid at gen, to check whose it is and decide on: as the grant or last
+ * renewal here kept it (lease_kept.c), else read (and checked active) from the store. */
+static kiln_rc lease_job(struct scheduler *s, const char *lid, int64_t gen, struct api_req *req,
+                         struct scheduler_job *j, struct kiln_err *err)
+{
+	int64_t now = util_clock_wall_ms();
+
+	if (scheduler_leases_find(s->leases, lid, gen, now, api_req_arena(req), j))
+		return KILN_OK;
+	return s->store->ops->lease_touch(s->store, lid, gen, now, 0, api_req_arena(req), j, err);
+}
+
 void scheduler_h_heartbeat(void *ctx, struct api_req *req, struct api_resp *resp)
 {
 	struct scheduler *s = ctx;
@@ -510,13 +523,14 @@ void scheduler_h_heartbeat(void *ctx, struct api_req *req, struct api_resp *resp
 		rc = decode(req, heartbeat_fields, &b, &err);
 	/* whose lease it is, before renewing it */
 	if (!rc)
-		rc = s->store->ops->lease_touch(s->store, lid, b.generation, util_clock_wall_ms(),
-		                                0, api_req_arena(req), &j, &err);
+		rc = lease_job(s, lid, b.generation, req, &j, &err);
 	if (!rc)
 		rc = worker_check(s, req, j.worker, &err);
 	if (!rc)
 		rc = s->store->ops->lease_touch(s->store, lid, b.generation, util_clock_wall_ms(),
 		                                s->cfg->lease_ttl_ms, api_req_arena(req), &j, &err);
+	if (!rc)
+		scheduler_leases_keep(s->leases, &j);
 	if (rc) {
 		api_resp_from_err(resp, &err);
 		return;
@@ -548,8 +562,7 @@ static kiln_rc lease_from_query(struct scheduler *s, struct api_req *req, struct
 	if (!rc && !api_req_query(req, "generation"))
 		rc = kiln_err_set(err, KILN_EINVAL, "query argument 'generation' is required");
 	if (!rc)
-		rc = s->store->ops->lease_touch(s->store, lid, gen, util_clock_wall_ms(), 0,
-		                                api_req_arena(req), j, err);
+		rc = lease_job(s, lid, gen, req, j, err);
 	if (!rc)
 		rc = worker_check(s, req, j->worker, err);
 	return rc;
@@ -783,8 +796,7 @@ void scheduler_h_complete(void *ctx, struct api_req *req, struct api_resp *resp)
 	if (!rc)
 		rc = outcome_parse(&b, &f, &err);
 	if (!rc)
-		rc = s->store->ops->lease_touch(s->store, lid, b.generation, util_clock_wall_ms(),
-		                                0, api_req_arena(req), &j, &err);
+		rc = lease_job(s, lid, b.generation, req, &j, &err);
 	if (!rc)
 		rc = worker_check(s, req, j.worker, &err);
 	if (!rc && b.git_commit && !scheduler_git_commit_valid(b.git_commit))

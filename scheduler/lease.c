@@ -292,6 +292,7 @@ kiln_rc scheduler_lease_end(struct scheduler *s, const char *lease_id, int64_t g
 	f->requeued = &requeued;
 	f->decide = scheduler_lease_decide;
 	rc = s->store->ops->lease_finish(s->store, lease_id, generation, f, err);
+	scheduler_leases_forget(s->leases, lease_id); /* ended, or no longer as kept */
 	f->requeued = NULL;
 	if (rc)
 		return rc;

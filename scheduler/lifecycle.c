@@ -215,6 +215,7 @@ static void scheduler_release(struct scheduler *s)
 	scheduler_datadir_release(s);
 	scheduler_jobcache_free(s->jobcache);
 	scheduler_cands_free(s->cands);
+	scheduler_leases_free(s->leases);
 	pthread_mutex_destroy(&s->log_lock);
 	pthread_mutex_destroy(&s->stats_lock);
 	pthread_mutex_destroy(&s->workers_lock);
@@ -313,6 +314,7 @@ kiln_rc scheduler_run(const struct scheduler_config *cfg_in, volatile sig_atomic
 	pthread_mutex_init(&s.batch_lock, NULL);
 	s.jobcache = scheduler_jobcache_new();
 	s.cands = scheduler_cands_new();
+	s.leases = scheduler_leases_new();
 	rc = scheduler_datadir_open(&s, cfg, err);
 	if (!rc)
 		rc = store_open(cfg, &db, &s.store, err);

@@ -1011,6 +1011,7 @@ struct scheduler {
 	struct scheduler_history history;
 	struct scheduler_jobcache *jobcache; /* owned (jobcache.c) */
 	struct scheduler_cands *cands;       /* owned (lease.c) */
+	struct scheduler_leases *leases;     /* owned (lease_kept.c) */
 	struct scheduler_outbox *outbox; /* owned (outbox.c); NULL without [hook]s, [webhook]s */
 	bool
 	    reaper; /* this scheduler holds the "reaper" duty (the serve loop's; read atomically) */
@@ -1239,6 +1240,21 @@ KILN_MUST_CHECK kiln_rc scheduler_lease_grant_kept(struct scheduler_store *st,
                                                    const struct scheduler_lease_query *q,
                                                    struct kiln_arena *a, struct scheduler_job *out,
                                                    struct kiln_err *err);
+/* The jobs of the leases granted or renewed here, by lease id (lease_kept.c): a heartbeat
+ * or a completion checks and decides on the kept job instead of reading it, while its
+ * lease runs (the end's write is guarded by what it was decided on). */
+struct scheduler_leases;
+/* NULL on ENOMEM; free with scheduler_leases_free(). */
+struct scheduler_leases *scheduler_leases_new(void);
+void scheduler_leases_free(struct scheduler_leases *m);
+/* Keep a copy of j, a lease just granted or renewed (m NULL: nothing). */
+void scheduler_leases_keep(struct scheduler_leases *m, const struct scheduler_job *j);
+/* The lease lid ended (or may have): forget it. */
+void scheduler_leases_forget(struct scheduler_leases *m, const char *lid);
+/* The job of lease lid at generation, copied into out (strings in a), when it is kept, is
+ * active and its lease runs past now_ms by a margin; false otherwise. */
+bool scheduler_leases_find(struct scheduler_leases *m, const char *lid, int64_t generation,
+                           int64_t now_ms, struct kiln_arena *a, struct scheduler_job *out);
 /* A job was queued, requeued or reordered: the kept candidates go, long polls wake. */
 void scheduler_queue_changed(struct scheduler *s);
 /* Finish a lease (scheduler_lease_decide) and keep the metrics; wakes long polls. */

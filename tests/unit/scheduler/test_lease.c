@@ -387,3 +387,73 @@ KILN_TEST(lease_retry_decides_again_when_the_job_moved)
 	assert_int_equal(f.writes, 1);
 	assert_non_null(strstr(err.msg, "only failed or cancelled"));
 }
+
+/* The leases kept for heartbeats and completions: found only for the same lease and
+ * generation, while active and running past the margin; copied out whole; forgotten at
+ * an end; a newer lease in the same slot replaces an older. */
+KILN_TEST(lease_kept_found_while_it_runs_and_forgotten_at_its_end)
+{
+	struct scheduler_leases *m = scheduler_leases_new();
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
+	struct scheduler_job j = {.id = 7,
+	                          .state = SCHED_LEASED,
+	                          .generation = 3,
+	                          .lease_expires_ms = 100000,
+	                          .worker = "w1",
+	                          .manifest = "{\"m\":1}",
+	                          .arch = "x86_64"};
+	struct scheduler_job got;
+	char worker[8] = "w1";
+	int i, n;
+
+	assert_non_null(m);
+	snprintf(j.lease_id, sizeof(j.lease_id), "%s", "aaaa0001");
+	j.worker = worker;
+	scheduler_leases_keep(m, &j);
+	worker[0] = 'X'; /* the kept copy is its own */
+	assert_true(scheduler_leases_find(m, "aaaa0001", 3, 1000, &a, &got));
+	assert_int_equal(got.id, 7);
+	assert_string_equal(got.worker, "w1");
+	assert_string_equal(got.manifest, "{\"m\":1}");
+	assert_null(got.tags);
+	/* another generation, another lease, too close to the expiry, not active */
+	assert_false(scheduler_leases_find(m, "aaaa0001", 4, 1000, &a, &got));
+	assert_false(scheduler_leases_find(m, "aaaa0002", 3, 1000, &a, &got));
+	assert_false(scheduler_leases_find(m, "aaaa0001", 3, 99000, &a, &got));
+	assert_false(scheduler_leases_find(m, "", 3, 1000, &a, &got));
+	j.state = SCHED_SUCCEEDED;
+	worker[0] = 'w';
+	scheduler_leases_keep(m, &j);
+	assert_false(scheduler_leases_find(m, "aaaa0001", 3, 1000, &a, &got));
+	/* a renewal replaces what was kept */
+	j.state = SCHED_BUILDING;
+	j.lease_expires_ms = 200000;
+	scheduler_leases_keep(m, &j);
+	assert_true(scheduler_leases_find(m, "aaaa0001", 3, 150000, &a, &got));
+	assert_int_equal(got.state, SCHED_BUILDING);
+	scheduler_leases_forget(m, "aaaa0002"); /* another lease: nothing */
+	assert_true(scheduler_leases_find(m, "aaaa0001", 3, 1000, &a, &got));
+	scheduler_leases_forget(m, "aaaa0001");
+	assert_false(scheduler_leases_find(m, "aaaa0001", 3, 1000, &a, &got));
+	/* many leases: each found or replaced by a later one in its slot, never another's */
+	for (i = 0; i < 1000; i++) {
+		snprintf(j.lease_id, sizeof(j.lease_id), "%08x", (unsigned)i * 2654435761u);
+		j.id = i;
+		scheduler_leases_keep(m, &j);
+	}
+	for (i = 0, n = 0; i < 1000; i++) {
+		char lid[33];
+
+		snprintf(lid, sizeof(lid), "%08x", (unsigned)i * 2654435761u);
+		if (scheduler_leases_find(m, lid, 3, 1000, &a, &got)) {
+			assert_int_equal(got.id, i);
+			n++;
+		}
+	}
+	assert_true(n > 100 && n <= 256); /* the last of each slot's */
+	/* NULL keeps nothing and finds nothing */
+	scheduler_leases_keep(NULL, &j);
+	assert_false(scheduler_leases_find(NULL, j.lease_id, 3, 1000, &a, &got));
+	kiln_arena_release(&a);
+	scheduler_leases_free(m);
+}
