@@ -19,6 +19,8 @@ TEST="$TEST autoconf automake"
 TEST="$TEST chromium nodejs"
 # The PostgreSQL store's tests start a real server (tests/pg/pg-harness.sh).
 TEST="$TEST postgresql"
+# The dependency generator's 32-bit ELF test links with gcc -m32.
+TEST="$TEST gcc-multilib"
 
 # The real tools kiln is checked against (oracles).
 ORACLES="rpm rpm2cpio sq gnupg createrepo-c dnf diffoscope-minimal python3-rpm
