@@ -492,12 +492,25 @@ static bool content_length_ok(struct api_req *q, uint64_t max)
 	return declared_length(q) <= max;
 }
 
+/* A refused upload's spool file goes now, not when the connection ends: on a full disk
+ * the bytes it holds are the room the client's next request (sent as soon as it has the
+ * answer, maybe on another connection) needs. */
+static void upload_discard(struct api_req *q)
+{
+	util_close(q->upload_fd);
+	q->upload_fd = -1;
+	if (q->upload_path)
+		(void)unlink(q->upload_path);
+	q->upload_path = NULL;
+}
+
 /* An upload that cannot be spooled: 507 naming the directory when its disk is full (the
  * client may try again once there is room), else 500. */
 static enum MHD_Result spool_failed(struct api_req *q, int sys_errno)
 {
 	char msg[KILN_ERR_MSG_MAX - 1];
 
+	upload_discard(q);
 	if (sys_errno != ENOSPC && sys_errno != EDQUOT)
 		return reject(q, 500, "internal", "cannot spool the upload");
 	snprintf(msg, sizeof(msg), "no space left for the upload in %.400s", q->srv->upload_dir);
@@ -520,8 +533,10 @@ static enum MHD_Result body_add(struct api_req *q, const char *data, size_t *siz
 		kiln_buf_add(&q->body, data, n);
 		return q->body.err ? reject(q, 500, "internal", "out of memory") : MHD_YES;
 	}
-	if (q->upload_size + n > q->srv->cfg.max_upload)
+	if (q->upload_size + n > q->srv->cfg.max_upload) {
+		upload_discard(q);
 		return reject(q, 413, "too_large", "upload over the size limit");
+	}
 	if (util_write_all(q->upload_fd, data, n, &err))
 		return spool_failed(q, err.sys_errno);
 	util_digest_update(&q->dg, data, n);

@@ -673,6 +673,9 @@ def test_a_full_data_disk(kiln_bin, tmp_path):
         assert r.status == 507, r.body
         e = r.json()["error"]
         assert e["code"] == "insufficient_storage" and str(data) in e["message"], e
+        # the refused upload's spool file is gone with the answer, not when its connection
+        # ends: the next request (a submission) needs that room
+        assert not list((data / "tmp").glob("upload-*"))
         # a build whose package does not fit: the worker retries, heartbeating, and the
         # same attempt completes once there is room again
         jid = submit(s, BIGPKG, "big.spec")
