@@ -57,11 +57,7 @@ void scheduler_leases_free(struct scheduler_leases *m)
 
 static struct kept_slot *kept_slot_of(struct scheduler_leases *m, const char *lid)
 {
-	uint32_t h = 2166136261u;
-
-	for (; *lid; lid++)
-		h = (h ^ (unsigned char)*lid) * 16777619u;
-	return &m->slot[h % KEPT_SLOTS];
+	return &m->slot[util_hash_str(lid) % KEPT_SLOTS];
 }
 
 /* The strings of *j copied into a (dst's point there); false on ENOMEM. */
