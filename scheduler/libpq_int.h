@@ -37,6 +37,7 @@
 	X(PQresultErrorMessage)                                                                    \
 	X(PQresultStatus)                                                                          \
 	X(PQsetNoticeProcessor)                                                                    \
+	X(PQsetNoticeReceiver)                                                                     \
 	X(PQsocket)                                                                                \
 	X(PQstatus)
 
@@ -73,6 +74,7 @@ static const struct util_dl_sym scheduler_libpq_syms[] = {
 #define PQresultErrorMessage (scheduler_libpq.fn_PQresultErrorMessage)
 #define PQresultStatus (scheduler_libpq.fn_PQresultStatus)
 #define PQsetNoticeProcessor (scheduler_libpq.fn_PQsetNoticeProcessor)
+#define PQsetNoticeReceiver (scheduler_libpq.fn_PQsetNoticeReceiver)
 #define PQsocket (scheduler_libpq.fn_PQsocket)
 #define PQstatus (scheduler_libpq.fn_PQstatus)
 

@@ -25,6 +25,7 @@
 
 #include <poll.h>
 #include <pthread.h>
+#include <sys/eventfd.h>
 #include <sys/random.h>
 #include <libpq-fe.h>
 #include "scheduler/libpq_int.h"
@@ -35,6 +36,9 @@
 static struct scheduler_libpq_fns scheduler_libpq;
 static struct util_dl scheduler_libpq_dl =
     UTIL_DL_INIT(SCHEDULER_LIBPQ_SONAME, scheduler_libpq_syms, scheduler_libpq);
+
+/* A trigger's condition: the session is not one of a scheduler's (conn_setup). */
+#define NOT_MINE "current_setting('kiln.notify', true) IS DISTINCT FROM 'notice'"
 
 /* Each entry upgrades the schema from version i to i + 1 (kiln_schema.version). Append
  * only. Version 1 is sqlite's version 7 (store_sqlite.c), every integer an int8. */
@@ -264,6 +268,47 @@ static const char *const migrations[] = {
     "DROP TRIGGER outbox_notify ON outbox;"
     "CREATE TRIGGER outbox_notify AFTER INSERT ON outbox"
     " FOR EACH STATEMENT EXECUTE FUNCTION kiln_notify('o');",
+    /* [store] a scheduler's own sessions (kiln.notify = 'notice', conn_setup) notify
+     * nobody themselves: their scheduler sends the others one notification for all it
+     * wrote in a few milliseconds (notes_send). That it wrote, it knows (every write ends
+     * in wr_end); that a job became queued or ended, the row trigger tells it by a notice
+     * in the statement's own answer, and fires for nothing else in those sessions (a take
+     * or a renewal calls no trigger). pg_notify at every commit woke every listening
+     * backend and scheduler at every grant and end: a third of a grant's cost on
+     * PostgreSQL, the trigger calls another tenth. Any other session (psql, an older
+     * scheduler) notifies as before. */
+    "CREATE OR REPLACE FUNCTION kiln_notify() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN"
+    " IF current_setting('kiln.notify', true) = 'notice' THEN"
+    " RAISE NOTICE 'kiln-notify %', TG_ARGV[0];"
+    " ELSE PERFORM pg_notify('kiln', current_setting('application_name') || ' ' ||"
+    " TG_ARGV[0]); END IF; RETURN NULL; END$$;"
+    "CREATE OR REPLACE FUNCTION kiln_notify_job() RETURNS trigger LANGUAGE plpgsql AS $$"
+    " DECLARE k TEXT := CASE WHEN NEW.state = 0 THEN 'q' WHEN NEW.state >= 3 THEN 'e'"
+    " ELSE 'w' END; BEGIN"
+    " IF current_setting('kiln.notify', true) = 'notice' THEN"
+    " RAISE NOTICE 'kiln-notify %', k;"
+    " ELSE PERFORM pg_notify('kiln', current_setting('application_name') || ' ' || k);"
+    " END IF; RETURN NULL; END$$;"
+    "DROP TRIGGER jobs_notify ON jobs;"
+    "CREATE TRIGGER jobs_notify AFTER INSERT OR UPDATE ON jobs FOR EACH ROW"
+    " WHEN (NEW.state = 0 OR NEW.state >= 3 OR " NOT_MINE ")"
+    " EXECUTE FUNCTION kiln_notify_job();"
+    "DROP TRIGGER jobs_delete_notify ON jobs;"
+    "CREATE TRIGGER jobs_delete_notify AFTER DELETE ON jobs"
+    " FOR EACH STATEMENT WHEN (" NOT_MINE ") EXECUTE FUNCTION kiln_notify('w');"
+    "DROP TRIGGER artifacts_notify ON artifacts;"
+    "CREATE TRIGGER artifacts_notify AFTER INSERT OR UPDATE OR DELETE ON artifacts"
+    " FOR EACH STATEMENT WHEN (" NOT_MINE ") EXECUTE FUNCTION kiln_notify('w');"
+    "DROP TRIGGER reruns_notify ON reruns;"
+    "CREATE TRIGGER reruns_notify AFTER INSERT OR UPDATE OR DELETE ON reruns"
+    " FOR EACH STATEMENT WHEN (" NOT_MINE ") EXECUTE FUNCTION kiln_notify('w');"
+    "DROP TRIGGER rerun_artifacts_notify ON rerun_artifacts;"
+    "CREATE TRIGGER rerun_artifacts_notify AFTER INSERT OR UPDATE OR DELETE ON"
+    " rerun_artifacts FOR EACH STATEMENT WHEN (" NOT_MINE ")"
+    " EXECUTE FUNCTION kiln_notify('w');"
+    "DROP TRIGGER batch_jobs_notify ON batch_jobs;"
+    "CREATE TRIGGER batch_jobs_notify AFTER INSERT OR UPDATE OR DELETE ON batch_jobs"
+    " FOR EACH STATEMENT WHEN (" NOT_MINE ") EXECUTE FUNCTION kiln_notify('w');",
 };
 
 #define JOB_COLS                                                                                   \
@@ -762,7 +807,12 @@ struct pg {
 	int64_t changes;        /* rows the last statement changed */
 	pthread_mutex_t lock;
 	struct pg *readers[NREADERS]; /* owned by the writer; NULL in readers */
+	struct pg *owner;             /* the writer (itself, or its reader's) */
 	unsigned next;                /* round robin over readers */
+	unsigned noted;               /* NOTE_* the notices of this connection's writes told,
+	                               * not yet handed to the writer (notes_publish) */
+	unsigned notes;               /* the writer's: NOTE_* written, for the other
+	                               * schedulers to hear (notes_send) */
 	/* Token lookups seen lately (every request checks one): a revoke clears them, and
 	 * an entry is trusted TOKEN_TTL_MS at most. The writer's only. */
 	struct tok_ent {
@@ -829,6 +879,14 @@ static kiln_rc db_err(struct pg *s, const PGresult *r, struct kiln_err *err, con
 	return kiln_err_set(err, KILN_EIO, "job store: %s: %.*s", what, msg_len(m), m);
 }
 
+/* This scheduler's session: the triggers tell it what it wrote by notice (conn_notice)
+ * rather than notify every listener at each commit. Where this fails the session
+ * notifies as any other (the triggers' fallback): slower, not wrong. */
+static void conn_setup(struct pg *c)
+{
+	PQclear(PQexec(c->db, "SET client_min_messages = notice; SET kiln.notify = 'notice'"));
+}
+
 /* The connection usable: a broken one (the server restarted) is reset first, but never
  * inside a transaction, whose earlier statements the reset would have dropped. */
 static kiln_rc conn_ready(struct pg *s, struct kiln_err *err)
@@ -841,6 +899,7 @@ static kiln_rc conn_ready(struct pg *s, struct kiln_err *err)
 	memset(s->prepared, 0, sizeof(s->prepared));
 	if (PQstatus(s->db) != CONNECTION_OK)
 		return db_err(s, NULL, err, "reconnect");
+	conn_setup(s);
 	return KILN_OK;
 }
 
@@ -1069,6 +1128,26 @@ static kiln_rc rows(struct pg *s, enum q id, const struct arg *v, size_t nv, con
 }
 
 /* ---------------------------------------------------------------------------------------- */
+/* What this scheduler wrote, for the other schedulers (notes_send): a write (every write
+ * lets go of its lock in wr_end or wr_pool_end), a job queued or ended (a trigger's
+ * notice "kiln-notify K", conn_notice), an outbox item queued (likewise). Bit i of a
+ * mask is note_chars[i], the letter heard_drain reads. */
+enum { NOTE_W = 1, NOTE_Q = 2, NOTE_E = 4, NOTE_O = 8 };
+static const char note_chars[] = "wqeo";
+
+static void notes_publish(struct pg *w, unsigned bits);
+
+/* Connection c lets go of its lock, so its writes have ended (no transaction spans the
+ * lock): what their notices told goes to the writer, to be sent to the other
+ * schedulers. A rollback's notes are sent too: a needless wake-up elsewhere, no harm. */
+static void noted_settle(struct pg *c)
+{
+	if (c->noted) {
+		notes_publish(c->owner, c->noted);
+		c->noted = 0;
+	}
+}
+
 /* Reads and writes: the only ways to take a connection's lock */
 
 /* A reader's connection, locked. Reads never change the store's version. */
@@ -1079,6 +1158,7 @@ static struct pg *rd_begin(struct pg *w)
 
 static kiln_rc rd_end(struct pg *s, kiln_rc rc)
 {
+	noted_settle(s);
 	pthread_mutex_unlock(&s->lock);
 	return rc;
 }
@@ -1094,6 +1174,8 @@ static void wr_begin(struct pg *w)
 static kiln_rc wr_end(struct pg *w, kiln_rc rc)
 {
 	__atomic_add_fetch(&w->version, 1, __ATOMIC_RELEASE);
+	w->noted |= NOTE_W; /* the triggers do not say it in this scheduler's sessions */
+	noted_settle(w);
 	pthread_mutex_unlock(&w->lock);
 	return rc;
 }
@@ -1110,6 +1192,8 @@ static struct pg *wr_pool_begin(struct pg *w)
 static kiln_rc wr_pool_end(struct pg *w, struct pg *c, kiln_rc rc)
 {
 	__atomic_add_fetch(&w->version, 1, __ATOMIC_RELEASE);
+	c->noted |= NOTE_W;
+	noted_settle(c);
 	pthread_mutex_unlock(&c->lock);
 	return rc;
 }
@@ -2481,7 +2565,60 @@ struct peers {
 	pthread_t th;
 	bool running;
 	int stop;
+	int wake_fd;           /* eventfd: notes to send (notes_publish) */
+	int64_t notes_next_ns; /* the thread's: notes may go from then on */
 };
+
+/* At most one notification of this scheduler's writes each NOTES_GAP_MS: at a farm's
+ * rate of grants, a few hundred a second instead of two a grant. The others hear a
+ * write that much later at most. */
+#define NOTES_GAP_MS 5
+
+static void notes_publish(struct pg *w, unsigned bits)
+{
+	if (!__atomic_fetch_or(&w->notes, bits, __ATOMIC_ACQ_REL) && w->peers)
+		(void)eventfd_write(w->peers->wake_fd, 1);
+}
+
+/* How long the listening thread may sleep before notes are due: 0 when they are now. */
+static int notes_wait_ms(struct pg *w, int64_t now)
+{
+	int64_t left = w->peers->notes_next_ns - now;
+
+	if (!__atomic_load_n(&w->notes, __ATOMIC_ACQUIRE))
+		return PEERS_POLL_MS;
+	return left <= 0 ? 0 : (int)((left + 999999) / 1000000);
+}
+
+/* The notes, when due, as one notification "<app> <letters>" on the listening connection
+ * (whose own notification comes back in the statement's answer: no wake-up here). Not
+ * sent (the server away): kept and tried again after a pause. Under p->lock. */
+static void notes_send(struct pg *w, int64_t now)
+{
+	struct peers *p = w->peers;
+	char q[128], kinds[sizeof(note_chars)];
+	unsigned bits;
+	size_t i, n = 0;
+	PGresult *r = NULL;
+
+	if (now < p->notes_next_ns || !__atomic_load_n(&w->notes, __ATOMIC_ACQUIRE))
+		return;
+	bits = __atomic_exchange_n(&w->notes, 0, __ATOMIC_ACQ_REL);
+	for (i = 0; i + 1 < sizeof(note_chars); i++)
+		if (bits & 1u << i)
+			kinds[n++] = note_chars[i];
+	kinds[n] = '\0';
+	snprintf(q, sizeof(q), "SELECT pg_notify('kiln', '%s %s')", w->app, kinds);
+	if (p->db && PQstatus(p->db) == CONNECTION_OK)
+		r = PQexec(p->db, q);
+	if (PQresultStatus(r) == PGRES_TUPLES_OK) {
+		p->notes_next_ns = now + NOTES_GAP_MS * 1000000LL;
+	} else {
+		__atomic_fetch_or(&w->notes, bits, __ATOMIC_ACQ_REL);
+		p->notes_next_ns = now + PEERS_POLL_MS * 1000000LL;
+	}
+	PQclear(r);
+}
 
 static void heard_repo(struct heard *h, const char *repo)
 {
@@ -2494,6 +2631,22 @@ static void heard_repo(struct heard *h, const char *repo)
 		snprintf(h->repos[h->nrepos++], sizeof(h->repos[0]), "%s", repo);
 	else
 		h->all = true;
+}
+
+/* A notification's letters (notes_send sends several at once): q a job queued, e one
+ * ended (both writes), o an outbox item queued, w (or anything else) a write. */
+static void heard_notes(struct heard *h, const char *k)
+{
+	for (; *k; k++) {
+		if (*k == 'q')
+			h->queued = h->write = true;
+		else if (*k == 'e')
+			h->ended = h->write = true;
+		else if (*k == 'o')
+			h->outbox = true;
+		else
+			h->write = true;
+	}
 }
 
 /* The notifications libpq has read on p->db into h; this store's own are dropped. Any
@@ -2510,12 +2663,8 @@ static void heard_drain(struct pg *w, struct heard *h)
 		if (!(k && (size_t)(k - x) == il && !strncmp(x, w->app, il))) {
 			if (k && !strncmp(k, " r ", 3) && k[3])
 				heard_repo(h, k + 3);
-			else if (k && !strcmp(k, " q"))
-				h->queued = h->write = true;
-			else if (k && !strcmp(k, " e"))
-				h->ended = h->write = true;
-			else if (k && !strcmp(k, " o"))
-				h->outbox = true;
+			else if (k && k[1])
+				heard_notes(h, k + 1);
 			else
 				h->write = true;
 		}
@@ -2622,20 +2771,25 @@ static void *peers_thread(void *arg)
 	struct peers *p = w->peers;
 
 	while (!__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE)) {
-		struct pollfd pfd = {.fd = -1, .events = POLLIN};
+		struct pollfd pfd[2] = {{.fd = -1, .events = POLLIN},
+		                        {.fd = p->wake_fd, .events = POLLIN}};
 		struct heard h;
+		eventfd_t n;
 
 		memset(&h, 0, sizeof(h));
 		pthread_mutex_lock(&p->lock);
 		if (!peers_ready(w, true, NULL))
-			pfd.fd = PQsocket(p->db);
+			pfd[0].fd = PQsocket(p->db);
 		pthread_mutex_unlock(&p->lock);
 		/* a broken server is tried again each round; a quiet one wakes us to stop */
-		if (poll(&pfd, pfd.fd < 0 ? 0 : 1, PEERS_POLL_MS) < 0 && errno != EINTR)
+		if (poll(pfd, 2, notes_wait_ms(w, util_clock_mono_ns())) < 0 && errno != EINTR)
 			(void)poll(NULL, 0, PEERS_POLL_MS);
+		if (pfd[1].revents & POLLIN)
+			(void)eventfd_read(p->wake_fd, &n);
 		pthread_mutex_lock(&p->lock);
-		if (pfd.fd >= 0 && (pfd.revents & POLLIN))
+		if (pfd[0].fd >= 0 && (pfd[0].revents & POLLIN))
 			(void)PQconsumeInput(p->db); /* a failure shows in PQstatus next round */
+		notes_send(w, util_clock_mono_ns());
 		if (p->db)
 			heard_drain(w, &h);
 		heard_merge(&h, &p->pending);
@@ -2658,6 +2812,11 @@ static kiln_rc peers_open(struct pg *w, const char *url, struct kiln_err *err)
 
 	if (!p)
 		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	p->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (p->wake_fd < 0) {
+		free(p);
+		return kiln_err_sys(err, KILN_EIO, "eventfd");
+	}
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_mutex_init(&p->cb_lock, NULL);
 	w->peers = p;
@@ -2690,8 +2849,11 @@ static void peers_close(struct pg *w)
 		__atomic_store_n(&p->stop, 1, __ATOMIC_RELEASE);
 		pthread_join(p->th, NULL);
 	}
+	p->notes_next_ns = 0; /* what is left is sent now */
+	notes_send(w, util_clock_mono_ns());
 	if (p->db)
 		PQfinish(p->db); /* lets go of the duties */
+	close(p->wake_fd);
 	pthread_mutex_destroy(&p->lock);
 	pthread_mutex_destroy(&p->cb_lock);
 	free(p);
@@ -3547,6 +3709,26 @@ static void notice(void *arg, const char *message)
 	kiln_log(KILN_LOG_DEBUG, "postgresql: %.*s", msg_len(message), message);
 }
 
+/* A notice on one of the store's connections: a trigger's "kiln-notify K" (conn_setup
+ * asked for them) is noted for the connection's next noted_settle; any other goes to
+ * the debug log as notice() does. Runs in the thread holding the connection's lock. */
+static void conn_notice(void *arg, const PGresult *r)
+{
+	const char *m = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
+	struct pg *c = arg;
+
+	if (m && !strncmp(m, "kiln-notify ", 12)) {
+		for (m += 12; *m; m++) {
+			const char *k = strchr(note_chars, *m);
+
+			c->noted |= k ? 1u << (k - note_chars) : NOTE_W;
+		}
+		return;
+	}
+	m = PQresultErrorMessage(r);
+	kiln_log(KILN_LOG_DEBUG, "postgresql: %.*s", msg_len(m), m);
+}
+
 /* Check url: a postgresql:// or postgres:// URL libpq parses, with no password in it.
  * KILN_EINVAL naming what is wrong (never echoing the URL: it may hold a password). */
 static kiln_rc url_check(const char *url, struct kiln_err *err)
@@ -3588,7 +3770,8 @@ static kiln_rc conn_open(struct pg *s, const char *url, const char *app, struct 
 		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
 	if (PQstatus(s->db) != CONNECTION_OK)
 		return db_err(s, NULL, err, "cannot connect to the PostgreSQL server");
-	PQsetNoticeProcessor(s->db, notice, NULL);
+	PQsetNoticeReceiver(s->db, conn_notice, s);
+	conn_setup(s);
 	return KILN_OK;
 }
 
@@ -3627,6 +3810,7 @@ static kiln_rc readers_open(struct pg *s, const char *url, struct kiln_err *err)
 		s->readers[i] = pg_new();
 		if (!s->readers[i])
 			return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+		s->readers[i]->owner = s;
 		rc = conn_open(s->readers[i], url, s->app, err);
 		if (rc)
 			return rc;
@@ -3648,11 +3832,16 @@ kiln_rc scheduler_store_open_pg(const char *url, struct scheduler_store **out, s
 	s = pg_new();
 	if (!s)
 		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	s->owner = s;
 	rc = app_name(s, err);
 	if (!rc)
 		rc = conn_open(s, url, s->app, err);
 	if (!rc)
 		rc = migrate(s, err);
+	if (!rc) { /* a migration may have written: told when the listener starts */
+		s->noted |= NOTE_W;
+		noted_settle(s);
+	}
 	if (!rc)
 		rc = readers_open(s, url, err);
 	if (!rc)
@@ -3921,6 +4110,8 @@ kiln_rc scheduler_pg_import_end(struct scheduler_pg_import *im, bool commit, str
 		rc = exec_simple_ok(im->s, "COMMIT", "commit", err);
 	if (!commit || rc)
 		(void)exec_simple_ok(im->s, "ROLLBACK", "rollback", NULL);
+	im->s->noted |= NOTE_W;
+	noted_settle(im->s); /* sent as the store closes */
 	scheduler_store_close(im->st);
 	free(im);
 	return rc;
