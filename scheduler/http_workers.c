@@ -469,7 +469,7 @@ void scheduler_h_lease(void *ctx, struct api_req *req, struct api_resp *resp)
 	q.lease_id = lid;
 	rc = scheduler_lease_grant_kept(s->store, s->cands, &q, api_req_arena(req), &j, &err);
 	if (!rc) {
-		scheduler_leases_keep(s->leases, &j);
+		scheduler_leases_keep(s->leases, &j, true);
 		lease_record(s, &j);
 		lease_json(s, &j, resp);
 		return;
@@ -498,12 +498,17 @@ void scheduler_h_lease(void *ctx, struct api_req *req, struct api_resp *resp)
 /* The job of lease lid at gen, to check whose it is and decide on: as the grant or last
  * renewal here kept it (lease_kept.c), else read (and checked active) from the store. */
 static kiln_rc lease_job(struct scheduler *s, const char *lid, int64_t gen, struct api_req *req,
-                         struct scheduler_job *j, struct kiln_err *err)
+                         struct scheduler_job *j, bool *kept, struct kiln_err *err)
 {
 	int64_t now = util_clock_wall_ms();
 
-	if (scheduler_leases_find(s->leases, lid, gen, now, api_req_arena(req), j))
+	if (kept)
+		*kept = false;
+	if (scheduler_leases_find(s->leases, lid, gen, now, api_req_arena(req), j)) {
+		if (kept)
+			*kept = true;
 		return KILN_OK;
+	}
 	return s->store->ops->lease_touch(s->store, lid, gen, now, 0, api_req_arena(req), j, err);
 }
 
@@ -523,14 +528,14 @@ void scheduler_h_heartbeat(void *ctx, struct api_req *req, struct api_resp *resp
 		rc = decode(req, heartbeat_fields, &b, &err);
 	/* whose lease it is, before renewing it */
 	if (!rc)
-		rc = lease_job(s, lid, b.generation, req, &j, &err);
+		rc = lease_job(s, lid, b.generation, req, &j, NULL, &err);
 	if (!rc)
 		rc = worker_check(s, req, j.worker, &err);
 	if (!rc)
 		rc = s->store->ops->lease_touch(s->store, lid, b.generation, util_clock_wall_ms(),
 		                                s->cfg->lease_ttl_ms, api_req_arena(req), &j, &err);
 	if (!rc)
-		scheduler_leases_keep(s->leases, &j);
+		scheduler_leases_keep(s->leases, &j, false);
 	if (rc) {
 		api_resp_from_err(resp, &err);
 		return;
@@ -562,7 +567,7 @@ static kiln_rc lease_from_query(struct scheduler *s, struct api_req *req, struct
 	if (!rc && !api_req_query(req, "generation"))
 		rc = kiln_err_set(err, KILN_EINVAL, "query argument 'generation' is required");
 	if (!rc)
-		rc = lease_job(s, lid, gen, req, j, err);
+		rc = lease_job(s, lid, gen, req, j, NULL, err);
 	if (!rc)
 		rc = worker_check(s, req, j->worker, err);
 	return rc;
@@ -670,6 +675,7 @@ void scheduler_h_artifact_put(void *ctx, struct api_req *req, struct api_resp *r
 	const char *sha = api_req_query(req, "sha256");
 	struct scheduler_artifact a = {0};
 	struct scheduler_job j = {0};
+	int64_t uploads = 0;
 	kiln_rc rc;
 
 	rc = api_name_check(name, strlen(name), &err);
@@ -692,8 +698,10 @@ void scheduler_h_artifact_put(void *ctx, struct api_req *req, struct api_resp *r
 		a.size = (int64_t)api_req_upload_size(req);
 		a.kind = query_word(req, "kind", "binary");
 		a.arch = query_word(req, "arch", "");
-		rc = s->store->ops->artifact_put(s->store, &a, &err);
+		rc = s->store->ops->artifact_put(s->store, &a, &uploads, &err);
 	}
+	if (!rc) /* for the completion's checks and signing (lease_kept.c) */
+		scheduler_leases_artifact_add(s->leases, j.lease_id, j.generation, &a, uploads);
 	if (rc) {
 		api_resp_from_err(resp, &err);
 		return;
@@ -702,20 +710,40 @@ void scheduler_h_artifact_put(void *ctx, struct api_req *req, struct api_resp *r
 	kiln_buf_addstr(&resp->body, "{}\n");
 }
 
+/* The artifacts of the attempt of lease lid (*j, read from the store unless *kept) and
+ * the job's uploads they make: as the uploads here kept them (lease_kept.c) when
+ * *from_kept comes in true and they are known (it stays true); else read, with the job
+ * read again when *j was kept (its uploads are the grant's). Strings in a. */
+static kiln_rc attempt_artifacts(struct scheduler *s, const char *lid, struct scheduler_job *j,
+                                 bool *kept, bool *from_kept, struct kiln_arena *a,
+                                 struct scheduler_artifact **arts, size_t *n, int64_t *uploads,
+                                 struct kiln_err *err)
+{
+	int64_t now = util_clock_wall_ms();
+	kiln_rc rc = KILN_OK;
+
+	if (*from_kept &&
+	    scheduler_leases_artifacts(s->leases, lid, j->generation, now, a, arts, n, uploads))
+		return KILN_OK;
+	*from_kept = false;
+	if (*kept)
+		rc = s->store->ops->lease_touch(s->store, lid, j->generation, now, 0, a, j, err);
+	*kept = false;
+	if (!rc)
+		rc = s->store->ops->artifacts_list(s->store, j->id, j->attempts, a, arts, n, err);
+	*uploads = j->uploads;
+	return rc;
+}
+
 /* Every output the worker names must have been uploaded with that digest: the attempt's
- * artifacts (read into *arts, *n in a) hold it. */
-static kiln_rc outputs_check(struct scheduler *s, const struct scheduler_job *j,
-                             const struct complete_body *b, struct kiln_arena *a,
-                             struct scheduler_artifact **out, size_t *nout, struct kiln_err *err)
+ * artifacts arts[0..n) hold it. */
+static kiln_rc outputs_check(const struct complete_body *b, const struct scheduler_artifact *arts,
+                             size_t n, struct kiln_err *err)
 {
 	const struct complete_output *o = b->outputs.v;
-	struct scheduler_artifact *arts = NULL;
-	size_t n = 0, i, k;
-	kiln_rc rc;
+	kiln_rc rc = KILN_OK;
+	size_t i, k;
 
-	rc = s->store->ops->artifacts_list(s->store, j->id, j->attempts, a, &arts, &n, err);
-	*out = arts;
-	*nout = n;
 	for (i = 0; !rc && i < b->outputs.n; i++) {
 		for (k = 0; k < n; k++)
 			if (!strcmp(arts[k].name, o[i].name) &&
@@ -777,62 +805,112 @@ static void complete_reply(struct scheduler *s, const struct scheduler_job *e, s
 	scheduler_reply_json(resp, 200);
 }
 
+/* How often a completion decides again when the end found uploads it did not decide on. */
+#define COMPLETE_TRIES 3
+
+/* A completion decided: the lease's job checked, its outputs among the attempt's
+ * artifacts (*arts, *narts), pinned and signed; f filled for the end (f->outcome as asked
+ * on entry, failed when signing failed). tries: the earlier decisions the end refused. */
+static kiln_rc complete_decide(struct scheduler *s, struct api_req *req, const char *lid,
+                               const struct complete_body *b, int tries, struct scheduler_finish *f,
+                               struct scheduler_job *j, struct scheduler_artifact **arts,
+                               size_t *narts, char *msg, size_t msg_size, struct kiln_err *err)
+{
+	struct kiln_err serr = KILN_ERR_INIT;
+	bool kept = false, from_kept = !tries;
+	kiln_rc rc;
+
+	*arts = NULL;
+	*narts = 0;
+	rc = lease_job(s, lid, b->generation, req, j, &kept, err);
+	if (!rc)
+		rc = worker_check(s, req, j->worker, err);
+	if (!rc && f->outcome == SCHED_OUT_SUCCEEDED)
+		rc = attempt_artifacts(s, lid, j, &kept, &from_kept, api_req_arena(req), arts,
+		                       narts, &f->uploads, err);
+	if (!rc && f->outcome == SCHED_OUT_SUCCEEDED)
+		rc = outputs_check(b, *arts, *narts, err);
+	if (rc == KILN_EINVAL && from_kept) { /* uploaded to another scheduler? read them all */
+		kiln_err_clear(err);
+		from_kept = false;
+		rc = attempt_artifacts(s, lid, j, &kept, &from_kept, api_req_arena(req), arts,
+		                       narts, &f->uploads, err);
+		if (!rc)
+			rc = outputs_check(b, *arts, *narts, err);
+	}
+	/* the commit the worker built goes into the manifest before the job ends, so its
+	 * provenance, reruns and retries see it */
+	if (!rc && b->git_commit)
+		rc = scheduler_git_pin(s, j, b->git_commit, err);
+	/* likewise the root it built on */
+	if (!rc && b->root_lock && f->outcome == SCHED_OUT_SUCCEEDED)
+		rc = scheduler_root_pin(s, j, b->root_lock, err);
+	if (rc)
+		return rc;
+	f->message = b->message ? b->message : "";
+	if (f->outcome == SCHED_OUT_SUCCEEDED &&
+	    scheduler_sign_artifacts(s, j, *arts, *narts, &serr)) {
+		/* a full disk is the farm's trouble, not the package's: retried */
+		bool infra = serr.sys_errno == ENOSPC || serr.sys_errno == EDQUOT;
+
+		f->outcome = infra ? SCHED_OUT_INFRA : SCHED_OUT_FAILED;
+		f->failure_class = infra ? "infra" : "sign";
+		f->message = kiln_err_format(&serr, msg, msg_size);
+	}
+	/* what was checked and signed must be every upload of the attempt */
+	f->uploads_known = f->outcome == SCHED_OUT_SUCCEEDED;
+	f->now_ms = util_clock_wall_ms();
+	f->backoff_ms = f->outcome == SCHED_OUT_RELEASED ? 0 : scheduler_backoff_ms(s, j->attempts);
+	f->known = j;
+	return KILN_OK;
+}
+
 void scheduler_h_complete(void *ctx, struct api_req *req, struct api_resp *resp)
 {
 	struct scheduler *s = ctx;
-	struct kiln_err err = KILN_ERR_INIT, serr = KILN_ERR_INIT;
+	struct kiln_err err = KILN_ERR_INIT;
 	struct scheduler_finish f = {0};
 	struct complete_body b = {0};
 	struct scheduler_job j = {0}, ended = {0};
 	struct scheduler_artifact *arts = NULL;
+	enum scheduler_outcome asked;
+	const char *asked_class;
 	size_t narts = 0;
 	const char *lid;
 	char msg[KILN_ERR_MSG_MAX];
+	bool changed = false;
 	kiln_rc rc;
+	int tries;
 
 	rc = lease_id_param(req, &lid, &err);
 	if (!rc)
 		rc = decode(req, complete_fields, &b, &err);
 	if (!rc)
 		rc = outcome_parse(&b, &f, &err);
-	if (!rc)
-		rc = lease_job(s, lid, b.generation, req, &j, &err);
-	if (!rc)
-		rc = worker_check(s, req, j.worker, &err);
 	if (!rc && b.git_commit && !scheduler_git_commit_valid(b.git_commit))
 		rc =
 		    kiln_err_set(&err, KILN_EINVAL,
 		                 "field 'git_commit': not a full commit id (40 or 64 lowercase hex "
 		                 "digits)");
-	if (!rc && f.outcome == SCHED_OUT_SUCCEEDED)
-		rc = outputs_check(s, &j, &b, api_req_arena(req), &arts, &narts, &err);
-	/* the commit the worker built goes into the manifest before the job ends, so its
-	 * provenance, reruns and retries see it */
-	if (!rc && b.git_commit)
-		rc = scheduler_git_pin(s, &j, b.git_commit, &err);
-	/* likewise the root it built on */
-	if (!rc && b.root_lock && f.outcome == SCHED_OUT_SUCCEEDED)
-		rc = scheduler_root_pin(s, &j, b.root_lock, &err);
-	if (rc) {
-		api_resp_from_err(resp, &err);
-		return;
-	}
-	f.message = b.message ? b.message : "";
-	if (f.outcome == SCHED_OUT_SUCCEEDED &&
-	    scheduler_sign_artifacts(s, &j, arts, narts, &serr)) {
-		/* a full disk is the farm's trouble, not the package's: retried */
-		bool infra = serr.sys_errno == ENOSPC || serr.sys_errno == EDQUOT;
-
-		f.outcome = infra ? SCHED_OUT_INFRA : SCHED_OUT_FAILED;
-		f.failure_class = infra ? "infra" : "sign";
-		f.message = kiln_err_format(&serr, msg, sizeof(msg));
-	}
-	f.now_ms = util_clock_wall_ms();
-	f.backoff_ms = f.outcome == SCHED_OUT_RELEASED ? 0 : scheduler_backoff_ms(s, j.attempts);
-	f.known = &j;
+	asked = f.outcome;
+	asked_class = f.failure_class;
 	f.ended = &ended;
 	f.ended_arena = api_req_arena(req);
-	if (scheduler_lease_end(s, lid, b.generation, &f, &err)) {
+	f.uploads_changed = &changed;
+	for (tries = 0; !rc && tries < COMPLETE_TRIES; tries++) {
+		f.outcome = asked;
+		f.failure_class = asked_class;
+		changed = false;
+		rc = complete_decide(s, req, lid, &b, tries, &f, &j, &arts, &narts, msg,
+		                     sizeof(msg), &err);
+		if (!rc)
+			rc = scheduler_lease_end(s, lid, b.generation, &f, &err);
+		if (!rc || !changed || tries + 1 == COMPLETE_TRIES)
+			break;
+		kiln_err_clear(&err); /* uploaded meanwhile: decide again on them all */
+		rc = KILN_OK;
+	}
+	if (rc) {
 		api_resp_from_err(resp, &err);
 		return;
 	}

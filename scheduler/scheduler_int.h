@@ -87,6 +87,9 @@ struct scheduler_job {
 	 * an end skip a read for most jobs: it (a rerun: its original) is a batch member
 	 * (scheduler/batch.c); it is a rebuild (rebuild.c). */
 	bool batch_member, rebuild;
+	/* Artifacts uploaded for it (a count of puts, every attempt's): a completion decided
+	 * on the uploads it knew ends the lease only if there was none since (store's guard). */
+	int64_t uploads;
 };
 
 /* One rerun of a job, as GET /api/v1/jobs/{id}/reproducibility shows it. */
@@ -311,6 +314,12 @@ struct scheduler_finish {
 	 * not read it again */
 	struct scheduler_job *ended;
 	struct kiln_arena *ended_arena;
+	/* With uploads_known, the end is written only while the job's uploads are still
+	 * uploads (the artifacts signed and checked were all there were); else KILN_ECONFLICT
+	 * with *uploads_changed set (required with it). */
+	bool uploads_known;
+	int64_t uploads;
+	bool *uploads_changed;
 };
 
 /* What the end of a lease does to its job and attempt: all the store writes. */
@@ -470,8 +479,10 @@ struct scheduler_store_ops {
 	                     struct kiln_err *err);
 	kiln_rc (*attempts_list)(struct scheduler_store *st, int64_t job_id, struct kiln_arena *a,
 	                         struct scheduler_attempt **out, size_t *n, struct kiln_err *err);
+	/* uploads not NULL: the put is an upload, counted in the job's uploads, whose new
+	 * value it gets; NULL: a record of what the scheduler did to one (its signature). */
 	kiln_rc (*artifact_put)(struct scheduler_store *st, const struct scheduler_artifact *art,
-	                        struct kiln_err *err);
+	                        int64_t *uploads, struct kiln_err *err);
 	/* attempt < 0: every attempt's. */
 	kiln_rc (*artifacts_list)(struct scheduler_store *st, int64_t job_id, int64_t attempt,
 	                          struct kiln_arena *a, struct scheduler_artifact **out, size_t *n,
@@ -1247,8 +1258,21 @@ struct scheduler_leases;
 /* NULL on ENOMEM; free with scheduler_leases_free(). */
 struct scheduler_leases *scheduler_leases_new(void);
 void scheduler_leases_free(struct scheduler_leases *m);
-/* Keep a copy of j, a lease just granted or renewed (m NULL: nothing). */
-void scheduler_leases_keep(struct scheduler_leases *m, const struct scheduler_job *j);
+/* Keep a copy of j, a lease just granted (granted: its attempt has no artifact yet) or
+ * renewed (m NULL: nothing). */
+void scheduler_leases_keep(struct scheduler_leases *m, const struct scheduler_job *j, bool granted);
+/* Artifact art was uploaded here for lease lid at generation, after which the job's
+ * uploads were uploads: kept with the lease's others, or (an upload elsewhere came
+ * between) they are no longer known here. */
+void scheduler_leases_artifact_add(struct scheduler_leases *m, const char *lid, int64_t generation,
+                                   const struct scheduler_artifact *art, int64_t uploads);
+/* Every artifact of the attempt of lease lid at generation, as uploaded here since its
+ * grant here, copied into *out, *n (strings in a), and the job's uploads they make: when
+ * known (the lease kept, active, running past now_ms by a margin, no upload elsewhere
+ * seen); false otherwise. */
+bool scheduler_leases_artifacts(struct scheduler_leases *m, const char *lid, int64_t generation,
+                                int64_t now_ms, struct kiln_arena *a,
+                                struct scheduler_artifact **out, size_t *n, int64_t *uploads);
 /* The lease lid ended (or may have): forget it. */
 void scheduler_leases_forget(struct scheduler_leases *m, const char *lid);
 /* The job of lease lid at generation, copied into out (strings in a), when it is kept, is

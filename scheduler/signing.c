@@ -98,7 +98,7 @@ kiln_rc scheduler_sign_artifacts(struct scheduler *s, const struct scheduler_job
 			break;
 		rc = sign_one(s, key, &arts[i], err);
 		if (!rc)
-			rc = s->store->ops->artifact_put(s->store, &arts[i], err);
+			rc = s->store->ops->artifact_put(s->store, &arts[i], NULL, err);
 		if (!rc) {
 			pthread_mutex_lock(&s->stats_lock);
 			s->signed_packages++;

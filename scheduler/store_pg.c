@@ -309,6 +309,10 @@ static const char *const migrations[] = {
     "DROP TRIGGER batch_jobs_notify ON batch_jobs;"
     "CREATE TRIGGER batch_jobs_notify AFTER INSERT OR UPDATE OR DELETE ON batch_jobs"
     " FOR EACH STATEMENT WHEN (" NOT_MINE ") EXECUTE FUNCTION kiln_notify('w');",
+    /* [store] the uploads of each job, as the sqlite store's: a completion that checked
+     * and signed the artifacts it knew (kept by the scheduler that took the uploads)
+     * ends the lease only if no other came since */
+    "ALTER TABLE jobs ADD COLUMN uploads BIGINT NOT NULL DEFAULT 0;",
 };
 
 #define JOB_COLS                                                                                   \
@@ -320,7 +324,7 @@ static const char *const migrations[] = {
 	" coalesce((SELECT p.name FROM projects p WHERE p.id = project_id), ''),"                  \
 	" (EXISTS(SELECT 1 FROM batch_jobs b WHERE b.job_id ="                                     \
 	" CASE WHEN rerun_of > 0 THEN rerun_of ELSE id END))::int,"                                \
-	" (EXISTS(SELECT 1 FROM rebuilds r WHERE r.job_id = id))::int"
+	" (EXISTS(SELECT 1 FROM rebuilds r WHERE r.job_id = id))::int, uploads"
 
 enum q {
 	Q_JOB_INSERT,
@@ -344,6 +348,7 @@ enum q {
 	Q_RETRY,
 	Q_ATTEMPTS,
 	Q_ARTIFACT_PUT,
+	Q_ARTIFACT_UPLOAD,
 	Q_ARTIFACTS,
 	Q_ARTIFACTS_ALL,
 	Q_WORKER_FULL,
@@ -498,22 +503,23 @@ static const char *const sql[Q_COUNT] = {
     [Q_JOB_BY_LEASE_READ] = "SELECT " JOB_COLS " FROM jobs WHERE lease_id = $1",
 /* A lease's end as one statement, guarded by what the decision was made on ($1-$5:
      * the job, its lease and generation still active, cancel_requested and max_attempts
-     * as read): no row back means the job changed since, and the finish reads it again.
+     * as read; the uploads, unless -1): no row back means the job changed since, and the finish reads it again.
      * The job's row lock orders a completion and a reap of the same lease (on any
      * scheduler): the second re-evaluates the guard after the first commits. */
-#define LEASE_GUARD                                                                                \
+#define LEASE_GUARD(UP)                                                                            \
 	" WHERE id = $1 AND lease_id = $2 AND generation = $3 AND state IN (1, 2)"                 \
-	" AND cancel_requested = $4 AND max_attempts = $5 RETURNING *),"                           \
+	" AND cancel_requested = $4 AND max_attempts = $5"                                         \
+	" AND (" UP " < 0 OR uploads = " UP ") RETURNING *),"                                      \
 	" a AS (UPDATE attempts x SET state = $10, failure_class = $11, message = $12,"            \
 	" ended_ms = $9 FROM j WHERE x.job_id = j.id AND x.n = j.attempts) SELECT " JOB_COLS       \
 	" FROM j"
     [Q_LEASE_END] = "WITH j AS (UPDATE jobs SET state = $6, lease_id = NULL,"
                     " lease_expires_ms = 0, failure_class = $7, message = $8, finished_ms = $9,"
-                    " updated_ms = $9" LEASE_GUARD,
+                    " updated_ms = $9" LEASE_GUARD("$13"),
     [Q_LEASE_REQUEUE] =
         "WITH j AS (UPDATE jobs SET state = 0, lease_id = NULL, worker = '',"
         " lease_expires_ms = 0, not_before_ms = $6, updated_ms = $9,"
-        " failure_class = $7, message = $8, max_attempts = max_attempts + $13" LEASE_GUARD,
+        " failure_class = $7, message = $8, max_attempts = max_attempts + $13" LEASE_GUARD("$14"),
 #undef LEASE_GUARD
     [Q_EXPIRED] = "SELECT " JOB_COLS " FROM jobs WHERE state IN (1, 2) AND"
                   " lease_expires_ms < $1",
@@ -534,6 +540,14 @@ static const char *const sql[Q_COUNT] = {
                        " VALUES($1,$2,$3,$4,$5,$6,$7,$8,$9) ON CONFLICT(job_id, attempt, name)"
                        " DO UPDATE SET sha256 = $4, size = $5, signed_sha256 = $6,"
                        " signed_size = $7, kind = $8, arch = $9",
+    /* an upload: recorded and counted in its job's uploads (a completion's guard) */
+    [Q_ARTIFACT_UPLOAD] = "WITH a AS (INSERT INTO artifacts(job_id, attempt, name, sha256,"
+                          " size, signed_sha256, signed_size, kind, arch)"
+                          " VALUES($1,$2,$3,$4,$5,$6,$7,$8,$9) ON CONFLICT(job_id, attempt,"
+                          " name) DO UPDATE SET sha256 = $4, size = $5, signed_sha256 = $6,"
+                          " signed_size = $7, kind = $8, arch = $9)"
+                          " UPDATE jobs SET uploads = uploads + 1 WHERE id = $1"
+                          " RETURNING uploads",
     [Q_ARTIFACTS] = "SELECT job_id, attempt, name, sha256, size, signed_sha256, signed_size,"
                     " kind, arch FROM artifacts WHERE job_id = $1 AND attempt = $2"
                     " ORDER BY name COLLATE \"C\"",
@@ -1303,6 +1317,7 @@ static const struct col job_cols[] = {
     COL(TEXT, J, project),
     COL(BOOL, J, batch_member),
     COL(BOOL, J, rebuild),
+    COL(I64, J, uploads),
 };
 #undef J
 static const struct rowmap job_map = ROWMAP(struct scheduler_job, job_cols, 1024);
@@ -1685,14 +1700,15 @@ static kiln_rc lease_end_write(struct pg *s, const struct scheduler_job *j,
 		              I64(j->cancel_requested), I64(j->max_attempts), I64(e.not_before_ms),
 		              TXT(e.failure_class), TXT(e.message), I64(f->now_ms),
 		              TXT(e.attempt_state), TXT(f->failure_class), TXT(f->message),
-		              I64(e.attempts_back)),
+		              I64(e.attempts_back), I64(f->uploads_known ? f->uploads : -1)),
 		         &job_map, a, ended, "end the job's lease", err);
 	else
 		rc = one(c, Q_LEASE_END,
 		         ARGS(I64(j->id), TXT(j->lease_id), I64(j->generation),
 		              I64(j->cancel_requested), I64(j->max_attempts), I64(e.state),
 		              TXT(e.failure_class), TXT(e.message), I64(f->now_ms),
-		              TXT(e.attempt_state), TXT(f->failure_class), TXT(f->message)),
+		              TXT(e.attempt_state), TXT(f->failure_class), TXT(f->message),
+		              I64(f->uploads_known ? f->uploads : -1)),
 		         &job_map, a, ended, "end the job's lease", err);
 	rc = wr_pool_end(s, c, rc);
 	if (!rc && f->requeued)
@@ -1730,6 +1746,15 @@ static kiln_rc lease_finish(struct scheduler_store *base, const char *lease_id, 
 		    c, lease_lookup(c, Q_JOB_BY_LEASE_READ, lease_id, generation, &a, &j, err));
 		if (rc)
 			break;
+		if (f->uploads_known && j.uploads != f->uploads) {
+			*f->uploads_changed = true;
+			rc = kiln_err_set(
+			    err, KILN_ECONFLICT,
+			    "lease %s: artifacts were uploaded since its completion was "
+			    "decided",
+			    lease_id);
+			break;
+		}
 		rc = lease_end_write(s, &j, f, err);
 		if (rc != KILN_ENOTFOUND)
 			break;
@@ -1796,13 +1821,28 @@ static kiln_rc attempts_list(struct scheduler_store *base, int64_t job_id, struc
 }
 
 static kiln_rc artifact_put(struct scheduler_store *base, const struct scheduler_artifact *art,
-                            struct kiln_err *err)
+                            int64_t *uploads, struct kiln_err *err)
 {
-	return write1((struct pg *)base, Q_ARTIFACT_PUT,
-	              ARGS(I64(art->job_id), I64(art->attempt), TXT(art->name), TXT(art->sha256),
-	                   I64(art->size), TXT(art->signed_sha256), I64(art->signed_size),
-	                   TXT(art->kind), TXT(art->arch)),
-	              "record artifact", err);
+	struct pg *w = (struct pg *)base, *c;
+	struct v_i64 up = {0};
+	kiln_rc rc;
+
+	if (!uploads)
+		return write1(w, Q_ARTIFACT_PUT,
+		              ARGS(I64(art->job_id), I64(art->attempt), TXT(art->name),
+		                   TXT(art->sha256), I64(art->size), TXT(art->signed_sha256),
+		                   I64(art->signed_size), TXT(art->kind), TXT(art->arch)),
+		              "record artifact", err);
+	c = wr_pool_begin(w);
+	rc = one(c, Q_ARTIFACT_UPLOAD,
+	         ARGS(I64(art->job_id), I64(art->attempt), TXT(art->name), TXT(art->sha256),
+	              I64(art->size), TXT(art->signed_sha256), I64(art->signed_size),
+	              TXT(art->kind), TXT(art->arch)),
+	         &v_i64_map, NULL, &up, "record artifact", err);
+	if (rc == KILN_ENOTFOUND)
+		rc = kiln_err_set(err, KILN_ENOTFOUND, "no job %lld", (long long)art->job_id);
+	*uploads = up.v;
+	return wr_pool_end(w, c, rc);
 }
 
 static kiln_rc artifacts_list(struct scheduler_store *base, int64_t job_id, int64_t attempt,

@@ -183,6 +183,10 @@ static const char *const migrations[] = {
     "DROP INDEX jobs_project_queue;"
     "CREATE INDEX jobs_queued ON jobs(project_id, priority DESC, id) WHERE state = 0;"
     "CREATE INDEX jobs_active ON jobs(lease_expires_ms) WHERE state IN (1, 2);",
+    /* 14 -> 15: the uploads of each job (a count of puts): a completion that checked and
+     * signed the artifacts the scheduler kept from the uploads it took ends the lease only
+     * if no other came since (lease_finish), so it need not read them again */
+    "ALTER TABLE jobs ADD COLUMN uploads INTEGER NOT NULL DEFAULT 0;",
 };
 
 #define JOB_COLS                                                                                   \
@@ -194,7 +198,7 @@ static const char *const migrations[] = {
 	" coalesce((SELECT p.name FROM projects p WHERE p.id = project_id), ''),"                  \
 	" (EXISTS(SELECT 1 FROM batch_jobs b WHERE b.job_id ="                                     \
 	" CASE WHEN rerun_of > 0 THEN rerun_of ELSE id END)),"                                     \
-	" (EXISTS(SELECT 1 FROM rebuilds r WHERE r.job_id = id))"
+	" (EXISTS(SELECT 1 FROM rebuilds r WHERE r.job_id = id)), uploads"
 
 enum q {
 	Q_JOB_INSERT,
@@ -218,6 +222,7 @@ enum q {
 	Q_RETRY,
 	Q_ATTEMPTS,
 	Q_ARTIFACT_PUT,
+	Q_JOB_UPLOADED,
 	Q_ARTIFACTS,
 	Q_ARTIFACTS_ALL,
 	Q_WORKER_FULL,
@@ -382,6 +387,7 @@ static const char *const sql[Q_COUNT] = {
     [Q_ATTEMPTS] = "SELECT job_id, n, worker, lease_id, generation, state, failure_class,"
                    " message, started_ms, ended_ms FROM attempts WHERE job_id = ?1"
                    " ORDER BY n",
+    [Q_JOB_UPLOADED] = "UPDATE jobs SET uploads = uploads + 1 WHERE id = ?1 RETURNING uploads",
     [Q_ARTIFACT_PUT] = "INSERT OR REPLACE INTO artifacts(job_id, attempt, name, sha256, size,"
                        " signed_sha256, signed_size, kind, arch)"
                        " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9)",
@@ -1077,6 +1083,7 @@ static const struct col job_cols[] = {
     COL(TEXT, J, project),
     COL(BOOL, J, batch_member),
     COL(BOOL, J, rebuild),
+    COL(I64, J, uploads),
 };
 #undef J
 static const struct rowmap job_map = ROWMAP(struct scheduler_job, job_cols, 1024);
@@ -1472,6 +1479,12 @@ static kiln_rc lease_finish(struct scheduler_store *base, const char *lease_id, 
 	if (rc)
 		goto out;
 	rc = lease_lookup(s, lease_id, generation, &a, &j, err);
+	if (!rc && f->uploads_known && j.uploads != f->uploads) {
+		*f->uploads_changed = true;
+		rc = kiln_err_set(
+		    err, KILN_ECONFLICT,
+		    "lease %s: artifacts were uploaded since its completion was decided", lease_id);
+	}
 	if (!rc)
 		rc = job_end_write(s, &j, f, err);
 	if (!rc && f->ended)
@@ -1537,13 +1550,33 @@ static kiln_rc attempts_list(struct scheduler_store *base, int64_t job_id, struc
 }
 
 static kiln_rc artifact_put(struct scheduler_store *base, const struct scheduler_artifact *art,
-                            struct kiln_err *err)
+                            int64_t *uploads, struct kiln_err *err)
 {
-	return write1((struct sq *)base, Q_ARTIFACT_PUT,
-	              ARGS(I64(art->job_id), I64(art->attempt), TXT(art->name), TXT(art->sha256),
-	                   I64(art->size), TXT(art->signed_sha256), I64(art->signed_size),
-	                   TXT(art->kind), TXT(art->arch)),
-	              "record artifact", err);
+	struct sq *w = (struct sq *)base;
+	struct v_i64 up = {0};
+	kiln_rc rc;
+
+	if (!uploads)
+		return write1(w, Q_ARTIFACT_PUT,
+		              ARGS(I64(art->job_id), I64(art->attempt), TXT(art->name),
+		                   TXT(art->sha256), I64(art->size), TXT(art->signed_sha256),
+		                   I64(art->signed_size), TXT(art->kind), TXT(art->arch)),
+		              "record artifact", err);
+	rc = tx_begin(w, err);
+	if (rc)
+		return rc;
+	rc = run(w, Q_ARTIFACT_PUT,
+	         ARGS(I64(art->job_id), I64(art->attempt), TXT(art->name), TXT(art->sha256),
+	              I64(art->size), TXT(art->signed_sha256), I64(art->signed_size),
+	              TXT(art->kind), TXT(art->arch)),
+	         "record artifact", err);
+	if (!rc)
+		rc = one(w, Q_JOB_UPLOADED, ARGS(I64(art->job_id)), &v_i64_map, NULL, &up,
+		         "count the upload", err);
+	if (rc == KILN_ENOTFOUND)
+		rc = kiln_err_set(err, KILN_ENOTFOUND, "no job %lld", (long long)art->job_id);
+	*uploads = up.v;
+	return tx_end(w, rc, err);
 }
 
 static kiln_rc artifacts_list(struct scheduler_store *base, int64_t job_id, int64_t attempt,

@@ -5,6 +5,7 @@ scheduler holding the reaper and the repository's publisher is killed with SIGKI
 load, and so is a worker in the middle of a build. No accepted job is lost, none completes
 twice, the survivor reaps the dead worker's lease and publishes, and the workers and the
 CLI fail over to it."""
+import hashlib
 import json
 import os
 import re
@@ -13,6 +14,7 @@ import time
 
 import pytest
 
+from conftest import ROOT
 from farm import Scheduler, read_line
 from test_farm_e2e import FAST, spec, submit
 from test_publish_farm import check_repodata
@@ -173,6 +175,38 @@ def test_a_worker_long_polling_one_scheduler_hears_a_job_submitted_to_the_other(
     # woken by the other scheduler's write (LISTEN/NOTIFY), not by the poll's own look
     # each second (which would make these about 0.5 s on average)
     assert max(waits) < 0.6 and sum(waits) / len(waits) < 0.3, waits
+
+
+def test_an_upload_to_the_other_scheduler_counts_at_the_completion(two):
+    """A completion checks and signs the artifacts its scheduler kept from the uploads it
+    took (scheduler/lease_kept.c) without reading them back. An artifact uploaded to the
+    other scheduler meanwhile (a worker failing over) is found all the same: named as an
+    output, the check reads the attempt's artifacts; not named, the end's guard on the job's
+    uploads refuses the end decided without it and the completion decides again on both.
+    Either way the job ends with every upload, signed."""
+    from test_farm_api import Worker
+    a, b, _, tmp = two
+    rpm = ROOT / "tests" / "data" / "sign" / "kt-1.0-1.noarch.rpm"
+    data = rpm.read_bytes()
+    sha = hashlib.sha256(data).hexdigest()
+    tok = a.token("worker")
+    wa = Worker(a, "hand", tok)
+    wb = Worker(b, "hand", tok, secret=wa.secret)
+    for named_out in (True, False):
+        jid = submit(a, named(70 + named_out))
+        lease = wa.lease()
+        assert lease and lease["job_id"] == jid
+        assert wa.upload(lease, "a.log", b"log\n", kind="log").status == 201
+        assert wb.upload(lease, rpm.name, data).status == 201  # the other scheduler's
+        outs = [("a.log", hashlib.sha256(b"log\n").hexdigest())]
+        if named_out:
+            outs.append((rpm.name, sha))
+        r = wa.complete(lease, outputs=outs)
+        assert r.status == 200 and r.json()["state"] == "succeeded", r.body
+        arts = a.call("GET", f"/api/v1/jobs/{jid}/artifacts").json()["artifacts"]
+        assert sorted(x["name"] for x in arts) == sorted(["a.log", rpm.name])
+        pkg = next(x for x in arts if x["name"] == rpm.name)
+        assert pkg["signed"] and pkg["unsigned_sha256"] == sha, pkg
 
 
 def test_duties_are_held_once_and_move(two):

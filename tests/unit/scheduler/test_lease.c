@@ -409,7 +409,7 @@ KILN_TEST(lease_kept_found_while_it_runs_and_forgotten_at_its_end)
 	assert_non_null(m);
 	snprintf(j.lease_id, sizeof(j.lease_id), "%s", "aaaa0001");
 	j.worker = worker;
-	scheduler_leases_keep(m, &j);
+	scheduler_leases_keep(m, &j, true);
 	worker[0] = 'X'; /* the kept copy is its own */
 	assert_true(scheduler_leases_find(m, "aaaa0001", 3, 1000, &a, &got));
 	assert_int_equal(got.id, 7);
@@ -423,12 +423,12 @@ KILN_TEST(lease_kept_found_while_it_runs_and_forgotten_at_its_end)
 	assert_false(scheduler_leases_find(m, "", 3, 1000, &a, &got));
 	j.state = SCHED_SUCCEEDED;
 	worker[0] = 'w';
-	scheduler_leases_keep(m, &j);
+	scheduler_leases_keep(m, &j, true);
 	assert_false(scheduler_leases_find(m, "aaaa0001", 3, 1000, &a, &got));
 	/* a renewal replaces what was kept */
 	j.state = SCHED_BUILDING;
 	j.lease_expires_ms = 200000;
-	scheduler_leases_keep(m, &j);
+	scheduler_leases_keep(m, &j, false);
 	assert_true(scheduler_leases_find(m, "aaaa0001", 3, 150000, &a, &got));
 	assert_int_equal(got.state, SCHED_BUILDING);
 	scheduler_leases_forget(m, "aaaa0002"); /* another lease: nothing */
@@ -439,7 +439,7 @@ KILN_TEST(lease_kept_found_while_it_runs_and_forgotten_at_its_end)
 	for (i = 0; i < 1000; i++) {
 		snprintf(j.lease_id, sizeof(j.lease_id), "%08x", (unsigned)i * 2654435761u);
 		j.id = i;
-		scheduler_leases_keep(m, &j);
+		scheduler_leases_keep(m, &j, true);
 	}
 	for (i = 0, n = 0; i < 1000; i++) {
 		char lid[33];
@@ -452,8 +452,74 @@ KILN_TEST(lease_kept_found_while_it_runs_and_forgotten_at_its_end)
 	}
 	assert_true(n > 100 && n <= 256); /* the last of each slot's */
 	/* NULL keeps nothing and finds nothing */
-	scheduler_leases_keep(NULL, &j);
+	scheduler_leases_keep(NULL, &j, true);
 	assert_false(scheduler_leases_find(NULL, j.lease_id, 3, 1000, &a, &got));
+	kiln_arena_release(&a);
+	scheduler_leases_free(m);
+}
+
+/* A lease granted here keeps the artifacts uploaded here (one of a name replacing the
+ * last) with the job's count of uploads; they are known only while every upload since the
+ * grant was here, and a renewal here keeps them. */
+KILN_TEST(lease_kept_artifacts_are_the_uploads_here_since_the_grant)
+{
+	struct scheduler_leases *m = scheduler_leases_new();
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
+	struct scheduler_job j = {.id = 7,
+	                          .state = SCHED_LEASED,
+	                          .generation = 3,
+	                          .lease_expires_ms = 100000,
+	                          .uploads = 2};
+	struct scheduler_artifact art = {.job_id = 7, .attempt = 1, .kind = "binary", .arch = ""};
+	struct scheduler_artifact *v = NULL;
+	char name[16] = "b.rpm";
+	size_t n = 9;
+	int64_t up = 0;
+
+	assert_non_null(m);
+	snprintf(j.lease_id, sizeof(j.lease_id), "%s", "bbbb0001");
+	scheduler_leases_keep(m, &j, true);
+	assert_true(scheduler_leases_artifacts(m, "bbbb0001", 3, 1000, &a, &v, &n, &up));
+	assert_int_equal(n, 0);
+	assert_int_equal(up, 2); /* the job's, from the attempts before */
+	art.name = name;
+	memcpy(art.sha256, "bb", 3);
+	scheduler_leases_artifact_add(m, "bbbb0001", 3, &art, 3);
+	art.name = "a.rpm";
+	scheduler_leases_artifact_add(m, "bbbb0001", 3, &art, 4);
+	art.name = name;
+	memcpy(art.sha256, "cc", 3);
+	scheduler_leases_artifact_add(m, "bbbb0001", 3, &art, 5);
+	name[0] = 'X'; /* the kept copy is its own */
+	assert_true(scheduler_leases_artifacts(m, "bbbb0001", 3, 1000, &a, &v, &n, &up));
+	assert_int_equal(n, 2);
+	assert_int_equal(up, 5);
+	assert_string_equal(v[0].name, "a.rpm"); /* by name, as the stores list them */
+	assert_string_equal(v[1].name, "b.rpm");
+	assert_string_equal(v[1].sha256, "cc");
+	/* another generation, a lease close to its expiry: not these */
+	assert_false(scheduler_leases_artifacts(m, "bbbb0001", 4, 1000, &a, &v, &n, &up));
+	assert_false(scheduler_leases_artifacts(m, "bbbb0001", 3, 99000, &a, &v, &n, &up));
+	/* renewed here: still known */
+	j.state = SCHED_BUILDING;
+	j.lease_expires_ms = 200000;
+	scheduler_leases_keep(m, &j, false);
+	assert_true(scheduler_leases_artifacts(m, "bbbb0001", 3, 1000, &a, &v, &n, &up));
+	assert_int_equal(n, 2);
+	/* an upload elsewhere came between (6): unknown here from then on */
+	scheduler_leases_artifact_add(m, "bbbb0001", 3, &art, 7);
+	assert_false(scheduler_leases_artifacts(m, "bbbb0001", 3, 1000, &a, &v, &n, &up));
+	scheduler_leases_artifact_add(m, "bbbb0001", 3, &art, 8);
+	assert_false(scheduler_leases_artifacts(m, "bbbb0001", 3, 1000, &a, &v, &n, &up));
+	/* granted elsewhere, renewed here: the uploads before are unknown */
+	snprintf(j.lease_id, sizeof(j.lease_id), "%s", "cccc0001");
+	scheduler_leases_keep(m, &j, false);
+	assert_false(scheduler_leases_artifacts(m, "cccc0001", 3, 1000, &a, &v, &n, &up));
+	/* granted again here, then forgotten */
+	scheduler_leases_keep(m, &j, true);
+	assert_true(scheduler_leases_artifacts(m, "cccc0001", 3, 1000, &a, &v, &n, &up));
+	scheduler_leases_forget(m, "cccc0001");
+	assert_false(scheduler_leases_artifacts(m, "cccc0001", 3, 1000, &a, &v, &n, &up));
 	kiln_arena_release(&a);
 	scheduler_leases_free(m);
 }

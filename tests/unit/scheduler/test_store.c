@@ -218,7 +218,7 @@ STORE_TEST(store_projects_own_jobs_and_tokens)
 	assert_int_equal(c.queued_project_n[0], 1);
 	art.job_id = mine;
 	memcpy(art.sha256, "aa", 3);
-	assert_ok(st->ops->artifact_put(st, &art, &err), &err);
+	assert_ok(st->ops->artifact_put(st, &art, NULL, &err), &err);
 	assert_ok(st->ops->artifact_in_project(st, "aa", id, &err), &err);
 	assert_int_equal(st->ops->artifact_in_project(st, "aa", 1, &err), KILN_ENOTFOUND);
 	kiln_err_clear(&err);
@@ -307,8 +307,9 @@ STORE_TEST(store_generation_guards_every_lease_call)
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
 	struct kiln_err err = KILN_ERR_INIT;
 	struct scheduler_job j, *exp = NULL, ended = {0};
-	struct scheduler_finish f = {SCHED_OUT_LOST,         "infra", "lost", 5000, 100, NULL,
-	                             scheduler_lease_decide, NULL,    &ended, &a};
+	struct scheduler_finish f = {
+	    SCHED_OUT_LOST, "infra", "lost", 5000,  100, NULL, scheduler_lease_decide,
+	    NULL,           &ended,  &a,     false, 0,   NULL};
 	struct scheduler_attempt *att = NULL;
 	size_t n = 0;
 	int64_t id = insert(st, "", "", 0, NULL);
@@ -398,8 +399,9 @@ STORE_TEST(store_finish_decides_on_the_job_as_it_is)
 	struct kiln_err err = KILN_ERR_INIT;
 	struct scheduler_job j, known, ended = {0};
 	bool requeued = true;
-	struct scheduler_finish f = {SCHED_OUT_INFRA,        "infra", "disk", 2300, 100, &requeued,
-	                             scheduler_lease_decide, &known,  &ended, &a};
+	struct scheduler_finish f = {
+	    SCHED_OUT_INFRA, "infra", "disk", 2300,  100, &requeued, scheduler_lease_decide,
+	    &known,          &ended,  &a,     false, 0,   NULL};
 	int64_t id = insert(st, "", "", 0, NULL);
 
 	assert_ok(grant(st, "w1", ",x,", ",", 2000, L1, &a, &j), NULL);
@@ -422,6 +424,71 @@ STORE_TEST(store_finish_decides_on_the_job_as_it_is)
 	assert_string_equal(ended.request, j.request);
 	assert_int_equal(st->ops->lease_finish(st, L1, 1, &f, &err), KILN_ECONFLICT);
 	kiln_err_clear(&err);
+	kiln_arena_release(&a);
+	scheduler_store_close(st);
+}
+
+/* Uploads are counted in their job (a record of a signature is not), and a lease's end
+ * decided on a count of them is written only while the job has that many: the guard
+ * of a completion that signed the artifacts the scheduler kept from its uploads. Known
+ * (the known job as read) and not known (read in the end) both. */
+STORE_TEST(store_uploads_guard_a_completions_end)
+{
+	struct scheduler_store *st = open_store("u.db");
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
+	struct kiln_err err = KILN_ERR_INIT;
+	struct scheduler_job j, ended = {0};
+	bool changed = false;
+	struct scheduler_finish f = {SCHED_OUT_SUCCEEDED,
+	                             "",
+	                             "",
+	                             2300,
+	                             0,
+	                             NULL,
+	                             scheduler_lease_decide,
+	                             NULL,
+	                             &ended,
+	                             &a,
+	                             false,
+	                             0,
+	                             NULL};
+	struct scheduler_artifact art = {
+	    .attempt = 1, .name = "b.rpm", .kind = "binary", .arch = ""};
+	int64_t id = insert(st, "", "", 0, NULL), up = -1;
+
+	assert_ok(grant(st, "w1", ",x,", ",", 2000, L1, &a, &j), NULL);
+	assert_int_equal(j.uploads, 0);
+	art.job_id = id;
+	memcpy(art.sha256, "aa", 3);
+	assert_ok(st->ops->artifact_put(st, &art, &up, &err), &err);
+	assert_int_equal(up, 1);
+	memcpy(art.sha256, "bb", 3); /* the same name again: one more upload */
+	assert_ok(st->ops->artifact_put(st, &art, &up, &err), &err);
+	assert_int_equal(up, 2);
+	memcpy(art.signed_sha256, "cc", 3); /* its signature recorded: no upload */
+	assert_ok(st->ops->artifact_put(st, &art, NULL, &err), &err);
+	assert_ok(st->ops->lease_touch(st, L1, 1, 2100, 0, &a, &j, &err), &err);
+	assert_int_equal(j.uploads, 2);
+	/* decided on one upload: refused, the job still leased */
+	f.uploads_known = true;
+	f.uploads = 1;
+	f.uploads_changed = &changed;
+	for (int known = 0; known < 2; known++) {
+		changed = false;
+		f.known = known ? &j : NULL;
+		assert_int_equal(st->ops->lease_finish(st, L1, 1, &f, &err), KILN_ECONFLICT);
+		assert_true(changed);
+		kiln_err_clear(&err);
+	}
+	assert_ok(st->ops->job_get(st, id, &a, &j, &err), &err);
+	assert_int_equal(j.state, SCHED_LEASED);
+	/* on both: ended */
+	f.uploads = 2;
+	changed = false;
+	assert_ok(st->ops->lease_finish(st, L1, 1, &f, &err), &err);
+	assert_false(changed);
+	assert_int_equal(ended.state, SCHED_SUCCEEDED);
+	assert_int_equal(ended.uploads, 2);
 	kiln_arena_release(&a);
 	scheduler_store_close(st);
 }
@@ -501,9 +568,9 @@ STORE_TEST(store_tokens_workers_artifacts_counts)
 	art.job_id = insert(st, "x", "", 0, NULL);
 	art.attempt = 1, art.name = "a.rpm", art.size = 3, art.kind = "binary", art.arch = "x";
 	memcpy(art.sha256, "aa", 3);
-	assert_ok(st->ops->artifact_put(st, &art, &err), &err);
+	assert_ok(st->ops->artifact_put(st, &art, NULL, &err), &err);
 	memcpy(art.signed_sha256, "bb", 3);
-	assert_ok(st->ops->artifact_put(st, &art, &err), &err);
+	assert_ok(st->ops->artifact_put(st, &art, NULL, &err), &err);
 	assert_ok(st->ops->artifacts_list(st, art.job_id, 1, &a, &arts, &n, &err), &err);
 	assert_int_equal(n, 1);
 	assert_string_equal(arts[0].signed_sha256, "bb");
@@ -606,8 +673,19 @@ STORE_TEST(store_repro_undone_after_a_stop)
 	struct scheduler_store *st = open_store("undone.db");
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
 	struct kiln_err err = KILN_ERR_INIT;
-	struct scheduler_finish f = {SCHED_OUT_SUCCEEDED,    "",   "",   3000, 0, NULL,
-	                             scheduler_lease_decide, NULL, NULL, NULL};
+	struct scheduler_finish f = {SCHED_OUT_SUCCEEDED,
+	                             "",
+	                             "",
+	                             3000,
+	                             0,
+	                             NULL,
+	                             scheduler_lease_decide,
+	                             NULL,
+	                             NULL,
+	                             NULL,
+	                             false,
+	                             0,
+	                             NULL};
 	struct scheduler_job j = {0}, got;
 	int64_t id = 0, rr = 0, *v = NULL;
 	size_t n = 0;
@@ -777,8 +855,19 @@ STORE_TEST(store_every_write_invalidates_cached_job_bodies)
 	struct scheduler_artifact art = {
 	    .job_id = 1, .attempt = 1, .name = "a.rpm", .kind = "binary"};
 	struct scheduler_worker_info w = {.name = "w1", .arches = ",x,", .tags = ","};
-	struct scheduler_finish f = {SCHED_OUT_SUCCEEDED,    "",   "",   10,  0, NULL,
-	                             scheduler_lease_decide, NULL, NULL, NULL};
+	struct scheduler_finish f = {SCHED_OUT_SUCCEEDED,
+	                             "",
+	                             "",
+	                             10,
+	                             0,
+	                             NULL,
+	                             scheduler_lease_decide,
+	                             NULL,
+	                             NULL,
+	                             NULL,
+	                             false,
+	                             0,
+	                             NULL};
 	struct scheduler_job j;
 	const char *dstate, *msg;
 	int64_t tid;
@@ -794,7 +883,7 @@ STORE_TEST(store_every_write_invalidates_cached_job_bodies)
 	WROTE(&b, st->ops->repo_publish_mark(st, b.id, "main", "published", "", 5, &err));
 	WROTE(&b, st->ops->repo_state_put(st, "main", 1, 5, &err));
 	READ(&b, st->ops->repo_publish_get(st, b.id, &a, &dstate, &msg, &err));
-	WROTE(&b, st->ops->artifact_put(st, &art, &err));
+	WROTE(&b, st->ops->artifact_put(st, &art, NULL, &err));
 	WROTE(&b, st->ops->worker_seen(st, &w, true, &err));
 	WROTE(&b, st->ops->token_insert(st, "h", API_SCOPE_READ, "t", 1, 1, &tid, &err));
 	WROTE(&b, st->ops->token_revoke(st, tid, &err));
@@ -858,7 +947,7 @@ STORE_TEST(store_reads_fill_every_member)
 	art.job_id = second;
 	memcpy(art.sha256, "aa", 3);
 	memcpy(art.signed_sha256, "bb", 3);
-	assert_ok(st->ops->artifact_put(st, &art, &err), &err);
+	assert_ok(st->ops->artifact_put(st, &art, NULL, &err), &err);
 	assert_ok(st->ops->artifact_owned(st, "bb", 1, &err), &err);
 	assert_int_equal(st->ops->artifact_owned(st, "bb", 2, &err), KILN_ENOTFOUND);
 	kiln_err_clear(&err);
@@ -1549,6 +1638,9 @@ static void *end_all(void *arg)
 		                             scheduler_lease_decide,
 		                             NULL,
 		                             NULL,
+		                             NULL,
+		                             false,
+		                             0,
 		                             NULL};
 
 		kiln_err_clear(&err);
@@ -1611,8 +1703,19 @@ KILN_TEST(store_migrate_copies_sqlite_into_postgresql)
 	struct kiln_err err = KILN_ERR_INIT;
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
 	struct scheduler_store *st = NULL;
-	struct scheduler_finish f = {SCHED_OUT_SUCCEEDED,    "",   "",   5000, 0, NULL,
-	                             scheduler_lease_decide, NULL, NULL, NULL};
+	struct scheduler_finish f = {SCHED_OUT_SUCCEEDED,
+	                             "",
+	                             "",
+	                             5000,
+	                             0,
+	                             NULL,
+	                             scheduler_lease_decide,
+	                             NULL,
+	                             NULL,
+	                             NULL,
+	                             false,
+	                             0,
+	                             NULL};
 	struct scheduler_attempt *att = NULL;
 	struct scheduler_job j;
 	char dir[512], path[600], url[512];
