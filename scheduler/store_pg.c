@@ -1823,6 +1823,12 @@ static kiln_rc attempts_list(struct scheduler_store *base, int64_t job_id, struc
 	return rc;
 }
 
+/* Q_ARTIFACT_PUT's parameters (and the upload's) of artifact a. */
+#define ART_ARGS(a)                                                                                \
+	ARGS(I64((a)->job_id), I64((a)->attempt), TXT((a)->name), TXT((a)->sha256),                \
+	     I64((a)->size), TXT((a)->signed_sha256), I64((a)->signed_size), TXT((a)->kind),       \
+	     TXT((a)->arch))
+
 static kiln_rc artifact_put(struct scheduler_store *base, const struct scheduler_artifact *art,
                             int64_t *uploads, struct kiln_err *err)
 {
@@ -1831,17 +1837,10 @@ static kiln_rc artifact_put(struct scheduler_store *base, const struct scheduler
 	kiln_rc rc;
 
 	if (!uploads)
-		return write1(w, Q_ARTIFACT_PUT,
-		              ARGS(I64(art->job_id), I64(art->attempt), TXT(art->name),
-		                   TXT(art->sha256), I64(art->size), TXT(art->signed_sha256),
-		                   I64(art->signed_size), TXT(art->kind), TXT(art->arch)),
-		              "record artifact", err);
+		return write1(w, Q_ARTIFACT_PUT, ART_ARGS(art), "record artifact", err);
 	c = wr_pool_begin(w);
-	rc = one(c, Q_ARTIFACT_UPLOAD,
-	         ARGS(I64(art->job_id), I64(art->attempt), TXT(art->name), TXT(art->sha256),
-	              I64(art->size), TXT(art->signed_sha256), I64(art->signed_size),
-	              TXT(art->kind), TXT(art->arch)),
-	         &v_i64_map, NULL, &up, "record artifact", err);
+	rc =
+	    one(c, Q_ARTIFACT_UPLOAD, ART_ARGS(art), &v_i64_map, NULL, &up, "record artifact", err);
 	if (rc == KILN_ENOTFOUND)
 		rc = kiln_err_set(err, KILN_ENOTFOUND, "no job %lld", (long long)art->job_id);
 	*uploads = up.v;
