@@ -19,6 +19,7 @@
 struct worker_cli_opts {
 	const char *url, *token, *name, *root, *work_dir;
 	const char *memory, *log_max;
+	const char *build_child;
 	int slots, poll, pids, cpu;
 	bool no_sandbox, sandbox;
 	const char *arches[WLIST_MAX], *tags[WLIST_MAX], *roots[WLIST_MAX];
@@ -87,6 +88,9 @@ const struct cli_opt cli_worker_opts[] = {
      "in the sandbox: CPU a build, percent of one CPU (default the CPUs shared by the slots)"},
     {"log-max", 0, CLI_OPT_STRING, WOFF(log_max), NULL, "BYTES",
      "build log a job attempt; the rest is dropped and the job fails (default 64M)"},
+    {"build-child", 0, CLI_OPT_STRING, WOFF(build_child), NULL, "FILE",
+     "(the worker's own use) build the one job its request FILE names, as the worker's "
+     "build child"},
     CLI_OPT_END,
 };
 
@@ -112,6 +116,12 @@ int cli_cmd_worker(int argc, char **argv)
 		return cli_usage_error(cmd, "%s", err.msg);
 	if (nargs)
 		return cli_usage_error(cmd, "unexpected argument '%s'", argv[1]);
+	if (o.build_child) {
+		/* exec'd by the daemon for each build (worker/daemon_job.c child_start) */
+		if (api_global_init(&err) || sources_global_init(&err))
+			return cli_fail(&err);
+		return worker_build_child_main(o.build_child);
+	}
 	if (o.sandbox && o.no_sandbox)
 		return cli_usage_error(cmd, "--sandbox and --no-sandbox exclude each other");
 	if (o.slots < 0 || o.poll < 0 || o.pids < 0 || o.cpu < 0)

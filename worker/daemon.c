@@ -136,6 +136,8 @@ kiln_rc worker_lease_parse(const char *body, size_t len, struct kiln_arena *a,
 	rc = api_json_decode(body, len, lease_fields, 0, out, a, err);
 	if (rc)
 		return rc;
+	if (!(out->raw = kiln_arena_strndup(a, body, len)))
+		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
 	if (worker_job_vary(&out->job, &vary, err))
 		return KILN_EINVAL;
 	if (out->job.has_spec + out->job.has_srpm + out->job.has_git != 1)
@@ -551,12 +553,17 @@ static kiln_rc daemon_init(struct worker_daemon *d, const struct worker_daemon_o
 	return offers_load(d, o, err);
 }
 
-/* kiln's macro configuration (rpmrc, macro files), read once for every build to copy. */
-static kiln_rc macros_load(struct worker_daemon *d, struct kiln_err *err)
+/* kiln's macro configuration (rpmrc, macro files) read once at start, so a broken one
+ * stops the worker here instead of failing each build: every build child reads it again
+ * (worker_build_child_main). */
+static kiln_rc macros_check(struct kiln_err *err)
 {
 	struct macro_config cfg = {0};
+	struct macro_ctx *mc = NULL;
+	kiln_rc rc = macro_ctx_open_config(&cfg, false, &mc, err);
 
-	return macro_ctx_open_config(&cfg, false, &d->macros, err);
+	macro_ctx_free(mc);
+	return rc;
 }
 
 /* The sandbox unless refused; without the privileges for it, the host (as kiln build
@@ -617,7 +624,7 @@ kiln_rc worker_daemon_run(const struct worker_daemon_opts *o, volatile sig_atomi
 	api_reply_init(&r, KILN_MIB);
 	rc = daemon_init(&d, o, host, sizeof(host), err);
 	if (!rc)
-		rc = macros_load(&d, err);
+		rc = macros_check(err);
 	if (!rc)
 		rc = sandbox_pick(&d, err);
 	if (!rc)
@@ -645,7 +652,6 @@ kiln_rc worker_daemon_run(const struct worker_daemon_opts *o, volatile sig_atomi
 out:
 	api_client_free(c);
 	api_reply_release(&r);
-	macro_ctx_free(d.macros);
 	kiln_arena_release(&d.arena);
 	explicit_bzero(d.secret_header, sizeof(d.secret_header));
 	util_close(d.lock_fd);

@@ -3,9 +3,10 @@
  * through worker_build_prepare() (as `kiln build` assembles them), then the real build
  * pipeline, worker_build().
  *
- * It runs in a process of its own (forked per build), so a crash, a cancel or a timeout
- * takes down only this build: the daemon kills the child's process group, and with it the
- * sandbox (its init has PDEATHSIG).
+ * It runs in a process of its own (`kiln worker --build-child FILE`, exec'd per build:
+ * worker_build_child_main), so a crash, a cancel or a timeout takes down only this build:
+ * the daemon kills the child's process group, and with it the sandbox (its init has
+ * PDEATHSIG).
  */
 #include "util/util.h"
 
@@ -13,7 +14,7 @@
 
 #include "worker/daemon_int.h"
 
-/* The job's macros: the daemon's configuration (loaded once, at start) duplicated, then
+/* The job's macros: kiln's configuration (loaded by the child) duplicated, then
  * what the job asks for, through the same assembly as `kiln build`. */
 static kiln_rc job_setup(const struct worker_child_req *r, struct kiln_arena *a,
                          struct worker_build_setup *s, struct kiln_err *err)
@@ -171,4 +172,153 @@ int worker_daemon_build_child(const struct worker_child_req *r)
 	worker_root_close(&root);
 	kiln_arena_release(&a);
 	return rc ? 1 : 0;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* The request file: the daemon writes it, the child it execs reads it back */
+
+#define CHILD_REQ_MAX (2 * KILN_MIB) /* a lease reply is at most 1 MiB */
+
+struct child_file {
+	const char *lease, *topdir, *spec_path, *srpm_path, *sourcedir, *git_commit;
+	const char *cache_dir, *format, *result_path, *root, *root_config, *root_lock_in;
+	const char *root_lock_out;
+	bool sandbox;
+	int64_t vary;
+	struct worker_caps caps;
+};
+
+#define CF(n, t, req, f, min, max)                                                                 \
+	{                                                                                          \
+		n, t, req, offsetof(struct child_file, f), min, max, NULL, 0, 0                    \
+	}
+#define CP(n, f) CF(n, API_F_STR, false, f, 0, KILN_LIMIT_PATH)
+#define CC(n, f)                                                                                   \
+	{                                                                                          \
+		n, API_F_INT, true, offsetof(struct worker_caps, f), 0, INT64_MAX, NULL, 0, 0      \
+	}
+
+static const struct api_field caps_fields[] = {
+    CC("pids", pids), CC("memory", memory), CC("cpu", cpu), CC("log", log), API_FIELD_END,
+};
+
+static const struct api_field child_fields[] = {
+    CF("lease", API_F_RAW, true, lease, 0, KILN_MIB),
+    CP("topdir", topdir),
+    CP("spec_path", spec_path),
+    CP("srpm_path", srpm_path),
+    CP("sourcedir", sourcedir),
+    CF("git_commit", API_F_STR, false, git_commit, 0, 64),
+    CP("cache_dir", cache_dir),
+    CF("format", API_F_STR, false, format, 0, 8),
+    CF("result_path", API_F_STR, true, result_path, 0, KILN_LIMIT_PATH),
+    CF("root", API_F_STR, false, root, 0, KILN_LIMIT_PATH + 8),
+    CP("root_config", root_config),
+    CP("root_lock_in", root_lock_in),
+    CP("root_lock_out", root_lock_out),
+    CF("sandbox", API_F_BOOL, true, sandbox, 0, 0),
+    CF("vary", API_F_INT, true, vary, 0, WORKER_VARY_ALL),
+    {"caps", API_F_OBJ, true, offsetof(struct child_file, caps), 0, 0, caps_fields, 0, 0},
+    API_FIELD_END,
+};
+
+kiln_rc worker_child_req_write(const struct worker_child_req *r, const char *path,
+                               struct kiln_err *err)
+{
+	struct kiln_buf b = KILN_BUF_INIT(CHILD_REQ_MAX);
+	struct api_jw w;
+	kiln_rc rc;
+
+	api_jw_init(&w, &b);
+	api_jw_obj(&w);
+	api_jw_key(&w, "lease");
+	api_jw_raw(&w, r->lease_raw);
+	api_jw_kstr(&w, "topdir", r->topdir);
+	api_jw_kstr(&w, "spec_path", r->spec_path);
+	api_jw_kstr(&w, "srpm_path", r->srpm_path);
+	api_jw_kstr(&w, "sourcedir", r->sourcedir);
+	api_jw_kstr(&w, "git_commit", r->git_commit);
+	api_jw_kstr(&w, "cache_dir", r->cache_dir);
+	api_jw_kstr(&w, "format", r->format);
+	api_jw_kstr(&w, "result_path", r->result_path);
+	api_jw_kstr(&w, "root", r->root);
+	api_jw_kstr(&w, "root_config", r->root_config);
+	api_jw_kstr(&w, "root_lock_in", r->root_lock_in);
+	api_jw_kstr(&w, "root_lock_out", r->root_lock_out);
+	api_jw_kbool(&w, "sandbox", r->sandbox);
+	api_jw_kint(&w, "vary", r->vary);
+	api_jw_key(&w, "caps");
+	api_jw_obj(&w);
+	api_jw_kint(&w, "pids", r->caps->pids);
+	api_jw_kint(&w, "memory", r->caps->memory);
+	api_jw_kint(&w, "cpu", r->caps->cpu);
+	api_jw_kint(&w, "log", r->caps->log);
+	api_jw_end(&w);
+	api_jw_end(&w);
+	rc = kiln_buf_finish(&b, err);
+	if (!rc)
+		rc = util_write_atomic(path, b.ptr, b.len, 0600, err);
+	kiln_buf_release(&b);
+	return rc;
+}
+
+kiln_rc worker_child_req_read(const char *path, struct kiln_arena *a, struct worker_child_req *out,
+                              struct worker_lease *lease, struct worker_caps *caps,
+                              struct kiln_err *err)
+{
+	struct kiln_buf raw = KILN_BUF_INIT(CHILD_REQ_MAX);
+	struct child_file f = {0};
+	kiln_rc rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = util_read_file(path, CHILD_REQ_MAX, &raw, err);
+	if (!rc)
+		rc = api_json_decode(raw.ptr, raw.len, child_fields, 0, &f, a, err);
+	if (!rc)
+		rc = worker_lease_parse(f.lease, strlen(f.lease), a, lease, err);
+	if (rc) {
+		kiln_err_wrap(err, "%s", path);
+		goto out;
+	}
+	*caps = f.caps;
+	out->lease_raw = lease->raw;
+	out->job = &lease->job;
+	out->topdir = f.topdir, out->spec_path = f.spec_path, out->srpm_path = f.srpm_path;
+	out->sourcedir = f.sourcedir, out->git_commit = f.git_commit;
+	out->cache_dir = f.cache_dir, out->format = f.format, out->result_path = f.result_path;
+	out->sandbox = f.sandbox, out->root = f.root, out->root_config = f.root_config;
+	out->root_lock_in = f.root_lock_in, out->root_lock_out = f.root_lock_out;
+	out->vary = (unsigned)f.vary;
+	out->caps = caps;
+out:
+	kiln_buf_release(&raw);
+	return rc;
+}
+
+int worker_build_child_main(const char *request_path)
+{
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_LIMIT_ARENA);
+	struct kiln_err err = KILN_ERR_INIT;
+	struct macro_config cfg = {0};
+	struct macro_ctx *mc = NULL;
+	struct worker_child_req r;
+	struct worker_lease lease;
+	struct worker_caps caps;
+	char msg[KILN_ERR_MSG_MAX + KILN_ERR_INPUT_MAX + 16];
+	int status = 1;
+
+	/* the log is a pipe: say each line as it comes, as the daemon does */
+	setvbuf(stdout, NULL, _IONBF, 0);
+	if (worker_child_req_read(request_path, &a, &r, &lease, &caps, &err) ||
+	    macro_ctx_open_config(&cfg, false, &mc, &err)) {
+		fprintf(stderr, "kiln worker: build child: %s\n",
+		        kiln_err_format(&err, msg, sizeof(msg)));
+		goto out;
+	}
+	r.macros = mc;
+	status = worker_daemon_build_child(&r);
+out:
+	macro_ctx_free(mc);
+	kiln_arena_release(&a);
+	return status;
 }

@@ -29,9 +29,6 @@ struct worker_daemon {
 	/* "X-Kiln-Worker-Secret: ..." (API_WORKER_SECRET_HEADER): this worker's own
 	 * credential, sent on every call (credential_load() in daemon.c) */
 	char secret_header[96];
-	/* kiln's macro configuration, loaded once at start; each build child duplicates it
-	 * (macro_ctx_dup) instead of reading the macro files again. Owned. */
-	struct macro_ctx *macros;
 	/* The root configurations offered (o->root_configs): name and the file it is read
 	 * from, in the daemon's arena. */
 	struct worker_offer {
@@ -82,6 +79,7 @@ struct worker_lease {
 	/* [batches] "/batches/N/repo" on the scheduler: the job's root resolves against it
 	 * too (preferred), NULL for a job of no batch */
 	const char *batch_repo;
+	const char *raw; /* the reply as received (NUL-terminated): the build child parses it */
 };
 
 /* Decode a lease reply (lenient: unknown fields are ignored). */
@@ -102,6 +100,7 @@ void worker_daemon_recover(struct worker_daemon *d, struct api_client *c);
 
 /* What the build child is asked to do. Strings borrowed. */
 struct worker_child_req {
+	const char *lease_raw; /* the lease as granted (worker_lease.raw): job is parsed from it */
 	const struct worker_job_req *job;
 	const char *topdir;    /* %{_topdir}: SPECS/, SOURCES/ prepared */
 	const char *spec_path; /* NULL for an SRPM job */
@@ -111,7 +110,7 @@ struct worker_child_req {
 	const char *cache_dir;   /* the source cache for URL sources */
 	const char *format;      /* "4", "6" or NULL for kiln's default */
 	const char *result_path; /* worker_build_result_json() goes here */
-	const struct macro_ctx *macros; /* the daemon's configuration, duplicated per build */
+	const struct macro_ctx *macros; /* kiln's macro configuration, duplicated per build */
 	bool sandbox;
 	const char *root;
 	const char *root_config;        /* the job's root configuration (a file), NULL for none */
@@ -125,8 +124,19 @@ struct worker_child_req {
 KILN_MUST_CHECK kiln_rc worker_job_vary(const struct worker_job_req *j, unsigned *out,
                                         struct kiln_err *err);
 
-/* In the forked child: configure macros, run worker_build(), write the result; returns
- * the exit status for _exit (0 when the build succeeded). Output goes to fds 1 and 2. */
+/* In the build child: configure macros, run worker_build(), write the result; returns
+ * the exit status (0 when the build succeeded). Output goes to fds 1 and 2. */
 int worker_daemon_build_child(const struct worker_child_req *r);
+
+/* The request file the daemon writes for the build child it execs (`kiln worker
+ * --build-child FILE`, worker_build_child_main): every field of r but macros and job
+ * (the child loads kiln's macro configuration itself and parses job from lease_raw). */
+KILN_MUST_CHECK kiln_rc worker_child_req_write(const struct worker_child_req *r, const char *path,
+                                               struct kiln_err *err);
+/* Read one back: *out's strings and job in a; macros left NULL. */
+KILN_MUST_CHECK kiln_rc worker_child_req_read(const char *path, struct kiln_arena *a,
+                                              struct worker_child_req *out,
+                                              struct worker_lease *lease, struct worker_caps *caps,
+                                              struct kiln_err *err);
 
 #endif

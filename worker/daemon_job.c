@@ -1,6 +1,6 @@
 /*
  * daemon_job.c - one lease, from the scheduler's grant to its completion: download the
- * spec, sources or SRPM (each checked against its sha256), fork the build child, stream
+ * spec, sources or SRPM (each checked against its sha256), start the build child, stream
  * its output to a local log and from there to the scheduler by offset, heartbeat, stop on
  * cancel, timeout or a lost lease, upload every package and complete.
  *
@@ -34,6 +34,7 @@
 #define LEASE_FILE "lease.json"
 #define COMPLETION_FILE "completion.json"
 #define RESULT_FILE "result.json"
+#define CHILD_FILE "child.json" /* the build child's request */
 
 enum job_end {
 	END_NONE,
@@ -305,22 +306,61 @@ static kiln_rc inputs_fetch(struct jobrun *j, struct kiln_err *err)
 /* ---------------------------------------------------------------------------------------- */
 /* The build child */
 
+/* The environment the build child gets: the daemon's without its scheduler token (the
+ * child talks to nobody but its sources' servers). In a, NULL-terminated. */
+static char **child_env(struct kiln_arena *a)
+{
+	size_t n = 0, i, k = 0;
+	char **env;
+
+	while (environ[n])
+		n++;
+	if (!(env = kiln_arena_alloc(a, (n + 1) * sizeof(*env))))
+		return NULL;
+	for (i = 0; i < n; i++)
+		if (strncmp(environ[i], "KILN_TOKEN=", 11))
+			env[k++] = environ[i];
+	env[k] = NULL;
+	return env;
+}
+
+/* Start the build child: the request file written, then fork and exec kiln itself
+ * (`kiln worker --build-child FILE`, worker_build_child_main). The slots are threads, so
+ * between fork and exec the child calls only async-signal-safe functions: a forked copy
+ * of a threaded process may hold a lock another thread held at the fork (seen: OpenSSL's
+ * method store, when the child fetched a digest). */
 static pid_t child_start(struct jobrun *j, const struct worker_child_req *req, int *out_fd,
                          struct kiln_err *err)
 {
-	pid_t parent = getpid(), pid;
+	static const char exe[] = "/proc/self/exe";
+	static const char no_exec[] = "kiln worker: cannot run /proc/self/exe for the build\n";
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
+	char path[KILN_LIMIT_PATH + 32];
+	char *argv[] = {(char *)"kiln", (char *)"worker", (char *)"--build-child", path, NULL};
+	pid_t parent = getpid(), pid = -1;
+	char **env;
 	int p[2];
 
+	if (!pathf(path, sizeof(path), "%s/" CHILD_FILE, j->dir)) {
+		kiln_err_set(err, KILN_ELIMIT, "%s: path too long", j->dir);
+		goto out;
+	}
+	if (worker_child_req_write(req, path, err))
+		goto out;
+	if (!(env = child_env(&a))) {
+		kiln_err_set(err, KILN_ENOMEM, "out of memory");
+		goto out;
+	}
 	if (pipe2(p, O_CLOEXEC) < 0) {
 		kiln_err_sys(err, KILN_EIO, "pipe");
-		return -1;
+		goto out;
 	}
 	pid = fork();
 	if (pid < 0) {
 		kiln_err_sys(err, KILN_EIO, "fork");
 		close(p[0]);
 		close(p[1]);
-		return -1;
+		goto out;
 	}
 	if (pid == 0) {
 		/* The child leads its own process group (the daemon kills the group) and dies
@@ -332,11 +372,14 @@ static pid_t child_start(struct jobrun *j, const struct worker_child_req *req, i
 			_exit(127);
 		(void)close_range(3, ~0U, 0);
 		signal(SIGPIPE, SIG_DFL);
-		_exit(worker_daemon_build_child(req));
+		execve(exe, argv, env);
+		(void)!write(STDERR_FILENO, no_exec, sizeof(no_exec) - 1);
+		_exit(127);
 	}
-	(void)j;
 	close(p[1]);
 	*out_fd = p[0];
+out:
+	kiln_arena_release(&a);
 	return pid;
 }
 
@@ -669,6 +712,7 @@ static int build_once(struct jobrun *j, const char *format, const char *result_p
 	int fd = -1, status;
 	pid_t pid;
 
+	req.lease_raw = j->l->raw;
 	req.job = &j->l->job;
 	req.topdir = j->top;
 	req.format = format;
@@ -676,7 +720,6 @@ static int build_once(struct jobrun *j, const char *format, const char *result_p
 	req.sandbox = j->d->sandbox;
 	req.root = j->d->o->root;
 	req.cache_dir = j->cache;
-	req.macros = j->d->macros;
 	req.vary = j->vary;
 	if (j->l->job.root) {
 		size_t i;

@@ -661,4 +661,11 @@ struct worker_daemon_opts {
 KILN_MUST_CHECK kiln_rc worker_daemon_run(const struct worker_daemon_opts *o,
                                           volatile sig_atomic_t *stop, struct kiln_err *err);
 
+/* `kiln worker --build-child FILE`: the daemon's build child, in a process of its own. The
+ * daemon's slots are threads, and a child forked from a threaded process may hold a copy
+ * of a lock another thread held at the fork (OpenSSL's, libcurl's, malloc's), so the
+ * daemon forks only to exec this: FILE names the job, its directories and caps
+ * (worker_child_req_write). Returns the exit status (0 when the build succeeded). */
+int worker_build_child_main(const char *request_path);
+
 #endif

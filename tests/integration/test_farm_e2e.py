@@ -184,6 +184,43 @@ def test_twenty_jobs_on_two_workers(farm, tmp_path):
     assert 'kiln_jobs{state="succeeded"} 20' in m and "kiln_packages_signed_total" in m
 
 
+# Walks up from the build script to the worker's build child: a process of its own, exec'd
+# (`kiln worker --build-child FILE`), whose environment lacks the worker's token.
+ANCESTRY = r"""p=$$; child=none
+while [ "$p" -gt 1 ]; do
+  if tr '\0' ' ' < /proc/$p/cmdline | grep -q -- ' --build-child '; then
+    child=$p; break
+  fi
+  p=$(awk '/^PPid:/ {print $2}' /proc/$p/status)
+done
+echo "build-child: $child"
+[ "$child" != none ]
+echo "token in its environment: $(tr '\0' '\n' < /proc/$child/environ | grep -c '^KILN_TOKEN=')"
+parent=$(awk '/^PPid:/ {print $2}' /proc/$child/status)
+echo "its parent is the worker: $(tr '\0' ' ' < /proc/$parent/cmdline | grep -c ' worker --scheduler ')"
+"""
+
+
+def test_the_build_child_is_a_process_of_its_own_without_the_token(kiln_bin, tmp_path):
+    """The worker's slots are threads; a build child forked from them without exec could
+    inherit a lock another thread held (it once hung in OpenSSL): it execs kiln."""
+    s = Scheduler(kiln_bin, tmp_path / "data", *FAST).start()
+    w = None
+    try:
+        w = Worker(kiln_bin, s, "w1", tmp_path / "w1", "--no-sandbox", "--slots", "2",
+                   env={"KILN_TOKEN": "not-for-builds"})
+        jid = submit(s, spec("9.0", ANCESTRY))
+        j = s.wait_state(jid, ("succeeded", "failed"))
+        log = s.call("GET", f"/api/v1/jobs/{jid}/attempts/1/log").body.decode()
+        assert j["state"] == "succeeded", log
+        assert "token in its environment: 0" in log, log
+        assert "its parent is the worker: 1" in log, log
+    finally:
+        if w:
+            w.stop()
+        s.stop()
+
+
 def test_build_failure_is_not_retried(farm):
     s, add = farm
     add("w1")
