@@ -60,6 +60,12 @@ struct complete_body {
 	const char *root_lock; /* the lock a root job built on (rootpin.c) */
 	struct api_objlist outputs;
 	bool draining;
+	/* "next": the worker's slot takes its next job in the reply (a lease asked as by
+	 * POST /leases, never waited for) */
+	struct next_ask {
+		struct api_strlist arches, tags;
+	} next;
+	bool has_next;
 };
 
 static const struct api_field output_fields[] = {
@@ -73,6 +79,12 @@ static const struct api_field output_fields[] = {
 		n, t, r, offsetof(struct complete_body, f), mn, mx, NULL, 0, 0                     \
 	}
 
+static const struct api_field next_fields[] = {
+    {"arches", API_F_STRLIST, true, offsetof(struct next_ask, arches), 0, 16, NULL, 0, 0},
+    {"tags", API_F_STRLIST, false, offsetof(struct next_ask, tags), 0, 32, NULL, 0, 0},
+    API_FIELD_END,
+};
+
 static const struct api_field complete_fields[] = {
     CF("generation", API_F_INT, true, generation, 1, INT64_MAX),
     CF("status", API_F_STR, true, status, 0, 16),
@@ -82,6 +94,8 @@ static const struct api_field complete_fields[] = {
     CF("root_lock", API_F_STR, false, root_lock, 0, ROOTS_LOCK_MAX_BYTES),
     {"outputs", API_F_OBJLIST, false, offsetof(struct complete_body, outputs), 0, 4096,
      output_fields, sizeof(struct complete_output), 0},
+    {"next", API_F_OBJ, false, offsetof(struct complete_body, next), 0, 0, next_fields, 0,
+     offsetof(struct complete_body, has_next)},
     API_FIELD_END,
 };
 
@@ -386,35 +400,42 @@ static kiln_rc new_lease_id(char out[33], struct kiln_err *err)
 	return KILN_OK;
 }
 
-static void lease_json(struct scheduler *s, const struct scheduler_job *j, struct api_resp *resp)
+/* The lease object of granted job j (a lease reply, or a completion's "next_lease"). */
+static void lease_obj_write(struct scheduler *s, const struct scheduler_job *j, struct api_jw *w)
 {
 	int64_t hb = s->cfg->lease_ttl_ms / 3;
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
 	const char *batch_repo;
-	struct api_jw w;
 
-	api_jw_init(&w, &resp->body);
-	api_jw_obj(&w);
-	api_jw_kstr(&w, "lease_id", j->lease_id);
-	api_jw_kint(&w, "generation", j->generation);
-	api_jw_kint(&w, "ttl_ms", s->cfg->lease_ttl_ms);
-	api_jw_kint(&w, "heartbeat_ms", hb < HEARTBEAT_MAX_MS ? hb : HEARTBEAT_MAX_MS);
-	api_jw_kint(&w, "job_id", j->id);
-	api_jw_kint(&w, "attempt", j->attempts);
-	api_jw_kstr(&w, "spec_name", j->spec_name);
-	api_jw_kstr(&w, "content_key", j->content_key);
-	api_jw_key(&w, "job");
-	api_jw_raw(&w, j->request);
+	api_jw_obj(w);
+	api_jw_kstr(w, "lease_id", j->lease_id);
+	api_jw_kint(w, "generation", j->generation);
+	api_jw_kint(w, "ttl_ms", s->cfg->lease_ttl_ms);
+	api_jw_kint(w, "heartbeat_ms", hb < HEARTBEAT_MAX_MS ? hb : HEARTBEAT_MAX_MS);
+	api_jw_kint(w, "job_id", j->id);
+	api_jw_kint(w, "attempt", j->attempts);
+	api_jw_kstr(w, "spec_name", j->spec_name);
+	api_jw_kstr(w, "content_key", j->content_key);
+	api_jw_key(w, "job");
+	api_jw_raw(w, j->request);
 	/* [batches] the batch repository its root resolves against too (a rerun: its
 	 * original's, where the packages its pinned lock names are) */
 	batch_repo = j->batch_member
 	                 ? scheduler_batch_repo_of(s, j->rerun_of ? j->rerun_of : j->id, &a)
 	                 : NULL;
 	if (batch_repo)
-		api_jw_kstr(&w, "batch_repo", batch_repo);
-	api_jw_end(&w);
-	scheduler_reply_json(resp, 200);
+		api_jw_kstr(w, "batch_repo", batch_repo);
+	api_jw_end(w);
 	kiln_arena_release(&a);
+}
+
+static void lease_json(struct scheduler *s, const struct scheduler_job *j, struct api_resp *resp)
+{
+	struct api_jw w;
+
+	api_jw_init(&w, &resp->body);
+	lease_obj_write(s, j, &w);
+	scheduler_reply_json(resp, 200);
 }
 
 struct lease_wait {
@@ -434,43 +455,58 @@ static void lease_record(struct scheduler *s, const struct scheduler_job *j)
 	scheduler_webhook_job_state(s, j);
 }
 
+/* A grant for worker (checked: the caller's) of arches and tags, kept and recorded:
+ * KILN_ENOTFOUND when nothing is there for it now. */
+static kiln_rc lease_try(struct scheduler *s, struct api_req *req, const char *worker,
+                         const struct api_strlist *arches, const struct api_strlist *tags,
+                         struct scheduler_job *j, struct kiln_err *err)
+{
+	struct scheduler_lease_query q = {0};
+	struct scheduler_worker_info wi = {0};
+	char *lid = kiln_arena_alloc(api_req_arena(req), 33);
+	kiln_rc rc;
+
+	q.now_ms = util_clock_wall_ms();
+	rc = lid ? KILN_OK : kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	if (!rc)
+		rc = joined(api_req_arena(req), "arches", arches, &q.arches, err);
+	if (!rc)
+		rc = joined(api_req_arena(req), "tags", tags, &q.tags, err);
+	if (!rc)
+		rc = new_lease_id(lid, err);
+	if (rc)
+		return rc;
+	wi.name = worker;
+	wi.last_seen_ms = q.now_ms;
+	if (worker_seen_due(s, &wi))
+		(void)s->store->ops->worker_seen(s->store, &wi, false, NULL);
+	q.worker = worker;
+	q.ttl_ms = s->cfg->lease_ttl_ms;
+	q.lease_id = lid;
+	rc = scheduler_lease_grant_kept(s->store, s->cands, &q, api_req_arena(req), j, err);
+	if (!rc) {
+		scheduler_leases_keep(s->leases, j, true);
+		lease_record(s, j);
+	}
+	return rc;
+}
+
 void scheduler_h_lease(void *ctx, struct api_req *req, struct api_resp *resp)
 {
 	struct scheduler *s = ctx;
 	struct kiln_err err = KILN_ERR_INIT;
 	struct lease_wait *lw = api_req_slot_get(req);
-	struct scheduler_lease_query q = {0};
-	struct scheduler_worker_info wi = {0};
 	struct worker_body b = {0};
 	struct scheduler_job j = {0};
-	char lid[33];
+	int64_t now = util_clock_wall_ms();
 	kiln_rc rc;
 
-	q.now_ms = util_clock_wall_ms();
 	rc = decode(req, lease_fields, &b, &err);
 	if (!rc)
 		rc = worker_check(s, req, b.name, &err);
 	if (!rc)
-		rc = joined(api_req_arena(req), "arches", &b.arches, &q.arches, &err);
-	if (!rc)
-		rc = joined(api_req_arena(req), "tags", &b.tags, &q.tags, &err);
-	if (!rc)
-		rc = new_lease_id(lid, &err);
-	if (rc) {
-		api_resp_from_err(resp, &err);
-		return;
-	}
-	wi.name = b.name;
-	wi.last_seen_ms = q.now_ms;
-	if (worker_seen_due(s, &wi))
-		(void)s->store->ops->worker_seen(s->store, &wi, false, NULL);
-	q.worker = b.name;
-	q.ttl_ms = s->cfg->lease_ttl_ms;
-	q.lease_id = lid;
-	rc = scheduler_lease_grant_kept(s->store, s->cands, &q, api_req_arena(req), &j, &err);
+		rc = lease_try(s, req, b.name, &b.arches, &b.tags, &j, &err);
 	if (!rc) {
-		scheduler_leases_keep(s->leases, &j, true);
-		lease_record(s, &j);
 		lease_json(s, &j, resp);
 		return;
 	}
@@ -482,14 +518,12 @@ void scheduler_h_lease(void *ctx, struct api_req *req, struct api_resp *resp)
 		lw = kiln_arena_alloc(api_req_arena(req), sizeof(*lw));
 		if (lw)
 			lw->deadline =
-			    q.now_ms +
-			    (b.wait < s->cfg->poll_max_ms ? b.wait : s->cfg->poll_max_ms);
+			    now + (b.wait < s->cfg->poll_max_ms ? b.wait : s->cfg->poll_max_ms);
 		api_req_slot_set(req, lw, NULL);
 	}
-	if (lw && q.now_ms < lw->deadline) {
+	if (lw && now < lw->deadline) {
 		/* Also wake at the next backoff expiry: the reaper tick resumes us. */
-		resp->wait_until_ms =
-		    lw->deadline < q.now_ms + 1000 ? lw->deadline : q.now_ms + 1000;
+		resp->wait_until_ms = lw->deadline < now + 1000 ? lw->deadline : now + 1000;
 		return;
 	}
 	resp->status = 204;
@@ -784,8 +818,10 @@ static kiln_rc outcome_parse(const struct complete_body *b, struct scheduler_fin
 }
 
 /* The reply to a completion: the job as its end left it (e), or read again when the hooks
- * that followed may have written its row (an original's reproducibility verdict). */
-static void complete_reply(struct scheduler *s, const struct scheduler_job *e, struct api_req *req,
+ * that followed may have written its row (an original's reproducibility verdict); with
+ * "next_lease" when the worker's next job was granted with it (next). */
+static void complete_reply(struct scheduler *s, const struct scheduler_job *e,
+                           const struct scheduler_job *next, struct api_req *req,
                            struct api_resp *resp)
 {
 	struct kiln_err err = KILN_ERR_INIT;
@@ -801,8 +837,34 @@ static void complete_reply(struct scheduler *s, const struct scheduler_job *e, s
 		scheduler_hist_add(s, &s->build_hist,
 		                   (double)(j.finished_ms - j.started_ms) / 1000);
 	api_jw_init(&w, &resp->body);
-	scheduler_job_json(&w, &j);
+	api_jw_obj(&w);
+	scheduler_job_json_fields(&w, &j);
+	if (next) {
+		api_jw_key(&w, "next_lease");
+		lease_obj_write(s, next, &w);
+	}
+	api_jw_end(&w);
 	scheduler_reply_json(resp, 200);
+}
+
+/* The worker's next job, asked with its completion: granted as POST /leases would, never
+ * waited for. The completion is done whatever happens here, so a failed grant is only
+ * logged (the worker asks again by a lease call). */
+static bool complete_next(struct scheduler *s, struct api_req *req, const char *worker,
+                          const struct next_ask *ask, struct scheduler_job *next)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	kiln_rc rc = lease_try(s, req, worker, &ask->arches, &ask->tags, next, &err);
+
+	if (!rc) {
+		pthread_mutex_lock(&s->stats_lock);
+		s->lease_grants_next++;
+		pthread_mutex_unlock(&s->stats_lock);
+	}
+	if (rc && rc != KILN_ENOTFOUND)
+		kiln_log(KILN_LOG_WARN, "worker %s: no next lease with its completion: %s", worker,
+		         err.msg);
+	return rc == KILN_OK;
 }
 
 /* How often a completion decides again when the end found uploads it did not decide on. */
@@ -871,7 +933,7 @@ void scheduler_h_complete(void *ctx, struct api_req *req, struct api_resp *resp)
 	struct kiln_err err = KILN_ERR_INIT;
 	struct scheduler_finish f = {0};
 	struct complete_body b = {0};
-	struct scheduler_job j = {0}, ended = {0};
+	struct scheduler_job j = {0}, ended = {0}, next = {0};
 	struct scheduler_artifact *arts = NULL;
 	enum scheduler_outcome asked;
 	const char *asked_class;
@@ -921,5 +983,7 @@ void scheduler_h_complete(void *ctx, struct api_req *req, struct api_resp *resp)
 	                                 .narts = narts,
 	                                 .arts_known = ended.attempts == j.attempts &&
 	                                               f.outcome == SCHED_OUT_SUCCEEDED});
-	complete_reply(s, &ended, req, resp);
+	complete_reply(s, &ended,
+	               b.has_next && complete_next(s, req, j.worker, &b.next, &next) ? &next : NULL,
+	               req, resp);
 }

@@ -79,6 +79,9 @@ kiln_rc scheduler_metrics_text(struct scheduler *s, struct kiln_buf *o, struct k
 	hist(o, "kiln_job_wait_seconds", "Time from submission to lease.", &s->wait_hist);
 	hist(o, "kiln_job_build_seconds", "Time from the first lease to success.", &s->build_hist);
 	counter(o, "kiln_lease_grants_total", "Leases granted.", "", s->lease_grants);
+	counter(o, "kiln_lease_grants_next_total",
+	        "Leases granted in the reply to the worker's completion of its last.", "",
+	        s->lease_grants_next);
 	counter(o, "kiln_lease_candidate_reads_total",
 	        "Reads of the queued jobs grants pick from (kept between grants until a job is "
 	        "queued).",

@@ -994,6 +994,7 @@ struct scheduler {
 	pthread_mutex_t log_lock;           /* appends to log files */
 	pthread_mutex_t stats_lock;
 	int64_t lease_grants, lease_expiries, retries_lost, retries_infra, signed_packages;
+	int64_t lease_grants_next; /* of lease_grants: in a completion's reply ("next") */
 	/* The workers' caches (http_workers.c), in slots by util_hash_str of the name, under
 	 * workers_lock (off stats_lock, which every grant's counters take). seen: when each
 	 * worker's last_seen was last written from here; a lease or heartbeat within a second

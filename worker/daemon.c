@@ -327,13 +327,16 @@ static kiln_rc slot_client(struct worker_daemon *d, struct api_client **c, struc
 	return api_client_new(&cc, c, err);
 }
 
-static void slot_lease(struct worker_daemon *d, struct api_client *c, struct api_reply *r)
+/* One lease (body, len: the reply that granted it); *next as worker_daemon_job leaves it. */
+static void slot_job(struct worker_daemon *d, struct api_client *c, const char *body, size_t len,
+                     struct kiln_buf *next)
 {
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_LIMIT_ARENA);
 	struct kiln_err err = KILN_ERR_INIT;
 	struct worker_lease l;
 
-	if (worker_lease_parse(r->body.ptr, r->body.len, &a, &l, &err)) {
+	kiln_buf_reset(next);
+	if (worker_lease_parse(body, len, &a, &l, &err)) {
 		kiln_log_err(KILN_LOG_ERROR, &err);
 		goto out;
 	}
@@ -342,11 +345,28 @@ static void slot_lease(struct worker_daemon *d, struct api_client *c, struct api
 	         l.job.has_spec  ? l.job.spec.name
 	         : l.job.has_git ? l.job.git.url
 	                         : l.job.srpm.name);
-	worker_daemon_job(d, c, &l);
+	worker_daemon_job(d, c, &l, next);
 	kiln_log(KILN_LOG_INFO, "job %lld attempt %lld: done", (long long)l.job_id,
 	         (long long)l.attempt);
 out:
 	kiln_arena_release(&a);
+}
+
+/* The lease in r, then each next one its completion's reply granted. */
+static void slot_lease(struct worker_daemon *d, struct api_client *c, struct api_reply *r)
+{
+	struct kiln_buf next = KILN_BUF_INIT(KILN_MIB + 1), cur = KILN_BUF_INIT(KILN_MIB + 1);
+
+	slot_job(d, c, r->body.ptr, r->body.len, &next);
+	while (next.len && !next.err) {
+		kiln_buf_reset(&cur);
+		kiln_buf_add(&cur, next.ptr, next.len);
+		if (kiln_buf_finish(&cur, NULL))
+			break;
+		slot_job(d, c, cur.ptr, cur.len, &next);
+	}
+	kiln_buf_release(&next);
+	kiln_buf_release(&cur);
 }
 
 static void *slot_main(void *p)

@@ -88,8 +88,11 @@ KILN_MUST_CHECK kiln_rc worker_lease_parse(const char *body, size_t len, struct 
 
 /* Carry one lease through: inputs, build, log, heartbeats, uploads, completion. Never
  * fails the slot: every problem becomes the job's outcome (or, when the lease was lost,
- * nothing). c is the slot's client. */
-void worker_daemon_job(struct worker_daemon *d, struct api_client *c, const struct worker_lease *l);
+ * nothing). c is the slot's client. The completion asks for the slot's next job: the
+ * lease its reply granted is left in *next (a lease reply's JSON), empty when none; next
+ * NULL asks for none. */
+void worker_daemon_job(struct worker_daemon *d, struct api_client *c, const struct worker_lease *l,
+                       struct kiln_buf *next);
 
 /* At start, before taking work: every job directory an earlier run of this worker left
  * (killed between a build's end and its completion, or during a build) is reported while

@@ -60,6 +60,9 @@ struct jobrun {
 	unsigned vary; /* a rerun's variations (enum worker_vary) */
 	struct worker_caps caps;
 	enum job_end end;
+	/* where the next lease a completion's reply granted goes (worker_daemon_job); NULL:
+	 * ask for none (a completion sent after a restart) */
+	struct kiln_buf *next;
 };
 
 /* A root job's lock in its job directory: the pinned one fetched, or the one the build
@@ -591,6 +594,47 @@ static void wait_beating(struct jobrun *j, int64_t ms)
 	}
 }
 
+/* body as sent: the saved completion, and "next" (the worker's arches and tags) when the
+ * slot takes its next job from the reply (not while the daemon stops). */
+static const char *body_sent(struct jobrun *j, const struct kiln_buf *body, struct kiln_buf *out,
+                             size_t *len)
+{
+	*len = body->len;
+	if (!j->next || *j->d->stop || !body->len || body->ptr[body->len - 1] != '}')
+		return body->ptr;
+	kiln_buf_reset(out);
+	kiln_buf_add(out, body->ptr, body->len - 1);
+	kiln_buf_addf(out, "%s\"next\":{\"arches\":%s,\"tags\":%s}}", body->len > 2 ? "," : "",
+	              j->d->arches, j->d->tags);
+	if (kiln_buf_finish(out, NULL))
+		return body->ptr;
+	*len = out->len;
+	return out->ptr;
+}
+
+/* The next lease in a completion's reply (j->r), into j->next. */
+static void next_take(struct jobrun *j)
+{
+	static const struct api_field fields[] = {
+	    {"next_lease", API_F_RAW, false, 0, 0, KILN_MIB, NULL, 0, 0},
+	    API_FIELD_END,
+	};
+	struct kiln_arena a = KILN_ARENA_INIT(2 * KILN_MIB);
+	struct kiln_err err = KILN_ERR_INIT;
+	const char *lease = NULL;
+
+	if (!j->next)
+		return;
+	kiln_buf_reset(j->next);
+	if (api_json_decode(j->r.body.ptr, j->r.body.len, fields, 0, &lease, &a, &err))
+		kiln_log_err(KILN_LOG_WARN, &err); /* its lease expires and is granted again */
+	else if (lease)
+		kiln_buf_addstr(j->next, lease);
+	if (kiln_buf_finish(j->next, &err))
+		kiln_buf_reset(j->next);
+	kiln_arena_release(&a);
+}
+
 /* Send the log, upload outs (from *next on) and send body, retrying with backoff while the
  * scheduler cannot be reached. True when the scheduler took the completion or said the
  * lease is gone. */
@@ -598,8 +642,11 @@ static bool send_all(struct jobrun *j, const struct kiln_buf *body, const struct
                      size_t *next, struct kiln_err *err)
 {
 	const struct out_file *o = outs ? outs->v : NULL;
+	struct kiln_buf with_next = KILN_BUF_INIT(KILN_LIMIT_HTTP_BODY);
+	const char *sent;
 	char path[128];
 	int64_t delay = 500;
+	size_t len;
 	kiln_rc rc;
 
 	snprintf(path, sizeof(path), "/api/v1/leases/%s/complete", j->l->lease_id);
@@ -609,19 +656,23 @@ static bool send_all(struct jobrun *j, const struct kiln_buf *body, const struct
 		rc = KILN_OK;
 		while (!rc && outs && *next < outs->n && !(rc = upload(j, &o[*next], err)))
 			(*next)++;
+		sent = body_sent(j, body, &with_next, &len);
 		if (!rc)
-			rc = lease_call(j, "POST", "complete", path, body->ptr, body->len, NULL,
-			                NULL, err);
-		if (!rc)
+			rc = lease_call(j, "POST", "complete", path, sent, len, NULL, NULL, err);
+		if (!rc) {
+			next_take(j);
+			kiln_buf_release(&with_next);
 			return true;
+		}
 		if (!net_error(err) || *j->d->stop >= 3)
-			return j->end == END_LOST;
+			break;
 		kiln_log(KILN_LOG_WARN, "job %lld: %s (retrying in %lld ms)",
 		         (long long)j->l->job_id, err->msg, (long long)delay);
 		wait_beating(j, delay);
 		delay = delay < 30000 ? delay * 2 : 30000;
 	}
-	return true;
+	kiln_buf_release(&with_next);
+	return j->end == END_LOST || !err->code;
 }
 
 /* Send a saved completion body (after uploading outs); an upload the scheduler refuses
@@ -877,17 +928,20 @@ static kiln_rc run_prepare(struct jobrun *j, struct kiln_err *err)
 	return lease_save(j, err);
 }
 
-void worker_daemon_job(struct worker_daemon *d, struct api_client *c, const struct worker_lease *l)
+void worker_daemon_job(struct worker_daemon *d, struct api_client *c, const struct worker_lease *l,
+                       struct kiln_buf *next)
 {
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_LIMIT_ARENA);
 	struct kiln_err err = KILN_ERR_INIT;
-	struct jobrun j = {.d = d, .c = c, .l = l, .log_fd = -1};
+	struct jobrun j = {.d = d, .c = c, .l = l, .log_fd = -1, .next = next};
 	char result[KILN_LIMIT_PATH + 32];
 	const char *fmt;
 	int status = 0;
 	bool done = true;
 
 	api_reply_init(&j.r, REPLY_MAX);
+	if (next)
+		kiln_buf_reset(next);
 	worker_caps_for_job(&d->caps, &l->job.limits, &j.caps);
 	j.next_beat = util_clock_mono_ns() / 1000000 + l->heartbeat_ms;
 	j.deadline = l->job.timeout ? util_clock_mono_ns() / 1000000 + l->job.timeout * 1000 : 0;

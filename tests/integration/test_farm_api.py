@@ -309,6 +309,43 @@ def test_lease_protocol_and_signing(sched, rpm_file, tmp_path):
     assert b"kiln_lease_grants_total 1" in m and b"kiln_packages_signed_total 1" in m
 
 
+def test_a_completion_hands_the_worker_its_next_lease(sched):
+    """A worker that asks with its completion ("next") gets its next job in the reply, as
+    POST /leases would grant it: one round trip a job instead of two."""
+    jids = [submit(sched).json()["id"] for _ in range(2)]
+    noarch = submit(sched, {"spec": SPEC + "BuildArch: noarch\n", "spec_name": "t.spec",
+                            "arch": "ppc64le"}).json()["id"]
+    w = Worker(sched, "w1", sched.token("worker"))
+    lease = w.lease()
+    assert lease["job_id"] == jids[0]
+    r = w.complete(lease, "failed", next={"arches": w.arches, "tags": w.tags})
+    assert r.status == 200 and r.json()["state"] == "failed", r.body
+    nxt = r.json()["next_lease"]
+    assert nxt["job_id"] == jids[1] and nxt["attempt"] == 1 and nxt["generation"] == 1
+    assert nxt["job"]["spec"]["sha256"] and nxt["ttl_ms"] > 0 and nxt["heartbeat_ms"] > 0
+    assert sched.job(jids[1])["state"] == "leased" and sched.job(jids[1])["worker"] == "w1"
+    # the lease is like any other: heartbeats, completes
+    assert w.beat(nxt).json()["cancel"] is False
+    # nothing left for these arches: no next lease, the completion stands
+    r = w.complete(nxt, "failed", next={"arches": w.arches, "tags": w.tags})
+    assert r.status == 200 and r.json()["state"] == "failed" and "next_lease" not in r.json()
+    assert sched.job(noarch)["state"] == "queued"
+    # without "next" nothing is granted
+    w2 = Worker(sched, "w2", sched.token("worker"), arches=("ppc64le",))
+    lease = w2.lease()
+    assert lease["job_id"] == noarch
+    r = w2.complete(lease, "failed")
+    assert r.status == 200 and "next_lease" not in r.json()
+    # "next" is checked as a lease request is
+    jid = submit(sched).json()["id"]
+    lease = w.lease()
+    assert lease["job_id"] == jid
+    r = w.complete(lease, "failed", next={"tags": []})
+    assert r.status == 400 and "next.arches" in r.json()["error"]["message"], r.body
+    m = sched.call("GET", "/metrics", token="").body
+    assert b"kiln_lease_grants_total 4" in m and b"kiln_lease_grants_next_total 1" in m, m
+
+
 def test_grants_share_one_read_of_the_queue(sched):
     """The scheduler keeps the queued jobs it read between grants: three grants of three
     jobs queued before read the store once; a job queued after them is read again."""

@@ -182,6 +182,9 @@ def test_twenty_jobs_on_two_workers(farm, tmp_path):
     assert "kiln worker w" in log and "%build" in log or "build" in log
     m = s.call("GET", "/metrics", token="").body.decode()
     assert 'kiln_jobs{state="succeeded"} 20' in m and "kiln_packages_signed_total" in m
+    # the workers took jobs in their completions' replies too, not only by lease calls
+    nxt = int(m.split("\nkiln_lease_grants_next_total ")[1].split()[0])
+    assert 0 < nxt < 20, m
 
 
 # Walks up from the build script to the worker's build child: a process of its own, exec'd

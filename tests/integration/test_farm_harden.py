@@ -581,9 +581,13 @@ def test_openapi_document_is_valid_and_describes_the_answers(kiln_bin, tmp_path,
         see("put", "/api/v1/leases/{lease}/artifacts/{name}",
             f"/api/v1/leases/{lid}/artifacts/{rpm_file.name}?generation={gen}&sha256={sha}"
             "&kind=binary&arch=noarch", raw=data, token=wt, headers=w.hdr())
-        see("post", "/api/v1/leases/{lease}/complete", f"/api/v1/leases/{lid}/complete",
-            {"generation": gen, "status": "succeeded",
-             "outputs": [{"name": rpm_file.name, "sha256": sha}]}, token=wt, headers=w.hdr())
+        # the next job comes in the completion's answer (next_lease)
+        s.call("POST", "/api/v1/jobs", {"spec": SPEC, "spec_name": "t.spec"})
+        done = see("post", "/api/v1/leases/{lease}/complete", f"/api/v1/leases/{lid}/complete",
+                   {"generation": gen, "status": "succeeded",
+                    "outputs": [{"name": rpm_file.name, "sha256": sha}],
+                    "next": {"arches": ["noarch", "x86_64"]}}, token=wt, headers=w.hdr())
+        assert done.json()["next_lease"]["job_id"] == jid + 1, done.body
         see("get", "/api/v1/jobs/{id}", f"/api/v1/jobs/{jid}")
         see("get", "/api/v1/jobs/{id}/artifacts", f"/api/v1/jobs/{jid}/artifacts")
         see("post", "/api/v1/jobs/{id}/cancel", f"/api/v1/jobs/{jid}/cancel")
