@@ -26,6 +26,9 @@ struct worker_daemon {
 	int64_t poll_ms;
 	struct worker_caps caps; /* the worker's own, defaults filled in */
 	int lock_fd;             /* holds the work directory's lock */
+	/* the scheduler refused a completion's "next" (one older than it): not asked again
+	 * (read and set atomically: the slots share it) */
+	int next_refused;
 	/* "X-Kiln-Worker-Secret: ..." (API_WORKER_SECRET_HEADER): this worker's own
 	 * credential, sent on every call (credential_load() in daemon.c) */
 	char secret_header[96];

@@ -600,7 +600,8 @@ static const char *body_sent(struct jobrun *j, const struct kiln_buf *body, stru
                              size_t *len)
 {
 	*len = body->len;
-	if (!j->next || *j->d->stop || !body->len || body->ptr[body->len - 1] != '}')
+	if (!j->next || *j->d->stop || !body->len || body->ptr[body->len - 1] != '}' ||
+	    __atomic_load_n(&j->d->next_refused, __ATOMIC_RELAXED))
 		return body->ptr;
 	kiln_buf_reset(out);
 	kiln_buf_add(out, body->ptr, body->len - 1);
@@ -663,6 +664,15 @@ static bool send_all(struct jobrun *j, const struct kiln_buf *body, const struct
 			next_take(j);
 			kiln_buf_release(&with_next);
 			return true;
+		}
+		if (rc == KILN_EINVAL && sent != body->ptr && j->r.body.ptr &&
+		    strstr(j->r.body.ptr, "field 'next': unknown field")) {
+			/* a scheduler older than "next": the same completion without it */
+			__atomic_store_n(&j->d->next_refused, 1, __ATOMIC_RELAXED);
+			kiln_log(KILN_LOG_INFO,
+			         "the scheduler does not hand out the next job with a "
+			         "completion: leasing by lease calls only");
+			continue;
 		}
 		if (!net_error(err) || *j->d->stop >= 3)
 			break;

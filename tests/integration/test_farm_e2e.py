@@ -224,6 +224,88 @@ def test_the_build_child_is_a_process_of_its_own_without_the_token(kiln_bin, tmp
         s.stop()
 
 
+class OlderScheduler:
+    """A scheduler from before "next" (its strict decoding refuses the field), played by a
+    proxy in front of the real one: completions that ask for the next job get the 400 the
+    older scheduler answered; every other call is passed through."""
+
+    REFUSAL = json.dumps({"error": {"code": "invalid",
+                                    "message": "field 'next': unknown field"}}).encode()
+
+    def __init__(self, url):
+        import http.server
+        import threading
+        import urllib.error
+        import urllib.request
+
+        target = url
+        self.refused = 0
+        proxy = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def relay(self):
+                n = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(n) if n else None
+                if self.path.endswith("/complete") and body and b'"next"' in body:
+                    proxy.refused += 1
+                    return self.answer(400, "application/json", self.REFUSAL_BODY)
+                hdr = {k: v for k, v in self.headers.items()
+                       if k.lower() not in ("host", "content-length", "connection")}
+                req = urllib.request.Request(target + self.path, data=body, headers=hdr,
+                                             method=self.command)
+                try:
+                    with urllib.request.urlopen(req, timeout=60) as r:
+                        return self.answer(r.status, r.headers.get("Content-Type"), r.read())
+                except urllib.error.HTTPError as e:
+                    return self.answer(e.code, e.headers.get("Content-Type"), e.read())
+
+            def answer(self, status, ctype, data):
+                self.send_response(status)
+                if ctype:
+                    self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                if data and status not in (204, 304):
+                    self.wfile.write(data)
+
+            do_GET = do_POST = do_PUT = do_DELETE = relay
+
+        Handler.REFUSAL_BODY = self.REFUSAL
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_a_worker_falls_back_to_lease_calls_with_an_older_scheduler(kiln_bin, tmp_path):
+    s = Scheduler(kiln_bin, tmp_path / "data", *FAST).start()
+    old = OlderScheduler(s.url)
+    w = None
+    try:
+        ids = [submit(s, spec(f"8.{i}")) for i in range(3)]
+        s.url, real = old.url, s.url
+        w = Worker(kiln_bin, s, "w1", tmp_path / "w1", "--no-sandbox")
+        s.url = real
+        for jid in ids:
+            j = s.wait_state(jid, ("succeeded", "failed"), timeout=120)
+            assert j["state"] == "succeeded", j
+        # refused once, then never asked again; every job by a lease call
+        assert old.refused == 1
+        m = s.call("GET", "/metrics", token="").body.decode()
+        assert "\nkiln_lease_grants_next_total 0\n" in m, m
+    finally:
+        if w:
+            w.stop()
+        old.close()
+        s.stop()
+
+
 def test_build_failure_is_not_retried(farm):
     s, add = farm
     add("w1")
