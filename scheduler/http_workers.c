@@ -744,25 +744,33 @@ void scheduler_h_artifact_put(void *ctx, struct api_req *req, struct api_resp *r
 	kiln_buf_addstr(&resp->body, "{}\n");
 }
 
-/* The artifacts of the attempt of lease lid (*j, read from the store unless *kept) and
- * the job's uploads they make: as the uploads here kept them (lease_kept.c) when
- * *from_kept comes in true and they are known (it stays true); else read, with the job
- * read again when *j was kept (its uploads are the grant's). Strings in a. */
+/* Where a completion's job and artifacts come from: as the grant and the uploads here kept
+ * them (lease_kept.c), or the store. A decision on kept ones that fails is made again on
+ * what the store holds. */
+enum complete_facts {
+	FACTS_KEPT,     /* the job kept; the artifacts kept too where known */
+	FACTS_JOB_KEPT, /* the job kept; the artifacts (and the job with them) to read */
+	FACTS_READ,     /* both read from the store */
+};
+
+/* The artifacts of the attempt of lease lid (*j, as *facts says) and the job's uploads
+ * they make: as the uploads here kept them when *facts is FACTS_KEPT and they are known
+ * (it stays so); else read, with the job read again when it was kept (its uploads are the
+ * grant's), and *facts becomes FACTS_READ. Strings in a. */
 static kiln_rc attempt_artifacts(struct scheduler *s, const char *lid, struct scheduler_job *j,
-                                 bool *kept, bool *from_kept, struct kiln_arena *a,
+                                 enum complete_facts *facts, struct kiln_arena *a,
                                  struct scheduler_artifact **arts, size_t *n, int64_t *uploads,
                                  struct kiln_err *err)
 {
 	int64_t now = util_clock_wall_ms();
 	kiln_rc rc = KILN_OK;
 
-	if (*from_kept &&
+	if (*facts == FACTS_KEPT &&
 	    scheduler_leases_artifacts(s->leases, lid, j->generation, now, a, arts, n, uploads))
 		return KILN_OK;
-	*from_kept = false;
-	if (*kept)
+	if (*facts != FACTS_READ)
 		rc = s->store->ops->lease_touch(s->store, lid, j->generation, now, 0, a, j, err);
-	*kept = false;
+	*facts = FACTS_READ;
 	if (!rc)
 		rc = s->store->ops->artifacts_list(s->store, j->id, j->attempts, a, arts, n, err);
 	*uploads = j->uploads;
@@ -879,26 +887,32 @@ static kiln_rc complete_decide(struct scheduler *s, struct api_req *req, const c
                                size_t *narts, char *msg, size_t msg_size, struct kiln_err *err)
 {
 	struct kiln_err serr = KILN_ERR_INIT;
-	bool kept = false, from_kept = !tries;
+	enum complete_facts facts;
+	bool kept = false;
 	kiln_rc rc;
 
 	*arts = NULL;
 	*narts = 0;
 	rc = lease_job(s, lid, b->generation, req, j, &kept, err);
+	/* a decision made again (tries) reads the artifacts: the end found uploads it did not
+	 * know */
+	facts = !kept ? FACTS_READ : tries ? FACTS_JOB_KEPT : FACTS_KEPT;
 	if (!rc)
 		rc = worker_check(s, req, j->worker, err);
-	if (!rc && f->outcome == SCHED_OUT_SUCCEEDED)
-		rc = attempt_artifacts(s, lid, j, &kept, &from_kept, api_req_arena(req), arts,
-		                       narts, &f->uploads, err);
-	if (!rc && f->outcome == SCHED_OUT_SUCCEEDED)
-		rc = outputs_check(b, *arts, *narts, err);
-	if (rc == KILN_EINVAL && from_kept) { /* uploaded to another scheduler? read them all */
-		kiln_err_clear(err);
-		from_kept = false;
-		rc = attempt_artifacts(s, lid, j, &kept, &from_kept, api_req_arena(req), arts,
-		                       narts, &f->uploads, err);
+	if (!rc && f->outcome == SCHED_OUT_SUCCEEDED) {
+		rc = attempt_artifacts(s, lid, j, &facts, api_req_arena(req), arts, narts,
+		                       &f->uploads, err);
 		if (!rc)
 			rc = outputs_check(b, *arts, *narts, err);
+		if (rc == KILN_EINVAL && facts == FACTS_KEPT) {
+			/* an output uploaded to another scheduler? read them all */
+			kiln_err_clear(err);
+			facts = FACTS_JOB_KEPT;
+			rc = attempt_artifacts(s, lid, j, &facts, api_req_arena(req), arts, narts,
+			                       &f->uploads, err);
+			if (!rc)
+				rc = outputs_check(b, *arts, *narts, err);
+		}
 	}
 	/* the commit the worker built goes into the manifest before the job ends, so its
 	 * provenance, reruns and retries see it */
