@@ -111,6 +111,27 @@ static void kept_arts_drop(struct kept_slot *sl)
 	sl->arts_known = false;
 }
 
+/* The slot empty: no job kept. Under m->lock. */
+static void kept_job_drop(struct kept_slot *sl)
+{
+	kiln_arena_release(&sl->arena);
+	memset(&sl->job, 0, sizeof(sl->job));
+}
+
+/* Does sl keep lease lid at generation? Under m->lock. */
+static bool kept_is(const struct kept_slot *sl, const char *lid, int64_t generation)
+{
+	return !strcmp(sl->job.lease_id, lid) && sl->job.generation == generation;
+}
+
+/* ... and is its job still running, its lease not about to expire at now_ms? */
+static bool kept_running(const struct kept_slot *sl, const char *lid, int64_t generation,
+                         int64_t now_ms)
+{
+	return kept_is(sl, lid, generation) && scheduler_state_active(sl->job.state) &&
+	       sl->job.lease_expires_ms > now_ms + KEPT_MARGIN_MS;
+}
+
 void scheduler_leases_keep(struct scheduler_leases *m, const struct scheduler_job *j, bool granted)
 {
 	struct kept_slot *sl;
@@ -120,11 +141,10 @@ void scheduler_leases_keep(struct scheduler_leases *m, const struct scheduler_jo
 		return;
 	sl = kept_slot_of(m, j->lease_id);
 	pthread_mutex_lock(&m->lock);
-	same = !strcmp(sl->job.lease_id, j->lease_id) && sl->job.generation == j->generation;
+	same = kept_is(sl, j->lease_id, j->generation);
 	kiln_arena_release(&sl->arena);
 	if (!job_strings_copy(&sl->job, j, &sl->arena)) {
-		kiln_arena_release(&sl->arena);
-		memset(&sl->job, 0, sizeof(sl->job));
+		kept_job_drop(sl);
 		same = granted = false;
 	}
 	if (granted) { /* a new attempt: nothing uploaded yet */
@@ -177,7 +197,7 @@ void scheduler_leases_artifact_add(struct scheduler_leases *m, const char *lid, 
 		return;
 	sl = kept_slot_of(m, lid);
 	pthread_mutex_lock(&m->lock);
-	if (!strcmp(sl->job.lease_id, lid) && sl->job.generation == generation && sl->arts_known) {
+	if (kept_is(sl, lid, generation) && sl->arts_known) {
 		/* more than this one since the last: another scheduler took an upload */
 		if (uploads != sl->uploads + 1 || !kept_art_put(sl, art))
 			kept_arts_drop(sl);
@@ -207,9 +227,7 @@ bool scheduler_leases_artifacts(struct scheduler_leases *m, const char *lid, int
 		return false;
 	sl = kept_slot_of(m, lid);
 	pthread_mutex_lock(&m->lock);
-	found = !strcmp(sl->job.lease_id, lid) && sl->job.generation == generation &&
-	        sl->arts_known && scheduler_state_active(sl->job.state) &&
-	        sl->job.lease_expires_ms > now_ms + KEPT_MARGIN_MS;
+	found = kept_running(sl, lid, generation, now_ms) && sl->arts_known;
 	if (found && sl->narts) {
 		v = kiln_arena_alloc(a, sl->narts * sizeof(*v));
 		found = v != NULL;
@@ -241,8 +259,7 @@ void scheduler_leases_forget(struct scheduler_leases *m, const char *lid)
 	sl = kept_slot_of(m, lid);
 	pthread_mutex_lock(&m->lock);
 	if (!strcmp(sl->job.lease_id, lid)) {
-		kiln_arena_release(&sl->arena);
-		memset(&sl->job, 0, sizeof(sl->job));
+		kept_job_drop(sl);
 		kept_arts_drop(sl);
 	}
 	pthread_mutex_unlock(&m->lock);
@@ -258,10 +275,7 @@ bool scheduler_leases_find(struct scheduler_leases *m, const char *lid, int64_t 
 		return false;
 	sl = kept_slot_of(m, lid);
 	pthread_mutex_lock(&m->lock);
-	found = !strcmp(sl->job.lease_id, lid) && sl->job.generation == generation &&
-	        scheduler_state_active(sl->job.state) &&
-	        sl->job.lease_expires_ms > now_ms + KEPT_MARGIN_MS &&
-	        job_strings_copy(out, &sl->job, a);
+	found = kept_running(sl, lid, generation, now_ms) && job_strings_copy(out, &sl->job, a);
 	pthread_mutex_unlock(&m->lock);
 	return found;
 }

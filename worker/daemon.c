@@ -355,18 +355,16 @@ out:
 /* The lease in r, then each next one its completion's reply granted. */
 static void slot_lease(struct worker_daemon *d, struct api_client *c, struct api_reply *r)
 {
-	struct kiln_buf next = KILN_BUF_INIT(KILN_MIB + 1), cur = KILN_BUF_INIT(KILN_MIB + 1);
+	struct kiln_buf bufs[2] = {KILN_BUF_INIT(KILN_MIB + 1), KILN_BUF_INIT(KILN_MIB + 1)};
+	struct kiln_buf *next = &bufs[0], *cur = &bufs[1], *t;
 
-	slot_job(d, c, r->body.ptr, r->body.len, &next);
-	while (next.len && !next.err) {
-		kiln_buf_reset(&cur);
-		kiln_buf_add(&cur, next.ptr, next.len);
-		if (kiln_buf_finish(&cur, NULL))
-			break;
-		slot_job(d, c, cur.ptr, cur.len, &next);
+	slot_job(d, c, r->body.ptr, r->body.len, next);
+	while (next->len && !next->err) {
+		t = cur, cur = next, next = t;
+		slot_job(d, c, cur->ptr, cur->len, next);
 	}
-	kiln_buf_release(&next);
-	kiln_buf_release(&cur);
+	kiln_buf_release(&bufs[0]);
+	kiln_buf_release(&bufs[1]);
 }
 
 static void *slot_main(void *p)

@@ -307,9 +307,14 @@ STORE_TEST(store_generation_guards_every_lease_call)
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
 	struct kiln_err err = KILN_ERR_INIT;
 	struct scheduler_job j, *exp = NULL, ended = {0};
-	struct scheduler_finish f = {
-	    SCHED_OUT_LOST, "infra", "lost", 5000,  100, NULL, scheduler_lease_decide,
-	    NULL,           &ended,  &a,     false, 0,   NULL};
+	struct scheduler_finish f = {.outcome = SCHED_OUT_LOST,
+	                             .failure_class = "infra",
+	                             .message = "lost",
+	                             .now_ms = 5000,
+	                             .backoff_ms = 100,
+	                             .decide = scheduler_lease_decide,
+	                             .ended = &ended,
+	                             .ended_arena = &a};
 	struct scheduler_attempt *att = NULL;
 	size_t n = 0;
 	int64_t id = insert(st, "", "", 0, NULL);
@@ -399,9 +404,16 @@ STORE_TEST(store_finish_decides_on_the_job_as_it_is)
 	struct kiln_err err = KILN_ERR_INIT;
 	struct scheduler_job j, known, ended = {0};
 	bool requeued = true;
-	struct scheduler_finish f = {
-	    SCHED_OUT_INFRA, "infra", "disk", 2300,  100, &requeued, scheduler_lease_decide,
-	    &known,          &ended,  &a,     false, 0,   NULL};
+	struct scheduler_finish f = {.outcome = SCHED_OUT_INFRA,
+	                             .failure_class = "infra",
+	                             .message = "disk",
+	                             .now_ms = 2300,
+	                             .backoff_ms = 100,
+	                             .requeued = &requeued,
+	                             .decide = scheduler_lease_decide,
+	                             .known = &known,
+	                             .ended = &ended,
+	                             .ended_arena = &a};
 	int64_t id = insert(st, "", "", 0, NULL);
 
 	assert_ok(grant(st, "w1", ",x,", ",", 2000, L1, &a, &j), NULL);
@@ -439,19 +451,13 @@ STORE_TEST(store_uploads_guard_a_completions_end)
 	struct kiln_err err = KILN_ERR_INIT;
 	struct scheduler_job j, ended = {0};
 	bool changed = false;
-	struct scheduler_finish f = {SCHED_OUT_SUCCEEDED,
-	                             "",
-	                             "",
-	                             2300,
-	                             0,
-	                             NULL,
-	                             scheduler_lease_decide,
-	                             NULL,
-	                             &ended,
-	                             &a,
-	                             false,
-	                             0,
-	                             NULL};
+	struct scheduler_finish f = {.outcome = SCHED_OUT_SUCCEEDED,
+	                             .failure_class = "",
+	                             .message = "",
+	                             .now_ms = 2300,
+	                             .decide = scheduler_lease_decide,
+	                             .ended = &ended,
+	                             .ended_arena = &a};
 	struct scheduler_artifact art = {
 	    .attempt = 1, .name = "b.rpm", .kind = "binary", .arch = ""};
 	int64_t id = insert(st, "", "", 0, NULL), up = -1;
@@ -673,19 +679,11 @@ STORE_TEST(store_repro_undone_after_a_stop)
 	struct scheduler_store *st = open_store("undone.db");
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
 	struct kiln_err err = KILN_ERR_INIT;
-	struct scheduler_finish f = {SCHED_OUT_SUCCEEDED,
-	                             "",
-	                             "",
-	                             3000,
-	                             0,
-	                             NULL,
-	                             scheduler_lease_decide,
-	                             NULL,
-	                             NULL,
-	                             NULL,
-	                             false,
-	                             0,
-	                             NULL};
+	struct scheduler_finish f = {.outcome = SCHED_OUT_SUCCEEDED,
+	                             .failure_class = "",
+	                             .message = "",
+	                             .now_ms = 3000,
+	                             .decide = scheduler_lease_decide};
 	struct scheduler_job j = {0}, got;
 	int64_t id = 0, rr = 0, *v = NULL;
 	size_t n = 0;
@@ -855,19 +853,11 @@ STORE_TEST(store_every_write_invalidates_cached_job_bodies)
 	struct scheduler_artifact art = {
 	    .job_id = 1, .attempt = 1, .name = "a.rpm", .kind = "binary"};
 	struct scheduler_worker_info w = {.name = "w1", .arches = ",x,", .tags = ","};
-	struct scheduler_finish f = {SCHED_OUT_SUCCEEDED,
-	                             "",
-	                             "",
-	                             10,
-	                             0,
-	                             NULL,
-	                             scheduler_lease_decide,
-	                             NULL,
-	                             NULL,
-	                             NULL,
-	                             false,
-	                             0,
-	                             NULL};
+	struct scheduler_finish f = {.outcome = SCHED_OUT_SUCCEEDED,
+	                             .failure_class = "",
+	                             .message = "",
+	                             .now_ms = 10,
+	                             .decide = scheduler_lease_decide};
 	struct scheduler_job j;
 	const char *dstate, *msg;
 	int64_t tid;
@@ -1629,19 +1619,12 @@ static void *end_all(void *arg)
 	size_t i;
 
 	for (i = 0; i < END_JOBS; i++) {
-		struct scheduler_finish f = {e->outcome,
-		                             e->outcome == SCHED_OUT_LOST ? "infra" : "",
-		                             "",
-		                             5000,
-		                             0,
-		                             NULL,
-		                             scheduler_lease_decide,
-		                             NULL,
-		                             NULL,
-		                             NULL,
-		                             false,
-		                             0,
-		                             NULL};
+		struct scheduler_finish f = {.outcome = e->outcome,
+		                             .failure_class =
+		                                 e->outcome == SCHED_OUT_LOST ? "infra" : "",
+		                             .message = "",
+		                             .now_ms = 5000,
+		                             .decide = scheduler_lease_decide};
 
 		kiln_err_clear(&err);
 		if (!e->st->ops->lease_finish(e->st, e->lids[i], 1, &f, &err))
@@ -1703,19 +1686,11 @@ KILN_TEST(store_migrate_copies_sqlite_into_postgresql)
 	struct kiln_err err = KILN_ERR_INIT;
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
 	struct scheduler_store *st = NULL;
-	struct scheduler_finish f = {SCHED_OUT_SUCCEEDED,
-	                             "",
-	                             "",
-	                             5000,
-	                             0,
-	                             NULL,
-	                             scheduler_lease_decide,
-	                             NULL,
-	                             NULL,
-	                             NULL,
-	                             false,
-	                             0,
-	                             NULL};
+	struct scheduler_finish f = {.outcome = SCHED_OUT_SUCCEEDED,
+	                             .failure_class = "",
+	                             .message = "",
+	                             .now_ms = 5000,
+	                             .decide = scheduler_lease_decide};
 	struct scheduler_attempt *att = NULL;
 	struct scheduler_job j;
 	char dir[512], path[600], url[512];
