@@ -455,6 +455,43 @@ static void lease_record(struct scheduler *s, const struct scheduler_job *j)
 	scheduler_webhook_job_state(s, j);
 }
 
+/* The query of a grant for worker (checked: the caller's) of arches and tags, under a new
+ * lease id (strings in the request's arena); the worker's sighting recorded when due. */
+static kiln_rc lease_query(struct scheduler *s, struct api_req *req, const char *worker,
+                           const struct api_strlist *arches, const struct api_strlist *tags,
+                           struct scheduler_lease_query *q, struct kiln_err *err)
+{
+	struct scheduler_worker_info wi = {0};
+	char *lid = kiln_arena_alloc(api_req_arena(req), 33);
+	kiln_rc rc;
+
+	q->now_ms = util_clock_wall_ms();
+	rc = lid ? KILN_OK : kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	if (!rc)
+		rc = joined(api_req_arena(req), "arches", arches, &q->arches, err);
+	if (!rc)
+		rc = joined(api_req_arena(req), "tags", tags, &q->tags, err);
+	if (!rc)
+		rc = new_lease_id(lid, err);
+	if (rc)
+		return rc;
+	wi.name = worker;
+	wi.last_seen_ms = q->now_ms;
+	if (worker_seen_due(s, &wi))
+		(void)s->store->ops->worker_seen(s->store, &wi, false, NULL);
+	q->worker = worker;
+	q->ttl_ms = s->cfg->lease_ttl_ms;
+	q->lease_id = lid;
+	return KILN_OK;
+}
+
+/* Job j was granted: kept for its lease's calls and recorded. */
+static void lease_granted(struct scheduler *s, const struct scheduler_job *j)
+{
+	scheduler_leases_keep(s->leases, j, true);
+	lease_record(s, j);
+}
+
 /* A grant for worker (checked: the caller's) of arches and tags, kept and recorded:
  * KILN_ENOTFOUND when nothing is there for it now. */
 static kiln_rc lease_try(struct scheduler *s, struct api_req *req, const char *worker,
@@ -462,32 +499,13 @@ static kiln_rc lease_try(struct scheduler *s, struct api_req *req, const char *w
                          struct scheduler_job *j, struct kiln_err *err)
 {
 	struct scheduler_lease_query q = {0};
-	struct scheduler_worker_info wi = {0};
-	char *lid = kiln_arena_alloc(api_req_arena(req), 33);
 	kiln_rc rc;
 
-	q.now_ms = util_clock_wall_ms();
-	rc = lid ? KILN_OK : kiln_err_set(err, KILN_ENOMEM, "out of memory");
+	rc = lease_query(s, req, worker, arches, tags, &q, err);
 	if (!rc)
-		rc = joined(api_req_arena(req), "arches", arches, &q.arches, err);
+		rc = scheduler_lease_grant_kept(s->store, s->cands, &q, api_req_arena(req), j, err);
 	if (!rc)
-		rc = joined(api_req_arena(req), "tags", tags, &q.tags, err);
-	if (!rc)
-		rc = new_lease_id(lid, err);
-	if (rc)
-		return rc;
-	wi.name = worker;
-	wi.last_seen_ms = q.now_ms;
-	if (worker_seen_due(s, &wi))
-		(void)s->store->ops->worker_seen(s->store, &wi, false, NULL);
-	q.worker = worker;
-	q.ttl_ms = s->cfg->lease_ttl_ms;
-	q.lease_id = lid;
-	rc = scheduler_lease_grant_kept(s->store, s->cands, &q, api_req_arena(req), j, err);
-	if (!rc) {
-		scheduler_leases_keep(s->leases, j, true);
-		lease_record(s, j);
-	}
+		lease_granted(s, j);
 	return rc;
 }
 
@@ -855,18 +873,42 @@ static void complete_reply(struct scheduler *s, const struct scheduler_job *e,
 	scheduler_reply_json(resp, 200);
 }
 
-/* The worker's next job, asked with its completion: granted as POST /leases would, never
- * waited for. The completion is done whatever happens here, so a failed grant is only
- * logged (the worker asks again by a lease call). */
-static bool complete_next(struct scheduler *s, struct api_req *req, const char *worker,
-                          const struct next_ask *ask, struct scheduler_job *next)
+/* The worker's next job, asked with its completion (ask): its picks made from the kept
+ * candidates so that the end takes it in the same write (t, its query in q, the job in
+ * next); false when they are not (the grant then follows the end, complete_next). */
+static bool next_picks(struct scheduler *s, struct api_req *req, const char *worker,
+                       const struct next_ask *ask, struct scheduler_lease_query *q,
+                       struct scheduler_take *t, struct scheduler_job *next)
 {
 	struct kiln_err err = KILN_ERR_INIT;
-	kiln_rc rc = lease_try(s, req, worker, &ask->arches, &ask->tags, next, &err);
 
+	*t = (struct scheduler_take){.q = q, .a = api_req_arena(req), .out = next};
+	if (lease_query(s, req, worker, &ask->arches, &ask->tags, q, &err) ||
+	    scheduler_lease_picks(s->store, s->cands, t, &err))
+		return false;
+	return true;
+}
+
+/* The worker's next job, asked with its completion: taken with the end (t, when it was
+ * tried and took one), else granted as POST /leases would, never waited for. The
+ * completion is done whatever happens here, so a failed grant is only logged (the worker
+ * asks again by a lease call). */
+static bool complete_next(struct scheduler *s, struct api_req *req, const char *worker,
+                          const struct next_ask *ask, const struct scheduler_take *t,
+                          struct scheduler_job *next)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	bool with_end = t && t->tried && t->rc == KILN_OK;
+	kiln_rc rc = KILN_OK;
+
+	if (with_end)
+		lease_granted(s, next);
+	else
+		rc = lease_try(s, req, worker, &ask->arches, &ask->tags, next, &err);
 	if (!rc) {
 		pthread_mutex_lock(&s->stats_lock);
 		s->lease_grants_next++;
+		s->lease_grants_with_end += with_end;
 		pthread_mutex_unlock(&s->stats_lock);
 	}
 	if (rc && rc != KILN_ENOTFOUND)
@@ -948,6 +990,9 @@ void scheduler_h_complete(void *ctx, struct api_req *req, struct api_resp *resp)
 	struct scheduler_finish f = {0};
 	struct complete_body b = {0};
 	struct scheduler_job j = {0}, ended = {0}, next = {0};
+	struct scheduler_lease_query nq = {0};
+	struct scheduler_take take;
+	bool picked = false;
 	struct scheduler_artifact *arts = NULL;
 	enum scheduler_outcome asked;
 	const char *asked_class;
@@ -979,6 +1024,10 @@ void scheduler_h_complete(void *ctx, struct api_req *req, struct api_resp *resp)
 		changed = false;
 		rc = complete_decide(s, req, lid, &b, tries, &f, &j, &arts, &narts, msg,
 		                     sizeof(msg), &err);
+		/* the next job's picks, once: the end takes it in the same write */
+		if (!rc && b.has_next && !tries)
+			picked = next_picks(s, req, j.worker, &b.next, &nq, &take, &next);
+		f.take = picked ? &take : NULL;
 		if (!rc)
 			rc = scheduler_lease_end(s, lid, b.generation, &f, &err);
 		if (!rc || !changed || tries + 1 == COMPLETE_TRIES)
@@ -986,6 +1035,8 @@ void scheduler_h_complete(void *ctx, struct api_req *req, struct api_resp *resp)
 		kiln_err_clear(&err); /* uploaded meanwhile: decide again on them all */
 		rc = KILN_OK;
 	}
+	if (picked)
+		scheduler_lease_picks_done(s->cands, &take);
 	if (rc) {
 		api_resp_from_err(resp, &err);
 		return;
@@ -997,7 +1048,10 @@ void scheduler_h_complete(void *ctx, struct api_req *req, struct api_resp *resp)
 	                                 .narts = narts,
 	                                 .arts_known = ended.attempts == j.attempts &&
 	                                               f.outcome == SCHED_OUT_SUCCEEDED});
-	complete_reply(s, &ended,
-	               b.has_next && complete_next(s, req, j.worker, &b.next, &next) ? &next : NULL,
-	               req, resp);
+	complete_reply(
+	    s, &ended,
+	    b.has_next && complete_next(s, req, j.worker, &b.next, picked ? &take : NULL, &next)
+	        ? &next
+	        : NULL,
+	    req, resp);
 }

@@ -12,7 +12,7 @@
 #define TRANSITION_TRIES 4
 /* How many picks, in order, one take tries: grants racing for the head of the queue pass
  * to the next pick inside the store instead of coming back for another try. */
-#define TAKE_PICKS 8
+#define TAKE_PICKS SCHED_TAKE_PICKS
 
 /* Anti-affinity: may q's worker take the rerun c of its own build (no other could)? */
 static kiln_rc rerun_here(struct scheduler_store *st, const struct scheduler_lease_query *q,
@@ -223,6 +223,65 @@ static void cands_after_take(struct scheduler_cands *c, struct cands_slot *sl, u
 	}
 }
 
+/* Pick i of slot sl and the picks that would follow were it gone, up to TAKE_PICKS, taken
+ * out of sl (ids 0) so that grants at once pick others: their places in idx, their ids in
+ * ids; how many. Under the cands' lock. */
+static size_t picks_take_out(struct cands_slot *sl, const struct scheduler_lease_query *q, size_t i,
+                             size_t *idx, int64_t *ids)
+{
+	size_t k, avoided;
+
+	for (k = 0; k < TAKE_PICKS && i < sl->n; k++) {
+		idx[k] = i;
+		ids[k] = sl->v[i].id;
+		sl->v[i].id = 0;
+		i = scheduler_lease_pick(sl->v, sl->n, q, NULL, 0, &avoided);
+	}
+	return k;
+}
+
+kiln_rc scheduler_lease_picks(struct scheduler_store *st, struct scheduler_cands *c,
+                              struct scheduler_take *t, struct kiln_err *err)
+{
+	struct cands_slot *sl = NULL;
+	size_t i = 0, avoided = 0;
+	bool fresh;
+	kiln_rc rc;
+
+	t->n = 0;
+	t->slot = NULL;
+	t->tried = false;
+	if (!c)
+		return KILN_ENOTFOUND;
+	pthread_mutex_lock(&c->lock);
+	rc = cands_slot_get(c, st, t->q, false, &sl, &fresh, err);
+	if (!rc)
+		i = scheduler_lease_pick(sl->v, sl->n, t->q, NULL, 0, &avoided);
+	/* as scheduler_lease_grant_kept: caps and a rerun kept from its worker read afresh,
+	 * and kept candidates used up may hide new ones; those grants come after the end */
+	if (!rc && (i == sl->n || scheduler_candidates_capped(sl->v, sl->n)))
+		rc = KILN_ENOTFOUND;
+	if (!rc) {
+		t->n = picks_take_out(sl, t->q, i, t->idx, t->ids);
+		t->slot = sl;
+		t->epoch = sl->epoch;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+void scheduler_lease_picks_done(struct scheduler_cands *c, struct scheduler_take *t)
+{
+	if (!c || !t->slot)
+		return;
+	pthread_mutex_lock(&c->lock);
+	/* not tried: nothing taken, every pick goes back */
+	cands_after_take(c, t->slot, t->epoch, t->idx, t->ids, t->n,
+	                 t->tried ? t->rc : KILN_ENOTFOUND, t->out);
+	pthread_mutex_unlock(&c->lock);
+	t->slot = NULL;
+}
+
 kiln_rc scheduler_lease_grant_kept(struct scheduler_store *st, struct scheduler_cands *c,
                                    const struct scheduler_lease_query *q, struct kiln_arena *a,
                                    struct scheduler_job *out, struct kiln_err *err)
@@ -264,12 +323,7 @@ kiln_rc scheduler_lease_grant_kept(struct scheduler_store *st, struct scheduler_
 			force = true; /* what was kept is used up: is there more? */
 			continue;
 		}
-		for (k = 0; k < TAKE_PICKS && i < sl->n; k++) {
-			idx[k] = i;
-			ids[k] = sl->v[i].id;
-			sl->v[i].id = 0;
-			i = scheduler_lease_pick(sl->v, sl->n, q, NULL, 0, &avoided);
-		}
+		k = picks_take_out(sl, q, i, idx, ids);
 		epoch = sl->epoch;
 		pthread_mutex_unlock(&c->lock);
 		rc = st->ops->lease_take(st, ids, k, q, a, out, err);

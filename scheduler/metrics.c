@@ -82,6 +82,9 @@ kiln_rc scheduler_metrics_text(struct scheduler *s, struct kiln_buf *o, struct k
 	counter(o, "kiln_lease_grants_next_total",
 	        "Leases granted in the reply to the worker's completion of its last.", "",
 	        s->lease_grants_next);
+	counter(o, "kiln_lease_grants_with_end_total",
+	        "Of those, leases taken in the same write as the completion's end.", "",
+	        s->lease_grants_with_end);
 	counter(o, "kiln_lease_candidate_reads_total",
 	        "Reads of the queued jobs grants pick from (kept between grants until a job is "
 	        "queued).",

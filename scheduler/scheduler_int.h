@@ -320,6 +320,29 @@ struct scheduler_finish {
 	bool uploads_known;
 	int64_t uploads;
 	bool *uploads_changed;
+	/* May be NULL: the next job to lease with the end (struct scheduler_take) */
+	struct scheduler_take *take;
+};
+
+/* The next job a lease's end also leases (a completion asking for its worker's next job):
+ * the store writes the take with the end, in the same write, and only when it writes the
+ * end. The picks are lease_take's ids (lease.c makes them); the caller owns it all. */
+#define SCHED_TAKE_PICKS 8
+struct scheduler_take {
+	const struct scheduler_lease_query *q;
+	int64_t ids[SCHED_TAKE_PICKS];
+	size_t n;
+	struct kiln_arena *a; /* out's strings */
+	struct scheduler_job *out;
+	/* OUT: tried is set when the end was written with the take; rc is then lease_take's
+	 * (KILN_ECONFLICT: none of the picks was queued still), with err for any other */
+	bool tried;
+	kiln_rc rc;
+	struct kiln_err err;
+	/* lease.c's: where the picks came from, to give back what was not taken */
+	struct cands_slot *slot;
+	uint64_t epoch;
+	size_t idx[SCHED_TAKE_PICKS];
 };
 
 /* What the end of a lease does to its job and attempt: all the store writes. */
@@ -994,7 +1017,8 @@ struct scheduler {
 	pthread_mutex_t log_lock;           /* appends to log files */
 	pthread_mutex_t stats_lock;
 	int64_t lease_grants, lease_expiries, retries_lost, retries_infra, signed_packages;
-	int64_t lease_grants_next; /* of lease_grants: in a completion's reply ("next") */
+	int64_t lease_grants_next;     /* of lease_grants: in a completion's reply ("next") */
+	int64_t lease_grants_with_end; /* of lease_grants_next: taken in the end's write */
 	/* The workers' caches (http_workers.c), in slots by util_hash_str of the name, under
 	 * workers_lock (off stats_lock, which every grant's counters take). seen: when each
 	 * worker's last_seen was last written from here; a lease or heartbeat within a second
@@ -1252,6 +1276,14 @@ KILN_MUST_CHECK kiln_rc scheduler_lease_grant_kept(struct scheduler_store *st,
                                                    const struct scheduler_lease_query *q,
                                                    struct kiln_arena *a, struct scheduler_job *out,
                                                    struct kiln_err *err);
+/* A grant's picks made from the candidates kept in c for t->q, ahead of the end that takes
+ * them (struct scheduler_take): taken out of c until scheduler_lease_picks_done().
+ * KILN_ENOTFOUND when the kept candidates do not decide it (none left for q, caps): the
+ * grant is then made after the end (scheduler_lease_grant_kept). */
+KILN_MUST_CHECK kiln_rc scheduler_lease_picks(struct scheduler_store *st, struct scheduler_cands *c,
+                                              struct scheduler_take *t, struct kiln_err *err);
+/* After the end that carried t: the picks not taken go back into c. */
+void scheduler_lease_picks_done(struct scheduler_cands *c, struct scheduler_take *t);
 /* The jobs of the leases granted or renewed here, by lease id (lease_kept.c): a heartbeat
  * or a completion checks and decides on the kept job instead of reading it, while its
  * lease runs (the end's write is guarded by what it was decided on). */

@@ -342,6 +342,8 @@ enum q {
 	Q_JOB_BY_LEASE_READ,
 	Q_LEASE_END,
 	Q_LEASE_REQUEUE,
+	Q_LEASE_END_TAKE,
+	Q_LEASE_REQUEUE_TAKE,
 	Q_EXPIRED,
 	Q_CANCEL_QUEUED,
 	Q_CANCEL_ACTIVE,
@@ -450,6 +452,26 @@ enum q {
 	Q_COUNT,
 };
 
+/* A grant's take: the first of the picks (L, an array in the scheduler's order) still
+ * queued and due at NOW whose row no other grant holds (SKIP LOCKED: passed over, not
+ * waited for) leased as LID to worker W until EXP, its attempt recorded (ta), its project
+ * put behind the others in the grant order (tg) unless it was granted last already (no
+ * other at or after its grant_seq: the order is the same, and its row is neither written
+ * nor locked, so the grants of a farm's busiest project do not queue on it). GATE: a
+ * condition the take waits on (Q_LEASE_END_TAKE: the end written). */
+#define TAKE_CTES(L, LID, W, EXP, NOW, GATE)                                                       \
+	" t AS (UPDATE jobs SET state = 1, lease_id = " LID ", generation = generation + 1,"       \
+	" worker = " W ", lease_expires_ms = " EXP ", attempts = attempts + 1,"                    \
+	" started_ms = CASE WHEN started_ms = 0 THEN " NOW " ELSE started_ms END,"                 \
+	" updated_ms = " NOW " WHERE id = (SELECT id FROM jobs WHERE " GATE " id = ANY(" L         \
+	"::bigint[]) AND state = 0 AND not_before_ms <= " NOW " ORDER BY array_position(" L        \
+	"::bigint[], id) LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING *),"                            \
+	" ta AS (INSERT INTO attempts(job_id, n, worker, lease_id, generation, state,"             \
+	" started_ms) SELECT id, attempts, worker, lease_id, generation, 'leased', " NOW           \
+	" FROM t), tg AS (UPDATE projects SET grant_seq = (SELECT max(grant_seq) FROM projects)"   \
+	" + 1 WHERE id = (SELECT project_id FROM t) AND EXISTS(SELECT 1 FROM projects o"           \
+	" WHERE o.id != projects.id AND o.grant_seq >= projects.grant_seq))"
+
 static const char *const sql[Q_COUNT] = {
     [Q_JOB_INSERT] = "INSERT INTO jobs(state, priority, arch, tags, spec_name, request, manifest,"
                      " content_key, sign_key, idem_key, token_id, created_ms, updated_ms,"
@@ -472,24 +494,8 @@ static const char *const sql[Q_COUNT] = {
     /* one statement (one round trip, its own transaction): the first of the picks ($1, an
      * array in the scheduler's order) still queued whose row no other grant holds (SKIP
      * LOCKED: passed over, not waited for) taken, its attempt recorded, the job read back */
-    [Q_LEASE_TAKE] = "WITH t AS (UPDATE jobs SET state = 1, lease_id = $2,"
-                     " generation = generation + 1, worker = $3, lease_expires_ms = $4,"
-                     " attempts = attempts + 1,"
-                     " started_ms = CASE WHEN started_ms = 0 THEN $5 ELSE started_ms END,"
-                     " updated_ms = $5 WHERE id = (SELECT id FROM jobs WHERE id = ANY($1::bigint[])"
-                     " AND state = 0 AND not_before_ms <= $5"
-                     " ORDER BY array_position($1::bigint[], id) LIMIT 1 FOR UPDATE SKIP LOCKED)"
-                     " RETURNING *), a AS (INSERT INTO attempts(job_id, n, worker, lease_id,"
-                     " generation, state, started_ms) SELECT id, attempts, worker, lease_id,"
-                     " generation, 'leased', $5 FROM t), g AS (UPDATE projects SET grant_seq ="
-                     " (SELECT max(grant_seq) FROM projects) + 1"
-                     " WHERE id = (SELECT project_id FROM t)"
-                     /* a project granted last already (no other at or after its grant_seq)
-                      * keeps its place: the order is the same, and its row is neither
-                      * written nor locked, so the grants of a farm's busiest project do not
-                      * queue on it */
-                     " AND EXISTS(SELECT 1 FROM projects o WHERE o.id != projects.id"
-                     " AND o.grant_seq >= projects.grant_seq)) SELECT " JOB_COLS " FROM t",
+    [Q_LEASE_TAKE] =
+        "WITH" TAKE_CTES("$1", "$2", "$3", "$4", "$5", "") " SELECT " JOB_COLS " FROM t",
     /* inside the finish's or renewal's transaction: the row stays locked until it ends, so
      * a completion on one scheduler and a reap on another end a lease once (the second
      * waits, then finds the lease gone) */
@@ -511,16 +517,30 @@ static const char *const sql[Q_COUNT] = {
 	" AND cancel_requested = $4 AND max_attempts = $5"                                         \
 	" AND (" UP " < 0 OR uploads = " UP ") RETURNING *),"                                      \
 	" a AS (UPDATE attempts x SET state = $10, failure_class = $11, message = $12,"            \
-	" ended_ms = $9 FROM j WHERE x.job_id = j.id AND x.n = j.attempts) SELECT " JOB_COLS       \
-	" FROM j"
-    [Q_LEASE_END] = "WITH j AS (UPDATE jobs SET state = $6, lease_id = NULL,"
-                    " lease_expires_ms = 0, failure_class = $7, message = $8, finished_ms = $9,"
-                    " updated_ms = $9" LEASE_GUARD("$13"),
-    [Q_LEASE_REQUEUE] =
-        "WITH j AS (UPDATE jobs SET state = 0, lease_id = NULL, worker = '',"
-        " lease_expires_ms = 0, not_before_ms = $6, updated_ms = $9,"
-        " failure_class = $7, message = $8, max_attempts = max_attempts + $13" LEASE_GUARD("$14"),
+	" ended_ms = $9 FROM j WHERE x.job_id = j.id AND x.n = j.attempts)"
+#define LEASE_END_SET                                                                              \
+	"WITH j AS (UPDATE jobs SET state = $6, lease_id = NULL, lease_expires_ms = 0,"            \
+	" failure_class = $7, message = $8, finished_ms = $9, updated_ms = $9"
+#define LEASE_REQUEUE_SET                                                                          \
+	"WITH j AS (UPDATE jobs SET state = 0, lease_id = NULL, worker = '',"                      \
+	" lease_expires_ms = 0, not_before_ms = $6, updated_ms = $9,"                              \
+	" failure_class = $7, message = $8, max_attempts = max_attempts + $13"
+    [Q_LEASE_END] = LEASE_END_SET LEASE_GUARD("$13") " SELECT " JOB_COLS " FROM j",
+    [Q_LEASE_REQUEUE] = LEASE_REQUEUE_SET LEASE_GUARD("$14") " SELECT " JOB_COLS " FROM j",
+    /* the same with the worker's next job taken (Q_LEASE_TAKE's parameters after the
+     * end's), only when the end was written: one statement, one commit. The ended row and
+     * the taken one come back told apart by their lease ids (the ended job holds none). */
+    [Q_LEASE_END_TAKE] = LEASE_END_SET LEASE_GUARD("$13") "," TAKE_CTES(
+        "$14", "$15", "$16", "$17", "$18",
+        "EXISTS(SELECT 1 FROM j) AND") " SELECT " JOB_COLS " FROM j UNION ALL SELECT " JOB_COLS
+                                       " FROM t",
+    [Q_LEASE_REQUEUE_TAKE] = LEASE_REQUEUE_SET LEASE_GUARD("$14") "," TAKE_CTES(
+        "$15", "$16", "$17", "$18", "$19",
+        "EXISTS(SELECT 1 FROM j) AND") " SELECT " JOB_COLS " FROM j UNION ALL SELECT " JOB_COLS
+                                       " FROM t",
 #undef LEASE_GUARD
+#undef LEASE_END_SET
+#undef LEASE_REQUEUE_SET
     [Q_EXPIRED] = "SELECT " JOB_COLS " FROM jobs WHERE state IN (1, 2) AND"
                   " lease_expires_ms < $1",
     /* cancel and retry are guarded by the state they were decided for (lease.c) */
@@ -1084,6 +1104,17 @@ static kiln_rc run(struct pg *s, enum q id, const struct arg *v, size_t n, const
 	return KILN_OK;
 }
 
+/* The index of m's column read into the member at offset off (-1: none). */
+static int rowmap_col(const struct rowmap *m, size_t off)
+{
+	size_t i;
+
+	for (i = 0; i < m->ncols; i++)
+		if (m->cols[i].off == off)
+			return (int)i;
+	return -1;
+}
+
 /* The first row of statement id into rec: KILN_ENOTFOUND (err untouched: the caller names
  * what is missing) when there is none. */
 static kiln_rc one(struct pg *s, enum q id, const struct arg *v, size_t n, const struct rowmap *m,
@@ -1595,14 +1626,11 @@ static kiln_rc lease_candidates(struct scheduler_store *base, int64_t now_ms, co
 	return rc;
 }
 
-static kiln_rc lease_take(struct scheduler_store *base, const int64_t *ids, size_t n,
-                          const struct scheduler_lease_query *q, struct kiln_arena *a,
-                          struct scheduler_job *out, struct kiln_err *err)
+/* Picks as a PostgreSQL array literal in list ("{1,2}"); at most 16. */
+#define PICKS_TEXT_MAX (16 * (UTIL_INT_MAX_TEXT + 1) + 3)
+static void picks_text(const int64_t *ids, size_t n, char *list)
 {
-	struct pg *s = (struct pg *)base, *c;
-	char list[16 * (UTIL_INT_MAX_TEXT + 1) + 3];
 	size_t k, len = 0;
-	kiln_rc rc;
 
 	if (n > 16)
 		n = 16;
@@ -1615,6 +1643,17 @@ static kiln_rc lease_take(struct scheduler_store *base, const int64_t *ids, size
 	}
 	list[len++] = '}';
 	list[len] = '\0';
+}
+
+static kiln_rc lease_take(struct scheduler_store *base, const int64_t *ids, size_t n,
+                          const struct scheduler_lease_query *q, struct kiln_arena *a,
+                          struct scheduler_job *out, struct kiln_err *err)
+{
+	struct pg *s = (struct pg *)base, *c;
+	char list[PICKS_TEXT_MAX];
+	kiln_rc rc;
+
+	picks_text(ids, n, list);
 	c = wr_pool_begin(s);
 	rc = one(c, Q_LEASE_TAKE,
 	         ARGS(TXT(list), TXT(q->lease_id), TXT(q->worker), I64(q->now_ms + q->ttl_ms),
@@ -1683,6 +1722,84 @@ static kiln_rc lease_touch(struct scheduler_store *base, const char *lease_id, i
 	return tx_end(s, rc, err);
 }
 
+/* The rows of a lease's end with a take (Q_LEASE_*_TAKE) in r: the ended job into ended
+ * (strings in ea), the taken one (the row holding the take's lease) into t->out, t->rc
+ * KILN_ECONFLICT when there is none. KILN_ENOTFOUND (err untouched) when the end was not
+ * written (nor then the take). */
+static kiln_rc end_take_read(const PGresult *r, struct scheduler_take *t, struct kiln_arena *ea,
+                             struct scheduler_job *ended, struct kiln_err *err)
+{
+	int i, n = PQntuples(r),
+	       lid = rowmap_col(&job_map, offsetof(struct scheduler_job, lease_id));
+	bool end = false;
+
+	t->rc = KILN_ECONFLICT;
+	for (i = 0; i < n; i++) {
+		if (strcmp(PQgetvalue(r, i, lid), t->q->lease_id)) {
+			row_read(r, i, &job_map, ea, ended);
+			end = true;
+		} else {
+			row_read(r, i, &job_map, t->a, t->out);
+			t->rc = kiln_arena_finish(t->a, &t->err);
+		}
+	}
+	if (!end)
+		return KILN_ENOTFOUND;
+	t->tried = true;
+	if (t->rc == KILN_ECONFLICT)
+		kiln_err_set(&t->err, KILN_ECONFLICT, "the picks were queued no more");
+	return kiln_arena_finish(ea, err);
+}
+
+/* The end of job j as e says (Q_LEASE_END or Q_LEASE_REQUEUE, with f->take the _TAKE
+ * one) on connection c: the ended row into ended. */
+static kiln_rc end_exec(struct pg *c, const struct scheduler_job *j,
+                        const struct scheduler_finish *f, const struct scheduler_job_end *e,
+                        struct kiln_arena *a, struct scheduler_job *ended, struct kiln_err *err)
+{
+	struct scheduler_take *t = f->take;
+	const struct scheduler_lease_query *q = t ? t->q : NULL;
+	struct arg v[MAX_ARGS];
+	char list[PICKS_TEXT_MAX];
+	size_t n = 0;
+	PGresult *r;
+	kiln_rc rc;
+	enum q id;
+
+	v[n++] = (struct arg)I64(j->id);
+	v[n++] = (struct arg)TXT(j->lease_id);
+	v[n++] = (struct arg)I64(j->generation);
+	v[n++] = (struct arg)I64(j->cancel_requested);
+	v[n++] = (struct arg)I64(j->max_attempts);
+	v[n++] = (struct arg)I64(e->requeue ? e->not_before_ms : (int64_t)e->state);
+	v[n++] = (struct arg)TXT(e->failure_class);
+	v[n++] = (struct arg)TXT(e->message);
+	v[n++] = (struct arg)I64(f->now_ms);
+	v[n++] = (struct arg)TXT(e->attempt_state);
+	v[n++] = (struct arg)TXT(f->failure_class);
+	v[n++] = (struct arg)TXT(f->message);
+	if (e->requeue)
+		v[n++] = (struct arg)I64(e->attempts_back);
+	v[n++] = (struct arg)I64(f->uploads_known ? f->uploads : -1);
+	if (!t) {
+		id = e->requeue ? Q_LEASE_REQUEUE : Q_LEASE_END;
+		return one(c, id, v, n, &job_map, a, ended, "end the job's lease", err);
+	}
+	picks_text(t->ids, t->n, list);
+	v[n++] = (struct arg)TXT(list);
+	v[n++] = (struct arg)TXT(q->lease_id);
+	v[n++] = (struct arg)TXT(q->worker);
+	v[n++] = (struct arg)I64(q->now_ms + q->ttl_ms);
+	v[n++] = (struct arg)I64(q->now_ms);
+	id = e->requeue ? Q_LEASE_REQUEUE_TAKE : Q_LEASE_END_TAKE;
+	r = exec_q(c, id, v, n, "end the job's lease and take the next", err);
+	if (!r)
+		return KILN_EIO;
+	rc = end_take_read(r, t, a, ended, err);
+	PQclear(r);
+	return rc;
+}
+
 /* Write the end f->decide chose for job j as read, guarded by what it was decided on:
  * KILN_ENOTFOUND (err untouched) when j changed since (no row written). */
 static kiln_rc lease_end_write(struct pg *s, const struct scheduler_job *j,
@@ -1697,23 +1814,7 @@ static kiln_rc lease_end_write(struct pg *s, const struct scheduler_job *j,
 
 	f->decide(j, f, &e);
 	c = wr_pool_begin(s);
-	if (e.requeue)
-		rc = one(c, Q_LEASE_REQUEUE,
-		         ARGS(I64(j->id), TXT(j->lease_id), I64(j->generation),
-		              I64(j->cancel_requested), I64(j->max_attempts), I64(e.not_before_ms),
-		              TXT(e.failure_class), TXT(e.message), I64(f->now_ms),
-		              TXT(e.attempt_state), TXT(f->failure_class), TXT(f->message),
-		              I64(e.attempts_back), I64(f->uploads_known ? f->uploads : -1)),
-		         &job_map, a, ended, "end the job's lease", err);
-	else
-		rc = one(c, Q_LEASE_END,
-		         ARGS(I64(j->id), TXT(j->lease_id), I64(j->generation),
-		              I64(j->cancel_requested), I64(j->max_attempts), I64(e.state),
-		              TXT(e.failure_class), TXT(e.message), I64(f->now_ms),
-		              TXT(e.attempt_state), TXT(f->failure_class), TXT(f->message),
-		              I64(f->uploads_known ? f->uploads : -1)),
-		         &job_map, a, ended, "end the job's lease", err);
-	rc = wr_pool_end(s, c, rc);
+	rc = wr_pool_end(s, c, end_exec(c, j, f, &e, a, ended, err));
 	if (!rc && f->requeued)
 		*f->requeued = e.requeue;
 	kiln_arena_release(&mine);

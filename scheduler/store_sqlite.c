@@ -321,6 +321,9 @@ enum q {
 	Q_BEGIN,
 	Q_COMMIT,
 	Q_ROLLBACK,
+	Q_TAKE_SAVEPOINT,
+	Q_TAKE_RELEASE,
+	Q_TAKE_ROLLBACK,
 	Q_COUNT,
 };
 
@@ -630,6 +633,10 @@ static const char *const sql[Q_COUNT] = {
     [Q_BEGIN] = "BEGIN IMMEDIATE",
     [Q_COMMIT] = "COMMIT",
     [Q_ROLLBACK] = "ROLLBACK",
+    /* a take inside a lease's end: undone alone when it fails, the end stands */
+    [Q_TAKE_SAVEPOINT] = "SAVEPOINT take",
+    [Q_TAKE_RELEASE] = "RELEASE take",
+    [Q_TAKE_ROLLBACK] = "ROLLBACK TO take",
 };
 
 #define NREADERS 4
@@ -1349,18 +1356,15 @@ static kiln_rc lease_candidates(struct scheduler_store *base, int64_t now_ms, co
 	return rc;
 }
 
-static kiln_rc lease_take(struct scheduler_store *base, const int64_t *ids, size_t n,
-                          const struct scheduler_lease_query *q, struct kiln_arena *a,
-                          struct scheduler_job *out, struct kiln_err *err)
+/* lease_take's writes, inside the caller's transaction. */
+static kiln_rc take_locked(struct sq *s, const int64_t *ids, size_t n,
+                           const struct scheduler_lease_query *q, struct kiln_arena *a,
+                           struct scheduler_job *out, struct kiln_err *err)
 {
-	struct sq *s = (struct sq *)base;
 	int64_t id = 0;
-	kiln_rc rc;
+	kiln_rc rc = KILN_OK;
 	size_t k;
 
-	rc = tx_begin(s, err);
-	if (rc)
-		return rc;
 	for (k = 0; !rc && !id && k < n; k++) {
 		rc = run(s, Q_LEASE_TAKE,
 		         ARGS(I64(ids[k]), TXT(q->lease_id), TXT(q->worker),
@@ -1379,7 +1383,33 @@ static kiln_rc lease_take(struct scheduler_store *base, const int64_t *ids, size
 		rc = run(s, Q_PROJECT_GRANT, ARGS(I64(id)), "record the project's grant", err);
 	if (!rc)
 		rc = job_get_locked(s, id, a, out, err);
-	return tx_end(s, rc, err);
+	return rc;
+}
+
+static kiln_rc lease_take(struct scheduler_store *base, const int64_t *ids, size_t n,
+                          const struct scheduler_lease_query *q, struct kiln_arena *a,
+                          struct scheduler_job *out, struct kiln_err *err)
+{
+	struct sq *s = (struct sq *)base;
+	kiln_rc rc;
+
+	rc = tx_begin(s, err);
+	if (rc)
+		return rc;
+	return tx_end(s, take_locked(s, ids, n, q, a, out, err), err);
+}
+
+/* The take that goes with a lease's end, once the end is written in the same transaction:
+ * in a savepoint, so a take that fails writes nothing and the end stands. */
+static void take_with_end(struct sq *s, struct scheduler_take *t)
+{
+	t->tried = true;
+	t->rc = tx_step(s, Q_TAKE_SAVEPOINT, &t->err);
+	if (!t->rc)
+		t->rc = take_locked(s, t->ids, t->n, t->q, t->a, t->out, &t->err);
+	if (t->rc)
+		(void)tx_step(s, Q_TAKE_ROLLBACK, NULL);
+	(void)tx_step(s, Q_TAKE_RELEASE, NULL);
 }
 
 /* The job a lease holds, or why it does not. */
@@ -1489,7 +1519,11 @@ static kiln_rc lease_finish(struct scheduler_store *base, const char *lease_id, 
 		rc = job_end_write(s, &j, f, err);
 	if (!rc && f->ended)
 		rc = job_get_locked(s, j.id, f->ended_arena, f->ended, err);
+	if (!rc && f->take)
+		take_with_end(s, f->take);
 	rc = tx_end(s, rc, err);
+	if (rc && f->take)
+		f->take->tried = false; /* not committed: neither was written */
 out:
 	kiln_arena_release(&a);
 	return rc;

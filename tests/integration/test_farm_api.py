@@ -344,6 +344,8 @@ def test_a_completion_hands_the_worker_its_next_lease(sched):
     assert r.status == 400 and "next.arches" in r.json()["error"]["message"], r.body
     m = sched.call("GET", "/metrics", token="").body
     assert b"kiln_lease_grants_total 4" in m and b"kiln_lease_grants_next_total 1" in m, m
+    # that one was taken in the end's own write (its pick made from the queue read before)
+    assert b"kiln_lease_grants_with_end_total 1" in m, m
 
 
 def test_grants_share_one_read_of_the_queue(sched):

@@ -262,6 +262,46 @@ KILN_TEST(lease_grants_from_kept_candidates_take_turns_between_projects)
 	scheduler_cands_free(c);
 }
 
+/* A completion's picks for its worker's next job (taken with the end) are out of the kept
+ * candidates until the end: a grant meanwhile picks others; picks not taken go back. */
+KILN_TEST(lease_picks_for_an_end_are_held_until_it_is_written)
+{
+	struct fake f = {.base.ops = &fake_ops, .once = true};
+	struct scheduler_cands *c = scheduler_cands_new();
+	struct kiln_err err = KILN_ERR_INIT;
+	struct scheduler_job next = {.id = 1, .project_id = 1};
+	struct scheduler_take t = {.q = &q, .out = &next};
+
+	assert_true(c != NULL);
+	fake_cands(&f, 3, (const int64_t[]){1, 1, 1});
+	assert_ok(scheduler_lease_picks(&f.base, c, &t, &err), &err);
+	assert_int_equal(t.n, 3);
+	assert_int_equal(t.ids[0], 1);
+	assert_int_equal(t.ids[1], 2);
+	/* held: a grant meanwhile finds none kept, reads again and takes what is queued */
+	assert_int_equal(kept_grant(&f, c, KILN_OK), 1);
+	assert_int_equal(f.cand_reads, 2);
+	/* the end was not written: its picks go back (into a read since replaced: not) */
+	scheduler_lease_picks_done(c, &t);
+	/* the end took job 1 with it: 2 and 3 go back into the read they came from */
+	fake_cands(&f, 3, (const int64_t[]){1, 1, 1});
+	f.ntook = 0;
+	scheduler_cands_invalidate(c);
+	assert_ok(scheduler_lease_picks(&f.base, c, &t, &err), &err);
+	assert_int_equal(f.cand_reads, 3);
+	t.tried = true;
+	t.rc = KILN_OK;
+	f.took[f.ntook++] = 1;
+	scheduler_lease_picks_done(c, &t);
+	assert_int_equal(kept_grant(&f, c, KILN_OK), 2);
+	assert_int_equal(kept_grant(&f, c, KILN_OK), 3);
+	assert_int_equal(f.cand_reads, 3);
+	/* none left for it: no picks, the grant follows the end */
+	assert_int_equal(scheduler_lease_picks(&f.base, c, &t, &err), KILN_ENOTFOUND);
+	assert_int_equal(err.code, KILN_OK);
+	scheduler_cands_free(c);
+}
+
 KILN_TEST(lease_grant_kept_reads_afresh_for_capped_projects)
 {
 	struct fake f = {.base.ops = &fake_ops};

@@ -394,6 +394,105 @@ STORE_TEST(store_take_leases_the_first_pick_still_queued)
 	scheduler_store_close(st);
 }
 
+#define L4 "44444444444444444444444444444444"
+
+/* A lease's end with a take (a completion asking for its worker's next job) leases the
+ * first pick still queued in the same write, and only when the end is written; a requeue
+ * takes as well; with the picks gone the end stands alone. */
+STORE_TEST(store_end_takes_the_next_job_with_it)
+{
+	struct scheduler_store *st = open_store("e.db");
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
+	struct kiln_err err = KILN_ERR_INIT;
+	struct scheduler_lease_query q = {
+	    .worker = "w1", .arches = ",x,", .tags = ",", .now_ms = 2100, .ttl_ms = 1000};
+	struct scheduler_job j, known, ended = {0}, next = {0};
+	struct scheduler_take t = {.q = &q, .a = &a, .out = &next};
+	struct scheduler_finish f = {.outcome = SCHED_OUT_SUCCEEDED,
+	                             .failure_class = "",
+	                             .message = "",
+	                             .now_ms = 2000,
+	                             .decide = scheduler_lease_decide,
+	                             .ended = &ended,
+	                             .ended_arena = &a,
+	                             .take = &t};
+	struct scheduler_attempt *att = NULL;
+	size_t n = 0;
+	int64_t ids[3];
+
+	ids[0] = insert(st, "", "", 0, NULL);
+	ids[1] = insert(st, "", "", 0, NULL);
+	ids[2] = insert(st, "", "", 0, NULL);
+	assert_ok(grant(st, "w1", ",x,", ",", 1500, L1, &a, &j), NULL);
+	assert_int_equal(j.id, ids[0]);
+	q.lease_id = L2;
+	t.ids[0] = ids[1];
+	t.n = 1;
+	/* an end refused (a stale generation): no take either */
+	assert_int_equal(st->ops->lease_finish(st, L1, 2, &f, &err), KILN_ECONFLICT);
+	kiln_err_clear(&err);
+	assert_false(t.tried);
+	assert_ok(st->ops->job_get(st, ids[1], &a, &j, &err), &err);
+	assert_int_equal(j.state, SCHED_QUEUED);
+	/* the end and the take, the end decided first on the job as known before a cancel
+	 * (a store that guards its write by it writes neither then, and both on the job read
+	 * again: the take once) */
+	assert_ok(st->ops->lease_touch(st, L1, 1, 1600, 0, &a, &known, &err), &err);
+	assert_ok(st->ops->job_cancel(st, ids[0], 1700, false, &err), &err);
+	f.known = &known;
+	assert_ok(st->ops->lease_finish(st, L1, 1, &f, &err), &err);
+	f.known = NULL;
+	assert_int_equal(ended.id, ids[0]);
+	assert_int_equal(ended.state, SCHED_SUCCEEDED); /* built before the cancel */
+	assert_int_equal(ended.cancel_requested, 1);
+	assert_string_equal(ended.lease_id, "");
+	assert_true(t.tried);
+	assert_ok(t.rc, &t.err);
+	assert_int_equal(next.id, ids[1]);
+	assert_int_equal(next.state, SCHED_LEASED);
+	assert_string_equal(next.lease_id, L2);
+	assert_string_equal(next.worker, "w1");
+	assert_int_equal(next.attempts, 1);
+	assert_int_equal(next.lease_expires_ms, 3100);
+	assert_ok(st->ops->attempts_list(st, ids[1], &a, &att, &n, &err), &err);
+	assert_int_equal(n, 1);
+	assert_string_equal(att[0].lease_id, L2);
+	assert_string_equal(att[0].state, "leased");
+	/* its picks gone (ids[1] is leased): the end stands alone; an infra failure with
+	 * attempts left requeues */
+	f.outcome = SCHED_OUT_INFRA;
+	f.failure_class = "infra";
+	f.backoff_ms = 100;
+	f.now_ms = 2200;
+	q.lease_id = L3;
+	t.tried = false;
+	assert_ok(st->ops->lease_finish(st, L2, 1, &f, &err), &err);
+	assert_int_equal(ended.id, ids[1]);
+	assert_int_equal(ended.state, SCHED_QUEUED);
+	assert_true(t.tried);
+	assert_int_equal(t.rc, KILN_ECONFLICT);
+	kiln_err_clear(&t.err);
+	assert_ok(st->ops->job_get(st, ids[2], &a, &j, &err), &err);
+	assert_int_equal(j.state, SCHED_QUEUED);
+	/* a requeue takes too: ids[2]'s lease requeued, ids[1] (due again) taken with it */
+	assert_ok(grant(st, "w1", ",x,", ",", 2250, L4, &a, &j), NULL);
+	assert_int_equal(j.id, ids[2]);
+	f.now_ms = 2400;
+	q.now_ms = 2400;
+	t.tried = false;
+	assert_ok(st->ops->lease_finish(st, L4, 1, &f, &err), &err);
+	assert_int_equal(ended.id, ids[2]);
+	assert_int_equal(ended.state, SCHED_QUEUED);
+	assert_true(t.tried);
+	assert_ok(t.rc, &t.err);
+	assert_int_equal(next.id, ids[1]);
+	assert_string_equal(next.lease_id, L3);
+	assert_int_equal(next.generation, 2);
+	assert_int_equal(next.attempts, 2);
+	kiln_arena_release(&a);
+	scheduler_store_close(st);
+}
+
 /* The end is decided on the job as it is when it is written: a cancel asked after the
  * caller read the job (f.known) turns an infrastructure failure into a cancel, not a
  * retry; ending the same lease again is a conflict. */
