@@ -313,6 +313,17 @@ static const char *const migrations[] = {
      * and signed the artifacts it knew (kept by the scheduler that took the uploads)
      * ends the lease only if no other came since */
     "ALTER TABLE jobs ADD COLUMN uploads BIGINT NOT NULL DEFAULT 0;",
+    /* [store] a lease's end (an active job queued again or ended) calls no trigger in a
+     * scheduler's own session: the store's end notes it itself (lease_end_write), one
+     * plpgsql call a grant fewer. Every other session's write, and any other change of a
+     * job to queued or ended, still calls it. */
+    "DROP TRIGGER jobs_notify ON jobs;"
+    "CREATE TRIGGER jobs_notify AFTER INSERT ON jobs FOR EACH ROW"
+    " WHEN (NEW.state = 0 OR NEW.state >= 3 OR " NOT_MINE ")"
+    " EXECUTE FUNCTION kiln_notify_job();"
+    "CREATE TRIGGER jobs_update_notify AFTER UPDATE ON jobs FOR EACH ROW"
+    " WHEN (" NOT_MINE " OR ((NEW.state = 0 OR NEW.state >= 3) AND OLD.state NOT IN (1, 2)))"
+    " EXECUTE FUNCTION kiln_notify_job();",
 };
 
 #define JOB_COLS                                                                                   \
@@ -1814,7 +1825,11 @@ static kiln_rc lease_end_write(struct pg *s, const struct scheduler_job *j,
 
 	f->decide(j, f, &e);
 	c = wr_pool_begin(s);
-	rc = wr_pool_end(s, c, end_exec(c, j, f, &e, a, ended, err));
+	rc = end_exec(c, j, f, &e, a, ended, err);
+	/* the jobs trigger leaves an end in this session to its writer (migrations) */
+	if (!rc)
+		c->noted |= e.requeue ? NOTE_Q : NOTE_E;
+	rc = wr_pool_end(s, c, rc);
 	if (!rc && f->requeued)
 		*f->requeued = e.requeue;
 	kiln_arena_release(&mine);

@@ -1499,7 +1499,7 @@ KILN_TEST(store_pg_duties_are_held_once_and_taken_over)
 
 struct heard_log {
 	pthread_mutex_t lock;
-	int writes, queued, outbox;
+	int writes, queued, ended, outbox;
 	char repos[256];
 };
 
@@ -1509,6 +1509,7 @@ static void heard_cb(void *arg, enum scheduler_heard what, const char *repo)
 
 	pthread_mutex_lock(&h->lock);
 	h->queued += what == SCHED_HEARD_QUEUED;
+	h->ended += what == SCHED_HEARD_ENDED;
 	h->outbox += what == SCHED_HEARD_OUTBOX;
 	if (what == SCHED_HEARD_QUEUED || what == SCHED_HEARD_ENDED)
 		h->writes++;
@@ -1578,6 +1579,39 @@ KILN_TEST(store_pg_hears_the_other_stores_writes_and_announcements)
 		assert_true(st[0]->ops->version(st[0]) != v);
 		(void)poll(NULL, 0, 300);
 		assert_int_equal(h.writes, 0);
+		kiln_arena_release(&a);
+	}
+	{
+		/* a lease's end: heard as an end; a lease's end that requeues: as a job queued */
+		struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
+		struct scheduler_finish f = {.outcome = SCHED_OUT_SUCCEEDED,
+		                             .failure_class = "",
+		                             .message = "",
+		                             .now_ms = 2500,
+		                             .decide = scheduler_lease_decide};
+		struct scheduler_job j;
+
+		pthread_mutex_lock(&h.lock);
+		h.writes = h.queued = h.ended = 0;
+		pthread_mutex_unlock(&h.lock);
+		assert_ok(st[1]->ops->lease_finish(st[1], L2, 1, &f, &err), &err);
+		assert_true(heard_wait(&h, NULL));
+		pthread_mutex_lock(&h.lock);
+		assert_int_equal(h.ended, 1);
+		assert_int_equal(h.queued, 0);
+		h.writes = h.ended = 0;
+		pthread_mutex_unlock(&h.lock);
+		assert_ok(grant(st[1], "w", ",x,", ",", 2600, L3, &a, &j), NULL);
+		f.outcome = SCHED_OUT_INFRA;
+		f.failure_class = "infra";
+		f.now_ms = 2700;
+		assert_ok(st[1]->ops->lease_finish(st[1], L3, j.generation, &f, &err), &err);
+		assert_true(heard_wait(&h, NULL));
+		pthread_mutex_lock(&h.lock);
+		assert_int_equal(h.queued, 1);
+		assert_int_equal(h.ended, 0);
+		h.writes = h.queued = 0;
+		pthread_mutex_unlock(&h.lock);
 		kiln_arena_release(&a);
 	}
 	{
