@@ -23,6 +23,7 @@ void scheduler_config_init(struct scheduler_config *cfg)
 	cfg->listen = "127.0.0.1:8470";
 	cfg->data_dir = "./kiln-data";
 	cfg->threads = 4;
+	cfg->store_pool = SCHED_STORE_POOL_DEFAULT;
 	cfg->max_conns = 1000;
 	cfg->max_conns_per_address = 64;
 	cfg->idle_timeout_ms = 30000;
@@ -314,6 +315,8 @@ kiln_rc scheduler_config_set(struct scheduler_config *c, const char *section, co
 		rc = set_database(c, value, err);
 	else if (!strcmp(section, "store") && !strcmp(key, "url"))
 		rc = set_database(c, value, err); /* issue 25's spelling of [storage] database */
+	else if (!strcmp(section, "store") && !strcmp(key, "pool"))
+		rc = parse_count(value, 1, SCHED_STORE_POOL_MAX, &c->store_pool, err);
 	else if (!strcmp(section, "limits"))
 		rc = set_limits(c, key, value, err);
 	else if (!strcmp(section, "auth") && !strcmp(key, "anonymous_read"))

@@ -288,7 +288,8 @@ static kiln_rc store_open(const struct scheduler_config *cfg, struct kiln_buf *d
 	kiln_rc rc;
 
 	if (cfg->database) {
-		rc = scheduler_store_open_pg(cfg->database, out, err);
+		rc = scheduler_store_open_pg_pool(cfg->database, (unsigned)cfg->store_pool, out,
+		                                  err);
 		if (rc)
 			kiln_err_wrap(err, "storage.database");
 		return rc;

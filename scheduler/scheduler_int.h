@@ -795,6 +795,11 @@ int scheduler_store_sqlite_version(void);
  * reach. OUT: scheduler_store_close(). */
 KILN_MUST_CHECK kiln_rc scheduler_store_open_pg(const char *url, struct scheduler_store **out,
                                                 struct kiln_err *err);
+/* The same with pool connections (1 to SCHED_STORE_POOL_MAX) for the lease path's writes
+ * and the reads, beside the writer's and the listener's. */
+KILN_MUST_CHECK kiln_rc scheduler_store_open_pg_pool(const char *url, unsigned pool,
+                                                     struct scheduler_store **out,
+                                                     struct kiln_err *err);
 int scheduler_store_pg_version(void);
 
 /* Moving a farm's job store from sqlite3 to PostgreSQL (migrate.c, kiln store migrate). A

@@ -832,7 +832,7 @@ static const char *const sql[Q_COUNT] = {
                           " ORDER BY b.job_id LIMIT 10000",
 };
 
-#define NREADERS 4
+#define NREADERS SCHED_STORE_POOL_MAX /* pool connections at most */
 #define TOKEN_SLOTS 64
 #define TOKEN_TTL_MS 5000
 #define MAX_ARGS 24 /* the most parameters a statement above takes is 19 */
@@ -854,6 +854,7 @@ struct pg {
 	struct pg *readers[NREADERS]; /* owned by the writer; NULL in readers */
 	struct pg *owner;             /* the writer (itself, or its reader's) */
 	unsigned next;                /* round robin over readers */
+	unsigned npool;               /* the writer's: readers opened ([store] pool) */
 	unsigned noted;               /* NOTE_* the notices of this connection's writes told,
 	                               * not yet handed to the writer (notes_publish) */
 	unsigned notes;               /* the writer's: NOTE_* written, for the other
@@ -883,12 +884,12 @@ static struct pg *pool_lock(struct pg *s)
 	/* the first idle one from the first: the fewest backends carry the statements and
 	 * stay warm (two schedulers, each with two busy request threads, granted 10-25%
 	 * more than with their statements spread over all four; bench/RESULTS.md) */
-	for (k = 0; k < NREADERS; k++) {
+	for (k = 0; k < s->npool; k++) {
 		c = s->readers[k];
 		if (c && !pthread_mutex_trylock(&c->lock))
 			return c;
 	}
-	c = s->readers[i % NREADERS] ? s->readers[i % NREADERS] : s;
+	c = s->npool && s->readers[i % s->npool] ? s->readers[i % s->npool] : s;
 	pthread_mutex_lock(&c->lock);
 	return c;
 }
@@ -3964,7 +3965,7 @@ static kiln_rc readers_open(struct pg *s, const char *url, struct kiln_err *err)
 	size_t i;
 	kiln_rc rc;
 
-	for (i = 0; i < NREADERS; i++) {
+	for (i = 0; i < s->npool; i++) {
 		s->readers[i] = pg_new();
 		if (!s->readers[i])
 			return kiln_err_set(err, KILN_ENOMEM, "out of memory");
@@ -3978,10 +3979,19 @@ static kiln_rc readers_open(struct pg *s, const char *url, struct kiln_err *err)
 
 kiln_rc scheduler_store_open_pg(const char *url, struct scheduler_store **out, struct kiln_err *err)
 {
+	return scheduler_store_open_pg_pool(url, SCHED_STORE_POOL_DEFAULT, out, err);
+}
+
+kiln_rc scheduler_store_open_pg_pool(const char *url, unsigned pool, struct scheduler_store **out,
+                                     struct kiln_err *err)
+{
 	struct pg *s = NULL;
 	kiln_rc rc;
 
 	*out = NULL;
+	if (pool < 1 || pool > SCHED_STORE_POOL_MAX)
+		return kiln_err_set(err, KILN_EINVAL, "store pool: %u connections (1 to %d)", pool,
+		                    SCHED_STORE_POOL_MAX);
 	if (util_dl_ready(&scheduler_libpq_dl, err))
 		return err && err->code ? err->code : KILN_ENOTFOUND;
 	rc = url_check(url, err);
@@ -3991,6 +4001,7 @@ kiln_rc scheduler_store_open_pg(const char *url, struct scheduler_store **out, s
 	if (!s)
 		return kiln_err_set(err, KILN_ENOMEM, "out of memory");
 	s->owner = s;
+	s->npool = pool;
 	rc = app_name(s, err);
 	if (!rc)
 		rc = conn_open(s, url, s->app, err);

@@ -75,6 +75,16 @@ KILN_TEST(config_store_url_is_the_database)
 	kiln_err_clear(&err);
 	assert_int_equal(scheduler_config_set(&c, "store", "path", "/x", &err), KILN_EINVAL);
 	assert_non_null(strstr(err.msg, "unknown key 'path' in [store]"));
+	kiln_err_clear(&err);
+	/* the PostgreSQL store's pool */
+	assert_int_equal(c.store_pool, SCHED_STORE_POOL_DEFAULT);
+	assert_ok(scheduler_config_set(&c, "store", "pool", "2", &err), &err);
+	assert_int_equal(c.store_pool, 2);
+	assert_int_equal(scheduler_config_set(&c, "store", "pool", "0", &err), KILN_EINVAL);
+	assert_non_null(strstr(err.msg, "store.pool: '0' is not a number from 1 to 8"));
+	kiln_err_clear(&err);
+	assert_int_equal(scheduler_config_set(&c, "store", "pool", "9", &err), KILN_EINVAL);
+	kiln_err_clear(&err);
 	scheduler_config_release(&c);
 }
 

@@ -1283,6 +1283,66 @@ KILN_TEST(store_pg_refuses_bad_urls)
 	assert_null(st);
 }
 
+/* The client backends of the test's database now. */
+static int pg_backends(PGconn *l)
+{
+	PGresult *r = PQexec(l, "SELECT count(*) FROM pg_stat_activity WHERE datname ="
+	                        " current_database() AND backend_type = 'client backend'");
+	int64_t n = -1;
+
+	if (PQresultStatus(r) == PGRES_TUPLES_OK)
+		assert_ok(util_parse_i64(PQgetvalue(r, 0, 0), strlen(PQgetvalue(r, 0, 0)), 10, 0,
+		                         100000, &n, NULL),
+		          NULL);
+	PQclear(r);
+	return (int)n;
+}
+
+/* [store] pool: the connections opened are that many pool ones beside the writer's and
+ * the listener's, and a store of one grants and ends leases on it; 0 or too many: refused. */
+KILN_TEST(store_pg_opens_the_pool_it_is_given)
+{
+	const char *const keys[] = {"dbname", NULL};
+	const char *vals[] = {NULL, NULL};
+	struct kiln_err err = KILN_ERR_INIT;
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
+	struct scheduler_store *one = NULL, *three = NULL;
+	struct scheduler_finish f = {.outcome = SCHED_OUT_SUCCEEDED,
+	                             .failure_class = "",
+	                             .message = "",
+	                             .now_ms = 2500,
+	                             .decide = scheduler_lease_decide};
+	struct scheduler_job j;
+	char url[512];
+	PGconn *l;
+	int n0, n1, n3;
+
+	pg_database(url, sizeof(url));
+	assert_ok(util_dl_ready(&test_libpq_dl, &err), &err);
+	vals[0] = url;
+	l = PQconnectdbParams(keys, vals, 1);
+	assert_int_equal(PQstatus(l), CONNECTION_OK);
+	n0 = pg_backends(l);
+	assert_ok(scheduler_store_open_pg_pool(url, 1, &one, &err), &err);
+	n1 = pg_backends(l);
+	assert_ok(scheduler_store_open_pg_pool(url, 3, &three, &err), &err);
+	n3 = pg_backends(l);
+	assert_true(n0 >= 1);
+	assert_int_equal(n3 - n1, n1 - n0 + 2);
+	insert(one, "", "", 0, NULL);
+	assert_ok(grant(one, "w", ",x,", ",", 2000, L1, &a, &j), NULL);
+	assert_ok(one->ops->lease_finish(one, L1, 1, &f, &err), &err);
+	assert_int_equal(scheduler_store_open_pg_pool(url, 0, &three, &err), KILN_EINVAL);
+	kiln_err_clear(&err);
+	assert_int_equal(scheduler_store_open_pg_pool(url, SCHED_STORE_POOL_MAX + 1, &three, &err),
+	                 KILN_EINVAL);
+	kiln_err_clear(&err);
+	scheduler_store_close(one);
+	scheduler_store_close(three);
+	PQfinish(l);
+	kiln_arena_release(&a);
+}
+
 /* A database of a newer kiln is refused; reopening one of this kiln's migrates nothing. */
 KILN_TEST(store_pg_refuses_a_newer_schema)
 {
