@@ -87,6 +87,15 @@ static int64_t insert(struct scheduler_store *st, const char *arch, const char *
 	return id;
 }
 
+/* n plain jobs queued, their ids in ids. */
+static void insert_some(struct scheduler_store *st, int64_t *ids, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		ids[i] = insert(st, "", "", 0, NULL);
+}
+
 static kiln_rc grant(struct scheduler_store *st, const char *worker, const char *arches,
                      const char *tags, int64_t now, const char *lid, struct kiln_arena *a,
                      struct scheduler_job *out)
@@ -374,9 +383,7 @@ STORE_TEST(store_take_leases_the_first_pick_still_queued)
 	struct scheduler_job j;
 	int64_t ids[3];
 
-	ids[0] = insert(st, "", "", 0, NULL);
-	ids[1] = insert(st, "", "", 0, NULL);
-	ids[2] = insert(st, "", "", 0, NULL);
+	insert_some(st, ids, 3);
 	q.lease_id = L1;
 	assert_ok(st->ops->lease_take(st, &ids[1], 1, &q, &a, &j, &err), &err);
 	assert_int_equal(j.id, ids[1]);
@@ -420,9 +427,7 @@ STORE_TEST(store_end_takes_the_next_job_with_it)
 	size_t n = 0;
 	int64_t ids[3];
 
-	ids[0] = insert(st, "", "", 0, NULL);
-	ids[1] = insert(st, "", "", 0, NULL);
-	ids[2] = insert(st, "", "", 0, NULL);
+	insert_some(st, ids, 3);
 	assert_ok(grant(st, "w1", ",x,", ",", 1500, L1, &a, &j), NULL);
 	assert_int_equal(j.id, ids[0]);
 	q.lease_id = L2;
