@@ -76,3 +76,25 @@ def test_bad_database_urls_name_the_key(kiln, tmp_path):
         assert r.returncode != 0
         assert "storage.database" in r.stderr and msg in r.stderr, r.stderr
         assert "s3cret" not in r.stderr
+
+
+def test_a_pool_of_one_connection_runs_the_farm(kiln, kiln_bin, tmp_path, postgres_url):
+    """[store] pool: one connection carries every grant, end and read; 0 is refused, named."""
+    r = kiln("scheduler", "--listen", "127.0.0.1:0", "--data-dir", tmp_path / "d",
+             "--database", postgres_url, "--set", "store.pool=0", timeout=60)
+    assert r.returncode != 0 and "store.pool" in r.stderr, r.stderr
+    s = Scheduler(kiln_bin, tmp_path / "data", *FAST, f"storage.database={postgres_url}",
+                  "store.pool=1")
+    s.start()
+    w = Worker(kiln_bin, s, "w1", tmp_path / "w1", "--slots", "2")
+    try:
+        ids = [submit(s, spec(f"8.{i}")) for i in range(4)]
+        for jid in ids:
+            assert s.wait_state(jid, ("succeeded", "failed"), timeout=300)["state"] == "succeeded"
+        # the scheduler's sessions: its writer, its listener and the one pool connection
+        app = psql(postgres_url, "SELECT count(*) FROM pg_stat_activity WHERE datname ="
+                   " current_database() AND application_name LIKE 'kiln-scheduler-%'")
+        assert app == "3", app
+    finally:
+        w.stop()
+        s.stop()
