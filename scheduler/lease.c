@@ -10,9 +10,6 @@
 
 /* How often a cancel or retry decides again when the job changed under it. */
 #define TRANSITION_TRIES 4
-/* How many picks, in order, one take tries: grants racing for the head of the queue pass
- * to the next pick inside the store instead of coming back for another try. */
-#define TAKE_PICKS SCHED_TAKE_PICKS
 
 /* Anti-affinity: may q's worker take the rerun c of its own build (no other could)? */
 static kiln_rc rerun_here(struct scheduler_store *st, const struct scheduler_lease_query *q,
@@ -28,13 +25,33 @@ static kiln_rc rerun_here(struct scheduler_store *st, const struct scheduler_lea
 	return rc;
 }
 
+/* Pick i of v[0..n) and the picks that would follow were it gone, up to SCHED_TAKE_PICKS,
+ * taken out of v (ids 0) so that grants at once pick others: their ids in ids, their places
+ * in idx (may be NULL); how many. */
+static size_t picks_take_out(struct scheduler_candidate *v, size_t n,
+                             const struct scheduler_lease_query *q,
+                             const struct scheduler_project_run *run, size_t nrun, size_t i,
+                             size_t *idx, int64_t *ids)
+{
+	size_t k, avoided;
+
+	for (k = 0; k < SCHED_TAKE_PICKS && i < n; k++) {
+		if (idx)
+			idx[k] = i;
+		ids[k] = v[i].id;
+		v[i].id = 0;
+		i = scheduler_lease_pick(v, n, q, run, nrun, &avoided);
+	}
+	return k;
+}
+
 kiln_rc scheduler_lease_grant(struct scheduler_store *st, const struct scheduler_lease_query *q,
                               struct kiln_arena *a, struct scheduler_job *out, struct kiln_err *err)
 {
 	struct scheduler_candidate *c = NULL;
 	struct scheduler_project_run *run = NULL;
 	size_t n = 0, nrun = 0, i, avoided, k;
-	int64_t ids[TAKE_PICKS];
+	int64_t ids[SCHED_TAKE_PICKS];
 	bool here = false;
 	kiln_rc rc;
 
@@ -50,12 +67,7 @@ kiln_rc scheduler_lease_grant(struct scheduler_store *st, const struct scheduler
 			i = avoided;
 		if (rc || i == n)
 			break;
-		/* this pick, then the ones that would follow were it gone */
-		for (k = 0; k < TAKE_PICKS && i < n; k++) {
-			ids[k] = c[i].id;
-			c[i].id = 0;
-			i = scheduler_lease_pick(c, n, q, run, nrun, &avoided);
-		}
+		k = picks_take_out(c, n, q, run, nrun, i, NULL, ids);
 		rc = st->ops->lease_take(st, ids, k, q, a, out, err);
 		if (rc != KILN_ECONFLICT)
 			return rc;
@@ -223,23 +235,6 @@ static void cands_after_take(struct scheduler_cands *c, struct cands_slot *sl, u
 	}
 }
 
-/* Pick i of slot sl and the picks that would follow were it gone, up to TAKE_PICKS, taken
- * out of sl (ids 0) so that grants at once pick others: their places in idx, their ids in
- * ids; how many. Under the cands' lock. */
-static size_t picks_take_out(struct cands_slot *sl, const struct scheduler_lease_query *q, size_t i,
-                             size_t *idx, int64_t *ids)
-{
-	size_t k, avoided;
-
-	for (k = 0; k < TAKE_PICKS && i < sl->n; k++) {
-		idx[k] = i;
-		ids[k] = sl->v[i].id;
-		sl->v[i].id = 0;
-		i = scheduler_lease_pick(sl->v, sl->n, q, NULL, 0, &avoided);
-	}
-	return k;
-}
-
 kiln_rc scheduler_lease_picks(struct scheduler_store *st, struct scheduler_cands *c,
                               struct scheduler_take *t, struct kiln_err *err)
 {
@@ -262,7 +257,7 @@ kiln_rc scheduler_lease_picks(struct scheduler_store *st, struct scheduler_cands
 	if (!rc && (i == sl->n || scheduler_candidates_capped(sl->v, sl->n)))
 		rc = KILN_ENOTFOUND;
 	if (!rc) {
-		t->n = picks_take_out(sl, t->q, i, t->idx, t->ids);
+		t->n = picks_take_out(sl->v, sl->n, t->q, NULL, 0, i, t->idx, t->ids);
 		t->slot = sl;
 		t->epoch = sl->epoch;
 	}
@@ -292,8 +287,8 @@ kiln_rc scheduler_lease_grant_kept(struct scheduler_store *st, struct scheduler_
 		return scheduler_lease_grant(st, q, a, out, err);
 	for (;;) {
 		struct cands_slot *sl = NULL;
-		size_t i, k, avoided, idx[TAKE_PICKS];
-		int64_t ids[TAKE_PICKS];
+		size_t i, k, avoided, idx[SCHED_TAKE_PICKS];
+		int64_t ids[SCHED_TAKE_PICKS];
 		uint64_t epoch;
 		bool fresh;
 		kiln_rc rc;
@@ -323,7 +318,7 @@ kiln_rc scheduler_lease_grant_kept(struct scheduler_store *st, struct scheduler_
 			force = true; /* what was kept is used up: is there more? */
 			continue;
 		}
-		k = picks_take_out(sl, q, i, idx, ids);
+		k = picks_take_out(sl->v, sl->n, q, NULL, 0, i, idx, ids);
 		epoch = sl->epoch;
 		pthread_mutex_unlock(&c->lock);
 		rc = st->ops->lease_take(st, ids, k, q, a, out, err);
