@@ -3,6 +3,7 @@ that pose as each other, connection floods, oversized bodies.  Every process is 
 test's own child on loopback, bounded in count and time."""
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -47,9 +48,13 @@ def count_host(pattern):
 def test_fork_bomb_in_a_farm_job_stays_under_the_pids_cap(farm):
     s, add = farm
     add("w1", "--pids-max", "64", "--sandbox")
-    # bounded: 600 sleepers at most, each of a duration no other process uses
+    # bounded: 600 sleepers at most, each of a duration no other process uses; each says so
+    # in the log as it starts: they live until the job is killed, so the lines count the
+    # sleepers alive at once (on a fast machine the shell fails its 64th fork and the job is
+    # cleaned up between two looks of the host's poll below)
     nap = f"40.{os.getpid()}"
-    bomb = f"for i in $(seq 600); do sleep {nap} & done 2>/dev/null; wait; exit 1"
+    bomb = (f"for i in $(seq 600); do (echo \"sleeper $i\"; exec sleep {nap}) & done"
+            " 2>/dev/null; wait; exit 1")
     jid = submit(s, spec("bomb", extra=bomb), timeout=60)
     peak, deadline = 0, time.monotonic() + 90
     while time.monotonic() < deadline:
@@ -58,9 +63,12 @@ def test_fork_bomb_in_a_farm_job_stays_under_the_pids_cap(farm):
             break
         time.sleep(0.05)
     j = s.wait_state(jid, ("failed",))
-    print(f"host process peak under the fork bomb: {peak} sleepers (cap 64)")
-    assert 0 < peak < 64, peak
-    assert b"pids=64" in attempt_log(s, jid), attempt_log(s, jid)[:2000]
+    log = attempt_log(s, jid)
+    started = len(re.findall(rb"^sleeper [0-9]+$", log, re.M))
+    print(f"under the fork bomb: {started} sleepers started, host peak {peak} (cap 64)")
+    assert 0 < started < 64, log[-2000:]
+    assert peak < 64, peak
+    assert b"pids=64" in log, log[:2000]
     assert j["state"] == "failed"
     assert count_host(f"sleep {nap}") == 0
 
