@@ -18,6 +18,8 @@
 struct slot {
 	int64_t id;
 	uint64_t version;
+	/* who may see it (scheduler_job_visible): checked on every hit without a store read */
+	int64_t project_id, token_id;
 	char *body; /* owned */
 	size_t len;
 };
@@ -49,7 +51,7 @@ void scheduler_jobcache_free(struct scheduler_jobcache *c)
 }
 
 bool scheduler_jobcache_get(struct scheduler_jobcache *c, int64_t id, uint64_t version,
-                            struct kiln_buf *out)
+                            struct scheduler_job *who, struct kiln_buf *out)
 {
 	struct slot *e;
 	bool hit = false;
@@ -59,6 +61,9 @@ bool scheduler_jobcache_get(struct scheduler_jobcache *c, int64_t id, uint64_t v
 	e = &c->slots[(uint64_t)id % SLOTS];
 	pthread_mutex_lock(&c->lock);
 	if (e->body && e->id == id && e->version == version) {
+		who->id = id;
+		who->project_id = e->project_id;
+		who->token_id = e->token_id;
 		kiln_buf_add(out, e->body, e->len);
 		hit = !out->err;
 	}
@@ -66,8 +71,8 @@ bool scheduler_jobcache_get(struct scheduler_jobcache *c, int64_t id, uint64_t v
 	return hit;
 }
 
-void scheduler_jobcache_put(struct scheduler_jobcache *c, int64_t id, uint64_t version,
-                            const char *body, size_t len)
+void scheduler_jobcache_put(struct scheduler_jobcache *c, const struct scheduler_job *j,
+                            uint64_t version, const char *body, size_t len)
 {
 	struct slot *e;
 	char *copy;
@@ -78,11 +83,13 @@ void scheduler_jobcache_put(struct scheduler_jobcache *c, int64_t id, uint64_t v
 	if (!copy)
 		return;
 	memcpy(copy, body, len);
-	e = &c->slots[(uint64_t)id % SLOTS];
+	e = &c->slots[(uint64_t)j->id % SLOTS];
 	pthread_mutex_lock(&c->lock);
 	free(e->body);
-	e->id = id;
+	e->id = j->id;
 	e->version = version;
+	e->project_id = j->project_id;
+	e->token_id = j->token_id;
 	e->body = copy;
 	e->len = len;
 	pthread_mutex_unlock(&c->lock);

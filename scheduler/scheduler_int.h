@@ -1110,11 +1110,14 @@ enum scheduler_send scheduler_webhook_send(struct scheduler *s,
  * (NULL: out of memory) get misses and put does nothing. */
 struct scheduler_jobcache *scheduler_jobcache_new(void);
 void scheduler_jobcache_free(struct scheduler_jobcache *c);
-/* Append the body kept for id at version to out: false when there is none. */
+/* Append the body kept for id at version to out and set who's id, project_id and token_id
+ * (what scheduler_job_visible reads) from it: false, who and out untouched, when there is
+ * none. */
 bool scheduler_jobcache_get(struct scheduler_jobcache *c, int64_t id, uint64_t version,
-                            struct kiln_buf *out);
-void scheduler_jobcache_put(struct scheduler_jobcache *c, int64_t id, uint64_t version,
-                            const char *body, size_t len);
+                            struct scheduler_job *who, struct kiln_buf *out);
+/* Keep body as j's (its id, project and submitter) at version; body is copied. */
+void scheduler_jobcache_put(struct scheduler_jobcache *c, const struct scheduler_job *j,
+                            uint64_t version, const char *body, size_t len);
 /* Publishing (publish.c, docs/publish.md). start: the publisher threads (none without
  * [repositories]), every repository marked for a publish; stop joins them. */
 KILN_MUST_CHECK kiln_rc scheduler_publish_start(struct scheduler *s, struct kiln_err *err);

@@ -255,6 +255,24 @@ def test_the_own_project_reads_them(two, method, path):
     assert r.status == 200, (url, r.body)
 
 
+def test_a_kept_job_body_is_shown_only_to_who_may_see_it(two):
+    """GET /api/v1/jobs/{id} keeps its body (jobcache.c) with the job's project and
+    submitter and checks them on every hit without reading the job: a body kept for one
+    reader is refused to the others at the same store version."""
+    s, t, ja, _ = two
+    a_sub = ptoken(s, "a", "submit")  # a's, but not the job's submitter
+    kept = s.call("GET", f"/api/v1/jobs/{ja}", token=t["a"])
+    assert kept.status == 200, kept.body
+    for who in ("b", "b_sub", "b_read"):
+        r = s.call("GET", f"/api/v1/jobs/{ja}", token=t[who])
+        assert r.status == 404 and f"no job {ja}" in r.json()["error"]["message"], (who, r.body)
+    r = s.call("GET", f"/api/v1/jobs/{ja}", token=a_sub)
+    assert r.status == 404, r.body
+    for tok in (t["a"], s.admin):
+        r = s.call("GET", f"/api/v1/jobs/{ja}", token=tok)
+        assert r.status == 200 and r.body == kept.body
+
+
 def test_listings_hold_only_the_own_project(two):
     s, t, ja, _ = two
     assert all(j["id"] != ja for j in s.call("GET", "/api/v1/jobs", token=t["b"]).json()["jobs"])

@@ -918,16 +918,19 @@ static void cache_now(struct bump_check *b)
 {
 	uint64_t v = b->st->ops->version(b->st);
 	struct kiln_buf body = KILN_BUF_INIT(KILN_MIB);
+	struct scheduler_job j = {.id = b->id}, who = {0};
 
-	scheduler_jobcache_put(b->c, b->id, v, "{\"old\":1}", 9);
-	assert_true(scheduler_jobcache_get(b->c, b->id, b->st->ops->version(b->st), &body));
+	scheduler_jobcache_put(b->c, &j, v, "{\"old\":1}", 9);
+	assert_true(scheduler_jobcache_get(b->c, b->id, b->st->ops->version(b->st), &who, &body));
+	assert_int_equal(who.id, b->id);
 	kiln_buf_release(&body);
 }
 
 static bool cache_hits(struct bump_check *b)
 {
 	struct kiln_buf body = KILN_BUF_INIT(KILN_MIB);
-	bool hit = scheduler_jobcache_get(b->c, b->id, b->st->ops->version(b->st), &body);
+	struct scheduler_job who = {0};
+	bool hit = scheduler_jobcache_get(b->c, b->id, b->st->ops->version(b->st), &who, &body);
 
 	kiln_buf_release(&body);
 	return hit;
