@@ -39,6 +39,8 @@ static struct util_dl scheduler_libpq_dl =
 
 /* A trigger's condition: the session is not one of a scheduler's (conn_setup). */
 #define NOT_MINE "current_setting('kiln.notify', true) IS DISTINCT FROM 'notice'"
+/* ... or is one of an older scheduler's, which does not note its own lease ends */
+#define ENDS_NOT_NOTED "current_setting('kiln.ends', true) IS DISTINCT FROM 'noted'"
 
 /* Each entry upgrades the schema from version i to i + 1 (kiln_schema.version). Append
  * only. Version 1 is sqlite's version 7 (store_sqlite.c), every integer an int8. */
@@ -323,6 +325,15 @@ static const char *const migrations[] = {
     " EXECUTE FUNCTION kiln_notify_job();"
     "CREATE TRIGGER jobs_update_notify AFTER UPDATE ON jobs FOR EACH ROW"
     " WHEN (" NOT_MINE " OR ((NEW.state = 0 OR NEW.state >= 3) AND OLD.state NOT IN (1, 2)))"
+    " EXECUTE FUNCTION kiln_notify_job();",
+    /* [store] ... but only in a session that says it notes them (kiln.ends = 'noted',
+     * conn_setup): a scheduler built before the migration above, still running on the
+     * database during a rolling upgrade, relies on the trigger's notice to tell the
+     * others its lease ends, and gets it again. */
+    "DROP TRIGGER jobs_update_notify ON jobs;"
+    "CREATE TRIGGER jobs_update_notify AFTER UPDATE ON jobs FOR EACH ROW"
+    " WHEN (" NOT_MINE " OR ((NEW.state = 0 OR NEW.state >= 3) AND"
+    " (OLD.state NOT IN (1, 2) OR " ENDS_NOT_NOTED ")))"
     " EXECUTE FUNCTION kiln_notify_job();",
 };
 
@@ -929,11 +940,13 @@ static kiln_rc db_err(struct pg *s, const PGresult *r, struct kiln_err *err, con
 }
 
 /* This scheduler's session: the triggers tell it what it wrote by notice (conn_notice)
- * rather than notify every listener at each commit. Where this fails the session
- * notifies as any other (the triggers' fallback): slower, not wrong. */
+ * rather than notify every listener at each commit, and not at all the lease ends it
+ * notes itself (lease_end_write). Where this fails the session notifies as any other
+ * (the triggers' fallback): slower, not wrong. */
 static void conn_setup(struct pg *c)
 {
-	PQclear(PQexec(c->db, "SET client_min_messages = notice; SET kiln.notify = 'notice'"));
+	PQclear(PQexec(c->db, "SET client_min_messages = notice; SET kiln.notify = 'notice';"
+	                      " SET kiln.ends = 'noted'"));
 }
 
 /* The connection usable: a broken one (the server restarted) is reset first, but never

@@ -1803,6 +1803,84 @@ KILN_TEST(store_pg_tells_many_writes_in_few_notifications)
 	PQfinish(l);
 }
 
+/* The notices a session got ("kiln-notify K" from the triggers), one letter each. */
+static void notice_letter(void *arg, const char *msg)
+{
+	char *got = arg;
+	const char *k = strstr(msg, "kiln-notify ");
+
+	if (k && strlen(got) < 15)
+		got[strlen(got)] = k[12];
+}
+
+/* A session set up as a scheduler's with settings (an older build's or this one's),
+ * its notices collected into got. */
+static PGconn *session_as(const char *url, const char *settings, char got[16])
+{
+	const char *const keys[] = {"dbname", NULL};
+	const char *vals[] = {url, NULL};
+	PGconn *c = PQconnectdbParams(keys, vals, 1);
+
+	assert_int_equal(PQstatus(c), CONNECTION_OK);
+	PQsetNoticeProcessor(c, notice_letter, got);
+	PQclear(PQexec(c, settings));
+	return c;
+}
+
+static void exec_ok(PGconn *c, const char *sql)
+{
+	PGresult *r = PQexec(c, sql);
+
+	assert_int_equal(PQresultStatus(r), PGRES_COMMAND_OK);
+	PQclear(r);
+}
+
+/* A scheduler built before its store noted its own lease ends (kiln.notify = 'notice',
+ * no kiln.ends), still running during a rolling upgrade, is told them by the jobs
+ * trigger as before and so tells the others; this build's sessions (kiln.ends = 'noted',
+ * conn_setup) call no trigger for them. */
+KILN_TEST(store_pg_tells_an_older_schedulers_session_its_lease_ends)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
+	struct scheduler_store *st = NULL;
+	struct scheduler_job j;
+	char url[512], sql[128], older_got[16] = "", now_got[16] = "";
+	const char *lids[] = {L1, L2, L3};
+	int64_t ids[3];
+	PGconn *older, *now;
+	size_t i;
+
+	pg_database(url, sizeof(url));
+	assert_ok(util_dl_ready(&test_libpq_dl, &err), &err);
+	assert_ok(scheduler_store_open_pg(url, &st, &err), &err);
+	insert_some(st, ids, 3);
+	for (i = 0; i < 3; i++)
+		assert_ok(grant(st, "w", "", "", 2000, lids[i], &a, &j), NULL);
+	older = session_as(url, "SET client_min_messages = notice; SET kiln.notify = 'notice'",
+	                   older_got);
+	now = session_as(url,
+	                 "SET client_min_messages = notice; SET kiln.notify = 'notice';"
+	                 " SET kiln.ends = 'noted'",
+	                 now_got);
+	snprintf(sql, sizeof(sql), "UPDATE jobs SET state = 3 WHERE id = %lld", (long long)ids[0]);
+	exec_ok(older, sql); /* ended */
+	snprintf(sql, sizeof(sql), "UPDATE jobs SET state = 0 WHERE id = %lld", (long long)ids[1]);
+	exec_ok(older, sql); /* queued again */
+	assert_string_equal(older_got, "eq");
+	snprintf(sql, sizeof(sql), "UPDATE jobs SET state = 4 WHERE id = %lld", (long long)ids[2]);
+	exec_ok(now, sql);
+	assert_string_equal(now_got, "");
+	/* a job queued by anyone is still told (not a lease's end) */
+	snprintf(sql, sizeof(sql), "UPDATE jobs SET state = 0 WHERE id = %lld", (long long)ids[0]);
+	exec_ok(now, sql);
+	assert_string_equal(now_got, "q");
+	PQfinish(older);
+	PQfinish(now);
+	kiln_arena_release(&a);
+	scheduler_store_close(st);
+}
+
 #define END_JOBS 40
 
 struct ender {
