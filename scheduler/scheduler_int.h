@@ -324,12 +324,12 @@ struct scheduler_finish {
 	struct scheduler_take *take;
 };
 
-/* The next job a lease's end also leases (a completion asking for its worker's next job):
- * the store writes the take with the end, in the same write, and only when it writes the
- * end. The picks are lease_take's ids (lease.c makes them); the caller owns it all. */
 /* How many picks, in order, one take tries: grants racing for the head of the queue pass
  * to the next pick inside the store instead of coming back for another try. */
 #define SCHED_TAKE_PICKS 8
+/* The next job a lease's end also leases (a completion asking for its worker's next job):
+ * the store writes the take with the end, in the same write, and only when it writes the
+ * end. The picks are lease_take's ids (lease.c makes them); the caller owns it all. */
 struct scheduler_take {
 	const struct scheduler_lease_query *q;
 	int64_t ids[SCHED_TAKE_PICKS];

@@ -46,6 +46,20 @@ static void pg_database(char *url, size_t size)
 	assert_int_equal(rc, KILN_OK);
 }
 
+/* A plain libpq session on url (not a store's), for what a test looks at or writes itself. */
+static PGconn *pg_connect(const char *url)
+{
+	struct kiln_err err = KILN_ERR_INIT;
+	const char *const keys[] = {"dbname", NULL};
+	const char *vals[] = {url, NULL};
+	PGconn *c;
+
+	assert_ok(util_dl_ready(&test_libpq_dl, &err), &err);
+	c = PQconnectdbParams(keys, vals, 1);
+	assert_int_equal(PQstatus(c), CONNECTION_OK);
+	return c;
+}
+
 static struct scheduler_store *open_pg(const char *name KILN_UNUSED)
 {
 	struct kiln_err err = KILN_ERR_INIT;
@@ -1310,8 +1324,6 @@ static int pg_backends(PGconn *l)
  * the listener's, and a store of one grants and ends leases on it; 0 or too many: refused. */
 KILN_TEST(store_pg_opens_the_pool_it_is_given)
 {
-	const char *const keys[] = {"dbname", NULL};
-	const char *vals[] = {NULL, NULL};
 	struct kiln_err err = KILN_ERR_INIT;
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
 	struct scheduler_store *one = NULL, *three = NULL;
@@ -1326,10 +1338,7 @@ KILN_TEST(store_pg_opens_the_pool_it_is_given)
 	int n0, n1, n3;
 
 	pg_database(url, sizeof(url));
-	assert_ok(util_dl_ready(&test_libpq_dl, &err), &err);
-	vals[0] = url;
-	l = PQconnectdbParams(keys, vals, 1);
-	assert_int_equal(PQstatus(l), CONNECTION_OK);
+	l = pg_connect(url);
 	n0 = pg_backends(l);
 	assert_ok(scheduler_store_open_pg_pool(url, 1, &one, &err), &err);
 	n1 = pg_backends(l);
@@ -1769,8 +1778,6 @@ static int notifications_count(PGconn *l, char letters[16])
 KILN_TEST(store_pg_tells_many_writes_in_few_notifications)
 {
 	struct kiln_err err = KILN_ERR_INIT;
-	const char *const keys[] = {"dbname", NULL};
-	const char *vals[] = {NULL, NULL};
 	struct scheduler_store *st = NULL;
 	char url[512], letters[16] = "";
 	int64_t t0, took_ms;
@@ -1778,10 +1785,7 @@ KILN_TEST(store_pg_tells_many_writes_in_few_notifications)
 	int i, count;
 
 	pg_database(url, sizeof(url));
-	assert_ok(util_dl_ready(&test_libpq_dl, &err), &err);
-	vals[0] = url;
-	l = PQconnectdbParams(keys, vals, 1);
-	assert_int_equal(PQstatus(l), CONNECTION_OK);
+	l = pg_connect(url);
 	PQclear(PQexec(l, "LISTEN kiln"));
 	assert_ok(scheduler_store_open_pg(url, &st, &err), &err);
 	(void)poll(NULL, 0, 300); /* what opening the store wrote, told */
@@ -1817,11 +1821,8 @@ static void notice_letter(void *arg, const char *msg)
  * its notices collected into got. */
 static PGconn *session_as(const char *url, const char *settings, char got[16])
 {
-	const char *const keys[] = {"dbname", NULL};
-	const char *vals[] = {url, NULL};
-	PGconn *c = PQconnectdbParams(keys, vals, 1);
+	PGconn *c = pg_connect(url);
 
-	assert_int_equal(PQstatus(c), CONNECTION_OK);
 	PQsetNoticeProcessor(c, notice_letter, got);
 	PQclear(PQexec(c, settings));
 	return c;
@@ -1852,7 +1853,6 @@ KILN_TEST(store_pg_tells_an_older_schedulers_session_its_lease_ends)
 	size_t i;
 
 	pg_database(url, sizeof(url));
-	assert_ok(util_dl_ready(&test_libpq_dl, &err), &err);
 	assert_ok(scheduler_store_open_pg(url, &st, &err), &err);
 	insert_some(st, ids, 3);
 	for (i = 0; i < 3; i++)
