@@ -840,7 +840,11 @@ static kiln_rc listen_open(struct api_listener *l, struct kiln_err *err)
 	(void)setsockopt(l->listen_fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
 	if (bind(l->listen_fd, (struct sockaddr *)&ss, sl) < 0)
 		return kiln_err_sys(err, KILN_EIO, "cannot listen on %s", l->addr);
-	if (listen(l->listen_fd, 256) < 0)
+	/* the kernel's longest accept queue (clamped to net.core.somaxconn): a burst such as
+	 * a farm's workers reconnecting after a failover waits there for the gate; past the
+	 * queue's end handshakes are dropped and retried seconds later, or lost when the
+	 * kernel answered them with SYN cookies */
+	if (listen(l->listen_fd, SOMAXCONN) < 0)
 		return kiln_err_sys(err, KILN_EIO, "listen on %s", l->addr);
 	sl = sizeof(ss);
 	if (getsockname(l->listen_fd, (struct sockaddr *)&ss, &sl) < 0)
