@@ -1828,10 +1828,15 @@ static PGconn *session_as(const char *url, const char *settings, char got[16])
 	return c;
 }
 
-static void exec_ok(PGconn *c, const char *sql)
+/* Set job id's state from session c, as a scheduler's write would. */
+static void state_set(PGconn *c, int64_t id, int state)
 {
-	PGresult *r = PQexec(c, sql);
+	char sql[128];
+	PGresult *r;
 
+	snprintf(sql, sizeof(sql), "UPDATE jobs SET state = %d WHERE id = %lld", state,
+	         (long long)id);
+	r = PQexec(c, sql);
 	assert_int_equal(PQresultStatus(r), PGRES_COMMAND_OK);
 	PQclear(r);
 }
@@ -1846,7 +1851,7 @@ KILN_TEST(store_pg_tells_an_older_schedulers_session_its_lease_ends)
 	struct kiln_arena a = KILN_ARENA_INIT(KILN_MIB);
 	struct scheduler_store *st = NULL;
 	struct scheduler_job j;
-	char url[512], sql[128], older_got[16] = "", now_got[16] = "";
+	char url[512], older_got[16] = "", now_got[16] = "";
 	const char *lids[] = {L1, L2, L3};
 	int64_t ids[3];
 	PGconn *older, *now;
@@ -1863,17 +1868,13 @@ KILN_TEST(store_pg_tells_an_older_schedulers_session_its_lease_ends)
 	                 "SET client_min_messages = notice; SET kiln.notify = 'notice';"
 	                 " SET kiln.ends = 'noted'",
 	                 now_got);
-	snprintf(sql, sizeof(sql), "UPDATE jobs SET state = 3 WHERE id = %lld", (long long)ids[0]);
-	exec_ok(older, sql); /* ended */
-	snprintf(sql, sizeof(sql), "UPDATE jobs SET state = 0 WHERE id = %lld", (long long)ids[1]);
-	exec_ok(older, sql); /* queued again */
+	state_set(older, ids[0], 3); /* ended */
+	state_set(older, ids[1], 0); /* queued again */
 	assert_string_equal(older_got, "eq");
-	snprintf(sql, sizeof(sql), "UPDATE jobs SET state = 4 WHERE id = %lld", (long long)ids[2]);
-	exec_ok(now, sql);
+	state_set(now, ids[2], 4);
 	assert_string_equal(now_got, "");
 	/* a job queued by anyone is still told (not a lease's end) */
-	snprintf(sql, sizeof(sql), "UPDATE jobs SET state = 0 WHERE id = %lld", (long long)ids[0]);
-	exec_ok(now, sql);
+	state_set(now, ids[0], 0);
 	assert_string_equal(now_got, "q");
 	PQfinish(older);
 	PQfinish(now);
